@@ -1,0 +1,92 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startRefundWorker } from '@acg/payments';
+import type { Worker } from 'bullmq';
+import { pino, type Logger } from 'pino';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { GatewayConfig } from './config.js';
+import { createRequestListener } from './http/server.js';
+import { probeSpecs } from './probeSpecs.js';
+import { Prober } from './probes.js';
+import { createServices, type Services } from './services.js';
+
+/** A running gateway: its URL, services, and `close()` that stops everything it started. */
+export interface RunningGateway {
+  url: string;
+  server: Server;
+  services: Services;
+  prober: Prober;
+  close(): Promise<void>;
+}
+
+export interface StartGatewayOptions {
+  log?: Logger;
+  /** Run the refund worker in this process (default true when a treasury key is configured). */
+  refundWorker?: boolean;
+  /** Run the prober in this process (default true). */
+  prober?: boolean;
+}
+
+/**
+ * Starts the gateway HTTP server (SPEC 4): connects Redis, initializes the x402 facilitator,
+ * starts the refund worker and the prober, listens, and resolves once it accepts requests.
+ * Throws if the facilitator cannot be reached or the port is taken.
+ */
+export async function startGateway(config: GatewayConfig, opts: StartGatewayOptions = {}): Promise<RunningGateway> {
+  const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'gateway' } });
+  const services = createServices(config, log);
+  await services.redis.ping();
+  await services.paywall.init();
+
+  let refundWorker: Worker | undefined;
+  if ((opts.refundWorker ?? true) && config.payment.treasuryPrivateKey) {
+    refundWorker = startRefundWorker({
+      redis: services.redis,
+      keys: services.keys,
+      connection: services.bullRedis,
+      rpcUrl: config.payment.rpcUrl,
+      chain: config.payment.chain,
+      treasury: privateKeyToAccount(config.payment.treasuryPrivateKey),
+      asset: config.payment.asset,
+      log: log.child({ module: 'refunds' }),
+    });
+  }
+
+  const server = createServer(createRequestListener(services));
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.host}:${port}`;
+  services.setListenUrl(url);
+
+  const prober = new Prober({
+    redis: services.redis,
+    keys: services.keys,
+    store: services.probes,
+    telemetry: services.telemetry,
+    baseUrl: services.publicBaseUrl,
+    specs: probeSpecs(services),
+    log: log.child({ module: 'prober' }),
+    onProbed: () => services.discovery.invalidate(),
+  });
+  if (opts.prober ?? true) await prober.start(config.probeIntervalSeconds);
+
+  return {
+    url,
+    server,
+    services,
+    prober,
+    async close() {
+      prober.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await refundWorker?.close();
+      await services.close();
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import type { Chain } from 'viem';
+import { base } from 'viem/chains';
+
+/** Chains a capability may read, by SPEC chain name. */
+export type ChainName = 'ethereum' | 'base' | 'arbitrum';
+
+/**
+ * Everything the gateway needs, resolved before it starts (DESIGN 1: configuration by environment
+ * variables, all optional in development; `apps/devnet` fills in the embedded defaults).
+ */
+export interface GatewayConfig {
+  /** TCP port (GATEWAY_PORT, default 8080; 0 picks a free port). */
+  port: number;
+  /** Host to bind (GATEWAY_HOST, default 127.0.0.1). */
+  host: string;
+  /** Public base URL used in documents and PaymentRequired.resource (PUBLIC_BASE_URL, default http://host:port). */
+  publicBaseUrl?: string;
+  /** Public URL of the bundle-submission host (BUILDER_URL, default http://127.0.0.1:BUILDER_PORT). */
+  builderUrl: string;
+  /** Redis URL (REDIS_URL). */
+  redisUrl: string;
+  /** Prefix of every Redis key and BullMQ queue of this deployment (REDIS_KEY_PREFIX, default `acg:`). */
+  keyPrefix: string;
+  payment: {
+    /** JSON-RPC URL of the payment chain (PAYMENT_RPC_URL). */
+    rpcUrl: string;
+    /** viem chain of the payment network (Base, id 8453). */
+    chain: Chain;
+    /** USDC contract (PAYMENT_ASSET, default Base USDC). */
+    asset: `0x${string}`;
+    /** Treasury receiving payments (PAY_TO_ADDRESS). */
+    payTo: `0x${string}`;
+    /** Key of the in-process facilitator, pays settlement gas (FACILITATOR_PRIVATE_KEY); unused when facilitatorUrl is set. */
+    facilitatorPrivateKey?: `0x${string}`;
+    /** External x402 facilitator (FACILITATOR_URL). */
+    facilitatorUrl?: string;
+    /** Treasury key that sends refunds (TREASURY_PRIVATE_KEY); without it refunds stay pending. */
+    treasuryPrivateKey?: `0x${string}`;
+  };
+  /** RPC URLs of the chains capabilities read (ETHEREUM_RPC_URL, BASE_RPC_URL, ARBITRUM_RPC_URL). */
+  chains: Partial<Record<ChainName, string>>;
+  /** pino level (LOG_LEVEL, default info). */
+  logLevel: string;
+  /** Seconds between capability probes (PROBE_INTERVAL_SECONDS, default 60; 0 disables). */
+  probeIntervalSeconds: number;
+}
+
+export const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' as const;
+
+/** The payment chain as viem sees it: Base (8453), reached at `rpcUrl`. */
+export function paymentChain(rpcUrl: string, chainId = 8453): Chain {
+  return { ...base, id: chainId, rpcUrls: { default: { http: [rpcUrl] } } } as Chain;
+}
+
+const hex = (name: string, v: string | undefined, len: number): `0x${string}` | undefined => {
+  if (v === undefined || v === '') return undefined;
+  if (!new RegExp(`^0x[0-9a-fA-F]{${len}}$`).test(v)) throw new ConfigError(`${name} must be 0x followed by ${len} hex characters`);
+  return v as `0x${string}`;
+};
+
+/** A configuration value is missing or malformed; the message names the variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Reads the configuration from `env`, over `defaults` (the embedded dev stack's values).
+ * Throws ConfigError naming the variable when a required one is missing or malformed.
+ */
+export function configFromEnv(env: NodeJS.ProcessEnv, defaults: Partial<GatewayConfig> & { payment?: Partial<GatewayConfig['payment']> } = {}): GatewayConfig {
+  const port = Number(env.GATEWAY_PORT ?? defaults.port ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError('GATEWAY_PORT must be an integer port');
+  const builderPort = Number(env.BUILDER_PORT ?? 8081);
+  const rpcUrl = env.PAYMENT_RPC_URL ?? defaults.payment?.rpcUrl;
+  if (!rpcUrl) throw new ConfigError('PAYMENT_RPC_URL is required (or start the embedded defaults with `npm start`)');
+  const redisUrl = env.REDIS_URL ?? defaults.redisUrl;
+  if (!redisUrl) throw new ConfigError('REDIS_URL is required (or start the embedded defaults with `npm start`)');
+  const payTo = hex('PAY_TO_ADDRESS', env.PAY_TO_ADDRESS, 40) ?? defaults.payment?.payTo;
+  if (!payTo) throw new ConfigError('PAY_TO_ADDRESS is required');
+  const facilitatorUrl = env.FACILITATOR_URL ?? defaults.payment?.facilitatorUrl;
+  const facilitatorPrivateKey = hex('FACILITATOR_PRIVATE_KEY', env.FACILITATOR_PRIVATE_KEY, 64) ?? defaults.payment?.facilitatorPrivateKey;
+  if (!facilitatorUrl && !facilitatorPrivateKey) throw new ConfigError('FACILITATOR_PRIVATE_KEY or FACILITATOR_URL is required');
+  const host = env.GATEWAY_HOST ?? defaults.host ?? '127.0.0.1';
+  return {
+    port,
+    host,
+    publicBaseUrl: env.PUBLIC_BASE_URL ?? defaults.publicBaseUrl,
+    builderUrl: env.BUILDER_URL ?? defaults.builderUrl ?? `http://127.0.0.1:${builderPort}`,
+    redisUrl,
+    keyPrefix: env.REDIS_KEY_PREFIX ?? defaults.keyPrefix ?? 'acg:',
+    payment: {
+      rpcUrl,
+      chain: paymentChain(rpcUrl),
+      asset: hex('PAYMENT_ASSET', env.PAYMENT_ASSET, 40) ?? defaults.payment?.asset ?? BASE_USDC,
+      payTo,
+      facilitatorPrivateKey,
+      facilitatorUrl,
+      treasuryPrivateKey: hex('TREASURY_PRIVATE_KEY', env.TREASURY_PRIVATE_KEY, 64) ?? defaults.payment?.treasuryPrivateKey,
+    },
+    chains: {
+      base: env.BASE_RPC_URL ?? defaults.chains?.base ?? rpcUrl,
+      ...(env.ETHEREUM_RPC_URL ?? defaults.chains?.ethereum ? { ethereum: env.ETHEREUM_RPC_URL ?? defaults.chains?.ethereum } : {}),
+      ...(env.ARBITRUM_RPC_URL ?? defaults.chains?.arbitrum ? { arbitrum: env.ARBITRUM_RPC_URL ?? defaults.chains?.arbitrum } : {}),
+    },
+    logLevel: env.LOG_LEVEL ?? defaults.logLevel ?? 'info',
+    probeIntervalSeconds: Number(env.PROBE_INTERVAL_SECONDS ?? defaults.probeIntervalSeconds ?? 60),
+  };
+}

@@ -1,0 +1,130 @@
+import { createHash } from 'node:crypto';
+import { allDescriptors, buildCatalog, buildLegacyRegistry, renderLlmsTxt, renderSitemap, SITEMAP_PATHS, type BuildContext, type HealthSample } from '@acg/registry';
+import type { HealthDocument, HealthStatus, RegistryDocument } from '@acg/schemas';
+import type { ProbeStore } from './probes.js';
+import type { Telemetry } from './telemetry.js';
+
+/** A rendered document: its bytes, ETag and when it was built. */
+export interface Rendered<T = unknown> {
+  value: T;
+  body: Buffer;
+  etag: string;
+  builtAt: number;
+}
+
+function render<T>(value: T, text?: string): Rendered<T> {
+  const body = Buffer.from(text ?? JSON.stringify(value));
+  return { value, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`, builtAt: Date.now() };
+}
+
+/**
+ * Builds and caches the discovery documents (SPEC 4 "Discovery"): the catalog and /registry are
+ * rebuilt at most every 60 s (or when a probe round ends), health every 10 s (SPEC 8). Values
+ * come from the probe records and the latency samples in Redis, never constants.
+ */
+export class Discovery {
+  private cache = new Map<string, Promise<Rendered>>();
+
+  constructor(
+    private readonly opts: {
+      baseUrl: () => string;
+      builderUrl: string;
+      payment: BuildContext['payment'];
+      probes: ProbeStore;
+      telemetry: Telemetry;
+      registryTtlMs?: number;
+      healthTtlMs?: number;
+    },
+  ) {}
+
+  /** Drops cached documents (after a probe round, or a provider registration). */
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  catalog(): Promise<Rendered<RegistryDocument>> {
+    return this.cached('catalog', this.opts.registryTtlMs ?? 60_000, async () => render(buildCatalog(await this.context())));
+  }
+
+  registry(): Promise<Rendered<ReturnType<typeof buildLegacyRegistry>>> {
+    return this.cached('registry', this.opts.registryTtlMs ?? 60_000, async () => render(buildLegacyRegistry(await this.context())));
+  }
+
+  health(): Promise<Rendered<HealthDocument>> {
+    return this.cached('health', this.opts.healthTtlMs ?? 10_000, async () => render(await this.buildHealth()));
+  }
+
+  llmsTxt(): Promise<Rendered<string>> {
+    return this.cached('llms', this.opts.registryTtlMs ?? 60_000, async () => {
+      const ctx = await this.context();
+      const text = renderLlmsTxt(buildCatalog(ctx), ctx);
+      return render(text, text);
+    });
+  }
+
+  sitemap(): Promise<Rendered<string>> {
+    return this.cached('sitemap', 3_600_000, async () => {
+      const xml = renderSitemap(this.opts.baseUrl(), SITEMAP_PATHS);
+      return render(xml, xml);
+    });
+  }
+
+  private cached<T>(name: string, ttlMs: number, build: () => Promise<Rendered<T>>): Promise<Rendered<T>> {
+    const hit = this.cache.get(name) as Promise<Rendered<T>> | undefined;
+    if (hit) return hit;
+    const p = build();
+    this.cache.set(name, p);
+    p.then(
+      () => setTimeout(() => this.cache.get(name) === p && this.cache.delete(name), ttlMs).unref(),
+      () => this.cache.delete(name),
+    );
+    return p;
+  }
+
+  private async healthSamples(): Promise<{ samples: Record<string, HealthSample>; doc: HealthDocument['capabilities'] }> {
+    const probes = await this.opts.probes.all();
+    const samples: Record<string, HealthSample> = {};
+    const doc: HealthDocument['capabilities'] = [];
+    for (const d of allDescriptors()) {
+      const lat = await this.opts.telemetry.summary(d.id);
+      const probe = probes[d.id];
+      let status: HealthStatus;
+      if (!d.built) status = 'planned';
+      else if (!probe) status = 'degraded';
+      else if (!probe.ok) status = 'down';
+      else status = lat.error_rate > 0.1 ? 'degraded' : 'up';
+      samples[d.id] = { status, latency_ms_p50: lat.p50, latency_ms_p99: lat.p99 };
+      doc.push({
+        id: d.id,
+        status,
+        latency_ms: { p50: lat.p50, p99: lat.p99, samples: lat.samples },
+        checked_at: probe?.checked_at ?? lat.last_at,
+      });
+    }
+    return { samples, doc };
+  }
+
+  private async context(): Promise<BuildContext> {
+    const [probes, { samples }] = await Promise.all([this.opts.probes.all(), this.healthSamples()]);
+    return {
+      baseUrl: this.opts.baseUrl(),
+      builderUrl: this.opts.builderUrl,
+      generatedAt: new Date().toISOString(),
+      payment: this.opts.payment,
+      probes,
+      health: samples,
+    };
+  }
+
+  private async buildHealth(): Promise<HealthDocument> {
+    const ctx = await this.context();
+    const { doc } = await this.healthSamples();
+    const catalog = buildCatalog(ctx);
+    return {
+      operational_status: catalog.network.operational_status,
+      generated_at: new Date().toISOString(),
+      capabilities: doc,
+      builder: null,
+    };
+  }
+}

@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import type { RedisKeys } from '@acg/redis';
+import type { ProbeRecord } from '@acg/schemas';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Telemetry } from './telemetry.js';
+
+/** One probe: which capability it proves, what HTTP request it makes, what answer counts as up. */
+export interface ProbeSpec {
+  capabilityId: string;
+  method: 'GET' | 'POST';
+  /** Path on the gateway, e.g. `/registry`. */
+  path: string;
+  body?: unknown;
+  /** HTTP status that means the surface works (200; 402 for a paid endpoint's challenge). */
+  expectStatus: number;
+  /** Extra check of the parsed body (e.g. the 402 carries SPEC 2.9 fields). */
+  check?(body: unknown): boolean;
+  /** A direct check of the capability itself, run after the HTTP one (e.g. read a balance). */
+  direct?(): Promise<boolean>;
+}
+
+/** Probe records in Redis: one hash, capability id → JSON {@link ProbeRecord}. Shared by replicas. */
+export class ProbeStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {}
+  async all(): Promise<Record<string, ProbeRecord>> {
+    const h = await this.redis.hgetall(this.keys.probes());
+    return Object.fromEntries(Object.entries(h).map(([k, v]) => [k, JSON.parse(v) as ProbeRecord]));
+  }
+  async save(id: string, record: ProbeRecord): Promise<void> {
+    await this.redis.hset(this.keys.probes(), id, JSON.stringify(record));
+  }
+}
+
+/**
+ * The prober (DESIGN "Registry, catalog and health"): a capability is LIVE only while its latest
+ * probe passed; a failed probe demotes it. Each probe makes a real HTTP request to this gateway's
+ * public surface and records url, method, status and body_sha256; paid endpoints are probed by
+ * their x402 challenge (402 with SPEC 2.9 fields) plus a direct run of the capability, so no
+ * payment is spent. A Redis lock keeps replicas from probing at the same time.
+ */
+export class Prober {
+  private timer?: NodeJS.Timeout;
+  constructor(
+    private readonly opts: {
+      redis: Redis;
+      keys: RedisKeys;
+      store: ProbeStore;
+      telemetry: Telemetry;
+      baseUrl: () => string;
+      specs: ProbeSpec[];
+      log: Logger;
+      onProbed?: () => void;
+    },
+  ) {}
+
+  /** Probes every spec once now; returns the records written. */
+  async runOnce(): Promise<Record<string, ProbeRecord>> {
+    const out: Record<string, ProbeRecord> = {};
+    for (const spec of this.opts.specs) {
+      const record = await this.probe(spec);
+      await this.opts.store.save(spec.capabilityId, record);
+      out[spec.capabilityId] = record;
+    }
+    this.opts.onProbed?.();
+    return out;
+  }
+
+  /** Probes now, then every `intervalSeconds` (0: only once). */
+  start(intervalSeconds: number): Promise<Record<string, ProbeRecord>> {
+    const first = this.runOnce();
+    if (intervalSeconds > 0) {
+      this.timer = setInterval(async () => {
+        const lock = await this.opts.redis.set(`${this.opts.keys.prefix}probe-lock`, '1', 'PX', intervalSeconds * 900, 'NX');
+        if (lock) await this.runOnce().catch((e) => this.opts.log.error({ err: String(e).slice(0, 200) }, 'probe round failed'));
+      }, intervalSeconds * 1000);
+      this.timer.unref();
+    }
+    return first;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  private async probe(spec: ProbeSpec): Promise<ProbeRecord> {
+    const url = `${this.opts.baseUrl()}${spec.path}`;
+    const started = performance.now();
+    let status = 599;
+    let bytes = Buffer.alloc(0);
+    let ok = false;
+    try {
+      const res = await fetch(url, {
+        method: spec.method,
+        headers: spec.body === undefined ? {} : { 'content-type': 'application/json' },
+        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+        signal: AbortSignal.timeout(10_000),
+      });
+      status = res.status;
+      bytes = Buffer.from(await res.arrayBuffer());
+      ok = status === spec.expectStatus;
+      if (ok && spec.check) ok = spec.check(JSON.parse(bytes.toString('utf8')));
+      if (ok && spec.direct) ok = await spec.direct();
+    } catch (e) {
+      this.opts.log.warn({ capability_id: spec.capabilityId, err: String((e as Error).message).slice(0, 200) }, 'probe failed');
+      ok = false;
+    }
+    const ms = performance.now() - started;
+    if (!spec.direct) await this.opts.telemetry.record(spec.capabilityId, ms, ok);
+    return {
+      ok,
+      checked_at: new Date().toISOString(),
+      probe: { url, method: spec.method, status, body_sha256: createHash('sha256').update(bytes).digest('hex') },
+    };
+  }
+}

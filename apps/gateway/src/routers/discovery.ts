@@ -1,0 +1,64 @@
+import { HealthDocument, LegacyRegistry, RegistryDocument } from '@acg/schemas';
+import { z } from 'zod';
+import type { Rendered } from '../discovery.js';
+import { header, type Context } from '../trpc/context.js';
+import { publicProcedure, router } from '../trpc/init.js';
+
+/** Applies caching headers (DESIGN: public 60 s + ETag; 304 on If-None-Match) and returns the value. */
+function cacheable<T>(ctx: Context, doc: Rendered<T>, cacheControl: string): T {
+  ctx.responseHeaders['Cache-Control'] = cacheControl;
+  ctx.responseHeaders.ETag = doc.etag;
+  const inm = header(ctx, 'if-none-match');
+  if (inm && inm.split(',').some((t) => t.trim() === doc.etag || t.trim() === '*')) ctx.responseStatus = 304;
+  return doc.value;
+}
+
+const NoInput = z.object({});
+
+/** Discovery documents, no authentication (SPEC 4 "Discovery", 5). */
+export const discoveryRouter = router({
+  catalog: publicProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/gateway-catalog.json',
+        tags: ['discovery'],
+        summary: 'Full capability catalog (SPEC 2.1, JSON Schema 2020-12 shape)',
+        responseHeaders: z.object({ ETag: z.string(), 'Cache-Control': z.string() }),
+      },
+    })
+    .input(NoInput)
+    .output(RegistryDocument)
+    .query(async ({ ctx }) => cacheable(ctx, await ctx.services.discovery.catalog(), 'public, max-age=60')),
+
+  registry: publicProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/registry',
+        tags: ['discovery'],
+        summary: 'Legacy registry with price, schemas and examples per capability (SPEC 2.3); cached 60 s',
+        responseHeaders: z.object({ ETag: z.string(), 'Cache-Control': z.string() }),
+      },
+    })
+    .input(NoInput)
+    .output(LegacyRegistry)
+    .query(async ({ ctx }) => cacheable(ctx, await ctx.services.discovery.registry(), 'public, max-age=60')),
+
+  health: publicProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/status/health',
+        tags: ['discovery'],
+        summary: 'Aggregated health telemetry (SPEC 2.4); server cache 10 s, no client cache',
+      },
+    })
+    .input(NoInput)
+    .output(HealthDocument)
+    .query(async ({ ctx }) => {
+      const doc = await ctx.services.discovery.health();
+      ctx.responseHeaders['Cache-Control'] = 'no-store';
+      return doc.value;
+    }),
+});

@@ -1,0 +1,144 @@
+import { findCapability } from '@acg/registry';
+import { ExecuteRequest, ExecutionSucceeded } from '@acg/schemas';
+import { z } from 'zod';
+import { CapabilityFailure, HANDLERS } from '../capabilities/index.js';
+import { newExecutionId, type ExecutionRecord } from '../executions.js';
+import type { Context } from '../trpc/context.js';
+import { publicProcedure, router } from '../trpc/init.js';
+import { paid, type PaidContext } from '../trpc/paid.js';
+import { problem, zodIssues } from '../trpc/problem.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyHandler = NonNullable<ReturnType<typeof HANDLERS.get>>;
+
+/**
+ * Resolves `capability_id` and validates `input` before any payment (SPEC 2.7; DESIGN "Errors"):
+ * unknown id → 404, listed but not executable → 422, input not matching the capability's
+ * input schema → 400 with each issue's path, precondition unmet (e.g. chain not configured) → 422.
+ */
+async function resolveCapability(opts: { ctx: Context; input: ExecuteRequest; next: (o: unknown) => Promise<unknown> }) {
+  const { input } = opts;
+  const descriptor = findCapability(input.capability_id);
+  if (!descriptor) throw problem(404, `Unknown capability "${input.capability_id}". See GET /registry for the list.`);
+  const handler = HANDLERS.get(input.capability_id);
+  if (!descriptor.executable || !handler || descriptor.price_base_units === null) {
+    throw problem(422, `The capability "${input.capability_id}" cannot be executed through /api/v1/execute.`);
+  }
+  const parsed = handler.input.safeParse(input.input);
+  if (!parsed.success) {
+    throw problem(400, `The input does not match the input_schema of "${input.capability_id}".`, {
+      errors: zodIssues(parsed.error)!.map((i) => ({ ...i, path: ['input', ...i.path] })),
+    });
+  }
+  const unmet = handler.precondition?.(parsed.data, opts.ctx.services.capabilityDeps);
+  if (unmet) throw problem(422, unmet);
+  return opts.next({ ctx: { capability: { handler, price: BigInt(descriptor.price_base_units), input: parsed.data } } });
+}
+
+/** Runs the capability once, records the execution and its latency, and answers SPEC 2.7. */
+async function runExecution(ctx: Context & PaidContext & { capability: { handler: AnyHandler; input: unknown } }, capabilityId: string) {
+  if (ctx.replay) return ctx.replay as ExecutionSucceeded;
+  const payment = ctx.payment!;
+  const { executions, telemetry, log, capabilityDeps } = ctx.services;
+  const created_at = new Date().toISOString();
+  const started = performance.now();
+  const base = { execution_id: ctx.operationId, capability_id: capabilityId, payment: { tx_hash: payment.txHash, amount: payment.amount }, created_at };
+  try {
+    const raw = await ctx.capability.handler.run(ctx.capability.input, capabilityDeps);
+    const result = ctx.capability.handler.output.parse(raw) as Record<string, unknown>;
+    const duration_ms = performance.now() - started;
+    const record: ExecutionRecord = { ...base, status: 'SUCCEEDED', result, finished_at: new Date().toISOString(), duration_ms };
+    await Promise.all([executions.save(record), telemetry.record(capabilityId, duration_ms, true)]);
+    log.info({ execution_id: record.execution_id, capability_id: capabilityId, duration_ms: Math.round(duration_ms), payer: payment.payer }, 'execution succeeded');
+    return { execution_id: record.execution_id, status: 'SUCCEEDED' as const, result, payment: record.payment };
+  } catch (e) {
+    const failure =
+      e instanceof CapabilityFailure ? e : new CapabilityFailure('internal_error', 'The capability failed unexpectedly; the error was logged.', 500, e);
+    const duration_ms = performance.now() - started;
+    const error = { code: failure.code, message: failure.message };
+    const record: ExecutionRecord = { ...base, status: 'FAILED', result: null, error, finished_at: new Date().toISOString(), duration_ms };
+    await Promise.all([executions.save(record), telemetry.record(capabilityId, duration_ms, false)]);
+    log.warn({ execution_id: record.execution_id, capability_id: capabilityId, code: failure.code, cause: String((failure.cause as Error)?.message ?? '').slice(0, 200) }, 'execution failed; refunding');
+    throw problem(failure.status, failure.message, {
+      execution_id: record.execution_id,
+      status: 'FAILED',
+      result: null,
+      error,
+      payment: record.payment,
+    });
+  }
+}
+
+const ExecutionIdParam = z.object({ execution_id: z.string().regex(/^exe_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be exe_ followed by a ULID') });
+
+const ExecutionRecordSchema = z.looseObject({
+  execution_id: z.string(),
+  capability_id: z.string(),
+  status: z.enum(['SUCCEEDED', 'FAILED']),
+  result: z.record(z.string(), z.unknown()).nullable(),
+  payment: z.object({ tx_hash: z.string(), amount: z.string() }),
+  created_at: z.string(),
+  finished_at: z.string(),
+});
+
+/** `POST /api/v1/execute` (SPEC 4) and `GET /api/v1/executions/{execution_id}`. */
+export const executeRouter = router({
+  execute: publicProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/execute',
+        tags: ['execute'],
+        summary: 'Execute a capability, paid per call with x402',
+        description:
+          'Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and SPEC 2.9 fields in the body. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway verifies, settles on-chain (USDC, EIP-3009 transferWithAuthorization) and executes once. A replayed payment or Idempotency-Key returns the stored execution. A failure after settlement is refunded.',
+        requestHeaders: z.object({
+          'PAYMENT-SIGNATURE': z.string().optional().describe('base64 JSON x402 PaymentPayload (v2)'),
+          'X-PAYMENT': z.string().optional().describe('legacy header: base64 JSON PaymentPayload (v1 or v2)'),
+          'Idempotency-Key': z.string().optional().describe('replays the stored execution for the same body'),
+        }),
+        responseHeaders: z.object({ 'PAYMENT-RESPONSE': z.string().describe('base64 JSON x402 SettleResponse') }),
+        errorResponses: {
+          400: 'Invalid input (problem+json with errors)',
+          402: 'Payment required (x402 challenge)',
+          404: 'Unknown capability',
+          409: 'Payment already used for another request, or in progress',
+          422: 'Capability not executable',
+          502: 'Capability failed after payment; refunded',
+          503: 'Upstream unavailable; refunded when paid',
+        },
+      },
+    })
+    .input(ExecuteRequest)
+    .output(ExecutionSucceeded)
+    .use(resolveCapability as never)
+    .use(
+      paid<ExecuteRequest>({
+        route: 'execute',
+        path: '/api/v1/execute',
+        price: (input) => BigInt(findCapability(input.capability_id)!.price_base_units!),
+        description: (input) => `Execute ${input.capability_id}`,
+        newOperationId: newExecutionId,
+      }) as never,
+    )
+    .mutation(({ ctx, input }) => runExecution(ctx as never, input.capability_id)),
+
+  getExecution: publicProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/v1/executions/{execution_id}',
+        tags: ['execute'],
+        summary: 'Read an execution and its refund state',
+        errorResponses: { 400: 'Malformed id', 404: 'Unknown execution' },
+      },
+    })
+    .input(ExecutionIdParam)
+    .output(ExecutionRecordSchema)
+    .query(async ({ ctx, input }) => {
+      const record = await ctx.services.executions.get(input.execution_id);
+      if (!record) throw problem(404, `No execution ${input.execution_id}.`);
+      ctx.responseHeaders['Cache-Control'] = 'no-store';
+      return record as unknown as z.infer<typeof ExecutionRecordSchema>;
+    }),
+});

@@ -1,0 +1,113 @@
+import { createInProcessFacilitator, createRemoteFacilitator, Paywall, RefundQueue } from '@acg/payments';
+import { connectRedis, RedisKeys } from '@acg/redis';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { createPublicClient, http, type PublicClient } from 'viem';
+import { arbitrum, base, mainnet } from 'viem/chains';
+import type { CapabilityDeps } from './capabilities/index.js';
+import type { ChainName, GatewayConfig } from './config.js';
+import { Discovery } from './discovery.js';
+import { ExecutionStore } from './executions.js';
+import { ProbeStore } from './probes.js';
+import { Telemetry } from './telemetry.js';
+
+/** Everything request handlers use, built once per process (no module-level singletons). */
+export interface Services {
+  config: GatewayConfig;
+  log: Logger;
+  redis: Redis;
+  /** BullMQ connection (maxRetriesPerRequest: null). */
+  bullRedis: Redis;
+  keys: RedisKeys;
+  paywall: Paywall;
+  refunds: RefundQueue;
+  executions: ExecutionStore;
+  telemetry: Telemetry;
+  probes: ProbeStore;
+  discovery: Discovery;
+  capabilityDeps: CapabilityDeps;
+  paymentClient: PublicClient;
+  /** Absolute base URL of this gateway (known once it listens). */
+  publicBaseUrl(): string;
+  setListenUrl(url: string): void;
+  close(): Promise<void>;
+}
+
+const VIEM_CHAINS = { ethereum: mainnet, base, arbitrum } as const;
+
+/** Builds the services from the configuration; opens Redis connections (closed by `close()`). */
+export function createServices(config: GatewayConfig, log: Logger): Services {
+  const keys = new RedisKeys(config.keyPrefix);
+  const redis = connectRedis({ url: config.redisUrl, name: 'gateway' });
+  const bullRedis = connectRedis({ url: config.redisUrl, name: 'gateway-bull', forBullmq: true });
+  let listenUrl = config.publicBaseUrl ?? `http://${config.host}:${config.port}`;
+  const publicBaseUrl = () => (config.publicBaseUrl ?? listenUrl).replace(/\/$/, '');
+
+  const paymentClient = createPublicClient({ chain: config.payment.chain, transport: http(config.payment.rpcUrl), pollingInterval: 250 }) as PublicClient;
+  const facilitator = config.payment.facilitatorUrl
+    ? createRemoteFacilitator(config.payment.facilitatorUrl)
+    : createInProcessFacilitator({
+        rpcUrl: config.payment.rpcUrl,
+        chain: config.payment.chain,
+        signer: config.payment.facilitatorPrivateKey!,
+        networks: [`eip155:${config.payment.chain.id}`],
+      });
+  const refunds = new RefundQueue(redis, keys, bullRedis);
+  const paywall = new Paywall({
+    redis,
+    keys,
+    facilitator,
+    publicClient: paymentClient,
+    refunds,
+    log: log.child({ module: 'paywall' }),
+    terms: {
+      network: `eip155:${config.payment.chain.id}`,
+      asset: config.payment.asset,
+      payTo: config.payment.payTo,
+      assetName: 'USD Coin',
+      assetVersion: '2',
+    },
+  });
+
+  const chainClients = new Map<ChainName, PublicClient>();
+  for (const [name, url] of Object.entries(config.chains) as [ChainName, string][]) {
+    const chain = name === 'base' ? config.payment.chain : VIEM_CHAINS[name];
+    chainClients.set(name, createPublicClient({ chain, transport: http(url, { timeout: 10_000, retryCount: 1 }), batch: { multicall: false } }) as PublicClient);
+  }
+
+  const telemetry = new Telemetry(redis, keys);
+  const probes = new ProbeStore(redis, keys);
+  const discovery = new Discovery({
+    baseUrl: publicBaseUrl,
+    builderUrl: config.builderUrl,
+    payment: { network: `eip155:${config.payment.chain.id}`, asset: config.payment.asset, payTo: config.payment.payTo },
+    probes,
+    telemetry,
+  });
+
+  return {
+    config,
+    log,
+    redis,
+    bullRedis,
+    keys,
+    paywall,
+    refunds,
+    executions: new ExecutionStore(redis, keys),
+    telemetry,
+    probes,
+    discovery,
+    capabilityDeps: { chainClient: (chain) => chainClients.get(chain) },
+    paymentClient,
+    publicBaseUrl,
+    setListenUrl(url) {
+      listenUrl = url;
+      discovery.invalidate();
+    },
+    async close() {
+      await refunds.close().catch(() => undefined);
+      redis.disconnect();
+      bullRedis.disconnect();
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import { PaymentConflictError, PaymentInProgressError, PaymentVerificationUnavailableError, requestHash, type SettledPayment } from '@acg/payments';
+import { header, type Context } from './context.js';
+import { problem, problemOf, rawError } from './problem.js';
+
+/** What a paid procedure declares: its route name, price and description for the challenge. */
+export interface PaidSpec<I> {
+  /** Stable route name scoping Idempotency-Key and request hashes, e.g. `execute`. */
+  route: string;
+  /** REST path of the resource, for PaymentRequired.resource.url. */
+  path: string;
+  /** Price of this call, integer USDC base units (6 decimals). */
+  price(input: I, ctx: Context): bigint;
+  description(input: I): string;
+  /** Creates the id of the operation this payment buys (e.g. `exe_...`). */
+  newOperationId(): string;
+}
+
+/** Context a paid procedure's resolver receives. */
+export interface PaidContext {
+  /** The settled payment; null when `replay` holds the stored answer. */
+  payment: SettledPayment | null;
+  operationId: string;
+  /** The stored response of an earlier identical paid request (idempotent replay). */
+  replay?: unknown;
+}
+
+/**
+ * The x402 paywall as a tRPC middleware (STYLE "procedures built from procedures"): every paid
+ * route does `.use(paid({...}))` after its input validation, so bad input is refused before any
+ * payment. The resolver runs at most once per payment; a replayed payment or Idempotency-Key gets
+ * the stored answer; a failure after settlement is refunded (DESIGN "x402 payments").
+ * Errors: 402 challenge (with `PAYMENT-REQUIRED`), 409 conflict or in-progress, 503 facilitator down.
+ */
+export function paid<I>(spec: PaidSpec<I>) {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return async (opts: { ctx: Context; input: I; next: (o?: any) => Promise<any> }) => {
+    const { ctx, input } = opts;
+    const { paywall } = ctx.services;
+    const operationId = spec.newOperationId();
+    let fresh: { ok: boolean; data?: unknown; error?: unknown } | undefined;
+    let resp;
+    try {
+      resp = await paywall.handle(
+        {
+          resourceUrl: `${ctx.services.publicBaseUrl()}${spec.path}`,
+          description: spec.description(input),
+          price: spec.price(input, ctx),
+          route: spec.route,
+          requestHash: requestHash('POST', spec.route, input),
+          idempotencyKey: header(ctx, 'idempotency-key')?.slice(0, 200),
+          operationId,
+          getHeader: (name) => header(ctx, name),
+        },
+        async (payment) => {
+          fresh = await opts.next({ ctx: { payment, operationId } satisfies PaidContext });
+          if (fresh!.ok) return { ok: true, body: fresh!.data };
+          const { status, body } = problemOf(fresh!.error as never);
+          return { ok: false, status, body, refund: true };
+        },
+      );
+    } catch (e) {
+      if (e instanceof PaymentConflictError) throw problem(409, e.message);
+      if (e instanceof PaymentInProgressError) throw problem(409, e.message, {}, { 'Retry-After': '1' });
+      if (e instanceof PaymentVerificationUnavailableError) throw problem(503, e.message, {}, { 'Retry-After': '5' });
+      throw e;
+    }
+    if (resp.kind === 'payment_required') throw rawError(402, resp.body as never, resp.headers);
+    if (resp.status >= 400) throw rawError(resp.status, resp.body as Record<string, unknown>, resp.headers);
+    Object.assign(ctx.responseHeaders, resp.headers);
+    ctx.responseStatus = resp.status;
+    if (fresh && !resp.replayed) return fresh;
+    return opts.next({ ctx: { payment: null, operationId, replay: resp.body } satisfies PaidContext });
+  };
+}

@@ -1,0 +1,73 @@
+import { x402Facilitator } from '@x402/core/facilitator';
+import { HTTPFacilitatorClient, type FacilitatorClient } from '@x402/core/server';
+import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
+import { toFacilitatorEvmSigner } from '@x402/evm';
+import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
+import { createWalletClient, http, nonceManager, publicActions, type Chain } from 'viem';
+import { privateKeyToAccount, type LocalAccount } from 'viem/accounts';
+
+/** Options of {@link createInProcessFacilitator}. */
+export interface InProcessFacilitatorOptions {
+  /** JSON-RPC URL of the payment chain (anvil on the embedded defaults, Base in production). */
+  rpcUrl: string;
+  /** viem chain of the payment network (id 8453 for Base). */
+  chain: Chain;
+  /** The account that submits `transferWithAuthorization` and pays gas: a private key or a viem local account. */
+  signer: `0x${string}` | LocalAccount;
+  /** CAIP-2 networks to register, e.g. `eip155:8453`. */
+  networks: `${string}:${string}`[];
+  /** Receipt wait bound, milliseconds (default 60 000). */
+  confirmationTimeoutMs?: number;
+}
+
+/**
+ * An x402 facilitator running inside this process (DESIGN "x402 payments"): `x402Facilitator`
+ * with the exact EVM scheme (EIP-3009 `transferWithAuthorization`), signing with a viem wallet
+ * whose account uses viem's `nonceManager`, so concurrent settlements get distinct nonces
+ * (without it they fail with "nonce too low" and payments are lost).
+ *
+ * Returns a `FacilitatorClient` (verify, settle, getSupported) - the same interface as the
+ * remote `HTTPFacilitatorClient`, so the paywall does not know which one it talks to.
+ */
+export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): FacilitatorClient & { address: `0x${string}` } {
+  const account: LocalAccount =
+    typeof opts.signer === 'string'
+      ? privateKeyToAccount(opts.signer, { nonceManager })
+      : ({ ...(opts.signer as LocalAccount), nonceManager: (opts.signer as LocalAccount).nonceManager ?? nonceManager } as LocalAccount);
+  const client = createWalletClient({
+    account,
+    chain: opts.chain,
+    transport: http(opts.rpcUrl, { retryCount: 0 }),
+    pollingInterval: 250,
+  }).extend(publicActions);
+  const signer = toFacilitatorEvmSigner(
+    {
+      address: account.address,
+      readContract: (args) => client.readContract(args as never),
+      verifyTypedData: (args) => client.verifyTypedData(args as never),
+      writeContract: (args) => client.writeContract({ ...(args as object), account, chain: opts.chain } as never),
+      sendTransaction: (args) => client.sendTransaction({ ...args, account, chain: opts.chain }),
+      waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
+      getCode: (args) => client.getCode(args),
+    },
+    { confirmationTimeoutMs: opts.confirmationTimeoutMs ?? 60_000 },
+  );
+  const facilitator = new x402Facilitator();
+  registerExactEvmScheme(facilitator, { signer, networks: opts.networks });
+  return {
+    address: account.address,
+    verify: (payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> =>
+      facilitator.verify(payload, requirements),
+    settle: (payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> =>
+      facilitator.settle(payload, requirements),
+    getSupported: async (): Promise<SupportedResponse> => facilitator.getSupported() as SupportedResponse,
+  };
+}
+
+/**
+ * A remote x402 facilitator reached over HTTP (`FACILITATOR_URL`), e.g. a hosted one.
+ * Same interface as {@link createInProcessFacilitator}.
+ */
+export function createRemoteFacilitator(url: string): FacilitatorClient {
+  return new HTTPFacilitatorClient({ url });
+}

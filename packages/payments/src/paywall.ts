@@ -1,0 +1,472 @@
+import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
+import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
+import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import { ExactEvmScheme } from '@x402/evm/exact/server';
+import { RedisKeys, withScripts, type ScriptedRedis } from '@acg/redis';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { parseAbiItem, type PublicClient } from 'viem';
+import { PaymentConflictError, PaymentError, PaymentInProgressError } from './errors.js';
+import { canonicalHash } from './hashing.js';
+import { eip3009Authorization, readPaymentPayload } from './paymentHeader.js';
+import type { RefundQueue } from './refunds.js';
+import { describePaymentFailure } from './sanitize.js';
+
+/** Where payments go: SPEC 2.9 `network`, `asset`, `payTo`, plus the asset's EIP-712 domain. */
+export interface PaymentTerms {
+  /** CAIP-2 network, `eip155:8453` for Base. */
+  network: `${string}:${string}`;
+  /** USDC contract address on that network. */
+  asset: `0x${string}`;
+  /** Treasury that receives payments (SPEC 2.9 payTo). */
+  payTo: `0x${string}`;
+  /** EIP-712 domain name and version of the asset (USDC: "USD Coin", "2"). */
+  assetName: string;
+  assetVersion: string;
+  /** Seconds an authorization may take to settle (PaymentRequirements.maxTimeoutSeconds). */
+  maxTimeoutSeconds?: number;
+}
+
+export interface PaywallOptions {
+  redis: Redis;
+  keys: RedisKeys;
+  facilitator: FacilitatorClient;
+  terms: PaymentTerms;
+  /** Reads the payment chain, to reconcile a settlement whose outcome was not seen. */
+  publicClient: PublicClient;
+  refunds: RefundQueue;
+  log: Logger;
+  /** How long a duplicate request waits for the first one's result, ms (default 30 000). */
+  duplicateWaitMs?: number;
+  /** How long reservations and stored results are kept, seconds (default 7 days). */
+  retentionSeconds?: number;
+}
+
+/** A paid request as the paywall sees it. */
+export interface PaidRequest {
+  /** Absolute URL of the resource, for PaymentRequired.resource.url. */
+  resourceUrl: string;
+  /** One sentence shown in the challenge. */
+  description: string;
+  /** Price, integer USDC base units (6 decimals). */
+  price: bigint;
+  /** Route name, scoping Idempotency-Key. */
+  route: string;
+  /** {@link requestHash} of method, path and body. */
+  requestHash: string;
+  /** Client's `Idempotency-Key` header, if any. */
+  idempotencyKey?: string;
+  /** Operation id created for this request (e.g. `exe_...`); a replay returns the stored one. */
+  operationId: string;
+  /** Request header reader (case-insensitive names). */
+  getHeader: (name: string) => string | undefined;
+}
+
+/** The settled payment handed to the paid operation. */
+export interface SettledPayment {
+  payer: `0x${string}`;
+  /** integer string, USDC base units */
+  amount: string;
+  /** settlement transaction hash on the payment chain */
+  txHash: `0x${string}`;
+  network: string;
+}
+
+/** What the paid operation produced; `refund: true` on failure returns the payment. */
+export type Outcome =
+  | { ok: true; status?: number; body: unknown }
+  | { ok: false; status: number; body: Record<string, unknown>; refund: boolean };
+
+/** The HTTP answer to give: a 402 challenge, or the (possibly replayed) operation's response. */
+export type PaidResponse =
+  | { kind: 'payment_required'; status: 402; headers: Record<string, string>; body: PaymentChallengeBody }
+  | { kind: 'response'; status: number; headers: Record<string, string>; body: unknown; replayed: boolean };
+
+/**
+ * The 402 body: SPEC 2.9's flat fields (`scheme`, `network`, `payTo`, `maxAmountRequired`,
+ * `asset`, `x402Version: 2`) plus the x402 v2 PaymentRequired fields (`error`, `resource`,
+ * `accepts`), so a reader of SPEC.md and an official x402 client both work (DESIGN).
+ */
+export interface PaymentChallengeBody extends PaymentRequired {
+  scheme: string;
+  network: string;
+  payTo: string;
+  maxAmountRequired: string;
+  asset: string;
+  x402Version: 2;
+}
+
+interface AuthorizationRef {
+  authKey: string;
+  asset: `0x${string}`;
+  from: `0x${string}`;
+  nonce: `0x${string}`;
+}
+
+interface StoredResponse {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+const AUTHORIZATION_USED = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
+const AUTHORIZATION_STATE_ABI = [
+  {
+    type: 'function',
+    name: 'authorizationState',
+    stateMutability: 'view',
+    inputs: [
+      { name: 'authorizer', type: 'address' },
+      { name: 'nonce', type: 'bytes32' },
+    ],
+    outputs: [{ type: 'bool' }],
+  },
+] as const;
+
+/** A reservation older than this with no progress is treated as orphaned by a crashed process. */
+const STALE_PENDING_MS = 120_000;
+
+/**
+ * The x402 paywall (DESIGN "x402 payments"), shared by every paid route:
+ * challenge (402 + `PAYMENT-REQUIRED`) → read `PAYMENT-SIGNATURE` / `X-PAYMENT` (v2, or v1 lifted
+ * to v2) → verify with the facilitator → reserve (from, nonce) atomically in Redis → settle
+ * on-chain → run the operation once → store its response → answer with `PAYMENT-RESPONSE`.
+ *
+ * Guarantees: one authorization runs the operation at most once and is charged at most once; a
+ * replay (same payment, same request) or a concurrent duplicate gets the stored response; an
+ * operation that fails after settlement is refunded by a durable BullMQ job; caller-visible
+ * messages never carry raw facilitator or RPC text.
+ */
+export class Paywall {
+  private readonly redis: ScriptedRedis;
+  private readonly server: x402ResourceServer;
+  private readonly requirementsCache = new Map<bigint, PaymentRequirements>();
+  private initialized?: Promise<void>;
+
+  constructor(private readonly opts: PaywallOptions) {
+    this.redis = withScripts(opts.redis);
+    this.server = new x402ResourceServer(opts.facilitator);
+    this.server.register(opts.terms.network, new ExactEvmScheme());
+  }
+
+  /** Fetches the facilitator's supported kinds; call once at startup (idempotent). */
+  init(): Promise<void> {
+    this.initialized ??= this.server.initialize();
+    return this.initialized;
+  }
+
+  get terms(): PaymentTerms {
+    return this.opts.terms;
+  }
+
+  /** The exact-scheme PaymentRequirements for `price` (integer USDC base units). */
+  requirements(price: bigint): PaymentRequirements {
+    let r = this.requirementsCache.get(price);
+    if (!r) {
+      const t = this.opts.terms;
+      r = {
+        scheme: 'exact',
+        network: t.network,
+        asset: t.asset,
+        amount: price.toString(),
+        payTo: t.payTo,
+        maxTimeoutSeconds: t.maxTimeoutSeconds ?? 300,
+        extra: { name: t.assetName, version: t.assetVersion },
+      };
+      this.requirementsCache.set(price, r);
+    }
+    return r;
+  }
+
+  /** Builds the 402 answer for `req`, with an optional x402 `error` code and its sentence. */
+  challenge(req: Pick<PaidRequest, 'resourceUrl' | 'description' | 'price'>, error?: { reason: string; message: string }): PaidResponse {
+    const accepts = [this.requirements(req.price)];
+    const paymentRequired: PaymentRequired = {
+      x402Version: 2,
+      ...(error ? { error: error.message } : { error: 'Payment required: sign an x402 exact payment and retry with PAYMENT-SIGNATURE.' }),
+      resource: { url: req.resourceUrl, description: req.description, mimeType: 'application/json' },
+      accepts,
+    };
+    const a = accepts[0];
+    const body: PaymentChallengeBody = {
+      ...paymentRequired,
+      x402Version: 2,
+      scheme: a.scheme,
+      network: a.network,
+      payTo: a.payTo,
+      maxAmountRequired: a.amount,
+      asset: a.asset,
+      ...(error ? { reason: error.reason } : {}),
+    };
+    return {
+      kind: 'payment_required',
+      status: 402,
+      headers: { 'PAYMENT-REQUIRED': encodePaymentRequiredHeader(paymentRequired), 'Cache-Control': 'no-store' },
+      body,
+    };
+  }
+
+  /**
+   * Runs a paid request end to end. `run` is called at most once per payment, only after the
+   * payment settled on-chain; it should not throw (a throw is treated as a refunded failure).
+   * Throws PaymentConflictError (409) and PaymentInProgressError (409); every payment problem is
+   * a 402 answer with a reason, not a throw.
+   */
+  async handle(req: PaidRequest, run: (payment: SettledPayment) => Promise<Outcome>): Promise<PaidResponse> {
+    await this.init();
+    const accepts = [this.requirements(req.price)];
+
+    if (req.idempotencyKey) {
+      const idem = await this.redis.hmget(this.opts.keys.idempotency(req.route, req.idempotencyKey), 'request_hash', 'authorization_key');
+      if (idem[0]) {
+        if (idem[0] !== req.requestHash) throw new PaymentConflictError('idempotency');
+        const stored = await this.waitForStored(idem[1]!);
+        return { kind: 'response', ...stored, replayed: true };
+      }
+    }
+
+    let payload: PaymentPayload | undefined;
+    try {
+      payload = readPaymentPayload(req.getHeader, accepts);
+    } catch (e) {
+      if (e instanceof PaymentError) return this.challenge(req, { reason: e.reason, message: e.message });
+      throw e;
+    }
+    if (!payload) return this.challenge(req);
+
+    const matched = this.server.findMatchingRequirements(accepts, payload);
+    if (!matched) return this.refuse(req, 'requirements_mismatch');
+    const auth = eip3009Authorization(payload);
+    if (!auth) return this.refuse(req, 'unsupported_transfer_method');
+
+    const authKey = this.opts.keys.authorization(matched.network, matched.asset, auth.from, auth.nonce);
+    const payloadHash = canonicalHash(payload.payload);
+
+    // A payment seen before: replay its stored response (never run or charge twice).
+    const ref: AuthorizationRef = { authKey, asset: matched.asset as `0x${string}`, from: auth.from, nonce: auth.nonce };
+    const prior = await this.lookup(ref, req, payloadHash, run);
+    if (prior) return prior;
+
+    const verified = await this.verify(payload, matched);
+    if (!verified.isValid) return this.refuse(req, verified.invalidReason);
+
+    const reserved = (await this.redis.reserve_authorization(
+      authKey,
+      req.requestHash,
+      payloadHash,
+      req.operationId,
+      Date.now(),
+      this.retention(),
+    )) as string[];
+    if (reserved[0] !== 'reserved') {
+      const raced = await this.lookup(ref, req, payloadHash, run);
+      if (raced) return raced;
+      throw new PaymentInProgressError();
+    }
+
+    if (req.idempotencyKey) {
+      const claim = (await this.redis.claim_idempotency_key(
+        this.opts.keys.idempotency(req.route, req.idempotencyKey),
+        req.requestHash,
+        authKey,
+        this.retention(),
+      )) as string[];
+      if (claim[0] !== 'claimed') {
+        await this.transition(authKey, req.operationId, 'pending', '__delete__');
+        throw new PaymentConflictError('idempotency');
+      }
+    }
+
+    return this.settleAndRun(authKey, req, payload, matched, run);
+  }
+
+  private async settleAndRun(
+    authKey: string,
+    req: PaidRequest,
+    payload: PaymentPayload,
+    matched: PaymentRequirements,
+    run: (payment: SettledPayment) => Promise<Outcome>,
+  ): Promise<PaidResponse> {
+    let settle: SettleResponse;
+    try {
+      settle = await this.server.settlePayment(payload, matched);
+    } catch (e) {
+      const reason = (e as { errorReason?: string }).errorReason;
+      if (reason) {
+        await this.transition(authKey, req.operationId, 'pending', '__delete__');
+        return this.refuse(req, reason);
+      }
+      // Unknown outcome (RPC or facilitator unreachable): keep the reservation; a retry reconciles on-chain.
+      this.opts.log.error({ err: (e as Error).message?.slice(0, 200), operationId: req.operationId }, 'settlement outcome unknown');
+      await this.transition(authKey, req.operationId, 'pending', 'settle_unknown');
+      throw new PaymentInProgressError();
+    }
+    if (!settle.success) {
+      await this.transition(authKey, req.operationId, 'pending', '__delete__');
+      return this.refuse(req, settle.errorReason);
+    }
+    const auth = eip3009Authorization(payload)!;
+    const payment: SettledPayment = {
+      payer: auth.from,
+      amount: matched.amount,
+      txHash: settle.transaction as `0x${string}`,
+      network: matched.network,
+    };
+    await this.transition(authKey, req.operationId, 'pending,settle_unknown', 'settled', 'tx_hash', payment.txHash, 'payer', payment.payer, 'amount', payment.amount);
+    return this.runSettled(authKey, req.operationId, payment, settle, run);
+  }
+
+  private async runSettled(
+    authKey: string,
+    operationId: string,
+    payment: SettledPayment,
+    settle: SettleResponse,
+    run: (payment: SettledPayment) => Promise<Outcome>,
+  ): Promise<PaidResponse> {
+    let outcome: Outcome;
+    try {
+      outcome = await run(payment);
+    } catch (e) {
+      this.opts.log.error({ err: (e as Error).message?.slice(0, 200), operationId }, 'paid operation threw');
+      outcome = {
+        ok: false,
+        status: 500,
+        refund: true,
+        body: { type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'The operation failed after payment; the payment is being refunded.' },
+      };
+    }
+    const headers: Record<string, string> = { 'PAYMENT-RESPONSE': encodePaymentResponseHeader(settle), 'Cache-Control': 'no-store' };
+    let stored: StoredResponse;
+    if (outcome.ok) {
+      stored = { status: outcome.status ?? 200, body: outcome.body, headers };
+    } else {
+      let body = outcome.body;
+      if (outcome.refund) {
+        await this.opts.refunds.enqueue({ operationId, payer: payment.payer, amount: payment.amount, paymentTxHash: payment.txHash });
+        body = { ...body, refund: { status: 'pending', amount: payment.amount } };
+      }
+      stored = { status: outcome.status, body, headers: { ...headers, 'Content-Type': 'application/problem+json' } };
+    }
+    await this.transition(authKey, operationId, 'settled', 'completed', 'response', JSON.stringify(stored));
+    return { kind: 'response', ...stored, replayed: false };
+  }
+
+  /**
+   * Handles an authorization that already has a reservation. Returns the stored response for a
+   * replay, reconciles an orphaned or unknown settlement, or undefined when none exists.
+   */
+  private async lookup(
+    ref: AuthorizationRef,
+    req: PaidRequest,
+    payloadHash: string,
+    run: (payment: SettledPayment) => Promise<Outcome>,
+  ): Promise<PaidResponse | undefined> {
+    const authKey = ref.authKey;
+    const [state, storedRequestHash, storedPayloadHash, operationId, updatedAt] = await this.redis.hmget(
+      authKey,
+      'state',
+      'request_hash',
+      'payload_hash',
+      'operation_id',
+      'updated_at',
+    );
+    if (!state) return undefined;
+    if (storedPayloadHash !== payloadHash) return this.refuse(req, 'invalid_exact_evm_nonce_already_used');
+    if (storedRequestHash !== req.requestHash) throw new PaymentConflictError('payment');
+    const stale = Date.now() - Number(updatedAt ?? 0) > STALE_PENDING_MS;
+    if (state === 'settle_unknown' || ((state === 'pending' || state === 'settled') && stale)) {
+      return this.reconcile(ref, operationId!, req, run);
+    }
+    const stored = await this.waitForStored(authKey);
+    return { kind: 'response', ...stored, replayed: true };
+  }
+
+  /**
+   * A reservation left by a crash or an unseen settlement: read EIP-3009 `authorizationState` on
+   * chain. Used → the payment settled: run the operation now (it never ran: the result would be
+   * stored). Unused → nothing was charged: release the reservation and let the caller retry.
+   */
+  private async reconcile(
+    ref: AuthorizationRef,
+    operationId: string,
+    req: PaidRequest,
+    run: (payment: SettledPayment) => Promise<Outcome>,
+  ): Promise<PaidResponse> {
+    const { authKey, asset, from, nonce } = ref;
+    const h = await this.redis.hgetall(authKey);
+    const used = await this.opts.publicClient.readContract({
+      address: asset,
+      abi: AUTHORIZATION_STATE_ABI,
+      functionName: 'authorizationState',
+      args: [from as `0x${string}`, nonce as `0x${string}`],
+    });
+    if (!used) {
+      await this.transition(authKey, operationId, 'pending,settle_unknown,settled', '__delete__');
+      throw new PaymentInProgressError();
+    }
+    let txHash = h.tx_hash as `0x${string}` | undefined;
+    if (!txHash) {
+      const logs = await this.opts.publicClient.getLogs({
+        address: asset as `0x${string}`,
+        event: AUTHORIZATION_USED,
+        args: { authorizer: from as `0x${string}`, nonce: nonce as `0x${string}` },
+        fromBlock: 'earliest',
+      });
+      txHash = logs[0]?.transactionHash ?? undefined;
+    }
+    const amount = this.requirements(req.price).amount;
+    const payment: SettledPayment = { payer: from as `0x${string}`, amount, txHash: (txHash ?? '0x') as `0x${string}`, network: this.opts.terms.network };
+    const ok = await this.transition(authKey, operationId, 'pending,settle_unknown,settled', 'settled', 'tx_hash', payment.txHash, 'payer', payment.payer, 'amount', amount);
+    if (!ok) {
+      const stored = await this.waitForStored(authKey);
+      return { kind: 'response', ...stored, replayed: true };
+    }
+    this.opts.log.warn({ operationId }, 'reconciled a settled payment whose operation had not run');
+    const settle: SettleResponse = { success: true, transaction: payment.txHash, network: this.opts.terms.network as `${string}:${string}`, payer: payment.payer };
+    return this.runSettled(authKey, operationId, payment, settle, run);
+  }
+
+  private async waitForStored(authKey: string): Promise<StoredResponse> {
+    const deadline = Date.now() + (this.opts.duplicateWaitMs ?? 30_000);
+    for (;;) {
+      const [state, response] = await this.redis.hmget(authKey, 'state', 'response');
+      if (state === 'completed' && response) return JSON.parse(response) as StoredResponse;
+      if (!state) throw new PaymentInProgressError();
+      if (Date.now() > deadline) throw new PaymentInProgressError();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  private async verify(payload: PaymentPayload, matched: PaymentRequirements) {
+    try {
+      return await this.server.verifyPayment(payload, matched);
+    } catch (e) {
+      const reason = (e as { invalidReason?: string }).invalidReason;
+      if (reason) return { isValid: false, invalidReason: reason };
+      this.opts.log.error({ err: (e as Error).message?.slice(0, 200) }, 'payment verification failed to run');
+      throw new PaymentVerificationUnavailableError();
+    }
+  }
+
+  private refuse(req: Pick<PaidRequest, 'resourceUrl' | 'description' | 'price'>, reason: string | undefined): PaidResponse {
+    const code = reason ?? 'invalid_payment';
+    return this.challenge(req, { reason: code, message: describePaymentFailure(code) });
+  }
+
+  private async transition(authKey: string, operationId: string, from: string, to: string, ...fields: string[]): Promise<boolean> {
+    const r = await this.redis.transition_authorization(authKey, operationId, from, to, Date.now(), ...fields);
+    return r === 1;
+  }
+
+  private retention(): number {
+    return this.opts.retentionSeconds ?? 7 * 24 * 3600;
+  }
+}
+
+/** The facilitator or the chain could not be reached to verify a payment (503). */
+export class PaymentVerificationUnavailableError extends Error {
+  override name = 'PaymentVerificationUnavailableError';
+  constructor() {
+    super('Payment verification is temporarily unavailable; retry shortly. Nothing was charged.');
+  }
+}

@@ -1,0 +1,2 @@
+export { connectRedis, RedisKeys, type ConnectRedisOptions } from './connection.js';
+export { luaSource, withScripts, SCRIPTS, type ScriptName, type ScriptedRedis } from './scripts.js';

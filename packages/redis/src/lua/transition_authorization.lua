@@ -1,0 +1,25 @@
+-- Move a reserved authorization from one state to the next, only if it is still held by the
+-- same operation and in the expected state (compare-and-set).
+-- KEYS[1]  authorization key (hash)
+-- ARGV[1]  operation id that must hold it
+-- ARGV[2]  expected states, comma-separated (e.g. "pending,settle_unknown")
+-- ARGV[3]  new state, or "__delete__" to release the reservation (nothing was charged)
+-- ARGV[4]  now, unix milliseconds
+-- ARGV[5..] field, value pairs to store with the new state
+-- Returns 1 when applied, 0 when the holder or the state did not match.
+local v = redis.call('HMGET', KEYS[1], 'state', 'operation_id')
+if not v[1] or v[2] ~= ARGV[1] then return 0 end
+local ok = false
+for s in string.gmatch(ARGV[2], '([^,]+)') do
+  if s == v[1] then ok = true end
+end
+if not ok then return 0 end
+if ARGV[3] == '__delete__' then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+redis.call('HSET', KEYS[1], 'state', ARGV[3], 'updated_at', ARGV[4])
+for i = 5, #ARGV, 2 do
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+end
+return 1

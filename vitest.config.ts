@@ -1,0 +1,33 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Two projects (DESIGN.md 1):
+ * - unit: pure code, no services (`*.unit.test.ts`).
+ * - integration: real Redis and real anvil chains (`*.int.test.ts`); files run one at a time
+ *   because each starts its own anvil and the machine has two cores.
+ * Tests never assert wall-clock limits; speed lives in bench/.
+ */
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['apps/*/test/**/*.unit.test.ts', 'packages/*/test/**/*.unit.test.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['apps/*/test/**/*.int.test.ts', 'packages/*/test/**/*.int.test.ts'],
+          environment: 'node',
+          pool: 'forks',
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
