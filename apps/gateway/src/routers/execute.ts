@@ -59,10 +59,10 @@ async function runExecution(ctx: Context & PaidContext & { capability: { handler
     const record: ExecutionRecord = { ...base, status: 'FAILED', result: null, error, finished_at: new Date().toISOString(), duration_ms };
     await Promise.all([executions.save(record), telemetry.record(capabilityId, duration_ms, false)]);
     log.warn({ execution_id: record.execution_id, capability_id: capabilityId, code: failure.code, cause: String((failure.cause as Error)?.message ?? '').slice(0, 200) }, 'execution failed; refunding');
+    // RFC 9457 reserves `status` for the HTTP status: the execution's own status is `execution_status`.
     throw problem(failure.status, failure.message, {
       execution_id: record.execution_id,
-      status: 'FAILED',
-      result: null,
+      execution_status: 'FAILED',
       error,
       payment: record.payment,
     });

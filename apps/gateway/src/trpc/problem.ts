@@ -83,7 +83,7 @@ export function statusTitle(status: number): string {
  * `type` defaults to `about:blank`; `extensions` become extension members (e.g. `execution_id`).
  */
 export function problem(status: number, detail: string, extensions: Record<string, unknown> = {}, headers: Record<string, string> = {}): TRPCError {
-  const body: Problem = { type: 'about:blank', title: statusTitle(status), status, detail, ...extensions };
+  const body: Problem = { ...extensions, type: String(extensions.type ?? 'about:blank'), title: statusTitle(status), status, detail };
   return new TRPCError({ code: CODE_BY_STATUS[status] ?? 'INTERNAL_SERVER_ERROR', message: detail, cause: new ProblemCause(body, headers) });
 }
 

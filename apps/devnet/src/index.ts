@@ -1,0 +1,35 @@
+/**
+ * @acg/devnet: the embedded defaults (DESIGN.md "The dev chain"): local anvil chains with real contracts
+ * (Multicall3, Circle FiatTokenV2_2 USDC at the Base address), dev accounts, and a Redis found or spawned.
+ */
+export { DEV_ACCOUNT_COUNT, DEV_MNEMONIC, DEV_ROLES, devAccount, devPrivateKey } from './accounts.js';
+export { resolveAnvilCommand, startAnvil, type AnvilInstance, type StartAnvilOptions } from './anvil.js';
+export { linkBytecode, loadFiatTokenArtifacts, type HardhatArtifact, type LinkReferences } from './artifacts.js';
+export { DEV_POLLING_INTERVAL_MS, devChain, devClients, type DevClients } from './clients.js';
+export { BASE_CHAIN_ID, BASE_USDC_ADDRESS, BUYER_USDC_FUNDING, MULTICALL3_ADDRESS, USDC_DECIMALS } from './constants.js';
+export { installMulticall3, multicall3CreationCode } from './multicall3.js';
+export { setupPaymentChain, type PaymentChainInfo } from './paymentChain.js';
+export { freePort, isPortFree, sleep } from './ports.js';
+export { findExecutable, lastLines, spawnManaged, type ManagedProcess, type ProcessExit } from './processes.js';
+export {
+  DEFAULT_LOCAL_REDIS,
+  findRedisServer,
+  pingRedis,
+  redisNotInstalledMessage,
+  resolveRedis,
+  type RedisHandle,
+  type ResolveRedisOptions,
+} from './redis.js';
+export { startDevStack, type DevStack, type StartDevStackOptions } from './stack.js';
+export {
+  installUsdc,
+  mintUsdc,
+  mintUsdcBatch,
+  usdcBalance,
+  USDC_EIP712_NAME,
+  USDC_EIP712_VERSION,
+  type InstallUsdcOptions,
+  type MintUsdcOptions,
+  type UsdcDeployment,
+} from './usdc.js';
+export { usdcAbi } from './usdcAbi.js';

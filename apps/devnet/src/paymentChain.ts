@@ -1,0 +1,72 @@
+import type { Address, Chain } from 'viem';
+import type { HDAccount } from 'viem/accounts';
+import { devAccount, DEV_ROLES } from './accounts.js';
+import { devClients } from './clients.js';
+import { BUYER_USDC_FUNDING } from './constants.js';
+import { installMulticall3 } from './multicall3.js';
+import { installUsdc, mintUsdcBatch, usdcBalance } from './usdc.js';
+
+/** A ready payment chain: where things are and who is who (DESIGN.md "The dev chain"). */
+export type PaymentChainInfo = {
+  /** Chain id the node reports (8453 for the embedded payment chain). */
+  chainId: number;
+  /** CAIP-2 id for x402, e.g. `eip155:8453`. */
+  network: `eip155:${number}`;
+  /** HTTP JSON-RPC URL. */
+  rpcUrl: string;
+  /** viem chain for the node (id, RPC URL, Multicall3). */
+  chain: Chain;
+  /** USDC (FiatTokenV2_2) address, the Base one: `0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913`. */
+  usdc: Address;
+  /** Multicall3 address `0xcA11bde05977b3631167028862bE2a173976CA11`. */
+  multicall3: Address;
+  /** Dev account 0: deployed and owns USDC (sole minter), pays gas for settlements. */
+  facilitator: HDAccount;
+  /** Dev account 1: the gateway's x402 payTo. Holds no USDC at start. */
+  treasury: HDAccount;
+  /** Dev accounts 2 to 9, each holding {@link BUYER_USDC_FUNDING} (10,000 USDC) at start. */
+  buyers: HDAccount[];
+};
+
+/**
+ * Turns a fresh anvil node into the payment chain: Multicall3 at its canonical address, real USDC at the
+ * Base address (owner and minter: the facilitator), and each buyer (dev accounts 2 to 9) topped up to
+ * 10,000 USDC (`10_000_000_000n` base units). Safe to run twice on one node (nothing is doubled). All ten dev accounts already hold 10,000 ETH from anvil.
+ *
+ * @param rpcUrl - HTTP JSON-RPC URL of an anvil node (any chain id; the embedded default uses 8453).
+ * @returns {@link PaymentChainInfo}.
+ * @throws {Error} From {@link installMulticall3}, {@link installUsdc} or minting (node unreachable, revert).
+ *
+ * @example
+ * const anvil = await startAnvil({ chainId: 8453 })
+ * const pay = await setupPaymentChain(anvil.rpcUrl) // pay.network === 'eip155:8453'
+ */
+export async function setupPaymentChain(rpcUrl: string): Promise<PaymentChainInfo> {
+  const { chain } = await devClients(rpcUrl);
+  const facilitator = devAccount(DEV_ROLES.facilitator);
+  const treasury = devAccount(DEV_ROLES.treasury);
+  const buyers = DEV_ROLES.buyers.map((i) => devAccount(i));
+
+  const [multicall3, usdc] = await Promise.all([
+    installMulticall3(rpcUrl),
+    installUsdc(rpcUrl, { owner: facilitator }),
+  ]);
+  // Top up to the funding level, so running setup twice on one node does not double the balances.
+  const balances = await Promise.all(buyers.map((b) => usdcBalance(rpcUrl, b.address, usdc.address)));
+  const mints = buyers
+    .map((b, i) => ({ to: b.address, amount: BUYER_USDC_FUNDING - balances[i] }))
+    .filter((m) => m.amount > 0n);
+  if (mints.length > 0) await mintUsdcBatch(rpcUrl, mints, { address: usdc.address, minter: facilitator });
+
+  return {
+    chainId: chain.id,
+    network: `eip155:${chain.id}`,
+    rpcUrl,
+    chain,
+    usdc: usdc.address,
+    multicall3,
+    facilitator,
+    treasury,
+    buyers,
+  };
+}

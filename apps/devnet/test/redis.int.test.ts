@@ -1,0 +1,81 @@
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { pingRedis, resolveRedis, type RedisHandle } from '../src/redis.js';
+
+const handles: RedisHandle[] = [];
+afterAll(async () => {
+  await Promise.all(handles.map((h) => h.stop()));
+});
+
+function portOf(url: string): number {
+  return Number(new URL(url).port);
+}
+
+describe('resolveRedis', () => {
+  it('with preferPrivate spawns a private redis-server that works, and stop() ends it', async () => {
+    const logs: string[] = [];
+    const handle = await resolveRedis({ preferPrivate: true, log: (m) => logs.push(m) });
+    handles.push(handle);
+    expect(handle.spawned).toBe(true);
+    expect(handle.url).toMatch(/^redis:\/\/127\.0\.0\.1:\d+$/);
+    expect(portOf(handle.url)).not.toBe(6379);
+    expect(logs.join('\n')).toMatch(/spawned private redis-server/);
+
+    const client = new Redis(handle.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    try {
+      await client.connect();
+      await client.set('devnet:test', 'ok');
+      expect(await client.get('devnet:test')).toBe('ok');
+      expect(await client.config('GET', 'maxmemory-policy')).toEqual(['maxmemory-policy', 'noeviction']);
+      expect(await client.config('GET', 'appendonly')).toEqual(['appendonly', 'no']);
+      expect(await client.config('GET', 'save')).toEqual(['save', '']);
+      expect(await client.config('GET', 'bind')).toEqual(['bind', '127.0.0.1']);
+    } finally {
+      client.disconnect();
+    }
+
+    await handle.stop();
+    expect(await pingRedis('127.0.0.1', portOf(handle.url), 500)).toBe(false);
+    await handle.stop(); // idempotent
+  });
+
+  it('gives two callers two separate private servers', async () => {
+    const [a, b] = await Promise.all([resolveRedis({ preferPrivate: true }), resolveRedis({ preferPrivate: true })]);
+    handles.push(a, b);
+    expect(a.url).not.toBe(b.url);
+    expect(await pingRedis('127.0.0.1', portOf(a.url), 500)).toBe(true);
+    expect(await pingRedis('127.0.0.1', portOf(b.url), 500)).toBe(true);
+    await a.stop();
+    expect(await pingRedis('127.0.0.1', portOf(b.url), 500)).toBe(true);
+    await b.stop();
+  });
+
+  it('uses an explicit url as is, and its stop() leaves that Redis running', async () => {
+    const owned = await resolveRedis({ preferPrivate: true });
+    handles.push(owned);
+    const borrowed = await resolveRedis({ url: owned.url, preferPrivate: true });
+    expect(borrowed).toMatchObject({ url: owned.url, spawned: false });
+    await borrowed.stop();
+    expect(await pingRedis('127.0.0.1', portOf(owned.url), 500)).toBe(true);
+    await owned.stop();
+  });
+
+  it('without preferPrivate uses 127.0.0.1:6379 when it answers, else spawns (never touches its data)', async () => {
+    if (process.env.REDIS_URL) {
+      const handle = await resolveRedis();
+      expect(handle).toMatchObject({ url: process.env.REDIS_URL, spawned: false });
+      return;
+    }
+    const sharedUp = await pingRedis('127.0.0.1', 6379, 300);
+    const handle = await resolveRedis();
+    handles.push(handle);
+    expect(handle.spawned).toBe(!sharedUp);
+    if (sharedUp) expect(handle.url).toBe('redis://127.0.0.1:6379');
+    await handle.stop();
+    if (sharedUp) expect(await pingRedis('127.0.0.1', 6379, 300)).toBe(true); // stop() left it alone
+  });
+
+  it('pingRedis says false for a port where nothing listens', async () => {
+    expect(await pingRedis('127.0.0.1', 1, 300)).toBe(false);
+  });
+});

@@ -1,0 +1,225 @@
+import { decodePaymentResponseHeader } from '@x402/core/http';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { challenge, craftPayload, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+import { startTestGateway, type TestGateway } from './harness.js';
+
+const PRICE = 1000n; // intelligence.wallet_balances: 0.001 USDC in base units
+
+let t: TestGateway;
+let balanceOf: (a: `0x${string}`) => Promise<bigint>;
+let executeUrl: string;
+const request = (address: string, chain = 'base') => ({ capability_id: 'intelligence.wallet_balances', input: { address, chain } });
+
+beforeAll(async () => {
+  t = await startTestGateway({ config: { chains: { ethereum: 'http://127.0.0.1:1' } } });
+  balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
+  executeUrl = `${t.url}/api/v1/execute`;
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('402 challenge', () => {
+  it('answers an unpaid call with PAYMENT-REQUIRED (x402 v2) and the SPEC 2.9 body fields', async () => {
+    const buyer = t.stack.payment.buyers[0];
+    const r = await post(executeUrl, request(buyer.address));
+    expect(r.status).toBe(402);
+    expect(r.body).toMatchObject({
+      x402Version: 2,
+      scheme: 'exact',
+      network: 'eip155:8453',
+      payTo: t.stack.payment.treasury.address,
+      maxAmountRequired: PRICE.toString(),
+      asset: t.stack.payment.usdc,
+    });
+    expect(r.body.accepts).toHaveLength(1);
+    expect(r.body.resource.url).toBe(executeUrl);
+    const pr = await challenge(executeUrl, request(buyer.address));
+    expect(pr.x402Version).toBe(2);
+    expect(pr.accepts[0]).toMatchObject({ scheme: 'exact', network: 'eip155:8453', amount: '1000', extra: { name: 'USD Coin', version: '2' } });
+  });
+});
+
+describe('paid execute', () => {
+  it('settles on-chain with the official @x402/fetch client and moves exactly the price', async () => {
+    const buyer = t.stack.payment.buyers[1];
+    const treasury = t.stack.payment.treasury.address;
+    const [payerBefore, treasuryBefore] = await Promise.all([balanceOf(buyer.address), balanceOf(treasury)]);
+    const client = new x402Client();
+    registerExactEvmScheme(client, { signer: buyer as never });
+    const pay = wrapFetchWithPayment(fetch, client);
+    const res = await pay(executeUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request(buyer.address)) });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.status).toBe('SUCCEEDED');
+    expect(body.execution_id).toMatch(/^exe_[0-9A-Z]{26}$/);
+    expect(body.payment.amount).toBe('1000');
+    expect(body.payment.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(body.result.address).toBe(buyer.address);
+    expect(body.result.chain_id).toBe(8453);
+    const settle = decodePaymentResponseHeader(res.headers.get('payment-response')!);
+    expect(settle.success).toBe(true);
+    expect(settle.transaction).toBe(body.payment.tx_hash);
+    const [payerAfter, treasuryAfter] = await Promise.all([balanceOf(buyer.address), balanceOf(treasury)]);
+    expect(payerBefore - payerAfter).toBe(PRICE);
+    expect(treasuryAfter - treasuryBefore).toBe(PRICE);
+    // the result was read after settlement: the balance it reports is the payer's new balance
+    expect(BigInt(body.result.usdc.balance)).toBe(payerAfter);
+    const stored = await fetch(`${t.url}/api/v1/executions/${body.execution_id}`).then((r) => r.json());
+    expect(stored).toMatchObject({ execution_id: body.execution_id, status: 'SUCCEEDED', capability_id: 'intelligence.wallet_balances' });
+  });
+
+  it('accepts the legacy X-PAYMENT header and a v1 payload', async () => {
+    const buyer = t.stack.payment.buyers[2];
+    const pr = await challenge(executeUrl, request(buyer.address));
+    const v2 = await officialPayload(buyer, pr);
+    const v1 = { x402Version: 1, scheme: 'exact', network: 'base', payload: v2.payload };
+    const before = await balanceOf(buyer.address);
+    const r = await post(executeUrl, request(buyer.address), { 'X-PAYMENT': Buffer.from(JSON.stringify(v1)).toString('base64') });
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe('SUCCEEDED');
+    expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
+  });
+
+  it('a replayed payment returns the stored execution and is charged once', async () => {
+    const buyer = t.stack.payment.buyers[3];
+    const pr = await challenge(executeUrl, request(buyer.address));
+    const header = paymentHeader(await officialPayload(buyer, pr));
+    const before = await balanceOf(buyer.address);
+    const first = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header });
+    const second = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header });
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual(first.body);
+    expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
+    // the same payment for a different request is a conflict, not a second run
+    const other = await post(executeUrl, request(t.stack.payment.treasury.address), { 'PAYMENT-SIGNATURE': header });
+    expect(other.status).toBe(409);
+    expect(other.contentType).toContain('application/problem+json');
+  });
+
+  it('concurrent duplicates of one payment run the capability once and charge once', async () => {
+    const buyer = t.stack.payment.buyers[4];
+    const pr = await challenge(executeUrl, request(buyer.address));
+    const header = paymentHeader(await officialPayload(buyer, pr));
+    const before = await balanceOf(buyer.address);
+    const results = await Promise.all(Array.from({ length: 5 }, () => post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header })));
+    const ok = results.filter((r) => r.status === 200);
+    expect(ok.length).toBeGreaterThan(0);
+    // every answer is either the one execution or a 409 "in progress": never a second execution
+    for (const r of results) expect([200, 409]).toContain(r.status);
+    expect(new Set(ok.map((r) => r.body.execution_id)).size).toBe(1);
+    expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
+  });
+
+  it('honours Idempotency-Key: same body replays, another body is 409', async () => {
+    const buyer = t.stack.payment.buyers[5];
+    const key = `idem-${Date.now()}`;
+    const pr = await challenge(executeUrl, request(buyer.address));
+    const header = paymentHeader(await officialPayload(buyer, pr));
+    const before = await balanceOf(buyer.address);
+    const first = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header, 'Idempotency-Key': key });
+    expect(first.status).toBe(200);
+    const again = await post(executeUrl, request(buyer.address), { 'Idempotency-Key': key });
+    expect(again.status).toBe(200);
+    expect(again.body.execution_id).toBe(first.body.execution_id);
+    const conflict = await post(executeUrl, request(t.stack.payment.treasury.address), { 'Idempotency-Key': key });
+    expect(conflict.status).toBe(409);
+    expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
+  });
+});
+
+describe('refused payments cost nothing and say why', () => {
+  const cases: [string, (pr: Awaited<ReturnType<typeof challenge>>) => Promise<Awaited<ReturnType<typeof craftPayload>>>, RegExp][] = [
+    [
+      'forged (signed by another key)',
+      (pr) => craftPayload(t.stack.payment.buyers[7], pr.accepts[0], 8453, { from: t.stack.payment.buyers[6].address }),
+      /signature/i,
+    ],
+    ['expired', (pr) => craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { validBefore: BigInt(Math.floor(Date.now() / 1000) - 60) }), /expired/i],
+    ['underpaid', (pr) => craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { value: PRICE - 1n }), /amount|price/i],
+    ['wrong recipient', (pr) => craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { to: t.stack.payment.buyers[7].address }), /recipient|payTo/i],
+  ];
+  for (const [name, make, reason] of cases) {
+    it(`refuses a ${name} authorization with 402 and a clear reason`, async () => {
+      const victim = t.stack.payment.buyers[6].address;
+      const before = await balanceOf(victim);
+      const pr = await challenge(executeUrl, request(victim));
+      const r = await post(executeUrl, request(victim), { 'PAYMENT-SIGNATURE': paymentHeader(await make(pr)) });
+      expect(r.status).toBe(402);
+      expect(r.body.error).toMatch(reason);
+      expect(r.body.reason).toMatch(/^[a-z0-9_]+$/);
+      expect(r.headers.get('payment-required')).toBeTruthy();
+      expect(await balanceOf(victim)).toBe(before);
+    });
+  }
+
+  it('refuses a header that is not an x402 payload', async () => {
+    const r = await post(executeUrl, request(t.stack.payment.buyers[6].address), { 'PAYMENT-SIGNATURE': 'not-base64!!' });
+    expect(r.status).toBe(402);
+    expect(r.body.reason).toBe('invalid_payment_header');
+  });
+});
+
+describe('bad input costs nothing', () => {
+  it('gives 400 problem+json with the failing path, before any payment', async () => {
+    const buyer = t.stack.payment.buyers[6];
+    const before = await balanceOf(buyer.address);
+    const pr = await challenge(executeUrl, request(buyer.address));
+    const header = paymentHeader(await officialPayload(buyer, pr));
+    const r = await post(executeUrl, { capability_id: 'intelligence.wallet_balances', input: { address: 'nope' } }, { 'PAYMENT-SIGNATURE': header });
+    expect(r.status).toBe(400);
+    expect(r.contentType).toContain('application/problem+json');
+    expect(r.body).toMatchObject({ type: 'about:blank', title: 'Bad Request', status: 400 });
+    expect(r.body.errors.some((e: { path: unknown[] }) => e.path.join('.') === 'input.address')).toBe(true);
+    expect(await balanceOf(buyer.address)).toBe(before);
+  });
+
+  it('gives 400 for a body that is not JSON and for a missing capability_id', async () => {
+    const raw = await fetch(executeUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"capability_id":' });
+    expect(raw.status).toBe(400);
+    expect(raw.headers.get('content-type')).toContain('application/problem+json');
+    const missing = await post(executeUrl, { input: {} });
+    expect(missing.status).toBe(400);
+  });
+
+  it('gives 404 for an unknown capability and 422 for one that is not executable', async () => {
+    const unknown = await post(executeUrl, { capability_id: 'intelligence.nothing_here', input: {} });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.detail).toContain('intelligence.nothing_here');
+    const planned = await post(executeUrl, { capability_id: 'mev.liquidation_search', input: {} });
+    expect(planned.status).toBe(422);
+    const unconfigured = await post(executeUrl, request(t.stack.payment.buyers[6].address, 'arbitrum'));
+    expect(unconfigured.status).toBe(422);
+  });
+
+  it('gives 413 for an oversized body', async () => {
+    const r = await fetch(executeUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pad: 'x'.repeat(1_100_000) }) });
+    expect(r.status).toBe(413);
+  });
+});
+
+describe('failure after settlement', () => {
+  it('refunds the payer on-chain and records the failed execution', async () => {
+    const buyer = t.stack.payment.buyers[7];
+    const before = await balanceOf(buyer.address);
+    // ethereum is configured to an RPC that refuses connections: the capability fails after payment
+    const pr = await challenge(executeUrl, request(buyer.address, 'ethereum'));
+    const r = await post(executeUrl, request(buyer.address, 'ethereum'), { 'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(buyer, pr)) });
+    expect(r.status).toBe(503);
+    expect(r.body).toMatchObject({ status: 503, execution_status: 'FAILED', error: { code: 'chain_unavailable' }, refund: { status: 'pending', amount: '1000' } });
+    expect(JSON.stringify(r.body)).not.toContain('127.0.0.1:1');
+    expect(r.headers.get('payment-response')).toBeTruthy();
+    let record;
+    for (let i = 0; i < 200; i++) {
+      record = await fetch(`${t.url}/api/v1/executions/${r.body.execution_id}`).then((x) => x.json());
+      if (record.refund?.status === 'sent') break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    expect(record.refund).toMatchObject({ status: 'sent', amount: '1000' });
+    expect(record.refund.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(await balanceOf(buyer.address)).toBe(before);
+  });
+});

@@ -1,0 +1,90 @@
+import { encodePaymentSignatureHeader, decodePaymentRequiredHeader } from '@x402/core/http';
+import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
+import { x402Client } from '@x402/core/client';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { createPublicClient, erc20Abi, http, toHex, type LocalAccount } from 'viem';
+import { randomBytes } from 'node:crypto';
+
+/** POSTs JSON and returns status, headers and parsed body. */
+export async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, contentType: res.headers.get('content-type') };
+}
+
+/** Asks for the 402 challenge of `body` and decodes its PAYMENT-REQUIRED header. */
+export async function challenge(url: string, body: unknown): Promise<PaymentRequired> {
+  const r = await post(url, body);
+  if (r.status !== 402) throw new Error(`expected 402, got ${r.status}`);
+  return decodePaymentRequiredHeader(r.headers.get('payment-required')!);
+}
+
+/** A valid PaymentPayload for `paymentRequired`, made by the official x402 client. */
+export async function officialPayload(account: LocalAccount, paymentRequired: PaymentRequired): Promise<PaymentPayload> {
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: account as never });
+  return client.createPaymentPayload(paymentRequired);
+}
+
+/** EIP-3009 TransferWithAuthorization typed data (FiatTokenV2_2). */
+const TYPES = {
+  TransferWithAuthorization: [
+    { name: 'from', type: 'address' },
+    { name: 'to', type: 'address' },
+    { name: 'value', type: 'uint256' },
+    { name: 'validAfter', type: 'uint256' },
+    { name: 'validBefore', type: 'uint256' },
+    { name: 'nonce', type: 'bytes32' },
+  ],
+} as const;
+
+/**
+ * A hand-made exact-scheme payload: `signer` signs an authorization from `from` (default: signer)
+ * with the given overrides, so tests can forge, expire, underpay or misdirect it.
+ */
+export async function craftPayload(
+  signer: LocalAccount,
+  requirements: PaymentRequirements,
+  chainId: number,
+  o: { from?: `0x${string}`; to?: `0x${string}`; value?: bigint; validAfter?: bigint; validBefore?: bigint; nonce?: `0x${string}` } = {},
+): Promise<PaymentPayload> {
+  const now = BigInt(Math.floor(Date.now() / 1000));
+  const authorization = {
+    from: o.from ?? signer.address,
+    to: o.to ?? (requirements.payTo as `0x${string}`),
+    value: o.value ?? BigInt(requirements.amount),
+    validAfter: o.validAfter ?? now - 600n,
+    validBefore: o.validBefore ?? now + 300n,
+    nonce: o.nonce ?? toHex(randomBytes(32)),
+  };
+  const signature = await signer.signTypedData({
+    domain: { name: 'USD Coin', version: '2', chainId, verifyingContract: requirements.asset as `0x${string}` },
+    types: TYPES,
+    primaryType: 'TransferWithAuthorization',
+    message: authorization,
+  });
+  return {
+    x402Version: 2,
+    accepted: requirements,
+    payload: {
+      signature,
+      authorization: {
+        from: authorization.from,
+        to: authorization.to,
+        value: authorization.value.toString(),
+        validAfter: authorization.validAfter.toString(),
+        validBefore: authorization.validBefore.toString(),
+        nonce: authorization.nonce,
+      },
+    },
+  };
+}
+
+/** The header value of a payload. */
+export const paymentHeader = (p: PaymentPayload) => encodePaymentSignatureHeader(p);
+
+/** USDC balance reader on the dev chain. */
+export function usdcReader(rpcUrl: string, usdc: `0x${string}`) {
+  const client = createPublicClient({ transport: http(rpcUrl) });
+  return (address: `0x${string}`) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
+}
