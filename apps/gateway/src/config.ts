@@ -58,6 +58,9 @@ const hex = (name: string, v: string | undefined, len: number): `0x${string}` | 
   return v as `0x${string}`;
 };
 
+/** Values used where the environment is silent (the embedded dev stack fills these in). */
+export type ConfigDefaults = Partial<Omit<GatewayConfig, 'payment'>> & { payment?: Partial<GatewayConfig['payment']> };
+
 /** A configuration value is missing or malformed; the message names the variable. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -67,7 +70,7 @@ export class ConfigError extends Error {
  * Reads the configuration from `env`, over `defaults` (the embedded dev stack's values).
  * Throws ConfigError naming the variable when a required one is missing or malformed.
  */
-export function configFromEnv(env: NodeJS.ProcessEnv, defaults: Partial<GatewayConfig> & { payment?: Partial<GatewayConfig['payment']> } = {}): GatewayConfig {
+export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults = {}): GatewayConfig {
   const port = Number(env.GATEWAY_PORT ?? defaults.port ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError('GATEWAY_PORT must be an integer port');
   const builderPort = Number(env.BUILDER_PORT ?? 8081);

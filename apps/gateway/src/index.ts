@@ -1,3 +1,3 @@
 export { startGateway, type RunningGateway, type StartGatewayOptions } from './app.js';
-export { configFromEnv, paymentChain, BASE_USDC, ConfigError, type GatewayConfig, type ChainName } from './config.js';
+export { configFromEnv, paymentChain, BASE_USDC, ConfigError, type ConfigDefaults, type GatewayConfig, type ChainName } from './config.js';
 export { appRouter, type AppRouter } from './routers/index.js';

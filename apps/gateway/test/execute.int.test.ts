@@ -52,7 +52,8 @@ describe('paid execute', () => {
     const pay = wrapFetchWithPayment(fetch, client);
     const res = await pay(executeUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request(buyer.address)) });
     expect(res.status).toBe(200);
-    const body = await res.json();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const body = (await res.json()) as any;
     expect(body.status).toBe('SUCCEEDED');
     expect(body.execution_id).toMatch(/^exe_[0-9A-Z]{26}$/);
     expect(body.payment.amount).toBe('1000');
@@ -212,7 +213,8 @@ describe('failure after settlement', () => {
     expect(r.body).toMatchObject({ status: 503, execution_status: 'FAILED', error: { code: 'chain_unavailable' }, refund: { status: 'pending', amount: '1000' } });
     expect(JSON.stringify(r.body)).not.toContain('127.0.0.1:1');
     expect(r.headers.get('payment-response')).toBeTruthy();
-    let record;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    let record: any;
     for (let i = 0; i < 200; i++) {
       record = await fetch(`${t.url}/api/v1/executions/${r.body.execution_id}`).then((x) => x.json());
       if (record.refund?.status === 'sent') break;

@@ -1,6 +1,6 @@
 import { devPrivateKey, startDevStack, type DevStack } from '@acg/devnet';
 import { ulid } from 'ulid';
-import { configFromEnv, type GatewayConfig } from '../src/config.js';
+import { configFromEnv, type ConfigDefaults, type GatewayConfig } from '../src/config.js';
 import { startGateway, type RunningGateway, type StartGatewayOptions } from '../src/app.js';
 
 /** A gateway on a fresh dev chain and a private Redis that this test run started (and stops). */
@@ -16,7 +16,7 @@ export interface TestGateway {
  * Starts anvil (chain id 8453, real USDC, Multicall3), a private redis-server, and the gateway on
  * a free port with the dev accounts (0 facilitator, 1 treasury). Keys carry a unique prefix.
  */
-export async function startTestGateway(opts: StartGatewayOptions & { config?: Partial<GatewayConfig> } = {}): Promise<TestGateway> {
+export async function startTestGateway(opts: StartGatewayOptions & { config?: ConfigDefaults } = {}): Promise<TestGateway> {
   const stack = await startDevStack({ quiet: true, preferPrivateRedis: true });
   try {
     const config = configFromEnv(

@@ -1,0 +1,22 @@
+/**
+ * @acg/registry: the capability catalog (data in the repo) and the discovery documents built from
+ * it (SPEC 2.1-2.3, 4 "Discovery"). Pure functions: no I/O, no HTTP server (the gateway serves them).
+ */
+export type { CapabilityDescriptor, X402Mode } from './descriptor.js';
+export { CATALOG, executableCapabilities, findCapability } from './catalog.js';
+export {
+  DEFAULT_ORGANIZATION,
+  DuplicateCapabilityError,
+  METRIC_DEFINITIONS,
+  REGISTRY_VERSION,
+  allDescriptors,
+  buildCatalog,
+  buildLegacyRegistry,
+  expandTemplate,
+  type BuildContext,
+  type HealthSample,
+} from './build.js';
+export { deriveStatus, rollupOperationalStatus, type DerivedStatus, type OperationalRollup } from './status.js';
+export { USDC_DECIMALS, formatUsdc, toBaseUnits } from './price.js';
+export { DISCOVERY_DOCUMENTS, renderLlmsTxt } from './llmsTxt.js';
+export { SITEMAP_MAX_URLS, SITEMAP_PATHS, escapeXml, renderSitemap, type SitemapEntry } from './sitemap.js';

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { CapabilityId, Hash32, JsonObject, UintString, prefixedUlid } from './primitives.js';
+
+/** Body of `POST /api/v1/execute`: `capability_id` and the capability's `input` object (SPEC 2.7, 4). */
+export const ExecuteRequest = z.strictObject({
+  capability_id: CapabilityId,
+  input: JsonObject,
+});
+export type ExecuteRequest = z.infer<typeof ExecuteRequest>;
+
+/** Execution id: `exe_` + ULID, e.g. `exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T` (DESIGN "x402 payments"). */
+export const ExecutionId = prefixedUlid('exe');
+export type ExecutionId = z.infer<typeof ExecutionId>;
+
+/** Execution status: `SUCCEEDED | FAILED` (SPEC 3; FAILED per DESIGN "x402 payments"). */
+export const ExecutionStatus = z.enum(['SUCCEEDED', 'FAILED']);
+export type ExecutionStatus = z.infer<typeof ExecutionStatus>;
+
+/**
+ * Settled payment behind an execution (SPEC 2.7): `tx_hash` of the on-chain settlement and
+ * `amount` charged, an integer string in asset base units (USDC: 6 decimals, `"1000"` = 0.001 USDC).
+ */
+export const ExecutionPayment = z.object({
+  tx_hash: Hash32,
+  amount: UintString,
+});
+export type ExecutionPayment = z.infer<typeof ExecutionPayment>;
+
+/** Refund state: `pending` (queued) or `sent` (transferred on-chain) (DESIGN "x402 payments"). */
+export const RefundStatus = z.enum(['pending', 'sent']);
+export type RefundStatus = z.infer<typeof RefundStatus>;
+
+/**
+ * Refund of a payment (DESIGN): `status`, `tx_hash` of the refund transfer once sent, and
+ * `amount` refunded as an integer string in USDC base units.
+ */
+export const Refund = z.object({
+  status: RefundStatus,
+  tx_hash: Hash32.optional(),
+  amount: UintString,
+});
+export type Refund = z.infer<typeof Refund>;
+
+/**
+ * Why a capability failed: a stable snake_case `code` (e.g. `upstream_unavailable`) and a
+ * human-readable `message` that never carries upstream text verbatim (DESIGN "Errors").
+ */
+export const ExecutionError = z.object({
+  code: z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be snake_case'),
+  message: z.string().min(1),
+});
+export type ExecutionError = z.infer<typeof ExecutionError>;
+
+/** A successful execution: `{execution_id, status: "SUCCEEDED", result, payment}` (SPEC 2.7). */
+export const ExecutionSucceeded = z.object({
+  execution_id: ExecutionId,
+  status: z.literal('SUCCEEDED'),
+  result: JsonObject,
+  payment: ExecutionPayment,
+});
+export type ExecutionSucceeded = z.infer<typeof ExecutionSucceeded>;
+
+/**
+ * A failed execution after settlement (DESIGN "x402 payments"):
+ * `{execution_id, status: "FAILED", result: null, error, payment, refund}`; the payment is refunded.
+ */
+export const ExecutionFailed = z.object({
+  execution_id: ExecutionId,
+  status: z.literal('FAILED'),
+  result: z.null(),
+  error: ExecutionError,
+  payment: ExecutionPayment,
+  refund: Refund,
+});
+export type ExecutionFailed = z.infer<typeof ExecutionFailed>;
+
+/** Response of `POST /api/v1/execute` (SPEC 2.7), discriminated by `status`. */
+export const ExecutionResponse = z.discriminatedUnion('status', [ExecutionSucceeded, ExecutionFailed]);
+export type ExecutionResponse = z.infer<typeof ExecutionResponse>;

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { CapabilityId, DateTime, Uri } from './primitives.js';
+import { OperationalStatus } from './registryDocument.js';
+
+/** Per-capability health status: `up | degraded | down | planned` (SPEC 2.4, 3). */
+export const HealthStatus = z.enum(['up', 'degraded', 'down', 'planned']);
+export type HealthStatus = z.infer<typeof HealthStatus>;
+
+/**
+ * Latency summary in milliseconds over the measured window: `p50`, `p99` (null until the first
+ * sample) and `samples` (count of measurements the percentiles come from) (SPEC 2.4, DESIGN).
+ */
+export const LatencySummary = z.object({
+  p50: z.number().nonnegative().nullable(),
+  p99: z.number().nonnegative().nullable(),
+  samples: z.int().nonnegative(),
+});
+export type LatencySummary = z.infer<typeof LatencySummary>;
+
+/**
+ * Health of one capability: `id`, `status`, `latency_ms`, and `checked_at` (RFC 3339 UTC time of
+ * the last measurement, null if never measured) (SPEC 2.4, DESIGN "Registry, catalog and health").
+ */
+export const CapabilityHealth = z.object({
+  id: CapabilityId,
+  status: HealthStatus,
+  latency_ms: LatencySummary,
+  checked_at: DateTime.nullable(),
+});
+export type CapabilityHealth = z.infer<typeof CapabilityHealth>;
+
+/** State of one MEV-Boost relay as seen by the builder: `up | down | unknown` (unknown before the first submit). */
+export const RelayStatus = z.enum(['up', 'down', 'unknown']);
+export type RelayStatus = z.infer<typeof RelayStatus>;
+
+/**
+ * One relay the builder submits to: `name`, `url`, `status`, counts of `submits` and `accepted`
+ * block-construction attempts, and `last_submit_at` (RFC 3339 UTC or null) (DESIGN).
+ */
+export const RelayHealth = z.object({
+  name: z.string().min(1),
+  url: Uri,
+  status: RelayStatus,
+  submits: z.int().nonnegative(),
+  accepted: z.int().nonnegative(),
+  last_submit_at: DateTime.nullable(),
+});
+export type RelayHealth = z.infer<typeof RelayHealth>;
+
+/**
+ * Bundle-builder infrastructure state (SPEC 2.4): counters `bids_received`, `submits`, `accepted`,
+ * the `relays`, and `bls_public_key` (the builder's 48-byte compressed BLS12-381 public key as
+ * `0x` + 96 hex, null when no builder key is configured).
+ */
+export const BuilderHealth = z.object({
+  bids_received: z.int().nonnegative(),
+  submits: z.int().nonnegative(),
+  accepted: z.int().nonnegative(),
+  relays: z.array(RelayHealth),
+  bls_public_key: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{96}$/, 'must be a 48-byte hex BLS public key')
+    .nullable(),
+});
+export type BuilderHealth = z.infer<typeof BuilderHealth>;
+
+/**
+ * The health document at `/status/health` (SPEC 2.4, DESIGN shape):
+ * `{operational_status, generated_at, capabilities: CapabilityHealth[], builder}`.
+ * `builder` is null while no builder reports (e.g. before the builder service exists), never
+ * zero-filled: values are real measurements, never constants.
+ */
+export const HealthDocument = z.object({
+  operational_status: OperationalStatus,
+  generated_at: DateTime,
+  capabilities: z.array(CapabilityHealth),
+  builder: BuilderHealth.nullable(),
+});
+export type HealthDocument = z.infer<typeof HealthDocument>;

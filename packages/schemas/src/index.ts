@@ -1,0 +1,18 @@
+/**
+ * @acg/schemas: zod schemas (and inferred types) of every gateway resource, SPEC 2.1-2.9 with the
+ * DESIGN decisions; JSON Schema 2020-12 is generated from them (see ./jsonSchema.ts).
+ */
+export * from './primitives.js';
+export * from './capability.js';
+export * from './registryDocument.js';
+export * from './legacyRegistry.js';
+export * from './health.js';
+export * from './liquidation.js';
+export * from './walletMonitor.js';
+export * from './execution.js';
+export * from './job.js';
+export * from './paymentChallenge.js';
+export * from './problem.js';
+export * from './bundle.js';
+export * from './capabilities/wallet_balances.js';
+export * from './jsonSchema.js';

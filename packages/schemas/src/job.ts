@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { ExecutionError, ExecutionId, Refund } from './execution.js';
+import { CapabilityId, DateTime, JsonObject, Uri, prefixedUlid } from './primitives.js';
+
+/** Job id: `job_` + ULID (DESIGN "Jobs"). */
+export const JobId = prefixedUlid('job');
+export type JobId = z.infer<typeof JobId>;
+
+/** Amount in whole USDC as a JSON number, at most 6 decimals (SPEC 2.8 `budget_usdc`). */
+export const UsdcAmount = z
+  .number()
+  .nonnegative()
+  .refine((n) => Number.isFinite(n) && Math.abs(Math.round(n * 1e6) - n * 1e6) < 1e-6, 'at most 6 decimals');
+export type UsdcAmount = z.infer<typeof UsdcAmount>;
+
+/** One planned step: run `capability_id` with `input` (DESIGN "Jobs"). */
+export const JobStepPlan = z.strictObject({
+  capability_id: CapabilityId,
+  input: JsonObject,
+});
+export type JobStepPlan = z.infer<typeof JobStepPlan>;
+
+/**
+ * Body of `POST /api/v1/jobs` (SPEC 2.8 + DESIGN "Jobs"): `objective` (non-empty),
+ * `budget_usdc` (> 0, whole USDC, paid by x402), `capabilities` (>= 1 id) and optional `steps`
+ * (ordered plan; each step's capability must be listed in `capabilities`).
+ */
+export const JobRequest = z
+  .strictObject({
+    objective: z.string().min(1),
+    budget_usdc: UsdcAmount.refine((n) => n > 0, 'must be greater than 0'),
+    capabilities: z.array(CapabilityId).min(1),
+    steps: z.array(JobStepPlan).min(1).optional(),
+  })
+  .superRefine((job, ctx) => {
+    job.steps?.forEach((step, index) => {
+      if (!job.capabilities.includes(step.capability_id)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `step capability ${step.capability_id} is not listed in capabilities`,
+          path: ['steps', index, 'capability_id'],
+        });
+      }
+    });
+  });
+export type JobRequest = z.infer<typeof JobRequest>;
+
+/** Job status: `queued → running → succeeded | failed | cancelled | budget_exhausted` (DESIGN "Jobs"). */
+export const JobStatus = z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled', 'budget_exhausted']);
+export type JobStatus = z.infer<typeof JobStatus>;
+
+/** Step status: `pending | running | succeeded | failed | skipped` (skipped: price did not fit the remaining budget). */
+export const JobStepStatus = z.enum(['pending', 'running', 'succeeded', 'failed', 'skipped']);
+export type JobStepStatus = z.infer<typeof JobStepStatus>;
+
+/**
+ * One step of a job record (DESIGN "Jobs"): `capability_id`, `input`, `execution_id` (null until
+ * executed), `status`, `cost_usdc` (whole USDC spent on it), `started_at`/`finished_at`
+ * (RFC 3339 UTC or null), and `result` or `error` (null when absent).
+ */
+export const JobStep = z.object({
+  capability_id: CapabilityId,
+  input: JsonObject,
+  execution_id: ExecutionId.nullable(),
+  status: JobStepStatus,
+  cost_usdc: UsdcAmount,
+  started_at: DateTime.nullable(),
+  finished_at: DateTime.nullable(),
+  result: JsonObject.nullable(),
+  error: ExecutionError.nullable(),
+});
+export type JobStep = z.infer<typeof JobStep>;
+
+/** Response of `POST /api/v1/jobs` (202): `{job_id, status, poll_url}` (DESIGN "Jobs"). */
+export const JobCreated = z.object({
+  job_id: JobId,
+  status: JobStatus,
+  poll_url: Uri,
+});
+export type JobCreated = z.infer<typeof JobCreated>;
+
+/**
+ * Job record returned by `GET /api/v1/jobs/{job_id}` (DESIGN "Jobs"): `job_id`, `objective`,
+ * `budget_usdc`, `spent_usdc`, `capabilities`, `status`, `steps`, `result` and `error` (null until
+ * the job ends), `created_at`, `updated_at` (RFC 3339 UTC), and `refund` of the unspent budget
+ * (USDC base units; null until the job ends or when nothing is left).
+ */
+export const JobRecord = z.object({
+  job_id: JobId,
+  objective: z.string().min(1),
+  budget_usdc: UsdcAmount,
+  spent_usdc: UsdcAmount,
+  capabilities: z.array(CapabilityId).min(1),
+  status: JobStatus,
+  steps: z.array(JobStep),
+  result: JsonObject.nullable(),
+  error: ExecutionError.nullable(),
+  created_at: DateTime,
+  updated_at: DateTime,
+  refund: Refund.nullable(),
+});
+export type JobRecord = z.infer<typeof JobRecord>;

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { ChainName, ChecksumAddress } from './primitives.js';
+
+/** Lending protocols searched: `aave_v3 | spark | compound_v3 | morpho_blue` (DESIGN "Liquidation search"). */
+export const LendingProtocol = z.enum(['aave_v3', 'spark', 'compound_v3', 'morpho_blue']);
+export type LendingProtocol = z.infer<typeof LendingProtocol>;
+
+/**
+ * One liquidation opportunity (SPEC 2.5, types per DESIGN): `protocol`, `borrower` (checksummed),
+ * `collateral_token`/`debt_token` (checksummed token addresses) with `collateral_symbol`/`debt_symbol`,
+ * `collateral_usd`, `debt_usd`, `estimated_profit_usd` (USD as JSON numbers; profit net of gas),
+ * `health_factor` (unitless, < 1 means liquidatable), `deadline_block` (integer block number by
+ * which the liquidation must land to be valid on the state read).
+ */
+export const LiquidationOpportunity = z.object({
+  protocol: LendingProtocol,
+  borrower: ChecksumAddress,
+  collateral_token: ChecksumAddress,
+  collateral_symbol: z.string(),
+  debt_token: ChecksumAddress,
+  debt_symbol: z.string(),
+  collateral_usd: z.number().nonnegative(),
+  debt_usd: z.number().nonnegative(),
+  health_factor: z.number().nonnegative(),
+  estimated_profit_usd: z.number(),
+  deadline_block: z.int().nonnegative(),
+});
+export type LiquidationOpportunity = z.infer<typeof LiquidationOpportunity>;
+
+/**
+ * Query of `GET /v1/liquidation-search` (SPEC 4 + DESIGN). Numbers are coerced from query strings.
+ * `min_profit_usd` (USD, default 0), `chain` (default `ethereum`), `protocol` (one or repeated;
+ * absent = all), `max_health_factor` (unitless, default 1.0 = liquidatable now, at most 1.1),
+ * `limit` (1..500, default 50).
+ */
+export const LiquidationSearchQuery = z.object({
+  min_profit_usd: z.coerce.number().nonnegative().default(0),
+  chain: ChainName.default('ethereum'),
+  protocol: z.union([LendingProtocol, z.array(LendingProtocol)]).optional(),
+  max_health_factor: z.coerce.number().positive().max(1.1).default(1),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+});
+export type LiquidationSearchQuery = z.infer<typeof LiquidationSearchQuery>;
+
+/**
+ * Response of `GET /v1/liquidation-search` (SPEC 4 + DESIGN): `chain`, `block_number` (integer,
+ * the block the index was read at) and `opportunities` sorted by `estimated_profit_usd` descending.
+ */
+export const LiquidationSearchResponse = z.object({
+  chain: ChainName,
+  block_number: z.int().nonnegative(),
+  opportunities: z.array(LiquidationOpportunity),
+});
+export type LiquidationSearchResponse = z.infer<typeof LiquidationSearchResponse>;

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { Address, Caip2Network, JsonObject, UintString, Uri } from './primitives.js';
+
+/** The x402 protocol version this gateway speaks: 2 (SPEC 2.9, 9). */
+export const X402_VERSION = 2 as const;
+
+/**
+ * x402 v2 `ResourceInfo`: `url` of the paid resource, optional `description` and `mimeType`
+ * (DESIGN "x402 payments"; matches `@x402/core`).
+ */
+export const ResourceInfo = z.object({
+  url: Uri,
+  description: z.string().optional(),
+  mimeType: z.string().optional(),
+});
+export type ResourceInfo = z.infer<typeof ResourceInfo>;
+
+/**
+ * x402 v2 `PaymentRequirements` (one entry of `accepts`, matches `@x402/core`): `scheme` `exact`,
+ * `network` CAIP-2, `amount` (integer string, asset base units), `asset` (token contract),
+ * `payTo`, `maxTimeoutSeconds` (validity window of the authorization), `extra` (scheme data, e.g.
+ * the EIP-712 domain `{name: "USD Coin", version: "2"}`).
+ */
+export const PaymentRequirements = z.object({
+  scheme: z.literal('exact'),
+  network: Caip2Network,
+  amount: UintString,
+  asset: Address,
+  payTo: Address,
+  maxTimeoutSeconds: z.int().positive(),
+  extra: JsonObject,
+});
+export type PaymentRequirements = z.infer<typeof PaymentRequirements>;
+
+/**
+ * Body of a 402 response (SPEC 2.9 + DESIGN "x402 payments"). SPEC fields: `scheme` (`exact`),
+ * `network` (`eip155:8453`), `payTo`, `maxAmountRequired` (integer string, USDC base units),
+ * `asset` (USDC contract), `x402Version` (2). x402 v2 fields, so official clients work too:
+ * `error` (why payment is required or was refused), `resource`, `accepts` (>= 1 requirement;
+ * the first mirrors the SPEC fields), optional `extensions`.
+ */
+export const PaymentChallenge = z.object({
+  x402Version: z.literal(X402_VERSION),
+  scheme: z.literal('exact'),
+  network: Caip2Network,
+  payTo: Address,
+  maxAmountRequired: UintString,
+  asset: Address,
+  error: z.string().optional(),
+  resource: ResourceInfo,
+  accepts: z.array(PaymentRequirements).min(1),
+  extensions: JsonObject.optional(),
+});
+export type PaymentChallenge = z.infer<typeof PaymentChallenge>;
