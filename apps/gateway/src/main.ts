@@ -1,0 +1,21 @@
+/**
+ * Standalone gateway entry (`node dist/gateway.js`): configuration from the environment only
+ * (PAYMENT_RPC_URL, REDIS_URL, PAY_TO_ADDRESS, FACILITATOR_PRIVATE_KEY or FACILITATOR_URL, ...),
+ * no embedded dev chain. Many of these run behind one Redis to scale out (DESIGN 1).
+ */
+import { ConfigError, configFromEnv } from './config.js';
+import { startGateway } from './app.js';
+
+try {
+  const gateway = await startGateway(configFromEnv(process.env));
+  process.stdout.write(`gateway ${gateway.url}\n`);
+  const stop = async () => {
+    await gateway.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+} catch (e) {
+  process.stderr.write(`gateway failed to start: ${e instanceof ConfigError ? e.message : (e as Error).message}\n`);
+  process.exit(1);
+}
