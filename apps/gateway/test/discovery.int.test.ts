@@ -67,7 +67,7 @@ describe('discovery documents', () => {
     // the example request is executable: unpaid it gets the 402 challenge for exactly the advertised price
     const r = await fetch(`${t.url}/api/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(entry.example_request) });
     expect(r.status).toBe(402);
-    expect((await r.json()).maxAmountRequired).toBe(entry.price_base_units);
+    expect(((await r.json()) as { maxAmountRequired: string }).maxAmountRequired).toBe(entry.price_base_units);
   });
 
   it('serves an OpenAPI 3.0 document that validates and lists the SPEC paths', async () => {
