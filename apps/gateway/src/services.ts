@@ -1,3 +1,4 @@
+import { Ledger, SiweAuthenticator, TokenStore } from '@acg/accounts';
 import { createInProcessFacilitator, createRemoteFacilitator, Paywall, RefundQueue } from '@acg/payments';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
@@ -27,6 +28,9 @@ export interface Services {
   discovery: Discovery;
   capabilityDeps: CapabilityDeps;
   paymentClient: PublicClient;
+  siwe: SiweAuthenticator;
+  tokens: TokenStore;
+  ledger: Ledger;
   /** Absolute base URL of this gateway (known once it listens). */
   publicBaseUrl(): string;
   setListenUrl(url: string): void;
@@ -85,9 +89,22 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
     telemetry,
   });
 
+  const siwe = new SiweAuthenticator(
+    redis,
+    keys,
+    () => {
+      const u = new URL(publicBaseUrl());
+      return { domain: u.host, uri: publicBaseUrl(), chainId: config.payment.chain.id };
+    },
+    paymentClient,
+  );
+
   return {
     config,
     log,
+    siwe,
+    tokens: new TokenStore(redis, keys),
+    ledger: new Ledger(redis, keys),
     redis,
     bullRedis,
     keys,

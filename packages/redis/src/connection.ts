@@ -54,6 +54,38 @@ export class RedisKeys {
   probes(): string {
     return `${this.prefix}probes`;
   }
+  /** A SIWE nonce issued for sign-in (string, short TTL). */
+  siweNonce(nonce: string): string {
+    return `${this.prefix}auth:nonce:${nonce}`;
+  }
+  /** A bearer token, by the sha256 hex of the token (the token itself is never stored). */
+  bearerToken(tokenHash: string): string {
+    return `${this.prefix}auth:token:${tokenHash}`;
+  }
+  /** The set of token hashes of a wallet (for revoke-all). */
+  walletTokens(address: string): string {
+    return `${this.prefix}auth:wallet:${address.toLowerCase()}`;
+  }
+  /** A metered account (hash: balance, spent, deposited; USDC base units). */
+  account(address: string): string {
+    return `${this.prefix}acct:${address.toLowerCase()}`;
+  }
+  /** Usage lines of an account (list, newest first). */
+  accountUsage(address: string): string {
+    return `${this.prefix}acct:${address.toLowerCase()}:usage`;
+  }
+  /** Marks a debit or credit reference as applied. */
+  accountRef(address: string, ref: string): string {
+    return `${this.prefix}acct:${address.toLowerCase()}:ref:${ref}`;
+  }
+  /** A token bucket of `scope` (e.g. `builder:rpc`) for one client id (e.g. an IP); hash {tokens, ts_us}. */
+  rateLimit(scope: string, id: string): string {
+    return `${this.prefix}rl:${scope}:${id}`;
+  }
+  /** Keys of the bundle builder (`apps/builder`): `builder:<part>:<part>...`, e.g. `builder:pool:<block>`. */
+  builder(...parts: (string | number)[]): string {
+    return `${this.prefix}builder:${parts.join(':')}`;
+  }
   /** The BullMQ prefix for this deployment's queues. */
   bullPrefix(): string {
     return `${this.prefix}bull`;

@@ -11,6 +11,9 @@ export const SCRIPTS = {
   reserve_authorization: 1,
   transition_authorization: 1,
   claim_idempotency_key: 1,
+  token_bucket: 1,
+  debit_account: 3,
+  credit_account: 3,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

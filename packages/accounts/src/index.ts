@@ -1,0 +1,4 @@
+export { AuthError, InsufficientBalanceError } from './errors.js';
+export { Ledger, type AccountView, type UsageLine } from './ledger.js';
+export { newAccessToken, SiweAuthenticator, type SiweChallenge, type SiweDomain } from './siwe.js';
+export { TokenStore, type IssuedToken } from './tokens.js';

@@ -1,0 +1,99 @@
+import type { RedisKeys } from '@acg/redis';
+import { withScripts, type ScriptedRedis } from '@acg/redis';
+import type { Redis } from 'ioredis';
+import { InsufficientBalanceError } from './errors.js';
+
+/** One line of account usage (newest first in `GET /v1/account`). */
+export interface UsageLine {
+  /** `debit` or `credit` */
+  kind: 'debit' | 'credit';
+  /** integer string, USDC base units */
+  amount: string;
+  /** what it paid for, e.g. `mev.liquidation_search` or `deposit` */
+  item: string;
+  /** idempotency reference (execution id, webhook-id, ...) */
+  ref: string;
+  /** RFC 3339 UTC */
+  at: string;
+}
+
+/** `GET /v1/account`: balances in integer USDC base units (strings) and recent usage. */
+export interface AccountView {
+  address: `0x${string}`;
+  balance: string;
+  spent: string;
+  deposited: string;
+  usage: UsageLine[];
+}
+
+const MAX_USAGE_LINES = 1000;
+const REF_TTL_SECONDS = 30 * 24 * 3600;
+
+/**
+ * Metered accounts in USDC base units (DESIGN "Accounts and bearer tokens"). Debits and credits
+ * are Lua scripts: atomic, never negative, and applied at most once per reference, so a retried
+ * webhook delivery or deposit can never bill or credit twice.
+ */
+export class Ledger {
+  private readonly redis: ScriptedRedis;
+  constructor(
+    redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {
+    this.redis = withScripts(redis);
+  }
+
+  /**
+   * Debits `amount` (integer base units) for `item`, once per `ref`. Returns the balance after.
+   * Throws InsufficientBalanceError (nothing debited) when the balance is lower.
+   */
+  async debit(address: string, amount: bigint, item: string, ref: string): Promise<{ balance: bigint; applied: boolean }> {
+    const line: UsageLine = { kind: 'debit', amount: amount.toString(), item, ref, at: new Date().toISOString() };
+    const [status, balance] = (await this.redis.debit_account(
+      this.keys.account(address),
+      this.keys.accountUsage(address),
+      this.keys.accountRef(address, `d:${ref}`),
+      amount.toString(),
+      JSON.stringify(line),
+      MAX_USAGE_LINES,
+      REF_TTL_SECONDS,
+    )) as [number, string];
+    if (status === 0) throw new InsufficientBalanceError(balance, amount.toString());
+    return { balance: BigInt(balance), applied: status === 1 };
+  }
+
+  /** Credits `amount` (integer base units) once per `ref`. Returns the balance after. */
+  async credit(address: string, amount: bigint, item: string, ref: string): Promise<{ balance: bigint; applied: boolean }> {
+    const line: UsageLine = { kind: 'credit', amount: amount.toString(), item, ref, at: new Date().toISOString() };
+    const [status, balance] = (await this.redis.credit_account(
+      this.keys.account(address),
+      this.keys.accountUsage(address),
+      this.keys.accountRef(address, `c:${ref}`),
+      amount.toString(),
+      JSON.stringify(line),
+      MAX_USAGE_LINES,
+      REF_TTL_SECONDS,
+    )) as [number, string];
+    return { balance: BigInt(balance), applied: status === 1 };
+  }
+
+  /** Balance in integer base units (0 for an account never credited). */
+  async balance(address: string): Promise<bigint> {
+    return BigInt((await this.redis.hget(this.keys.account(address), 'balance')) ?? '0');
+  }
+
+  /** The account view with up to `limit` usage lines. */
+  async view(address: `0x${string}`, limit = 100): Promise<AccountView> {
+    const [h, lines] = await Promise.all([
+      this.redis.hgetall(this.keys.account(address)),
+      this.redis.lrange(this.keys.accountUsage(address), 0, limit - 1),
+    ]);
+    return {
+      address,
+      balance: h.balance ?? '0',
+      spent: h.spent ?? '0',
+      deposited: h.deposited ?? '0',
+      usage: lines.map((l) => JSON.parse(l) as UsageLine),
+    };
+  }
+}

@@ -1,0 +1,35 @@
+-- Token bucket on the Redis clock (SPEC 8: 10 requests/s per IP, burst 20; DESIGN "Known pitfalls":
+-- a true token bucket, not a fixed window). Atomic and shared by every replica.
+-- KEYS[1]  bucket (hash: tokens, ts = Redis TIME of the last update in microseconds)
+-- ARGV[1]  refill rate, tokens per second (> 0)
+-- ARGV[2]  capacity (burst), tokens
+-- ARGV[3]  cost of this request, tokens
+-- A new bucket starts full. Refill is continuous: tokens += elapsed_us * rate / 1e6, capped at capacity.
+-- Returns {allowed (1|0), tokens left (string), retry_after_us (0 when allowed), now_us (string)}.
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local v = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens = tonumber(v[1])
+local ts = tonumber(v[2])
+if tokens == nil or ts == nil then
+  tokens = burst
+  ts = now
+end
+if now > ts then
+  tokens = math.min(burst, tokens + (now - ts) * rate / 1000000)
+end
+local allowed = 0
+local retry_us = 0
+if tokens >= cost then
+  tokens = tokens - cost
+  allowed = 1
+else
+  retry_us = math.ceil((cost - tokens) * 1000000 / rate)
+end
+redis.call('HSET', KEYS[1], 'tokens', string.format('%.6f', tokens), 'ts', string.format('%d', now))
+-- an idle bucket is full again after burst/rate seconds: it can expire then
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
+return {allowed, string.format('%.6f', tokens), retry_us, string.format('%d', now)}
