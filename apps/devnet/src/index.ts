@@ -33,3 +33,4 @@ export {
   type UsdcDeployment,
 } from './usdc.js';
 export { usdcAbi } from './usdcAbi.js';
+export { DEV_CHAINS, startDevChain, type DevChain, type DevChainName } from './chains.js';
