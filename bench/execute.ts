@@ -1,0 +1,280 @@
+/**
+ * Paid `POST /api/v1/execute` (capability `intelligence.wallet_balances`) through the gateway vs
+ * the reference x402 server: `@x402/express` `paymentMiddleware` + `x402ResourceServer` with the
+ * exact EVM server scheme, on an express 5 app whose handler does the same work (native + USDC
+ * balance at one block, viem multicall). Both sides use the same in-process facilitator
+ * (`createInProcessFacilitator`, dev account 0, viem nonceManager) on the same anvil chain, and
+ * the same price, asset, network and payTo. Every paid call carries a fresh EIP-3009
+ * authorization made by the official client (`@x402/fetch` `wrapFetchWithPayment`), from several
+ * buyers concurrently, in a separate load-generator process.
+ *
+ * The two sides never run at the same time: both are warmed up, then measured in the order
+ * gateway, reference, reference, gateway (half the calls each), on one chain with one facilitator
+ * account, so its nonces stay consistent and neither side's settlements compete with the other's.
+ * The server process is shared, so the JIT warm-up of shared code (viem, @x402/core) helps
+ * whichever side runs second; the interleaving cancels that and other drift.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { devAccount, devPrivateKey, usdcBalance, type DevStack } from '@acg/devnet';
+import { paymentChain } from '@acg/gateway';
+import { createInProcessFacilitator } from '@acg/payments';
+import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { registerExactEvmScheme } from '@x402/evm/exact/server';
+import express from 'express';
+import { createPublicClient, erc20Abi, getAddress, http, isAddress, multicall3Abi } from 'viem';
+import { LoadGenerator, type PaidSummary } from './lib/load.js';
+import { definedOnly, fmt, fmtRatio, percentile, ratio, table } from './lib/stats.js';
+
+const CAPABILITY = 'intelligence.wallet_balances';
+const MULTICALL3 = '0xcA11bde05977b3631167028862bE2a173976CA11' as const;
+/** 0.001 USD in USDC base units (6 decimals): the capability's catalog price. */
+const PRICE_UNITS = 1000n;
+
+export interface ExecuteBenchOptions {
+  /** Concurrent callers, one buyer account each (at most 8: dev accounts 2 to 9). */
+  buyers?: number;
+  /** Measured paid calls per side (split evenly over the buyers). */
+  calls?: number;
+  /** Unmeasured paid calls per buyer before the measured phase. */
+  warmupPerBuyer?: number;
+  /** Bound on one paid call (both HTTP round trips), ms. */
+  callTimeoutMs?: number;
+}
+
+export interface ExecuteSide {
+  name: string;
+  /** Measured calls that succeeded (200 with PAYMENT-RESPONSE) and failed. */
+  ok: number;
+  failed: number;
+  warmupOk: number;
+  warmupFailed: number;
+  /** Up to 3 failure descriptions. */
+  failures: string[];
+  /** Successful measured paid calls per second of measured wall time. */
+  throughput: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Payments that reached the treasury on-chain during this side's run (warm-up included). */
+  settledOnChain: bigint;
+}
+
+export interface ExecuteBenchResult {
+  gateway: ExecuteSide;
+  reference: ExecuteSide;
+  settings: Required<ExecuteBenchOptions>;
+  /** Measured paid calls per side (calls rounded up to a multiple of buyers). */
+  callsPerSide: number;
+}
+
+/**
+ * The reference server: express 5 + `@x402/express` `paymentMiddleware` guarding
+ * `POST /api/v1/execute` at the same price, and a handler that reads the same two balances.
+ */
+async function startReference(stack: DevStack): Promise<{ url: string; server: Server }> {
+  const { rpcUrl, treasury, network } = stack.payment;
+  const chain = paymentChain(rpcUrl);
+  const facilitator = createInProcessFacilitator({ rpcUrl, chain, signer: devPrivateKey(0), networks: [network] });
+  const resourceServer = new x402ResourceServer(facilitator);
+  registerExactEvmScheme(resourceServer, { networks: [network] });
+  const client = createPublicClient({ chain, transport: http(rpcUrl, { timeout: 10_000, retryCount: 1 }), batch: { multicall: false } });
+  const usdc = getAddress(stack.payment.usdc);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(express.json({ limit: '1mb' }));
+  app.use(
+    paymentMiddleware(
+      {
+        'POST /api/v1/execute': {
+          accepts: { scheme: 'exact', price: '$0.001', network, payTo: treasury.address, maxTimeoutSeconds: 300 },
+          description: 'intelligence.wallet_balances',
+          mimeType: 'application/json',
+        },
+      },
+      resourceServer,
+    ),
+  );
+  app.post('/api/v1/execute', async (req, res) => {
+    const body = req.body as { capability_id?: unknown; input?: { address?: unknown; chain?: unknown } } | undefined;
+    const address = body?.input?.address;
+    if (body?.capability_id !== CAPABILITY || typeof address !== 'string' || !isAddress(address)) {
+      res.status(400).json({ error: 'bad input' });
+      return;
+    }
+    try {
+      const owner = getAddress(address);
+      const blockNumber = await client.getBlockNumber({ cacheTime: 0 });
+      const [native, token] = await client.multicall({
+        multicallAddress: MULTICALL3,
+        blockNumber,
+        allowFailure: false,
+        contracts: [
+          { address: MULTICALL3, abi: multicall3Abi, functionName: 'getEthBalance', args: [owner] },
+          { address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [owner] },
+        ],
+      });
+      res.json({
+        capability_id: CAPABILITY,
+        status: 'SUCCEEDED',
+        result: {
+          address: owner,
+          chain: 'base',
+          chain_id: chain.id,
+          block_number: blockNumber.toString(),
+          native: { symbol: 'ETH', decimals: 18, balance: (native as bigint).toString() },
+          usdc: { address: usdc, decimals: 6, balance: (token as bigint).toString() },
+        },
+      });
+    } catch {
+      res.status(503).json({ error: 'chain_unavailable' });
+    }
+  });
+
+  const server = createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** One side under test: its URL and what its runs accumulated. */
+interface Side {
+  name: string;
+  url: string;
+  runs: PaidSummary[];
+  warmup: PaidSummary[];
+  settled: bigint;
+}
+
+/** Runs `callsPerBuyer` paid calls per buyer against `side`, counting the payments that reached the treasury. */
+async function paidRun(
+  load: LoadGenerator,
+  stack: DevStack,
+  side: Side,
+  s: Required<ExecuteBenchOptions>,
+  callsPerBuyer: number,
+  warmup: boolean,
+): Promise<void> {
+  if (callsPerBuyer <= 0) return;
+  const { rpcUrl, usdc, treasury } = stack.payment;
+  const before = await usdcBalance(rpcUrl, treasury.address, usdc);
+  const summary = await load.run(
+    {
+      kind: 'paid',
+      url: side.url,
+      capabilityId: CAPABILITY,
+      buyerIndexes: Array.from({ length: s.buyers }, (_, i) => 2 + i),
+      callsPerBuyer,
+      callTimeoutMs: s.callTimeoutMs,
+    },
+    // Every call is bounded; this bounds the whole run.
+    callsPerBuyer * s.callTimeoutMs + 30_000,
+  );
+  const after = await usdcBalance(rpcUrl, treasury.address, usdc);
+  side.settled += (after - before) / PRICE_UNITS;
+  (warmup ? side.warmup : side.runs).push(summary);
+}
+
+function summarize(side: Side): ExecuteSide {
+  const ok = side.runs.reduce((a, r) => a + r.ok, 0);
+  const wallMs = side.runs.reduce((a, r) => a + r.wallMs, 0);
+  const latencies = side.runs.flatMap((r) => r.latenciesMs);
+  const all = [...side.warmup, ...side.runs];
+  return {
+    name: side.name,
+    ok,
+    failed: side.runs.reduce((a, r) => a + r.failed, 0),
+    warmupOk: side.warmup.reduce((a, r) => a + r.ok, 0),
+    warmupFailed: side.warmup.reduce((a, r) => a + r.failed, 0),
+    failures: all.flatMap((r) => r.failures).slice(0, 3),
+    throughput: ok / (wallMs / 1000),
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    settledOnChain: side.settled,
+  };
+}
+
+/**
+ * Runs the paid-execute benchmark: warm-up on both sides, then the measured calls in the order
+ * gateway, reference, reference, gateway (half each), so warm-up and drift favour neither side.
+ */
+export async function benchExecute(gatewayUrl: string, stack: DevStack, opts: ExecuteBenchOptions = {}): Promise<ExecuteBenchResult> {
+  const settings = { buyers: 4, calls: 100, warmupPerBuyer: 5, callTimeoutMs: 30_000, ...definedOnly(opts) };
+  if (!(settings.buyers >= 1 && settings.buyers <= stack.payment.buyers.length)) throw new Error(`buyers must be 1..${stack.payment.buyers.length}`);
+  for (let i = 0; i < settings.buyers; i++) {
+    if (devAccount(2 + i).address !== stack.payment.buyers[i].address) throw new Error('buyer accounts do not match the dev stack');
+  }
+  const perBuyer = Math.ceil(settings.calls / settings.buyers);
+  const first = Math.ceil(perBuyer / 2);
+  const second = perBuyer - first;
+
+  const reference = await startReference(stack);
+  const load = LoadGenerator.start();
+  try {
+    const g: Side = { name: 'gateway', url: `${gatewayUrl}/api/v1/execute`, runs: [], warmup: [], settled: 0n };
+    const r: Side = { name: '@x402/express reference', url: `${reference.url}/api/v1/execute`, runs: [], warmup: [], settled: 0n };
+    await paidRun(load, stack, g, settings, settings.warmupPerBuyer, true);
+    await paidRun(load, stack, r, settings, settings.warmupPerBuyer, true);
+    await paidRun(load, stack, g, settings, first, false);
+    await paidRun(load, stack, r, settings, first, false);
+    await paidRun(load, stack, r, settings, second, false);
+    await paidRun(load, stack, g, settings, second, false);
+    return { gateway: summarize(g), reference: summarize(r), settings, callsPerSide: perBuyer * settings.buyers };
+  } finally {
+    load.close();
+    await new Promise<void>((resolve) => {
+      reference.server.close(() => resolve());
+      reference.server.closeAllConnections();
+    });
+  }
+}
+
+/** The result as a compact table with the ratios gateway/reference, plus the caveat. */
+export function formatExecute(r: ExecuteBenchResult): string {
+  const s = r.settings;
+  const perSide = r.callsPerSide;
+  const row = (x: ExecuteSide) => [
+    x.name,
+    fmt(x.throughput, 1),
+    fmt(x.p50Ms, 0),
+    fmt(x.p99Ms, 0),
+    `${x.ok}/${perSide}`,
+    String(x.settledOnChain),
+  ];
+  const lines = [
+    `POST /api/v1/execute (${CAPABILITY}, 0.001 USDC), paid with @x402/fetch: ${s.buyers} buyers concurrently,`,
+    `  ${perSide} measured paid calls per side (2 halves, order G R R G) after ${s.warmupPerBuyer * s.buyers} warm-up calls each;`,
+    '  one call = 402 challenge + EIP-3009 signature + paid retry (verify, settle on anvil, multicall read)',
+    '',
+    table(
+      ['', 'paid calls/s', 'p50 ms', 'p99 ms', 'ok', 'settled on-chain*'],
+      [
+        row(r.gateway),
+        row(r.reference),
+        [
+          'ratio gateway/reference',
+          fmtRatio(ratio(r.gateway.throughput, r.reference.throughput)),
+          fmtRatio(ratio(r.gateway.p50Ms, r.reference.p50Ms)),
+          fmtRatio(ratio(r.gateway.p99Ms, r.reference.p99Ms)),
+          '',
+          '',
+        ],
+      ],
+    ),
+    '* payments that reached the treasury in USDC during that side\'s runs, warm-up included.',
+    '',
+    'Note: happy path only. The reference middleware verifies, runs the handler, then settles: a payment sent',
+    'twice concurrently runs its handler twice (one settlement then reverts, gas paid for nothing). The gateway',
+    'reserves (from, nonce) in Redis and settles before executing, so a duplicate never runs twice; that extra',
+    'work (Redis round trips, the stored execution) is included in its numbers above.',
+  ];
+  for (const side of [r.gateway, r.reference]) {
+    if (side.failed + side.warmupFailed > 0) {
+      lines.push(`${side.name}: ${side.failed + side.warmupFailed} failed calls, e.g. ${side.failures.join(' | ')}`);
+    }
+  }
+  return lines.join('\n');
+}

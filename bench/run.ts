@@ -1,0 +1,100 @@
+/**
+ * `npm run bench [-- registry|execute] [--connections=N] [--duration=S] [--calls=N] [--buyers=N]`
+ *
+ * Starts a private dev stack (anvil with chain id 8453, real USDC, Multicall3; a private
+ * redis-server) and the gateway on it, runs the benchmarks, prints each one's table and the
+ * ratios against a baseline measured in the same run, then stops everything it started.
+ * Nothing here asserts on speed: it exits 0 whenever the benchmarks ran.
+ */
+import os from 'node:os';
+import { startTestGateway, type TestGateway } from '../apps/gateway/test/harness.js';
+import { benchExecute, formatExecute, type ExecuteBenchResult } from './execute.js';
+import { benchRegistry, formatRegistry, type RegistryBenchResult } from './registry.js';
+import { fmtRatio, ratio } from './lib/stats.js';
+
+/** Hang guard (not a speed assertion): the whole run is stopped and cleaned up after this. */
+const WATCHDOG_MS = 270_000;
+const NAMES = ['registry', 'execute'] as const;
+type Name = (typeof NAMES)[number];
+
+function parseArgs(argv: string[]) {
+  const names: Name[] = [];
+  const flags: Record<string, number> = {};
+  for (const arg of argv) {
+    const m = /^--([a-z-]+)=(\d+(?:\.\d+)?)$/.exec(arg);
+    if (m && ['connections', 'duration', 'warmup', 'calls', 'buyers'].includes(m[1])) flags[m[1]] = Number(m[2]);
+    else if ((NAMES as readonly string[]).includes(arg)) names.push(arg as Name);
+    else {
+      console.error(`unknown argument ${JSON.stringify(arg)}\nusage: npm run bench -- [registry] [execute] [--connections=10] [--duration=5] [--warmup=1] [--calls=100] [--buyers=4]`);
+      process.exit(2);
+    }
+  }
+  return { names: names.length > 0 ? names : [...NAMES], flags };
+}
+
+async function main(): Promise<number> {
+  const { names, flags } = parseArgs(process.argv.slice(2));
+  const t0 = performance.now();
+  console.log(
+    `bench: node ${process.version}, ${os.cpus().length} CPU (${os.cpus()[0]?.model.trim() ?? 'unknown'}), ${os.platform()} ${os.arch()}; ${new Date().toISOString()}`,
+  );
+
+  let gw: TestGateway | undefined;
+  let closing: Promise<void> | undefined;
+  const cleanup = () => (closing ??= (gw ? gw.close() : Promise.resolve()).catch((e) => console.error('bench: cleanup error', e)));
+  const abort = (why: string, code: number) => {
+    console.error(`bench: ${why}; stopping what it started`);
+    void cleanup().finally(() => process.exit(code));
+  };
+  process.once('SIGINT', () => abort('interrupted', 130));
+  process.once('SIGTERM', () => abort('terminated', 143));
+  const watchdog = setTimeout(() => abort(`still running after ${WATCHDOG_MS / 1000} s (hang guard)`, 1), WATCHDOG_MS);
+  watchdog.unref();
+
+  let registry: RegistryBenchResult | undefined;
+  let execute: ExecuteBenchResult | undefined;
+  try {
+    gw = await startTestGateway({ prober: false });
+    console.log(`bench: dev stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (anvil ${gw.stack.payment.rpcUrl}, private redis, gateway ${gw.url})\n`);
+
+    if (names.includes('registry')) {
+      registry = await benchRegistry(gw.url, {
+        connections: flags.connections,
+        durationSeconds: flags.duration,
+        warmupSeconds: flags.warmup,
+      });
+      console.log(formatRegistry(registry) + '\n');
+    }
+    if (names.includes('execute')) {
+      execute = await benchExecute(gw.url, gw.stack, { calls: flags.calls, buyers: flags.buyers });
+      console.log(formatExecute(execute) + '\n');
+    }
+  } finally {
+    await cleanup();
+    clearTimeout(watchdog);
+  }
+
+  console.log('Ratios (gateway / baseline measured in this run; throughput > 1 and latency < 1 favour the gateway):');
+  if (registry) {
+    const { gateway: g, baseline: b } = registry;
+    console.log(
+      `  GET /registry vs bare node:http:         req/s ${fmtRatio(ratio(g.reqPerSec, b.reqPerSec))}, p50 ${fmtRatio(ratio(g.p50Ms, b.p50Ms))}, p99 ${fmtRatio(ratio(g.p99Ms, b.p99Ms))}`,
+    );
+  }
+  if (execute) {
+    const { gateway: g, reference: r } = execute;
+    console.log(
+      `  paid execute vs @x402/express reference: paid calls/s ${fmtRatio(ratio(g.throughput, r.throughput))}, p50 ${fmtRatio(ratio(g.p50Ms, r.p50Ms))}, p99 ${fmtRatio(ratio(g.p99Ms, r.p99Ms))}`,
+    );
+  }
+  console.log(`bench: done in ${((performance.now() - t0) / 1000).toFixed(1)} s; everything it started is stopped.`);
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    console.error('bench: failed:', e instanceof Error ? e.message : e);
+    process.exit(1);
+  },
+);
