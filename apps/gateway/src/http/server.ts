@@ -120,6 +120,17 @@ export function createRequestListener(services: Services) {
       }
       if (req.method === 'GET' || req.method === 'HEAD') {
         if (path === '/openapi.json') return sendDocument(res, 'application/json', openapi(), 'public, max-age=300');
+        // Server-side document cache (SPEC 4: /registry cached 60 s, health 10 s): the bytes the
+        // discovery procedures return, rendered once per cache period, served without re-serializing.
+        // The procedures stay the definition (OpenAPI, /trpc); this only skips per-request stringify.
+        if (path === '/registry' || path === '/gateway-catalog.json') {
+          const d = path === '/registry' ? await services.discovery.registry() : await services.discovery.catalog();
+          return sendDocument(res, 'application/json', d.body, 'public, max-age=60', d.etag);
+        }
+        if (path === '/status/health') {
+          const d = await services.discovery.health();
+          return sendDocument(res, 'application/json', d.body, 'no-store');
+        }
         if (path === '/llms.txt') {
           const d = await services.discovery.llmsTxt();
           return sendDocument(res, 'text/plain; charset=utf-8', d.body, 'public, max-age=60', d.etag);
