@@ -1,0 +1,45 @@
+/**
+ * `@acg/sdk`: JavaScript client of the agent capability gateway. It discovers capabilities from
+ * `GET /registry` and runs them with `execute(capability_id, input)`, paying x402 challenges
+ * (USDC on Base, `eip155:8453`) with a viem account within the spend limits the caller sets.
+ *
+ * Units: `price` strings are decimal USDC (`"0.001"`); `amount`, `price_base_units` and every
+ * bigint are integer USDC base units (6 decimals: `1000n` = 0.001 USDC).
+ */
+export { createGatewayClient } from './client.js';
+export type { ExecuteOptions, GatewayClient, GatewayClientOptions, RegistryReadOptions } from './client.js';
+export {
+  AcgError,
+  GatewayError,
+  GatewayRequestError,
+  InvalidAmountError,
+  PaymentRequiredError,
+  PaymentTermsMismatchError,
+  SDK_VERSION,
+  SpendLimitExceededError,
+  UnknownCapabilityError,
+} from './errors.js';
+export type { AcgErrorOptions } from './errors.js';
+export { PAYMENT_NETWORK, advertisedPrice, parseProblem, readPaymentRequired, selectRequirement } from './protocol.js';
+export { SpendLedger } from './spend.js';
+export type { SpendLimits, SpendReservation } from './spend.js';
+export { USDC_DECIMALS, formatUsdc, parseBaseUnits, parseUsdc } from './units.js';
+export type {
+  Availability,
+  Capability,
+  CapabilityAuth,
+  CapabilityStatus,
+  Execution,
+  ExecutionPayment,
+  ExecutionRecord,
+  PaymentPayload,
+  PaymentRequired,
+  PaymentRequirements,
+  ProblemDetails,
+  ProblemIssue,
+  RefundInfo,
+  Registry,
+  RegistryX402Terms,
+  SettleResponse,
+  SpendTotals,
+} from './types.js';

@@ -1,0 +1,167 @@
+/**
+ * Wire types of the gateway as the SDK sees them. They are declared here (not imported from the
+ * gateway's workspace packages) so the published SDK has no runtime or type dependency on them.
+ */
+import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
+
+export type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse };
+
+/** Capability status in the registry (SPEC 3): only `LIVE` ones have a recorded successful probe. */
+export type CapabilityStatus = 'LIVE' | 'PARTIAL' | 'STALE' | 'PLANNED' | 'PILOT';
+
+/** Authentication scheme of a capability (SPEC 2.2 `auth`). */
+export type CapabilityAuth = 'none' | 'bearer' | 'bundle_signature' | 'x402' | 'custom';
+
+/** Health of a capability from `/status/health`. */
+export type Availability = 'up' | 'degraded' | 'down' | 'planned';
+
+/**
+ * x402 payment terms a `/registry` entry advertises (field names as in the 402 challenge):
+ * `network` CAIP-2 (`eip155:8453`), `asset` (USDC contract), `payTo` (treasury), `resource`
+ * (URL that answers 402) and `maxAmountRequired` (integer string, USDC base units) when the
+ * price is fixed.
+ */
+export interface RegistryX402Terms {
+  x402Version: 2;
+  scheme: 'exact';
+  network: string;
+  asset: `0x${string}`;
+  payTo: `0x${string}`;
+  resource: string;
+  maxAmountRequired?: string;
+}
+
+/**
+ * One capability of `GET /registry` (SPEC 2.3). Prices: `price` is a decimal string in USDC
+ * (`"0.001"`), `price_base_units` an integer string in USDC base units (6 decimals, `"1000"`);
+ * both null when the price is not fixed. Latencies are milliseconds (null before the first sample).
+ * `input_schema` / `output_schema` are JSON Schema 2020-12 objects describing `input` / `result`.
+ */
+export interface Capability {
+  id: string;
+  product: string;
+  name: string;
+  description?: string;
+  status: CapabilityStatus;
+  surface: string;
+  /** URL to call (for executable capabilities `{base_url}/api/v1/execute`). */
+  endpoint: string;
+  method: 'GET' | 'POST';
+  auth: CapabilityAuth;
+  provider: string;
+  docs_url?: string | null;
+  related_capabilities?: string[];
+  evidence: { source: string; checked_at?: string; probe?: Record<string, unknown>; advertised_by?: string; next_action?: string };
+  notes?: string;
+  /** decimal string, USDC (e.g. `"0.001"`), or null when not fixed */
+  price: string | null;
+  /** integer string, USDC base units (6 decimals, e.g. `"1000"`), or null when not fixed */
+  price_base_units: string | null;
+  /** what one price buys: `call`, `event` or `bundle` */
+  price_unit: 'call' | 'event' | 'bundle' | null;
+  currency: 'USDC';
+  /** milliseconds, null before the first sample */
+  latency_ms_p50: number | null;
+  /** milliseconds, null before the first sample */
+  latency_ms_p99: number | null;
+  authentication: CapabilityAuth;
+  /** x402 payment terms, null when the capability takes no x402 payment (yet) */
+  x402: RegistryX402Terms | null;
+  input_schema: Record<string, unknown> | null;
+  output_schema: Record<string, unknown> | null;
+  availability: Availability | null;
+  example_request: unknown;
+  example_response: unknown;
+  [key: string]: unknown;
+}
+
+/** The `GET /registry` document (SPEC 4 "legacy registry"). */
+export interface Registry {
+  /** SemVer of the file format. */
+  registry_version: string;
+  /** RFC 3339 UTC time of generation. */
+  generated_at: string;
+  network: {
+    organization: string;
+    domains: { discover: string; execute: string; intelligence: string };
+    operational_status: 'ok' | 'degraded' | 'outage';
+    operational_status_source: string;
+  };
+  capabilities: Capability[];
+}
+
+/**
+ * Settled payment behind an execution (SPEC 2.7): `tx_hash` of the on-chain USDC transfer and
+ * `amount` charged, an integer string in USDC base units (6 decimals, `"1000"` = 0.001 USDC).
+ */
+export interface ExecutionPayment {
+  tx_hash: `0x${string}`;
+  /** integer string, USDC base units (6 decimals) */
+  amount: string;
+}
+
+/** Result of a successful `execute` (SPEC 2.7): `{execution_id, status: "SUCCEEDED", result, payment}`. */
+export interface Execution<TResult = Record<string, unknown>> {
+  /** `exe_` + ULID */
+  execution_id: string;
+  status: 'SUCCEEDED';
+  /** capability output, shaped by the capability's `output_schema` */
+  result: TResult;
+  payment: ExecutionPayment;
+}
+
+/** Refund of a payment whose capability failed: `amount` integer string, USDC base units. */
+export interface RefundInfo {
+  status: 'pending' | 'sent' | (string & {});
+  tx_hash?: `0x${string}`;
+  /** integer string, USDC base units */
+  amount: string;
+}
+
+/** A stored execution, as `GET /api/v1/executions/{id}` returns it. */
+export interface ExecutionRecord<TResult = Record<string, unknown>> {
+  execution_id: string;
+  capability_id: string;
+  status: 'SUCCEEDED' | 'FAILED';
+  result: TResult | null;
+  /** why it failed (FAILED only): stable snake_case `code` and a message */
+  error?: { code: string; message: string };
+  payment: ExecutionPayment;
+  /** present once a failed execution's refund was queued or sent */
+  refund?: RefundInfo;
+  /** RFC 3339 UTC */
+  created_at: string;
+  /** RFC 3339 UTC */
+  finished_at: string;
+  /** capability run time, milliseconds */
+  duration_ms?: number;
+  [key: string]: unknown;
+}
+
+/** One validation issue of a 400 problem: `path` from the request body root (e.g. `["input","address"]`). */
+export interface ProblemIssue {
+  path: (string | number)[];
+  message: string;
+  code?: string;
+}
+
+/** RFC 9457 problem details: the body of every gateway error except 402. Extension members allowed. */
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance?: string;
+  errors?: ProblemIssue[];
+  [key: string]: unknown;
+}
+
+/** How much a client has paid: integer USDC base units and the same as a decimal USDC string. */
+export interface SpendTotals {
+  /** integer, USDC base units (6 decimals) */
+  baseUnits: bigint;
+  /** decimal string, USDC (e.g. `"0.002"`) */
+  usdc: string;
+  /** integer, USDC base units reserved by payments still in flight */
+  pendingBaseUnits: bigint;
+}

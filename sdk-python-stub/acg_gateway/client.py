@@ -1,0 +1,366 @@
+"""The gateway client (stdlib only: urllib, json, base64, re, uuid)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import time
+import urllib.error
+import urllib.request
+import uuid
+from typing import Any, Callable, Mapping, Optional, Union
+
+from .errors import (
+    GatewayError,
+    GatewayRequestError,
+    InvalidAmount,
+    PaymentRequired,
+    PaymentTermsMismatch,
+    SpendLimitExceeded,
+    UnknownCapability,
+)
+
+#: CAIP-2 id of the payment chain, Base (SPEC 2.9).
+PAYMENT_NETWORK = "eip155:8453"
+
+USDC_DECIMALS = 6
+_DECIMAL = re.compile(r"^(0|[1-9]\d*)(?:\.(\d+))?$")
+
+#: A transport: (method, url, headers, body bytes or None, timeout seconds) -> (status, headers with
+#: lower-case names, body bytes). Raises OSError (urllib.error.URLError included) when unreachable.
+Transport = Callable[[str, str, Mapping[str, str], Optional[bytes], float], "tuple[int, dict[str, str], bytes]"]
+
+#: A payment signer: takes the x402 v2 PaymentRequired dict (``accepts`` narrowed to the one
+#: requirement the client vetted) and returns the base64 value of the PAYMENT-SIGNATURE header,
+#: i.e. base64(JSON of an x402 v2 PaymentPayload with an EIP-3009 authorization signed with EIP-712).
+PaymentSigner = Callable[[dict], str]
+
+_REASONS = {
+    400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
+    409: "Conflict", 413: "Content Too Large", 422: "Unprocessable Content", 429: "Too Many Requests",
+    500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+}
+
+
+def parse_usdc(value: Union[str, int, float], label: str = "amount") -> int:
+    """Decimal USDC -> integer base units: ``"0.001"`` -> ``1000``, ``"1"`` -> ``1000000``.
+
+    Accepts a decimal string, an int, or a float (via ``repr``); at most 6 decimals, never negative.
+    Raises :class:`InvalidAmount` otherwise (``"-1"``, ``"1e-3"``, ``"0.0000001"``).
+    """
+    if isinstance(value, bool):
+        raise InvalidAmount(f"Invalid {label} {value!r}")
+    text = repr(value) if isinstance(value, float) else str(value)
+    m = _DECIMAL.match(text)
+    if not m:
+        raise InvalidAmount(f"Invalid {label} {value!r}: not a non-negative decimal USDC amount")
+    fraction = (m.group(2) or "").rstrip("0")
+    if len(fraction) > USDC_DECIMALS:
+        raise InvalidAmount(f"Invalid {label} {value!r}: more than {USDC_DECIMALS} decimals")
+    return int(m.group(1)) * 10**USDC_DECIMALS + int(fraction.ljust(USDC_DECIMALS, "0") or "0")
+
+
+def format_usdc(base_units: int) -> str:
+    """Integer base units -> decimal USDC string without trailing zeros: ``1000`` -> ``"0.001"``."""
+    if base_units < 0:
+        raise InvalidAmount(f"Invalid amount {base_units}: negative")
+    whole, frac = divmod(base_units, 10**USDC_DECIMALS)
+    frac_s = str(frac).rjust(USDC_DECIMALS, "0").rstrip("0")
+    return f"{whole}.{frac_s}" if frac_s else str(whole)
+
+
+def _b64decode(text: str) -> bytes:
+    text = text.strip()
+    padded = text + "=" * (-len(text) % 4)
+    try:
+        return base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        return base64.urlsafe_b64decode(padded)
+
+
+def _is_payment_required(v: Any) -> bool:
+    return (
+        isinstance(v, dict)
+        and v.get("x402Version") == 2
+        and isinstance(v.get("accepts"), list)
+        and all(isinstance(a, dict) for a in v["accepts"])
+        and isinstance(v.get("resource"), dict)
+    )
+
+
+def decode_payment_required(header: Optional[str], body: Any = None) -> Optional[dict]:
+    """The x402 v2 PaymentRequired of a 402 answer: the base64-JSON ``PAYMENT-REQUIRED`` header,
+    else the JSON body when it carries ``x402Version`` 2, ``resource`` and ``accepts``. None when
+    neither is usable."""
+    if header:
+        try:
+            decoded = json.loads(_b64decode(header).decode("utf-8"))
+            if _is_payment_required(decoded):
+                return decoded
+        except (ValueError, binascii.Error, UnicodeDecodeError):
+            pass
+    if _is_payment_required(body):
+        keys = ("x402Version", "error", "resource", "accepts", "extensions")
+        return {k: body[k] for k in keys if k in body}
+    return None
+
+
+def parse_problem(status: int, body: bytes) -> dict:
+    """An error answer as RFC 9457 problem details. A JSON object body is kept (extension members
+    such as ``execution_id`` and ``refund`` included) with ``status`` taken from HTTP; anything
+    else becomes ``{"type": "about:blank", "title", "status", "detail": <first 200 chars>}``."""
+    title = _REASONS.get(status, f"HTTP {status}")
+    try:
+        parsed = json.loads(body.decode("utf-8")) if body else None
+    except (ValueError, UnicodeDecodeError):
+        parsed = None
+    if isinstance(parsed, dict):
+        problem = dict(parsed)
+        problem["type"] = parsed.get("type") or "about:blank"
+        problem["title"] = parsed.get("title") or title
+        problem["status"] = status
+        detail = parsed.get("detail", parsed.get("message", parsed.get("error", "")))
+        problem["detail"] = detail if isinstance(detail, str) else ""
+        return problem
+    text = " ".join(body.decode("utf-8", "replace").split())[:200]
+    return {"type": "about:blank", "title": title, "status": status, "detail": text}
+
+
+def _advertised_price(capability: dict) -> Optional[int]:
+    raw = (capability.get("x402") or {}).get("maxAmountRequired") or capability.get("price_base_units")
+    return int(raw) if isinstance(raw, str) and raw.isdigit() else None
+
+
+def select_requirement(capability: dict, payment_required: dict, network: str = PAYMENT_NETWORK) -> "tuple[dict, int]":
+    """The first requirement of ``payment_required["accepts"]`` matching the x402 terms
+    ``/registry`` advertises for ``capability`` (scheme ``exact``, ``network``, asset and payTo
+    case-insensitive, integer amount not above the advertised price), with its amount (int, base
+    units). Raises :class:`PaymentTermsMismatch`."""
+    cid = capability.get("id", "?")
+    terms = capability.get("x402")
+    if not terms:
+        raise PaymentTermsMismatch(cid, ["/registry advertises no x402 payment terms for this capability"])
+    if payment_required.get("x402Version") != 2:
+        raise PaymentTermsMismatch(cid, [f"x402Version {payment_required.get('x402Version')} is not 2"])
+    ceiling = _advertised_price(capability)
+    problems = []
+    for i, r in enumerate(payment_required.get("accepts") or []):
+        why = []
+        if r.get("scheme") != "exact":
+            why.append(f"scheme {r.get('scheme')!r} is not 'exact'")
+        if r.get("network") != network:
+            why.append(f"network {r.get('network')!r} is not {network}")
+        elif terms.get("network") != network:
+            why.append(f"the registry's network {terms.get('network')!r} is not {network}")
+        if str(r.get("asset", "")).lower() != str(terms.get("asset", "")).lower():
+            why.append(f"asset {r.get('asset')} differs from the registry's {terms.get('asset')}")
+        if str(r.get("payTo", "")).lower() != str(terms.get("payTo", "")).lower():
+            why.append(f"payTo {r.get('payTo')} differs from the registry's {terms.get('payTo')}")
+        amount = r.get("amount")
+        if not (isinstance(amount, str) and amount.isdigit()):
+            why.append(f"amount {amount!r} is not an integer string")
+        elif ceiling is not None and int(amount) > ceiling:
+            why.append(f"amount {amount} is above the advertised price {ceiling}")
+        if not why:
+            return r, int(amount)
+        problems.append(f"accepts[{i}]: " + "; ".join(why))
+    raise PaymentTermsMismatch(cid, problems or ["the challenge has no accepts"])
+
+
+def urllib_transport(method: str, url: str, headers: Mapping[str, str], body: Optional[bytes], timeout: float) -> "tuple[int, dict[str, str], bytes]":
+    """The default transport (urllib). HTTP error statuses are returned, not raised."""
+    req = urllib.request.Request(url, data=body, method=method, headers=dict(headers))
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return resp.status, {k.lower(): v for k, v in resp.headers.items()}, resp.read()
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
+
+
+class GatewayClient:
+    """A client of one gateway: discovery from ``GET /registry`` and ``execute``.
+
+    :param base_url: e.g. ``"http://127.0.0.1:8080"``.
+    :param spend_limits: ``{"per_call_usdc": "0.01", "total_usdc": "0.05"}`` (decimal USDC);
+        checked before the signer is called; the total counts payments made by this object.
+    :param transport: see :data:`Transport` (default: urllib).
+    :param registry_ttl: seconds the registry is cached (default 60).
+    :param max_retries: re-sends of a paid request, with the SAME signed payment, after a network
+        error (default 2); the gateway runs and charges one payment once.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        spend_limits: Optional[Mapping[str, Union[str, int, float]]] = None,
+        transport: Optional[Transport] = None,
+        timeout: float = 30.0,
+        registry_ttl: float = 60.0,
+        max_retries: int = 2,
+        network: str = PAYMENT_NETWORK,
+    ):
+        if not re.match(r"^https?://", base_url or ""):
+            raise ValueError('base_url must be an http(s) URL, e.g. "http://127.0.0.1:8080"')
+        self.base_url = base_url.rstrip("/")
+        limits = dict(spend_limits or {})
+        self.per_call_limit = parse_usdc(limits["per_call_usdc"], "per_call_usdc") if "per_call_usdc" in limits else None
+        self.total_limit = parse_usdc(limits["total_usdc"], "total_usdc") if "total_usdc" in limits else None
+        self._transport = transport or urllib_transport
+        self._timeout = timeout
+        self._ttl = registry_ttl
+        self._max_retries = max(0, max_retries)
+        self._network = network
+        self._registry: Optional[dict] = None
+        self._registry_at = 0.0
+        self._spent = 0
+
+    # -- discovery -------------------------------------------------------------------------------
+
+    def _send(self, method: str, path: str, headers: Optional[Mapping[str, str]] = None, body: Optional[bytes] = None):
+        url = self.base_url + path
+        h = {"accept": "application/json", **(headers or {})}
+        try:
+            return self._transport(method, url, h, body, self._timeout)
+        except OSError as e:
+            raise GatewayRequestError(url, f"Could not reach the gateway: {e}") from e
+
+    def _json(self, path: str, status: int, body: bytes) -> Any:
+        try:
+            return json.loads(body.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            raise GatewayRequestError(self.base_url + path, f"HTTP {status} without a JSON body", status=status) from None
+
+    def registry(self, refresh: bool = False) -> dict:
+        """The ``GET /registry`` document (cached ``registry_ttl`` seconds)."""
+        if not refresh and self._registry is not None and time.monotonic() - self._registry_at < self._ttl:
+            return self._registry
+        status, _, body = self._send("GET", "/registry")
+        if status >= 400:
+            raise GatewayError(parse_problem(status, body))
+        doc = self._json("/registry", status, body)
+        if not isinstance(doc, dict) or not isinstance(doc.get("capabilities"), list):
+            raise GatewayRequestError(self.base_url + "/registry", "the registry has no capabilities array", status=status)
+        self._registry, self._registry_at = doc, time.monotonic()
+        return doc
+
+    def capabilities(self, refresh: bool = False) -> list:
+        """Every capability entry of ``/registry`` (dicts with id, status, price, x402, schemas...)."""
+        return self.registry(refresh)["capabilities"]
+
+    def capability(self, capability_id: str, refresh: bool = False) -> dict:
+        """One entry by id; refetches once when missing, then raises :class:`UnknownCapability`."""
+        was_cached = self._registry is not None and not refresh
+        caps = self.capabilities(refresh)
+        found = next((c for c in caps if c.get("id") == capability_id), None)
+        if found is None and was_cached:
+            caps = self.capabilities(True)
+            found = next((c for c in caps if c.get("id") == capability_id), None)
+        if found is None:
+            raise UnknownCapability(capability_id, [c.get("id") for c in caps])
+        return found
+
+    # -- execution -------------------------------------------------------------------------------
+
+    def spent(self) -> "tuple[int, str]":
+        """What this client paid: (integer USDC base units, decimal USDC string)."""
+        return self._spent, format_usdc(self._spent)
+
+    def _check_limits(self, amount: int) -> None:
+        if self.per_call_limit is not None and amount > self.per_call_limit:
+            raise SpendLimitExceeded("per_call", amount, self.per_call_limit, self._spent)
+        if self.total_limit is not None and self._spent + amount > self.total_limit:
+            raise SpendLimitExceeded("total", amount, self.total_limit, self._spent)
+
+    def _raise_for(self, capability_id: str, status: int, body: bytes):
+        problem = parse_problem(status, body)
+        if status == 404 and "capabilit" in problem.get("detail", "").lower():
+            raise UnknownCapability(capability_id, problem=problem)
+        raise GatewayError(problem)
+
+    def execute(
+        self,
+        capability_id: str,
+        input: dict,
+        payment_signer: Optional[PaymentSigner] = None,
+        *,
+        idempotency_key: Optional[str] = None,
+    ) -> dict:
+        """``POST /api/v1/execute {capability_id, input}`` (SPEC 2.7).
+
+        Returns ``{"execution_id", "status": "SUCCEEDED", "result", "payment": {"tx_hash",
+        "amount"}}`` (amount: integer string, USDC base units).
+
+        On HTTP 402: without ``payment_signer`` raises :class:`PaymentRequired` holding the decoded
+        challenge. With one, vets the challenge against ``/registry`` (:class:`PaymentTermsMismatch`)
+        and the spend limits (:class:`SpendLimitExceeded`), then calls
+        ``payment_signer(payment_required)`` and retries with its value as ``PAYMENT-SIGNATURE``
+        and the same ``Idempotency-Key`` (a random UUID unless given).
+
+        Raises :class:`UnknownCapability`, :class:`GatewayError` (400 bad input, 409, 422, 502/503
+        with ``execution_id`` and ``refund`` when the capability failed after payment),
+        :class:`GatewayRequestError`.
+        """
+        cap = self.capability(capability_id)
+        headers = {"content-type": "application/json", "idempotency-key": idempotency_key or str(uuid.uuid4())}
+        body = json.dumps({"capability_id": capability_id, "input": input}).encode("utf-8")
+        path = "/api/v1/execute"
+
+        status, resp_headers, resp_body = self._send("POST", path, headers, body)
+        if 200 <= status < 300:
+            return self._json(path, status, resp_body)
+        if status != 402:
+            self._raise_for(capability_id, status, resp_body)
+
+        try:
+            challenge = json.loads(resp_body.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            challenge = None
+        pr = decode_payment_required(resp_headers.get("payment-required"), challenge)
+        if pr is None:
+            raise GatewayRequestError(self.base_url + path, "402 without a readable x402 PaymentRequired", status=402)
+        if payment_signer is None:
+            raise PaymentRequired(capability_id, pr, challenge)
+
+        try:
+            requirement, amount = select_requirement(cap, pr, self._network)
+        except PaymentTermsMismatch:
+            requirement, amount = select_requirement(self.capability(capability_id, refresh=True), pr, self._network)
+        self._check_limits(amount)
+        signature = payment_signer({**pr, "accepts": [requirement]})
+        paid_headers = {**headers, "payment-signature": signature}
+
+        for attempt in range(self._max_retries + 1):
+            try:
+                status, resp_headers, resp_body = self._transport("POST", self.base_url + path, {"accept": "application/json", **paid_headers}, body, self._timeout)
+                break
+            except OSError as e:
+                if attempt == self._max_retries:
+                    self._spent += amount  # the gateway may have settled it
+                    raise GatewayRequestError(self.base_url + path, f"no answer after sending a signed payment: {e}", payment_outcome="unknown") from e
+
+        if 200 <= status < 300:
+            self._spent += amount
+            return self._json(path, status, resp_body)
+        if status == 402:
+            try:
+                refusal = json.loads(resp_body.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError):
+                refusal = None
+            refused_pr = decode_payment_required(resp_headers.get("payment-required"), refusal) or pr
+            reason = refusal.get("reason") if isinstance(refusal, dict) else None
+            raise PaymentRequired(capability_id, refused_pr, refusal, reason=reason, refused=True)
+        problem = parse_problem(status, resp_body)
+        if status >= 500 or "execution_id" in problem or "refund" in problem:
+            self._spent += amount
+        self._raise_for(capability_id, status, resp_body)
+
+    def get_execution(self, execution_id: str) -> dict:
+        """``GET /api/v1/executions/{id}``: the stored execution. Raises :class:`GatewayError` (404)."""
+        path = "/api/v1/executions/" + urllib.request.quote(execution_id, safe="")
+        status, _, body = self._send("GET", path)
+        if status >= 400:
+            raise GatewayError(parse_problem(status, body))
+        return self._json(path, status, body)
