@@ -105,7 +105,7 @@ describe('metered account', () => {
     const header = paymentHeader(await officialPayload(account, pr));
     expect((await post(`${t.url}/v1/account/deposit`, { amount_usdc: '0.05' }, { 'PAYMENT-SIGNATURE': header })).status).toBe(200);
     expect((await post(`${t.url}/v1/account/deposit`, { amount_usdc: '0.05' }, { 'PAYMENT-SIGNATURE': header })).status).toBe(200);
-    const view = await (await getAccount(token)).json();
+    const view = (await (await getAccount(token)).json()) as { balance: string; usage: { kind: string }[] };
     expect(view.balance).toBe('300000');
     expect(view.usage.filter((u: { kind: string }) => u.kind === 'credit')).toHaveLength(2);
   });

@@ -1,8 +1,9 @@
 import { findCapability } from '@acg/registry';
 import { ExecuteRequest, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
-import { CapabilityFailure, HANDLERS } from '../capabilities/index.js';
-import { newExecutionId, type ExecutionRecord } from '../executions.js';
+import { HANDLERS } from '../capabilities/index.js';
+import { newExecutionId } from '../executions.js';
+import { Executor } from '../executor.js';
 import type { Context } from '../trpc/context.js';
 import { publicProcedure, router } from '../trpc/init.js';
 import { paid, type PaidContext } from '../trpc/paid.js';
@@ -35,38 +36,25 @@ async function resolveCapability(opts: { ctx: Context; input: ExecuteRequest; ne
   return opts.next({ ctx: { capability: { handler, price: BigInt(descriptor.price_base_units), input: parsed.data } } });
 }
 
-/** Runs the capability once, records the execution and its latency, and answers SPEC 2.7. */
+/** Runs the capability once through the shared Executor and answers SPEC 2.7 (failures: problem+json, refunded). */
 async function runExecution(ctx: Context & PaidContext & { capability: { handler: AnyHandler; input: unknown } }, capabilityId: string) {
   if (ctx.replay) return ctx.replay as ExecutionSucceeded;
   const payment = ctx.payment!;
-  const { executions, telemetry, log, capabilityDeps } = ctx.services;
-  const created_at = new Date().toISOString();
-  const started = performance.now();
-  const base = { execution_id: ctx.operationId, capability_id: capabilityId, payment: { tx_hash: payment.txHash, amount: payment.amount }, created_at };
-  try {
-    const raw = await ctx.capability.handler.run(ctx.capability.input, capabilityDeps);
-    const result = ctx.capability.handler.output.parse(raw) as Record<string, unknown>;
-    const duration_ms = performance.now() - started;
-    const record: ExecutionRecord = { ...base, status: 'SUCCEEDED', result, finished_at: new Date().toISOString(), duration_ms };
-    await Promise.all([executions.save(record), telemetry.record(capabilityId, duration_ms, true)]);
-    log.info({ execution_id: record.execution_id, capability_id: capabilityId, duration_ms: Math.round(duration_ms), payer: payment.payer }, 'execution succeeded');
-    return { execution_id: record.execution_id, status: 'SUCCEEDED' as const, result, payment: record.payment };
-  } catch (e) {
-    const failure =
-      e instanceof CapabilityFailure ? e : new CapabilityFailure('internal_error', 'The capability failed unexpectedly; the error was logged.', 500, e);
-    const duration_ms = performance.now() - started;
-    const error = { code: failure.code, message: failure.message };
-    const record: ExecutionRecord = { ...base, status: 'FAILED', result: null, error, finished_at: new Date().toISOString(), duration_ms };
-    await Promise.all([executions.save(record), telemetry.record(capabilityId, duration_ms, false)]);
-    log.warn({ execution_id: record.execution_id, capability_id: capabilityId, code: failure.code, cause: String((failure.cause as Error)?.message ?? '').slice(0, 200) }, 'execution failed; refunding');
+  const { record, failure } = await new Executor(ctx.services).run(ctx.operationId, capabilityId, ctx.capability.input, {
+    tx_hash: payment.txHash,
+    amount: payment.amount,
+    payer: payment.payer,
+  });
+  if (failure) {
     // RFC 9457 reserves `status` for the HTTP status: the execution's own status is `execution_status`.
-    throw problem(failure.status, failure.message, {
+    throw problem(failure.status >= 500 ? failure.status : 502, failure.message, {
       execution_id: record.execution_id,
       execution_status: 'FAILED',
-      error,
+      error: record.error,
       payment: record.payment,
     });
   }
+  return { execution_id: record.execution_id, status: 'SUCCEEDED' as const, result: record.result!, payment: record.payment };
 }
 
 const ExecutionIdParam = z.object({ execution_id: z.string().regex(/^exe_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be exe_ followed by a ULID') });
