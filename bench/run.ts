@@ -9,12 +9,13 @@
 import os from 'node:os';
 import { startTestGateway, type TestGateway } from '../apps/gateway/test/harness.js';
 import { benchExecute, formatExecute, type ExecuteBenchResult } from './execute.js';
+import { benchJobs, formatJobs, type JobsBenchResult } from './jobs.js';
 import { benchRegistry, formatRegistry, type RegistryBenchResult } from './registry.js';
 import { fmtRatio, ratio } from './lib/stats.js';
 
 /** Hang guard (not a speed assertion): the whole run is stopped and cleaned up after this. */
 const WATCHDOG_MS = 270_000;
-const NAMES = ['registry', 'execute'] as const;
+const NAMES = ['registry', 'execute', 'jobs'] as const;
 type Name = (typeof NAMES)[number];
 
 function parseArgs(argv: string[]) {
@@ -25,7 +26,7 @@ function parseArgs(argv: string[]) {
     if (m && ['connections', 'duration', 'warmup', 'calls', 'buyers'].includes(m[1])) flags[m[1]] = Number(m[2]);
     else if ((NAMES as readonly string[]).includes(arg)) names.push(arg as Name);
     else {
-      console.error(`unknown argument ${JSON.stringify(arg)}\nusage: npm run bench -- [registry] [execute] [--connections=10] [--duration=5] [--warmup=1] [--calls=100] [--buyers=4]`);
+      console.error(`unknown argument ${JSON.stringify(arg)}\nusage: npm run bench -- [registry] [execute] [jobs] [--connections=10] [--duration=5] [--warmup=1] [--calls=100] [--buyers=4]`);
       process.exit(2);
     }
   }
@@ -53,6 +54,7 @@ async function main(): Promise<number> {
 
   let registry: RegistryBenchResult | undefined;
   let execute: ExecuteBenchResult | undefined;
+  let jobs: JobsBenchResult | undefined;
   try {
     gw = await startTestGateway({ prober: false });
     console.log(`bench: dev stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (anvil ${gw.stack.payment.rpcUrl}, private redis, gateway ${gw.url})\n`);
@@ -68,6 +70,10 @@ async function main(): Promise<number> {
     if (names.includes('execute')) {
       execute = await benchExecute(gw.url, gw.stack, { calls: flags.calls, buyers: flags.buyers });
       console.log(formatExecute(execute) + '\n');
+    }
+    if (names.includes('jobs')) {
+      jobs = await benchJobs(gw);
+      console.log(formatJobs(jobs) + '\n');
     }
   } finally {
     await cleanup();
@@ -86,6 +92,9 @@ async function main(): Promise<number> {
     console.log(
       `  paid execute vs @x402/express reference: paid calls/s ${fmtRatio(ratio(g.throughput, r.throughput))}, p50 ${fmtRatio(ratio(g.p50Ms, r.p50Ms))}, p99 ${fmtRatio(ratio(g.p99Ms, r.p99Ms))}`,
     );
+  }
+  if (jobs) {
+    console.log(`  job runner per step vs plain BullMQ job:  ms per step ${fmtRatio(ratio(jobs.ours.perStepMs, jobs.baseline.perStepMs))} (lower favours the runner)`);
   }
   console.log(`bench: done in ${((performance.now() - t0) / 1000).toFixed(1)} s; everything it started is stopped.`);
   return 0;

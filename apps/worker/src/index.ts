@@ -1,0 +1,2 @@
+export { startWorker, type RunningWorker, type StartWorkerOptions } from './worker.js';
+export { stepExecutor } from './stepExecutor.js';

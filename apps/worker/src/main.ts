@@ -1,0 +1,17 @@
+/** Standalone worker entry (`node dist/worker.js`): configuration from the environment, like the gateway. */
+import { configFromEnv } from '@acg/gateway';
+import { startWorker } from './worker.js';
+
+try {
+  const worker = await startWorker(configFromEnv(process.env));
+  process.stdout.write(`worker up: ${worker.workers.map((w) => w.name).join(', ')}\n`);
+  const stop = async () => {
+    await worker.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+} catch (e) {
+  process.stderr.write(`worker failed to start: ${(e as Error).message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,92 @@
+import type { StepCapability, StoredStep } from './types.js';
+import { usdcToBaseUnits } from './units.js';
+
+/** A job request (SPEC 2.8 + DESIGN "Jobs"), already shape-checked by zod. */
+export interface JobRequestInput {
+  objective: string;
+  budget_usdc: number;
+  capabilities: string[];
+  steps?: { capability_id: string; input: Record<string, unknown> }[];
+}
+
+/** Why a plan cannot run: HTTP status (400 bad input, 422 not executable / budget), sentence, issues. */
+export class PlanError extends Error {
+  override name = 'PlanError';
+  constructor(
+    readonly status: 400 | 422,
+    message: string,
+    readonly issues: { path: (string | number)[]; message: string }[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** Largest budget accepted, USDC base units (10,000 USDC). */
+export const MAX_BUDGET = 10_000_000_000n;
+
+/**
+ * Validates a job request before any payment and returns its steps (DESIGN "Jobs"):
+ * - every listed capability must be executable here (422 otherwise);
+ * - `steps` (or, without steps, each capability once with input `{objective}`) must each be in
+ *   `capabilities` and have an input valid for that capability (400 with the path, e.g.
+ *   `steps.1.input.address`) and a met precondition (422);
+ * - the budget (≤ 6 decimals, ≤ 10,000 USDC) must cover at least the cheapest step (422).
+ * Throws PlanError; returns the planned steps and the budget in base units.
+ */
+export function planJob(req: JobRequestInput, resolve: (capabilityId: string) => StepCapability | undefined): { steps: StoredStep[]; budget: bigint } {
+  let budget: bigint;
+  try {
+    budget = usdcToBaseUnits(req.budget_usdc);
+  } catch {
+    throw new PlanError(400, 'budget_usdc has more than 6 decimals.', [{ path: ['budget_usdc'], message: 'at most 6 decimals' }]);
+  }
+  if (budget <= 0n || budget > MAX_BUDGET) {
+    throw new PlanError(400, 'budget_usdc must be greater than 0 and at most 10000.', [{ path: ['budget_usdc'], message: 'out of range' }]);
+  }
+  const unknown = req.capabilities
+    .map((id, i) => ({ id, i }))
+    .filter(({ id }) => !resolve(id))
+    .map(({ id, i }) => ({ path: ['capabilities', i], message: `${id} is not executable through jobs` }));
+  if (unknown.length > 0) throw new PlanError(422, 'Some capabilities are unknown or not executable.', unknown);
+
+  const planned = req.steps ?? req.capabilities.map((capability_id) => ({ capability_id, input: { objective: req.objective } }));
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  const steps: StoredStep[] = [];
+  planned.forEach((step, index) => {
+    if (!req.capabilities.includes(step.capability_id)) {
+      issues.push({ path: ['steps', index, 'capability_id'], message: `${step.capability_id} is not listed in capabilities` });
+      return;
+    }
+    const cap = resolve(step.capability_id)!;
+    const parsed = cap.parseInput(step.input);
+    if (!parsed.success) {
+      const base = req.steps ? ['steps', index, 'input'] : ['steps'];
+      for (const issue of parsed.issues) issues.push({ path: [...base, ...issue.path], message: req.steps ? issue.message : `${step.capability_id} needs explicit steps with input (${issue.message})` });
+      return;
+    }
+    const unmet = cap.precondition?.(parsed.data);
+    if (unmet) {
+      issues.push({ path: ['steps', index], message: unmet });
+      return;
+    }
+    steps.push({
+      capability_id: step.capability_id,
+      input: step.input,
+      price: cap.price.toString(),
+      execution_id: null,
+      status: 'pending',
+      cost: '0',
+      attempts: 0,
+      started_at: null,
+      finished_at: null,
+      result: null,
+      error: null,
+    });
+  });
+  if (issues.length > 0) throw new PlanError(req.steps ? 400 : 422, 'Some steps cannot run.', issues);
+  const cheapest = steps.reduce((m, s) => (BigInt(s.price) < m ? BigInt(s.price) : m), BigInt(steps[0].price));
+  if (budget < cheapest) {
+    throw new PlanError(422, `budget_usdc is below the cheapest step (${Number(cheapest) / 1e6} USDC).`, [{ path: ['budget_usdc'], message: 'below the cheapest step' }]);
+  }
+  return { steps, budget };
+}

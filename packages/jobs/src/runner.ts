@@ -1,0 +1,149 @@
+import type { RefundQueue } from '@acg/payments';
+import type { RedisKeys } from '@acg/redis';
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { ulid } from 'ulid';
+import { JOB_QUEUE } from './queue.js';
+import type { JobStore } from './store.js';
+import type { StepExecutor, StoredJob, StoredStep } from './types.js';
+
+export interface JobRunnerOptions {
+  connection: Redis;
+  keys: RedisKeys;
+  store: JobStore;
+  executor: StepExecutor;
+  refunds: RefundQueue;
+  log: Logger;
+  /** attempts per step for transient failures (default 4) */
+  stepAttempts?: number;
+  /** first backoff, ms; doubles each attempt (default 500) */
+  backoffMs?: number;
+  /** BullMQ lock duration, ms: how soon a crashed worker's job is picked up again (default 30 000) */
+  lockDurationMs?: number;
+  /** jobs run at once by this worker (default 4) */
+  concurrency?: number;
+  /** called before each step runs (instrumentation and fault-injection in tests) */
+  beforeStep?(job: StoredJob, index: number): Promise<void>;
+  /** called after a step's execution is stored, before the job record notes it (crash window in tests) */
+  afterStep?(job: StoredJob, index: number): Promise<void>;
+}
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'budget_exhausted']);
+const now = () => new Date().toISOString();
+
+/**
+ * The job runner (DESIGN "Jobs"): a BullMQ worker that runs a job's steps in order, each through
+ * the same Executor as `POST /api/v1/execute`, paid by an internal debit of the job's budget.
+ *
+ * Rules: a step starts only if its price fits the remaining budget (else `budget_exhausted`); a
+ * transient failure (503/504) is retried with exponential backoff; a failed step costs nothing
+ * and fails the job; cancel stops before the next step. Crash safety: a step's execution id is
+ * written before it runs, so after a SIGKILL the restarted worker adopts a stored execution
+ * instead of running or charging it again; BullMQ hands a stalled job to a live worker. When the
+ * job ends, the unspent budget is refunded on-chain by the durable refund queue.
+ */
+export function startJobRunner(o: JobRunnerOptions): Worker {
+  const attempts = o.stepAttempts ?? 4;
+  const backoff = o.backoffMs ?? 500;
+
+  const finish = async (job: StoredJob, status: StoredJob['status'], error: StoredJob['error'] = null) => {
+    job.status = status;
+    job.error = error;
+    const left = BigInt(job.budget) - BigInt(job.spent);
+    job.result =
+      status === 'succeeded'
+        ? { steps: job.steps.map((s) => ({ capability_id: s.capability_id, execution_id: s.execution_id, result: s.result })) }
+        : null;
+    if (left > 0n) {
+      job.refund_amount = left.toString();
+      await o.store.save(job); // the record names the refund before it is queued
+      await o.refunds.enqueue({ operationId: job.job_id, payer: job.payer, amount: left.toString(), paymentTxHash: job.payment.tx_hash as `0x${string}` });
+    } else {
+      await o.store.save(job);
+    }
+    o.log.info({ job_id: job.job_id, status, spent: job.spent, refund: job.refund_amount }, 'job ended');
+  };
+
+  const runStep = async (job: StoredJob, step: StoredStep, index: number): Promise<'ok' | 'failed'> => {
+    if (step.status === 'running' && step.execution_id) {
+      // resumed after a crash: adopt the execution if it completed, never run or charge it twice
+      const prior = await o.executor.find(step.execution_id);
+      if (prior) return settleStep(job, step, prior.status === 'SUCCEEDED', prior.result, prior.error ?? null);
+    }
+    for (;;) {
+      if (!step.execution_id || step.status !== 'running') {
+        step.execution_id = `exe_${ulid()}`;
+        step.status = 'running';
+        step.started_at ??= now();
+      }
+      step.attempts += 1;
+      job.status = 'running';
+      await o.store.save(job);
+      await o.beforeStep?.(job, index);
+      const out = await o.executor.run(step.execution_id, step.capability_id, step.input, {
+        tx_hash: job.payment.tx_hash,
+        amount: step.price,
+        job_id: job.job_id,
+        payer: job.payer,
+      });
+      await o.afterStep?.(job, index);
+      if (out.status === 'SUCCEEDED') return settleStep(job, step, true, out.result, null);
+      if (out.transient && step.attempts < attempts && !(await o.store.cancelRequested(job.job_id))) {
+        o.log.warn({ job_id: job.job_id, step: index, attempt: step.attempts, code: out.error?.code }, 'transient step failure; retrying');
+        step.execution_id = null; // the failed execution is recorded; the retry is a new execution
+        step.status = 'pending';
+        await o.store.save(job);
+        await new Promise((r) => setTimeout(r, backoff * 2 ** (step.attempts - 1)));
+        continue;
+      }
+      return settleStep(job, step, false, null, out.error ?? { code: 'failed', message: 'The step failed.' });
+    }
+  };
+
+  const settleStep = async (job: StoredJob, step: StoredStep, ok: boolean, result: StoredStep['result'], error: StoredStep['error']) => {
+    step.status = ok ? 'succeeded' : 'failed';
+    step.finished_at = now();
+    step.result = result;
+    step.error = error;
+    step.cost = ok ? step.price : '0';
+    if (ok) job.spent = (BigInt(job.spent) + BigInt(step.price)).toString();
+    await o.store.save(job);
+    return ok ? ('ok' as const) : ('failed' as const);
+  };
+
+  const process = async (bull: Job<{ job_id: string }>) => {
+    const job = await o.store.get(bull.data.job_id);
+    if (!job || TERMINAL.has(job.status)) return;
+    for (let i = 0; i < job.steps.length; i++) {
+      const step = job.steps[i];
+      if (step.status === 'succeeded' || step.status === 'skipped') continue;
+      if (step.status === 'failed') return finish(job, 'failed', step.error);
+      if (step.status !== 'running' && (await o.store.cancelRequested(job.job_id))) {
+        for (const s of job.steps.slice(i)) s.status = 'skipped';
+        return finish(job, 'cancelled');
+      }
+      if (step.status !== 'running' && BigInt(job.spent) + BigInt(step.price) > BigInt(job.budget)) {
+        for (const s of job.steps.slice(i)) s.status = 'skipped';
+        return finish(job, 'budget_exhausted', { code: 'budget_exhausted', message: `Step ${i + 1} costs more than the remaining budget.` });
+      }
+      const r = await runStep(job, step, i);
+      if (r === 'failed') {
+        for (const s of job.steps.slice(i + 1)) s.status = 'skipped';
+        return finish(job, 'failed', step.error);
+      }
+    }
+    return finish(job, 'succeeded');
+  };
+
+  const worker = new Worker<{ job_id: string }>(JOB_QUEUE, process, {
+    connection: o.connection,
+    prefix: o.keys.bullPrefix(),
+    concurrency: o.concurrency ?? 4,
+    lockDuration: o.lockDurationMs ?? 30_000,
+    stalledInterval: Math.max(1000, Math.floor((o.lockDurationMs ?? 30_000) / 2)),
+    maxStalledCount: 1000,
+  });
+  worker.on('failed', (job, err) => o.log.error({ job_id: job?.data.job_id, err: err.message.slice(0, 200) }, 'job processing error; will retry'));
+  return worker;
+}

@@ -1,0 +1,44 @@
+import type { RefundRecord } from '@acg/payments';
+import type { StoredJob } from './types.js';
+import { baseUnitsToUsdc } from './units.js';
+
+/**
+ * The public job record (DESIGN "Jobs"): amounts as whole-USDC numbers (`budget_usdc`,
+ * `spent_usdc`, step `cost_usdc`) plus their exact integer base units (`*_base_units`), the refund
+ * of the unspent budget with its tx hash once sent, and whether a cancel was requested.
+ */
+export function jobView(job: StoredJob, refund: RefundRecord | undefined, cancelRequested: boolean) {
+  return {
+    job_id: job.job_id,
+    objective: job.objective,
+    budget_usdc: baseUnitsToUsdc(job.budget),
+    spent_usdc: baseUnitsToUsdc(job.spent),
+    budget_base_units: job.budget,
+    spent_base_units: job.spent,
+    capabilities: job.capabilities,
+    status: job.status,
+    steps: job.steps.map((s) => ({
+      capability_id: s.capability_id,
+      input: s.input,
+      execution_id: s.execution_id,
+      status: s.status,
+      cost_usdc: baseUnitsToUsdc(s.cost),
+      cost_base_units: s.cost,
+      attempts: s.attempts,
+      started_at: s.started_at,
+      finished_at: s.finished_at,
+      result: s.result,
+      error: s.error,
+    })),
+    result: job.result,
+    error: job.error,
+    payer: job.payer,
+    payment: job.payment,
+    cancel_requested: cancelRequested,
+    created_at: job.created_at,
+    updated_at: job.updated_at,
+    refund: job.refund_amount
+      ? { status: refund?.status ?? ('pending' as const), amount: job.refund_amount, ...(refund?.tx_hash ? { tx_hash: refund.tx_hash } : {}) }
+      : null,
+  };
+}
