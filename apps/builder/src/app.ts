@@ -1,0 +1,153 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connectRedis, RedisKeys, withScripts, type ScriptedRedis } from '@acg/redis';
+import { pino, type Logger } from 'pino';
+import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
+import { Bidder } from './bidder.js';
+import type { BuilderConfig } from './config.js';
+import { BuilderStats } from './health.js';
+import { createRpcListener } from './http/server.js';
+import { BundleIntake } from './intake.js';
+import { TokenBucket } from './ratelimit.js';
+import { blsPublicKey, computeBuilderDomain, randomBlsSecretKey } from './relay/signing.js';
+import { RelaySubmitter } from './relay/submitter.js';
+import { createRpcServer } from './rpc/server.js';
+
+/** BidTrace `proposer_pubkey` used when none is configured: the public key of a fixed dev validator secret (0x11…11). */
+export const DEV_PROPOSER_PUBKEY: Hex = blsPublicKey(`0x${'11'.repeat(32)}`);
+
+/** A running builder: `url` ({builder_url}), `rpcUrl` (`url` + `/rpc`), its parts, and `close()`. */
+export interface RunningBuilder {
+  url: string;
+  rpcUrl: string;
+  server: Server;
+  config: BuilderConfig;
+  /** The builder's BLS public key (48 bytes hex), as in health and every BidTrace. */
+  blsPublicKey: Hex;
+  intake: BundleIntake;
+  bidder: Bidder;
+  redis: ScriptedRedis;
+  keys: RedisKeys;
+  client: PublicClient;
+  close(): Promise<void>;
+}
+
+/** Options of {@link startBuilder}. */
+export interface StartBuilderOptions {
+  log?: Logger;
+  /** Run the head watcher and slot timer (default true). Tests turn it off and call `bidder.attempt()`. */
+  bidder?: boolean;
+}
+
+/**
+ * Starts the bundle-submission host ({builder_url}, SPEC 4): connects Redis, checks the Ethereum
+ * node, registers the builder (BLS public key and relays) in the live health counters, listens
+ * with `POST /rpc`, and starts the bidder. Resolves once it accepts requests.
+ *
+ * @throws {Error} when Redis or the node does not answer, or the port is taken.
+ *
+ * @example
+ * const builder = await startBuilder(builderConfigFromEnv(process.env))
+ * console.log(builder.rpcUrl)
+ */
+export async function startBuilder(config: BuilderConfig, opts: StartBuilderOptions = {}): Promise<RunningBuilder> {
+  const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'builder' } });
+  const redis = withScripts(connectRedis({ url: config.redisUrl, name: 'builder' }));
+  try {
+    await redis.ping();
+  } catch (e) {
+    redis.disconnect();
+    throw e;
+  }
+  const keys = new RedisKeys(config.keyPrefix);
+  const client = createPublicClient({ transport: http(config.ethereumRpcUrl, { timeout: 10_000, retryCount: 1 }) }) as PublicClient;
+  try {
+    await client.getChainId();
+  } catch {
+    redis.disconnect();
+    throw new Error(`builder: the Ethereum node at ETHEREUM_RPC_URL does not answer eth_chainId`);
+  }
+  let secretKey = config.blsSecretKey;
+  if (!secretKey) {
+    secretKey = randomBlsSecretKey();
+    log.warn('BUILDER_BLS_SECRET_KEY is not set: using a random development BLS key for this process');
+  }
+  const signer = { secretKey, publicKey: blsPublicKey(secretKey), domain: computeBuilderDomain(config.genesisForkVersion) };
+  const stats = new BuilderStats(redis, keys);
+  await stats.register(signer.publicKey, config.relays);
+
+  const intake = new BundleIntake({ redis, keys, client, bundlePriceBaseUnits: config.bundlePriceBaseUnits });
+  const bucket = new TokenBucket(redis, keys, { scope: 'builder:rpc', ...config.rateLimit });
+  const rpc = createRpcServer({ intake, client, feeRecipient: config.feeRecipient, log });
+  const server = createServer(createRpcListener({ server: rpc, bucket, log, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy }));
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  }).catch((e) => {
+    redis.disconnect();
+    throw e;
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.host}:${port}`;
+
+  const bidder = new Bidder({
+    client,
+    pool: intake.pool,
+    intake,
+    submitter: new RelaySubmitter({ relays: config.relays, stats, log: log.child({ module: 'relays' }) }),
+    signer,
+    feeRecipient: config.feeRecipient,
+    proposerPubkey: config.proposerPubkey ?? DEV_PROPOSER_PUBKEY,
+    devMining: config.devMining,
+    slotMs: config.slotMs,
+    headPollMs: config.headPollMs,
+    beaconGenesisTime: config.beaconGenesisTime,
+    log: log.child({ module: 'bidder' }),
+  });
+  if (opts.bidder ?? true) bidder.start();
+
+  return {
+    url,
+    rpcUrl: `${url}/rpc`,
+    server,
+    config,
+    blsPublicKey: signer.publicKey,
+    intake,
+    bidder,
+    redis,
+    keys,
+    client,
+    async close() {
+      await bidder.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      redis.disconnect();
+    },
+  };
+}
+
+const intakes = new WeakMap<object, BundleIntake>();
+
+/**
+ * A {@link BundleIntake} for another process part (the gateway's `builder.send_bundle` capability),
+ * sharing its Redis connection and Ethereum client; one per (redis, client) pair.
+ *
+ * @example
+ * const result = await bundleIntakeFor({ redis, keys, client }).submit(payer, params, { kind: 'x402', executionId, paymentTxHash })
+ */
+export function bundleIntakeFor(opts: { redis: import('ioredis').Redis; keys: RedisKeys; client: PublicClient }): BundleIntake {
+  let byClient = intakes.get(opts.redis) as unknown as WeakMap<object, BundleIntake> | undefined;
+  if (!byClient) {
+    byClient = new WeakMap();
+    intakes.set(opts.redis, byClient as unknown as BundleIntake);
+  }
+  let intake = byClient.get(opts.client);
+  if (!intake) {
+    intake = new BundleIntake(opts);
+    byClient.set(opts.client, intake);
+  }
+  return intake;
+}

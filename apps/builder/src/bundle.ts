@@ -1,0 +1,187 @@
+import { getAddress, isAddress, keccak256, concat, parseTransaction, recoverTransactionAddress, type Address, type Hash, type Hex, type TransactionSerialized } from 'viem';
+import { invalidParams } from './rpc/errors.js';
+
+/** Most transactions per bundle (DESIGN "Bundle submission", as Flashbots). */
+export const MAX_BUNDLE_TXS = 100;
+/** Most bytes of signed transactions per bundle (DESIGN "Bundle submission", as Flashbots). */
+export const MAX_BUNDLE_BYTES = 300_000;
+/** Farthest target block accepted, in blocks past the head (keeps the pool bounded; about 3.3 h of mainnet slots). */
+export const MAX_BLOCKS_AHEAD = 1_000n;
+
+/** One decoded transaction of a bundle: raw bytes, hash, recovered sender and the fields simulation needs. */
+export interface BundleTx {
+  raw: Hex;
+  hash: Hash;
+  from: Address;
+  nonce: number;
+  /** Size of the signed transaction, bytes. */
+  bytes: number;
+}
+
+/** The validated params of `eth_sendBundle` (Flashbots fields plus DESIGN's). Block numbers are bigint, timestamps UNIX seconds. */
+export interface ValidBundleParams {
+  txs: BundleTx[];
+  blockNumber: bigint;
+  minTimestamp?: number;
+  maxTimestamp?: number;
+  revertingTxHashes: Hash[];
+  droppingTxHashes: Hash[];
+  replacementUuid?: string;
+  refundPercent?: number;
+  refundRecipient?: Address;
+  refundTxHashes: Hash[];
+}
+
+const KNOWN_FIELDS = new Set([
+  'txs',
+  'blockNumber',
+  'minTimestamp',
+  'maxTimestamp',
+  'revertingTxHashes',
+  'droppingTxHashes',
+  'replacementUuid',
+  'refundPercent',
+  'refundRecipient',
+  'refundTxHashes',
+  // Flashbots clients may send `builders` (names of builders to share with); accepted and ignored: this is one builder.
+  'builders',
+]);
+
+const HEX_DATA = /^0x(?:[0-9a-fA-F]{2})+$/;
+const HEX_QUANTITY = /^0x[0-9a-fA-F]{1,16}$/;
+const HASH32 = /^0x[0-9a-fA-F]{64}$/;
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** The Flashbots bundle hash: keccak256 of the concatenated transaction hashes, in bundle order. */
+export function bundleHash(txHashes: readonly Hash[]): Hash {
+  return keccak256(concat(txHashes as Hash[]));
+}
+
+/**
+ * Takes `params` of an `eth_sendBundle` request as JSON-RPC sends it: an array holding one object.
+ * @throws {RpcError} -32602 when it is anything else.
+ */
+export function singleParamsObject(params: unknown, method: string): Record<string, unknown> {
+  if (!Array.isArray(params) || params.length !== 1 || params[0] === null || typeof params[0] !== 'object' || Array.isArray(params[0])) {
+    throw invalidParams('params', `${method} takes an array holding exactly one object`);
+  }
+  return params[0] as Record<string, unknown>;
+}
+
+/**
+ * Decodes and recovers the sender of one signed transaction (typed envelopes: legacy with EIP-155,
+ * EIP-2930, EIP-1559, EIP-7702). Blob transactions (EIP-4844) are refused: a bundle carries no sidecar.
+ * @throws {RpcError} -32602 naming `field`.
+ */
+export async function decodeBundleTx(raw: unknown, field: string, chainId: number): Promise<BundleTx> {
+  if (typeof raw !== 'string' || !HEX_DATA.test(raw)) throw invalidParams(field, 'not a 0x-prefixed hex string of whole bytes');
+  let tx: ReturnType<typeof parseTransaction>;
+  try {
+    tx = parseTransaction(raw as TransactionSerialized);
+  } catch {
+    throw invalidParams(field, 'not a decodable signed transaction (bad RLP or unknown type)');
+  }
+  if (tx.type === 'eip4844') throw invalidParams(field, 'blob (EIP-4844) transactions are not accepted in bundles');
+  if (tx.r === undefined || tx.s === undefined) throw invalidParams(field, 'the transaction is not signed');
+  if (tx.chainId === undefined) throw invalidParams(field, 'the transaction has no chain id (pre-EIP-155, replayable)');
+  if (tx.chainId !== chainId) throw invalidParams(field, `chain id ${tx.chainId} does not match this builder's chain id ${chainId}`, { chain_id: tx.chainId, expected: chainId });
+  let from: Address;
+  try {
+    from = await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerialized });
+  } catch {
+    throw invalidParams(field, 'the sender cannot be recovered from the signature');
+  }
+  return { raw: raw as Hex, hash: keccak256(raw as Hex), from, nonce: tx.nonce ?? 0, bytes: (raw.length - 2) / 2 };
+}
+
+function hashList(obj: Record<string, unknown>, name: string, bundleHashes: Set<string>, max?: number): Hash[] {
+  const v = obj[name];
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw invalidParams(name, 'must be an array of 32-byte transaction hashes');
+  if (max !== undefined && v.length > max) throw invalidParams(name, `at most ${max} hash(es)`);
+  return v.map((h, i) => {
+    if (typeof h !== 'string' || !HASH32.test(h)) throw invalidParams(`${name}[${i}]`, 'not a 0x-prefixed 32-byte hash');
+    if (!bundleHashes.has(h.toLowerCase())) throw invalidParams(`${name}[${i}]`, 'not the hash of a transaction in txs');
+    return h.toLowerCase() as Hash;
+  });
+}
+
+function timestamp(obj: Record<string, unknown>, name: string): number | undefined {
+  const v = obj[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw invalidParams(name, 'must be a non-negative integer (UNIX seconds)');
+  return v;
+}
+
+/**
+ * Validates the `eth_sendBundle` params object (DESIGN "Bundle submission"): every tx decoded and
+ * its sender recovered, chain id checked, at most {@link MAX_BUNDLE_TXS} txs and
+ * {@link MAX_BUNDLE_BYTES} bytes, `blockNumber` after `head` and at most {@link MAX_BLOCKS_AHEAD}
+ * ahead. Nothing is dropped silently: an unknown field is an error too.
+ *
+ * @param obj - The one object of `params`.
+ * @param ctx - `chainId` of the target chain and its current `head` block number.
+ * @throws {RpcError} -32602 whose message and `data.field` name the first bad field.
+ */
+export async function validateSendBundleParams(obj: Record<string, unknown>, ctx: { chainId: number; head: bigint }): Promise<ValidBundleParams> {
+  for (const key of Object.keys(obj)) if (!KNOWN_FIELDS.has(key)) throw invalidParams(key, 'unknown field');
+  if (!Array.isArray(obj.txs)) throw invalidParams('txs', 'required: an array of hex-encoded signed transactions');
+  if (obj.txs.length === 0) throw invalidParams('txs', 'must hold at least one transaction');
+  if (obj.txs.length > MAX_BUNDLE_TXS) throw invalidParams('txs', `holds ${obj.txs.length} transactions; at most ${MAX_BUNDLE_TXS} per bundle`, { limit: MAX_BUNDLE_TXS });
+  let total = 0;
+  for (const [i, raw] of (obj.txs as unknown[]).entries()) {
+    if (typeof raw !== 'string' || !HEX_DATA.test(raw)) throw invalidParams(`txs[${i}]`, 'not a 0x-prefixed hex string of whole bytes');
+    total += (raw.length - 2) / 2;
+  }
+  if (total > MAX_BUNDLE_BYTES) throw invalidParams('txs', `the bundle is ${total} bytes; at most ${MAX_BUNDLE_BYTES} bytes per bundle`, { bytes: total, limit: MAX_BUNDLE_BYTES });
+
+  if (typeof obj.blockNumber !== 'string' || !HEX_QUANTITY.test(obj.blockNumber)) throw invalidParams('blockNumber', 'required: a hex quantity such as "0x1361bd3"');
+  const blockNumber = BigInt(obj.blockNumber);
+  if (blockNumber <= ctx.head) {
+    throw invalidParams('blockNumber', `block ${blockNumber} is in the past (head is ${ctx.head}); target ${ctx.head + 1n} or later`, { head: `0x${ctx.head.toString(16)}` });
+  }
+  if (blockNumber > ctx.head + MAX_BLOCKS_AHEAD) throw invalidParams('blockNumber', `block ${blockNumber} is more than ${MAX_BLOCKS_AHEAD} blocks ahead of the head (${ctx.head})`);
+
+  const txs = await Promise.all((obj.txs as string[]).map((raw, i) => decodeBundleTx(raw, `txs[${i}]`, ctx.chainId)));
+  const seen = new Map<string, number>();
+  txs.forEach((tx, i) => {
+    const prev = seen.get(tx.hash);
+    if (prev !== undefined) throw invalidParams(`txs[${i}]`, `duplicate of txs[${prev}]`);
+    seen.set(tx.hash, i);
+  });
+  const hashes = new Set(seen.keys());
+
+  const minTimestamp = timestamp(obj, 'minTimestamp');
+  const maxTimestamp = timestamp(obj, 'maxTimestamp');
+  if (minTimestamp !== undefined && maxTimestamp !== undefined && maxTimestamp !== 0 && minTimestamp > maxTimestamp) throw invalidParams('maxTimestamp', 'is before minTimestamp');
+
+  let replacementUuid: string | undefined;
+  if (obj.replacementUuid !== undefined && obj.replacementUuid !== null) {
+    if (typeof obj.replacementUuid !== 'string' || !UUID.test(obj.replacementUuid)) throw invalidParams('replacementUuid', 'must be a UUID such as "0f9c3ad0-6b1e-4a3c-9d52-5c2b8f7e1a64"');
+    replacementUuid = obj.replacementUuid.toLowerCase();
+  }
+  let refundPercent: number | undefined;
+  if (obj.refundPercent !== undefined && obj.refundPercent !== null) {
+    if (typeof obj.refundPercent !== 'number' || !Number.isInteger(obj.refundPercent) || obj.refundPercent < 0 || obj.refundPercent > 99) throw invalidParams('refundPercent', 'must be an integer from 0 to 99');
+    refundPercent = obj.refundPercent;
+  }
+  let refundRecipient: Address | undefined;
+  if (obj.refundRecipient !== undefined && obj.refundRecipient !== null) {
+    if (typeof obj.refundRecipient !== 'string' || !isAddress(obj.refundRecipient, { strict: false })) throw invalidParams('refundRecipient', 'must be a 20-byte 0x address');
+    refundRecipient = getAddress(obj.refundRecipient);
+  }
+  if (obj.builders !== undefined && (!Array.isArray(obj.builders) || obj.builders.some((b) => typeof b !== 'string'))) throw invalidParams('builders', 'must be an array of strings');
+
+  return {
+    txs,
+    blockNumber,
+    minTimestamp,
+    maxTimestamp,
+    revertingTxHashes: hashList(obj, 'revertingTxHashes', hashes),
+    droppingTxHashes: hashList(obj, 'droppingTxHashes', hashes),
+    replacementUuid,
+    refundPercent,
+    refundRecipient,
+    refundTxHashes: hashList(obj, 'refundTxHashes', hashes, 1),
+  };
+}

@@ -1,0 +1,164 @@
+import { getAddress, type Hex } from 'viem';
+
+/** One MEV-Boost relay the builder submits block-construction attempts to. */
+export interface RelayTarget {
+  /** Short name shown in health, e.g. `flashbots`. */
+  name: string;
+  /** Base URL; `POST {url}/relay/v1/builder/blocks` receives the submissions. */
+  url: string;
+}
+
+/**
+ * The four production relays submitted to by default (DESIGN "Bundle submission"): Flashbots,
+ * Ultra Sound, Agnostic, bloXroute (max-profit). Overridden by `RELAY_URLS`.
+ */
+export const PRODUCTION_RELAYS: readonly RelayTarget[] = [
+  { name: 'flashbots', url: 'https://boost-relay.flashbots.net' },
+  { name: 'ultrasound', url: 'https://relay.ultrasound.money' },
+  { name: 'agnostic', url: 'https://agnostic-relay.net' },
+  { name: 'bloxroute', url: 'https://bloxroute.max-profit.blxrbdn.com' },
+];
+
+/** Names given to the four local relays of the embedded defaults (same roles as production). */
+export const DEV_RELAY_NAMES = ['flashbots', 'ultrasound', 'agnostic', 'bloxroute'] as const;
+
+/**
+ * Everything the builder needs (DESIGN 1: configuration by environment variables, all optional in
+ * development; the `npm start` launcher fills in the embedded defaults).
+ */
+export interface BuilderConfig {
+  /** TCP port (BUILDER_PORT, default 8081; 0 picks a free port). */
+  port: number;
+  /** Bind address (BUILDER_HOST, default 127.0.0.1). */
+  host: string;
+  /** Redis URL (REDIS_URL). */
+  redisUrl: string;
+  /** Prefix of every Redis key of this deployment (REDIS_KEY_PREFIX, default `acg:`). */
+  keyPrefix: string;
+  /** Ethereum JSON-RPC node the bundles target (ETHEREUM_RPC_URL); needs `eth_simulateV1`. */
+  ethereumRpcUrl: string;
+  /** Relays (RELAY_URLS: comma-separated `name=url` or `url`; default {@link PRODUCTION_RELAYS}). */
+  relays: RelayTarget[];
+  /**
+   * Builder BLS12-381 secret key, 32 bytes hex (BUILDER_BLS_SECRET_KEY). Unset: a random key is
+   * generated at startup (development only; each process then has its own public key).
+   */
+  blsSecretKey?: Hex;
+  /** Coinbase of the blocks built, which is also the BidTrace `proposer_fee_recipient` (BUILDER_FEE_RECIPIENT). */
+  feeRecipient: `0x${string}`;
+  /** BidTrace `proposer_pubkey`, 48 bytes hex (PROPOSER_PUBKEY; dev default: a fixed dev validator key). */
+  proposerPubkey?: Hex;
+  /** Consensus genesis fork version for DOMAIN_APPLICATION_BUILDER (GENESIS_FORK_VERSION, mainnet `0x00000000`). */
+  genesisForkVersion: Hex;
+  /**
+   * Beacon genesis time, UNIX seconds (BEACON_GENESIS_TIME; mainnet 1606824023). BidTrace `slot` =
+   * (timestamp - genesis) / 12 when set; unset (dev chain, no beacon chain) the slot is the block number.
+   */
+  beaconGenesisTime?: number;
+  /**
+   * Seal the chosen block on the node (BUILDER_DEV_MINING=1): anvil only (`evm_setAutomine`,
+   * `anvil_setCoinbase`, `evm_mine`). The embedded defaults turn it on so inclusion is observable.
+   */
+  devMining: boolean;
+  /**
+   * A block-construction attempt also runs every `slotMs` (BUILDER_SLOT_MS; default 12000 = one
+   * Ethereum slot; 0 = only on new heads). On the dev chain, an attempt with a bid mines the block.
+   */
+  slotMs: number;
+  /** How often the head is polled, ms (BUILDER_HEAD_POLL_MS, default 500). */
+  headPollMs: number;
+  /** Token bucket per client IP (SPEC 8): `ratePerSecond` refill, `burst` capacity. */
+  rateLimit: { ratePerSecond: number; burst: number };
+  /** Take the client IP from the last `X-Forwarded-For` hop (TRUST_PROXY=1), for a builder behind a proxy. */
+  trustProxy: boolean;
+  /** Largest HTTP request body accepted, bytes (BUILDER_MAX_BODY_BYTES, default 1 MiB); larger is 413. */
+  maxBodyBytes: number;
+  /** Price per bundle, USDC base units (SPEC 8: 0.10 USD = 100000). */
+  bundlePriceBaseUnits: bigint;
+  /** pino level (LOG_LEVEL, default info). */
+  logLevel: string;
+}
+
+/** A configuration value is missing or malformed; the message names the variable. */
+export class BuilderConfigError extends Error {
+  override name = 'BuilderConfigError';
+}
+
+/** Values used where the environment is silent (the embedded dev stack fills these in). */
+export type BuilderConfigDefaults = Partial<BuilderConfig>;
+
+/** Dev fee recipient / coinbase: a fixed address outside the dev mnemonic's accounts. */
+export const DEV_FEE_RECIPIENT = getAddress('0x00000000000000000000000000000000000b0175');
+
+/**
+ * Parses `RELAY_URLS`: comma-separated entries, each `name=url` or a bare `url` (its name is then
+ * the host's first label). Throws BuilderConfigError on a malformed URL.
+ */
+export function parseRelayUrls(value: string): RelayTarget[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const eq = entry.indexOf('=');
+      const [name, url] = eq > 0 && !entry.slice(0, eq).includes('/') ? [entry.slice(0, eq), entry.slice(eq + 1)] : [undefined, entry];
+      let parsed: URL;
+      try {
+        parsed = new URL(url);
+      } catch {
+        throw new BuilderConfigError(`RELAY_URLS: "${url}" is not a URL`);
+      }
+      return { name: name ?? parsed.hostname.split('.')[0], url: url.replace(/\/$/, '') };
+    });
+}
+
+const hex = (name: string, v: string | undefined, bytes: number): Hex | undefined => {
+  if (v === undefined || v === '') return undefined;
+  if (!new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`).test(v)) throw new BuilderConfigError(`${name} must be 0x followed by ${bytes * 2} hex characters`);
+  return v as Hex;
+};
+
+const bool = (v: string | undefined): boolean | undefined => (v === undefined || v === '' ? undefined : ['1', 'true', 'yes'].includes(v.toLowerCase()));
+
+/**
+ * Reads the builder configuration from `env` over `defaults`. Throws BuilderConfigError naming the
+ * variable when a required one is missing or malformed.
+ *
+ * @example
+ * const config = builderConfigFromEnv(process.env, { redisUrl, ethereumRpcUrl, devMining: true })
+ */
+export function builderConfigFromEnv(env: NodeJS.ProcessEnv, defaults: BuilderConfigDefaults = {}): BuilderConfig {
+  const port = Number(env.BUILDER_PORT ?? defaults.port ?? 8081);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new BuilderConfigError('BUILDER_PORT must be an integer port');
+  const redisUrl = env.REDIS_URL ?? defaults.redisUrl;
+  if (!redisUrl) throw new BuilderConfigError('REDIS_URL is required (or start the embedded defaults with `npm start`)');
+  const ethereumRpcUrl = env.ETHEREUM_RPC_URL ?? defaults.ethereumRpcUrl;
+  if (!ethereumRpcUrl) throw new BuilderConfigError('ETHEREUM_RPC_URL is required (or start the embedded defaults with `npm start`)');
+  const num = (name: string, v: string | undefined, d: number) => {
+    const n = Number(v ?? d);
+    if (!Number.isFinite(n) || n < 0) throw new BuilderConfigError(`${name} must be a non-negative number`);
+    return n;
+  };
+  const beacon = env.BEACON_GENESIS_TIME ?? defaults.beaconGenesisTime;
+  return {
+    port,
+    host: env.BUILDER_HOST ?? defaults.host ?? '127.0.0.1',
+    redisUrl,
+    keyPrefix: env.REDIS_KEY_PREFIX ?? defaults.keyPrefix ?? 'acg:',
+    ethereumRpcUrl,
+    relays: env.RELAY_URLS ? parseRelayUrls(env.RELAY_URLS) : (defaults.relays ?? [...PRODUCTION_RELAYS]),
+    blsSecretKey: hex('BUILDER_BLS_SECRET_KEY', env.BUILDER_BLS_SECRET_KEY, 32) ?? defaults.blsSecretKey,
+    feeRecipient: getAddress(hex('BUILDER_FEE_RECIPIENT', env.BUILDER_FEE_RECIPIENT, 20) ?? defaults.feeRecipient ?? DEV_FEE_RECIPIENT),
+    proposerPubkey: hex('PROPOSER_PUBKEY', env.PROPOSER_PUBKEY, 48) ?? defaults.proposerPubkey,
+    genesisForkVersion: hex('GENESIS_FORK_VERSION', env.GENESIS_FORK_VERSION, 4) ?? defaults.genesisForkVersion ?? '0x00000000',
+    beaconGenesisTime: beacon === undefined || beacon === '' ? undefined : num('BEACON_GENESIS_TIME', String(beacon), 0),
+    devMining: bool(env.BUILDER_DEV_MINING) ?? defaults.devMining ?? false,
+    slotMs: num('BUILDER_SLOT_MS', env.BUILDER_SLOT_MS, defaults.slotMs ?? 12_000),
+    headPollMs: num('BUILDER_HEAD_POLL_MS', env.BUILDER_HEAD_POLL_MS, defaults.headPollMs ?? 500),
+    rateLimit: defaults.rateLimit ?? { ratePerSecond: 10, burst: 20 },
+    trustProxy: bool(env.TRUST_PROXY) ?? defaults.trustProxy ?? false,
+    maxBodyBytes: num('BUILDER_MAX_BODY_BYTES', env.BUILDER_MAX_BODY_BYTES, defaults.maxBodyBytes ?? 1_048_576),
+    bundlePriceBaseUnits: defaults.bundlePriceBaseUnits ?? 100_000n,
+    logLevel: env.LOG_LEVEL ?? defaults.logLevel ?? 'info',
+  };
+}

@@ -1,0 +1,123 @@
+import type { RedisKeys } from '@acg/redis';
+import type { Redis } from 'ioredis';
+import type { Address, Hash, PublicClient } from 'viem';
+import { bundleHash, validateSendBundleParams, type ValidBundleParams } from './bundle.js';
+import { OrderflowPool, type BundleVia, type StoredBundle } from './pool.js';
+import { invalidParams } from './rpc/errors.js';
+
+/** Options of {@link BundleIntake}. */
+export interface BundleIntakeOptions {
+  redis: Redis;
+  keys: RedisKeys;
+  /** viem client of the Ethereum node the bundles target (head and chain id). */
+  client: PublicClient;
+  /** Price per bundle, USDC base units (default 100000 = 0.10 USD, SPEC 8). */
+  bundlePriceBaseUnits?: bigint;
+  /** How long a read head block number is reused, ms (default 250). */
+  headMaxAgeMs?: number;
+}
+
+/** What {@link BundleIntake.submit} accepted. */
+export interface SubmitBundleResult {
+  bundleHash: Hash;
+  blockNumber: bigint;
+  searcher: Address;
+  /** Hash of the searcher's bundle this one replaced (same replacementUuid), if any. */
+  replaced?: Hash;
+}
+
+/**
+ * Intake of bundles, shared by `eth_sendBundle` on /rpc and the `builder.send_bundle` capability
+ * of the gateway (x402): validate → store in the orderflow pool → count and price. Stateless
+ * apart from a short cache of the head and chain id; everything else is in Redis.
+ */
+export class BundleIntake {
+  readonly pool: OrderflowPool;
+  private head?: { value: bigint; at: number; pending?: Promise<bigint> };
+  private chainIdValue?: Promise<number>;
+
+  constructor(private readonly opts: BundleIntakeOptions) {
+    this.pool = new OrderflowPool(opts.redis, opts.keys);
+  }
+
+  /** Chain id of the target node (read once). */
+  chainId(): Promise<number> {
+    this.chainIdValue ??= this.opts.client.getChainId().catch((e) => {
+      this.chainIdValue = undefined;
+      throw e;
+    });
+    return this.chainIdValue;
+  }
+
+  /** The node's head block number, reused for `headMaxAgeMs`. */
+  async headBlock(): Promise<bigint> {
+    const maxAge = this.opts.headMaxAgeMs ?? 250;
+    const h = this.head;
+    if (h && Date.now() - h.at <= maxAge) return h.value;
+    if (h?.pending) return h.pending;
+    const pending = this.opts.client.getBlockNumber({ cacheTime: 0 }).then((value) => {
+      this.head = { value, at: Date.now() };
+      return value;
+    });
+    this.head = { value: h?.value ?? 0n, at: h?.at ?? 0, pending };
+    try {
+      return await pending;
+    } finally {
+      if (this.head?.pending === pending) this.head.pending = undefined;
+    }
+  }
+
+  /** Tells the intake a new head was seen (the bidder's head watcher), so validation never lags it. */
+  noteHead(value: bigint): void {
+    if (!this.head || value >= this.head.value) this.head = { value, at: Date.now() };
+  }
+
+  /**
+   * Validates the one params object of `eth_sendBundle` and queues the bundle for its target block.
+   * @param searcher - Identity of the sender: recovered X-Bundle-Signature address or x402 payer.
+   * @param params - The params object (Flashbots fields plus DESIGN's).
+   * @param via - How it is paid (`rpc`: recorded as owed; `x402`: recorded as paid).
+   * @throws {RpcError} -32602 naming the bad field.
+   */
+  async submit(searcher: Address, params: Record<string, unknown>, via: BundleVia = { kind: 'rpc' }): Promise<SubmitBundleResult> {
+    const [chainId, head] = await Promise.all([this.chainId(), this.headBlock()]);
+    const valid = await validateSendBundleParams(params, { chainId, head });
+    return this.store(searcher, valid, via);
+  }
+
+  /** Queues an already validated bundle (see {@link submit}). */
+  async store(searcher: Address, valid: ValidBundleParams, via: BundleVia): Promise<SubmitBundleResult> {
+    const hash = bundleHash(valid.txs.map((t) => t.hash));
+    const stored: StoredBundle = {
+      bundle_hash: hash,
+      searcher,
+      block_number: valid.blockNumber.toString(),
+      txs: valid.txs.map(({ raw, hash: h, from, nonce }) => ({ raw, hash: h, from, nonce })),
+      min_timestamp: valid.minTimestamp,
+      max_timestamp: valid.maxTimestamp,
+      reverting_tx_hashes: valid.revertingTxHashes,
+      dropping_tx_hashes: valid.droppingTxHashes,
+      replacement_uuid: valid.replacementUuid,
+      refund_percent: valid.refundPercent,
+      refund_recipient: valid.refundRecipient,
+      refund_tx_hashes: valid.refundTxHashes,
+      received_at: Date.now(),
+      via,
+    };
+    const { replaced } = await this.pool.add(stored, this.opts.bundlePriceBaseUnits ?? 100_000n);
+    return { bundleHash: hash, blockNumber: valid.blockNumber, searcher, replaced };
+  }
+
+  /**
+   * `eth_cancelBundle {replacementUuid}`: removes the searcher's bundle with that uuid.
+   * @returns the cancelled bundle hash, or undefined when the searcher had none with that uuid.
+   * @throws {RpcError} -32602 when `replacementUuid` is missing or not a string.
+   */
+  async cancel(searcher: Address, params: Record<string, unknown>): Promise<Hash | undefined> {
+    for (const key of Object.keys(params)) if (key !== 'replacementUuid') throw invalidParams(key, 'unknown field');
+    if (typeof params.replacementUuid !== 'string' || params.replacementUuid.length === 0 || params.replacementUuid.length > 100) {
+      throw invalidParams('replacementUuid', 'required: the replacementUuid the bundle was sent with');
+    }
+    return this.pool.cancel(searcher, params.replacementUuid);
+  }
+}

@@ -1,0 +1,128 @@
+import type { RedisKeys } from '@acg/redis';
+import type { Redis } from 'ioredis';
+import type { Address, Hash, Hex } from 'viem';
+
+/** How long a target block's pool lives after its last write, seconds (covers MAX_BLOCKS_AHEAD of mainnet slots). */
+export const POOL_TTL_SECONDS = 4 * 3600;
+
+/** How a bundle came in and how it is paid: over `/rpc` (owed, settled out-of-band) or through x402 execute (paid). */
+export type BundleVia = { kind: 'rpc' } | { kind: 'x402'; executionId: string; paymentTxHash: Hex };
+
+/** A bundle as the orderflow pool stores it (JSON in Redis; block numbers as decimal strings). */
+export interface StoredBundle {
+  bundle_hash: Hash;
+  /** Searcher identity: the recovered X-Bundle-Signature address, or the x402 payer. */
+  searcher: Address;
+  block_number: string;
+  txs: { raw: Hex; hash: Hash; from: Address; nonce: number }[];
+  min_timestamp?: number;
+  max_timestamp?: number;
+  reverting_tx_hashes: Hash[];
+  dropping_tx_hashes: Hash[];
+  replacement_uuid?: string;
+  refund_percent?: number;
+  refund_recipient?: Address;
+  refund_tx_hashes: Hash[];
+  /** UNIX ms. */
+  received_at: number;
+  via: BundleVia;
+}
+
+/** A public transaction seen in the node's mempool, stored for the block it may land in. */
+export interface MempoolTx {
+  hash: Hash;
+  raw: Hex;
+}
+
+/**
+ * The orderflow pool (DESIGN "Bundle submission"): bundles and mempool transactions in Redis keyed
+ * by target block, shared by every replica. Replacement and cancellation go by `replacementUuid`,
+ * scoped to the searcher who sent it.
+ *
+ * Keys: `builder:pool:<block>` (hash `<searcher>:<bundle_hash>` → JSON StoredBundle),
+ * `builder:mempool:<block>` (hash tx hash → raw tx), `builder:uuid:<searcher>:<uuid>` (→ `<block>|<field>`),
+ * `builder:stats` and `builder:searcher:<address>` counters (see health.ts).
+ */
+export class OrderflowPool {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  private field(b: Pick<StoredBundle, 'searcher' | 'bundle_hash'>): string {
+    return `${b.searcher.toLowerCase()}:${b.bundle_hash}`;
+  }
+
+  /**
+   * Adds `bundle` to the pool of its target block, counts it (`bids_received`, and per searcher
+   * `bundles` plus `owed_base_units` or `paid_base_units` of `priceBaseUnits`), and removes the
+   * searcher's previous bundle with the same `replacement_uuid`. The add and the uuid swap are one
+   * MULTI, so of two concurrent replacements the later always removes the earlier.
+   * @returns `replaced`: the bundle hash that was replaced, if any.
+   */
+  async add(bundle: StoredBundle, priceBaseUnits: bigint): Promise<{ replaced?: Hash }> {
+    const poolKey = this.keys.builder('pool', bundle.block_number);
+    const field = this.field(bundle);
+    const searcherKey = this.keys.builder('searcher', bundle.searcher.toLowerCase());
+    const m = this.redis
+      .multi()
+      .hset(poolKey, field, JSON.stringify(bundle))
+      .expire(poolKey, POOL_TTL_SECONDS)
+      .hincrby(this.keys.builder('stats'), 'bids_received', 1)
+      .hincrby(searcherKey, 'bundles', 1)
+      .hincrby(searcherKey, bundle.via.kind === 'x402' ? 'paid_base_units' : 'owed_base_units', Number(priceBaseUnits))
+      .hset(searcherKey, 'last_bundle_at', new Date(bundle.received_at).toISOString());
+    const uuidKey = bundle.replacement_uuid ? this.keys.builder('uuid', bundle.searcher.toLowerCase(), bundle.replacement_uuid) : undefined;
+    if (uuidKey) m.set(uuidKey, `${bundle.block_number}|${field}`, 'EX', POOL_TTL_SECONDS, 'GET');
+    const res = await m.exec();
+    if (!res || res.some(([err]) => err)) throw new Error('orderflow pool: Redis MULTI failed');
+    if (!uuidKey) return {};
+    const previous = res[res.length - 1][1] as string | null;
+    if (!previous || previous === `${bundle.block_number}|${field}`) return {};
+    const [block, prevField] = previous.split('|');
+    await this.redis.hdel(this.keys.builder('pool', block), prevField);
+    return { replaced: prevField.split(':')[1] as Hash };
+  }
+
+  /**
+   * Cancels the searcher's bundle with `replacementUuid` (DESIGN: scoped to the searcher).
+   * @returns the cancelled bundle hash, or undefined when there was none.
+   */
+  async cancel(searcher: Address, replacementUuid: string): Promise<Hash | undefined> {
+    const ref = await this.redis.getdel(this.keys.builder('uuid', searcher.toLowerCase(), replacementUuid.toLowerCase()));
+    if (!ref) return undefined;
+    const [block, field] = ref.split('|');
+    const removed = await this.redis.hdel(this.keys.builder('pool', block), field);
+    return removed > 0 ? (field.split(':')[1] as Hash) : undefined;
+  }
+
+  /** Bundles targeting `block`, oldest first. */
+  async bundlesFor(block: bigint): Promise<StoredBundle[]> {
+    const h = await this.redis.hgetall(this.keys.builder('pool', block.toString()));
+    return Object.values(h)
+      .map((v) => JSON.parse(v) as StoredBundle)
+      .sort((a, b) => a.received_at - b.received_at);
+  }
+
+  /** Stores public mempool transactions as candidates for `block`. */
+  async addMempoolTxs(block: bigint, txs: readonly MempoolTx[]): Promise<void> {
+    if (txs.length === 0) return;
+    const key = this.keys.builder('mempool', block.toString());
+    await this.redis
+      .multi()
+      .hset(key, Object.fromEntries(txs.map((t) => [t.hash, t.raw])))
+      .expire(key, POOL_TTL_SECONDS)
+      .exec();
+  }
+
+  /** Mempool transactions stored for `block`. */
+  async mempoolFor(block: bigint): Promise<MempoolTx[]> {
+    const h = await this.redis.hgetall(this.keys.builder('mempool', block.toString()));
+    return Object.entries(h).map(([hash, raw]) => ({ hash: hash as Hash, raw: raw as Hex }));
+  }
+
+  /** Forgets the pool of a block that has been built or has passed. */
+  async dropBlock(block: bigint): Promise<void> {
+    await this.redis.del(this.keys.builder('pool', block.toString()), this.keys.builder('mempool', block.toString()));
+  }
+}

@@ -1,0 +1,106 @@
+import { ByteVectorType, ContainerType, UintBigintType } from '@chainsafe/ssz';
+import { bls12_381 } from '@noble/curves/bls12-381.js';
+import { bytesToHex, hexToBytes, type Hex } from 'viem';
+
+/** `DOMAIN_APPLICATION_BUILDER` of the builder spec (ethereum/builder-specs): `0x00000001`. */
+export const DOMAIN_APPLICATION_BUILDER = '0x00000001' as const;
+/** The Ethereum consensus BLS signature ciphersuite (proof-of-possession scheme, signatures in G2). */
+export const ETH_BLS_DST = 'BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_POP_';
+
+const Bytes4 = new ByteVectorType(4);
+const Bytes20 = new ByteVectorType(20);
+const Bytes32 = new ByteVectorType(32);
+const Bytes48 = new ByteVectorType(48);
+const Uint64 = new UintBigintType(8);
+const Uint256 = new UintBigintType(32);
+
+/** SSZ `BidTrace` (builder-specs, `bellatrix/builder.md`): what a relay submission signs. */
+export const BidTraceType = new ContainerType({
+  slot: Uint64,
+  parent_hash: Bytes32,
+  block_hash: Bytes32,
+  builder_pubkey: Bytes48,
+  proposer_pubkey: Bytes48,
+  proposer_fee_recipient: Bytes20,
+  gas_limit: Uint64,
+  gas_used: Uint64,
+  value: Uint256,
+});
+
+const ForkDataType = new ContainerType({ current_version: Bytes4, genesis_validators_root: Bytes32 });
+const SigningDataType = new ContainerType({ object_root: Bytes32, domain: Bytes32 });
+
+/** A BidTrace as the relay API writes it in JSON: 0x hex byte strings, decimal strings for integers. */
+export interface BidTraceJson {
+  slot: string;
+  parent_hash: Hex;
+  block_hash: Hex;
+  builder_pubkey: Hex;
+  proposer_pubkey: Hex;
+  proposer_fee_recipient: Hex;
+  gas_limit: string;
+  gas_used: string;
+  /** Wei paid to the proposer. */
+  value: string;
+}
+
+/**
+ * `compute_domain(DOMAIN_APPLICATION_BUILDER, fork_version, genesis_validators_root = 0x00..00)`
+ * (builder-specs: the builder domain always uses the genesis fork version and a zero root).
+ * Mainnet (`0x00000000`) gives `0x00000001f5a5fd42d16a20302798ef6ed309979b43003d2320d9f0e8ea9831a9`.
+ */
+export function computeBuilderDomain(genesisForkVersion: Hex = '0x00000000'): Uint8Array {
+  const forkDataRoot = ForkDataType.hashTreeRoot({ current_version: hexToBytes(genesisForkVersion), genesis_validators_root: new Uint8Array(32) });
+  const domain = new Uint8Array(32);
+  domain.set(hexToBytes(DOMAIN_APPLICATION_BUILDER), 0);
+  domain.set(forkDataRoot.subarray(0, 28), 4);
+  return domain;
+}
+
+function toSsz(m: BidTraceJson) {
+  return {
+    slot: BigInt(m.slot),
+    parent_hash: hexToBytes(m.parent_hash),
+    block_hash: hexToBytes(m.block_hash),
+    builder_pubkey: hexToBytes(m.builder_pubkey),
+    proposer_pubkey: hexToBytes(m.proposer_pubkey),
+    proposer_fee_recipient: hexToBytes(m.proposer_fee_recipient),
+    gas_limit: BigInt(m.gas_limit),
+    gas_used: BigInt(m.gas_used),
+    value: BigInt(m.value),
+  };
+}
+
+/** `compute_signing_root(bid_trace, domain)` = hash_tree_root(SigningData{hash_tree_root(bid_trace), domain}). */
+export function bidTraceSigningRoot(message: BidTraceJson, domain: Uint8Array): Uint8Array {
+  const objectRoot = BidTraceType.hashTreeRoot(toSsz(message));
+  return SigningDataType.hashTreeRoot({ object_root: objectRoot, domain });
+}
+
+/** The 48-byte compressed G1 public key of a 32-byte BLS secret key, as 0x hex. */
+export function blsPublicKey(secretKey: Hex): Hex {
+  return bytesToHex(bls12_381.longSignatures.getPublicKey(hexToBytes(secretKey)).toBytes(true));
+}
+
+/** A fresh random BLS secret key (development only). */
+export function randomBlsSecretKey(): Hex {
+  return bytesToHex(bls12_381.utils.randomSecretKey());
+}
+
+/** Signs `message` under `domain` with the builder's BLS key: the 96-byte compressed G2 signature as 0x hex. */
+export function signBidTrace(message: BidTraceJson, secretKey: Hex, domain: Uint8Array): Hex {
+  const bls = bls12_381.longSignatures;
+  const point = bls.hash(bidTraceSigningRoot(message, domain), ETH_BLS_DST);
+  return bytesToHex(bls.Signature.toBytes(bls.sign(point, hexToBytes(secretKey))));
+}
+
+/** Verifies a BidTrace signature by `message.builder_pubkey` under `domain`; false on any malformed input. */
+export function verifyBidTrace(message: BidTraceJson, signature: Hex, domain: Uint8Array): boolean {
+  try {
+    const bls = bls12_381.longSignatures;
+    const point = bls.hash(bidTraceSigningRoot(message, domain), ETH_BLS_DST);
+    return bls.verify(hexToBytes(signature), point, hexToBytes(message.builder_pubkey));
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,21 @@
+import { singleParamsObject } from '../bundle.js';
+import type { BundleIntake } from '../intake.js';
+import type { RpcContext } from './context.js';
+
+/**
+ * `eth_sendBundle` (SPEC 4, DESIGN "Bundle submission"): params `[{txs, blockNumber, minTimestamp?,
+ * maxTimestamp?, revertingTxHashes?, droppingTxHashes?, replacementUuid?, refundPercent?,
+ * refundRecipient?, refundTxHashes?}]`. Validates every transaction, queues the bundle in the
+ * orderflow pool for `blockNumber` under the searcher identity (replacing the searcher's bundle with
+ * the same `replacementUuid`), records 0.10 USD owed by the searcher, and returns `null`: accepted
+ * and queued (SPEC 4; Flashbots returns `{bundleHash}` here, see README).
+ *
+ * @throws {RpcError} -32602 naming the bad field (bad hex, wrong chain id, past block, too many
+ *   transactions or bytes, unknown field).
+ */
+export async function eth_sendBundle(intake: BundleIntake, params: unknown, ctx: RpcContext): Promise<null> {
+  const obj = singleParamsObject(params, 'eth_sendBundle');
+  const result = await intake.submit(ctx.searcher, obj, { kind: 'rpc' });
+  ctx.log.debug({ searcher: ctx.searcher, bundle_hash: result.bundleHash, block: String(result.blockNumber), replaced: result.replaced }, 'bundle queued');
+  return null;
+}

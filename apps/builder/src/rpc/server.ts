@@ -1,0 +1,53 @@
+import jayson from 'jayson';
+import type { Logger } from 'pino';
+import type { Address, PublicClient } from 'viem';
+import type { BundleIntake } from '../intake.js';
+import type { RpcContext } from './context.js';
+import { RPC_ERRORS, RpcError, type JsonRpcErrorObject } from './errors.js';
+import { eth_callBundle } from './eth_callBundle.js';
+import { eth_cancelBundle } from './eth_cancelBundle.js';
+import { eth_sendBundle } from './eth_sendBundle.js';
+
+/** What the JSON-RPC methods use. */
+export interface RpcDeps {
+  intake: BundleIntake;
+  client: PublicClient;
+  feeRecipient: Address;
+  log: Logger;
+}
+
+/** The methods served on `/rpc`, one file each (STYLE). */
+export const RPC_METHODS = ['eth_sendBundle', 'eth_cancelBundle', 'eth_callBundle'] as const;
+
+function toJsonRpcError(e: unknown, log: Logger, method: string): JsonRpcErrorObject {
+  if (e instanceof RpcError) return e.toJSON();
+  log.error({ method, err: (e as Error)?.message?.slice(0, 300) }, 'JSON-RPC method failed');
+  return { code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' };
+}
+
+type Handler = (params: unknown, ctx: RpcContext) => Promise<unknown>;
+
+/**
+ * The jayson 5 server with the builder's methods (context-aware: each gets the {@link RpcContext}
+ * the HTTP route built). The route calls `server.call(parsedBody, context, cb)` itself (DESIGN
+ * "Known pitfalls": jayson's middleware forces status codes and passes no context).
+ */
+export function createRpcServer(deps: RpcDeps): jayson.Server {
+  const wrap =
+    (name: string, fn: Handler) =>
+    (params: unknown, context: object, callback: (err: JsonRpcErrorObject | null, result?: unknown) => void) => {
+      fn(params, context as RpcContext).then(
+        (result) => callback(null, result),
+        (e) => callback(toJsonRpcError(e, deps.log, name)),
+      );
+    };
+  const methods: Record<(typeof RPC_METHODS)[number], Handler> = {
+    eth_sendBundle: (p, c) => eth_sendBundle(deps.intake, p, c),
+    eth_cancelBundle: (p, c) => eth_cancelBundle(deps.intake, p, c),
+    eth_callBundle: (p, c) => eth_callBundle(deps, p, c),
+  };
+  return new jayson.Server(
+    Object.fromEntries(Object.entries(methods).map(([name, fn]) => [name, wrap(name, fn)])) as never,
+    { useContext: true, version: 2 },
+  );
+}

@@ -1,0 +1,49 @@
+import { getAddress, isAddress, keccak256, recoverMessageAddress, type Address, type Hex } from 'viem';
+import { RPC_ERRORS, RpcError } from './rpc/errors.js';
+
+/** Request headers carrying the searcher signature; the first is SPEC 4's name, the second the Flashbots alias. */
+export const SIGNATURE_HEADERS = ['x-bundle-signature', 'x-flashbots-signature'] as const;
+
+/**
+ * The text a searcher signs for a request body (Flashbots construction, DESIGN "Bundle submission"):
+ * `0x` + hex(keccak256(body bytes)), 66 characters, signed with EIP-191 `personal_sign`.
+ * viem: `account.signMessage({ message: bundleSignatureMessage(body) })`; ethers v6:
+ * `wallet.signMessage(ethers.id(body))` signs the same text.
+ */
+export function bundleSignatureMessage(body: Uint8Array | string): Hex {
+  return keccak256(typeof body === 'string' ? new TextEncoder().encode(body) : body);
+}
+
+/**
+ * Verifies `X-Bundle-Signature: <address>:<signature>` (or `X-Flashbots-Signature`) over the exact
+ * raw request bytes and returns the searcher identity (checksummed address).
+ *
+ * @param rawBody - The request body exactly as received (never re-serialized JSON).
+ * @param header - The header value, or undefined when absent.
+ * @throws {RpcError} -32600 with a message saying what is wrong: missing header, malformed value,
+ *   signature without `0x`, unrecoverable signature, or signer ≠ claimed address (body tampered or wrong key).
+ */
+export async function verifyBundleSignature(rawBody: Uint8Array, header: string | undefined): Promise<Address> {
+  const fail = (message: string, reason: string) => new RpcError(RPC_ERRORS.INVALID_REQUEST, message, { reason });
+  if (!header) throw fail('Missing X-Bundle-Signature header: send "<address>:<signature>", an EIP-191 signature of 0x+hex(keccak256(body)).', 'signature_missing');
+  const sep = header.indexOf(':');
+  const claimed = sep > 0 ? header.slice(0, sep).trim() : '';
+  const signature = sep > 0 ? header.slice(sep + 1).trim() : '';
+  if (!isAddress(claimed, { strict: false })) throw fail('Malformed X-Bundle-Signature header: expected "<address>:<signature>" with a 0x-prefixed 20-byte address.', 'signature_malformed');
+  if (!/^0x[0-9a-fA-F]{130}$/.test(signature)) {
+    throw fail('Malformed X-Bundle-Signature signature: expected 0x followed by 130 hex characters (65 bytes r, s, v).', 'signature_malformed');
+  }
+  let signer: Address;
+  try {
+    signer = await recoverMessageAddress({ message: bundleSignatureMessage(rawBody), signature: signature as Hex });
+  } catch {
+    throw fail('Invalid X-Bundle-Signature: the signature cannot be recovered.', 'signature_invalid');
+  }
+  if (signer.toLowerCase() !== claimed.toLowerCase()) {
+    throw fail(
+      'Invalid X-Bundle-Signature: the signature does not match this address and request body (sign 0x+hex(keccak256(exact body bytes)) with EIP-191).',
+      'signature_mismatch',
+    );
+  }
+  return getAddress(claimed);
+}

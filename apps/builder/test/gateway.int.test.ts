@@ -1,0 +1,102 @@
+import { devAccount } from '@acg/devnet';
+import { HealthDocument } from '@acg/schemas';
+import { createPublicClient, http, type PublicClient } from 'viem';
+import { mainnet } from 'viem/chains';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendBundle } from '../../gateway/src/capabilities/send_bundle.js';
+import { Discovery } from '../../gateway/src/discovery.js';
+import { ProbeStore } from '../../gateway/src/probes.js';
+import { Telemetry } from '../../gateway/src/telemetry.js';
+import { readBuilderHealth, readSearcherCharges } from '../src/health.js';
+import { startTestBuilder, transfer, type TestBuilder } from './harness.js';
+
+let t: TestBuilder;
+let ethereum: PublicClient;
+beforeAll(async () => {
+  t = await startTestBuilder();
+  ethereum = createPublicClient({ chain: { ...mainnet, rpcUrls: { default: { http: [t.eth.rpcUrl] } } }, transport: http(t.eth.rpcUrl) }) as PublicClient;
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('builder.send_bundle as a gateway capability (x402 execute path)', () => {
+  it('queues the bundle with the x402 payer as searcher, records it as paid, and it lands like an /rpc bundle', async () => {
+    const deps = { chainClient: () => ethereum, redis: t.builder.redis, keys: t.builder.keys };
+    const payer = devAccount(2).address;
+    const target = (await t.client.getBlockNumber()) + 1n;
+    const input = sendBundle.input.parse({ txs: [await transfer(t.client, 4)], blockNumber: `0x${target.toString(16)}` });
+    expect(sendBundle.precondition!(input, deps)).toBeUndefined();
+    const out = sendBundle.output.parse(await sendBundle.run(input, deps, { executionId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T', payer, paymentTxHash: `0x${'ab'.repeat(32)}` }));
+    expect(out).toMatchObject({ jsonrpc: '2.0', result: null, searcher: payer, block_number: `0x${target.toString(16)}` });
+    const pooled = await t.builder.intake.pool.bundlesFor(target);
+    expect(pooled).toHaveLength(1);
+    expect(pooled[0]).toMatchObject({ searcher: payer, via: { kind: 'x402', executionId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T' } });
+    expect(await readSearcherCharges(t.builder.redis, t.builder.keys, payer)).toMatchObject({ bundles: 1, paid_base_units: '100000', owed_base_units: '0' });
+    const attempt = await t.builder.bidder.attempt();
+    expect(attempt.included).toEqual([out.bundle_hash]);
+
+    // the JSON-RPC envelope from the catalog's example is accepted as input too
+    const envelope = sendBundle.input.parse({ jsonrpc: '2.0', method: 'eth_sendBundle', id: 5, params: [{ txs: [await transfer(t.client, 4)], blockNumber: `0x${(target + 1n).toString(16)}` }] });
+    const out2 = sendBundle.output.parse(await sendBundle.run(envelope, deps, { executionId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8V', payer, paymentTxHash: `0x${'cd'.repeat(32)}` }));
+    expect(out2.id).toBe(5);
+  });
+
+  it('refuses before payment what can be checked without the chain (422 reasons), and after payment a past block (refunded failure)', async () => {
+    const deps = { chainClient: () => ethereum, redis: t.builder.redis, keys: t.builder.keys };
+    const head = await t.client.getBlockNumber();
+    const wrongChain = sendBundle.input.parse({ txs: [await transfer(t.client, 4, { chainId: 8453 })], blockNumber: `0x${(head + 1n).toString(16)}` });
+    expect(sendBundle.precondition!(wrongChain, deps)).toMatch(/chain id 8453/);
+    expect(sendBundle.precondition!(wrongChain, { chainClient: () => undefined })).toMatch(/ETHEREUM_RPC_URL/);
+    const past = sendBundle.input.parse({ txs: [await transfer(t.client, 4)], blockNumber: `0x${head.toString(16)}` });
+    await expect(sendBundle.run(past, deps, { executionId: 'exe_x', payer: devAccount(2).address, paymentTxHash: '0x00' })).rejects.toMatchObject({ code: 'invalid_bundle', status: 422 });
+  });
+
+  it("fills the health document's builder part from the live counters (gateway Discovery)", async () => {
+    const discovery = new Discovery({
+      baseUrl: () => 'http://127.0.0.1:8080',
+      builderUrl: t.builder.url,
+      payment: { network: 'eip155:8453', asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', payTo: devAccount(1).address },
+      probes: new ProbeStore(t.builder.redis, t.builder.keys),
+      telemetry: new Telemetry(t.builder.redis, t.builder.keys),
+      builderHealth: () => readBuilderHealth(t.builder.redis, t.builder.keys),
+    });
+    const doc = HealthDocument.parse((await discovery.health()).value);
+    const live = await readBuilderHealth(t.builder.redis, t.builder.keys);
+    expect(doc.builder).toEqual(live);
+    expect(doc.builder!.bids_received).toBe(2);
+    expect(doc.builder!.submits).toBe(4);
+    expect(doc.builder!.relays).toHaveLength(4);
+    // without a builder registered under the prefix, health says null
+    const none = new Discovery({
+      baseUrl: () => 'http://127.0.0.1:8080',
+      builderUrl: t.builder.url,
+      payment: { network: 'eip155:8453', asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', payTo: devAccount(1).address },
+      probes: new ProbeStore(t.builder.redis, t.builder.keys),
+      telemetry: new Telemetry(t.builder.redis, t.builder.keys),
+      builderHealth: () => readBuilderHealth(t.builder.redis, new (t.builder.keys.constructor as typeof import('@acg/redis').RedisKeys)('acg:nobody:')),
+    });
+    expect((await none.health()).value.builder).toBeNull();
+  });
+});
+
+describe('SDK: packages/sdk/src/builder.ts', () => {
+  it('sends, cancels and simulates bundles signed with a viem account; errors carry the JSON-RPC code and field', async () => {
+    const { createBuilderClient, BundleRpcError, computeBundleHash } = await import('../../../packages/sdk/src/builder.js');
+    const account = devAccount(7);
+    const builder = createBuilderClient({ rpcUrl: t.builder.rpcUrl, account });
+    const target = (await t.client.getBlockNumber()) + 1n;
+    const tx = await transfer(t.client, 7);
+    const uuid = '3f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b';
+    const sent = await builder.sendBundle([tx], target, { replacementUuid: uuid });
+    expect(sent).toEqual({ bundleHash: computeBundleHash([tx]), blockNumber: `0x${target.toString(16)}`, searcher: account.address });
+    expect((await t.builder.intake.pool.bundlesFor(target)).map((b) => b.bundle_hash)).toContain(sent.bundleHash);
+    await builder.cancelBundle(uuid);
+    expect((await t.builder.intake.pool.bundlesFor(target)).map((b) => b.bundle_hash)).not.toContain(sent.bundleHash);
+    const sim = await builder.callBundle([tx], target);
+    expect(sim.totalGasUsed).toBe(21000);
+    const err = await builder.sendBundle([tx], target - 1n).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BundleRpcError);
+    expect(err).toMatchObject({ code: -32602, data: { field: 'blockNumber' } });
+  });
+});

@@ -1,0 +1,131 @@
+import { request } from 'node:http';
+import { devAccount, resolveRedis, type AnvilInstance, type RedisHandle } from '@acg/devnet';
+import { ulid } from 'ulid';
+import { createPublicClient, http, keccak256, parseEther, parseGwei, stringToHex, type Hex, type LocalAccount, type PublicClient } from 'viem';
+import { startBuilder, type RunningBuilder } from '../src/app.js';
+import { builderConfigFromEnv, type BuilderConfig, type BuilderConfigDefaults } from '../src/config.js';
+import { startEthereumDevChain } from '../src/dev.js';
+import { startDevRelays, type DevRelays } from '../src/relay/devRelay.js';
+
+/** A fixed builder BLS key for tests (any 32 bytes below the curve order). */
+export const TEST_BLS_SECRET_KEY: Hex = `0x${'22'.repeat(32)}`;
+
+/** The Ethereum dev chain (chain id 1, fifo), a private Redis, four dev relays and a builder, all started by this test file. */
+export interface TestBuilder {
+  eth: AnvilInstance;
+  redis: RedisHandle;
+  relays: DevRelays;
+  builder: RunningBuilder;
+  config: BuilderConfig;
+  client: PublicClient;
+  close(): Promise<void>;
+}
+
+/** Starts the stack with the bidder loop off (tests call `builder.bidder.attempt()`), dev mining on. */
+export async function startTestBuilder(defaults: BuilderConfigDefaults = {}): Promise<TestBuilder> {
+  const [eth, redis, relays] = await Promise.all([startEthereumDevChain(), resolveRedis({ preferPrivate: true }), startDevRelays()]);
+  try {
+    const config = builderConfigFromEnv(
+      {},
+      {
+        port: 0,
+        redisUrl: redis.url,
+        keyPrefix: `acg:test:${ulid()}:`,
+        ethereumRpcUrl: eth.rpcUrl,
+        relays: relays.relays.map((r) => ({ name: r.name, url: r.url })),
+        blsSecretKey: TEST_BLS_SECRET_KEY,
+        devMining: true,
+        slotMs: 0,
+        headPollMs: 0,
+        logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
+        ...defaults,
+      },
+    );
+    const builder = await startBuilder(config, { bidder: false });
+    const client = createPublicClient({ transport: http(eth.rpcUrl), cacheTime: 0 }) as PublicClient;
+    return {
+      eth,
+      redis,
+      relays,
+      builder,
+      config,
+      client,
+      async close() {
+        await builder.close();
+        await Promise.allSettled([relays.close(), eth.stop(), redis.stop()]);
+      },
+    };
+  } catch (e) {
+    await Promise.allSettled([relays.close(), eth.stop(), redis.stop()]);
+    throw e;
+  }
+}
+
+let nextIp = 2;
+/** A fresh loopback source address (127.0.0.N), so each test has its own rate-limit bucket. */
+export function freshIp(): string {
+  const n = nextIp++;
+  return `127.0.${Math.floor(n / 250)}.${(n % 250) + 2}`;
+}
+
+/** An HTTP response as the tests read it. */
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json: any;
+}
+
+/** POSTs `body` bytes to `url` from `localAddress` (node:http, so the source IP is chosen). */
+export function post(url: string, body: string | Buffer, headers: Record<string, string> = {}, localAddress = '127.0.0.1'): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', localAddress, agent: false, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The Flashbots signature header value of `body` by `account` (viem). */
+export async function flashbotsSignature(account: LocalAccount, body: string): Promise<string> {
+  return `${account.address}:${await account.signMessage({ message: keccak256(stringToHex(body)) })}`;
+}
+
+/** Signs a plain ETH transfer (EIP-1559, chain id 1) from dev account `from`. */
+export async function transfer(
+  client: PublicClient,
+  from: number,
+  opts: { to?: `0x${string}`; value?: bigint; nonce?: number; tipGwei?: string; chainId?: number; data?: Hex; gas?: bigint } = {},
+): Promise<Hex> {
+  const account = devAccount(from);
+  const nonce = opts.nonce ?? (await client.getTransactionCount({ address: account.address, blockTag: 'pending' }));
+  return account.signTransaction({
+    type: 'eip1559',
+    chainId: opts.chainId ?? 1,
+    nonce,
+    to: opts.to ?? devAccount(9).address,
+    value: opts.value ?? parseEther('0.001'),
+    data: opts.data,
+    gas: opts.gas ?? 21_000n,
+    maxFeePerGas: parseGwei('50'),
+    maxPriorityFeePerGas: parseGwei(opts.tipGwei ?? '2'),
+  });
+}
+
+/** A JSON-RPC eth_sendBundle body. */
+export function sendBundleBody(txs: Hex[], blockNumber: bigint, extra: Record<string, unknown> = {}, id: number | string | null = 1): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_sendBundle', params: [{ txs, blockNumber: `0x${blockNumber.toString(16)}`, ...extra }] });
+}

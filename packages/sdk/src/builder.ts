@@ -1,0 +1,187 @@
+import { concat, keccak256, stringToHex, toHex, type Address, type Hash, type Hex, type LocalAccount } from 'viem';
+import { AcgError } from './errors.js';
+
+/**
+ * Bundle submission to `{builder_url}/rpc` (SPEC 4): JSON-RPC 2.0 `eth_sendBundle`,
+ * `eth_cancelBundle`, `eth_callBundle`, signed the Flashbots way: header
+ * `X-Bundle-Signature: <address>:<signature>` where the signature is EIP-191 `personal_sign` of the
+ * text `0x` + hex(keccak256(exact body bytes)). The signing address is the searcher identity
+ * (replacement and cancellation by `replacementUuid` are scoped to it).
+ */
+
+/** Optional `eth_sendBundle` fields (Flashbots plus the builder's). Timestamps are UNIX seconds. */
+export interface SendBundleOptions {
+  minTimestamp?: number;
+  maxTimestamp?: number;
+  /** Hashes of bundle transactions allowed to revert (or be left out). */
+  revertingTxHashes?: Hash[];
+  /** Hashes of bundle transactions allowed to be left out (but not to revert). */
+  droppingTxHashes?: Hash[];
+  /** UUID to replace or cancel this bundle later. */
+  replacementUuid?: string;
+  /** 0..99: share of the bundle's value refunded to `refundRecipient`. */
+  refundPercent?: number;
+  refundRecipient?: Address;
+  refundTxHashes?: Hash[];
+}
+
+/** Transport options shared by the bundle calls. */
+export interface BundleTransportOptions {
+  /** JSON-RPC request id (default 1). */
+  id?: number;
+  /** fetch implementation (default `globalThis.fetch`). */
+  fetch?: typeof globalThis.fetch;
+  signal?: AbortSignal;
+}
+
+/** Parameters of {@link sendBundle}. */
+export interface SendBundleParameters {
+  /** `{builder_url}/rpc`, e.g. `http://127.0.0.1:8081/rpc`. */
+  rpcUrl: string;
+  /** viem local account that signs the request (the searcher identity); it needs no ETH. */
+  account: LocalAccount;
+  /** Hex-encoded signed transactions, in bundle order (1..100, at most 300,000 bytes). */
+  txs: Hex[];
+  /** Target block number. */
+  blockNumber: bigint | number;
+  opts?: SendBundleOptions & BundleTransportOptions;
+}
+
+/** What {@link sendBundle} returns once the builder accepted the bundle (`result: null`, SPEC 4). */
+export interface SendBundleReturnType {
+  /** keccak256 of the concatenated transaction hashes (the Flashbots bundle hash), computed locally. */
+  bundleHash: Hash;
+  /** Target block, hex. */
+  blockNumber: Hex;
+  /** The signing address: the searcher identity the builder records. */
+  searcher: Address;
+}
+
+/**
+ * The builder answered with a JSON-RPC error: -32600 invalid request or signature, -32601 unknown
+ * method, -32602 invalid params (`data.field` names the bad field), -32603 internal, -32005 rate
+ * limited (HTTP 429; `retryAfterSeconds` from `Retry-After`), -32700 parse error.
+ */
+export class BundleRpcError extends AcgError {
+  override name = 'BundleRpcError';
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data: Record<string, unknown> | undefined,
+    readonly httpStatus: number,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(`Builder error ${code}: ${message}`, { metaMessages: data?.field ? [`Field: ${String(data.field)}`] : undefined });
+  }
+}
+
+/** The text signed for `body`: `0x` + hex(keccak256(body)) (66 characters). */
+export function bundleSignatureMessage(body: string): Hex {
+  return keccak256(stringToHex(body));
+}
+
+/**
+ * The `X-Bundle-Signature` header value for `body`: `<address>:<signature>`.
+ * Equals ethers v6 `${wallet.address}:${await wallet.signMessage(ethers.id(body))}`.
+ */
+export async function bundleSignatureHeader(account: LocalAccount, body: string): Promise<string> {
+  return `${account.address}:${await account.signMessage({ message: bundleSignatureMessage(body) })}`;
+}
+
+/** The Flashbots bundle hash: keccak256 of the concatenated keccak256 hashes of the signed transactions. */
+export function computeBundleHash(txs: readonly Hex[]): Hash {
+  return keccak256(concat(txs.map((t) => keccak256(t))));
+}
+
+async function call(rpcUrl: string, account: LocalAccount, method: string, params: unknown[], opts: BundleTransportOptions = {}): Promise<unknown> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: opts.id ?? 1, method, params });
+  const res = await (opts.fetch ?? globalThis.fetch)(rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'X-Bundle-Signature': await bundleSignatureHeader(account, body) },
+    body,
+    signal: opts.signal,
+  });
+  const text = await res.text();
+  let json: { result?: unknown; error?: { code: number; message: string; data?: Record<string, unknown> } };
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new BundleRpcError(-32603, `the builder answered HTTP ${res.status} without a JSON-RPC body`, undefined, res.status);
+  }
+  if (json.error) {
+    const retry = res.headers.get('retry-after');
+    throw new BundleRpcError(json.error.code, json.error.message, json.error.data, res.status, retry ? Number(retry) : undefined);
+  }
+  return json.result;
+}
+
+/**
+ * Sends a bundle with `eth_sendBundle`, signed by `account` the Flashbots way.
+ *
+ * @returns the locally computed bundle hash, target block and searcher once the builder answered `result: null`.
+ * @throws {BundleRpcError} with the builder's JSON-RPC error (e.g. -32602 naming the bad field, -32005 rate limited).
+ *
+ * @example
+ * const { bundleHash } = await sendBundle({ rpcUrl: 'http://127.0.0.1:8081/rpc', account, txs: [signedTx], blockNumber: head + 1n })
+ */
+export async function sendBundle({ rpcUrl, account, txs, blockNumber, opts = {} }: SendBundleParameters): Promise<SendBundleReturnType> {
+  const { id, fetch, signal, ...fields } = opts;
+  const target = toHex(BigInt(blockNumber));
+  const params = Object.fromEntries(Object.entries({ txs, blockNumber: target, ...fields }).filter(([, v]) => v !== undefined));
+  await call(rpcUrl, account, 'eth_sendBundle', [params], { id, fetch, signal });
+  return { bundleHash: computeBundleHash(txs), blockNumber: target, searcher: account.address };
+}
+
+/**
+ * Cancels the searcher's bundle sent with `replacementUuid` (`eth_cancelBundle`; idempotent).
+ * @throws {BundleRpcError}
+ */
+export async function cancelBundle({ rpcUrl, account, replacementUuid, opts }: { rpcUrl: string; account: LocalAccount; replacementUuid: string; opts?: BundleTransportOptions }): Promise<void> {
+  await call(rpcUrl, account, 'eth_cancelBundle', [{ replacementUuid }], opts);
+}
+
+/**
+ * Simulates a bundle without queuing it (`eth_callBundle`): per-transaction gas, fees and ETH sent
+ * to the coinbase (wei as decimal strings, Flashbots shape).
+ * @throws {BundleRpcError}
+ */
+export async function callBundle({
+  rpcUrl,
+  account,
+  txs,
+  blockNumber,
+  opts = {},
+}: {
+  rpcUrl: string;
+  account: LocalAccount;
+  txs: Hex[];
+  blockNumber: bigint | number;
+  opts?: BundleTransportOptions & { stateBlockNumber?: bigint | 'latest'; timestamp?: number };
+}): Promise<Record<string, unknown>> {
+  const { stateBlockNumber, timestamp, ...transport } = opts;
+  const params: Record<string, unknown> = { txs, blockNumber: toHex(BigInt(blockNumber)), stateBlockNumber: stateBlockNumber === undefined || stateBlockNumber === 'latest' ? 'latest' : toHex(stateBlockNumber) };
+  if (timestamp !== undefined) params.timestamp = timestamp;
+  return (await call(rpcUrl, account, 'eth_callBundle', [params], transport)) as Record<string, unknown>;
+}
+
+/** The bundle part of the client (`client.builder`), bound to one builder URL and account. */
+export interface BuilderClient {
+  sendBundle(txs: Hex[], blockNumber: bigint | number, opts?: SendBundleOptions & BundleTransportOptions): Promise<SendBundleReturnType>;
+  cancelBundle(replacementUuid: string, opts?: BundleTransportOptions): Promise<void>;
+  callBundle(txs: Hex[], blockNumber: bigint | number, opts?: BundleTransportOptions & { stateBlockNumber?: bigint | 'latest'; timestamp?: number }): Promise<Record<string, unknown>>;
+}
+
+/**
+ * Binds the bundle calls to `rpcUrl` and `account`: what the gateway client exposes as `client.builder`.
+ *
+ * @example
+ * const builder = createBuilderClient({ rpcUrl: 'http://127.0.0.1:8081/rpc', account })
+ * await builder.sendBundle([signedTx], head + 1n, { replacementUuid })
+ */
+export function createBuilderClient({ rpcUrl, account, fetch }: { rpcUrl: string; account: LocalAccount; fetch?: typeof globalThis.fetch }): BuilderClient {
+  return {
+    sendBundle: (txs, blockNumber, opts) => sendBundle({ rpcUrl, account, txs, blockNumber, opts: { fetch, ...opts } }),
+    cancelBundle: (replacementUuid, opts) => cancelBundle({ rpcUrl, account, replacementUuid, opts: { fetch, ...opts } }),
+    callBundle: (txs, blockNumber, opts) => callBundle({ rpcUrl, account, txs, blockNumber, opts: { fetch, ...opts } }),
+  };
+}
