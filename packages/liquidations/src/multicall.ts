@@ -1,0 +1,52 @@
+import { erc20MetaAbi } from './abis.js';
+import type { BlockContext } from './types.js';
+import type { Abi, Address } from 'viem';
+
+/** Multicall3, at the same address on every chain (and on the dev chains). */
+export const MULTICALL3: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
+
+/** One read of a multicall. */
+export type Read = { address: Address; abi: Abi; functionName: string; args?: readonly unknown[] };
+
+/**
+ * Reads `calls` at the context block through Multicall3 (viem `multicall`, chunks of
+ * `ctx.batchSize` bytes, sent concurrently). A failed call yields `undefined` in its slot.
+ */
+export async function readAll(ctx: BlockContext, calls: Read[]): Promise<unknown[]> {
+  if (calls.length === 0) return [];
+  const results = (await ctx.client.multicall({
+    contracts: calls as never,
+    allowFailure: true,
+    multicallAddress: MULTICALL3,
+    blockNumber: ctx.blockNumber,
+    batchSize: ctx.batchSize,
+  } as never)) as { status: 'success' | 'failure'; result?: unknown }[];
+  return results.map((r) => (r.status === 'success' ? r.result : undefined));
+}
+
+/** ERC-20 symbol and decimals, cached per token for the process lifetime. */
+export class TokenMeta {
+  private readonly meta = new Map<string, { symbol: string; decimals: number }>();
+
+  get(token: Address): { symbol: string; decimals: number } {
+    return this.meta.get(token.toLowerCase()) ?? { symbol: '?', decimals: 18 };
+  }
+
+  /** Loads the tokens not seen yet (one multicall). */
+  async load(ctx: BlockContext, tokens: Address[]): Promise<void> {
+    const missing = [...new Set(tokens.map((t) => t.toLowerCase()))].filter((t) => !this.meta.has(t)) as Address[];
+    if (missing.length === 0) return;
+    const out = await readAll(
+      ctx,
+      missing.flatMap((t) => [
+        { address: t, abi: erc20MetaAbi, functionName: 'symbol' },
+        { address: t, abi: erc20MetaAbi, functionName: 'decimals' },
+      ]),
+    );
+    missing.forEach((t, i) => {
+      const symbol = typeof out[2 * i] === 'string' ? (out[2 * i] as string) : '?';
+      const decimals = typeof out[2 * i + 1] === 'number' ? (out[2 * i + 1] as number) : 18;
+      this.meta.set(t, { symbol, decimals });
+    });
+  }
+}
