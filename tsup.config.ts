@@ -25,12 +25,33 @@ const sdk: Options = {
   tsconfig: 'packages/sdk/tsconfig.json',
 };
 
-export default defineConfig([
-  sdk,
-  // ---------------------------------------------------------------------------------------
-  // LEAD: add the apps' entry points here (gateway, builder, worker, devnet start), e.g.
-  //   { name: 'apps', entry: { gateway: 'apps/gateway/src/index.ts', ... }, outDir: 'dist',
-  //     format: ['esm'], target: 'node20', platform: 'node', clean: false, ... },
-  // Keep `clean: false` on any config whose outDir is shared, or it deletes the others' output.
-  // ---------------------------------------------------------------------------------------
-]);
+/**
+ * 2. The apps' entry points → dist/ (ESM, Node 20): `node dist/gateway.js`, `node dist/worker.js`,
+ *    `node dist/start.js` (the embedded-defaults launcher). Workspace packages (`@acg/*`, consumed
+ *    from TypeScript source) are bundled in; npm dependencies stay external. The Lua scripts are
+ *    read at run time next to the bundle, so they are copied to dist/lua.
+ */
+const apps: Options = {
+  name: 'apps',
+  entry: {
+    gateway: 'apps/gateway/src/main.ts',
+    worker: 'apps/worker/src/main.ts',
+    start: 'apps/devnet/src/start.ts',
+  },
+  outDir: 'dist',
+  format: ['esm'],
+  target: 'node20',
+  platform: 'node',
+  splitting: true,
+  sourcemap: true,
+  clean: true,
+  noExternal: [/^@acg\//],
+  external: [/^[^.@/][^:]*$/, /^@(?!acg\/)[^/]+\/.+/],
+  outExtension: () => ({ js: '.js' }),
+  async onSuccess() {
+    const { cp } = await import('node:fs/promises');
+    await cp('packages/redis/src/lua', 'dist/lua', { recursive: true });
+  },
+};
+
+export default defineConfig([sdk, apps]);

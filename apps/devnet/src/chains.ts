@@ -31,9 +31,12 @@ export type DevChain = {
  * lending dev data. `port` defaults to a free one.
  * @throws {Error} from `startAnvil` or contract installation.
  */
-export async function startDevChain(name: DevChainName, opts: { port?: number; quiet?: boolean; blockTime?: number } = {}): Promise<DevChain> {
+export async function startDevChain(
+  name: DevChainName,
+  opts: { port?: number; quiet?: boolean; blockTime?: number; extraArgs?: string[] } = {},
+): Promise<DevChain> {
   const spec = DEV_CHAINS[name];
-  const anvil = await startAnvil({ chainId: spec.chainId, port: opts.port, quiet: opts.quiet ?? true, blockTime: opts.blockTime });
+  const anvil = await startAnvil({ chainId: spec.chainId, port: opts.port, quiet: opts.quiet ?? true, blockTime: opts.blockTime, extraArgs: opts.extraArgs });
   try {
     const owner = devAccount(DEV_ROLES.facilitator);
     await Promise.all([installMulticall3(anvil.rpcUrl), installUsdc(anvil.rpcUrl, { address: spec.usdc, owner })]);

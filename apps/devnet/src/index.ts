@@ -34,3 +34,4 @@ export {
 } from './usdc.js';
 export { usdcAbi } from './usdcAbi.js';
 export { DEV_CHAINS, startDevChain, type DevChain, type DevChainName } from './chains.js';
+export * from './lending/index.js';

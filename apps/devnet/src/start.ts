@@ -8,10 +8,15 @@
  *   index 1 treasury (payTo, sends refunds), indexes 2-9 funded buyers.
  * Prints one line per service with its URL; Ctrl-C stops everything it started.
  */
+import { builderConfigFromEnv, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '@acg/builder';
 import { configFromEnv, startGateway, type ConfigDefaults, type RunningGateway } from '@acg/gateway';
+import { startWorker, type RunningWorker } from '@acg/worker';
 import { pino } from 'pino';
+import { ulid } from 'ulid';
 import { startAnvil, type AnvilInstance } from './anvil.js';
 import { devAccount, devPrivateKey, DEV_ROLES } from './accounts.js';
+import { startDevChain, type DevChain } from './chains.js';
+import { lendingIndexerConfig, setupLendingDevnet, type LendingDevnet } from './lending/index.js';
 import { BASE_CHAIN_ID } from './constants.js';
 import { setupPaymentChain } from './paymentChain.js';
 import { isPortFree } from './ports.js';
@@ -24,6 +29,11 @@ const line = (name: string, value: string) => process.stdout.write(`  ${name.pad
 let anvil: AnvilInstance | undefined;
 let redis: RedisHandle | undefined;
 let gateway: RunningGateway | undefined;
+let worker: RunningWorker | undefined;
+let ethereum: DevChain | undefined;
+let relays: DevRelays | undefined;
+let builder: RunningBuilder | undefined;
+let lending: LendingDevnet | undefined;
 let stopping = false;
 
 async function stop(code: number): Promise<never> {
@@ -31,6 +41,10 @@ async function stop(code: number): Promise<never> {
     stopping = true;
     process.stdout.write('\nstopping...\n');
     await gateway?.close().catch(() => undefined);
+    await worker?.close().catch(() => undefined);
+    await builder?.close().catch(() => undefined);
+    await relays?.close().catch(() => undefined);
+    await ethereum?.stop().catch(() => undefined);
     await anvil?.stop().catch(() => undefined);
     await redis?.stop().catch(() => undefined);
   }
@@ -46,6 +60,9 @@ try {
     const port = (await isPortFree(wanted)) ? wanted : undefined;
     anvil = await startAnvil({ chainId: BASE_CHAIN_ID, port, quiet: true });
     const chain = await setupPaymentChain(anvil.rpcUrl);
+    // State only means something with this chain: a fresh key prefix per run, so a shared Redis
+    // never replays an earlier run's jobs or refunds onto a new chain (REDIS_KEY_PREFIX overrides).
+    defaults.keyPrefix = `acg:dev:${ulid()}:`;
     defaults.payment = {
       rpcUrl: anvil.rpcUrl,
       payTo: chain.treasury.address,
@@ -53,10 +70,39 @@ try {
       treasuryPrivateKey: devPrivateKey(DEV_ROLES.treasury),
     };
   }
+  if (!env.ETHEREUM_RPC_URL) {
+    // Ethereum dev chain (chain id 1): bundles target it (FIFO ordering so a sealed block keeps bundle order)
+    ethereum = await startDevChain('ethereum', { port: (await isPortFree(8546)) ? 8546 : undefined, extraArgs: ['--order', 'fifo'] });
+    defaults.chains = { ...defaults.chains, ethereum: ethereum.rpcUrl };
+    // lending dev data for the liquidation search: Aave v3 (as Aave and as Spark), Morpho Blue, a Comet market, seeded positions
+    process.stdout.write('deploying the lending dev data (the first run compiles Morpho Blue with solc-js, about 40 s)...\n');
+    lending = await setupLendingDevnet(ethereum.rpcUrl);
+  }
   redis = await resolveRedis({ url: env.REDIS_URL, log: (msg) => log.info(msg) });
   defaults.redisUrl = redis.url;
+  if (!env.RELAY_URLS) relays = await startDevRelays();
+  const builderPort = Number(env.BUILDER_PORT ?? 8081);
+  defaults.builderUrl = env.BUILDER_URL ?? `http://127.0.0.1:${builderPort}`;
   const config = configFromEnv(env, defaults);
-  gateway = await startGateway(config, { log: pino({ level: config.logLevel, base: { service: 'gateway' } }) });
+  builder = await startBuilder(
+    builderConfigFromEnv(env, {
+      redisUrl: redis.url,
+      keyPrefix: config.keyPrefix,
+      ethereumRpcUrl: config.chains.ethereum,
+      ...(relays ? { relays: relays.relays } : {}),
+      devMining: Boolean(ethereum),
+      slotMs: 12_000,
+    }),
+    { log: pino({ level: config.logLevel, base: { service: 'builder' } }) },
+  );
+  // one process (DESIGN 1): the worker runs the job runner and the refunds; the gateway serves HTTP
+  worker = await startWorker(config, {
+    log: pino({ level: config.logLevel, base: { service: 'worker' } }),
+    ...(lending && config.chains.ethereum
+      ? { liquidations: { chain: 'ethereum' as const, rpcUrl: config.chains.ethereum, ...lendingIndexerConfig(lending.deployment) } }
+      : {}),
+  });
+  gateway = await startGateway(config, { log: pino({ level: config.logLevel, base: { service: 'gateway' } }), refundWorker: false });
 
   process.stdout.write('\nAgent capability gateway is up:\n');
   line('gateway', gateway.url);
@@ -64,9 +110,14 @@ try {
   line('registry', `${gateway.url}/registry`);
   line('openapi', `${gateway.url}/openapi.json`);
   line('health', `${gateway.url}/status/health`);
+  line('builder', `${builder.rpcUrl} (eth_sendBundle, BLS ${builder.blsPublicKey.slice(0, 18)}…)`);
+  line('relays', relays ? `${relays.relays.length} local dev relays: ${relays.relayUrls}` : 'RELAY_URLS');
+  line('ethereum chain', `${config.chains.ethereum ?? 'not configured'}${ethereum ? ' (chain 1, local anvil)' : ''}`);
   line('payment chain', `${config.payment.rpcUrl} (eip155:${config.payment.chain.id}${anvil ? ', local anvil' : ''})`);
   line('USDC', config.payment.asset);
-  line('redis', `${redis.url}${redis.spawned ? ' (private, spawned)' : ''}`);
+  line('redis', `${redis.url}${redis.spawned ? ' (private, spawned)' : ''}, key prefix ${config.keyPrefix}`);
+  line('worker', `in-process: ${worker.workers.map((w) => w.name).join(', ')}${worker.indexer ? ', liquidation indexer' : ''}`);
+  if (lending) line('lending', `Aave ${lending.deployment.aave.pool}, Spark ${lending.deployment.spark.pool}, Comet ${lending.deployment.comet.address}, Morpho ${lending.deployment.morpho.address} (${lending.positions.length} seeded positions)`);
   if (anvil) {
     line('facilitator', `${devAccount(DEV_ROLES.facilitator).address} (dev account 0)`);
     line('treasury/payTo', `${config.payment.payTo} (dev account 1)`);

@@ -1,5 +1,6 @@
 import type { Chain } from 'viem';
 import { base } from 'viem/chains';
+import { webhookPolicyFromEnv, type WebhookPolicy } from '@acg/wallet-monitor';
 
 /** Chains a capability may read, by SPEC chain name. */
 export type ChainName = 'ethereum' | 'base' | 'arbitrum';
@@ -43,6 +44,12 @@ export interface GatewayConfig {
   logLevel: string;
   /** Seconds between capability probes (PROBE_INTERVAL_SECONDS, default 60; 0 disables). */
   probeIntervalSeconds: number;
+  /**
+   * Wallet monitor routes: `webhookPolicy` (WEBHOOK_POLICY, else NODE_ENV: production → https and
+   * public addresses only; development/test → also http to loopback; unset → production) and the
+   * delivery retry schedule used when dead letters are replayed (default DESIGN's).
+   */
+  walletMonitor?: { webhookPolicy: WebhookPolicy; retryScheduleMs?: readonly number[] };
 }
 
 export const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' as const;
@@ -107,5 +114,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
     },
     logLevel: env.LOG_LEVEL ?? defaults.logLevel ?? 'info',
     probeIntervalSeconds: Number(env.PROBE_INTERVAL_SECONDS ?? defaults.probeIntervalSeconds ?? 60),
+    walletMonitor: { ...defaults.walletMonitor, webhookPolicy: webhookPolicyFromEnv(env, defaults.walletMonitor?.webhookPolicy) },
   };
 }

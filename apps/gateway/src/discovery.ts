@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { allDescriptors, buildCatalog, buildLegacyRegistry, renderLlmsTxt, renderSitemap, SITEMAP_PATHS, type BuildContext, type HealthSample } from '@acg/registry';
-import type { HealthDocument, HealthStatus, RegistryDocument } from '@acg/schemas';
+import type { BuilderHealth, HealthDocument, HealthStatus, RegistryDocument } from '@acg/schemas';
+import type { WalletMonitorHealth } from '@acg/wallet-monitor';
 import type { ProbeStore } from './probes.js';
 import type { Telemetry } from './telemetry.js';
 
@@ -32,6 +33,10 @@ export class Discovery {
       payment: BuildContext['payment'];
       probes: ProbeStore;
       telemetry: Telemetry;
+      /** The builder's live counters (`readBuilderHealth` of @acg/builder); null while no builder has reported. */
+      builderHealth?: () => Promise<BuilderHealth | null>;
+      /** Wallet-monitor delivery latency (block confirmation → 2xx), backlog and watchers; its latency is the capability's. */
+      walletMonitorHealth?: () => Promise<WalletMonitorHealth>;
       registryTtlMs?: number;
       healthTtlMs?: number;
     },
@@ -85,8 +90,11 @@ export class Discovery {
     const probes = await this.opts.probes.all();
     const samples: Record<string, HealthSample> = {};
     const doc: HealthDocument['capabilities'] = [];
+    const walletMonitor = await this.opts.walletMonitorHealth?.().catch(() => undefined);
     for (const d of allDescriptors()) {
-      const lat = await this.opts.telemetry.summary(d.id);
+      const measured = await this.opts.telemetry.summary(d.id);
+      // The wallet monitor's latency is its delivery latency (SPEC 4: "about 450 ms after block confirmation").
+      const lat = d.id === 'intelligence.wallet_monitor' && walletMonitor ? { ...measured, ...walletMonitor.delivery_latency_ms } : measured;
       const probe = probes[d.id];
       let status: HealthStatus;
       if (!d.built) status = 'planned';
@@ -118,13 +126,19 @@ export class Discovery {
 
   private async buildHealth(): Promise<HealthDocument> {
     const ctx = await this.context();
-    const { doc } = await this.healthSamples();
+    const [{ doc }, builder, walletMonitor] = await Promise.all([
+      this.healthSamples(),
+      this.opts.builderHealth?.() ?? Promise.resolve(null),
+      this.opts.walletMonitorHealth?.().catch(() => undefined),
+    ]);
     const catalog = buildCatalog(ctx);
-    return {
+    const health: HealthDocument = {
       operational_status: catalog.network.operational_status,
       generated_at: new Date().toISOString(),
       capabilities: doc,
-      builder: null,
+      builder,
     };
+    // `wallet_monitor`: delivery latency p50/p99, backlog (waiting, delayed retries, active, dead letters) and watchers.
+    return walletMonitor ? Object.assign(health, { wallet_monitor: walletMonitor }) : health;
   }
 }

@@ -45,7 +45,7 @@ export class Executor {
       if (!handler) throw new CapabilityFailure('not_executable', `The capability "${capabilityId}" is not executable here.`, 422);
       const parsed = handler.input.safeParse(rawInput);
       if (!parsed.success) throw new CapabilityFailure('invalid_input', `The input does not match the input_schema of "${capabilityId}".`, 400);
-      const result = handler.output.parse(await handler.run(parsed.data, capabilityDeps)) as Record<string, unknown>;
+      const result = handler.output.parse(await handler.run(parsed.data, capabilityDeps, { executionId, payer: charge.payer, paymentTxHash: charge.tx_hash })) as Record<string, unknown>;
       const duration_ms = performance.now() - started;
       const record: ExecutionRecord = { ...base, status: 'SUCCEEDED', result, finished_at: new Date().toISOString(), duration_ms };
       await Promise.all([executions.save(record), telemetry.record(capabilityId, duration_ms, true)]);

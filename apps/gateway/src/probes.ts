@@ -11,6 +11,8 @@ export interface ProbeSpec {
   method: 'GET' | 'POST';
   /** Path on the gateway, e.g. `/registry`. */
   path: string;
+  /** Absolute URL instead of a gateway path (e.g. the builder's `/rpc`). */
+  url?: () => string;
   body?: unknown;
   /** HTTP status that means the surface works (200; 402 for a paid endpoint's challenge). */
   expectStatus: number;
@@ -87,7 +89,7 @@ export class Prober {
   }
 
   private async probe(spec: ProbeSpec): Promise<ProbeRecord> {
-    const url = `${this.opts.baseUrl()}${spec.path}`;
+    const url = spec.url ? spec.url() : `${this.opts.baseUrl()}${spec.path}`;
     const started = performance.now();
     let status = 599;
     let bytes = Buffer.alloc(0);

@@ -1,6 +1,9 @@
 import { Ledger, SiweAuthenticator, TokenStore } from '@acg/accounts';
+import { readBuilderHealth } from '@acg/builder';
+import { JobQueue, JobStore } from '@acg/jobs';
 import { createInProcessFacilitator, createRemoteFacilitator, Paywall, RefundQueue } from '@acg/payments';
 import { connectRedis, RedisKeys } from '@acg/redis';
+import { WalletMonitorService } from '@acg/wallet-monitor';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createPublicClient, http, type PublicClient } from 'viem';
@@ -31,6 +34,9 @@ export interface Services {
   siwe: SiweAuthenticator;
   tokens: TokenStore;
   ledger: Ledger;
+  jobs: { store: JobStore; queue: JobQueue };
+  /** Wallet-monitor subscriptions, dead letters and health (the watchers and delivery worker run in `startWalletMonitor`). */
+  walletMonitor: WalletMonitorService;
   /** Absolute base URL of this gateway (known once it listens). */
   publicBaseUrl(): string;
   setListenUrl(url: string): void;
@@ -81,12 +87,22 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
 
   const telemetry = new Telemetry(redis, keys);
   const probes = new ProbeStore(redis, keys);
+  const walletMonitor = new WalletMonitorService({
+    redis,
+    bullRedis,
+    keys,
+    policy: config.walletMonitor?.webhookPolicy ?? 'production',
+    retryScheduleMs: config.walletMonitor?.retryScheduleMs,
+  });
+
   const discovery = new Discovery({
     baseUrl: publicBaseUrl,
     builderUrl: config.builderUrl,
     payment: { network: `eip155:${config.payment.chain.id}`, asset: config.payment.asset, payTo: config.payment.payTo },
     probes,
     telemetry,
+    builderHealth: () => readBuilderHealth(redis, keys),
+    walletMonitorHealth: () => walletMonitor.health(),
   });
 
   const siwe = new SiweAuthenticator(
@@ -105,6 +121,8 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
     siwe,
     tokens: new TokenStore(redis, keys),
     ledger: new Ledger(redis, keys),
+    jobs: { store: new JobStore(redis, keys), queue: new JobQueue(keys, bullRedis) },
+    walletMonitor,
     redis,
     bullRedis,
     keys,
@@ -114,7 +132,7 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
     telemetry,
     probes,
     discovery,
-    capabilityDeps: { chainClient: (chain) => chainClients.get(chain) },
+    capabilityDeps: { chainClient: (chain) => chainClients.get(chain), redis, keys },
     paymentClient,
     publicBaseUrl,
     setListenUrl(url) {
@@ -123,6 +141,8 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
     },
     async close() {
       await refunds.close().catch(() => undefined);
+      await this.jobs.queue.close().catch(() => undefined);
+      await walletMonitor.close().catch(() => undefined);
       redis.disconnect();
       bullRedis.disconnect();
     },

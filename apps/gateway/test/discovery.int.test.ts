@@ -36,8 +36,8 @@ describe('discovery documents', () => {
     expect(byId['intelligence.wallet_balances'].evidence.probe).toMatchObject({ method: 'POST', status: 402 });
     expect(byId['intelligence.wallet_balances'].evidence.probe.body_sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(byId['gateway.registry'].status).toBe('LIVE');
-    expect(byId['builder.send_bundle'].status).toBe('PLANNED');
-    expect(byId['mev.liquidation_search'].status).toBe('PLANNED');
+    expect(byId['gateway.providers'].status).toBe('PLANNED');
+    expect(byId['gateway.providers'].evidence.probe).toBeUndefined();
     // a schema-valid document with an extra property is refused (no extra properties, SPEC 2.1)
     expect(validate({ ...doc, extra: 1 })).toBe(false);
   });
@@ -104,7 +104,7 @@ describe('discovery documents', () => {
     expect(wb.status).toBe('up');
     expect(wb.latency_ms.samples).toBeGreaterThan(0);
     expect(wb.latency_ms.p50).toBeGreaterThan(0);
-    const planned = doc.capabilities.find((c: { id: string }) => c.id === 'mev.liquidation_search');
+    const planned = doc.capabilities.find((c: { id: string }) => c.id === 'gateway.providers');
     expect(planned).toMatchObject({ status: 'planned', latency_ms: { p50: null, p99: null, samples: 0 } });
     expect(doc.builder).toBeNull();
   });

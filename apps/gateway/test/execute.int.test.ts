@@ -190,7 +190,9 @@ describe('bad input costs nothing', () => {
     const unknown = await post(executeUrl, { capability_id: 'intelligence.nothing_here', input: {} });
     expect(unknown.status).toBe(404);
     expect(unknown.body.detail).toContain('intelligence.nothing_here');
-    const planned = await post(executeUrl, { capability_id: 'mev.liquidation_search', input: {} });
+    const notExecutable = await post(executeUrl, { capability_id: 'gateway.registry', input: {} });
+    expect(notExecutable.status).toBe(422);
+    const planned = await post(executeUrl, { capability_id: 'gateway.providers', input: {} });
     expect(planned.status).toBe(422);
     const unconfigured = await post(executeUrl, request(t.stack.payment.buyers[6].address, 'arbitrum'));
     expect(unconfigured.status).toBe(422);

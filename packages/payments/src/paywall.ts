@@ -74,7 +74,7 @@ export interface SettledPayment {
 
 /** What the paid operation produced; `refund: true` on failure returns the payment. */
 export type Outcome =
-  | { ok: true; status?: number; body: unknown }
+  | { ok: true; status?: number; body: unknown; headers?: Record<string, string> }
   | { ok: false; status: number; body: Record<string, unknown>; refund: boolean };
 
 /** The HTTP answer to give: a 402 challenge, or the (possibly replayed) operation's response. */
@@ -338,7 +338,7 @@ export class Paywall {
     const headers: Record<string, string> = { 'PAYMENT-RESPONSE': encodePaymentResponseHeader(settle), 'Cache-Control': 'no-store' };
     let stored: StoredResponse;
     if (outcome.ok) {
-      stored = { status: outcome.status ?? 200, body: outcome.body, headers };
+      stored = { status: outcome.status ?? 200, body: outcome.body, headers: { ...outcome.headers, ...headers } };
     } else {
       let body = outcome.body;
       if (outcome.refund) {

@@ -86,6 +86,22 @@ export class RedisKeys {
   builder(...parts: (string | number)[]): string {
     return `${this.prefix}builder:${parts.join(':')}`;
   }
+  /**
+   * Keys of the wallet monitor (`packages/wallet-monitor`): `wm:<part>:<part>...`, e.g.
+   * `wm:sub:<id>` (subscription hash), `wm:idx:<chain>:<address>` (set of subscription ids),
+   * `wm:cursor:<chain>` (last processed block and hash). Addresses are lowercased by the caller.
+   */
+  walletMonitor(...parts: (string | number)[]): string {
+    return `${this.prefix}wm:${parts.join(':')}`;
+  }
+  /**
+   * A key of the liquidation index of `chain` (hash, set or sorted set named by `part`, e.g.
+   * `meta`, `pos`, `hf`, `opp:aave_v3`). The `{chain}` hash tag keeps one chain's index in one
+   * Redis Cluster slot, so the `liquidation_search` script may read all of it atomically.
+   */
+  liquidationIndex(chain: string, part: string): string {
+    return `${this.prefix}liq:{${chain}}:${part}`;
+  }
   /** The BullMQ prefix for this deployment's queues. */
   bullPrefix(): string {
     return `${this.prefix}bull`;

@@ -14,6 +14,10 @@ export const SCRIPTS = {
   token_bucket: 1,
   debit_account: 3,
   credit_account: 3,
+  wm_cancel_subscription: 2,
+  wm_renew_subscription: 3,
+  wm_lease: 1,
+  liquidation_search: 7,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

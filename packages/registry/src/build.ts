@@ -94,10 +94,19 @@ function catalogUrl(ctx: BuildContext): string {
   return `${trimSlash(ctx.baseUrl)}/gateway-catalog.json`;
 }
 
+/**
+ * Where an x402 payment for `d` is made: its own endpoint when that endpoint takes x402 (REST
+ * surfaces), else `POST {base_url}/api/v1/execute` for a capability executable there (e.g. a
+ * JSON-RPC bundle paid per bundle).
+ */
+function x402Resource(d: CapabilityDescriptor, endpoint: string, ctx: BuildContext): string {
+  return d.surface !== 'REST' && d.executable ? `${trimSlash(ctx.baseUrl)}/api/v1/execute` : endpoint;
+}
+
 function x402Advert(d: CapabilityDescriptor, endpoint: string, ctx: BuildContext): X402Advert | undefined {
   if (d.x402 === 'none') return undefined;
   if (d.x402 === 'planned' || !d.built) return { advertised: false };
-  return { advertised: true, resource: endpoint, pay_to: ctx.payment.payTo, asset: ctx.payment.asset, network: ctx.payment.network };
+  return { advertised: true, resource: x402Resource(d, endpoint, ctx), pay_to: ctx.payment.payTo, asset: ctx.payment.asset, network: ctx.payment.network };
 }
 
 function capabilityOf(d: CapabilityDescriptor, ctx: BuildContext): Capability {
@@ -164,7 +173,7 @@ function legacyX402(d: CapabilityDescriptor, endpoint: string, price: bigint | n
     network: ctx.payment.network,
     asset: ctx.payment.asset,
     payTo: ctx.payment.payTo,
-    resource: endpoint,
+    resource: x402Resource(d, endpoint, ctx),
     ...(price !== null ? { maxAmountRequired: price.toString() } : {}),
   };
 }

@@ -41,7 +41,9 @@ function callText(c: Capability, d: CapabilityDescriptor | undefined): string {
   const method = d?.method ?? 'GET';
   const example = d?.example_request;
   if (example && typeof example === 'object' && method === 'GET') {
-    const query = new URLSearchParams(Object.entries(example).map(([k, v]): [string, string] => [k, String(v)])).toString();
+    // a GET capability also executable through /api/v1/execute keeps its example in execute form: its input is the query
+    const params = 'capability_id' in example && 'input' in example ? (example as { input: Record<string, unknown> }).input : (example as Record<string, unknown>);
+    const query = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
     return `\`GET ${c.endpoint}?${query}\``;
   }
   if (example && typeof example === 'object') {

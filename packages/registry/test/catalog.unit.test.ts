@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RegistryDocument, registryDocumentJsonSchema, type ProbeRecord } from '@acg/schemas';
+import { compareCapabilities, RegistryDocument, registryDocumentJsonSchema, type ProbeRecord } from '@acg/schemas';
 import {
   CATALOG,
   DuplicateCapabilityError,
@@ -83,17 +83,10 @@ describe('buildCatalog (SPEC 2.1/2.2)', () => {
     const doc = buildCatalog(context());
     const statuses = Object.fromEntries(doc.capabilities.map((c) => [c.id, c.status]));
     expect(Object.values(statuses)).not.toContain('LIVE');
-    expect(statuses).toEqual({
-      'gateway.execute': 'PILOT',
-      'gateway.health': 'PILOT',
-      'gateway.jobs': 'PLANNED',
-      'gateway.providers': 'PLANNED',
-      'gateway.registry': 'PILOT',
-      'builder.send_bundle': 'PLANNED',
-      'mev.liquidation_search': 'PLANNED',
-      'intelligence.wallet_balances': 'PILOT',
-      'intelligence.wallet_monitor': 'PLANNED',
-    });
+    // derived from the data, so building a capability (built: true) moves it from PLANNED to PILOT
+    expect(statuses).toEqual(Object.fromEntries(CATALOG.map((d) => [d.id, d.built ? 'PILOT' : 'PLANNED'])));
+    expect(Object.values(statuses)).toContain('PILOT');
+    expect(Object.values(statuses)).toContain('PLANNED');
   });
 
   it('makes a built capability LIVE with a successful probe record, and the result validates', () => {
@@ -107,8 +100,9 @@ describe('buildCatalog (SPEC 2.1/2.2)', () => {
   });
 
   it('ignores a probe of a capability that is not built (stays PLANNED)', () => {
-    const doc = buildCatalog(context({ probes: { 'mev.liquidation_search': okProbe('http://127.0.0.1:8080/v1/liquidation-search') } }));
-    expect(doc.capabilities.find((c) => c.id === 'mev.liquidation_search')!.status).toBe('PLANNED');
+    const planned = CATALOG.find((d) => !d.built)!;
+    const doc = buildCatalog(context({ probes: { [planned.id]: okProbe('http://127.0.0.1:8080/api/v1/providers') } }));
+    expect(doc.capabilities.find((c) => c.id === planned.id)!.status).toBe('PLANNED');
   });
 
   it('demotes a built capability with a failed probe to STALE, advertised by the catalog, and it validates', () => {
@@ -134,7 +128,7 @@ describe('buildCatalog (SPEC 2.1/2.2)', () => {
       asset: context().payment.asset,
       network: 'eip155:8453',
     });
-    expect(byId.get('builder.send_bundle')!.x402).toEqual({ advertised: false });
+    for (const d of CATALOG.filter((x) => x.x402 === 'planned')) expect(byId.get(d.id)!.x402).toEqual({ advertised: false });
     expect(byId.get('gateway.registry')!.x402).toBeUndefined();
   });
 
@@ -193,16 +187,17 @@ describe('findCapability / executableCapabilities', () => {
   });
 
   it('lists only what runs through POST /api/v1/execute, each with schemas and a price', () => {
-    expect(executableCapabilities().map((d) => d.id)).toEqual(['intelligence.wallet_balances']);
+    expect(executableCapabilities().map((d) => d.id)).toEqual(CATALOG.filter((d) => d.executable).map((d) => d.id));
+    expect(executableCapabilities().map((d) => d.id)).toContain('intelligence.wallet_balances');
     for (const d of executableCapabilities()) {
       expect(d.input).not.toBeNull();
       expect(d.output).not.toBeNull();
       expect(d.price_base_units).not.toBeNull();
     }
-    expect(executableCapabilities([providerCapability]).map((d) => d.id)).toEqual([
-      'intelligence.token_prices',
-      'intelligence.wallet_balances',
-    ]);
+    expect(executableCapabilities([providerCapability]).map((d) => d.id)).toEqual(
+      [...CATALOG, providerCapability].filter((d) => d.executable).sort((a, b) => compareCapabilities(a, b)).map((d) => d.id),
+    );
+    expect(executableCapabilities([providerCapability]).map((d) => d.id)).toContain('intelligence.token_prices');
   });
 
   it('has the SPEC prices in USDC base units', () => {

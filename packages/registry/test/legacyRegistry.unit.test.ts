@@ -7,7 +7,7 @@ import {
   WalletBalancesOutput,
   toJsonSchema,
 } from '@acg/schemas';
-import { buildCatalog, buildLegacyRegistry, findCapability, formatUsdc } from '../src/index.js';
+import { buildCatalog, buildLegacyRegistry, CATALOG, findCapability, formatUsdc } from '../src/index.js';
 import { context, strictAjv } from './helpers.js';
 
 /** Per-capability fields SPEC 2.3 requires on GET /registry. */
@@ -84,8 +84,8 @@ describe('buildLegacyRegistry (SPEC 2.3, GET /registry)', () => {
   });
 
   it('offers x402 terms only where x402 is taken now, without a fixed amount for execute', () => {
-    expect(entry('builder.send_bundle').x402).toBeNull();
-    expect(entry('gateway.jobs').x402).toBeNull();
+    for (const d of CATALOG.filter((x) => x.x402 !== 'accepted')) expect(entry(d.id).x402, d.id).toBeNull();
+    for (const d of CATALOG.filter((x) => x.x402 === 'accepted')) expect(entry(d.id).x402, d.id).not.toBeNull();
     expect(entry('gateway.registry').x402).toBeNull();
     expect(entry('gateway.execute').x402).not.toBeNull();
     expect(entry('gateway.execute').x402!.maxAmountRequired).toBeUndefined();
@@ -116,15 +116,16 @@ describe('buildLegacyRegistry (SPEC 2.3, GET /registry)', () => {
 
   it('every input/output schema compiles under strict Ajv and accepts the examples it describes', () => {
     for (const c of registry.capabilities) {
-      const executable = findCapability(c.id)!.executable;
+      // an example in execute form ({capability_id, input}) is checked by its input; any other by itself
+      const executeForm = (x: unknown) => findCapability(c.id)!.executable && typeof x === 'object' && x !== null && 'capability_id' in x;
       if (c.input_schema) {
         const validate = strictAjv().compile(c.input_schema);
-        const sample = executable ? (c.example_request as { input: unknown }).input : c.example_request;
+        const sample = executeForm(c.example_request) ? (c.example_request as { input: unknown }).input : c.example_request;
         if (sample !== null) expect(validate(sample), `${c.id} example_request: ${JSON.stringify(validate.errors)}`).toBe(true);
       }
       if (c.output_schema) {
         const validate = strictAjv().compile(c.output_schema);
-        const sample = executable ? (c.example_response as { result: unknown }).result : c.example_response;
+        const sample = executeForm(c.example_request) ? (c.example_response as { result: unknown }).result : c.example_response;
         if (sample !== null) expect(validate(sample), `${c.id} example_response: ${JSON.stringify(validate.errors)}`).toBe(true);
       }
     }
@@ -132,7 +133,7 @@ describe('buildLegacyRegistry (SPEC 2.3, GET /registry)', () => {
 
   it('takes latencies and availability from health, null before a sample, planned for PLANNED', () => {
     expect(entry('intelligence.wallet_balances')).toMatchObject({ latency_ms_p50: null, latency_ms_p99: null, availability: null });
-    expect(entry('mev.liquidation_search').availability).toBe('planned');
+    for (const d of CATALOG.filter((x) => !x.built)) expect(entry(d.id).availability, d.id).toBe('planned');
     const measured = buildLegacyRegistry(
       context({ health: { 'intelligence.wallet_balances': { status: 'up', latency_ms_p50: 41.5, latency_ms_p99: 120 } } }),
     );

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { Address, ChainName, DateTime, Hash32, UintString, UnixSeconds, prefixedUlid } from './primitives.js';
+import { getAddress } from 'viem';
+import { Address, ChainName, ChecksumAddress, DateTime, Hash32, UintString, UnixSeconds, prefixedUlid } from './primitives.js';
 
 /** Subscribable wallet events: `transfer_in | transfer_out` (SPEC 2.6, 6). */
 export const WalletEventName = z.enum(['transfer_in', 'transfer_out']);
@@ -12,27 +13,51 @@ export type SubscriptionId = z.infer<typeof SubscriptionId>;
 /** Most addresses one subscription may watch (DESIGN "Wallet monitor"). */
 export const MAX_ADDRESSES_PER_SUBSCRIPTION = 1000;
 
+/** Subscription lifecycle: `active` until `expires_at` (renewed while the account has balance), then `expired`; `cancelled` by the owner. */
+export const SubscriptionStatus = z.enum(['active', 'expired', 'cancelled']);
+export type SubscriptionStatus = z.infer<typeof SubscriptionStatus>;
+
 /**
- * Body of `POST /v1/wallet-monitor` (SPEC 2.6): `addresses` (1..1000 EVM addresses), `chains`
- * (>= 1 of `ethereum|base|arbitrum`), `events` (>= 1 of `transfer_in|transfer_out`) and
- * `webhook_url` (http(s) URL; the https/SSRF policy is enforced by the service, DESIGN).
+ * Standard Webhooks message id (`webhook-id` header): `msg_` + 32 lowercase hex characters,
+ * derived from chain, tx hash, log index (or trace position), subscription and event type, so
+ * every redelivery of one event carries the same id.
+ */
+export const WebhookId = z.string().regex(/^msg_[0-9a-f]{32}$/, 'must be msg_ followed by 32 lowercase hex characters');
+export type WebhookId = z.infer<typeof WebhookId>;
+
+/** A watched address: EIP-55 checksummed or all lowercase; a mixed-case address with a bad checksum is refused. */
+export const WatchedAddress = Address.refine((a) => {
+  if (a === a.toLowerCase()) return true;
+  try {
+    return getAddress(a) === a;
+  } catch {
+    return false;
+  }
+}, 'must be an EIP-55 checksummed or an all-lowercase address (the mixed-case checksum does not match)');
+
+/**
+ * Body of `POST /v1/wallet-monitor` (SPEC 2.6): `addresses` (1..1000 EVM addresses, checksummed or
+ * lowercase; duplicates are merged), `chains` (>= 1 of `ethereum|base|arbitrum`), `events`
+ * (>= 1 of `transfer_in|transfer_out`) and `webhook_url` (http(s) URL; the https/SSRF policy is
+ * enforced by the service, DESIGN).
  */
 export const WalletMonitorSubscriptionRequest = z.strictObject({
-  addresses: z.array(Address).min(1).max(MAX_ADDRESSES_PER_SUBSCRIPTION),
-  chains: z.array(ChainName).min(1),
-  events: z.array(WalletEventName).min(1),
-  webhook_url: z.url({ protocol: /^https?$/ }),
+  addresses: z.array(WatchedAddress).min(1).max(MAX_ADDRESSES_PER_SUBSCRIPTION),
+  chains: z.array(ChainName).min(1).max(3),
+  events: z.array(WalletEventName).min(1).max(2),
+  webhook_url: z.url({ protocol: /^https?$/ }).max(2048),
 });
 export type WalletMonitorSubscriptionRequest = z.infer<typeof WalletMonitorSubscriptionRequest>;
 
 /**
- * Created subscription (SPEC 2.6): `subscription_id` (`sub_` + ULID), `expires_at` (UNIX seconds),
- * plus `webhook_secret` (`whsec_` + base64, Standard Webhooks signing secret, returned only here, DESIGN).
+ * Created subscription (SPEC 2.6): `subscription_id` (`sub_` + ULID), `expires_at` (UNIX seconds,
+ * 30 days out), plus `secret` (`whsec_` + base64, the Standard Webhooks signing secret, returned
+ * only here, DESIGN).
  */
 export const WalletMonitorSubscriptionCreated = z.object({
   subscription_id: SubscriptionId,
   expires_at: UnixSeconds,
-  webhook_secret: z.string().regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, 'must be whsec_ + base64'),
+  secret: z.string().regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, 'must be whsec_ + base64'),
 });
 export type WalletMonitorSubscriptionCreated = z.infer<typeof WalletMonitorSubscriptionCreated>;
 
@@ -45,10 +70,48 @@ export const WalletMonitorSubscriptionCancelled = z.object({
 export type WalletMonitorSubscriptionCancelled = z.infer<typeof WalletMonitorSubscriptionCancelled>;
 
 /**
+ * Delivery statistics of one subscription: `events` (matched and queued), `delivered` (2xx),
+ * `pending` (queued or waiting for a retry), `failed_attempts` (non-2xx, timeouts, refused
+ * connections), `dead_lettered` (gave up after the retry schedule; replayable), `dropped`
+ * (discarded because the subscription was cancelled), `billed` (integer USDC base units, 1000 per
+ * delivered event), `last_delivery_at` (RFC 3339 or null), `last_status` (HTTP status of the last
+ * attempt, 0 for a network error, null before any).
+ */
+export const WalletMonitorDeliveryStats = z.object({
+  events: z.int().nonnegative(),
+  delivered: z.int().nonnegative(),
+  pending: z.int().nonnegative(),
+  failed_attempts: z.int().nonnegative(),
+  dead_lettered: z.int().nonnegative(),
+  dropped: z.int().nonnegative(),
+  billed: UintString,
+  last_delivery_at: DateTime.nullable(),
+  last_status: z.int().nonnegative().nullable(),
+});
+export type WalletMonitorDeliveryStats = z.infer<typeof WalletMonitorDeliveryStats>;
+
+/** `GET /v1/wallet-monitor/{sub_id}`: the subscription (without its secret) and its delivery stats. Times are UNIX seconds. */
+export const WalletMonitorSubscription = z.object({
+  subscription_id: SubscriptionId,
+  status: SubscriptionStatus,
+  addresses: z.array(ChecksumAddress),
+  chains: z.array(ChainName),
+  events: z.array(WalletEventName),
+  webhook_url: z.string(),
+  created_at: UnixSeconds,
+  expires_at: UnixSeconds,
+  cancelled_at: UnixSeconds.nullable(),
+  renewals: z.int().nonnegative(),
+  delivery: WalletMonitorDeliveryStats,
+});
+export type WalletMonitorSubscription = z.infer<typeof WalletMonitorSubscription>;
+
+/**
  * Webhook payload of one wallet event (DESIGN "Wallet monitor"): `type`, `subscription_id`,
  * `chain`, `block_number` (integer string), `block_hash`, `tx_hash`, `log_index` (null for native
- * ETH transfers), `from`, `to`, `asset` (`address` null for native ETH, `symbol`, `decimals`),
- * `amount` (integer string in the asset's base units), `observed_at` (RFC 3339 UTC).
+ * ETH transfers, top-level or internal), `from`, `to` (checksummed), `asset` (`address` null for
+ * native ETH, `symbol`, `decimals`), `amount` (integer string in the asset's base units),
+ * `observed_at` (RFC 3339 UTC: when the block reached its confirmation depth).
  */
 export const WalletEvent = z.object({
   type: WalletEventName,
@@ -69,3 +132,38 @@ export const WalletEvent = z.object({
   observed_at: DateTime,
 });
 export type WalletEvent = z.infer<typeof WalletEvent>;
+
+/**
+ * An event that exhausted its retry schedule (`GET /v1/wallet-monitor/{sub_id}/dead-letters`):
+ * `webhook_id`, the `event` payload, `attempts`, `last_status` (HTTP status, 0 for a network
+ * error, null when never attempted), `last_error` (short reason) and `dead_lettered_at` (UNIX s).
+ */
+export const WalletMonitorDeadLetter = z.object({
+  webhook_id: WebhookId,
+  event: WalletEvent,
+  attempts: z.int().nonnegative(),
+  last_status: z.int().nonnegative().nullable(),
+  last_error: z.string(),
+  dead_lettered_at: UnixSeconds,
+});
+export type WalletMonitorDeadLetter = z.infer<typeof WalletMonitorDeadLetter>;
+
+/** `GET /v1/wallet-monitor/{sub_id}/dead-letters`: oldest first, at most `limit`. */
+export const WalletMonitorDeadLetters = z.object({
+  subscription_id: SubscriptionId,
+  dead_letters: z.array(WalletMonitorDeadLetter),
+});
+export type WalletMonitorDeadLetters = z.infer<typeof WalletMonitorDeadLetters>;
+
+/** `POST /v1/wallet-monitor/{sub_id}/dead-letters/replay`: `webhook_ids` to replay (default: every dead letter). */
+export const WalletMonitorReplayRequest = z.object({
+  webhook_ids: z.array(WebhookId).min(1).max(1000).optional(),
+});
+export type WalletMonitorReplayRequest = z.infer<typeof WalletMonitorReplayRequest>;
+
+/** Replay result: the dead letters queued again (each keeps its `webhook-id`; the retry schedule starts over). */
+export const WalletMonitorReplayed = z.object({
+  subscription_id: SubscriptionId,
+  replayed: z.array(WebhookId),
+});
+export type WalletMonitorReplayed = z.infer<typeof WalletMonitorReplayed>;

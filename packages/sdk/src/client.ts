@@ -4,10 +4,17 @@ import type { LocalAccount } from 'viem';
 import { AcgError, GatewayError, GatewayRequestError, PaymentRequiredError, PaymentTermsMismatchError, UnknownCapabilityError } from './errors.js';
 import { PAYMENT_NETWORK, parseJson, parseProblem, readPaymentRequired, selectRequirement } from './protocol.js';
 import { SpendLedger, type SpendLimits, type SpendReservation } from './spend.js';
-import type { Capability, Execution, ExecutionRecord, PaymentRequired, PaymentRequirements, Registry, SpendTotals } from './types.js';
+import type { Capability, Execution, ExecutionRecord, JobCreated, JobRecord, JobRequest, PaymentRequired, PaymentRequirements, Registry, SpendTotals } from './types.js';
+import { parseUsdc } from './units.js';
+import { createBuilderClient, type BuilderClient } from './builder.js';
+import { createLiquidationsClient, type LiquidationsClient } from './liquidations.js';
 
 /** Options of {@link createGatewayClient}. */
 export interface GatewayClientOptions {
+  /** Bearer access token (Sign-In with Ethereum) for bearer-billed calls (liquidation search, wallet monitor). */
+  accessToken?: string;
+  /** Bundle-submission RPC URL ({builder_url}/rpc); default: the `builder.send_bundle` endpoint in /registry. */
+  builderRpcUrl?: string;
   /** Gateway base URL, e.g. `http://127.0.0.1:8080` (a trailing `/` is ignored). */
   baseUrl: string;
   /**
@@ -57,6 +64,20 @@ export interface ExecuteOptions {
 }
 
 /** Options of registry reads. */
+/** Options of `jobs.wait`. */
+export interface WaitJobOptions {
+  /** first poll interval, ms (default 500); doubles up to `maxIntervalMs` */
+  intervalMs?: number;
+  /** default 5 000 ms */
+  maxIntervalMs?: number;
+  /** default 10 minutes */
+  timeoutMs?: number;
+  /** keep polling until the refund of unspent budget is sent (default true) */
+  waitForRefund?: boolean;
+  onProgress?(job: JobRecord): void;
+  signal?: AbortSignal;
+}
+
 export interface RegistryReadOptions {
   /** Fetch `/registry` again instead of using the cached copy. */
   refresh?: boolean;
@@ -110,6 +131,17 @@ export interface GatewayClient {
    * Payments the gateway refused before settlement are not counted.
    */
   spent(): SpendTotals;
+  /** Bundle submission signed the Flashbots way with the account (needs `account`). */
+  builder: BuilderClient;
+  /** The liquidation search: bearer-billed with `accessToken`, else x402 per query with `account`, within the spend limits. */
+  liquidations: LiquidationsClient;
+  /** Asynchronous jobs with a USDC budget (SPEC 2.8, DESIGN "Jobs"). */
+  jobs: {
+    create(request: JobRequest, opts?: ExecuteOptions): Promise<JobCreated>;
+    get(jobId: string): Promise<JobRecord>;
+    wait(jobId: string, opts?: WaitJobOptions): Promise<JobRecord>;
+    cancel(jobId: string): Promise<{ job_id: string; status: string; cancel_requested: true }>;
+  };
 }
 
 interface SendResult {
@@ -257,16 +289,17 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     body: string,
     reservation: SpendReservation,
     signal: AbortSignal | undefined,
+    path = '/api/v1/execute',
   ): Promise<SendResult> {
     for (let attempt = 0; ; attempt++) {
       let r: SendResult;
       try {
-        r = await send('/api/v1/execute', { method: 'POST', headers, body, signal });
+        r = await send(path, { method: 'POST', headers, body, signal });
       } catch (e) {
         if (attempt < maxRetries && !signal?.aborted) continue;
         reservation.commit(); // the gateway may have settled it: keep it counted
         const cause = (e as GatewayRequestError).cause ?? e;
-        throw new GatewayRequestError(`${baseUrl}/api/v1/execute`, `No answer from the gateway after sending a signed payment for "${capabilityId}".`, {
+        throw new GatewayRequestError(`${baseUrl}${path}`, `No answer from the gateway after sending a signed payment for "${capabilityId}".`, {
           cause,
           paymentOutcome: 'unknown',
         });
@@ -344,9 +377,113 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     return jsonOf<ExecutionRecord<TResult>>(path, r);
   }
 
+  /**
+   * Creates a job (SPEC 2.8): the plan is checked by the gateway first (400/422 cost nothing), then
+   * the whole budget is paid with x402 (exactly `budget_usdc`, within the spend limits, terms
+   * checked against the registry's `gateway.jobs` entry); the unspent budget is refunded on-chain
+   * when the job ends. Returns `{job_id, status: "queued", poll_url}`.
+   */
+  async function createJob(request: JobRequest, opts: ExecuteOptions = {}): Promise<JobCreated> {
+    const path = '/api/v1/jobs';
+    const key = opts.idempotencyKey ?? (idempotency ? globalThis.crypto.randomUUID() : undefined);
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) };
+    const body = JSON.stringify(request);
+    const budget = parseUsdc(request.budget_usdc);
+    const first = await send(path, { method: 'POST', headers, body, signal: opts.signal });
+    if (first.response.status === 202) return jsonOf<JobCreated>(path, first);
+    if (first.response.status !== 402) throw new GatewayError(parseProblem(first.response.status, first.text));
+    const challenge = parseJson(first.text) as Record<string, unknown> | undefined;
+    const pr = readPaymentRequired(first.response.headers.get('payment-required'), challenge);
+    if (!pr) throw new GatewayRequestError(`${baseUrl}${path}`, 'The gateway answered 402 without a readable x402 PaymentRequired.', { status: 402 });
+    if (!account) throw new PaymentRequiredError('gateway.jobs', pr, { challenge });
+    const cap = await capability('gateway.jobs');
+    const { requirement, amount } = selectRequirement(cap, pr, { network });
+    if (amount !== budget) {
+      throw new PaymentTermsMismatchError('gateway.jobs', pr.accepts, [`the challenge asks ${amount} base units, the budget is ${budget}`]);
+    }
+    const reservation = ledger.reserve(amount, 'gateway.jobs');
+    let paymentHeaders: Record<string, string>;
+    try {
+      paymentHeaders = await sign(pr, requirement, amount);
+    } catch (e) {
+      reservation.release();
+      throw e;
+    }
+    const r = await sendPaid('gateway.jobs', { ...headers, ...paymentHeaders }, body, reservation, opts.signal, path);
+    if (r.response.status === 202) {
+      reservation.commit();
+      return jsonOf<JobCreated>(path, r);
+    }
+    if (r.response.status === 402 || r.response.status < 500) reservation.release();
+    else reservation.commit();
+    throw new GatewayError(parseProblem(r.response.status, r.text));
+  }
+
+  async function getJob(jobId: string): Promise<JobRecord> {
+    const path = `/api/v1/jobs/${encodeURIComponent(jobId)}`;
+    const r = await send(path, { method: 'GET' });
+    if (!r.response.ok) throw new GatewayError(parseProblem(r.response.status, r.text));
+    return jsonOf<JobRecord>(path, r);
+  }
+
+  /**
+   * Polls a job until it ends (`succeeded | failed | cancelled | budget_exhausted`) and, when
+   * budget is left, until its refund is sent; backoff from `intervalMs` (500) doubling to
+   * `maxIntervalMs` (5 000). `onProgress` gets every record that changed. Throws
+   * GatewayRequestError after `timeoutMs` (default 10 minutes).
+   */
+  async function waitJob(jobId: string, opts: WaitJobOptions = {}): Promise<JobRecord> {
+    const deadline = Date.now() + (opts.timeoutMs ?? 600_000);
+    let delay = opts.intervalMs ?? 500;
+    let last = '';
+    for (;;) {
+      const job = await getJob(jobId);
+      const seen = `${job.status}:${job.updated_at}:${job.refund?.status ?? ''}`;
+      if (seen !== last) {
+        last = seen;
+        opts.onProgress?.(job);
+      }
+      const ended = JOB_END_STATES.has(job.status);
+      if (ended && (!job.refund || job.refund.status === 'sent' || opts.waitForRefund === false)) return job;
+      if (Date.now() > deadline || opts.signal?.aborted) {
+        throw new GatewayRequestError(`${baseUrl}/api/v1/jobs/${jobId}`, `Job ${jobId} did not end within the wait (last status ${job.status}).`, {});
+      }
+      await sleep(delay);
+      delay = Math.min(opts.maxIntervalMs ?? 5_000, delay * 2);
+    }
+  }
+
+  /** Asks to cancel a job before its next step; proves the payer by signing "Cancel job <id>" with the account. */
+  async function cancelJob(jobId: string): Promise<{ job_id: string; status: string; cancel_requested: true }> {
+    if (!account) throw new AcgError('Cancelling a job needs the account that paid its budget.');
+    const path = `/api/v1/jobs/${encodeURIComponent(jobId)}/cancel`;
+    const signature = await account.signMessage({ message: `Cancel job ${jobId}` });
+    const r = await send(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ signature }) });
+    if (!r.response.ok) throw new GatewayError(parseProblem(r.response.status, r.text));
+    return jsonOf(path, r);
+  }
+
+  async function builderClient(): Promise<BuilderClient> {
+    if (!account) throw new AcgError('Bundle submission signs with the account: pass `account` to createGatewayClient.');
+    const rpcUrl = options.builderRpcUrl ?? (await capability('builder.send_bundle')).endpoint;
+    return createBuilderClient({ rpcUrl, account, fetch: options.fetch });
+  }
+  const builder: BuilderClient = {
+    sendBundle: async (txs, blockNumber, opts) => (await builderClient()).sendBundle(txs, blockNumber, opts),
+    cancelBundle: async (uuid, opts) => (await builderClient()).cancelBundle(uuid, opts),
+    callBundle: async (txs, blockNumber, opts) => (await builderClient()).callBundle(txs, blockNumber, opts),
+  };
+  const liquidations: LiquidationsClient = {
+    search: (params, opts) =>
+      createLiquidationsClient({ baseUrl, accessToken: options.accessToken, account, ledger, fetch: options.fetch, headers: extraHeaders }).search(params, opts),
+  };
+
   return {
     baseUrl,
     address: account?.address,
+    builder,
+    liquidations,
+    jobs: { create: createJob, get: getJob, wait: waitJob, cancel: cancelJob },
     spendLimits: { perCallBaseUnits: ledger.perCallLimit, totalBaseUnits: ledger.totalLimit },
     registry,
     capabilities: async (opts) => (await registry(opts)).capabilities,
@@ -356,6 +493,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     spent: () => ledger.totals(),
   };
 }
+
+const JOB_END_STATES = new Set(['succeeded', 'failed', 'cancelled', 'budget_exhausted']);
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -7,7 +7,7 @@
  * bigint are integer USDC base units (6 decimals: `1000n` = 0.001 USDC).
  */
 export { createGatewayClient } from './client.js';
-export type { ExecuteOptions, GatewayClient, GatewayClientOptions, RegistryReadOptions } from './client.js';
+export type { ExecuteOptions, GatewayClient, GatewayClientOptions, RegistryReadOptions, WaitJobOptions } from './client.js';
 export {
   AcgError,
   GatewayError,
@@ -32,6 +32,9 @@ export type {
   Execution,
   ExecutionPayment,
   ExecutionRecord,
+  JobCreated,
+  JobRecord,
+  JobRequest,
   PaymentPayload,
   PaymentRequired,
   PaymentRequirements,
@@ -43,3 +46,28 @@ export type {
   SettleResponse,
   SpendTotals,
 } from './types.js';
+export {
+  BundleRpcError,
+  bundleSignatureHeader,
+  bundleSignatureMessage,
+  callBundle,
+  cancelBundle,
+  computeBundleHash,
+  createBuilderClient,
+  sendBundle,
+  type BuilderClient,
+  type BundleTransportOptions,
+  type SendBundleOptions,
+  type SendBundleParameters,
+  type SendBundleReturnType,
+} from './builder.js';
+export {
+  createLiquidationsClient,
+  liquidationSearchQuery,
+  type LendingProtocol,
+  type LiquidationOpportunity,
+  type LiquidationsClient,
+  type LiquidationsClientOptions,
+  type LiquidationSearchParams,
+  type LiquidationSearchResult,
+} from './liquidations.js';

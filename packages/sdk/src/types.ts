@@ -165,3 +165,51 @@ export interface SpendTotals {
   /** integer, USDC base units reserved by payments still in flight */
   pendingBaseUnits: bigint;
 }
+
+/** `POST /api/v1/jobs` body (SPEC 2.8, DESIGN "Jobs"). `budget_usdc`: whole USDC, at most 6 decimals. */
+export interface JobRequest {
+  objective: string;
+  budget_usdc: number;
+  capabilities: string[];
+  steps?: { capability_id: string; input: Record<string, unknown> }[];
+}
+
+/** 202 answer of `POST /api/v1/jobs`. */
+export interface JobCreated {
+  job_id: string;
+  status: 'queued';
+  poll_url: string;
+}
+
+/** The job record of `GET /api/v1/jobs/{id}`; `*_base_units` are integer strings of USDC base units. */
+export interface JobRecord {
+  job_id: string;
+  objective: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'budget_exhausted';
+  budget_usdc: number;
+  spent_usdc: number;
+  budget_base_units: string;
+  spent_base_units: string;
+  capabilities: string[];
+  steps: {
+    capability_id: string;
+    input: Record<string, unknown>;
+    execution_id: string | null;
+    status: 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
+    cost_usdc: number;
+    cost_base_units: string;
+    attempts: number;
+    started_at: string | null;
+    finished_at: string | null;
+    result: Record<string, unknown> | null;
+    error: { code: string; message: string } | null;
+  }[];
+  result: Record<string, unknown> | null;
+  error: { code: string; message: string } | null;
+  payer: string;
+  payment: { tx_hash: string; amount: string };
+  cancel_requested: boolean;
+  created_at: string;
+  updated_at: string;
+  refund: { status: 'pending' | 'sent'; amount: string; tx_hash?: string } | null;
+}

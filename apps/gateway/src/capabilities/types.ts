@@ -1,11 +1,25 @@
+import type { RedisKeys } from '@acg/redis';
+import type { Redis } from 'ioredis';
 import type { PublicClient } from 'viem';
 import type { z } from 'zod';
 import type { ChainName } from '../config.js';
 
-/** What a capability handler may use: chain clients by SPEC chain name. */
+/** What a capability handler may use: chain clients by SPEC chain name, and the deployment's Redis. */
 export interface CapabilityDeps {
   /** A viem public client for `chain`, or undefined when that chain is not configured. */
   chainClient(chain: ChainName): PublicClient | undefined;
+  /** The deployment's Redis and key names, for capabilities that keep shared state (e.g. `builder.send_bundle`'s orderflow pool). */
+  redis?: Redis;
+  keys?: RedisKeys;
+}
+
+/** The execution a `run` belongs to: its id and who paid (the x402 payer is e.g. the searcher identity of a bundle). */
+export interface CapabilityCall {
+  executionId: string;
+  /** Address that paid (x402 `from`, or the job's payer). */
+  payer: string;
+  /** Settlement transaction hash of the payment. */
+  paymentTxHash: string;
 }
 
 /**
@@ -18,7 +32,7 @@ export interface CapabilityHandler<I extends z.ZodType, O extends z.ZodType> {
   input: I;
   output: O;
   precondition?(input: z.output<I>, deps: CapabilityDeps): string | undefined;
-  run(input: z.output<I>, deps: CapabilityDeps): Promise<z.input<O>>;
+  run(input: z.output<I>, deps: CapabilityDeps, call?: CapabilityCall): Promise<z.input<O>>;
 }
 
 /**

@@ -56,6 +56,7 @@ export function createRequestListener(services: Services) {
     res,
     services,
     transport,
+    response: {},
     responseHeaders: {},
   });
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -64,7 +65,7 @@ export function createRequestListener(services: Services) {
       const { status, headers } = problemOf(errors[0]);
       return { status, headers: { ...headers, 'Content-Type': status === 402 ? 'application/json' : 'application/problem+json' } };
     }
-    return { status: ctx?.responseStatus ?? 200, headers: ctx?.responseHeaders ?? {} };
+    return { status: ctx?.response.status ?? 200, headers: ctx?.responseHeaders ?? {} };
   };
   const onError = ({ error, path }: { error: TRPCError; path?: string }) => {
     if (problemOf(error).status >= 500 || error.code === 'INTERNAL_SERVER_ERROR') {

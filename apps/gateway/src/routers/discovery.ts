@@ -9,7 +9,7 @@ function cacheable<T>(ctx: Context, doc: Rendered<T>, cacheControl: string): T {
   ctx.responseHeaders['Cache-Control'] = cacheControl;
   ctx.responseHeaders.ETag = doc.etag;
   const inm = header(ctx, 'if-none-match');
-  if (inm && inm.split(',').some((t) => t.trim() === doc.etag || t.trim() === '*')) ctx.responseStatus = 304;
+  if (inm && inm.split(',').some((t) => t.trim() === doc.etag || t.trim() === '*')) ctx.response.status = 304;
   return doc.value;
 }
 

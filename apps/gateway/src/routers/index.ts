@@ -2,12 +2,18 @@ import { router } from '../trpc/init.js';
 import { accountsRouter } from './accounts.js';
 import { discoveryRouter } from './discovery.js';
 import { executeRouter } from './execute.js';
+import { jobsRouter } from './jobs.js';
+import { liquidationsRouter } from './liquidations.js';
+import { walletMonitorRouter } from './walletMonitor.js';
 
 /** The gateway's tRPC router: every procedure, served natively at /trpc and as REST by trpc-to-openapi. */
 export const appRouter = router({
   discovery: discoveryRouter,
   accounts: accountsRouter,
   execute: executeRouter,
+  jobs: jobsRouter,
+  liquidations: liquidationsRouter,
+  walletMonitor: walletMonitorRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -14,8 +14,11 @@ export interface Context {
   services: Services;
   /** `rest` for the trpc-to-openapi bridge, `trpc` for the native /trpc endpoint. */
   transport: 'rest' | 'trpc';
-  /** Status for a successful response (default 200). */
-  responseStatus?: number;
+  /**
+   * Status for a successful response (default 200). An object, not a field, because tRPC
+   * middlewares hand the resolver a copy of the context: mutations must go through a shared reference.
+   */
+  response: { status?: number };
   /** Extra headers for the response. */
   responseHeaders: Record<string, string>;
 }

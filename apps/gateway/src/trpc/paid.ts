@@ -53,7 +53,8 @@ export function paid<I>(spec: PaidSpec<I>) {
         },
         async (payment) => {
           fresh = await opts.next({ ctx: { payment, operationId } satisfies PaidContext });
-          if (fresh!.ok) return { ok: true, body: fresh!.data };
+          // the resolver's status (e.g. 202) and headers (e.g. Location) are stored with the body, so replays match
+          if (fresh!.ok) return { ok: true, status: ctx.response.status ?? 200, headers: { ...ctx.responseHeaders }, body: fresh!.data };
           const { status, body } = problemOf(fresh!.error as never);
           return { ok: false, status, body, refund: true };
         },
@@ -67,7 +68,7 @@ export function paid<I>(spec: PaidSpec<I>) {
     if (resp.kind === 'payment_required') throw rawError(402, resp.body as never, resp.headers);
     if (resp.status >= 400) throw rawError(resp.status, resp.body as Record<string, unknown>, resp.headers);
     Object.assign(ctx.responseHeaders, resp.headers);
-    ctx.responseStatus = resp.status;
+    ctx.response.status = resp.status;
     if (fresh && !resp.replayed) return fresh;
     return opts.next({ ctx: { payment: null, operationId, replay: resp.body } satisfies PaidContext });
   };

@@ -1,0 +1,157 @@
+import { readRefund } from '@acg/payments';
+import { findCapability } from '@acg/registry';
+import { jobView, planJob, PlanError, type StoredJob } from '@acg/jobs';
+import { JobCreated, JobRequest } from '@acg/schemas';
+import { ulid } from 'ulid';
+import { hashMessage, recoverAddress } from 'viem';
+import { z } from 'zod';
+import { HANDLERS } from '../capabilities/index.js';
+import { header, type Context } from '../trpc/context.js';
+import { publicProcedure, router } from '../trpc/init.js';
+import { paid, type PaidContext } from '../trpc/paid.js';
+import { problem } from '../trpc/problem.js';
+
+const JobIdParam = z.object({ job_id: z.string().regex(/^job_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be job_ followed by a ULID') });
+
+/** Resolves a capability for job steps: executable in-process, with its price and input schema. */
+export function stepCapability(ctx: Pick<Context, 'services'>, id: string) {
+  const descriptor = findCapability(id);
+  const handler = HANDLERS.get(id);
+  if (!descriptor?.executable || !handler || descriptor.price_base_units === null) return undefined;
+  return {
+    price: BigInt(descriptor.price_base_units),
+    parseInput: (input: unknown) => {
+      const r = handler.input.safeParse(input);
+      return r.success
+        ? ({ success: true, data: r.data } as const)
+        : ({ success: false, issues: r.error.issues.map((i: { path: PropertyKey[]; message: string }) => ({ path: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), message: i.message })) } as const);
+    },
+    precondition: (input: unknown) => handler.precondition?.(input, ctx.services.capabilityDeps),
+  };
+}
+
+/** Validates the plan before any payment (400/422 problem+json, nothing charged). */
+async function validatePlan(opts: { ctx: Context; input: JobRequest; next: (o: unknown) => Promise<unknown> }) {
+  try {
+    const plan = planJob(opts.input, (id) => stepCapability(opts.ctx, id));
+    return opts.next({ ctx: { plan } });
+  } catch (e) {
+    if (e instanceof PlanError) throw problem(e.status, e.message, { errors: e.issues });
+    throw e;
+  }
+}
+
+/** The message a payer signs (EIP-191 personal_sign) to cancel without a bearer token. */
+export const cancelMessage = (jobId: string) => `Cancel job ${jobId}`;
+
+/** Asynchronous jobs with a USDC budget (SPEC 2.8, 4; DESIGN "Jobs"). */
+export const jobsRouter = router({
+  create: publicProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/jobs',
+        tags: ['jobs'],
+        summary: 'Create a job paid with x402 for its whole budget; the unspent budget is refunded when it ends',
+        description:
+          'Validates the plan first (unknown or non-executable capabilities, steps outside `capabilities`, inputs, budget below the cheapest step: 400/422, nothing charged), then asks for the budget through x402, then answers 202 with a Location to poll.',
+        requestHeaders: z.object({
+          'PAYMENT-SIGNATURE': z.string().optional(),
+          'Idempotency-Key': z.string().optional(),
+        }),
+        successDescription: '202 Accepted: {job_id, status: "queued", poll_url}',
+        errorResponses: { 400: 'Bad request', 402: 'Payment required (x402 challenge for budget_usdc)', 409: 'Payment or Idempotency-Key reused', 422: 'Plan cannot run' },
+      },
+    })
+    .input(JobRequest)
+    .output(JobCreated)
+    .use(validatePlan as never)
+    .use(
+      paid<JobRequest>({
+        route: 'jobs',
+        path: '/api/v1/jobs',
+        price: (input) => BigInt(Math.round(input.budget_usdc * 1e6)),
+        description: (input) => `Job budget of ${input.budget_usdc} USDC: ${input.objective.slice(0, 80)}`,
+        newOperationId: () => `job_${ulid()}`,
+      }) as never,
+    )
+    .mutation(async ({ ctx: c, input }) => {
+      const ctx = c as Context & PaidContext & { plan: ReturnType<typeof planJob> };
+      if (ctx.replay) return ctx.replay as z.infer<typeof JobCreated>;
+      const p = ctx.payment!;
+      const created = new Date().toISOString();
+      const job: StoredJob = {
+        job_id: ctx.operationId,
+        objective: input.objective,
+        capabilities: input.capabilities,
+        budget: ctx.plan.budget.toString(),
+        spent: '0',
+        status: 'queued',
+        steps: ctx.plan.steps,
+        result: null,
+        error: null,
+        payer: p.payer,
+        payment: { tx_hash: p.txHash, amount: p.amount },
+        created_at: created,
+        updated_at: created,
+        refund_amount: null,
+      };
+      await ctx.services.jobs.store.create(job);
+      await ctx.services.jobs.queue.enqueue(job.job_id);
+      const poll_url = `${ctx.services.publicBaseUrl()}/api/v1/jobs/${job.job_id}`;
+      ctx.response.status = 202;
+      ctx.responseHeaders.Location = poll_url;
+      return { job_id: job.job_id, status: 'queued' as const, poll_url };
+    }),
+
+  get: publicProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/v1/jobs/{job_id}', tags: ['jobs'], summary: 'Poll a job (the unguessable id is the read capability)' } })
+    .input(JobIdParam)
+    .output(z.looseObject({ job_id: z.string(), status: z.string() }))
+    .query(async ({ ctx, input }) => {
+      const { store } = ctx.services.jobs;
+      const job = await store.get(input.job_id);
+      if (!job) throw problem(404, `No job ${input.job_id}.`);
+      const [refund, cancel] = await Promise.all([readRefund(ctx.services.redis, ctx.services.keys, job.job_id), store.cancelRequested(job.job_id)]);
+      ctx.responseHeaders['Cache-Control'] = 'no-store';
+      return jobView(job, refund, cancel);
+    }),
+
+  cancel: publicProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/jobs/{job_id}/cancel',
+        tags: ['jobs'],
+        summary: 'Cancel a job before its next step (payer only: bearer token of the payer, or an EIP-191 signature of "Cancel job <job_id>")',
+        errorResponses: { 401: 'No proof of the payer', 403: 'Not the payer', 404: 'Unknown job', 409: 'Job already ended' },
+      },
+    })
+    .input(JobIdParam.extend({ signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, 'must be a 65-byte hex signature').optional() }))
+    .output(z.object({ job_id: z.string(), status: z.string(), cancel_requested: z.literal(true) }))
+    .mutation(async ({ ctx, input }) => {
+      const { store } = ctx.services.jobs;
+      const job = await store.get(input.job_id);
+      if (!job) throw problem(404, `No job ${input.job_id}.`);
+      let caller: string | undefined;
+      const auth = header(ctx, 'authorization');
+      if (auth) {
+        const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+        try {
+          caller = m ? await ctx.services.tokens.resolve(m[1]) : undefined;
+        } catch {
+          caller = undefined;
+        }
+        if (!caller) throw problem(401, 'The bearer token is invalid or expired.', {}, { 'WWW-Authenticate': 'Bearer realm="gateway"' });
+      } else if (input.signature) {
+        caller = await recoverAddress({ hash: hashMessage(cancelMessage(job.job_id)), signature: input.signature as `0x${string}` }).catch(() => undefined);
+      } else {
+        throw problem(401, `Prove you are the payer: Authorization: Bearer <token>, or "signature" = personal_sign of "${cancelMessage(job.job_id)}".`);
+      }
+      if (!caller || caller.toLowerCase() !== job.payer.toLowerCase()) throw problem(403, 'Only the wallet that paid the budget can cancel this job.');
+      if (['succeeded', 'failed', 'cancelled', 'budget_exhausted'].includes(job.status)) throw problem(409, `The job already ended (${job.status}).`);
+      await store.requestCancel(job.job_id);
+      ctx.response.status = 202;
+      return { job_id: job.job_id, status: job.status, cancel_requested: true as const };
+    }),
+});
