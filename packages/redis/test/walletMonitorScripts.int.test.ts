@@ -1,0 +1,81 @@
+import { resolveRedis, type RedisHandle } from '@acg/devnet';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectRedis, RedisKeys, withScripts, type ScriptedRedis } from '../src/index.js';
+
+let handle: RedisHandle;
+let raw: Redis;
+let redis: ScriptedRedis;
+const keys = new RedisKeys(`acg:test:wm:${process.pid}:${Date.now()}:`);
+
+beforeAll(async () => {
+  handle = await resolveRedis({ preferPrivate: true });
+  raw = connectRedis({ url: handle.url });
+  redis = withScripts(raw);
+});
+afterAll(async () => {
+  raw?.disconnect();
+  await handle?.stop();
+});
+
+const OWNER = '0x00000000000000000000000000000000000000Aa';
+
+async function subscription(id: string, expiresAt: number, owner = OWNER) {
+  await raw.hset(keys.walletMonitor('sub', id), { id, owner, status: 'active', expires_at: expiresAt, renewals: 0 });
+  await raw.zadd(keys.walletMonitor('expiry'), expiresAt, id);
+}
+
+describe('wm_cancel_subscription', () => {
+  it('cancels for the owner only (any case), once; a second cancel returns the first time', async () => {
+    await subscription('sub_A', 1000);
+    const sub = keys.walletMonitor('sub', 'sub_A');
+    const expiry = keys.walletMonitor('expiry');
+    expect(await redis.wm_cancel_subscription(sub, expiry, '0x00000000000000000000000000000000000000bb', 50, 'sub_A')).toEqual(['forbidden', '']);
+    expect(await raw.hget(sub, 'status')).toBe('active');
+    expect(await redis.wm_cancel_subscription(sub, expiry, OWNER.toLowerCase(), 50, 'sub_A')).toEqual(['cancelled', '50']);
+    expect(await raw.hmget(sub, 'status', 'cancelled_at')).toEqual(['cancelled', '50']);
+    expect(await raw.zscore(expiry, 'sub_A')).toBeNull();
+    expect(await redis.wm_cancel_subscription(sub, expiry, OWNER.toLowerCase(), 99, 'sub_A')).toEqual(['already', '50']);
+    expect(await redis.wm_cancel_subscription(keys.walletMonitor('sub', 'nope'), expiry, OWNER.toLowerCase(), 99, 'nope')).toEqual(['not_found', '']);
+  });
+});
+
+describe('wm_renew_subscription', () => {
+  const run = (id: string, now: number, min = 1000, owner = OWNER) =>
+    redis.wm_renew_subscription(keys.walletMonitor('sub', id), keys.account(owner), keys.walletMonitor('expiry'), now, 100, min, id);
+
+  it('renews by whole terms while the account holds the minimum balance', async () => {
+    await subscription('sub_R', 1000);
+    await raw.hset(keys.account(OWNER), 'balance', '1000');
+    expect(await run('sub_R', 999)).toEqual(['not_due', '1000']);
+    expect(await run('sub_R', 1000)).toEqual(['renewed', '1100']);
+    expect(await run('sub_R', 1350)).toEqual(['renewed', '1400']); // overdue by several terms
+    expect(await raw.hmget(keys.walletMonitor('sub', 'sub_R'), 'status', 'expires_at', 'renewals')).toEqual(['active', '1400', '2']);
+    expect(await raw.zscore(keys.walletMonitor('expiry'), 'sub_R')).toBe('1400');
+  });
+
+  it('expires when the balance is below the minimum, and leaves cancelled ones alone', async () => {
+    const poor = '0x00000000000000000000000000000000000000cc';
+    await subscription('sub_E', 500, poor);
+    await raw.hset(keys.account(poor), 'balance', '999');
+    expect(await run('sub_E', 600, 1000, poor)).toEqual(['expired', '500']);
+    expect(await raw.hget(keys.walletMonitor('sub', 'sub_E'), 'status')).toBe('expired');
+    expect(await raw.zscore(keys.walletMonitor('expiry'), 'sub_E')).toBeNull();
+    expect(await run('sub_E', 700, 1000, poor)).toEqual(['inactive', '500']);
+    await raw.zadd(keys.walletMonitor('expiry'), 1, 'sub_gone');
+    expect(await run('sub_gone', 700)).toEqual(['missing', '']);
+    expect(await raw.zscore(keys.walletMonitor('expiry'), 'sub_gone')).toBeNull();
+  });
+});
+
+describe('wm_lease', () => {
+  it('gives the lease to one holder until it lapses', async () => {
+    const key = keys.walletMonitor('lease', 'ethereum');
+    expect(await redis.wm_lease(key, 'a', 10_000)).toBe(1);
+    expect(await redis.wm_lease(key, 'b', 10_000)).toBe(0);
+    expect(await redis.wm_lease(key, 'a', 10_000)).toBe(1);
+    expect(await raw.pttl(key)).toBeGreaterThan(0);
+    await raw.del(key);
+    expect(await redis.wm_lease(key, 'b', 10_000)).toBe(1);
+  });
+});

@@ -1,0 +1,374 @@
+import { InsufficientBalanceError, type Ledger } from '@acg/accounts';
+import type { RedisKeys } from '@acg/redis';
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { Webhook } from 'standardwebhooks';
+import { DEFAULT_RETRY_SCHEDULE_MS, DELIVERY_QUEUE, EVENT_PRICE_BASE_UNITS, WALLET_MONITOR_CAPABILITY_ID, type WebhookPolicy } from './config.js';
+import { DeliveryAttemptError } from './errors.js';
+import { WebhookPoster } from './http.js';
+import type { SubscriptionStore } from './subscriptions.js';
+import type { AssetInfo } from './tokens.js';
+
+/** The webhook body (DESIGN "Wallet monitor"); amounts and block numbers are integer strings. */
+export interface WalletEventPayload {
+  type: 'transfer_in' | 'transfer_out';
+  subscription_id: string;
+  chain: 'ethereum' | 'base' | 'arbitrum';
+  block_number: string;
+  block_hash: `0x${string}`;
+  tx_hash: `0x${string}`;
+  log_index: number | null;
+  from: `0x${string}`;
+  to: `0x${string}`;
+  asset: AssetInfo;
+  amount: string;
+  observed_at: string;
+}
+
+/** One queued delivery. */
+export interface DeliveryJobData {
+  webhookId: string;
+  subscriptionId: string;
+  event: WalletEventPayload;
+  /** when the watcher saw the block at its confirmation depth, ms since epoch (latency origin) */
+  observedAtMs: number;
+  /** 0 for the first run; n for the n-th replay of a dead letter */
+  generation: number;
+  /** the event's price has been debited for this run (held until delivered, refunded if never) */
+  held?: boolean;
+}
+
+/** A dead-lettered event as stored and listed. `dead_lettered_at` in UNIX seconds. */
+export interface DeadLetter {
+  webhook_id: string;
+  event: WalletEventPayload;
+  attempts: number;
+  last_status: number | null;
+  last_error: string;
+  dead_lettered_at: number;
+}
+
+interface StoredDeadLetter extends DeadLetter {
+  observed_at_ms: number;
+  generation: number;
+}
+
+/** Days a delivered event's "already queued" marker is kept (re-reading a block within it never re-queues). */
+const SEEN_TTL_SECONDS = 7 * 24 * 3600;
+/** Delivery latency samples kept for health (newest first). */
+const LATENCY_WINDOW = 1000;
+
+/** Redis keys of the delivery side. */
+export class DeliveryKeys {
+  constructor(private readonly keys: RedisKeys) {}
+  seen(webhookId: string) {
+    return this.keys.walletMonitor('seen', webhookId);
+  }
+  deadLetters(subscriptionId: string) {
+    return this.keys.walletMonitor('sub', subscriptionId, 'dead');
+  }
+  deadLetterOrder(subscriptionId: string) {
+    return this.keys.walletMonitor('sub', subscriptionId, 'dead', 'order');
+  }
+  deadLetterCount() {
+    return this.keys.walletMonitor('dead', 'count');
+  }
+  latency() {
+    return this.keys.walletMonitor('lat');
+  }
+  stats(subscriptionId: string) {
+    return this.keys.walletMonitor('sub', subscriptionId, 'stats');
+  }
+}
+
+/** BullMQ job options of a delivery: the retry schedule is a custom backoff, completed jobs are kept for de-duplication. */
+function jobOptions(jobId: string, attempts: number) {
+  return {
+    jobId,
+    attempts,
+    backoff: { type: 'webhook_schedule' },
+    removeOnComplete: { age: 7 * 24 * 3600, count: 200_000 },
+    removeOnFail: { age: 7 * 24 * 3600 },
+  };
+}
+
+/** BullMQ job id of a delivery run: the webhook id, plus `-r<n>` for the n-th replay (job ids may not contain `:`). */
+export const deliveryJobId = (webhookId: string, generation: number) => (generation === 0 ? webhookId : `${webhookId}-r${generation}`);
+
+/**
+ * The producer side of deliveries (BullMQ queue `wallet-monitor-deliveries`): the watchers queue
+ * matched events, the gateway lists and replays dead letters and reads the backlog.
+ */
+export class DeliveryQueue {
+  readonly queue: Queue<DeliveryJobData>;
+  private readonly k: DeliveryKeys;
+  constructor(
+    private readonly redis: Redis,
+    keys: RedisKeys,
+    connection: Redis,
+    private readonly retryScheduleMs: readonly number[] = DEFAULT_RETRY_SCHEDULE_MS,
+  ) {
+    this.k = new DeliveryKeys(keys);
+    this.queue = new Queue<DeliveryJobData>(DELIVERY_QUEUE, { connection, prefix: keys.bullPrefix() });
+  }
+
+  /**
+   * Queues events at most once each: events whose webhook id was queued before are skipped; the
+   * rest are added with their webhook id as BullMQ job id (so a crash between adding and marking
+   * is de-duplicated by BullMQ), then marked and counted in the subscription stats.
+   * Returns how many were new.
+   */
+  async enqueue(jobs: DeliveryJobData[]): Promise<number> {
+    if (jobs.length === 0) return 0;
+    const seen = await this.redis.pipeline(jobs.map((j) => ['exists', this.k.seen(j.webhookId)])).exec();
+    const fresh = jobs.filter((_, i) => seen?.[i]?.[1] === 0);
+    if (fresh.length === 0) return 0;
+    await this.queue.addBulk(fresh.map((data) => ({ name: 'deliver', data, opts: jobOptions(deliveryJobId(data.webhookId, 0), this.retryScheduleMs.length) })));
+    const p = this.redis.pipeline();
+    for (const j of fresh) p.set(this.k.seen(j.webhookId), '1', 'EX', SEEN_TTL_SECONDS, 'NX');
+    const marked = (await p.exec()) ?? [];
+    const counts = this.redis.pipeline();
+    fresh.forEach((j, i) => {
+      if (marked[i]?.[1] === 'OK') counts.hincrby(this.k.stats(j.subscriptionId), 'events', 1).hincrby(this.k.stats(j.subscriptionId), 'pending', 1);
+    });
+    await counts.exec();
+    return fresh.length;
+  }
+
+  /** Dead letters of a subscription, oldest first (at most `limit`). */
+  async deadLetters(subscriptionId: string, limit = 1000): Promise<DeadLetter[]> {
+    const ids = await this.redis.zrange(this.k.deadLetterOrder(subscriptionId), 0, String(limit - 1));
+    if (ids.length === 0) return [];
+    const rows = await this.redis.hmget(this.k.deadLetters(subscriptionId), ...ids);
+    return rows.filter((r): r is string => !!r).map((r) => {
+      const d = JSON.parse(r) as StoredDeadLetter;
+      return { webhook_id: d.webhook_id, event: d.event, attempts: d.attempts, last_status: d.last_status, last_error: d.last_error, dead_lettered_at: d.dead_lettered_at };
+    });
+  }
+
+  /**
+   * Queues dead letters again (all of them, or those in `webhookIds`), each keeping its
+   * `webhook-id`; the retry schedule starts over and the event is billed when delivered. A
+   * replay job's id names the dead letter's generation, so two concurrent replays of one dead
+   * letter queue it once. Returns the webhook ids queued; unknown ids are ignored.
+   */
+  async replay(subscriptionId: string, webhookIds?: string[]): Promise<string[]> {
+    const ids = webhookIds ?? (await this.redis.zrange(this.k.deadLetterOrder(subscriptionId), 0, '-1'));
+    if (ids.length === 0) return [];
+    const rows = await this.redis.hmget(this.k.deadLetters(subscriptionId), ...ids);
+    const replayed: string[] = [];
+    for (const row of rows) {
+      if (!row) continue;
+      const d = JSON.parse(row) as StoredDeadLetter;
+      const generation = d.generation + 1;
+      await this.queue.add(
+        'deliver',
+        { webhookId: d.webhook_id, subscriptionId, event: d.event, observedAtMs: d.observed_at_ms, generation },
+        jobOptions(deliveryJobId(d.webhook_id, generation), this.retryScheduleMs.length),
+      );
+      const [, [, removed]] = (await this.redis
+        .multi()
+        .zrem(this.k.deadLetterOrder(subscriptionId), d.webhook_id)
+        .hdel(this.k.deadLetters(subscriptionId), d.webhook_id)
+        .exec()) as [unknown, [unknown, number]];
+      if (removed === 1) {
+        await this.redis
+          .multi()
+          .hincrby(this.k.stats(subscriptionId), 'dead_lettered', -1)
+          .hincrby(this.k.stats(subscriptionId), 'pending', 1)
+          .decr(this.k.deadLetterCount())
+          .exec();
+        replayed.push(d.webhook_id);
+      }
+    }
+    return replayed;
+  }
+
+  /** Jobs not yet finished (waiting, delayed for a retry, running) and dead letters in total. */
+  async backlog(): Promise<{ waiting: number; delayed: number; active: number; dead_letters: number }> {
+    const [counts, dead] = await Promise.all([this.queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized'), this.redis.get(this.k.deadLetterCount())]);
+    return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), delayed: counts.delayed ?? 0, active: counts.active ?? 0, dead_letters: Math.max(0, Number(dead ?? 0)) };
+  }
+
+  /** Delivery latency (watcher confirmation → 2xx answer), milliseconds, nearest-rank p50/p99 over the newest samples. */
+  async latency(): Promise<{ p50: number | null; p99: number | null; samples: number }> {
+    const rows = await this.redis.lrange(this.k.latency(), 0, LATENCY_WINDOW - 1);
+    if (rows.length === 0) return { p50: null, p99: null, samples: 0 };
+    const ms = rows.map(Number).sort((a, b) => a - b);
+    const rank = (q: number) => ms[Math.min(ms.length - 1, Math.max(0, Math.ceil(q * ms.length) - 1))];
+    return { p50: rank(0.5), p99: rank(0.99), samples: ms.length };
+  }
+
+  close(): Promise<void> {
+    return this.queue.close();
+  }
+}
+
+/** Options of {@link startDeliveryWorker}. */
+export interface DeliveryWorkerOptions {
+  redis: Redis;
+  keys: RedisKeys;
+  /** BullMQ connection (`maxRetriesPerRequest: null`). */
+  connection: Redis;
+  subscriptions: SubscriptionStore;
+  ledger: Ledger;
+  policy: WebhookPolicy;
+  /** delay before each attempt, ms (default DESIGN's schedule); its length is the number of attempts */
+  retryScheduleMs?: readonly number[];
+  /** parallel deliveries (default 64) */
+  concurrency?: number;
+  /** per-attempt timeout, ms (default 10 000) */
+  timeoutMs?: number;
+  log: Logger;
+}
+
+/** A running delivery worker. */
+export interface DeliveryWorker {
+  worker: Worker<DeliveryJobData>;
+  close(): Promise<void>;
+}
+
+/**
+ * The delivery worker (BullMQ): signs each event with the subscription's secret (Standard
+ * Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<HMAC-SHA256>`) and POSTs it.
+ *
+ * Per attempt: a cancelled or unknown subscription drops the event (its held price is refunded);
+ * the event's price (0.001 USDC) is debited from the owner's metered account once per run of the
+ * event (Ledger reference = webhook id, or `<webhook id>-r<n>` for a replay) and held while it is
+ * retried; a 2xx answer marks it delivered (billed); anything else is a failed attempt retried
+ * on the schedule; after the last attempt it is dead-lettered and the held price is credited
+ * back. So the account pays exactly 0.001 USDC per delivered event. An account that cannot pay
+ * makes the attempt fail with `insufficient_balance` (nothing is sent), so it is retried too.
+ */
+export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
+  const schedule = o.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;
+  const k = new DeliveryKeys(o.keys);
+  const poster = new WebhookPoster(o.policy, o.timeoutMs ?? 10_000);
+  const signers = new Map<string, Webhook>();
+  const signer = (secret: string) => {
+    let s = signers.get(secret);
+    if (!s) {
+      if (signers.size > 10_000) signers.clear();
+      s = new Webhook(secret);
+      signers.set(secret, s);
+    }
+    return s;
+  };
+  const item = WALLET_MONITOR_CAPABILITY_ID;
+  const billingRef = (d: DeliveryJobData) => deliveryJobId(d.webhookId, d.generation);
+
+  const refundHeld = async (job: Job<DeliveryJobData>, owner: string) => {
+    if (!job.data.held) return;
+    await o.ledger.credit(owner, EVENT_PRICE_BASE_UNITS, `refund:${item}`, billingRef(job.data));
+    await job.updateData({ ...job.data, held: false });
+  };
+
+  const process = async (job: Job<DeliveryJobData>) => {
+    const d = job.data;
+    const stats = k.stats(d.subscriptionId);
+    const sub = await o.subscriptions.deliveryInfo(d.subscriptionId);
+    if (!sub || sub.status === 'cancelled') {
+      if (sub) await refundHeld(job, sub.owner);
+      await o.redis.multi().hincrby(stats, 'pending', -1).hincrby(stats, 'dropped', 1).exec();
+      return sub ? 'dropped_cancelled' : 'dropped_unknown';
+    }
+
+    let failure: DeliveryAttemptError | undefined;
+    try {
+      await o.ledger.debit(sub.owner, EVENT_PRICE_BASE_UNITS, item, billingRef(d));
+      if (!d.held) await job.updateData({ ...d, held: true });
+    } catch (e) {
+      if (!(e instanceof InsufficientBalanceError)) throw e;
+      failure = new DeliveryAttemptError(null, 'insufficient_balance');
+    }
+
+    if (!failure) {
+      const body = JSON.stringify(d.event);
+      const now = new Date();
+      const signature = signer(sub.secret).sign(d.webhookId, now, body);
+      const res = await poster.post(sub.webhook_url, body, {
+        'webhook-id': d.webhookId,
+        'webhook-timestamp': Math.floor(now.getTime() / 1000).toString(),
+        'webhook-signature': signature,
+      });
+      if (res.ok) {
+        const latencyMs = Date.now() - d.observedAtMs;
+        await o.redis
+          .multi()
+          .hincrby(stats, 'delivered', 1)
+          .hincrby(stats, 'pending', -1)
+          .hincrby(stats, 'billed', Number(EVENT_PRICE_BASE_UNITS))
+          .hset(stats, 'last_delivery_at', new Date().toISOString(), 'last_status', res.status)
+          .lpush(k.latency(), latencyMs.toFixed(1))
+          .ltrim(k.latency(), 0, LATENCY_WINDOW - 1)
+          .exec();
+        return 'delivered';
+      }
+      failure = new DeliveryAttemptError(res.status, res.reason ?? 'network_error');
+    }
+
+    await o.redis
+      .multi()
+      .hincrby(stats, 'failed_attempts', 1)
+      .hset(stats, 'last_status', failure.status ?? 0)
+      .exec();
+    const attempts = job.opts.attempts ?? 1;
+    if (job.attemptsMade + 1 < attempts) throw failure; // BullMQ retries after schedule[attemptsMade + 1]
+    await deadLetter(job, sub.owner, job.attemptsMade + 1, failure);
+    return 'dead_lettered';
+  };
+
+  /** Stores the dead letter (once), updates the stats and refunds the held price. */
+  const deadLetter = async (job: Job<DeliveryJobData>, owner: string, attemptsMade: number, failure: DeliveryAttemptError) => {
+    const d = job.data;
+    const stats = k.stats(d.subscriptionId);
+    const dead: StoredDeadLetter = {
+      webhook_id: d.webhookId,
+      event: d.event,
+      attempts: attemptsMade,
+      last_status: failure.status,
+      last_error: failure.reason,
+      dead_lettered_at: Math.floor(Date.now() / 1000),
+      observed_at_ms: d.observedAtMs,
+      generation: d.generation,
+    };
+    const [, [, added]] = (await o.redis
+      .multi()
+      .hset(k.deadLetters(d.subscriptionId), d.webhookId, JSON.stringify(dead))
+      .zadd(k.deadLetterOrder(d.subscriptionId), 'NX', Date.now(), d.webhookId)
+      .exec()) as [unknown, [unknown, number]];
+    if (added === 1) {
+      await o.redis.multi().hincrby(stats, 'dead_lettered', 1).hincrby(stats, 'pending', -1).incr(k.deadLetterCount()).exec();
+    }
+    await refundHeld(job, owner);
+    o.log.warn({ webhook_id: d.webhookId, subscription_id: d.subscriptionId, reason: failure.reason }, 'webhook dead-lettered');
+  };
+
+  const worker = new Worker<DeliveryJobData>(DELIVERY_QUEUE, process, {
+    connection: o.connection,
+    prefix: o.keys.bullPrefix(),
+    concurrency: o.concurrency ?? 64,
+    settings: { backoffStrategy: (attemptsMade: number) => schedule[Math.min(attemptsMade, schedule.length - 1)] ?? 0 },
+  });
+  worker.on('failed', (job, err) => {
+    if (err instanceof DeliveryAttemptError || !job) return;
+    o.log.error({ jobId: job.id, err: String(err.message).slice(0, 200) }, 'delivery job error');
+    // An unexpected error (e.g. Redis) on the last attempt: keep the event as a dead letter, never lose it.
+    if (job.attemptsMade >= (job.opts.attempts ?? 1)) {
+      void o.subscriptions
+        .deliveryInfo(job.data.subscriptionId)
+        .then((sub) => sub && deadLetter(job, sub.owner, job.attemptsMade, new DeliveryAttemptError(null, 'internal_error')))
+        .catch((e) => o.log.error({ jobId: job.id, err: String(e.message).slice(0, 200) }, 'could not dead-letter'));
+    }
+  });
+  worker.on('error', (err) => o.log.error({ err: String(err.message).slice(0, 200) }, 'delivery worker error'));
+  return {
+    worker,
+    async close() {
+      await worker.close();
+      poster.close();
+    },
+  };
+}
+

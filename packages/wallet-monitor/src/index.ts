@@ -1,0 +1,48 @@
+/**
+ * @acg/wallet-monitor: wallet events (ETH and ERC-20 transfers in and out of watched addresses on
+ * Ethereum, Base and Arbitrum) delivered by signed webhooks (DESIGN "Wallet monitor").
+ */
+export { AddressIndex, AddressMatcher } from './addressIndex.js';
+export {
+  CHAIN_NAMES,
+  DEFAULT_CONFIRMATIONS,
+  DEFAULT_RETRY_SCHEDULE_MS,
+  DELIVERY_QUEUE,
+  EVENT_PRICE_BASE_UNITS,
+  RENEWAL_MIN_BALANCE_BASE_UNITS,
+  SUBSCRIPTION_TERM_SECONDS,
+  WALLET_MONITOR_CAPABILITY_ID,
+  webhookPolicyFromEnv,
+  type ChainName,
+  type WebhookPolicy,
+} from './config.js';
+export { deliveryJobId, DeliveryQueue, startDeliveryWorker, type DeadLetter, type DeliveryJobData, type DeliveryWorker, type DeliveryWorkerOptions, type WalletEventPayload } from './delivery.js';
+export {
+  erc20TransfersFromLogs,
+  nativeTransfersFromParityTraces,
+  nativeTransfersFromTraces,
+  nativeTransfersFromTransactions,
+  TRANSFER_TOPIC,
+  type CallFrame,
+  type ParityTrace,
+  type RawTransfer,
+  type TxTrace,
+} from './detect.js';
+export { DeliveryAttemptError, SubscriptionForbiddenError, SubscriptionNotFoundError, WebhookUrlError } from './errors.js';
+export { WebhookPoster, type PostResult } from './http.js';
+export { newSubscriptionId, newWebhookSecret, positionKey, webhookId, type TransferPosition } from './ids.js';
+export { startWalletMonitor, walletMonitorConfigFromEnv, type RunningWalletMonitor, type WalletMonitorConfig, type WatchedChainConfig } from './monitor.js';
+export { WalletMonitorService, type WalletMonitorHealth, type WalletMonitorServiceOptions } from './service.js';
+export {
+  SubscriptionStore,
+  type DeliveryStats,
+  type SubscriptionRecord,
+  type SubscriptionRequest,
+  type SubscriptionStatus,
+  type SubscriptionStoreOptions,
+  type SubscriptionView,
+  type WalletEventName,
+} from './subscriptions.js';
+export { NATIVE_ASSET, TokenMetadata, type AssetInfo } from './tokens.js';
+export { ChainWatcher, type ChainWatcherOptions, type NativeSource, type WatcherCursor, type WatcherState } from './watcher.js';
+export { checkWebhookUrl, isLoopbackHost, isPublicAddress, publicOnlyLookup, type HostResolver } from './webhookUrl.js';

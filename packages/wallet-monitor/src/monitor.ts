@@ -1,0 +1,181 @@
+import { Ledger } from '@acg/accounts';
+import { connectRedis, RedisKeys } from '@acg/redis';
+import type { Redis } from 'ioredis';
+import { pino, type Logger } from 'pino';
+import { createPublicClient, http, type PublicClient } from 'viem';
+import { AddressIndex, AddressMatcher } from './addressIndex.js';
+import { CHAIN_NAMES, DEFAULT_RETRY_SCHEDULE_MS, webhookPolicyFromEnv, type ChainName, type WebhookPolicy } from './config.js';
+import { startDeliveryWorker, type DeliveryWorker } from './delivery.js';
+import { WalletMonitorService } from './service.js';
+import { ChainWatcher } from './watcher.js';
+
+/** One watched chain. */
+export interface WatchedChainConfig {
+  /** JSON-RPC URL (http or https). */
+  rpcUrl: string;
+  /** confirmation depth (default 1 on anvil, else 3) */
+  confirmations?: number;
+  /** `auto` (default: trace_block, else debug_traceBlockByHash, else transactions), `off`, or a source to force */
+  traces?: 'auto' | 'off' | 'trace_block' | 'debug_trace' | 'transactions';
+}
+
+/** Configuration of {@link startWalletMonitor}. */
+export interface WalletMonitorConfig {
+  /** Redis URL (or pass `redis` and `bullRedis`). */
+  redisUrl?: string;
+  redis?: Redis;
+  bullRedis?: Redis;
+  /** key prefix of the deployment (REDIS_KEY_PREFIX, default `acg:`) */
+  keyPrefix?: string;
+  /** chains to watch: one watcher each (ETHEREUM_RPC_URL, BASE_RPC_URL, ARBITRUM_RPC_URL) */
+  chains: Partial<Record<ChainName, WatchedChainConfig>>;
+  /** webhook URL policy (default: `webhookPolicyFromEnv(process.env)`) */
+  policy?: WebhookPolicy;
+  /** delay before each delivery attempt, ms (default DESIGN: 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h) */
+  retryScheduleMs?: readonly number[];
+  /** parallel deliveries (default 64) */
+  concurrency?: number;
+  /** per-attempt timeout, ms (default 10 000) */
+  deliveryTimeoutMs?: number;
+  /** head polling interval when idle, ms (default 200) */
+  pollIntervalMs?: number;
+  /** seconds between renewal sweeps (default 60; 0 disables the timer) */
+  renewalIntervalSeconds?: number;
+  /** subscription term, seconds (default 30 days) */
+  termSeconds?: number;
+  /** run the watchers (default true) */
+  watchers?: boolean;
+  /** run the delivery worker (default true) */
+  deliveryWorker?: boolean;
+  log?: Logger;
+}
+
+/** A running wallet monitor. */
+export interface RunningWalletMonitor {
+  service: WalletMonitorService;
+  watchers: ChainWatcher[];
+  delivery: DeliveryWorker | undefined;
+  /** Runs one renewal sweep now. */
+  renewNow(): Promise<{ renewed: string[]; expired: string[] }>;
+  /** Stops watchers, the worker and the renewal timer; closes connections it opened. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Reads the wallet monitor's configuration from the environment: `ETHEREUM_RPC_URL`,
+ * `BASE_RPC_URL`, `ARBITRUM_RPC_URL` (a watcher per chain set), `WALLET_MONITOR_CONFIRMATIONS`
+ * (`ethereum=3,base=3,arbitrum=3` or one number for all), `REDIS_URL`, `REDIS_KEY_PREFIX`,
+ * `WEBHOOK_POLICY` / `NODE_ENV` (see `webhookPolicyFromEnv`), over `defaults`.
+ */
+export function walletMonitorConfigFromEnv(env: NodeJS.ProcessEnv, defaults: Partial<WalletMonitorConfig> = {}): WalletMonitorConfig {
+  const chains: Partial<Record<ChainName, WatchedChainConfig>> = { ...defaults.chains };
+  const urls: Record<ChainName, string | undefined> = { ethereum: env.ETHEREUM_RPC_URL, base: env.BASE_RPC_URL, arbitrum: env.ARBITRUM_RPC_URL };
+  for (const c of CHAIN_NAMES) if (urls[c]) chains[c] = { ...chains[c], rpcUrl: urls[c]! };
+  const conf = env.WALLET_MONITOR_CONFIRMATIONS;
+  if (conf) {
+    for (const part of conf.split(',')) {
+      const [k, v] = part.includes('=') ? part.split('=') : [undefined, part];
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) throw new Error('WALLET_MONITOR_CONFIRMATIONS must be a positive integer or chain=n pairs');
+      for (const c of CHAIN_NAMES) if ((k === undefined || k.trim() === c) && chains[c]) chains[c] = { ...chains[c]!, confirmations: n };
+    }
+  }
+  return {
+    ...defaults,
+    redisUrl: env.REDIS_URL ?? defaults.redisUrl,
+    keyPrefix: env.REDIS_KEY_PREFIX ?? defaults.keyPrefix,
+    chains,
+    policy: webhookPolicyFromEnv(env, defaults.policy),
+  };
+}
+
+/**
+ * Starts the wallet monitor (DESIGN "Wallet monitor"): one {@link ChainWatcher} per configured
+ * chain, the BullMQ delivery worker and the renewal sweep. Safe to run in several processes
+ * against one Redis: a per-chain lease keeps one active watcher per chain, deliveries are
+ * shared by BullMQ, and renewal is atomic per subscription.
+ * Throws when Redis is unreachable.
+ */
+export async function startWalletMonitor(config: WalletMonitorConfig): Promise<RunningWalletMonitor> {
+  const log = config.log ?? pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'wallet-monitor' } });
+  const keys = new RedisKeys(config.keyPrefix ?? 'acg:');
+  const owned: Redis[] = [];
+  const redis = config.redis ?? (owned.push(connectRedis({ url: need(config.redisUrl), name: 'wallet-monitor' })), owned.at(-1)!);
+  const bullRedis = config.bullRedis ?? (owned.push(connectRedis({ url: need(config.redisUrl), name: 'wallet-monitor-bull', forBullmq: true })), owned.at(-1)!);
+  await redis.ping();
+  const policy = config.policy ?? webhookPolicyFromEnv(process.env);
+  const retryScheduleMs = config.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;
+  const service = new WalletMonitorService({ redis, bullRedis, keys, policy, retryScheduleMs, termSeconds: config.termSeconds });
+
+  const delivery =
+    config.deliveryWorker === false
+      ? undefined
+      : startDeliveryWorker({
+          redis,
+          keys,
+          connection: bullRedis,
+          subscriptions: service.subscriptions,
+          ledger: new Ledger(redis, keys),
+          policy,
+          retryScheduleMs,
+          concurrency: config.concurrency,
+          timeoutMs: config.deliveryTimeoutMs,
+          log: log.child({ module: 'delivery' }),
+        });
+
+  const watchers: ChainWatcher[] = [];
+  if (config.watchers !== false) {
+    for (const chain of CHAIN_NAMES) {
+      const c = config.chains[chain];
+      if (!c) continue;
+      const client = createPublicClient({ transport: http(c.rpcUrl, { timeout: 10_000, retryCount: 2 }) }) as PublicClient;
+      const matcher = new AddressMatcher(redis, keys, new AddressIndex(redis, keys));
+      watchers.push(
+        new ChainWatcher({
+          chain,
+          client,
+          redis,
+          keys,
+          matcher,
+          subscriptions: service.subscriptions,
+          queue: service.deliveries,
+          log: log.child({ module: 'watcher', chain }),
+          confirmations: c.confirmations,
+          traces: c.traces,
+          pollIntervalMs: config.pollIntervalMs,
+        }),
+      );
+    }
+    await Promise.all(watchers.map((w) => w.start()));
+  }
+
+  const renewNow = async () => {
+    const r = await service.subscriptions.renewDue();
+    if (r.renewed.length || r.expired.length) log.info({ renewed: r.renewed.length, expired: r.expired.length }, 'subscription renewal sweep');
+    return r;
+  };
+  const every = config.renewalIntervalSeconds ?? 60;
+  const timer = every > 0 ? setInterval(() => void renewNow().catch((e) => log.warn({ err: String(e.message).slice(0, 200) }, 'renewal sweep failed')), every * 1000) : undefined;
+  timer?.unref();
+  void renewNow().catch(() => undefined);
+
+  log.info({ chains: watchers.map((w) => w.chain), policy }, 'wallet monitor started');
+  return {
+    service,
+    watchers,
+    delivery,
+    renewNow,
+    async stop() {
+      if (timer) clearInterval(timer);
+      await Promise.all(watchers.map((w) => w.stop()));
+      await delivery?.close();
+      await service.close();
+      for (const r of owned) r.disconnect();
+    },
+  };
+}
+
+function need(url: string | undefined): string {
+  if (!url) throw new Error('REDIS_URL (redisUrl) is required for the wallet monitor');
+  return url;
+}

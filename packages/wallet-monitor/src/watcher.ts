@@ -1,0 +1,392 @@
+import type { RedisKeys } from '@acg/redis';
+import { withScripts, type ScriptedRedis } from '@acg/redis';
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { getAddress, type PublicClient } from 'viem';
+import type { AddressMatcher } from './addressIndex.js';
+import { DEFAULT_CONFIRMATIONS, type ChainName } from './config.js';
+import type { DeliveryJobData, DeliveryQueue, WalletEventPayload } from './delivery.js';
+import {
+  erc20TransfersFromLogs,
+  nativeTransfersFromParityTraces,
+  nativeTransfersFromTraces,
+  nativeTransfersFromTransactions,
+  TRANSFER_TOPIC,
+  type LogEntry,
+  type ParityTrace,
+  type RawTransfer,
+  type TxTrace,
+} from './detect.js';
+import { webhookId } from './ids.js';
+import type { SubscriptionStore, WalletEventName } from './subscriptions.js';
+import { NATIVE_ASSET, TokenMetadata } from './tokens.js';
+
+/**
+ * Where native ETH transfers come from, best first (tried in this order under `traces: 'auto'`):
+ * - `trace_block`: OpenEthereum-style traces (anvil, Erigon, Reth, Nethermind): top-level and
+ *   internal value transfers, failed frames skipped; checked against the block hash;
+ * - `debug_trace`: `debug_traceBlockByHash` with the callTracer (geth): the same transfers, but a
+ *   node re-executes the block for it (on anvil about 4 s for 200 transactions);
+ * - `transactions`: the block's transactions with a value whose receipt succeeded; internal
+ *   transfers are not seen.
+ */
+export type NativeSource = 'trace_block' | 'debug_trace' | 'transactions';
+
+/** Options of {@link ChainWatcher}. */
+export interface ChainWatcherOptions {
+  chain: ChainName;
+  client: PublicClient;
+  redis: Redis;
+  keys: RedisKeys;
+  matcher: AddressMatcher;
+  subscriptions: SubscriptionStore;
+  queue: DeliveryQueue;
+  log: Logger;
+  /** Blocks deep a block must be before its events go out (1 = the head). Default: 1 on anvil, else DEFAULT_CONFIRMATIONS. */
+  confirmations?: number;
+  /** ms between head polls when idle (default 200). */
+  pollIntervalMs?: number;
+  /** `auto` (default): `trace_block`, else `debug_traceBlockByHash`, else transactions; `off`: transactions only; or a source to force. */
+  traces?: 'auto' | 'off' | NativeSource;
+  /** Blocks kept for reorg detection (default 256). */
+  historyBlocks?: number;
+  /** Lease time, ms, of the per-chain lease that keeps one active watcher per chain across replicas (default 15 000). */
+  leaseMs?: number;
+}
+
+/** The persisted position of a watcher: the last block whose events were queued. */
+export interface WatcherCursor {
+  number: bigint;
+  hash: `0x${string}`;
+}
+
+/** What a watcher last reported (`wm:watcher:<chain>`), shown in health. */
+export interface WatcherState {
+  chain: ChainName;
+  head: string | null;
+  last_processed_block: string | null;
+  confirmations: number | null;
+  native_source: NativeSource | null;
+  reorgs: number;
+  updated_at: string | null;
+}
+
+interface SubMeta {
+  status: string;
+  events: WalletEventName[];
+  chains: ChainName[];
+  at: number;
+}
+
+const SUB_META_TTL_MS = 60_000;
+
+/**
+ * Follows one chain (DESIGN "Wallet monitor"): polls the head, and for every block that reached
+ * the confirmation depth, in order, checks that its parent hash is the hash it processed last
+ * (else a reorg: it walks back to the last common block and goes on from there, so a dropped
+ * block produces nothing and the replacement blocks are read instead), reads ERC-20 `Transfer`
+ * logs by block hash and native transfers (traces by block hash, or transactions), matches
+ * `from`/`to` through the {@link AddressMatcher}, queues one delivery per (event, subscription),
+ * and only then moves its cursor (`wm:cursor:<chain>`, number + hash). A restart resumes after
+ * the cursor: no gap, and a block read twice queues nothing new (webhook ids are deterministic).
+ */
+export class ChainWatcher {
+  readonly chain: ChainName;
+  private readonly redis: ScriptedRedis;
+  private readonly tokens: TokenMetadata;
+  private readonly subMeta = new Map<string, SubMeta>();
+  private readonly leaseToken = randomUUID();
+  private nativeSource: NativeSource | undefined;
+  private confirmations: number | undefined;
+  private stopped = true;
+  private loop?: Promise<void>;
+  private wake?: () => void;
+  private reorgs = 0;
+
+  constructor(private readonly o: ChainWatcherOptions) {
+    this.chain = o.chain;
+    this.redis = withScripts(o.redis);
+    this.tokens = new TokenMetadata(o.redis, o.keys, o.chain, o.client);
+    this.confirmations = o.confirmations;
+    if (o.traces === 'off') this.nativeSource = 'transactions';
+    else if (o.traces && o.traces !== 'auto') this.nativeSource = o.traces;
+    o.matcher.onChange((ids) => ids.forEach((id) => this.subMeta.delete(id)));
+  }
+
+  private cursorKey() {
+    return this.o.keys.walletMonitor('cursor', this.chain);
+  }
+  private historyKey() {
+    return this.o.keys.walletMonitor('blocks', this.chain);
+  }
+  private stateKey() {
+    return this.o.keys.walletMonitor('watcher', this.chain);
+  }
+
+  /** Starts following the chain (resolves once the loop runs). */
+  async start(): Promise<void> {
+    if (!this.stopped) return;
+    this.stopped = false;
+    if (this.confirmations === undefined) {
+      const version = String(await this.o.client.request({ method: 'web3_clientVersion' }).catch(() => ''));
+      this.confirmations = /anvil/i.test(version) ? 1 : DEFAULT_CONFIRMATIONS[this.chain];
+    }
+    this.loop = this.run();
+  }
+
+  /** Stops after the block in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+    await this.redis.del(this.o.keys.walletMonitor('lease', this.chain)).catch(() => undefined);
+  }
+
+  /** The persisted cursor, or undefined before the first run. */
+  async cursor(): Promise<WatcherCursor | undefined> {
+    const [n, h] = await this.redis.hmget(this.cursorKey(), 'number', 'hash');
+    return n && h ? { number: BigInt(n), hash: h as `0x${string}` } : undefined;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let busy = false;
+      try {
+        busy = await this.tick();
+      } catch (e) {
+        this.o.log.warn({ chain: this.chain, err: String((e as Error).message).slice(0, 200) }, 'watcher tick failed; retrying');
+      }
+      if (!busy && !this.stopped) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, this.o.pollIntervalMs ?? 200);
+          this.wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+      }
+    }
+  }
+
+  /**
+   * One step: if this process holds the chain's lease, processes confirmed blocks after the
+   * cursor (up to 50). Returns true when it processed a block (more may be waiting).
+   */
+  async tick(): Promise<boolean> {
+    const held = await this.redis.wm_lease(this.o.keys.walletMonitor('lease', this.chain), this.leaseToken, this.o.leaseMs ?? 15_000);
+    if (held !== 1) return false;
+    const head = BigInt(await this.o.client.request({ method: 'eth_blockNumber' }));
+    const target = head - BigInt((this.confirmations ?? 1) - 1);
+    let cursor = await this.cursor();
+    if (!cursor) {
+      // First run on this chain: start at the current confirmed block (no history replay).
+      const b = await this.o.client.getBlock({ blockNumber: target < 0n ? 0n : target });
+      cursor = { number: b.number!, hash: b.hash! };
+      await this.saveCursor(cursor);
+      await this.report(head, cursor);
+      return false;
+    }
+    let processed = 0;
+    while (cursor.number < target && processed < 50 && !this.stopped) {
+      const next = await this.processBlock(cursor.number + 1n, cursor);
+      cursor = next ?? (await this.rewind(cursor));
+      processed++;
+    }
+    await this.report(head, cursor);
+    return processed > 0;
+  }
+
+  private async report(head: bigint, cursor: WatcherCursor): Promise<void> {
+    await this.redis.hset(this.stateKey(), {
+      head: head.toString(),
+      last_processed_block: cursor.number.toString(),
+      confirmations: this.confirmations ?? 1,
+      native_source: this.nativeSource ?? '',
+      reorgs: this.reorgs,
+      updated_at: new Date().toISOString(),
+    });
+  }
+
+  private async saveCursor(c: WatcherCursor): Promise<void> {
+    const history = BigInt(this.o.historyBlocks ?? 256);
+    const m = this.redis.multi().hset(this.cursorKey(), 'number', c.number.toString(), 'hash', c.hash).hset(this.historyKey(), c.number.toString(), c.hash);
+    if (c.number >= history) m.hdel(this.historyKey(), (c.number - history).toString());
+    await m.exec();
+  }
+
+  /** Reorg: the last block whose stored hash is still canonical becomes the cursor. */
+  private async rewind(cursor: WatcherCursor): Promise<WatcherCursor> {
+    this.reorgs++;
+    const history = BigInt(this.o.historyBlocks ?? 256);
+    const floor = cursor.number > history ? cursor.number - history : 0n;
+    for (let n = cursor.number - 1n; n >= floor; n--) {
+      const [stored, canonical] = await Promise.all([this.redis.hget(this.historyKey(), n.toString()), this.o.client.getBlock({ blockNumber: n })]);
+      if (stored && stored === canonical.hash) {
+        const c = { number: n, hash: canonical.hash };
+        await this.redis.multi().hset(this.cursorKey(), 'number', n.toString(), 'hash', c.hash).hdel(this.historyKey(), cursor.number.toString()).exec();
+        this.o.log.warn({ chain: this.chain, dropped_from: (n + 1n).toString(), to: cursor.number.toString() }, 'reorg: resuming after the last common block');
+        return c;
+      }
+      if (n === 0n) break;
+    }
+    const b = await this.o.client.getBlock({ blockNumber: floor });
+    this.o.log.error({ chain: this.chain, depth: history.toString() }, 'reorg deeper than the kept history: resuming from its floor');
+    const c = { number: b.number!, hash: b.hash! };
+    await this.saveCursor(c);
+    return c;
+  }
+
+  /** Queues the events of block `n`; returns the new cursor, or undefined when its parent is not the cursor (reorg). */
+  private async processBlock(n: bigint, cursor: WatcherCursor): Promise<WatcherCursor | undefined> {
+    const observedAtMs = Date.now();
+    const block = await this.o.client.getBlock({ blockNumber: n, includeTransactions: true });
+    if (block.parentHash !== cursor.hash) return undefined;
+    const blockHash = block.hash!;
+    const txs = block.transactions;
+    const [logs, native] = await Promise.all([
+      this.o.client.request({ method: 'eth_getLogs', params: [{ blockHash, topics: [TRANSFER_TOPIC] }] }) as Promise<LogEntry[]>,
+      this.nativeTransfers(block.number!, blockHash, txs.map((t) => t.hash)),
+    ]);
+    const transfers: RawTransfer[] = erc20TransfersFromLogs(
+      logs.map((l) => ({ ...l, logIndex: l.logIndex === null ? null : Number(l.logIndex) })),
+    );
+    transfers.push(...(native ?? nativeTransfersFromTransactions(txs.map((t) => ({ hash: t.hash, from: t.from, to: t.to, value: t.value })))));
+
+    const jobs = transfers.length > 0 ? await this.match(transfers, block.number!, blockHash, observedAtMs, native === undefined) : [];
+    if (jobs.length > 0) await this.o.queue.enqueue(jobs);
+    const next = { number: block.number!, hash: blockHash };
+    await this.saveCursor(next);
+    return next;
+  }
+
+  /**
+   * Native transfers of the block from traces, or undefined when they must come from the block's
+   * transactions. Under `auto` the first source the node answers is kept for the watcher's life.
+   */
+  private async nativeTransfers(number: bigint, blockHash: `0x${string}`, txHashes: `0x${string}`[]): Promise<RawTransfer[] | undefined> {
+    if (this.nativeSource === 'transactions') return undefined;
+    if (txHashes.length === 0) return [];
+    const sources: NativeSource[] = this.nativeSource ? [this.nativeSource] : ['trace_block', 'debug_trace'];
+    for (const source of sources) {
+      try {
+        const out = await this.readTraces(source, number, blockHash, txHashes);
+        if (this.nativeSource === undefined) {
+          this.nativeSource = source;
+          this.o.log.info({ chain: this.chain, source }, 'native ETH transfers from traces (internal transfers included)');
+        }
+        return out;
+      } catch (e) {
+        if (this.nativeSource !== undefined || !/not (found|supported|available)|does not exist|unsupported|unknown method|method|-32601|-32004|disabled/i.test(String((e as Error).message))) throw e;
+      }
+    }
+    this.nativeSource = 'transactions';
+    this.o.log.info({ chain: this.chain }, 'the node offers no traces: native transfers from block transactions only (no internal transfers)');
+    return undefined;
+  }
+
+  private async readTraces(source: NativeSource, number: bigint, blockHash: `0x${string}`, txHashes: `0x${string}`[]): Promise<RawTransfer[]> {
+    if (source === 'trace_block') {
+      const traces = (await this.o.client.request({ method: 'trace_block' as 'eth_chainId', params: [`0x${number.toString(16)}`] as never })) as unknown as ParityTrace[];
+      // trace_block takes a number: make sure the traces are of the block we read (reorg safety)
+      if (traces.some((t) => t.blockHash && t.blockHash.toLowerCase() !== blockHash.toLowerCase())) throw new Error('trace_block answered for another block (reorg in progress)');
+      return nativeTransfersFromParityTraces(traces);
+    }
+    const traces = (await this.o.client.request({
+      method: 'debug_traceBlockByHash' as 'eth_chainId',
+      params: [blockHash, { tracer: 'callTracer' }] as never,
+    })) as unknown as TxTrace[];
+    return nativeTransfersFromTraces(traces, txHashes);
+  }
+
+  private async match(transfers: RawTransfer[], blockNumber: bigint, blockHash: `0x${string}`, observedAtMs: number, checkReceipts: boolean): Promise<DeliveryJobData[]> {
+    const addresses = new Set<string>();
+    for (const t of transfers) addresses.add(t.from).add(t.to);
+    await this.o.matcher.sync();
+    const watched = await this.o.matcher.match(this.chain, addresses);
+    if (watched.size === 0) return [];
+
+    const candidates: { t: RawTransfer; type: WalletEventName; subscriptionId: string }[] = [];
+    for (const t of transfers) {
+      for (const [address, type] of [
+        [t.to, 'transfer_in'],
+        [t.from, 'transfer_out'],
+      ] as const) {
+        for (const id of watched.get(address) ?? []) candidates.push({ t, type, subscriptionId: id });
+      }
+    }
+    const metas = await this.meta([...new Set(candidates.map((c) => c.subscriptionId))]);
+    let wanted = candidates.filter((c) => {
+      const m = metas.get(c.subscriptionId);
+      return m && m.status === 'active' && m.events.includes(c.type) && m.chains.includes(this.chain);
+    });
+    if (wanted.length === 0) return [];
+
+    if (checkReceipts) {
+      // Without traces a transaction's value moved only if it succeeded.
+      const native = [...new Set(wanted.filter((c) => c.t.token === null).map((c) => c.t.txHash))];
+      const failed = new Set<string>();
+      await Promise.all(
+        native.map(async (hash) => {
+          const r = await this.o.client.getTransactionReceipt({ hash });
+          if (r.status !== 'success') failed.add(hash);
+        }),
+      );
+      wanted = wanted.filter((c) => c.t.token !== null || !failed.has(c.t.txHash));
+    }
+    const assets = await this.tokens.get(wanted.filter((c) => c.t.token).map((c) => c.t.token!));
+    const observed_at = new Date(observedAtMs).toISOString();
+    return wanted.map(({ t, type, subscriptionId }) => {
+      const event: WalletEventPayload = {
+        type,
+        subscription_id: subscriptionId,
+        chain: this.chain,
+        block_number: blockNumber.toString(),
+        block_hash: blockHash,
+        tx_hash: t.txHash,
+        log_index: t.logIndex,
+        from: getAddress(t.from),
+        to: getAddress(t.to),
+        asset: t.token ? (assets.get(t.token) ?? { address: getAddress(t.token), symbol: '', decimals: 0 }) : NATIVE_ASSET,
+        amount: t.amount.toString(),
+        observed_at,
+      };
+      return { webhookId: webhookId({ chain: this.chain, txHash: t.txHash, position: t.position, subscriptionId, type }), subscriptionId, event, observedAtMs, generation: 0 };
+    });
+  }
+
+  private async meta(ids: string[]): Promise<Map<string, SubMeta>> {
+    const out = new Map<string, SubMeta>();
+    const now = Date.now();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const m = this.subMeta.get(id);
+      if (m && now - m.at < SUB_META_TTL_MS) out.set(id, m);
+      else missing.push(id);
+    }
+    await Promise.all(
+      missing.map(async (id) => {
+        const info = await this.o.subscriptions.deliveryInfo(id);
+        if (!info) return;
+        const m = { status: info.status, events: info.events, chains: info.chains, at: now };
+        this.subMeta.set(id, m);
+        out.set(id, m);
+      }),
+    );
+    return out;
+  }
+
+  /** What this chain's watcher (in any process) last reported. */
+  static async state(redis: Redis, keys: RedisKeys, chain: ChainName): Promise<WatcherState> {
+    const h = await redis.hgetall(keys.walletMonitor('watcher', chain));
+    return {
+      chain,
+      head: h.head ?? null,
+      last_processed_block: h.last_processed_block ?? null,
+      confirmations: h.confirmations ? Number(h.confirmations) : null,
+      native_source: (h.native_source || null) as NativeSource | null,
+      reorgs: Number(h.reorgs ?? 0),
+      updated_at: h.updated_at ?? null,
+    };
+  }
+}
