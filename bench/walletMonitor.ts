@@ -296,10 +296,13 @@ async function main(): Promise<number> {
       await poller.stop();
     };
 
-    console.log(`bench: ${flags.addresses} watched addresses (4 subscriptions), ${flags.transfers} transfers per block (half USDC, half ETH), ${flags.blocks} measured blocks per side and half, order M N N M\n`);
+    const half = Math.max(1, Math.ceil(flags.blocks / 2));
+    console.log(
+      `bench: ${flags.addresses} watched addresses (4 subscriptions), ${flags.transfers} transfers per block (half USDC, half ETH), ` +
+        `${2 * half} measured blocks per side in two halves (order M N N M) after one warm-up block each\n`,
+    );
     await runMonitor(1, false); // warm-up
     await runNaive(1, false);
-    const half = Math.max(1, Math.ceil(flags.blocks / 2));
     await runMonitor(half, true);
     await runNaive(half, true);
     await runNaive(half, true);
