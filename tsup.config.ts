@@ -29,7 +29,8 @@ const sdk: Options = {
  * 2. The apps' entry points → dist/ (ESM, Node 20): `node dist/gateway.js`, `node dist/worker.js`,
  *    `node dist/start.js` (the embedded-defaults launcher). Workspace packages (`@acg/*`, consumed
  *    from TypeScript source) are bundled in; npm dependencies stay external. The Lua scripts are
- *    read at run time next to the bundle, so they are copied to dist/lua.
+ *    read at run time next to the bundle, so they are copied to dist/lua (and the lending dev
+ *    contracts' Solidity sources to dist/contracts).
  */
 const apps: Options = {
   name: 'apps',
@@ -51,6 +52,8 @@ const apps: Options = {
   async onSuccess() {
     const { cp } = await import('node:fs/promises');
     await cp('packages/redis/src/lua', 'dist/lua', { recursive: true });
+    // Solidity sources of the lending dev data, compiled at run time by solc-js (apps/devnet/src/lending)
+    await cp('apps/devnet/src/lending/contracts', 'dist/contracts', { recursive: true });
   },
 };
 

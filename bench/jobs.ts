@@ -56,7 +56,7 @@ export async function benchJobs(gw: TestGateway, opts: { jobs?: number; steps?: 
   await Promise.all([baseWorker.close(), baseEvents.close(), baseQueue.close()]);
 
   // ours: the job runner
-  const worker = await startWorker(gw.config, { refunds: false, log: services.log });
+  const worker = await startWorker(gw.config, { refunds: false, walletMonitor: false, log: services.log });
   const queue = new JobQueue(services.keys, services.bullRedis);
   const ids: string[] = [];
   const now = new Date().toISOString();

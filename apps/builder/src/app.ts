@@ -138,7 +138,7 @@ const intakes = new WeakMap<object, BundleIntake>();
  * @example
  * const result = await bundleIntakeFor({ redis, keys, client }).submit(payer, params, { kind: 'x402', executionId, paymentTxHash })
  */
-export function bundleIntakeFor(opts: { redis: import('ioredis').Redis; keys: RedisKeys; client: PublicClient }): BundleIntake {
+export function bundleIntakeFor(opts: { redis: import('ioredis').Redis; keys: RedisKeys; client: PublicClient; headMaxAgeMs?: number }): BundleIntake {
   let byClient = intakes.get(opts.redis) as unknown as WeakMap<object, BundleIntake> | undefined;
   if (!byClient) {
     byClient = new WeakMap();

@@ -34,6 +34,7 @@ let ethereum: DevChain | undefined;
 let relays: DevRelays | undefined;
 let builder: RunningBuilder | undefined;
 let lending: LendingDevnet | undefined;
+let arbitrum: DevChain | undefined;
 let stopping = false;
 
 async function stop(code: number): Promise<never> {
@@ -45,6 +46,7 @@ async function stop(code: number): Promise<never> {
     await builder?.close().catch(() => undefined);
     await relays?.close().catch(() => undefined);
     await ethereum?.stop().catch(() => undefined);
+    await arbitrum?.stop().catch(() => undefined);
     await anvil?.stop().catch(() => undefined);
     await redis?.stop().catch(() => undefined);
   }
@@ -77,6 +79,15 @@ try {
     // lending dev data for the liquidation search: Aave v3 (as Aave and as Spark), Morpho Blue, a Comet market, seeded positions
     process.stdout.write('deploying the lending dev data (the first run compiles Morpho Blue with solc-js, about 40 s)...\n');
     lending = await setupLendingDevnet(ethereum.rpcUrl);
+  }
+  if (!env.ARBITRUM_RPC_URL) {
+    // Arbitrum dev chain (chain id 42161) for the wallet monitor; Base is the payment chain itself
+    arbitrum = await startDevChain('arbitrum', { port: (await isPortFree(8547)) ? 8547 : undefined });
+    defaults.chains = { ...defaults.chains, arbitrum: arbitrum.rpcUrl };
+  }
+  if (anvil) {
+    // embedded defaults are a development setup: webhooks may go to http://127.0.0.1 receivers (WEBHOOK_POLICY overrides)
+    defaults.walletMonitor = { webhookPolicy: 'development' };
   }
   redis = await resolveRedis({ url: env.REDIS_URL, log: (msg) => log.info(msg) });
   defaults.redisUrl = redis.url;
@@ -116,7 +127,8 @@ try {
   line('payment chain', `${config.payment.rpcUrl} (eip155:${config.payment.chain.id}${anvil ? ', local anvil' : ''})`);
   line('USDC', config.payment.asset);
   line('redis', `${redis.url}${redis.spawned ? ' (private, spawned)' : ''}, key prefix ${config.keyPrefix}`);
-  line('worker', `in-process: ${worker.workers.map((w) => w.name).join(', ')}${worker.indexer ? ', liquidation indexer' : ''}`);
+  line('worker', `in-process: ${worker.workers.map((w) => w.name).join(', ')}${worker.indexer ? ', liquidation indexer' : ''}${worker.walletMonitor ? `, wallet monitor (${worker.walletMonitor.watchers.length} chain watchers, webhook policy ${config.walletMonitor?.webhookPolicy})` : ''}`);
+  line('arbitrum chain', `${config.chains.arbitrum ?? 'not configured'}${arbitrum ? ' (chain 42161, local anvil)' : ''}`);
   if (lending) line('lending', `Aave ${lending.deployment.aave.pool}, Spark ${lending.deployment.spark.pool}, Comet ${lending.deployment.comet.address}, Morpho ${lending.deployment.morpho.address} (${lending.positions.length} seeded positions)`);
   if (anvil) {
     line('facilitator', `${devAccount(DEV_ROLES.facilitator).address} (dev account 0)`);

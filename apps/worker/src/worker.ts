@@ -1,6 +1,7 @@
 import { createServices, type GatewayConfig, type Services } from '@acg/gateway';
 import { startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
+import { startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
 import { startRefundWorker } from '@acg/payments';
 import type { Worker } from 'bullmq';
 import { pino, type Logger } from 'pino';
@@ -13,6 +14,8 @@ export interface RunningWorker {
   workers: Worker[];
   /** the liquidation indexer, when configured */
   indexer?: LiquidationIndexer;
+  /** the wallet monitor's watchers and deliveries, when chains are configured */
+  walletMonitor?: RunningWalletMonitor;
   close(): Promise<void>;
 }
 
@@ -24,6 +27,11 @@ export interface StartWorkerOptions {
   refunds?: boolean;
   /** Run a liquidation indexer (issue 6) for these protocol deployments; Redis and key prefix come from the config. */
   liquidations?: Omit<LiquidationIndexerConfig, 'redis' | 'keyPrefix' | 'log'>;
+  /**
+   * Run the wallet monitor's chain watchers and webhook deliveries (issue 5) for the configured
+   * chains (`config.chains`; default true); options override its defaults (confirmations, retry schedule...).
+   */
+  walletMonitor?: boolean | Partial<Omit<WalletMonitorConfig, 'redis' | 'bullRedis' | 'keyPrefix' | 'log'>>;
 }
 
 /**
@@ -62,6 +70,20 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
     );
   }
   await Promise.all(workers.map((w) => w.waitUntilReady()));
+  let monitor: RunningWalletMonitor | undefined;
+  if (opts.walletMonitor !== false && Object.keys(config.chains).length > 0) {
+    const extra = typeof opts.walletMonitor === 'object' ? opts.walletMonitor : {};
+    monitor = await startWalletMonitor({
+      redis: services.redis,
+      bullRedis: services.bullRedis,
+      keyPrefix: config.keyPrefix,
+      chains: Object.fromEntries(Object.entries(config.chains).map(([name, rpcUrl]) => [name, { rpcUrl: rpcUrl! }])),
+      policy: config.walletMonitor?.webhookPolicy,
+      retryScheduleMs: config.walletMonitor?.retryScheduleMs,
+      log: log.child({ module: 'wallet-monitor' }),
+      ...extra,
+    });
+  }
   let indexer: LiquidationIndexer | undefined;
   if (opts.liquidations) {
     indexer = await startLiquidationIndexer({ ...opts.liquidations, redis: services.redis, keyPrefix: config.keyPrefix, log: log.child({ module: 'liquidations' }) });
@@ -70,8 +92,10 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
     services,
     workers,
     indexer,
+    walletMonitor: monitor,
     async close() {
       await indexer?.stop();
+      await monitor?.stop();
       await Promise.all(workers.map((w) => w.close()));
       await services.close();
     },

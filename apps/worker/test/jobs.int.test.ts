@@ -46,7 +46,7 @@ const ended = (j: Json) => ['succeeded', 'failed', 'cancelled', 'budget_exhauste
 
 beforeAll(async () => {
   t = await startTestGateway();
-  worker = await startWorker(t.config, { refunds: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
+  worker = await startWorker(t.config, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
   balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
 });
 afterAll(async () => {
@@ -119,6 +119,7 @@ describe('jobs', () => {
     let release: () => void = () => undefined;
     worker = await startWorker(t.config, {
       refunds: false,
+      walletMonitor: false,
       jobs: { lockDurationMs: 2_000, beforeStep: async (_j, i) => (i === 1 ? new Promise<void>((r) => (release = r)) : undefined) },
     });
     const created = await createJob(buyer, jobBody(0.01, 3, buyer.address));
@@ -140,7 +141,7 @@ describe('jobs', () => {
     expect(spent + BigInt(job.refund.amount)).toBe(10_000n);
     expect((await post(`${t.url}/api/v1/jobs/${id}/cancel`, { signature: await buyer.signMessage({ message }) })).status).toBe(409);
     await worker.close();
-    worker = await startWorker(t.config, { refunds: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
+    worker = await startWorker(t.config, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
   });
 
   it('replays the creation for the same payment and never creates a second job', async () => {
@@ -179,7 +180,7 @@ describe('jobs', () => {
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
 
-    worker = await startWorker(t.config, { refunds: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
+    worker = await startWorker(t.config, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
     const job = await waitFor(id, ended);
     expect(job.status).toBe('succeeded');
     // the step that ran before the crash was adopted, not run again (same execution, same record)

@@ -57,7 +57,7 @@ describe('Redis restart with persistence', () => {
     await redis!.exited;
     await startRedis();
 
-    worker = await startWorker(t.config, { refunds: false, jobs: { backoffMs: 50 } });
+    worker = await startWorker(t.config, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50 } });
     let job: { status: string; refund: { status: string } | null } | undefined;
     for (let i = 0; i < 300; i++) {
       const r = await fetch(`${t.url}/api/v1/jobs/${job_id}`);

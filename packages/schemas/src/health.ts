@@ -65,6 +65,33 @@ export const BuilderHealth = z.object({
 export type BuilderHealth = z.infer<typeof BuilderHealth>;
 
 /**
+ * Wallet-monitor delivery state (issue 5, "health shows delivery latency p50/p99 and backlog"):
+ * block confirmation → 2xx latency in milliseconds, the delivery backlog (BullMQ `waiting`,
+ * `delayed` retries, `active`, and `dead_letters` in total) and one entry per chain watcher.
+ */
+export const WalletMonitorHealth = z.object({
+  delivery_latency_ms: LatencySummary,
+  backlog: z.object({
+    waiting: z.int().nonnegative(),
+    delayed: z.int().nonnegative(),
+    active: z.int().nonnegative(),
+    dead_letters: z.int().nonnegative(),
+  }),
+  watchers: z.array(
+    z.object({
+      chain: z.enum(['ethereum', 'base', 'arbitrum']),
+      head: z.string().nullable(),
+      last_processed_block: z.string().nullable(),
+      confirmations: z.int().nullable(),
+      native_source: z.string().nullable(),
+      reorgs: z.int().nonnegative(),
+      updated_at: z.string().nullable(),
+    }),
+  ),
+});
+export type WalletMonitorHealth = z.infer<typeof WalletMonitorHealth>;
+
+/**
  * The health document at `/status/health` (SPEC 2.4, DESIGN shape):
  * `{operational_status, generated_at, capabilities: CapabilityHealth[], builder}`.
  * `builder` is null while no builder reports (e.g. before the builder service exists), never
@@ -75,5 +102,7 @@ export const HealthDocument = z.object({
   generated_at: DateTime,
   capabilities: z.array(CapabilityHealth),
   builder: BuilderHealth.nullable(),
+  /** present once the wallet monitor reports */
+  wallet_monitor: WalletMonitorHealth.optional(),
 });
 export type HealthDocument = z.infer<typeof HealthDocument>;

@@ -8,6 +8,8 @@ import type { Capability, Execution, ExecutionRecord, JobCreated, JobRecord, Job
 import { parseUsdc } from './units.js';
 import { createBuilderClient, type BuilderClient } from './builder.js';
 import { createLiquidationsClient, type LiquidationsClient } from './liquidations.js';
+import { createAuthClient, type BearerToken } from './auth.js';
+import { createWalletMonitorClient, type WalletMonitorClient } from './walletMonitor.js';
 
 /** Options of {@link createGatewayClient}. */
 export interface GatewayClientOptions {
@@ -131,6 +133,13 @@ export interface GatewayClient {
    * Payments the gateway refused before settlement are not counted.
    */
   spent(): SpendTotals;
+  /**
+   * Sign-In with Ethereum: `signIn(account?)` (default: the client's account) gets a bearer token
+   * that the client then uses for bearer-billed calls (wallet monitor, liquidation search).
+   */
+  auth: { signIn(account?: LocalAccount): Promise<BearerToken>; token(): BearerToken | undefined; signOut(): Promise<void> };
+  /** Wallet monitor subscriptions (bearer: sign in first, or pass `accessToken`). */
+  walletMonitor: WalletMonitorClient;
   /** Bundle submission signed the Flashbots way with the account (needs `account`). */
   builder: BuilderClient;
   /** The liquidation search: bearer-billed with `accessToken`, else x402 per query with `account`, within the spend limits. */
@@ -473,14 +482,28 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     cancelBundle: async (uuid, opts) => (await builderClient()).cancelBundle(uuid, opts),
     callBundle: async (txs, blockNumber, opts) => (await builderClient()).callBundle(txs, blockNumber, opts),
   };
+  const authClient = createAuthClient({ baseUrl, fetch: options.fetch, headers: extraHeaders });
+  const bearer = () => authClient.token()?.access_token ?? options.accessToken;
+  const auth = {
+    signIn: (who?: LocalAccount) => {
+      const signer = who ?? account;
+      if (!signer) throw new AcgError('Sign-in signs with an account: pass one to signIn() or to createGatewayClient.');
+      return authClient.signIn(signer);
+    },
+    token: () => authClient.token(),
+    signOut: () => authClient.signOut(),
+  };
+  const walletMonitor = createWalletMonitorClient({ baseUrl, token: bearer, fetch: options.fetch, headers: extraHeaders });
   const liquidations: LiquidationsClient = {
     search: (params, opts) =>
-      createLiquidationsClient({ baseUrl, accessToken: options.accessToken, account, ledger, fetch: options.fetch, headers: extraHeaders }).search(params, opts),
+      createLiquidationsClient({ baseUrl, accessToken: bearer(), account, ledger, fetch: options.fetch, headers: extraHeaders }).search(params, opts),
   };
 
   return {
     baseUrl,
     address: account?.address,
+    auth,
+    walletMonitor,
     builder,
     liquidations,
     jobs: { create: createJob, get: getJob, wait: waitJob, cancel: cancelJob },

@@ -71,3 +71,17 @@ export {
   type LiquidationSearchParams,
   type LiquidationSearchResult,
 } from './liquidations.js';
+export { createAuthClient, type AuthClient, type AuthClientOptions, type BearerToken } from './auth.js';
+export {
+  createWalletMonitorClient,
+  type DeadLetter,
+  type SubscribeRequest,
+  type Subscription,
+  type SubscriptionCreated,
+  type WalletEvent,
+  type WalletEventType,
+  type WalletMonitorChain,
+  type WalletMonitorClient,
+  type WalletMonitorClientOptions,
+} from './walletMonitor.js';
+export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions, type WebhookHeaders } from './webhooks.js';

@@ -8,7 +8,7 @@ let t: TestGateway;
 let worker: RunningWorker;
 beforeAll(async () => {
   t = await startTestGateway();
-  worker = await startWorker(t.config, { refunds: false, jobs: { backoffMs: 50 } });
+  worker = await startWorker(t.config, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50 } });
 });
 afterAll(async () => {
   await worker?.close();

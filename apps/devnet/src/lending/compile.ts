@@ -30,6 +30,18 @@ let memo: Record<LendingContractName, CompiledContract> | undefined;
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 
+/**
+ * solc 0.8.19 is a dependency of @acg/devnet (npm may nest it in apps/devnet/node_modules): resolve
+ * it from this module, or, when bundled into dist/, from the @acg/devnet package.
+ */
+function loadSolc(): { version(): string; compile(input: string): string } {
+  try {
+    return require('solc');
+  } catch {
+    return createRequire(require.resolve('@acg/devnet/package.json'))('solc');
+  }
+}
+
 function morphoRoot(): string {
   return path.dirname(require.resolve('@morpho-org/morpho-blue/package.json'));
 }
@@ -99,7 +111,7 @@ export function compileLendingContracts(): Record<LendingContractName, CompiledC
     return memo;
   }
   // solc-js is CommonJS and large (soljson.js): load it only when a compile is needed.
-  const solc = require('solc') as { version(): string; compile(input: string): string };
+  const solc = loadSolc();
   if (!solc.version().startsWith(`${SOLC_VERSION}+`)) throw new Error(`compileLendingContracts: need solc ${SOLC_VERSION}, found ${solc.version()}`);
   const output = JSON.parse(solc.compile(inputJson)) as {
     errors?: { severity: string; formattedMessage: string }[];

@@ -55,7 +55,8 @@ export const sendBundle: CapabilityHandler<typeof SendBundleInput, typeof SendBu
   async run(input, deps, call) {
     const client = deps.chainClient('ethereum') as PublicClient;
     if (!call || !deps.redis || !deps.keys) throw new CapabilityFailure('not_configured', 'Bundle submission is not configured on this gateway.', 503);
-    const intake = bundleIntakeFor({ redis: deps.redis, keys: deps.keys, client });
+    // after payment, validate against the node's head as it is now (no head watcher runs in the gateway process)
+    const intake = bundleIntakeFor({ redis: deps.redis, keys: deps.keys, client, headMaxAgeMs: 0 });
     try {
       const res = await intake.submit(call.payer as `0x${string}`, paramsOf(input) as Record<string, unknown>, {
         kind: 'x402',
