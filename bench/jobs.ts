@@ -36,14 +36,17 @@ export async function benchJobs(gw: TestGateway, opts: { jobs?: number; steps?: 
   // warm-up (JIT, connections) so that neither side pays it
   for (let i = 0; i < 20; i++) await executor.run(`exe_${ulid()}`, 'intelligence.wallet_balances', input, { tx_hash: '0x00', amount: '1000', payer: address });
   const baseQueue = new Queue('bench-baseline', { connection: services.bullRedis, prefix: services.keys.bullPrefix() });
-  const baseEvents = new QueueEvents('bench-baseline', { connection: services.bullRedis.duplicate(), prefix: services.keys.bullPrefix(), lastEventId: '0-0' });
+  // connections of our own for the baseline (BullMQ does not close connections it is given)
+  const eventsConnection = services.bullRedis.duplicate();
+  const workerConnection = services.bullRedis.duplicate();
+  const baseEvents = new QueueEvents('bench-baseline', { connection: eventsConnection, prefix: services.keys.bullPrefix(), lastEventId: '0-0' });
   await baseEvents.waitUntilReady();
   const baseWorker = new Worker(
     'bench-baseline',
     async () => {
       await executor.run(`exe_${ulid()}`, 'intelligence.wallet_balances', input, { tx_hash: '0x00', amount: '1000', payer: address });
     },
-    { connection: services.bullRedis.duplicate(), prefix: services.keys.bullPrefix(), concurrency: 4 },
+    { connection: workerConnection, prefix: services.keys.bullPrefix(), concurrency: 4 },
   );
   await baseWorker.waitUntilReady();
   const total = jobs * steps;
@@ -54,6 +57,8 @@ export async function benchJobs(gw: TestGateway, opts: { jobs?: number; steps?: 
   await allDone;
   const baseMs = performance.now() - b0;
   await Promise.all([baseWorker.close(), baseEvents.close(), baseQueue.close()]);
+  eventsConnection.disconnect();
+  workerConnection.disconnect();
 
   // ours: the job runner
   const worker = await startWorker(gw.config, { refunds: false, walletMonitor: false, log: services.log });

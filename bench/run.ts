@@ -1,12 +1,14 @@
 /**
- * `npm run bench [-- registry|execute] [--connections=N] [--duration=S] [--calls=N] [--buyers=N]`
+ * `npm run bench [-- registry|execute|jobs|builder|liquidations|wallet-monitor] [--connections=N] [--duration=S] [--calls=N] [--buyers=N]`
  *
  * Starts a private dev stack (anvil with chain id 8453, real USDC, Multicall3; a private
  * redis-server) and the gateway on it, runs the benchmarks, prints each one's table and the
  * ratios against a baseline measured in the same run, then stops everything it started.
  * Nothing here asserts on speed: it exits 0 whenever the benchmarks ran.
  */
+import { spawn } from 'node:child_process';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { startTestGateway, type TestGateway } from '../apps/gateway/test/harness.js';
 import { benchExecute, formatExecute, type ExecuteBenchResult } from './execute.js';
 import { benchJobs, formatJobs, type JobsBenchResult } from './jobs.js';
@@ -14,8 +16,10 @@ import { benchRegistry, formatRegistry, type RegistryBenchResult } from './regis
 import { fmtRatio, ratio } from './lib/stats.js';
 
 /** Hang guard (not a speed assertion): the whole run is stopped and cleaned up after this. */
-const WATCHDOG_MS = 270_000;
-const NAMES = ['registry', 'execute', 'jobs'] as const;
+const WATCHDOG_MS = 600_000;
+const NAMES = ['registry', 'execute', 'jobs', 'builder', 'liquidations', 'wallet-monitor'] as const;
+/** Benchmarks that start their own stack: run as child processes after the gateway ones. */
+const STANDALONE: Partial<Record<Name, string>> = { builder: 'builder.ts', liquidations: 'liquidations.ts', 'wallet-monitor': 'walletMonitor.ts' };
 type Name = (typeof NAMES)[number];
 
 function parseArgs(argv: string[]) {
@@ -26,7 +30,7 @@ function parseArgs(argv: string[]) {
     if (m && ['connections', 'duration', 'warmup', 'calls', 'buyers'].includes(m[1])) flags[m[1]] = Number(m[2]);
     else if ((NAMES as readonly string[]).includes(arg)) names.push(arg as Name);
     else {
-      console.error(`unknown argument ${JSON.stringify(arg)}\nusage: npm run bench -- [registry] [execute] [jobs] [--connections=10] [--duration=5] [--warmup=1] [--calls=100] [--buyers=4]`);
+      console.error(`unknown argument ${JSON.stringify(arg)}\nusage: npm run bench -- [registry] [execute] [jobs] [builder] [liquidations] [wallet-monitor] [--connections=10] [--duration=5] [--warmup=1] [--calls=100] [--buyers=4]`);
       process.exit(2);
     }
   }
@@ -56,10 +60,10 @@ async function main(): Promise<number> {
   let execute: ExecuteBenchResult | undefined;
   let jobs: JobsBenchResult | undefined;
   try {
-    gw = await startTestGateway({ prober: false });
-    console.log(`bench: dev stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (anvil ${gw.stack.payment.rpcUrl}, private redis, gateway ${gw.url})\n`);
+    if (names.some((n) => !STANDALONE[n])) gw = await startTestGateway({ prober: false });
+    if (gw) console.log(`bench: dev stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (anvil ${gw.stack.payment.rpcUrl}, private redis, gateway ${gw.url})\n`);
 
-    if (names.includes('registry')) {
+    if (gw && names.includes('registry')) {
       registry = await benchRegistry(gw.url, {
         connections: flags.connections,
         durationSeconds: flags.duration,
@@ -67,20 +71,31 @@ async function main(): Promise<number> {
       });
       console.log(formatRegistry(registry) + '\n');
     }
-    if (names.includes('execute')) {
+    if (gw && names.includes('execute')) {
       execute = await benchExecute(gw.url, gw.stack, { calls: flags.calls, buyers: flags.buyers });
       console.log(formatExecute(execute) + '\n');
     }
-    if (names.includes('jobs')) {
+    if (gw && names.includes('jobs')) {
       jobs = await benchJobs(gw);
       console.log(formatJobs(jobs) + '\n');
     }
   } finally {
     await cleanup();
-    clearTimeout(watchdog);
   }
+  // the benchmarks with their own stacks (anvil chain 1, relays, lending dev data...), one at a time
+  for (const name of names) {
+    const file = STANDALONE[name];
+    if (!file) continue;
+    console.log(`\n== ${name} (bench/${file}) ==`);
+    const code = await new Promise<number>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(`./${file}`, import.meta.url))], { stdio: 'inherit' });
+      child.on('exit', (c) => resolve(c ?? 1));
+    });
+    if (code !== 0) console.log(`bench: ${name} exited with ${code}`);
+  }
+  clearTimeout(watchdog);
 
-  console.log('Ratios (gateway / baseline measured in this run; throughput > 1 and latency < 1 favour the gateway):');
+  if (registry || execute || jobs) console.log('\nRatios (gateway / baseline measured in this run; throughput > 1 and latency < 1 favour the gateway):');
   if (registry) {
     const { gateway: g, baseline: b } = registry;
     console.log(
