@@ -1,14 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startRefundWorker } from '@acg/payments';
 import type { Worker } from 'bullmq';
 import { pino, type Logger } from 'pino';
-import { privateKeyToAccount } from 'viem/accounts';
 import type { GatewayConfig } from './config.js';
 import { createRequestListener } from './http/server.js';
 import { probeSpecs } from './probeSpecs.js';
 import { Prober } from './probes.js';
-import { createServices, type Services } from './services.js';
+import { createServices, startRefunds, type Services } from './services.js';
 
 /** A running gateway: its URL, services, and `close()` that stops everything it started. */
 export interface RunningGateway {
@@ -38,19 +36,7 @@ export async function startGateway(config: GatewayConfig, opts: StartGatewayOpti
   await services.redis.ping();
   await services.paywall.init();
 
-  let refundWorker: Worker | undefined;
-  if ((opts.refundWorker ?? true) && config.payment.treasuryPrivateKey) {
-    refundWorker = startRefundWorker({
-      redis: services.redis,
-      keys: services.keys,
-      connection: services.bullRedis,
-      rpcUrl: config.payment.rpcUrl,
-      chain: config.payment.chain,
-      treasury: privateKeyToAccount(config.payment.treasuryPrivateKey),
-      asset: config.payment.asset,
-      log: log.child({ module: 'refunds' }),
-    });
-  }
+  const refundWorker: Worker | undefined = (opts.refundWorker ?? true) ? startRefunds(services) : undefined;
 
   const server = createServer(createRequestListener(services));
   server.keepAliveTimeout = 65_000;

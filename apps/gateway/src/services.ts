@@ -1,7 +1,9 @@
 import { Ledger, SiweAuthenticator, TokenStore } from '@acg/accounts';
 import { readBuilderHealth } from '@acg/builder';
 import { JobQueue, JobStore } from '@acg/jobs';
-import { createInProcessFacilitator, createRemoteFacilitator, Paywall, RefundQueue } from '@acg/payments';
+import { createInProcessFacilitator, createRemoteFacilitator, Paywall, RefundQueue, startRefundWorker } from '@acg/payments';
+import type { Worker } from 'bullmq';
+import { privateKeyToAccount } from 'viem/accounts';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import { WalletMonitorService } from '@acg/wallet-monitor';
 import type { Redis } from 'ioredis';
@@ -147,4 +149,23 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
       bullRedis.disconnect();
     },
   };
+}
+
+/**
+ * Starts the refund worker (USDC transfers treasury → payer) for these services, or returns
+ * undefined when no TREASURY_PRIVATE_KEY is configured (refunds then stay `pending`, queued).
+ */
+export function startRefunds(services: Services): Worker | undefined {
+  const { config } = services;
+  if (!config.payment.treasuryPrivateKey) return undefined;
+  return startRefundWorker({
+    redis: services.redis,
+    keys: services.keys,
+    connection: services.bullRedis,
+    rpcUrl: config.payment.rpcUrl,
+    chain: config.payment.chain,
+    treasury: privateKeyToAccount(config.payment.treasuryPrivateKey),
+    asset: config.payment.asset,
+    log: services.log.child({ module: 'refunds' }),
+  });
 }

@@ -1,11 +1,9 @@
-import { createServices, type GatewayConfig, type Services } from '@acg/gateway';
+import { createServices, startRefunds, type GatewayConfig, type Services } from '@acg/gateway';
 import { startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
 import { startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
-import { startRefundWorker } from '@acg/payments';
 import type { Worker } from 'bullmq';
 import { pino, type Logger } from 'pino';
-import { privateKeyToAccount } from 'viem/accounts';
 import { stepExecutor } from './stepExecutor.js';
 
 /** A running worker process: its BullMQ workers and `close()` (waits for active jobs to pause). */
@@ -55,20 +53,8 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
       ...opts.jobs,
     }),
   );
-  if ((opts.refunds ?? true) && config.payment.treasuryPrivateKey) {
-    workers.push(
-      startRefundWorker({
-        redis: services.redis,
-        keys: services.keys,
-        connection: services.bullRedis,
-        rpcUrl: config.payment.rpcUrl,
-        chain: config.payment.chain,
-        treasury: privateKeyToAccount(config.payment.treasuryPrivateKey),
-        asset: config.payment.asset,
-        log: log.child({ module: 'refunds' }),
-      }),
-    );
-  }
+  const refunds = (opts.refunds ?? true) ? startRefunds(services) : undefined;
+  if (refunds) workers.push(refunds);
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   let monitor: RunningWalletMonitor | undefined;
   if (opts.walletMonitor !== false && Object.keys(config.chains).length > 0) {
