@@ -3,6 +3,7 @@ import { startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
 import { startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
 import type { Worker } from 'bullmq';
+import { startPaymentRecovery } from '@acg/payments';
 import { pino, type Logger } from 'pino';
 import { stepExecutor } from './stepExecutor.js';
 
@@ -23,6 +24,8 @@ export interface StartWorkerOptions {
   jobs?: Partial<Pick<JobRunnerOptions, 'stepAttempts' | 'backoffMs' | 'lockDurationMs' | 'concurrency' | 'beforeStep' | 'afterStep'>>;
   /** Run the refund worker here (default true when TREASURY_PRIVATE_KEY is set). */
   refunds?: boolean;
+  /** Sweep paid requests orphaned by a crash (default true; every 60 s, after 10 minutes without progress). */
+  paymentRecovery?: boolean | { intervalMs?: number; olderThanMs?: number };
   /** Run a liquidation indexer (issue 6) for these protocol deployments; Redis and key prefix come from the config. */
   liquidations?: Omit<LiquidationIndexerConfig, 'redis' | 'keyPrefix' | 'log'>;
   /**
@@ -56,6 +59,17 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
   const refunds = (opts.refunds ?? true) ? startRefunds(services) : undefined;
   if (refunds) workers.push(refunds);
   await Promise.all(workers.map((w) => w.waitUntilReady()));
+  const stopRecovery =
+    opts.paymentRecovery === false
+      ? undefined
+      : startPaymentRecovery({
+          redis: services.redis,
+          keys: services.keys,
+          publicClient: services.paymentClient,
+          refunds: services.refunds,
+          log: log.child({ module: 'payment-recovery' }),
+          ...(typeof opts.paymentRecovery === 'object' ? opts.paymentRecovery : {}),
+        });
   let monitor: RunningWalletMonitor | undefined;
   if (opts.walletMonitor !== false && Object.keys(config.chains).length > 0) {
     const extra = typeof opts.walletMonitor === 'object' ? opts.walletMonitor : {};
@@ -80,6 +94,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
     indexer,
     walletMonitor: monitor,
     async close() {
+      stopRecovery?.();
       await indexer?.stop();
       await monitor?.stop();
       await Promise.all(workers.map((w) => w.close()));

@@ -15,3 +15,4 @@ export {
 } from './paywall.js';
 export { readRefund, RefundQueue, startRefundWorker, REFUND_QUEUE, type RefundRecord, type RefundRequest, type RefundWorkerOptions } from './refunds.js';
 export { describePaymentFailure } from './sanitize.js';
+export { recoverOrphanedPayments, startPaymentRecovery, type PaymentRecoveryOptions, type RecoveryRound } from './recovery.js';

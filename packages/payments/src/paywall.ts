@@ -252,11 +252,16 @@ export class Paywall {
 
     const reserved = (await this.redis.reserve_authorization(
       authKey,
+      this.opts.keys.authorizationsInFlight(),
       req.requestHash,
       payloadHash,
       req.operationId,
       Date.now(),
       this.retention(),
+      matched.asset,
+      auth.from,
+      auth.nonce,
+      matched.amount,
     )) as string[];
     if (reserved[0] !== 'reserved') {
       const raced = await this.lookup(ref, req, payloadHash, run);
@@ -347,7 +352,10 @@ export class Paywall {
       }
       stored = { status: outcome.status, body, headers: { ...headers, 'Content-Type': 'application/problem+json' } };
     }
-    await this.transition(authKey, operationId, 'settled', 'completed', 'response', JSON.stringify(stored));
+    if (!(await this.transition(authKey, operationId, 'settled', 'completed', 'response', JSON.stringify(stored)))) {
+      // the crash-recovery sweep took this payment over (it refunded it): answer what it stored
+      return { kind: 'response', ...(await this.waitForStored(authKey)), replayed: true };
+    }
     return { kind: 'response', ...stored, replayed: false };
   }
 
@@ -454,7 +462,7 @@ export class Paywall {
   }
 
   private async transition(authKey: string, operationId: string, from: string, to: string, ...fields: string[]): Promise<boolean> {
-    const r = await this.redis.transition_authorization(authKey, operationId, from, to, Date.now(), ...fields);
+    const r = await this.redis.transition_authorization(authKey, this.opts.keys.authorizationsInFlight(), operationId, from, to, Date.now(), ...fields);
     return r === 1;
   }
 

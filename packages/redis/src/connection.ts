@@ -34,6 +34,10 @@ export class RedisKeys {
   authorization(network: string, asset: string, from: string, nonce: string): string {
     return `${this.prefix}pay:auth:${network}:${asset.toLowerCase()}:${from.toLowerCase()}:${nonce.toLowerCase()}`;
   }
+  /** Authorizations reserved but not completed (sorted set by last progress, unix ms): the crash-recovery sweep reads it. */
+  authorizationsInFlight(): string {
+    return `${this.prefix}pay:inflight`;
+  }
   /** A client's Idempotency-Key, scoped by route. */
   idempotency(route: string, key: string): string {
     return `${this.prefix}idem:${route}:${key}`;

@@ -8,8 +8,8 @@ import type { Redis } from 'ioredis';
  * `defineCommand`, so it runs by EVALSHA with the script cached server-side.
  */
 export const SCRIPTS = {
-  reserve_authorization: 1,
-  transition_authorization: 1,
+  reserve_authorization: 2,
+  transition_authorization: 2,
   claim_idempotency_key: 1,
   token_bucket: 1,
   debit_account: 3,

@@ -1,6 +1,9 @@
 -- Move a reserved authorization from one state to the next, only if it is still held by the
 -- same operation and in the expected state (compare-and-set).
+-- States: pending -> settled -> completed; pending/settle_unknown -> released (deleted);
+-- settled/pending/settle_unknown -> recovering -> completed (the recovery sweep, after a crash).
 -- KEYS[1]  authorization key (hash)
+-- KEYS[2]  in-flight set: left on `completed` or release, progress time updated otherwise
 -- ARGV[1]  operation id that must hold it
 -- ARGV[2]  expected states, comma-separated (e.g. "pending,settle_unknown")
 -- ARGV[3]  new state, or "__delete__" to release the reservation (nothing was charged)
@@ -16,10 +19,16 @@ end
 if not ok then return 0 end
 if ARGV[3] == '__delete__' then
   redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[2], KEYS[1])
   return 1
 end
 redis.call('HSET', KEYS[1], 'state', ARGV[3], 'updated_at', ARGV[4])
 for i = 5, #ARGV, 2 do
   redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+end
+if ARGV[3] == 'completed' then
+  redis.call('ZREM', KEYS[2], KEYS[1])
+else
+  redis.call('ZADD', KEYS[2], tonumber(ARGV[4]), KEYS[1])
 end
 return 1

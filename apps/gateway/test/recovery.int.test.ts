@@ -1,0 +1,76 @@
+import { recoverOrphanedPayments, requestHash } from '@acg/payments';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { challenge, officialPayload, paymentHeader, usdcReader } from './x402.js';
+
+let t: TestGateway;
+beforeAll(async () => {
+  t = await startTestGateway();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('crash recovery of paid requests', () => {
+  it('refunds a payment that settled but whose operation never completed, and a replay gets that answer', async () => {
+    const { services } = t.gateway;
+    const buyer = t.stack.payment.buyers[0];
+    const balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
+    const body = { capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } };
+    const header = paymentHeader(await officialPayload(buyer, await challenge(`${t.url}/api/v1/execute`, body)));
+    const before = await balanceOf(buyer.address);
+    const req = {
+      resourceUrl: `${t.url}/api/v1/execute`,
+      description: 'Execute intelligence.wallet_balances',
+      price: 1000n,
+      route: 'execute',
+      requestHash: requestHash('POST', 'execute', body),
+      operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
+      getHeader: (name: string) => (name === 'payment-signature' ? header : undefined),
+    };
+    // the process "dies" after settlement: the operation never returns
+    void services.paywall.handle(req, () => new Promise(() => undefined));
+    const inflight = services.keys.authorizationsInFlight();
+    let authKey: string | undefined;
+    for (let i = 0; i < 100; i++) {
+      [authKey] = await services.redis.zrange(inflight, '0', '0');
+      if (authKey && (await services.redis.hget(authKey, 'state')) === 'settled') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await services.redis.hget(authKey!, 'state')).toBe('settled');
+    expect(before - (await balanceOf(buyer.address))).toBe(1000n);
+
+    // a reservation that is still young is left alone
+    expect(await recoverOrphanedPayments({ redis: services.redis, keys: services.keys, publicClient: services.paymentClient, refunds: services.refunds, log: services.log })).toEqual({ refunded: [], released: [] });
+    const round = await recoverOrphanedPayments({
+      redis: services.redis,
+      keys: services.keys,
+      publicClient: services.paymentClient,
+      refunds: services.refunds,
+      log: services.log,
+      olderThanMs: 0,
+    });
+    expect(round.refunded).toEqual([req.operationId]);
+    expect(await services.redis.zscore(inflight, authKey!)).toBeNull();
+
+    for (let i = 0; i < 200 && (await balanceOf(buyer.address)) !== before; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await balanceOf(buyer.address)).toBe(before);
+
+    const replay = await services.paywall.handle(req, async () => {
+      throw new Error('must not run again');
+    });
+    expect(replay).toMatchObject({ kind: 'response', status: 502, replayed: true });
+    expect((replay as { body: { refund: { amount: string } } }).body.refund.amount).toBe('1000');
+  });
+
+  it('releases a reservation whose authorization never reached the chain (nothing was charged)', async () => {
+    const { services } = t.gateway;
+    const inflight = services.keys.authorizationsInFlight();
+    const authKey = services.keys.authorization('eip155:8453', t.stack.payment.usdc, t.stack.payment.buyers[1].address, `0x${'77'.repeat(32)}`);
+    await services.redis.hset(authKey, 'state', 'pending', 'operation_id', 'exe_x', 'asset', t.stack.payment.usdc, 'payer', t.stack.payment.buyers[1].address, 'nonce', `0x${'77'.repeat(32)}`, 'amount', '1000');
+    await services.redis.zadd(inflight, 1, authKey);
+    const round = await recoverOrphanedPayments({ redis: services.redis, keys: services.keys, publicClient: services.paymentClient, refunds: services.refunds, log: services.log, olderThanMs: 0 });
+    expect(round).toEqual({ refunded: [], released: ['exe_x'] });
+    expect(await services.redis.exists(authKey)).toBe(0);
+  });
+});

@@ -1,0 +1,131 @@
+import type { RedisKeys } from '@acg/redis';
+import { withScripts, type ScriptedRedis } from '@acg/redis';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { parseAbiItem, type PublicClient } from 'viem';
+import type { RefundQueue } from './refunds.js';
+
+const AUTHORIZATION_STATE_ABI = [
+  {
+    type: 'function',
+    name: 'authorizationState',
+    stateMutability: 'view',
+    inputs: [
+      { name: 'authorizer', type: 'address' },
+      { name: 'nonce', type: 'bytes32' },
+    ],
+    outputs: [{ type: 'bool' }],
+  },
+] as const;
+const AUTHORIZATION_USED = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
+
+export interface PaymentRecoveryOptions {
+  redis: Redis;
+  keys: RedisKeys;
+  /** reads the payment chain (EIP-3009 `authorizationState`, `AuthorizationUsed` logs) */
+  publicClient: PublicClient;
+  refunds: RefundQueue;
+  log: Logger;
+  /** a reservation with no progress for this long is treated as orphaned (default 10 minutes) */
+  olderThanMs?: number;
+  /** reservations looked at per round (default 100) */
+  batch?: number;
+}
+
+/** What one recovery round did. */
+export interface RecoveryRound {
+  /** settled on-chain, operation never finished: refunded */
+  refunded: string[];
+  /** never settled on-chain: reservation released, nothing was charged */
+  released: string[];
+}
+
+/**
+ * The crash-recovery sweep of paid requests (DESIGN "x402 payments": "a crash between settle and
+ * execute is recovered by the worker (execute or refund), never lost"). It reads reservations
+ * that made no progress for `olderThanMs` (the in-flight set) and asks the token whether the
+ * EIP-3009 authorization was used:
+ * - unused → nothing was charged: the reservation is released (the payer may pay again);
+ * - used → the payer was charged but the operation never completed: the reservation moves to
+ *   `recovering` (so the original request, if still alive, can no longer complete it), a durable
+ *   refund is queued (idempotent by operation id), and the stored answer becomes a 502 problem
+ *   naming the refund, which a replay of the payment then gets.
+ */
+export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promise<RecoveryRound> {
+  const redis: ScriptedRedis = withScripts(o.redis);
+  const inflight = o.keys.authorizationsInFlight();
+  const cutoff = Date.now() - (o.olderThanMs ?? 600_000);
+  const authKeys = await redis.zrangebyscore(inflight, '-inf', cutoff, 'LIMIT', 0, o.batch ?? 100);
+  const round: RecoveryRound = { refunded: [], released: [] };
+  for (const authKey of authKeys) {
+    const h = await redis.hgetall(authKey);
+    if (!h.state || h.state === 'completed') {
+      await redis.zrem(inflight, authKey);
+      continue;
+    }
+    const op = h.operation_id;
+    const cas = (from: string, to: string, ...fields: string[]) =>
+      redis.transition_authorization(authKey, inflight, op, from, to, Date.now(), ...fields).then((r) => r === 1);
+    if (!h.asset || !h.payer || !h.nonce || !h.amount) {
+      o.log.error({ operationId: op }, 'orphaned payment reservation lacks recovery fields; left for an operator');
+      continue;
+    }
+    let used: boolean;
+    try {
+      used = await o.publicClient.readContract({
+        address: h.asset as `0x${string}`,
+        abi: AUTHORIZATION_STATE_ABI,
+        functionName: 'authorizationState',
+        args: [h.payer as `0x${string}`, h.nonce as `0x${string}`],
+      });
+    } catch {
+      continue; // chain unreachable: try again next round
+    }
+    if (!used) {
+      if (await cas('pending,settle_unknown', '__delete__')) round.released.push(op);
+      continue;
+    }
+    if (h.state !== 'recovering' && !(await cas('pending,settle_unknown,settled', 'recovering'))) continue;
+    let txHash = h.tx_hash as `0x${string}` | undefined;
+    if (!txHash) {
+      const logs = await o.publicClient
+        .getLogs({ address: h.asset as `0x${string}`, event: AUTHORIZATION_USED, args: { authorizer: h.payer as `0x${string}`, nonce: h.nonce as `0x${string}` }, fromBlock: 'earliest' })
+        .catch(() => []);
+      txHash = logs[0]?.transactionHash ?? ('0x' as `0x${string}`);
+    }
+    await o.refunds.enqueue({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount, paymentTxHash: txHash });
+    const response = {
+      status: 502,
+      headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },
+      body: {
+        type: 'about:blank',
+        title: 'Bad Gateway',
+        status: 502,
+        detail: 'The gateway stopped before completing this paid request; the payment is being refunded.',
+        operation_id: op,
+        payment: { tx_hash: txHash, amount: h.amount },
+        refund: { status: 'pending', amount: h.amount },
+      },
+    };
+    if (await cas('recovering', 'completed', 'response', JSON.stringify(response), 'tx_hash', txHash)) {
+      round.refunded.push(op);
+      o.log.warn({ operationId: op, payer: h.payer, amount: h.amount }, 'refunded a paid request whose operation never completed');
+    }
+  }
+  return round;
+}
+
+/**
+ * Runs {@link recoverOrphanedPayments} every `intervalMs` (default 60 s) under a Redis lock, so
+ * one worker of a deployment sweeps at a time. Returns a stop function.
+ */
+export function startPaymentRecovery(o: PaymentRecoveryOptions & { intervalMs?: number }): () => void {
+  const every = o.intervalMs ?? 60_000;
+  const timer = setInterval(async () => {
+    const lock = await o.redis.set(`${o.keys.prefix}pay:recovery-lock`, '1', 'PX', Math.floor(every * 0.9), 'NX').catch(() => null);
+    if (!lock) return;
+    await recoverOrphanedPayments(o).catch((e) => o.log.error({ err: String((e as Error)?.message ?? e).slice(0, 200) }, 'payment recovery round failed'));
+  }, every);
+  timer.unref();
+  return () => clearInterval(timer);
+}
