@@ -11,6 +11,7 @@
 import { builderConfigFromEnv, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '@acg/builder';
 import { configFromEnv, startGateway, type ConfigDefaults, type RunningGateway } from '@acg/gateway';
 import { startWorker, type RunningWorker } from '@acg/worker';
+import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { ulid } from 'ulid';
 import { startAnvil, type AnvilInstance } from './anvil.js';
@@ -87,7 +88,8 @@ try {
   }
   if (anvil) {
     // embedded defaults are a development setup: webhooks may go to http://127.0.0.1 receivers (WEBHOOK_POLICY overrides)
-    defaults.walletMonitor = { webhookPolicy: 'development' };
+    // a key per run encrypts webhook signing secrets at rest (WEBHOOK_SECRET_KEY overrides; production must set one)
+    defaults.walletMonitor = { webhookPolicy: 'development', webhookSecretKey: randomBytes(32).toString('hex') };
   }
   redis = await resolveRedis({ url: env.REDIS_URL, log: (msg) => log.info(msg) });
   defaults.redisUrl = redis.url;

@@ -49,7 +49,12 @@ export interface GatewayConfig {
    * public addresses only; development/test → also http to loopback; unset → production) and the
    * delivery retry schedule used when dead letters are replayed (default DESIGN's).
    */
-  walletMonitor?: { webhookPolicy: WebhookPolicy; retryScheduleMs?: readonly number[] };
+  walletMonitor?: {
+    webhookPolicy: WebhookPolicy;
+    retryScheduleMs?: readonly number[];
+    /** WEBHOOK_SECRET_KEY: 32 bytes (64 hex or base64) encrypting webhook signing secrets at rest; shared by gateway and workers */
+    webhookSecretKey?: string;
+  };
 }
 
 export const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' as const;
@@ -114,6 +119,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
     },
     logLevel: env.LOG_LEVEL ?? defaults.logLevel ?? 'info',
     probeIntervalSeconds: Number(env.PROBE_INTERVAL_SECONDS ?? defaults.probeIntervalSeconds ?? 60),
-    walletMonitor: { ...defaults.walletMonitor, webhookPolicy: webhookPolicyFromEnv(env, defaults.walletMonitor?.webhookPolicy) },
+    walletMonitor: {
+      ...defaults.walletMonitor,
+      webhookPolicy: webhookPolicyFromEnv(env, defaults.walletMonitor?.webhookPolicy),
+      webhookSecretKey: env.WEBHOOK_SECRET_KEY ?? defaults.walletMonitor?.webhookSecretKey,
+    },
   };
 }

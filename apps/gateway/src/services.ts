@@ -5,7 +5,7 @@ import { createInProcessFacilitator, createRemoteFacilitator, Paywall, RefundQue
 import type { Worker } from 'bullmq';
 import { privateKeyToAccount } from 'viem/accounts';
 import { connectRedis, RedisKeys } from '@acg/redis';
-import { WalletMonitorService } from '@acg/wallet-monitor';
+import { secretBoxFromKey, WalletMonitorService } from '@acg/wallet-monitor';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createPublicClient, http, type PublicClient } from 'viem';
@@ -95,6 +95,7 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
     keys,
     policy: config.walletMonitor?.webhookPolicy ?? 'production',
     retryScheduleMs: config.walletMonitor?.retryScheduleMs,
+    secretBox: secretBoxFromKey(config.walletMonitor?.webhookSecretKey),
   });
 
   const discovery = new Discovery({

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { devPrivateKey, startDevStack, type DevStack } from '@acg/devnet';
 import { ulid } from 'ulid';
 import { configFromEnv, type ConfigDefaults, type GatewayConfig } from '../src/config.js';
@@ -34,6 +35,8 @@ export async function startTestGateway(opts: StartGatewayOptions & { config?: Co
           treasuryPrivateKey: devPrivateKey(1),
         },
         ...opts.config,
+        // webhook signing secrets are encrypted at rest in every test stack
+        walletMonitor: { webhookPolicy: 'production', webhookSecretKey: randomBytes(32).toString('hex'), ...opts.config?.walletMonitor },
       },
     );
     const gateway = await startGateway(config, opts);

@@ -1,7 +1,7 @@
 import { createServices, startRefunds, type GatewayConfig, type Services } from '@acg/gateway';
 import { startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
-import { startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
+import { secretBoxFromKey, startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
 import type { Worker } from 'bullmq';
 import { startPaymentRecovery } from '@acg/payments';
 import { pino, type Logger } from 'pino';
@@ -80,6 +80,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
       chains: Object.fromEntries(Object.entries(config.chains).map(([name, rpcUrl]) => [name, { rpcUrl: rpcUrl! }])),
       policy: config.walletMonitor?.webhookPolicy,
       retryScheduleMs: config.walletMonitor?.retryScheduleMs,
+      secretBox: secretBoxFromKey(config.walletMonitor?.webhookSecretKey),
       log: log.child({ module: 'wallet-monitor' }),
       ...extra,
     });

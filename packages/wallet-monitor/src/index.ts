@@ -46,3 +46,4 @@ export {
 export { NATIVE_ASSET, TokenMetadata, type AssetInfo } from './tokens.js';
 export { ChainWatcher, type ChainWatcherOptions, type NativeSource, type WatcherCursor, type WatcherState } from './watcher.js';
 export { checkWebhookUrl, isLoopbackHost, isPublicAddress, publicOnlyLookup, type HostResolver } from './webhookUrl.js';
+export { SecretBox, secretBoxFromKey } from './secretBox.js';

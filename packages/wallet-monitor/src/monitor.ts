@@ -1,3 +1,4 @@
+import type { SecretBox } from './secretBox.js';
 import { Ledger } from '@acg/accounts';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
@@ -43,6 +44,8 @@ export interface WalletMonitorConfig {
   renewalIntervalSeconds?: number;
   /** subscription term, seconds (default 30 days) */
   termSeconds?: number;
+  /** encrypts webhook signing secrets at rest (WEBHOOK_SECRET_KEY); must match the gateway's */
+  secretBox?: SecretBox;
   /** run the watchers (default true) */
   watchers?: boolean;
   /** run the delivery worker (default true) */
@@ -105,7 +108,7 @@ export async function startWalletMonitor(config: WalletMonitorConfig): Promise<R
   await redis.ping();
   const policy = config.policy ?? webhookPolicyFromEnv(process.env);
   const retryScheduleMs = config.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;
-  const service = new WalletMonitorService({ redis, bullRedis, keys, policy, retryScheduleMs, termSeconds: config.termSeconds });
+  const service = new WalletMonitorService({ redis, bullRedis, keys, policy, retryScheduleMs, termSeconds: config.termSeconds, secretBox: config.secretBox });
 
   const delivery =
     config.deliveryWorker === false

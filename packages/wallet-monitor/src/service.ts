@@ -1,3 +1,4 @@
+import type { SecretBox } from './secretBox.js';
 import { Ledger } from '@acg/accounts';
 import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
@@ -27,6 +28,8 @@ export interface WalletMonitorServiceOptions {
   retryScheduleMs?: readonly number[];
   termSeconds?: number;
   renewalMinBalance?: bigint;
+  /** Encrypts webhook signing secrets at rest (see SecretBox). */
+  secretBox?: SecretBox;
   /** DNS resolver used by the production SSRF check (tests). */
   resolveHost?: HostResolver;
 }
@@ -43,7 +46,7 @@ export class WalletMonitorService {
   readonly ledger: Ledger;
   constructor(private readonly o: WalletMonitorServiceOptions) {
     this.index = new AddressIndex(o.redis, o.keys);
-    this.subscriptions = new SubscriptionStore(o.redis, o.keys, this.index, { termSeconds: o.termSeconds, renewalMinBalance: o.renewalMinBalance });
+    this.subscriptions = new SubscriptionStore(o.redis, o.keys, this.index, { termSeconds: o.termSeconds, renewalMinBalance: o.renewalMinBalance, secretBox: o.secretBox });
     this.deliveries = new DeliveryQueue(o.redis, o.keys, o.bullRedis, o.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS);
     this.ledger = new Ledger(o.redis, o.keys);
   }

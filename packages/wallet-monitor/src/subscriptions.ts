@@ -1,3 +1,4 @@
+import type { SecretBox } from './secretBox.js';
 import type { RedisKeys } from '@acg/redis';
 import { withScripts, type ScriptedRedis } from '@acg/redis';
 import type { Redis } from 'ioredis';
@@ -73,6 +74,8 @@ export interface SubscriptionStoreOptions {
   renewalMinBalance?: bigint;
   /** Clock, UNIX seconds (tests). */
   now?: () => number;
+  /** Encrypts signing secrets at rest (WEBHOOK_SECRET_KEY); without it they are stored as they are. */
+  secretBox?: SecretBox;
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -93,6 +96,7 @@ export class SubscriptionStore {
   private readonly renewalMinBalance: bigint;
   private readonly now: () => number;
 
+  private readonly secretBox?: SecretBox;
   constructor(
     redis: Redis,
     private readonly keys: RedisKeys,
@@ -101,6 +105,7 @@ export class SubscriptionStore {
   ) {
     this.redis = withScripts(redis);
     this.termSeconds = opts.termSeconds ?? SUBSCRIPTION_TERM_SECONDS;
+    this.secretBox = opts.secretBox;
     this.renewalMinBalance = opts.renewalMinBalance ?? RENEWAL_MIN_BALANCE_BASE_UNITS;
     this.now = opts.now ?? nowSeconds;
   }
@@ -140,7 +145,7 @@ export class SubscriptionStore {
         chains: chains.join(','),
         events: events.join(','),
         webhook_url: req.webhook_url,
-        secret,
+        secret: this.secretBox ? this.secretBox.seal(secret) : secret,
         created_at: now,
         expires_at,
         renewals: 0,
@@ -165,7 +170,7 @@ export class SubscriptionStore {
       chains: h.chains.split(',').filter(Boolean) as ChainName[],
       events: h.events.split(',').filter(Boolean) as WalletEventName[],
       webhook_url: h.webhook_url,
-      secret: h.secret,
+      secret: this.openSecret(h.secret),
       created_at: Number(h.created_at),
       expires_at: Number(h.expires_at),
       cancelled_at: h.cancelled_at ? Number(h.cancelled_at) : null,
@@ -187,8 +192,12 @@ export class SubscriptionStore {
       events: (events ?? '').split(',').filter(Boolean) as WalletEventName[],
       chains: (chains ?? '').split(',').filter(Boolean) as ChainName[],
       webhook_url: webhook_url ?? '',
-      secret: secret ?? '',
+      secret: this.openSecret(secret ?? ''),
     };
+  }
+
+  private openSecret(stored: string): string {
+    return this.secretBox && stored ? this.secretBox.open(stored) : stored;
   }
 
   /** The owner's view of a subscription with its delivery stats. Throws SubscriptionNotFoundError / SubscriptionForbiddenError. */

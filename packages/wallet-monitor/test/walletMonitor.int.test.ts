@@ -5,7 +5,7 @@ import { erc20Abi, getAddress, parseEther, parseUnits, type Hex, type LocalAccou
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../../apps/gateway/test/harness.js';
-import { startWalletMonitor, type RunningWalletMonitor, type WalletEventPayload } from '../src/index.js';
+import { secretBoxFromKey, startWalletMonitor, type RunningWalletMonitor, type WalletEventPayload } from '../src/index.js';
 import { createAuthClient } from '../../sdk/src/auth.js';
 import { createWalletMonitorClient } from '../../sdk/src/walletMonitor.js';
 import { verifyWebhook } from '../../sdk/src/webhooks.js';
@@ -42,6 +42,8 @@ beforeAll(async () => {
       arbitrum: { rpcUrl: arb.rpcUrl, confirmations: 2 },
     },
     policy: 'development',
+    // the gateway seals signing secrets with this key (harness): the workers must open them with it
+    secretBox: secretBoxFromKey(t.config.walletMonitor?.webhookSecretKey),
     retryScheduleMs: SCHEDULE,
     pollIntervalMs: 50,
     renewalIntervalSeconds: 0,
@@ -125,6 +127,10 @@ describe('subscriptions (POST /v1/wallet-monitor)', () => {
     expect(ok.status).toBe(200);
     expect(ok.body.subscription_id).toMatch(/^sub_[0-9A-Z]{26}$/);
     expect(ok.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    // at rest the signing secret is encrypted (WEBHOOK_SECRET_KEY), never the whsec_ text
+    const stored = await t.gateway.services.redis.hget(t.gateway.services.keys.walletMonitor('sub', ok.body.subscription_id), 'secret');
+    expect(stored).toMatch(/^enc:v1:/);
+    expect(stored).not.toContain(ok.body.secret.slice(6));
     expect(ok.body.expires_at).toBeGreaterThan(Math.floor(Date.now() / 1000) + 29 * 24 * 3600);
   });
 
