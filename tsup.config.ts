@@ -26,7 +26,7 @@ const sdk: Options = {
 };
 
 /**
- * 2. The apps' entry points → dist/ (ESM, Node 20): `node dist/gateway.js`, `node dist/worker.js`,
+ * 2. The apps' entry points → dist/ (ESM, Node 20): `node dist/gateway.js`, `node dist/worker.js`, `node dist/builder.js`,
  *    `node dist/start.js` (the embedded-defaults launcher). Workspace packages (`@acg/*`, consumed
  *    from TypeScript source) are bundled in; npm dependencies stay external. The Lua scripts are
  *    read at run time next to the bundle, so they are copied to dist/lua (and the lending dev
@@ -37,6 +37,7 @@ const apps: Options = {
   entry: {
     gateway: 'apps/gateway/src/main.ts',
     worker: 'apps/worker/src/main.ts',
+    builder: 'apps/builder/src/main.ts',
     start: 'apps/devnet/src/start.ts',
   },
   outDir: 'dist',

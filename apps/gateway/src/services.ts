@@ -89,6 +89,9 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
 
   const telemetry = new Telemetry(redis, keys);
   const probes = new ProbeStore(redis, keys);
+  if (config.walletMonitor?.webhookPolicy === 'production' && !config.walletMonitor.webhookSecretKey) {
+    log.warn('WEBHOOK_SECRET_KEY is not set: webhook signing secrets are stored unencrypted in Redis');
+  }
   const walletMonitor = new WalletMonitorService({
     redis,
     bullRedis,
