@@ -40,6 +40,10 @@ export interface GatewayConfig {
   };
   /** RPC URLs of the chains capabilities read (ETHEREUM_RPC_URL, BASE_RPC_URL, ARBITRUM_RPC_URL). */
   chains: Partial<Record<ChainName, string>>;
+  /** Requests per second per client IP on the gateway's endpoints, discovery documents excepted (GATEWAY_RATE_LIMIT, default 100; 0 disables). */
+  rateLimitPerSecond: number;
+  /** Take the client IP from the last X-Forwarded-For hop (TRUST_PROXY=1), behind a load balancer. */
+  trustProxy: boolean;
   /** pino level (LOG_LEVEL, default info). */
   logLevel: string;
   /** Seconds between capability probes (PROBE_INTERVAL_SECONDS, default 60; 0 disables). */
@@ -69,6 +73,12 @@ const hex = (name: string, v: string | undefined, len: number): `0x${string}` | 
   if (!new RegExp(`^0x[0-9a-fA-F]{${len}}$`).test(v)) throw new ConfigError(`${name} must be 0x followed by ${len} hex characters`);
   return v as `0x${string}`;
 };
+
+function nonNegative(name: string, v: string | number): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new ConfigError(`${name} must be a non-negative number`);
+  return n;
+}
 
 /** Values used where the environment is silent (the embedded dev stack fills these in). */
 export type ConfigDefaults = Partial<Omit<GatewayConfig, 'payment'>> & { payment?: Partial<GatewayConfig['payment']> };
@@ -117,6 +127,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
       ...(env.ETHEREUM_RPC_URL ?? defaults.chains?.ethereum ? { ethereum: env.ETHEREUM_RPC_URL ?? defaults.chains?.ethereum } : {}),
       ...(env.ARBITRUM_RPC_URL ?? defaults.chains?.arbitrum ? { arbitrum: env.ARBITRUM_RPC_URL ?? defaults.chains?.arbitrum } : {}),
     },
+    rateLimitPerSecond: nonNegative('GATEWAY_RATE_LIMIT', env.GATEWAY_RATE_LIMIT ?? defaults.rateLimitPerSecond ?? 100),
+    trustProxy: env.TRUST_PROXY === '1' || env.TRUST_PROXY === 'true' || (env.TRUST_PROXY === undefined && (defaults.trustProxy ?? false)),
     logLevel: env.LOG_LEVEL ?? defaults.logLevel ?? 'info',
     probeIntervalSeconds: Number(env.PROBE_INTERVAL_SECONDS ?? defaults.probeIntervalSeconds ?? 60),
     walletMonitor: {

@@ -5,6 +5,7 @@ import { createOpenApiNodeHttpHandler, generateOpenApiDocument } from 'trpc-to-o
 import { appRouter } from '../routers/index.js';
 import type { Services } from '../services.js';
 import { rawBodies, type Context } from '../trpc/context.js';
+import { GatewayRateLimit } from './rateLimit.js';
 import { problemOf, statusTitle } from '../trpc/problem.js';
 import type { TRPCError } from '@trpc/server';
 
@@ -87,6 +88,8 @@ export function createRequestListener(services: Services) {
     onError: onError as never,
   });
 
+  const rateLimit = new GatewayRateLimit(services.redis, services.keys, services.config.rateLimitPerSecond, services.config.trustProxy);
+
   let openapiJson: string | undefined;
   const openapi = () =>
     (openapiJson ??= JSON.stringify(
@@ -140,6 +143,11 @@ export function createRequestListener(services: Services) {
           const d = await services.discovery.sitemap();
           return sendDocument(res, 'application/xml; charset=utf-8', d.body, 'public, max-age=3600', d.etag);
         }
+      }
+      const wait = await rateLimit.take(req);
+      if (wait !== undefined) {
+        res.setHeader('Retry-After', String(wait));
+        return sendProblem(res, 429, `Too many requests from this address: at most ${rateLimit.perSecond} per second. Retry after ${wait} s.`);
       }
       if (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH' || req.method === 'DELETE') {
         let raw: Buffer;

@@ -1,0 +1,49 @@
+import type { IncomingMessage } from 'node:http';
+import type { RedisKeys } from '@acg/redis';
+import type { Redis } from 'ioredis';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+
+/**
+ * Per-IP request limit of the gateway's own endpoints (SPEC 8 leaves them "not shown"; DESIGN
+ * "Errors": 429 with Retry-After). `rate-limiter-flexible` on the shared Redis, so every replica
+ * counts the same requests: `perSecond` requests per IP per second (fixed window). The cached
+ * discovery documents are not limited (SPEC 8: "reasonable use; response cached 60 s"); the bundle
+ * RPC has its own token bucket. `perSecond` 0 disables the limit.
+ */
+export class GatewayRateLimit {
+  private readonly limiter?: RateLimiterRedis;
+  constructor(
+    redis: Redis,
+    keys: RedisKeys,
+    readonly perSecond: number,
+    private readonly trustProxy = false,
+  ) {
+    if (perSecond > 0) {
+      this.limiter = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keys.prefix}rl:gateway`, points: perSecond, duration: 1 });
+    }
+  }
+
+  /** The client IP: the socket peer, or with TRUST_PROXY the last X-Forwarded-For hop. */
+  clientIp(req: IncomingMessage): string {
+    if (this.trustProxy) {
+      const xff = String(req.headers['x-forwarded-for'] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      if (xff.length > 0) return xff[xff.length - 1];
+    }
+    return req.socket.remoteAddress ?? 'unknown';
+  }
+
+  /**
+   * Counts one request of `req`'s IP. Returns undefined when allowed, else the seconds to wait.
+   * A Redis failure lets the request through (the limit protects, it must not take the service down).
+   */
+  async take(req: IncomingMessage): Promise<number | undefined> {
+    if (!this.limiter) return undefined;
+    try {
+      await this.limiter.consume(this.clientIp(req), 1);
+      return undefined;
+    } catch (e) {
+      if (e instanceof RateLimiterRes) return Math.max(1, Math.ceil(e.msBeforeNext / 1000));
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,29 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from './harness.js';
+
+let t: TestGateway;
+beforeAll(async () => {
+  t = await startTestGateway({ prober: false, config: { rateLimitPerSecond: 5 } });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('gateway rate limit', () => {
+  it('answers 429 problem+json with Retry-After past the per-IP limit, without touching the cached discovery documents', async () => {
+    const body = JSON.stringify({ capability_id: 'intelligence.wallet_balances', input: { address: t.stack.payment.buyers[0].address } });
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => fetch(`${t.url}/api/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })),
+    );
+    const statuses = answers.map((r) => r.status);
+    // a fixed window of 5 per second: at least 5 and at most 10 pass (the burst may straddle a second boundary)
+    const limited = answers.filter((r) => r.status === 429);
+    expect(statuses.filter((s) => s === 402).length).toBeGreaterThanOrEqual(5);
+    expect(limited.length).toBeGreaterThanOrEqual(2);
+    expect(Number(limited[0].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(limited[0].headers.get('content-type')).toContain('application/problem+json');
+    expect(await limited[0].json()).toMatchObject({ status: 429, title: 'Too Many Requests' });
+    const docs = await Promise.all(Array.from({ length: 20 }, () => fetch(`${t.url}/registry`)));
+    expect(docs.every((r) => r.status === 200)).toBe(true);
+  });
+});
