@@ -5,7 +5,8 @@ import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { RedisKeys, withScripts, type ScriptedRedis } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { parseAbiItem, type PublicClient } from 'viem';
+import type { PublicClient } from 'viem';
+import { authorizationTx, authorizationUsed } from './eip3009.js';
 import { PaymentConflictError, PaymentError, PaymentInProgressError } from './errors.js';
 import { canonicalHash } from './hashing.js';
 import { eip3009Authorization, readPaymentPayload } from './paymentHeader.js';
@@ -109,19 +110,6 @@ interface StoredResponse {
   headers: Record<string, string>;
 }
 
-const AUTHORIZATION_USED = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
-const AUTHORIZATION_STATE_ABI = [
-  {
-    type: 'function',
-    name: 'authorizationState',
-    stateMutability: 'view',
-    inputs: [
-      { name: 'authorizer', type: 'address' },
-      { name: 'nonce', type: 'bytes32' },
-    ],
-    outputs: [{ type: 'bool' }],
-  },
-] as const;
 
 /** A reservation older than this with no progress is treated as orphaned by a crashed process. */
 const STALE_PENDING_MS = 120_000;
@@ -402,26 +390,13 @@ export class Paywall {
   ): Promise<PaidResponse> {
     const { authKey, asset, from, nonce } = ref;
     const h = await this.redis.hgetall(authKey);
-    const used = await this.opts.publicClient.readContract({
-      address: asset,
-      abi: AUTHORIZATION_STATE_ABI,
-      functionName: 'authorizationState',
-      args: [from as `0x${string}`, nonce as `0x${string}`],
-    });
+    const used = await authorizationUsed(this.opts.publicClient, asset, from, nonce);
     if (!used) {
       await this.transition(authKey, operationId, 'pending,settle_unknown,settled', '__delete__');
       throw new PaymentInProgressError();
     }
     let txHash = h.tx_hash as `0x${string}` | undefined;
-    if (!txHash) {
-      const logs = await this.opts.publicClient.getLogs({
-        address: asset as `0x${string}`,
-        event: AUTHORIZATION_USED,
-        args: { authorizer: from as `0x${string}`, nonce: nonce as `0x${string}` },
-        fromBlock: 'earliest',
-      });
-      txHash = logs[0]?.transactionHash ?? undefined;
-    }
+    txHash ??= await authorizationTx(this.opts.publicClient, asset, from, nonce);
     const amount = this.requirements(req.price).amount;
     const payment: SettledPayment = { payer: from as `0x${string}`, amount, txHash: (txHash ?? '0x') as `0x${string}`, network: this.opts.terms.network };
     const ok = await this.transition(authKey, operationId, 'pending,settle_unknown,settled', 'settled', 'tx_hash', payment.txHash, 'payer', payment.payer, 'amount', amount);

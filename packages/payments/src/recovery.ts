@@ -2,22 +2,10 @@ import type { RedisKeys } from '@acg/redis';
 import { withScripts, type ScriptedRedis } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { parseAbiItem, type PublicClient } from 'viem';
+import type { PublicClient } from 'viem';
+import { authorizationTx, authorizationUsed } from './eip3009.js';
 import type { RefundQueue } from './refunds.js';
 
-const AUTHORIZATION_STATE_ABI = [
-  {
-    type: 'function',
-    name: 'authorizationState',
-    stateMutability: 'view',
-    inputs: [
-      { name: 'authorizer', type: 'address' },
-      { name: 'nonce', type: 'bytes32' },
-    ],
-    outputs: [{ type: 'bool' }],
-  },
-] as const;
-const AUTHORIZATION_USED = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
 
 export interface PaymentRecoveryOptions {
   redis: Redis;
@@ -72,12 +60,7 @@ export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promis
     }
     let used: boolean;
     try {
-      used = await o.publicClient.readContract({
-        address: h.asset as `0x${string}`,
-        abi: AUTHORIZATION_STATE_ABI,
-        functionName: 'authorizationState',
-        args: [h.payer as `0x${string}`, h.nonce as `0x${string}`],
-      });
+      used = await authorizationUsed(o.publicClient, h.asset as `0x${string}`, h.payer as `0x${string}`, h.nonce as `0x${string}`);
     } catch {
       continue; // chain unreachable: try again next round
     }
@@ -87,12 +70,7 @@ export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promis
     }
     if (h.state !== 'recovering' && !(await cas('pending,settle_unknown,settled', 'recovering'))) continue;
     let txHash = h.tx_hash as `0x${string}` | undefined;
-    if (!txHash) {
-      const logs = await o.publicClient
-        .getLogs({ address: h.asset as `0x${string}`, event: AUTHORIZATION_USED, args: { authorizer: h.payer as `0x${string}`, nonce: h.nonce as `0x${string}` }, fromBlock: 'earliest' })
-        .catch(() => []);
-      txHash = logs[0]?.transactionHash ?? ('0x' as `0x${string}`);
-    }
+    txHash ??= (await authorizationTx(o.publicClient, h.asset as `0x${string}`, h.payer as `0x${string}`, h.nonce as `0x${string}`)) ?? ('0x' as `0x${string}`);
     await o.refunds.enqueue({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount, paymentTxHash: txHash });
     const response = {
       status: 502,
