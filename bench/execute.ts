@@ -22,12 +22,12 @@ import { createInProcessFacilitator } from '@acg/payments';
 import { paymentMiddleware, x402ResourceServer } from '@x402/express';
 import { registerExactEvmScheme } from '@x402/evm/exact/server';
 import express from 'express';
-import { createPublicClient, erc20Abi, getAddress, http, isAddress, multicall3Abi } from 'viem';
+import { createPublicClient, http, type PublicClient } from 'viem';
+import { walletBalances } from '../apps/gateway/src/capabilities/wallet_balances.js';
 import { LoadGenerator, type PaidSummary } from './lib/load.js';
 import { definedOnly, fmt, fmtRatio, percentile, ratio, table } from './lib/stats.js';
 
 const CAPABILITY = 'intelligence.wallet_balances';
-const MULTICALL3 = '0xcA11bde05977b3631167028862bE2a173976CA11' as const;
 /** 0.001 USD in USDC base units (6 decimals): the capability's catalog price. */
 const PRICE_UNITS = 1000n;
 
@@ -78,7 +78,6 @@ async function startReference(stack: DevStack): Promise<{ url: string; server: S
   const resourceServer = new x402ResourceServer(facilitator);
   registerExactEvmScheme(resourceServer, { networks: [network] });
   const client = createPublicClient({ chain, transport: http(rpcUrl, { timeout: 10_000, retryCount: 1 }), batch: { multicall: false } });
-  const usdc = getAddress(stack.payment.usdc);
 
   const app = express();
   app.disable('x-powered-by');
@@ -95,37 +94,18 @@ async function startReference(stack: DevStack): Promise<{ url: string; server: S
       resourceServer,
     ),
   );
+  // the very same handler code the gateway runs (input schema, multicall read, output schema)
+  const deps = { chainClient: () => client as unknown as PublicClient };
   app.post('/api/v1/execute', async (req, res) => {
-    const body = req.body as { capability_id?: unknown; input?: { address?: unknown; chain?: unknown } } | undefined;
-    const address = body?.input?.address;
-    if (body?.capability_id !== CAPABILITY || typeof address !== 'string' || !isAddress(address)) {
+    const body = req.body as { capability_id?: unknown; input?: unknown } | undefined;
+    const input = walletBalances.input.safeParse(body?.input);
+    if (body?.capability_id !== CAPABILITY || !input.success) {
       res.status(400).json({ error: 'bad input' });
       return;
     }
     try {
-      const owner = getAddress(address);
-      const blockNumber = await client.getBlockNumber({ cacheTime: 0 });
-      const [native, token] = await client.multicall({
-        multicallAddress: MULTICALL3,
-        blockNumber,
-        allowFailure: false,
-        contracts: [
-          { address: MULTICALL3, abi: multicall3Abi, functionName: 'getEthBalance', args: [owner] },
-          { address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [owner] },
-        ],
-      });
-      res.json({
-        capability_id: CAPABILITY,
-        status: 'SUCCEEDED',
-        result: {
-          address: owner,
-          chain: 'base',
-          chain_id: chain.id,
-          block_number: blockNumber.toString(),
-          native: { symbol: 'ETH', decimals: 18, balance: (native as bigint).toString() },
-          usdc: { address: usdc, decimals: 6, balance: (token as bigint).toString() },
-        },
-      });
+      const result = walletBalances.output.parse(await walletBalances.run(input.data, deps));
+      res.json({ capability_id: CAPABILITY, status: 'SUCCEEDED', result });
     } catch {
       res.status(503).json({ error: 'chain_unavailable' });
     }
