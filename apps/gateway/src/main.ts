@@ -7,7 +7,8 @@ import { ConfigError, configFromEnv } from './config.js';
 import { startGateway } from './app.js';
 
 try {
-  const gateway = await startGateway(configFromEnv(process.env));
+  // refunds, jobs and watchers run in the worker processes (`node dist/worker.js`): run at least one
+  const gateway = await startGateway(configFromEnv(process.env), { refundWorker: false });
   process.stdout.write(`gateway ${gateway.url}\n`);
   const stop = async () => {
     await gateway.close();

@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { devPrivateKey, freePort, startDevStack, type DevStack } from '@acg/devnet';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { ulid } from 'ulid';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// DESIGN 1: gateways and workers are separate stateless processes sharing one Redis. Here two
+// gateways and one worker run as real processes (their standalone entries, environment only).
+let stack: DevStack;
+const children: ChildProcess[] = [];
+const gatewayUrls: string[] = [];
+
+function run(entry: string, env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(entry, import.meta.url))], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (ready.test(out)) resolve(child);
+    });
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => reject(new Error(`${entry} exited (${code}): ${out.slice(-500)}`)));
+  });
+}
+
+beforeAll(async () => {
+  stack = await startDevStack({ quiet: true, preferPrivateRedis: true });
+  const env = {
+    REDIS_URL: stack.redis.url,
+    REDIS_KEY_PREFIX: `acg:test:${ulid()}:`,
+    PAYMENT_RPC_URL: stack.payment.rpcUrl,
+    PAY_TO_ADDRESS: stack.payment.treasury.address,
+    FACILITATOR_PRIVATE_KEY: devPrivateKey(0),
+    TREASURY_PRIVATE_KEY: devPrivateKey(1),
+    PROBE_INTERVAL_SECONDS: '0',
+    LOG_LEVEL: 'silent',
+  };
+  for (let i = 0; i < 2; i++) {
+    const port = await freePort();
+    await run('../../gateway/src/main.ts', { ...env, GATEWAY_PORT: String(port) }, /gateway http/);
+    gatewayUrls.push(`http://127.0.0.1:${port}`);
+  }
+  await run('../src/main.ts', env, /worker up/);
+});
+afterAll(async () => {
+  for (const c of children) c.kill('SIGTERM');
+  await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
+  await stack?.stop();
+});
+
+describe('separate gateway and worker processes on one Redis', () => {
+  it('a job paid on one gateway is run by the worker process and polled on the other gateway, refund included', async () => {
+    const buyer = stack.payment.buyers[0];
+    const client = new x402Client();
+    registerExactEvmScheme(client, { signer: buyer as never });
+    const res = await wrapFetchWithPayment(fetch, client)(`${gatewayUrls[0]}/api/v1/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        objective: 'across processes',
+        budget_usdc: 0.002,
+        capabilities: ['intelligence.wallet_balances'],
+        steps: [{ capability_id: 'intelligence.wallet_balances', input: { address: buyer.address } }],
+      }),
+    });
+    expect(res.status).toBe(202);
+    const { job_id } = (await res.json()) as { job_id: string };
+    let job: { status: string; refund: { status: string; amount: string } | null } | undefined;
+    for (let i = 0; i < 300; i++) {
+      job = (await fetch(`${gatewayUrls[1]}/api/v1/jobs/${job_id}`).then((r) => r.json())) as typeof job;
+      if (job!.status === 'succeeded' && job!.refund?.status === 'sent') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(job).toMatchObject({ status: 'succeeded', refund: { status: 'sent', amount: '1000' } });
+  });
+});
