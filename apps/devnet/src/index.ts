@@ -28,6 +28,7 @@ export {
   usdcBalance,
   USDC_EIP712_NAME,
   USDC_EIP712_VERSION,
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
   type InstallUsdcOptions,
   type MintUsdcOptions,
   type UsdcDeployment,

@@ -13,6 +13,18 @@ export const USDC_EIP712_NAME = 'USD Coin';
 /** EIP-712 domain version of USDC (FiatTokenV2_2 `version()`); x402 `extra.version`. */
 export const USDC_EIP712_VERSION = '2';
 
+/** EIP-712 types of EIP-3009 `transferWithAuthorization` (FiatTokenV2), as x402's exact EVM scheme signs them. */
+export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
+  TransferWithAuthorization: [
+    { name: 'from', type: 'address' },
+    { name: 'to', type: 'address' },
+    { name: 'value', type: 'uint256' },
+    { name: 'validAfter', type: 'uint256' },
+    { name: 'validBefore', type: 'uint256' },
+    { name: 'nonce', type: 'bytes32' },
+  ],
+} as const;
+
 /** Options of {@link installUsdc}. */
 export type InstallUsdcOptions = {
   /** Where the token lives; default {@link BASE_USDC_ADDRESS}. */

@@ -19,7 +19,7 @@ import { linkBytecode, loadFiatTokenArtifacts } from '../src/artifacts.js';
 import { devChain } from '../src/clients.js';
 import { BASE_USDC_ADDRESS, BUYER_USDC_FUNDING, MULTICALL3_ADDRESS } from '../src/constants.js';
 import { setupPaymentChain, type PaymentChainInfo } from '../src/paymentChain.js';
-import { installUsdc, mintUsdc, usdcBalance } from '../src/usdc.js';
+import { installUsdc, mintUsdc, TRANSFER_WITH_AUTHORIZATION_TYPES, usdcBalance } from '../src/usdc.js';
 import { usdcAbi } from '../src/usdcAbi.js';
 
 let anvil: AnvilInstance;
@@ -43,16 +43,7 @@ const read = <F extends 'name' | 'symbol' | 'version' | 'decimals' | 'currency' 
 function authorization(from: Address, to: Address, value: bigint, nonce: Hex, chainId: number) {
   return {
     domain: { name: 'USD Coin', version: '2', chainId, verifyingContract: BASE_USDC_ADDRESS },
-    types: {
-      TransferWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
+    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
     primaryType: 'TransferWithAuthorization',
     message: { from, to, value, validAfter: 0n, validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600), nonce },
   } as const;

@@ -1,3 +1,4 @@
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '@acg/devnet';
 import { encodePaymentSignatureHeader, decodePaymentRequiredHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { x402Client } from '@x402/core/client';
@@ -26,17 +27,6 @@ export async function officialPayload(account: LocalAccount, paymentRequired: Pa
   return client.createPaymentPayload(paymentRequired);
 }
 
-/** EIP-3009 TransferWithAuthorization typed data (FiatTokenV2_2). */
-const TYPES = {
-  TransferWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const;
 
 /**
  * A hand-made exact-scheme payload: `signer` signs an authorization from `from` (default: signer)
@@ -59,7 +49,7 @@ export async function craftPayload(
   };
   const signature = await signer.signTypedData({
     domain: { name: 'USD Coin', version: '2', chainId, verifyingContract: requirements.asset as `0x${string}` },
-    types: TYPES,
+    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
     primaryType: 'TransferWithAuthorization',
     message: authorization,
   });
