@@ -4,6 +4,7 @@ import type { Worker } from 'bullmq';
 import { pino, type Logger } from 'pino';
 import type { GatewayConfig } from './config.js';
 import { createRequestListener } from './http/server.js';
+import { answerOutsideRequests } from './http/socketProblem.js';
 import { probeSpecs } from './probeSpecs.js';
 import { Prober } from './probes.js';
 import { createServices, startRefunds, type Services } from './services.js';
@@ -39,6 +40,7 @@ export async function startGateway(config: GatewayConfig, opts: StartGatewayOpti
   const refundWorker: Worker | undefined = (opts.refundWorker ?? true) ? startRefunds(services) : undefined;
 
   const server = createServer(createRequestListener(services));
+  answerOutsideRequests(server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -7,17 +7,20 @@ import type { Services } from '../services.js';
 import { rawBodies, type Context } from '../trpc/context.js';
 import { GatewayRateLimit } from './rateLimit.js';
 import { problemOf, statusTitle } from '../trpc/problem.js';
+import { assertJsonContentType, BodyRefused, jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, parseJsonBody, readBody } from './body.js';
+import { RouteTable } from './routes.js';
+import { problemBodyForTrpc } from './trpcProblem.js';
 import type { TRPCError } from '@trpc/server';
-
-/** Largest accepted request body, bytes (DESIGN "Errors": 413 beyond). */
-export const MAX_BODY_BYTES = 1_048_576;
 
 const CORS = {
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Allow-Headers': 'Content-Type, Authorization, PAYMENT-SIGNATURE, X-PAYMENT, Idempotency-Key, If-None-Match',
-  'Access-Control-Expose-Headers': 'PAYMENT-REQUIRED, PAYMENT-RESPONSE, ETag, Retry-After, Location, X-Request-Id',
+  'Access-Control-Expose-Headers': 'PAYMENT-REQUIRED, PAYMENT-RESPONSE, ETag, Retry-After, Location, X-Request-Id, Allow',
   'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
 };
+
+/** Documents the listener serves itself (GET and HEAD), beside the router's REST paths. */
+const DOCUMENTS = ['/openapi.json', '/registry', '/gateway-catalog.json', '/status/health', '/llms.txt', '/sitemap.xml'] as const;
 
 /** Writes an RFC 9457 problem response. */
 export function sendProblem(res: ServerResponse, status: number, detail: string, extra: Record<string, unknown> = {}): void {
@@ -26,25 +29,6 @@ export function sendProblem(res: ServerResponse, status: number, detail: string,
   res.setHeader('Content-Type', 'application/problem+json');
   res.end(JSON.stringify({ type: 'about:blank', title: statusTitle(status), status, detail, ...extra }));
 }
-
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limit) return reject(new BodyTooLarge());
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        req.destroy();
-        reject(new BodyTooLarge());
-      } else chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-class BodyTooLarge extends Error {}
 
 /**
  * The gateway's request listener. Reads and parses JSON bodies itself (413 / 400 problem+json),
@@ -106,6 +90,8 @@ export function createRequestListener(services: Services) {
       }),
     ));
 
+  const routes = new RouteTable(appRouter, DOCUMENTS);
+
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
     const requestId = (req.headers['x-request-id'] as string | undefined)?.slice(0, 64) ?? randomUUID();
@@ -116,13 +102,29 @@ export function createRequestListener(services: Services) {
     });
     try {
       const url = req.url ?? '/';
-      const path = url.split('?')[0];
-      if (req.method === 'OPTIONS') {
+      const q = url.indexOf('?');
+      const path = q === -1 ? url : url.slice(0, q);
+      const method = req.method ?? 'GET';
+      // Every method and path gets an answer before any handler runs (DESIGN "Errors").
+      const route = routes.match(method, path);
+      if (route.kind === 'not_found') {
+        req.resume();
+        return sendProblem(res, 404, `No resource at ${path.slice(0, 200)}. The documented paths are listed at /openapi.json.`);
+      }
+      if (route.kind === 'method_not_allowed') {
+        req.resume();
+        res.setHeader('Allow', route.allow);
+        return sendProblem(res, 405, `${method.slice(0, 20)} is not allowed on ${path.slice(0, 200)}; allowed: ${route.allow}.`);
+      }
+      if (method === 'OPTIONS') {
         res.statusCode = 204;
         res.end();
         return;
       }
-      if (req.method === 'GET' || req.method === 'HEAD') {
+      if (q !== -1 && jsonTooDeep(safeDecode(url.slice(q + 1)))) {
+        return sendProblem(res, 400, `The query nests deeper than ${MAX_JSON_DEPTH} levels.`);
+      }
+      if (method === 'GET' || method === 'HEAD') {
         if (path === '/openapi.json') return sendDocument(res, 'application/json', openapi(), 'public, max-age=300');
         // Server-side document cache (SPEC 4: /registry cached 60 s, health 10 s): the bytes the
         // discovery procedures return, rendered once per cache period, served without re-serializing.
@@ -146,36 +148,66 @@ export function createRequestListener(services: Services) {
       }
       const wait = await rateLimit.take(req);
       if (wait !== undefined) {
+        req.resume();
         res.setHeader('Retry-After', String(wait));
         return sendProblem(res, 429, `Too many requests from this address: at most ${rateLimit.perSecond} per second. Retry after ${wait} s.`);
       }
-      if (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH' || req.method === 'DELETE') {
-        let raw: Buffer;
+      if (method !== 'GET' && method !== 'HEAD') {
         try {
-          raw = await readBody(req, MAX_BODY_BYTES);
-        } catch (e) {
-          if (e instanceof BodyTooLarge) return sendProblem(res, 413, `The request body exceeds ${MAX_BODY_BYTES} bytes.`);
-          throw e;
-        }
-        rawBodies.set(req, raw);
-        const ct = String(req.headers['content-type'] ?? '');
-        if (raw.length > 0 && ct.startsWith('application/json')) {
-          try {
-            (req as IncomingMessage & { body?: unknown }).body = JSON.parse(raw.toString('utf8'));
-          } catch {
-            return sendProblem(res, 400, 'The request body is not valid JSON.');
+          const raw = await readBody(req, MAX_BODY_BYTES);
+          rawBodies.set(req, raw);
+          // A bodiless POST (e.g. .../cancel sent by curl -X POST) is an empty JSON object,
+          // whatever its Content-Type says; a body needs JSON in UTF-8.
+          if (raw.length === 0) {
+            req.headers['content-type'] = 'application/json';
+            (req as IncomingMessage & { body?: unknown }).body = {};
+          } else {
+            assertJsonContentType(req.headers['content-type']);
+            req.headers['content-type'] = 'application/json';
+            (req as IncomingMessage & { body?: unknown }).body = parseJsonBody(raw);
           }
-        } else if (raw.length === 0 && ct.startsWith('application/json')) {
-          (req as IncomingMessage & { body?: unknown }).body = {};
+        } catch (e) {
+          if (!(e instanceof BodyRefused)) throw e;
+          // The rest of an oversized body is not read: close the connection after answering.
+          if (e.status === 413) res.setHeader('Connection', 'close');
+          return sendProblem(res, e.status, e.message);
         }
       }
-      if (path.startsWith('/trpc/')) return void (await trpc(req, res));
+      if (path.startsWith('/trpc/')) {
+        problemBodyForTrpc(res);
+        return void (await trpc(req, res));
+      }
+      // HEAD of a REST path answers as GET does; node sends no body for HEAD.
+      if (method === 'HEAD') req.method = 'GET';
+      (req as IncomingMessage & { query?: unknown }).query = queryOf(q === -1 ? '' : url.slice(q + 1));
       await rest(req, res);
     } catch (e) {
       services.log.error({ requestId, err: String((e as Error)?.message ?? e).slice(0, 300) }, 'unhandled request error');
       sendProblem(res, 500, 'An internal error occurred; it was logged. Retry later.');
     }
   };
+}
+
+/**
+ * The query string as the REST bridge reads it (`req.query`: name → values), in a null-prototype
+ * object: trpc-to-openapi's own parser looks names up on a plain object, so `?toString=` or
+ * `?constructor=` crashed it. Names that could reach a prototype are dropped.
+ */
+function queryOf(search: string): Record<string, string[]> {
+  const query = Object.create(null) as Record<string, string[]>;
+  for (const [k, v] of new URLSearchParams(search)) {
+    if (k === '__proto__' || k === 'constructor' || k === 'prototype') continue;
+    (query[k] ??= []).push(v);
+  }
+  return query;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }
 
 function sendDocument(res: ServerResponse, type: string, body: string | Buffer, cacheControl: string, etag?: string): void {

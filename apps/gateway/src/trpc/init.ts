@@ -12,14 +12,13 @@ export const t = initTRPC
   .context<Context>()
   .meta<OpenApiMeta>()
   .create({
-    errorFormatter({ shape, error, ctx }) {
+    errorFormatter({ shape, error, ctx }): Record<string, unknown> {
       const { body } = problemOf(error);
-      if (ctx?.transport === 'trpc') {
-        // eslint-disable-next-line @typescript-eslint/no-explicit-any
-        return { ...body, message: String(body.detail ?? shape.message), code: shape.code, data: { code: shape.data.code, httpStatus: body.status } } as any;
-      }
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      return body as any;
+      // The REST bridge sends the problem as it is. Everything else, including errors raised
+      // before a context exists (an unsupported method on /trpc), keeps tRPC's shape: its node
+      // adapter reads `data.httpStatus` from it, and a shape without it crashed the process.
+      if (ctx?.transport === 'rest') return body;
+      return { ...body, message: String(body.detail ?? shape.message), code: shape.code, data: { ...shape.data, httpStatus: Number(body.status) } };
     },
   });
 

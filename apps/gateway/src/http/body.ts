@@ -1,0 +1,114 @@
+import type { IncomingMessage } from 'node:http';
+import { MIMEType } from 'node:util';
+
+/** Largest accepted request body, bytes (DESIGN "Errors": 413 beyond). */
+export const MAX_BODY_BYTES = 1_048_576;
+
+/**
+ * Deepest accepted JSON nesting (arrays and objects), levels. Checked on the raw text before
+ * anything parses or validates it, so no recursive step (JSON.parse, zod, JSON.stringify) can
+ * exhaust the stack: deeper input is a 400.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Why a request body was refused; `status` is the HTTP status to answer with. */
+export class BodyRefused extends Error {
+  override name = 'BodyRefused';
+  constructor(
+    readonly status: 400 | 413 | 415,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Reads the request body up to `limit` bytes, also when it is sent chunked. Past the limit it
+ * stops buffering and rejects with a 413 `BodyRefused` without destroying the socket, so the
+ * caller can still answer; the rest of the body is discarded.
+ */
+export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const tooLarge = () => new BodyRefused(413, `The request body exceeds ${limit} bytes.`);
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > limit) {
+      req.resume();
+      return reject(tooLarge());
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on('data', (c: Buffer) => {
+      if (done) return;
+      size += c.length;
+      if (size > limit) {
+        done = true;
+        chunks.length = 0;
+        reject(tooLarge());
+      } else chunks.push(c);
+    });
+    req.on('end', () => {
+      if (!done) resolve(Buffer.concat(chunks));
+    });
+    req.on('error', (e) => {
+      if (!done) reject(e);
+      done = true;
+    });
+  });
+}
+
+/**
+ * Checks a request's `Content-Type` for a JSON body: `application/json` (parameters other than
+ * `charset=utf-8` refused) or a `+json` structured suffix. Throws a 415 `BodyRefused` otherwise.
+ */
+export function assertJsonContentType(contentType: string | undefined): void {
+  if (!contentType) throw new BodyRefused(415, 'A request body needs Content-Type: application/json.');
+  let mime: MIMEType;
+  try {
+    mime = new MIMEType(contentType);
+  } catch {
+    throw new BodyRefused(415, 'The Content-Type header is malformed; send application/json.');
+  }
+  const json = mime.essence === 'application/json' || (mime.type === 'application' && mime.subtype.endsWith('+json'));
+  if (!json) throw new BodyRefused(415, `Content-Type ${mime.essence} is not supported; send application/json.`);
+  const charset = mime.params.get('charset');
+  if (charset !== null && charset.toLowerCase() !== 'utf-8') {
+    throw new BodyRefused(415, `charset=${charset} is not supported; send UTF-8 JSON (application/json).`);
+  }
+}
+
+/** True when `text` nests arrays/objects deeper than `max` levels (strings are skipped). Linear, no recursion. */
+export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/**
+ * Parses a JSON request body: 400 `BodyRefused` for nesting deeper than `MAX_JSON_DEPTH` or
+ * invalid JSON (also invalid UTF-8).
+ */
+export function parseJsonBody(raw: Buffer): unknown {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+  } catch {
+    throw new BodyRefused(400, 'The request body is not valid UTF-8.');
+  }
+  if (jsonTooDeep(text)) throw new BodyRefused(400, `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new BodyRefused(400, 'The request body is not valid JSON.');
+  }
+}

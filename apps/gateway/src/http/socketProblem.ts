@@ -1,0 +1,37 @@
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { statusTitle } from '../trpc/problem.js';
+
+/** Writes a complete problem+json HTTP/1.1 response on a raw socket and closes it. */
+export function endSocketWithProblem(socket: Duplex, status: number, detail: string): void {
+  if (!socket.writable) return void socket.destroy();
+  const body = JSON.stringify({ type: 'about:blank', title: statusTitle(status), status, detail });
+  socket.end(
+    `HTTP/1.1 ${status} ${statusTitle(status)}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** HTTP status for a request node's parser refused (llhttp error codes). */
+function clientErrorStatus(code: string | undefined): number {
+  if (code === 'HPE_HEADER_OVERFLOW') return 431;
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 408;
+  return 400;
+}
+
+/**
+ * Answers what never reaches the request listener, so no connection is dropped unanswered:
+ * CONNECT (the gateway is no proxy: 405) and requests node's parser refuses (unknown method,
+ * malformed head, oversized headers: 400/431/408), each as problem+json.
+ */
+export function answerOutsideRequests(server: Server): void {
+  server.on('connect', (_req, socket: Duplex) => {
+    socket.on('error', () => undefined);
+    endSocketWithProblem(socket, 405, 'CONNECT is not supported: the gateway is not a proxy.');
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    socket.on('error', () => undefined);
+    if (err.code === 'ECONNRESET') return void socket.destroy();
+    const status = clientErrorStatus(err.code);
+    endSocketWithProblem(socket, status, status === 431 ? 'The request headers are too large.' : 'The request is not valid HTTP/1.1.');
+  });
+}
