@@ -6,12 +6,16 @@
  * - Redis: `REDIS_URL`, else 127.0.0.1:6379 if it answers, else a private redis-server.
  * - Gateway on `GATEWAY_PORT` (default 8080) with the dev accounts: index 0 facilitator (pays gas),
  *   index 1 treasury (payTo, sends refunds), indexes 2-9 funded buyers.
- * Prints one line per service with its URL; Ctrl-C stops everything it started.
+ * Prints one line per service with its URL. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop everything it
+ * started and exit with 128 + the signal number (130, 143, 129); so does the death of the parent
+ * process (e.g. `npm` killed), noticed within a second. A second signal exits at once (the managed
+ * children are then SIGKILLed by the exit hook of `spawnManaged`).
  */
 import { builderConfigFromEnv, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '@acg/builder';
 import { configFromEnv, startGateway, type ConfigDefaults, type RunningGateway } from '@acg/gateway';
 import { startWorker, type RunningWorker } from '@acg/worker';
 import { randomBytes } from 'node:crypto';
+import { constants as osConstants } from 'node:os';
 import { pino } from 'pino';
 import { ulid } from 'ulid';
 import { startAnvil, type AnvilInstance } from './anvil.js';
@@ -21,6 +25,7 @@ import { lendingIndexerConfig, setupLendingDevnet, type LendingDevnet } from './
 import { BASE_CHAIN_ID } from './constants.js';
 import { setupPaymentChain } from './paymentChain.js';
 import { isPortFree } from './ports.js';
+import { watchParent } from './processes.js';
 import { resolveRedis, type RedisHandle } from './redis.js';
 
 const env = process.env;
@@ -53,8 +58,11 @@ async function stop(code: number): Promise<never> {
   }
   process.exit(code);
 }
-process.on('SIGINT', () => void stop(0));
-process.on('SIGTERM', () => void stop(0));
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => void stop(128 + osConstants.signals[signal]));
+}
+// `npm start` runs this process directly (`exec` in the script); if npm is killed outright, stop too
+watchParent(() => void stop(128 + osConstants.signals.SIGHUP));
 
 try {
   const defaults: ConfigDefaults = { payment: {} };
@@ -75,7 +83,8 @@ try {
   }
   if (!env.ETHEREUM_RPC_URL) {
     // Ethereum dev chain (chain id 1): bundles target it (FIFO ordering so a sealed block keeps bundle order)
-    ethereum = await startDevChain('ethereum', { port: (await isPortFree(8546)) ? 8546 : undefined, extraArgs: ['--order', 'fifo'] });
+    const ethereumPort = Number(env.DEVNET_ETHEREUM_PORT ?? 8546);
+    ethereum = await startDevChain('ethereum', { port: (await isPortFree(ethereumPort)) ? ethereumPort : undefined, extraArgs: ['--order', 'fifo'] });
     defaults.chains = { ...defaults.chains, ethereum: ethereum.rpcUrl };
     // lending dev data for the liquidation search: Aave v3 (as Aave and as Spark), Morpho Blue, a Comet market, seeded positions
     process.stdout.write('deploying the lending dev data (the first run compiles Morpho Blue with solc-js, about 40 s)...\n');
@@ -83,7 +92,8 @@ try {
   }
   if (!env.ARBITRUM_RPC_URL) {
     // Arbitrum dev chain (chain id 42161) for the wallet monitor; Base is the payment chain itself
-    arbitrum = await startDevChain('arbitrum', { port: (await isPortFree(8547)) ? 8547 : undefined });
+    const arbitrumPort = Number(env.DEVNET_ARBITRUM_PORT ?? 8547);
+    arbitrum = await startDevChain('arbitrum', { port: (await isPortFree(arbitrumPort)) ? arbitrumPort : undefined });
     defaults.chains = { ...defaults.chains, arbitrum: arbitrum.rpcUrl };
   }
   if (anvil) {
