@@ -57,3 +57,26 @@ describe('npm start', () => {
     if (signal === 'SIGTERM') expect(launcher.output()).toContain('stopping...'); // npm's pipe is gone with npm otherwise
   });
 });
+
+describe('npm start with an invalid environment', () => {
+  it('exits non-zero before booting any chain, naming every invalid variable', { timeout: 120_000 }, async () => {
+    const launcher = runNpmStart({
+      LOG_LEVEL: 'loud',
+      GATEWAY_PORT: '70000',
+      BUILDER_PORT: String(await freePort()),
+      DEVNET_PAYMENT_PORT: String(await freePort()),
+      DEVNET_ETHEREUM_PORT: String(await freePort()),
+      DEVNET_ARBITRUM_PORT: String(await freePort()),
+      REDIS_URL: redis!.url,
+    });
+    launchers.push(launcher);
+    const exit = await launcher.exited; // the suite's timeout detects a hang; no speed is asserted
+    const out = launcher.output();
+    expect(exit.code).not.toBe(0);
+    expect(out).toContain('GATEWAY_PORT=70000: must be an integer port 0..65535');
+    expect(out).toContain('LOG_LEVEL=loud: must be one of fatal, error, warn, info, debug, trace, silent');
+    // nothing booted: no chain lines, no lending deployment, no stack trace
+    expect(out).not.toMatch(/anvil|chain id|deploying the lending|ethereum chain|payment chain/);
+    expect(out).not.toMatch(/\n\s+at .+:\d+:\d+/);
+  });
+});
