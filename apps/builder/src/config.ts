@@ -1,3 +1,4 @@
+import { BUILDER_ENV, EnvError, envProblem, readEnv } from '@acg/env';
 import { getAddress, type Hex } from 'viem';
 
 /** One MEV-Boost relay the builder submits block-construction attempts to. */
@@ -79,8 +80,11 @@ export interface BuilderConfig {
   logLevel: string;
 }
 
-/** A configuration value is missing or malformed; the message names the variable. */
-export class BuilderConfigError extends Error {
+/**
+ * The configuration is unusable: `problems` lists every invalid or missing variable at once, one
+ * line each naming it (e.g. `BUILDER_PORT=70000: must be an integer port 0..65535`).
+ */
+export class BuilderConfigError extends EnvError {
   override name = 'BuilderConfigError';
 }
 
@@ -106,59 +110,55 @@ export function parseRelayUrls(value: string): RelayTarget[] {
       try {
         parsed = new URL(url);
       } catch {
-        throw new BuilderConfigError(`RELAY_URLS: "${url}" is not a URL`);
+        throw new BuilderConfigError([envProblem('RELAY_URLS', value, `"${url}" is not a URL`)]);
       }
       return { name: name ?? parsed.hostname.split('.')[0], url: url.replace(/\/$/, '') };
     });
 }
 
-const hex = (name: string, v: string | undefined, bytes: number): Hex | undefined => {
-  if (v === undefined || v === '') return undefined;
-  if (!new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`).test(v)) throw new BuilderConfigError(`${name} must be 0x followed by ${bytes * 2} hex characters`);
-  return v as Hex;
-};
-
 const bool = (v: string | undefined): boolean | undefined => (v === undefined || v === '' ? undefined : ['1', 'true', 'yes'].includes(v.toLowerCase()));
 
 /**
- * Reads the builder configuration from `env` over `defaults`. Throws BuilderConfigError naming the
- * variable when a required one is missing or malformed.
+ * Reads the builder configuration from `env` over `defaults`. Every variable of `BUILDER_ENV`
+ * (@acg/env) is checked with zod first, then `RELAY_URLS` and the required ones.
+ *
+ * @throws {BuilderConfigError} Listing every problem at once, one line per variable.
  *
  * @example
  * const config = builderConfigFromEnv(process.env, { redisUrl, ethereumRpcUrl, devMining: true })
  */
 export function builderConfigFromEnv(env: NodeJS.ProcessEnv, defaults: BuilderConfigDefaults = {}): BuilderConfig {
-  const port = Number(env.BUILDER_PORT ?? defaults.port ?? 8081);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new BuilderConfigError('BUILDER_PORT must be an integer port');
-  const redisUrl = env.REDIS_URL ?? defaults.redisUrl;
-  if (!redisUrl) throw new BuilderConfigError('REDIS_URL is required (or start the embedded defaults with `npm start`)');
-  const ethereumRpcUrl = env.ETHEREUM_RPC_URL ?? defaults.ethereumRpcUrl;
-  if (!ethereumRpcUrl) throw new BuilderConfigError('ETHEREUM_RPC_URL is required (or start the embedded defaults with `npm start`)');
-  const num = (name: string, v: string | undefined, d: number) => {
-    const n = Number(v ?? d);
-    if (!Number.isFinite(n) || n < 0) throw new BuilderConfigError(`${name} must be a non-negative number`);
-    return n;
-  };
-  const beacon = env.BEACON_GENESIS_TIME ?? defaults.beaconGenesisTime;
+  const { values: v, problems } = readEnv(BUILDER_ENV, env);
+  const redisUrl = v.REDIS_URL ?? defaults.redisUrl;
+  if (!redisUrl && !env.REDIS_URL) problems.push('REDIS_URL: required (or start the embedded defaults with `npm start`)');
+  const ethereumRpcUrl = v.ETHEREUM_RPC_URL ?? defaults.ethereumRpcUrl;
+  if (!ethereumRpcUrl && !env.ETHEREUM_RPC_URL) problems.push('ETHEREUM_RPC_URL: required (or start the embedded defaults with `npm start`)');
+  let relays = defaults.relays ?? [...PRODUCTION_RELAYS];
+  try {
+    if (env.RELAY_URLS) relays = parseRelayUrls(env.RELAY_URLS);
+  } catch (e) {
+    problems.push(...(e as BuilderConfigError).problems);
+  }
+  if (problems.length > 0 || !redisUrl || !ethereumRpcUrl) throw new BuilderConfigError(problems);
   return {
-    port,
-    host: env.BUILDER_HOST ?? defaults.host ?? '127.0.0.1',
+    port: v.BUILDER_PORT ?? defaults.port ?? 8081,
+    host: env.BUILDER_HOST || defaults.host || '127.0.0.1',
     redisUrl,
-    keyPrefix: env.REDIS_KEY_PREFIX ?? defaults.keyPrefix ?? 'acg:',
+    keyPrefix: env.REDIS_KEY_PREFIX || defaults.keyPrefix || 'acg:',
     ethereumRpcUrl,
-    relays: env.RELAY_URLS ? parseRelayUrls(env.RELAY_URLS) : (defaults.relays ?? [...PRODUCTION_RELAYS]),
-    blsSecretKey: hex('BUILDER_BLS_SECRET_KEY', env.BUILDER_BLS_SECRET_KEY, 32) ?? defaults.blsSecretKey,
-    feeRecipient: getAddress(hex('BUILDER_FEE_RECIPIENT', env.BUILDER_FEE_RECIPIENT, 20) ?? defaults.feeRecipient ?? DEV_FEE_RECIPIENT),
-    proposerPubkey: hex('PROPOSER_PUBKEY', env.PROPOSER_PUBKEY, 48) ?? defaults.proposerPubkey,
-    genesisForkVersion: hex('GENESIS_FORK_VERSION', env.GENESIS_FORK_VERSION, 4) ?? defaults.genesisForkVersion ?? '0x00000000',
-    beaconGenesisTime: beacon === undefined || beacon === '' ? undefined : num('BEACON_GENESIS_TIME', String(beacon), 0),
+    relays,
+    blsSecretKey: v.BUILDER_BLS_SECRET_KEY ?? defaults.blsSecretKey,
+    feeRecipient: getAddress(v.BUILDER_FEE_RECIPIENT ?? defaults.feeRecipient ?? DEV_FEE_RECIPIENT),
+    proposerPubkey: v.PROPOSER_PUBKEY ?? defaults.proposerPubkey,
+    genesisForkVersion: v.GENESIS_FORK_VERSION ?? defaults.genesisForkVersion ?? '0x00000000',
+    beaconGenesisTime: v.BEACON_GENESIS_TIME ?? defaults.beaconGenesisTime,
     devMining: bool(env.BUILDER_DEV_MINING) ?? defaults.devMining ?? false,
-    slotMs: num('BUILDER_SLOT_MS', env.BUILDER_SLOT_MS, defaults.slotMs ?? 12_000),
-    headPollMs: num('BUILDER_HEAD_POLL_MS', env.BUILDER_HEAD_POLL_MS, defaults.headPollMs ?? 500),
+    slotMs: v.BUILDER_SLOT_MS ?? defaults.slotMs ?? 12_000,
+    headPollMs: v.BUILDER_HEAD_POLL_MS ?? defaults.headPollMs ?? 500,
     rateLimit: defaults.rateLimit ?? { ratePerSecond: 10, burst: 20 },
     trustProxy: bool(env.TRUST_PROXY) ?? defaults.trustProxy ?? false,
-    maxBodyBytes: num('BUILDER_MAX_BODY_BYTES', env.BUILDER_MAX_BODY_BYTES, defaults.maxBodyBytes ?? 1_048_576),
+    maxBodyBytes: v.BUILDER_MAX_BODY_BYTES ?? defaults.maxBodyBytes ?? 1_048_576,
     bundlePriceBaseUnits: defaults.bundlePriceBaseUnits ?? 100_000n,
-    logLevel: env.LOG_LEVEL ?? defaults.logLevel ?? 'info',
+    logLevel: v.LOG_LEVEL ?? defaults.logLevel ?? 'info',
   };
 }

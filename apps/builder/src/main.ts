@@ -3,11 +3,16 @@
  * (REDIS_URL, ETHEREUM_RPC_URL, RELAY_URLS, BUILDER_BLS_SECRET_KEY, BUILDER_PORT, ...). Many builder
  * intakes can share one Redis (pool, rate limits and counters live there).
  */
+import { assertNoProblems, portProblems, redisProblem } from '@acg/env';
 import { builderConfigFromEnv } from './config.js';
 import { startBuilder } from './app.js';
 
 try {
-  const builder = await startBuilder(builderConfigFromEnv(process.env));
+  // every variable is checked before anything starts; all problems are reported at once
+  const config = builderConfigFromEnv(process.env);
+  const redis = await redisProblem('REDIS_URL', config.redisUrl);
+  assertNoProblems([...(await portProblems([{ name: 'BUILDER_PORT', port: config.port, host: config.host }])), ...(redis ? [redis] : [])]);
+  const builder = await startBuilder(config);
   process.stdout.write(`builder ${builder.rpcUrl} (BLS ${builder.blsPublicKey})\n`);
   const stop = async () => {
     await builder.close();

@@ -10,7 +10,7 @@ export { BASE_CHAIN_ID, BASE_USDC_ADDRESS, BUYER_USDC_FUNDING, MULTICALL3_ADDRES
 export { installMulticall3, multicall3CreationCode } from './multicall3.js';
 export { setupPaymentChain, type PaymentChainInfo } from './paymentChain.js';
 export { freePort, isPortFree, sleep } from './ports.js';
-export { findExecutable, lastLines, spawnManaged, type ManagedProcess, type ProcessExit } from './processes.js';
+export { findExecutable, lastLines, spawnManaged, watchParent, type ManagedProcess, type ProcessExit } from './processes.js';
 export {
   DEFAULT_LOCAL_REDIS,
   findRedisServer,

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants } from 'node:fs';
+import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** How a managed child process ended. */
@@ -172,4 +172,56 @@ export function spawnManaged(
 export function lastLines(text: string, lines = 20): string {
   const kept = text.split('\n').filter((l) => l.trim() !== '').slice(-lines).join('\n');
   return kept === '' ? '(no output)' : kept;
+}
+
+/**
+ * The current parent process id, read fresh (Node's `process.ppid` is fixed at startup).
+ * Linux: field 4 of `/proc/self/stat`; elsewhere `null` (unknown).
+ */
+function currentParentPid(): number | null {
+  if (process.platform !== 'linux') return null;
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // "pid (comm) state ppid ...": comm may contain spaces and parentheses, so split after the last ')'
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number.isInteger(ppid) ? ppid : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Calls `onGone` once when the process that started this one has gone away (it was killed, or it
+ * exited and left this process to init or a subreaper), so a launcher whose parent dies does not
+ * keep serving as an orphan. Polls every `intervalMs` (default 1000) with an unref'd timer:
+ * on Linux it compares `/proc/self/stat`'s parent pid with the one at startup; elsewhere it
+ * probes the original parent with signal 0 (ESRCH = gone).
+ *
+ * @param onGone - Called once, with no arguments.
+ * @param intervalMs - Poll interval in milliseconds.
+ * @returns A function that stops watching. Does nothing when started with no real parent (ppid ≤ 1).
+ */
+export function watchParent(onGone: () => void, intervalMs = 1000): () => void {
+  const original = process.ppid;
+  if (original <= 1) return () => {};
+  const timer = setInterval(() => {
+    const now = currentParentPid();
+    let gone: boolean;
+    if (now !== null) {
+      gone = now !== original;
+    } else {
+      try {
+        process.kill(original, 0);
+        gone = false;
+      } catch (err) {
+        gone = (err as NodeJS.ErrnoException).code === 'ESRCH';
+      }
+    }
+    if (gone) {
+      clearInterval(timer);
+      onGone();
+    }
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

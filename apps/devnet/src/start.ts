@@ -6,12 +6,18 @@
  * - Redis: `REDIS_URL`, else 127.0.0.1:6379 if it answers, else a private redis-server.
  * - Gateway on `GATEWAY_PORT` (default 8080) with the dev accounts: index 0 facilitator (pays gas),
  *   index 1 treasury (payTo, sends refunds), indexes 2-9 funded buyers.
- * Prints one line per service with its URL; Ctrl-C stops everything it started.
+ * Prints one line per service with its URL. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop everything it
+ * started and exit with 128 + the signal number (130, 143, 129); so does the death of the parent
+ * process (e.g. `npm` killed), noticed within a second. A second signal exits at once (the managed
+ * children are then SIGKILLed by the exit hook of `spawnManaged`).
  */
-import { builderConfigFromEnv, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '@acg/builder';
+import { BUILDER_ENV, devDefaultsProblems, DEVNET_ENV, EnvError, GATEWAY_ENV, portProblems, readEnv, redisProblem, type PortCheck } from '@acg/env';
+import { builderConfigFromEnv, parseRelayUrls, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '@acg/builder';
 import { configFromEnv, startGateway, type ConfigDefaults, type RunningGateway } from '@acg/gateway';
+import { webhookPolicyFromEnv } from '@acg/wallet-monitor';
 import { startWorker, type RunningWorker } from '@acg/worker';
 import { randomBytes } from 'node:crypto';
+import { constants as osConstants } from 'node:os';
 import { pino } from 'pino';
 import { ulid } from 'ulid';
 import { startAnvil, type AnvilInstance } from './anvil.js';
@@ -21,10 +27,51 @@ import { lendingIndexerConfig, setupLendingDevnet, type LendingDevnet } from './
 import { BASE_CHAIN_ID } from './constants.js';
 import { setupPaymentChain } from './paymentChain.js';
 import { isPortFree } from './ports.js';
+import { watchParent } from './processes.js';
 import { resolveRedis, type RedisHandle } from './redis.js';
 
 const env = process.env;
-const log = pino({ level: env.LOG_LEVEL ?? 'info', base: { service: 'launcher' } });
+
+/**
+ * Every problem of the environment, found before anything boots: each variable's format (zod,
+ * @acg/env), the `PAYMENT_RPC_URL` rule, then the ports this process will listen on and a set
+ * `REDIS_URL` (one connection attempt, short timeout). One line per problem, naming the variable.
+ */
+async function environmentProblems(): Promise<string[]> {
+  const { values: v, problems } = readEnv({ ...GATEWAY_ENV, ...BUILDER_ENV, ...DEVNET_ENV }, env);
+  problems.push(...devDefaultsProblems(env));
+  try {
+    if (env.RELAY_URLS) parseRelayUrls(env.RELAY_URLS);
+  } catch (e) {
+    problems.push(...(e as EnvError).problems);
+  }
+  try {
+    webhookPolicyFromEnv(env);
+  } catch (e) {
+    problems.push((e as Error).message);
+  }
+  const ports: PortCheck[] = [
+    { name: 'GATEWAY_PORT', port: v.GATEWAY_PORT ?? 8080, host: env.GATEWAY_HOST || '127.0.0.1' },
+    { name: 'BUILDER_PORT', port: v.BUILDER_PORT ?? 8081, host: env.BUILDER_HOST || '127.0.0.1' },
+  ];
+  // a dev chain's default port falls back to a free one when taken; a port set explicitly must be free
+  if (!env.PAYMENT_RPC_URL && v.DEVNET_PAYMENT_PORT !== undefined) ports.push({ name: 'DEVNET_PAYMENT_PORT', port: v.DEVNET_PAYMENT_PORT });
+  if (!env.ETHEREUM_RPC_URL && v.DEVNET_ETHEREUM_PORT !== undefined) ports.push({ name: 'DEVNET_ETHEREUM_PORT', port: v.DEVNET_ETHEREUM_PORT });
+  if (!env.ARBITRUM_RPC_URL && v.DEVNET_ARBITRUM_PORT !== undefined) ports.push({ name: 'DEVNET_ARBITRUM_PORT', port: v.DEVNET_ARBITRUM_PORT });
+  const [portIssues, redisIssue] = await Promise.all([
+    portProblems(ports.filter((p, i) => ports.findIndex((q) => q.port === p.port) === i)),
+    v.REDIS_URL ? redisProblem('REDIS_URL', v.REDIS_URL) : undefined,
+  ]);
+  return [...problems, ...portIssues, ...(redisIssue ? [redisIssue] : [])];
+}
+
+const problems = await environmentProblems();
+if (problems.length > 0) {
+  process.stderr.write(`npm start: ${new EnvError(problems).message}\n`);
+  process.exit(2);
+}
+
+const log = pino({ level: env.LOG_LEVEL || 'info', base: { service: 'launcher' } });
 const line = (name: string, value: string) => process.stdout.write(`  ${name.padEnd(16)} ${value}\n`);
 
 let anvil: AnvilInstance | undefined;
@@ -53,13 +100,16 @@ async function stop(code: number): Promise<never> {
   }
   process.exit(code);
 }
-process.on('SIGINT', () => void stop(0));
-process.on('SIGTERM', () => void stop(0));
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => void stop(128 + osConstants.signals[signal]));
+}
+// `npm start` runs this process directly (`exec` in the script); if npm is killed outright, stop too
+watchParent(() => void stop(128 + osConstants.signals.SIGHUP));
 
 try {
   const defaults: ConfigDefaults = { payment: {} };
   if (!env.PAYMENT_RPC_URL) {
-    const wanted = Number(env.DEVNET_PAYMENT_PORT ?? 8545);
+    const wanted = Number(env.DEVNET_PAYMENT_PORT || 8545);
     const port = (await isPortFree(wanted)) ? wanted : undefined;
     anvil = await startAnvil({ chainId: BASE_CHAIN_ID, port, quiet: true });
     const chain = await setupPaymentChain(anvil.rpcUrl);
@@ -75,7 +125,8 @@ try {
   }
   if (!env.ETHEREUM_RPC_URL) {
     // Ethereum dev chain (chain id 1): bundles target it (FIFO ordering so a sealed block keeps bundle order)
-    ethereum = await startDevChain('ethereum', { port: (await isPortFree(8546)) ? 8546 : undefined, extraArgs: ['--order', 'fifo'] });
+    const ethereumPort = Number(env.DEVNET_ETHEREUM_PORT || 8546);
+    ethereum = await startDevChain('ethereum', { port: (await isPortFree(ethereumPort)) ? ethereumPort : undefined, extraArgs: ['--order', 'fifo'] });
     defaults.chains = { ...defaults.chains, ethereum: ethereum.rpcUrl };
     // lending dev data for the liquidation search: Aave v3 (as Aave and as Spark), Morpho Blue, a Comet market, seeded positions
     process.stdout.write('deploying the lending dev data (the first run compiles Morpho Blue with solc-js, about 40 s)...\n');
@@ -83,7 +134,8 @@ try {
   }
   if (!env.ARBITRUM_RPC_URL) {
     // Arbitrum dev chain (chain id 42161) for the wallet monitor; Base is the payment chain itself
-    arbitrum = await startDevChain('arbitrum', { port: (await isPortFree(8547)) ? 8547 : undefined });
+    const arbitrumPort = Number(env.DEVNET_ARBITRUM_PORT || 8547);
+    arbitrum = await startDevChain('arbitrum', { port: (await isPortFree(arbitrumPort)) ? arbitrumPort : undefined });
     defaults.chains = { ...defaults.chains, arbitrum: arbitrum.rpcUrl };
   }
   if (anvil) {
@@ -94,7 +146,7 @@ try {
   redis = await resolveRedis({ url: env.REDIS_URL, log: (msg) => log.info(msg) });
   defaults.redisUrl = redis.url;
   if (!env.RELAY_URLS) relays = await startDevRelays();
-  const builderPort = Number(env.BUILDER_PORT ?? 8081);
+  const builderPort = Number(env.BUILDER_PORT || 8081);
   defaults.builderUrl = env.BUILDER_URL ?? `http://127.0.0.1:${builderPort}`;
   const config = configFromEnv(env, defaults);
   builder = await startBuilder(

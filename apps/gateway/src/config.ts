@@ -1,5 +1,6 @@
 import type { Chain } from 'viem';
 import { base } from 'viem/chains';
+import { EnvError, GATEWAY_ENV, readEnv } from '@acg/env';
 import { webhookPolicyFromEnv, type WebhookPolicy } from '@acg/wallet-monitor';
 
 /** Chains a capability may read, by SPEC chain name. */
@@ -68,72 +69,75 @@ export function paymentChain(rpcUrl: string, chainId = 8453): Chain {
   return { ...base, id: chainId, rpcUrls: { default: { http: [rpcUrl] } } } as Chain;
 }
 
-const hex = (name: string, v: string | undefined, len: number): `0x${string}` | undefined => {
-  if (v === undefined || v === '') return undefined;
-  if (!new RegExp(`^0x[0-9a-fA-F]{${len}}$`).test(v)) throw new ConfigError(`${name} must be 0x followed by ${len} hex characters`);
-  return v as `0x${string}`;
-};
-
-function nonNegative(name: string, v: string | number): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new ConfigError(`${name} must be a non-negative number`);
-  return n;
-}
-
 /** Values used where the environment is silent (the embedded dev stack fills these in). */
 export type ConfigDefaults = Partial<Omit<GatewayConfig, 'payment'>> & { payment?: Partial<GatewayConfig['payment']> };
 
-/** A configuration value is missing or malformed; the message names the variable. */
-export class ConfigError extends Error {
+/**
+ * The configuration is unusable: `problems` lists every invalid or missing variable at once, one
+ * line each naming it (e.g. `GATEWAY_PORT=70000: must be an integer port 0..65535`).
+ */
+export class ConfigError extends EnvError {
   override name = 'ConfigError';
 }
 
 /**
- * Reads the configuration from `env`, over `defaults` (the embedded dev stack's values).
- * Throws ConfigError naming the variable when a required one is missing or malformed.
+ * Reads the configuration from `env`, over `defaults` (the embedded dev stack's values). Every
+ * variable of `GATEWAY_ENV` (@acg/env) is checked with zod first (ports, URLs, hex keys and
+ * addresses, numbers ≥ 0, `LOG_LEVEL`), then the required ones.
+ *
+ * @throws {ConfigError} Listing every problem at once, one line per variable.
  */
 export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults = {}): GatewayConfig {
-  const port = Number(env.GATEWAY_PORT ?? defaults.port ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError('GATEWAY_PORT must be an integer port');
-  const builderPort = Number(env.BUILDER_PORT ?? 8081);
-  const rpcUrl = env.PAYMENT_RPC_URL ?? defaults.payment?.rpcUrl;
-  if (!rpcUrl) throw new ConfigError('PAYMENT_RPC_URL is required (or start the embedded defaults with `npm start`)');
-  const redisUrl = env.REDIS_URL ?? defaults.redisUrl;
-  if (!redisUrl) throw new ConfigError('REDIS_URL is required (or start the embedded defaults with `npm start`)');
-  const payTo = hex('PAY_TO_ADDRESS', env.PAY_TO_ADDRESS, 40) ?? defaults.payment?.payTo;
-  if (!payTo) throw new ConfigError('PAY_TO_ADDRESS is required');
-  const facilitatorUrl = env.FACILITATOR_URL ?? defaults.payment?.facilitatorUrl;
-  const facilitatorPrivateKey = hex('FACILITATOR_PRIVATE_KEY', env.FACILITATOR_PRIVATE_KEY, 64) ?? defaults.payment?.facilitatorPrivateKey;
-  if (!facilitatorUrl && !facilitatorPrivateKey) throw new ConfigError('FACILITATOR_PRIVATE_KEY or FACILITATOR_URL is required');
-  const host = env.GATEWAY_HOST ?? defaults.host ?? '127.0.0.1';
+  const { values: v, problems } = readEnv(GATEWAY_ENV, env);
+  const port = v.GATEWAY_PORT ?? defaults.port ?? 8080;
+  const builderPort = v.BUILDER_PORT ?? 8081;
+  const rpcUrl = v.PAYMENT_RPC_URL ?? defaults.payment?.rpcUrl;
+  if (!rpcUrl && !env.PAYMENT_RPC_URL) problems.push('PAYMENT_RPC_URL: required (or start the embedded defaults with `npm start`)');
+  const redisUrl = v.REDIS_URL ?? defaults.redisUrl;
+  if (!redisUrl && !env.REDIS_URL) problems.push('REDIS_URL: required (or start the embedded defaults with `npm start`)');
+  const payTo = v.PAY_TO_ADDRESS ?? defaults.payment?.payTo;
+  if (!payTo && !env.PAY_TO_ADDRESS) problems.push('PAY_TO_ADDRESS: required');
+  const facilitatorUrl = v.FACILITATOR_URL ?? defaults.payment?.facilitatorUrl;
+  const facilitatorPrivateKey = v.FACILITATOR_PRIVATE_KEY ?? defaults.payment?.facilitatorPrivateKey;
+  if (!facilitatorUrl && !facilitatorPrivateKey && !env.FACILITATOR_URL && !env.FACILITATOR_PRIVATE_KEY) {
+    problems.push('FACILITATOR_PRIVATE_KEY or FACILITATOR_URL: required');
+  }
+  let webhookPolicy: WebhookPolicy | undefined;
+  try {
+    webhookPolicy = webhookPolicyFromEnv(env, defaults.walletMonitor?.webhookPolicy);
+  } catch (e) {
+    problems.push((e as Error).message);
+  }
+  if (problems.length > 0 || !rpcUrl || !redisUrl || !payTo || !webhookPolicy) throw new ConfigError(problems);
+  const host = env.GATEWAY_HOST || defaults.host || '127.0.0.1';
   return {
     port,
     host,
-    publicBaseUrl: env.PUBLIC_BASE_URL ?? defaults.publicBaseUrl,
-    builderUrl: env.BUILDER_URL ?? defaults.builderUrl ?? `http://127.0.0.1:${builderPort}`,
+    publicBaseUrl: v.PUBLIC_BASE_URL ?? defaults.publicBaseUrl,
+    builderUrl: v.BUILDER_URL ?? defaults.builderUrl ?? `http://127.0.0.1:${builderPort}`,
     redisUrl,
-    keyPrefix: env.REDIS_KEY_PREFIX ?? defaults.keyPrefix ?? 'acg:',
+    keyPrefix: env.REDIS_KEY_PREFIX || defaults.keyPrefix || 'acg:',
     payment: {
       rpcUrl,
       chain: paymentChain(rpcUrl),
-      asset: hex('PAYMENT_ASSET', env.PAYMENT_ASSET, 40) ?? defaults.payment?.asset ?? BASE_USDC,
+      asset: v.PAYMENT_ASSET ?? defaults.payment?.asset ?? BASE_USDC,
       payTo,
       facilitatorPrivateKey,
       facilitatorUrl,
-      treasuryPrivateKey: hex('TREASURY_PRIVATE_KEY', env.TREASURY_PRIVATE_KEY, 64) ?? defaults.payment?.treasuryPrivateKey,
+      treasuryPrivateKey: v.TREASURY_PRIVATE_KEY ?? defaults.payment?.treasuryPrivateKey,
     },
     chains: {
-      base: env.BASE_RPC_URL ?? defaults.chains?.base ?? rpcUrl,
-      ...(env.ETHEREUM_RPC_URL ?? defaults.chains?.ethereum ? { ethereum: env.ETHEREUM_RPC_URL ?? defaults.chains?.ethereum } : {}),
-      ...(env.ARBITRUM_RPC_URL ?? defaults.chains?.arbitrum ? { arbitrum: env.ARBITRUM_RPC_URL ?? defaults.chains?.arbitrum } : {}),
+      base: v.BASE_RPC_URL ?? defaults.chains?.base ?? rpcUrl,
+      ...(v.ETHEREUM_RPC_URL ?? defaults.chains?.ethereum ? { ethereum: v.ETHEREUM_RPC_URL ?? defaults.chains?.ethereum } : {}),
+      ...(v.ARBITRUM_RPC_URL ?? defaults.chains?.arbitrum ? { arbitrum: v.ARBITRUM_RPC_URL ?? defaults.chains?.arbitrum } : {}),
     },
-    rateLimitPerSecond: nonNegative('GATEWAY_RATE_LIMIT', env.GATEWAY_RATE_LIMIT ?? defaults.rateLimitPerSecond ?? 100),
+    rateLimitPerSecond: v.GATEWAY_RATE_LIMIT ?? defaults.rateLimitPerSecond ?? 100,
     trustProxy: env.TRUST_PROXY === '1' || env.TRUST_PROXY === 'true' || (env.TRUST_PROXY === undefined && (defaults.trustProxy ?? false)),
-    logLevel: env.LOG_LEVEL ?? defaults.logLevel ?? 'info',
-    probeIntervalSeconds: Number(env.PROBE_INTERVAL_SECONDS ?? defaults.probeIntervalSeconds ?? 60),
+    logLevel: v.LOG_LEVEL ?? defaults.logLevel ?? 'info',
+    probeIntervalSeconds: v.PROBE_INTERVAL_SECONDS ?? defaults.probeIntervalSeconds ?? 60,
     walletMonitor: {
       ...defaults.walletMonitor,
-      webhookPolicy: webhookPolicyFromEnv(env, defaults.walletMonitor?.webhookPolicy),
+      webhookPolicy,
       webhookSecretKey: env.WEBHOOK_SECRET_KEY ?? defaults.walletMonitor?.webhookSecretKey,
     },
   };

@@ -3,12 +3,17 @@
  * (PAYMENT_RPC_URL, REDIS_URL, PAY_TO_ADDRESS, FACILITATOR_PRIVATE_KEY or FACILITATOR_URL, ...),
  * no embedded dev chain. Many of these run behind one Redis to scale out (DESIGN 1).
  */
-import { ConfigError, configFromEnv } from './config.js';
+import { assertNoProblems, portProblems, redisProblem } from '@acg/env';
+import { configFromEnv } from './config.js';
 import { startGateway } from './app.js';
 
 try {
+  // every variable is checked before anything starts; all problems are reported at once
+  const config = configFromEnv(process.env);
+  const redis = await redisProblem('REDIS_URL', config.redisUrl);
+  assertNoProblems([...(await portProblems([{ name: 'GATEWAY_PORT', port: config.port, host: config.host }])), ...(redis ? [redis] : [])]);
   // refunds, jobs and watchers run in the worker processes (`node dist/worker.js`): run at least one
-  const gateway = await startGateway(configFromEnv(process.env), { refundWorker: false });
+  const gateway = await startGateway(config, { refundWorker: false });
   process.stdout.write(`gateway ${gateway.url}\n`);
   const stop = async () => {
     await gateway.close();
@@ -17,6 +22,6 @@ try {
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
 } catch (e) {
-  process.stderr.write(`gateway failed to start: ${e instanceof ConfigError ? e.message : (e as Error).message}\n`);
+  process.stderr.write(`gateway failed to start: ${(e as Error).message}\n`);
   process.exit(1);
 }

@@ -1,10 +1,14 @@
 /** Standalone worker entry (`node dist/worker.js`): configuration from the environment, like the gateway. */
+import { assertNoProblems, redisProblem } from '@acg/env';
 import { configFromEnv } from '@acg/gateway';
 import { liquidationsFromEnv } from './liquidationsConfig.js';
 import { startWorker } from './worker.js';
 
 try {
+  // every variable is checked before anything starts; all problems are reported at once
   const config = configFromEnv(process.env);
+  const redis = await redisProblem('REDIS_URL', config.redisUrl);
+  assertNoProblems(redis ? [redis] : []);
   const worker = await startWorker(config, { liquidations: liquidationsFromEnv(process.env, config) });
   process.stdout.write(`worker up: ${worker.workers.map((w) => w.name).join(', ')}\n`);
   const stop = async () => {
