@@ -6,7 +6,7 @@ import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
 import { Bidder } from './bidder.js';
 import type { BuilderConfig } from './config.js';
 import { BuilderStats } from './health.js';
-import { createRpcListener } from './http/server.js';
+import { createRpcListener, refuseConnect } from './http/server.js';
 import { BundleIntake } from './intake.js';
 import { TokenBucket } from './ratelimit.js';
 import { blsPublicKey, computeBuilderDomain, randomBlsSecretKey } from './relay/signing.js';
@@ -81,6 +81,7 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
   const rpc = createRpcServer({ intake, client, feeRecipient: config.feeRecipient, log });
   const server = createServer(createRpcListener({ server: rpc, bucket, log, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy }));
   server.keepAliveTimeout = 65_000;
+  server.on('connect', refuseConnect);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

@@ -99,6 +99,59 @@ export function post(url: string, body: string | Buffer, headers: Record<string,
   });
 }
 
+/** Options of {@link httpRequest}. */
+export interface HttpRequestOptions {
+  method?: string;
+  body?: string | Buffer;
+  headers?: Record<string, string>;
+  localAddress?: string;
+  /** Rejects with `no answer within … ms` after this long: detects a hang, not a speed limit. */
+  timeoutMs?: number;
+}
+
+/**
+ * Sends one HTTP request with any method (CONNECT too) on a fresh connection and resolves with the
+ * response; rejects when the server drops the connection or does not answer within `timeoutMs`.
+ */
+export function httpRequest(url: string, opts: HttpRequestOptions = {}): Promise<Reply> {
+  const { method = 'POST', body, headers = {}, localAddress = '127.0.0.1', timeoutMs = 10_000 } = opts;
+  return new Promise((resolve, reject) => {
+    const read = (res: import('node:http').IncomingMessage, after?: () => void) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        clearTimeout(timer);
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined;
+        }
+        after?.();
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+    };
+    const req = request(url, { method, localAddress, agent: false, headers }, (res) => read(res));
+    // a CONNECT answer arrives as 'connect' (any status), with the rest of the socket handed over
+    req.on('connect', (res, socket) => {
+      clearTimeout(timer);
+      resolve({ status: res.statusCode ?? 0, headers: res.headers, text: '', json: undefined });
+      socket.destroy();
+    });
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(new Error(`no answer within ${timeoutMs} ms: ${method} ${url}`));
+    }, timeoutMs);
+    req.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    req.end(body);
+  });
+}
+
 /** The Flashbots signature header value of `body` by `account` (viem). */
 export async function flashbotsSignature(account: LocalAccount, body: string): Promise<string> {
   return `${account.address}:${await account.signMessage({ message: keccak256(stringToHex(body)) })}`;

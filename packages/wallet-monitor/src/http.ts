@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { WebhookPolicy } from './config.js';
-import { isPublicAddress, publicOnlyLookup } from './webhookUrl.js';
+import { isAllowedAddress, lookupForPolicy } from './webhookUrl.js';
 import { isIP } from 'node:net';
 
 /** Outcome of one webhook POST: the HTTP status (0 when no response) and a short reason when not 2xx. */
@@ -14,9 +14,10 @@ export interface PostResult {
 
 /**
  * POSTs webhook bodies with keep-alive connections (one agent per scheme). Redirects are not
- * followed (a 3xx is a failed attempt). In production every connection goes through a lookup
- * that refuses non-public addresses (and IP-literal hosts are checked directly), so a webhook
- * host that later resolves to a private address is never reached (DESIGN: SSRF).
+ * followed (a 3xx is a failed attempt). Every connection goes through a lookup that refuses the
+ * addresses the policy refuses (production: all but public unicast; development: loopback is
+ * allowed too), and IP-literal hosts are checked directly, so a webhook host that later resolves
+ * to a private address is never reached (DESIGN: SSRF; `checkPublicUrl`).
  */
 export class WebhookPoster {
   private readonly http: HttpAgent;
@@ -26,7 +27,7 @@ export class WebhookPoster {
     private readonly timeoutMs = 10_000,
     maxSockets = 256,
   ) {
-    const lookup = policy === 'production' ? publicOnlyLookup : undefined;
+    const lookup = lookupForPolicy(policy);
     this.http = new HttpAgent({ keepAlive: true, maxSockets, lookup });
     this.https = new HttpsAgent({ keepAlive: true, maxSockets, lookup });
   }
@@ -40,7 +41,7 @@ export class WebhookPoster {
       return Promise.resolve({ status: 0, ok: false, reason: 'invalid_url' });
     }
     const host = u.hostname.replace(/^\[|\]$/g, '');
-    if (this.policy === 'production' && (u.protocol !== 'https:' || (isIP(host) && !isPublicAddress(host)))) {
+    if ((this.policy === 'production' && u.protocol !== 'https:') || (isIP(host) && !isAllowedAddress(host, this.policy))) {
       return Promise.resolve({ status: 0, ok: false, reason: 'non_public_address' });
     }
     const isHttps = u.protocol === 'https:';

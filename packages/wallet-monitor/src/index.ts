@@ -45,5 +45,18 @@ export {
 } from './subscriptions.js';
 export { NATIVE_ASSET, TokenMetadata, type AssetInfo } from './tokens.js';
 export { ChainWatcher, type ChainWatcherOptions, type NativeSource, type WatcherCursor, type WatcherState } from './watcher.js';
-export { checkWebhookUrl, isLoopbackHost, isPublicAddress, publicOnlyLookup, type HostResolver } from './webhookUrl.js';
+export {
+  checkPublicUrl,
+  checkWebhookUrl,
+  classifyAddress,
+  isAllowedAddress,
+  isLoopbackHost,
+  isPublicAddress,
+  lookupForPolicy,
+  publicOnlyLookup,
+  type AddressClass,
+  type CheckPublicUrlOptions,
+  type HostResolver,
+  type UrlPolicy,
+} from './webhookUrl.js';
 export { SecretBox, secretBoxFromKey } from './secretBox.js';

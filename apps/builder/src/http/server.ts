@@ -1,10 +1,12 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type jayson from 'jayson';
 import type { Logger } from 'pino';
 import type { TokenBucket } from '../ratelimit.js';
 import type { RpcContext } from '../rpc/context.js';
-import { RPC_ERRORS, RpcError, type JsonRpcErrorObject } from '../rpc/errors.js';
+import { RPC_ERRORS, RpcError } from '../rpc/errors.js';
 import { SIGNATURE_HEADERS, verifyBundleSignature } from '../signature.js';
+import { dispatchJsonRpc, errorResponse, jsonNestingDepth, MAX_JSON_DEPTH, type JsonRpcId } from './jsonrpc.js';
 
 /** Options of {@link createRpcListener}. */
 export interface RpcListenerOptions {
@@ -16,11 +18,6 @@ export interface RpcListenerOptions {
   /** Take the client IP from the last X-Forwarded-For hop. */
   trustProxy: boolean;
 }
-
-type JsonRpcId = string | number | null;
-type JsonRpcResponse = { jsonrpc: '2.0'; id: JsonRpcId; result?: unknown; error?: JsonRpcErrorObject };
-
-const errorBody = (error: JsonRpcErrorObject, id: JsonRpcId = null): JsonRpcResponse => ({ jsonrpc: '2.0', id, error });
 
 /** Client IP: the socket peer, or with `trustProxy` the last `X-Forwarded-For` hop. IPv4-mapped IPv6 is unwrapped. */
 export function clientIp(req: IncomingMessage, trustProxy: boolean): string {
@@ -66,32 +63,18 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(text);
 }
 
-const NULL_ID_PREFIX = '\u0000acg-null-id:';
-
-/**
- * JSON-RPC 2.0 says a request with `"id": null` is a call (answered with id null) and only a missing
- * id makes a notification; jayson treats both as notifications. Null ids are swapped for
- * sentinels before dispatch and swapped back in the responses.
- */
-function protectNullIds(body: unknown): unknown {
-  const fix = (r: unknown, i: number) =>
-    r && typeof r === 'object' && !Array.isArray(r) && 'id' in r && (r as { id: unknown }).id === null ? { ...(r as object), id: `${NULL_ID_PREFIX}${i}` } : r;
-  return Array.isArray(body) ? body.map(fix) : fix(body, 0);
-}
-function restoreNullIds(resp: unknown): unknown {
-  const fix = (r: unknown) => (r && typeof r === 'object' && typeof (r as JsonRpcResponse).id === 'string' && ((r as JsonRpcResponse).id as string).startsWith(NULL_ID_PREFIX) ? { ...(r as object), id: null } : r);
-  return Array.isArray(resp) ? resp.map(fix) : fix(resp);
-}
-
 /**
  * The `/rpc` route (SPEC 4, 5, 8; DESIGN "Errors"), in this order:
  * 1. rate limit: one token per HTTP request from the client IP, then one per extra call of a batch
  *    (token bucket in Redis) → HTTP 429 + `Retry-After` and -32005;
- * 2. body size → HTTP 413 and -32600; 3. JSON → -32700;
+ * 2. body size → HTTP 413 and -32600; 3. JSON → -32700, nested deeper than {@link MAX_JSON_DEPTH} → -32600;
  * 4. `X-Bundle-Signature` (or `X-Flashbots-Signature`) over the exact body bytes → -32600;
  * 5. batch length at most the burst (20) → -32600;
- * 6. jayson `server.call(body, context)`: -32600 invalid request, -32601 unknown method, each method's errors.
- * JSON-RPC errors travel with HTTP 200 (clients read the error object); notifications get 204.
+ * 6. {@link dispatchJsonRpc}: -32600 for a body or batch element that is not a request object (also `[]`),
+ *    then jayson per request object: -32600 invalid request, -32601 unknown method, each method's errors.
+ * JSON-RPC errors travel with HTTP 200 (clients read the error object); a body of only notifications gets
+ * 204 with no body. Other paths → 404; other methods than POST on `/rpc` → 405 with `Allow: POST`
+ * (CONNECT, which never reaches this listener, is answered by {@link refuseConnect}).
  */
 export function createRpcListener(opts: RpcListenerOptions): RequestListener {
   const { server, bucket, log } = opts;
@@ -100,7 +83,7 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
     send(
       res,
       429,
-      errorBody({ code: RPC_ERRORS.LIMIT_EXCEEDED, message: `Rate limit exceeded: ${ratePerSecond} requests per second per IP, burst ${burst}. Retry after ${retryAfterMs} ms.`, data: { retry_after_ms: retryAfterMs } }),
+      errorResponse({ code: RPC_ERRORS.LIMIT_EXCEEDED, message: `Rate limit exceeded: ${ratePerSecond} requests per second per IP, burst ${burst}. Retry after ${retryAfterMs} ms.`, data: { retry_after_ms: retryAfterMs } }),
       { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
     );
   };
@@ -108,8 +91,8 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
   return (req, res) => {
     void (async () => {
       const path = (req.url ?? '/').split('?')[0];
-      if (path !== '/rpc') return send(res, 404, errorBody({ code: RPC_ERRORS.INVALID_REQUEST, message: `Not found: JSON-RPC is served at POST /rpc.` }));
-      if (req.method !== 'POST') return send(res, 405, errorBody({ code: RPC_ERRORS.INVALID_REQUEST, message: 'Use POST with a JSON-RPC 2.0 body.' }), { allow: 'POST' });
+      if (path !== '/rpc') return send(res, 404, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Not found: JSON-RPC is served at POST /rpc.` }));
+      if (req.method !== 'POST') return send(res, 405, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: 'Use POST with a JSON-RPC 2.0 body.' }), { allow: 'POST' });
       const ip = clientIp(req, opts.trustProxy);
       const first = await bucket.take(ip, 1);
       if (!first.allowed) {
@@ -119,20 +102,24 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
       const declared = Number(req.headers['content-length'] ?? 0);
       if (declared > opts.maxBodyBytes) {
         req.resume();
-        return send(res, 413, errorBody({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body of ${declared} bytes is larger than ${opts.maxBodyBytes} bytes.` }), { connection: 'close' });
+        return send(res, 413, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body of ${declared} bytes is larger than ${opts.maxBodyBytes} bytes.` }), { connection: 'close' });
       }
       let raw: Buffer;
       try {
         raw = await readBody(req, opts.maxBodyBytes);
       } catch (e) {
-        if (e instanceof BodyTooLarge) return send(res, 413, errorBody({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body is larger than ${opts.maxBodyBytes} bytes.` }), { connection: 'close' });
+        if (e instanceof BodyTooLarge) return send(res, 413, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body is larger than ${opts.maxBodyBytes} bytes.` }), { connection: 'close' });
         return;
       }
+      const text = raw.toString('utf8');
       let body: unknown;
       try {
-        body = JSON.parse(raw.toString('utf8'));
+        body = JSON.parse(text); // V8's parser is iterative: any depth up to the body limit is safe here
       } catch {
-        return send(res, 200, errorBody({ code: RPC_ERRORS.PARSE_ERROR, message: 'Parse error: the body is not valid JSON.' }));
+        return send(res, 200, errorResponse({ code: RPC_ERRORS.PARSE_ERROR, message: 'Parse error: the body is not valid JSON.' }));
+      }
+      if (jsonNestingDepth(text) > MAX_JSON_DEPTH) {
+        return send(res, 200, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels.`, data: { reason: 'nesting_too_deep', limit: MAX_JSON_DEPTH } }));
       }
       const singleId: JsonRpcId =
         body && typeof body === 'object' && !Array.isArray(body) && ['string', 'number'].includes(typeof (body as { id?: unknown }).id) ? ((body as { id: JsonRpcId }).id ?? null) : null;
@@ -141,12 +128,12 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
       try {
         searcher = await verifyBundleSignature(raw, Array.isArray(sigHeader) ? sigHeader[0] : sigHeader);
       } catch (e) {
-        if (e instanceof RpcError) return send(res, 200, errorBody(e.toJSON(), singleId));
+        if (e instanceof RpcError) return send(res, 200, errorResponse(e.toJSON(), singleId));
         throw e;
       }
       if (Array.isArray(body)) {
         if (body.length > bucket.opts.burst) {
-          return send(res, 200, errorBody({ code: RPC_ERRORS.INVALID_REQUEST, message: `Batch of ${body.length} calls is over the limit of ${bucket.opts.burst} calls per request.` }));
+          return send(res, 200, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Batch of ${body.length} calls is over the limit of ${bucket.opts.burst} calls per request.` }));
         }
         if (body.length > 1) {
           const more = await bucket.take(ip, body.length - 1);
@@ -154,14 +141,24 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
         }
       }
       const context: RpcContext = { searcher, ip, log };
-      server.call(protectNullIds(body) as never, context, (err, response) => {
-        const out = err ?? response;
-        if (out === undefined || out === null) return send(res, 204, undefined);
-        send(res, 200, restoreNullIds(out));
-      });
+      const out = await dispatchJsonRpc(server, body, context, log);
+      if (out === undefined) return send(res, 204, undefined);
+      send(res, 200, out);
     })().catch((e) => {
       log.error({ err: (e as Error)?.message?.slice(0, 300) }, 'rpc route failed');
-      send(res, 500, errorBody({ code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' }));
+      send(res, 500, errorResponse({ code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' }));
     });
   };
+}
+
+/**
+ * Answers an HTTP `CONNECT` request (the server's `connect` event; node:http destroys the socket
+ * when nobody listens) with 405 and `Allow: POST`, as the route answers every other method.
+ */
+export function refuseConnect(_req: IncomingMessage, socket: Duplex): void {
+  const body = JSON.stringify(errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: 'Use POST with a JSON-RPC 2.0 body.' }));
+  socket.on('error', () => {});
+  socket.end(
+    `HTTP/1.1 405 Method Not Allowed\r\nAllow: POST\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
