@@ -37,6 +37,11 @@ export interface GatewayConfig {
     facilitatorUrl?: string;
     /** Treasury key that sends refunds (TREASURY_PRIVATE_KEY); without it refunds stay pending. */
     treasuryPrivateKey?: `0x${string}`;
+    /**
+     * Bound of one JSON-RPC request to the payment chain, milliseconds (PAYMENT_RPC_TIMEOUT_MS,
+     * default 10 000). An unreachable node turns a paid call into a 503 within about twice this.
+     */
+    rpcTimeoutMs: number;
   };
   /** RPC URLs of the chains capabilities read (ETHEREUM_RPC_URL, BASE_RPC_URL, ARBITRUM_RPC_URL). */
   chains: Partial<Record<ChainName, string>>;
@@ -77,6 +82,12 @@ const hex = (name: string, v: string | undefined, len: number): `0x${string}` | 
 function nonNegative(name: string, v: string | number): number {
   const n = Number(v);
   if (!Number.isFinite(n) || n < 0) throw new ConfigError(`${name} must be a non-negative number`);
+  return n;
+}
+
+function positive(name: string, v: string | number): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`${name} must be a positive number`);
   return n;
 }
 
@@ -121,6 +132,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
       facilitatorPrivateKey,
       facilitatorUrl,
       treasuryPrivateKey: hex('TREASURY_PRIVATE_KEY', env.TREASURY_PRIVATE_KEY, 64) ?? defaults.payment?.treasuryPrivateKey,
+      rpcTimeoutMs: positive('PAYMENT_RPC_TIMEOUT_MS', env.PAYMENT_RPC_TIMEOUT_MS ?? defaults.payment?.rpcTimeoutMs ?? 10_000),
     },
     chains: {
       base: env.BASE_RPC_URL ?? defaults.chains?.base ?? rpcUrl,
