@@ -1,11 +1,11 @@
 /** Standalone worker entry (`node dist/worker.js`): configuration from the environment, like the gateway. */
 import { configFromEnv } from '@acg/gateway';
 import { liquidationsFromEnv } from './liquidationsConfig.js';
-import { startWorker } from './worker.js';
+import { paymentRecoveryFromEnv, startWorker } from './worker.js';
 
 try {
   const config = configFromEnv(process.env);
-  const worker = await startWorker(config, { liquidations: liquidationsFromEnv(process.env, config) });
+  const worker = await startWorker(config, { liquidations: liquidationsFromEnv(process.env, config), paymentRecovery: paymentRecoveryFromEnv(process.env) });
   process.stdout.write(`worker up: ${worker.workers.map((w) => w.name).join(', ')}\n`);
   const stop = async () => {
     await worker.close();

@@ -18,3 +18,4 @@ export {
 export { readRefund, withRefundState, RefundQueue, startRefundWorker, REFUND_QUEUE, type RefundRecord, type RefundRequest, type RefundWorkerOptions } from './refunds.js';
 export { describePaymentFailure } from './sanitize.js';
 export { operationIdFields, recoverOrphanedPayments, startPaymentRecovery, type PaymentRecoveryOptions, type RecoveryRound } from './recovery.js';
+export { AUTHORIZATION_STATE_ABI, authorizationUsed } from './eip3009.js';
