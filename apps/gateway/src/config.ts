@@ -38,6 +38,11 @@ export interface GatewayConfig {
     facilitatorUrl?: string;
     /** Treasury key that sends refunds (TREASURY_PRIVATE_KEY); without it refunds stay pending. */
     treasuryPrivateKey?: `0x${string}`;
+    /**
+     * Bound of one JSON-RPC request to the payment chain, milliseconds (PAYMENT_RPC_TIMEOUT_MS,
+     * default 10 000). An unreachable node turns a paid call into a 503 within about twice this.
+     */
+    rpcTimeoutMs: number;
   };
   /** RPC URLs of the chains capabilities read (ETHEREUM_RPC_URL, BASE_RPC_URL, ARBITRUM_RPC_URL). */
   chains: Partial<Record<ChainName, string>>;
@@ -125,6 +130,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
       facilitatorPrivateKey,
       facilitatorUrl,
       treasuryPrivateKey: v.TREASURY_PRIVATE_KEY ?? defaults.payment?.treasuryPrivateKey,
+      rpcTimeoutMs: v.PAYMENT_RPC_TIMEOUT_MS ?? defaults.payment?.rpcTimeoutMs ?? 10_000,
     },
     chains: {
       base: v.BASE_RPC_URL ?? defaults.chains?.base ?? rpcUrl,

@@ -18,6 +18,9 @@ function render<T>(value: T, text?: string): Rendered<T> {
   return { value, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`, builtAt: Date.now() };
 }
 
+/** Capabilities whose every call is x402-paid on the payment chain (DESIGN "x402 payments"). */
+const PAID_ENTRY_POINTS = new Set(['gateway.execute', 'gateway.jobs']);
+
 /**
  * Builds and caches the discovery documents (SPEC 4 "Discovery"): the catalog and /registry are
  * rebuilt at most every 60 s (or when a probe round ends), health every 10 s (SPEC 8). Values
@@ -37,6 +40,8 @@ export class Discovery {
       builderHealth?: () => Promise<BuilderHealth | null>;
       /** Wallet-monitor delivery latency (block confirmation → 2xx), backlog and watchers; its latency is the capability's. */
       walletMonitorHealth?: () => Promise<WalletMonitorHealth>;
+      /** Whether the payment chain answers; while false the x402-paid entry points (execute, jobs) are `down`. */
+      paymentChainReachable?: () => Promise<boolean>;
       registryTtlMs?: number;
       healthTtlMs?: number;
     },
@@ -91,6 +96,7 @@ export class Discovery {
     const samples: Record<string, HealthSample> = {};
     const doc: HealthDocument['capabilities'] = [];
     const walletMonitor = await this.opts.walletMonitorHealth?.().catch(() => undefined);
+    const chainUp = (await this.opts.paymentChainReachable?.().catch(() => false)) ?? true;
     for (const d of allDescriptors()) {
       const measured = await this.opts.telemetry.summary(d.id);
       // The wallet monitor's latency is its delivery latency (SPEC 4: "about 450 ms after block confirmation").
@@ -101,6 +107,8 @@ export class Discovery {
       else if (!probe) status = 'degraded';
       else if (!probe.ok) status = 'down';
       else status = lat.error_rate > 0.1 ? 'degraded' : 'up';
+      // paid calls settle on the payment chain: without it they can only answer 503
+      if (!chainUp && PAID_ENTRY_POINTS.has(d.id) && status !== 'planned') status = 'down';
       samples[d.id] = { status, latency_ms_p50: lat.p50, latency_ms_p99: lat.p99 };
       doc.push({
         id: d.id,

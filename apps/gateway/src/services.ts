@@ -1,7 +1,7 @@
 import { Ledger, SiweAuthenticator, TokenStore } from '@acg/accounts';
 import { readBuilderHealth } from '@acg/builder';
 import { JobQueue, JobStore } from '@acg/jobs';
-import { createInProcessFacilitator, createRemoteFacilitator, Paywall, RefundQueue, startRefundWorker } from '@acg/payments';
+import { createInProcessFacilitator, createRemoteFacilitator, PaymentChainMonitor, Paywall, RefundQueue, startRefundWorker } from '@acg/payments';
 import type { Worker } from 'bullmq';
 import { privateKeyToAccount } from 'viem/accounts';
 import { connectRedis, RedisKeys } from '@acg/redis';
@@ -33,6 +33,8 @@ export interface Services {
   discovery: Discovery;
   capabilityDeps: CapabilityDeps;
   paymentClient: PublicClient;
+  /** Reachability of the payment chain, from every payment RPC outcome (PAYMENT_RPC_TIMEOUT_MS bounds each request). */
+  paymentChain: PaymentChainMonitor;
   siwe: SiweAuthenticator;
   tokens: TokenStore;
   ledger: Ledger;
@@ -55,7 +57,8 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
   let listenUrl = config.publicBaseUrl ?? `http://${config.host}:${config.port}`;
   const publicBaseUrl = () => (config.publicBaseUrl ?? listenUrl).replace(/\/$/, '');
 
-  const paymentClient = createPublicClient({ chain: config.payment.chain, transport: http(config.payment.rpcUrl), pollingInterval: 250 }) as PublicClient;
+  const paymentChain = new PaymentChainMonitor(config.payment.rpcUrl, config.payment.rpcTimeoutMs);
+  const paymentClient = createPublicClient({ chain: config.payment.chain, transport: paymentChain.transport(), pollingInterval: 250 }) as PublicClient;
   const facilitator = config.payment.facilitatorUrl
     ? createRemoteFacilitator(config.payment.facilitatorUrl)
     : createInProcessFacilitator({
@@ -63,6 +66,7 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
         chain: config.payment.chain,
         signer: config.payment.facilitatorPrivateKey!,
         networks: [`eip155:${config.payment.chain.id}`],
+        monitor: paymentChain,
       });
   const refunds = new RefundQueue(redis, keys, bullRedis);
   const paywall = new Paywall({
@@ -71,6 +75,7 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
     facilitator,
     publicClient: paymentClient,
     refunds,
+    chain: paymentChain,
     log: log.child({ module: 'paywall' }),
     terms: {
       network: `eip155:${config.payment.chain.id}`,
@@ -109,7 +114,10 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
     telemetry,
     builderHealth: () => readBuilderHealth(redis, keys),
     walletMonitorHealth: () => walletMonitor.health(),
+    paymentChainReachable: () => paymentChain.reachable(),
   });
+  // a payment chain going away (or coming back) shows on /status/health at once, not after the 10 s cache
+  paymentChain.onChange(() => discovery.invalidate());
 
   const siwe = new SiweAuthenticator(
     redis,
@@ -140,6 +148,7 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
     discovery,
     capabilityDeps: { chainClient: (chain) => chainClients.get(chain), redis, keys },
     paymentClient,
+    paymentChain,
     publicBaseUrl,
     setListenUrl(url) {
       listenUrl = url;

@@ -142,6 +142,17 @@ describe('refused payments cost nothing and say why', () => {
     ['expired', (pr) => craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { validBefore: BigInt(Math.floor(Date.now() / 1000) - 60) }), /expired/i],
     ['underpaid', (pr) => craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { value: PRICE - 1n }), /amount|price/i],
     ['wrong recipient', (pr) => craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { to: t.stack.payment.buyers[7].address }), /recipient|payTo/i],
+    // the challenge says maxTimeoutSeconds 300: an authorization spendable for a year is refused (30 s of clock skew allowed)
+    [
+      'year-long (validBefore far beyond maxTimeoutSeconds)',
+      (pr) => craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { validBefore: BigInt(Math.floor(Date.now() / 1000) + 365 * 24 * 3600) }),
+      /too long|maxTimeoutSeconds/i,
+    ],
+    [
+      'not-yet-valid (validAfter an hour ahead)',
+      (pr) => craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { validAfter: BigInt(Math.floor(Date.now() / 1000) + 3600), validBefore: BigInt(Math.floor(Date.now() / 1000) + 200) }),
+      /not valid yet/i,
+    ],
   ];
   for (const [name, make, reason] of cases) {
     it(`refuses a ${name} authorization with 402 and a clear reason`, async () => {
@@ -156,6 +167,24 @@ describe('refused payments cost nothing and say why', () => {
       expect(await balanceOf(victim)).toBe(before);
     });
   }
+
+  it('refuses a validBefore beyond maxTimeoutSeconds with its stable reason, before reserving anything', async () => {
+    const victim = t.stack.payment.buyers[6].address;
+    const pr = await challenge(executeUrl, request(victim));
+    const now = Math.floor(Date.now() / 1000);
+    const inflight = t.gateway.services.keys.authorizationsInFlight();
+    const reservedBefore = await t.gateway.services.redis.zcard(inflight);
+    const tooLong = await craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { validBefore: BigInt(now + pr.accepts[0].maxTimeoutSeconds + 120) });
+    const r = await post(executeUrl, request(victim), { 'PAYMENT-SIGNATURE': paymentHeader(tooLong) });
+    expect(r.status).toBe(402);
+    expect(r.body.reason).toBe('authorization_validity_too_long');
+    const auth = (tooLong.payload as { authorization: { nonce: `0x${string}` } }).authorization;
+    expect(await t.gateway.services.redis.exists(t.gateway.services.keys.authorization('eip155:8453', t.stack.payment.usdc, victim, auth.nonce))).toBe(0);
+    expect(await t.gateway.services.redis.zcard(inflight)).toBe(reservedBefore);
+    // within the window (maxTimeoutSeconds, as the official client signs) is accepted
+    const ok = await craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { validBefore: BigInt(now + pr.accepts[0].maxTimeoutSeconds) });
+    expect((await post(executeUrl, request(victim), { 'PAYMENT-SIGNATURE': paymentHeader(ok) })).status).toBe(200);
+  });
 
   it('refuses a header that is not an x402 payload', async () => {
     const r = await post(executeUrl, request(t.stack.payment.buyers[6].address), { 'PAYMENT-SIGNATURE': 'not-base64!!' });

@@ -1,7 +1,7 @@
-import { recoverOrphanedPayments, requestHash } from '@acg/payments';
+import { readRefund, recoverOrphanedPayments, requestHash } from '@acg/payments';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { challenge, officialPayload, paymentHeader, usdcReader } from './x402.js';
+import { challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
 
 let t: TestGateway;
 beforeAll(async () => {
@@ -61,6 +61,46 @@ describe('crash recovery of paid requests', () => {
     });
     expect(replay).toMatchObject({ kind: 'response', status: 502, replayed: true });
     expect((replay as { body: { refund: { amount: string } } }).body.refund.amount).toBe('1000');
+
+    // over HTTP, the replay names the execution reserved with the payment, and the refund once mined
+    for (let i = 0; i < 200 && (await readRefund(services.redis, services.keys, req.operationId))?.status !== 'sent'; i++) await new Promise((r) => setTimeout(r, 50));
+    const refund = await readRefund(services.redis, services.keys, req.operationId);
+    expect(refund).toMatchObject({ status: 'sent', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    const http = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header });
+    expect(http.status).toBe(502);
+    expect(http.contentType).toMatch(/application\/problem\+json/);
+    expect(http.body).toMatchObject({ execution_id: req.operationId, refund: { status: 'sent', amount: '1000', tx_hash: refund!.tx_hash } });
+  });
+
+  it('a replay that reconciles a stale settled payment runs it under the execution id reserved with the payment', async () => {
+    const { services } = t.gateway;
+    const buyer = t.stack.payment.buyers[2];
+    const body = { capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } };
+    const header = paymentHeader(await officialPayload(buyer, await challenge(`${t.url}/api/v1/execute`, body)));
+    const req = {
+      resourceUrl: `${t.url}/api/v1/execute`,
+      description: 'Execute intelligence.wallet_balances',
+      price: 1000n,
+      route: 'execute',
+      requestHash: requestHash('POST', 'execute', body),
+      operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S9C',
+      getHeader: (name: string) => (name === 'payment-signature' ? header : undefined),
+    };
+    void services.paywall.handle(req, () => new Promise(() => undefined));
+    const inflight = services.keys.authorizationsInFlight();
+    let authKey: string | undefined;
+    for (let i = 0; i < 100; i++) {
+      authKey = (await services.redis.zrange(inflight, '0', '-1')).find(Boolean);
+      if (authKey && (await services.redis.hget(authKey, 'state')) === 'settled') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await services.redis.hget(authKey!, 'operation_id')).toBe(req.operationId);
+    // the process that settled it "died" long ago: the reservation is stale
+    await services.redis.hset(authKey!, 'updated_at', '1');
+    const r = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ status: 'SUCCEEDED', execution_id: req.operationId });
+    expect((await services.executions.get(req.operationId))?.status).toBe('SUCCEEDED');
   });
 
   it('releases a reservation whose authorization never reached the chain (nothing was charged)', async () => {

@@ -2,14 +2,15 @@
 import { assertNoProblems, redisProblem } from '@acg/env';
 import { configFromEnv } from '@acg/gateway';
 import { liquidationsFromEnv } from './liquidationsConfig.js';
-import { startWorker } from './worker.js';
+import { paymentRecoveryFromEnv, startWorker } from './worker.js';
 
 try {
   // every variable is checked before anything starts; all problems are reported at once
   const config = configFromEnv(process.env);
+  const paymentRecovery = paymentRecoveryFromEnv(process.env);
   const redis = await redisProblem('REDIS_URL', config.redisUrl);
   assertNoProblems(redis ? [redis] : []);
-  const worker = await startWorker(config, { liquidations: liquidationsFromEnv(process.env, config) });
+  const worker = await startWorker(config, { liquidations: liquidationsFromEnv(process.env, config), paymentRecovery });
   process.stdout.write(`worker up: ${worker.workers.map((w) => w.name).join(', ')}\n`);
   const stop = async () => {
     await worker.close();

@@ -36,6 +36,25 @@ export interface StartWorkerOptions {
 }
 
 /**
+ * The crash-recovery sweep's timing from the environment: PAYMENT_RECOVERY_INTERVAL_MS (default
+ * 60 000) and PAYMENT_RECOVERY_AFTER_MS (a reservation without progress for this long is treated
+ * as orphaned; default 600 000). Both positive integers, milliseconds; unset → the defaults.
+ * Throws on a malformed value.
+ */
+export function paymentRecoveryFromEnv(env: NodeJS.ProcessEnv): { intervalMs?: number; olderThanMs?: number } {
+  const ms = (name: string) => {
+    const v = env[name];
+    if (v === undefined || v === '') return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer (milliseconds)`);
+    return n;
+  };
+  const intervalMs = ms('PAYMENT_RECOVERY_INTERVAL_MS');
+  const olderThanMs = ms('PAYMENT_RECOVERY_AFTER_MS');
+  return { ...(intervalMs ? { intervalMs } : {}), ...(olderThanMs ? { olderThanMs } : {}) };
+}
+
+/**
  * Starts the BullMQ workers (DESIGN 1 `apps/worker`) against the shared Redis: the job runner
  * (issue 3) and the refund worker. Stateless: run as many as needed; BullMQ distributes work and
  * hands a crashed worker's jobs to a live one.

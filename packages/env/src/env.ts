@@ -24,6 +24,12 @@ export const envNonNegative = z
   .refine((v) => v.trim() !== '' && Number.isFinite(Number(v)) && Number(v) >= 0, 'must be a number ≥ 0')
   .transform(Number);
 
+/** A finite number > 0 (e.g. a timeout in milliseconds). */
+export const envPositive = z
+  .string()
+  .refine((v) => v.trim() !== '' && Number.isFinite(Number(v)) && Number(v) > 0, 'must be a number > 0')
+  .transform(Number);
+
 /** A pino level, one of {@link LOG_LEVELS}. */
 export const envLogLevel = z
   .string()
@@ -139,6 +145,7 @@ export const GATEWAY_ENV = {
   ARBITRUM_RPC_URL: envRpcUrl,
   GATEWAY_RATE_LIMIT: envNonNegative,
   PROBE_INTERVAL_SECONDS: envNonNegative,
+  PAYMENT_RPC_TIMEOUT_MS: envPositive,
   LOG_LEVEL: envLogLevel,
 } satisfies EnvSpec;
 

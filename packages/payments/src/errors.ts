@@ -33,3 +33,26 @@ export class PaymentConflictError extends Error {
     );
   }
 }
+
+/**
+ * The payment chain (or the facilitator's node) could not be reached while verifying or settling
+ * (503 with Retry-After). `payment` says what the payer should assume: `not_charged` (verification
+ * failed to run; nothing was broadcast) or `unknown` (settlement may have been broadcast: the
+ * reservation is kept and reconciled on chain later, so a retry with the same payment gets the
+ * result or nothing is charged; the crash-recovery sweep refunds a settled payment whose request
+ * never completed). `reason` is the stable code `payment_chain_unavailable`.
+ */
+export class PaymentChainUnavailableError extends Error {
+  override name = 'PaymentChainUnavailableError';
+  readonly reason = 'payment_chain_unavailable';
+  constructor(
+    readonly payment: 'not_charged' | 'unknown',
+    readonly retryAfterSeconds = 10,
+  ) {
+    super(
+      payment === 'not_charged'
+        ? 'The payment chain is unreachable, so the payment could not be verified; nothing was charged. Retry later.'
+        : 'The payment chain became unreachable while the payment was being settled; its outcome is unknown. Retry later with the same payment: it is charged at most once, and the gateway answers with the result or refunds it.',
+    );
+  }
+}

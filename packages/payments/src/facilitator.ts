@@ -4,6 +4,7 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResp
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { createWalletClient, http, nonceManager, publicActions, type Chain } from 'viem';
+import { isTransportError, type PaymentChainMonitor } from './chainHealth.js';
 import { privateKeyToAccount, type LocalAccount } from 'viem/accounts';
 
 /** Options of {@link createInProcessFacilitator}. */
@@ -18,6 +19,12 @@ export interface InProcessFacilitatorOptions {
   networks: `${string}:${string}`[];
   /** Receipt wait bound, milliseconds (default 60 000). */
   confirmationTimeoutMs?: number;
+  /**
+   * Reports every RPC outcome of the facilitator's client (so the paywall can tell an unreachable
+   * node from an invalid payment) and bounds each request by its timeout (PAYMENT_RPC_TIMEOUT_MS).
+   * Without it: viem's default http transport (10 s timeout), no retry.
+   */
+  monitor?: PaymentChainMonitor;
 }
 
 /**
@@ -37,7 +44,8 @@ export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): F
   const client = createWalletClient({
     account,
     chain: opts.chain,
-    transport: http(opts.rpcUrl, { retryCount: 0 }),
+    // no retry: a write must not be re-sent blindly, and a dead node must fail within one timeout
+    transport: opts.monitor ? opts.monitor.transport({ retryCount: 0 }) : http(opts.rpcUrl, { retryCount: 0 }),
     pollingInterval: 250,
   }).extend(publicActions);
   const signer = toFacilitatorEvmSigner(
@@ -48,7 +56,14 @@ export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): F
       writeContract: (args) => client.writeContract({ ...(args as object), account, chain: opts.chain } as never),
       sendTransaction: (args) => client.sendTransaction({ ...args, account, chain: opts.chain }),
       waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
-      getCode: (args) => client.getCode(args),
+      // @x402/evm starts an asset getCode check it may never await (an early return on a bad
+      // signature): a rejection there would be unhandled and crash the process. An unreachable
+      // node reads as "no code" instead; the transport failure is still recorded by the monitor,
+      // so the paywall answers 503, not a payment refusal.
+      getCode: (args) => client.getCode(args).catch((e: unknown) => {
+        if (isTransportError(e)) return undefined;
+        throw e;
+      }),
     },
     { confirmationTimeoutMs: opts.confirmationTimeoutMs ?? 60_000 },
   );

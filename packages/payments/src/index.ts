@@ -1,5 +1,7 @@
 export { createInProcessFacilitator, createRemoteFacilitator, type InProcessFacilitatorOptions } from './facilitator.js';
-export { PaymentConflictError, PaymentError, PaymentInProgressError } from './errors.js';
+export { PaymentChainUnavailableError, PaymentConflictError, PaymentError, PaymentInProgressError } from './errors.js';
+export { authorizationWindowProblem, DEFAULT_CLOCK_SKEW_SECONDS } from './authorizationWindow.js';
+export { chainFailedDuring, DEFAULT_PAYMENT_RPC_TIMEOUT_MS, isTransportError, PaymentChainMonitor, type PaymentChainSnapshot } from './chainHealth.js';
 export { canonicalHash, requestHash } from './hashing.js';
 export { eip3009Authorization, readPaymentPayload, PAYMENT_HEADERS, type Eip3009Authorization } from './paymentHeader.js';
 export {
@@ -13,6 +15,7 @@ export {
   type PaywallOptions,
   type SettledPayment,
 } from './paywall.js';
-export { readRefund, RefundQueue, startRefundWorker, REFUND_QUEUE, type RefundRecord, type RefundRequest, type RefundWorkerOptions } from './refunds.js';
+export { readRefund, withRefundState, RefundQueue, startRefundWorker, REFUND_QUEUE, type RefundRecord, type RefundRequest, type RefundWorkerOptions } from './refunds.js';
 export { describePaymentFailure } from './sanitize.js';
-export { recoverOrphanedPayments, startPaymentRecovery, type PaymentRecoveryOptions, type RecoveryRound } from './recovery.js';
+export { operationIdFields, recoverOrphanedPayments, startPaymentRecovery, type PaymentRecoveryOptions, type RecoveryRound } from './recovery.js';
+export { AUTHORIZATION_STATE_ABI, authorizationUsed } from './eip3009.js';

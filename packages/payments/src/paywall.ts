@@ -6,11 +6,13 @@ import { RedisKeys, withScripts, type ScriptedRedis } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PublicClient } from 'viem';
+import { authorizationWindowProblem } from './authorizationWindow.js';
+import { chainFailedDuring, unlessChainLost, type PaymentChainMonitor } from './chainHealth.js';
 import { authorizationTx, authorizationUsed } from './eip3009.js';
-import { PaymentConflictError, PaymentError, PaymentInProgressError } from './errors.js';
+import { PaymentChainUnavailableError, PaymentConflictError, PaymentError, PaymentInProgressError } from './errors.js';
 import { canonicalHash } from './hashing.js';
 import { eip3009Authorization, readPaymentPayload } from './paymentHeader.js';
-import type { RefundQueue } from './refunds.js';
+import { withRefundState, type RefundQueue } from './refunds.js';
 import { describePaymentFailure } from './sanitize.js';
 
 /** Where payments go: SPEC 2.9 `network`, `asset`, `payTo`, plus the asset's EIP-712 domain. */
@@ -24,8 +26,10 @@ export interface PaymentTerms {
   /** EIP-712 domain name and version of the asset (USDC: "USD Coin", "2"). */
   assetName: string;
   assetVersion: string;
-  /** Seconds an authorization may take to settle (PaymentRequirements.maxTimeoutSeconds). */
+  /** Seconds an authorization may take to settle (PaymentRequirements.maxTimeoutSeconds, default 300). */
   maxTimeoutSeconds?: number;
+  /** Clock skew tolerated on validBefore/validAfter, seconds (default 30; see authorizationWindow.ts). */
+  clockSkewSeconds?: number;
 }
 
 export interface PaywallOptions {
@@ -41,6 +45,11 @@ export interface PaywallOptions {
   duplicateWaitMs?: number;
   /** How long reservations and stored results are kept, seconds (default 7 days). */
   retentionSeconds?: number;
+  /**
+   * Watches the payment chain's RPC transport: a verify or settle failure while the node is
+   * unreachable becomes a 503 (PaymentChainUnavailableError), never a 402 blaming the payment.
+   */
+  chain?: PaymentChainMonitor;
 }
 
 /** A paid request as the paywall sees it. */
@@ -65,6 +74,8 @@ export interface PaidRequest {
 
 /** The settled payment handed to the paid operation. */
 export interface SettledPayment {
+  /** The operation id reserved with this payment: the request's own, or the first request's when a replay reconciles it. */
+  operationId: string;
   payer: `0x${string}`;
   /** integer string, USDC base units */
   amount: string;
@@ -226,6 +237,8 @@ export class Paywall {
     if (!matched) return this.refuse(req, 'requirements_mismatch');
     const auth = eip3009Authorization(payload);
     if (!auth) return this.refuse(req, 'unsupported_transfer_method');
+    const windowProblem = authorizationWindowProblem(auth, matched.maxTimeoutSeconds, { skewSeconds: this.opts.terms.clockSkewSeconds });
+    if (windowProblem) return this.refuse(req, windowProblem);
 
     const authKey = this.opts.keys.authorization(matched.network, matched.asset, auth.from, auth.nonce);
     const payloadHash = canonicalHash(payload.payload);
@@ -281,10 +294,15 @@ export class Paywall {
     run: (payment: SettledPayment) => Promise<Outcome>,
   ): Promise<PaidResponse> {
     let settle: SettleResponse;
+    const started = Date.now();
     try {
-      settle = await this.server.settlePayment(payload, matched);
+      // a node that dies mid-settle leaves the facilitator polling for a receipt (60 s and more): stop waiting once it is gone
+      const first = await unlessChainLost(this.opts.chain, started, this.server.settlePayment(payload, matched));
+      if (!first) return this.settleUnknown(authKey, req.operationId, 'payment chain lost during settlement');
+      settle = first;
     } catch (e) {
       const reason = (e as { errorReason?: string }).errorReason;
+      if (reason && (await chainFailedDuring(this.opts.chain, started))) return this.settleUnknown(authKey, req.operationId, reason);
       if (reason) {
         await this.transition(authKey, req.operationId, 'pending', '__delete__');
         return this.refuse(req, reason);
@@ -295,11 +313,16 @@ export class Paywall {
       throw new PaymentInProgressError();
     }
     if (!settle.success) {
+      // broadcast but unconfirmed, or failed while the node was unreachable: the outcome is unknown, keep the reservation
+      if (settle.errorReason === 'settlement_pending' || (await chainFailedDuring(this.opts.chain, started))) {
+        return this.settleUnknown(authKey, req.operationId, settle.errorReason);
+      }
       await this.transition(authKey, req.operationId, 'pending', '__delete__');
       return this.refuse(req, settle.errorReason);
     }
     const auth = eip3009Authorization(payload)!;
     const payment: SettledPayment = {
+      operationId: req.operationId,
       payer: auth.from,
       amount: matched.amount,
       txHash: settle.transaction as `0x${string}`,
@@ -390,7 +413,13 @@ export class Paywall {
   ): Promise<PaidResponse> {
     const { authKey, asset, from, nonce } = ref;
     const h = await this.redis.hgetall(authKey);
-    const used = await authorizationUsed(this.opts.publicClient, asset, from, nonce);
+    let used: boolean;
+    try {
+      used = await authorizationUsed(this.opts.publicClient, asset, from, nonce);
+    } catch (e) {
+      this.opts.log.warn({ err: (e as Error).message?.slice(0, 200), operationId }, 'cannot reconcile a payment: payment chain unreachable');
+      throw new PaymentChainUnavailableError('unknown');
+    }
     if (!used) {
       await this.transition(authKey, operationId, 'pending,settle_unknown,settled', '__delete__');
       throw new PaymentInProgressError();
@@ -398,7 +427,7 @@ export class Paywall {
     let txHash = h.tx_hash as `0x${string}` | undefined;
     txHash ??= await authorizationTx(this.opts.publicClient, asset, from, nonce);
     const amount = this.requirements(req.price).amount;
-    const payment: SettledPayment = { payer: from as `0x${string}`, amount, txHash: (txHash ?? '0x') as `0x${string}`, network: this.opts.terms.network };
+    const payment: SettledPayment = { operationId, payer: from as `0x${string}`, amount, txHash: (txHash ?? '0x') as `0x${string}`, network: this.opts.terms.network };
     const ok = await this.transition(authKey, operationId, 'pending,settle_unknown,settled', 'settled', 'tx_hash', payment.txHash, 'payer', payment.payer, 'amount', amount);
     if (!ok) {
       const stored = await this.waitForStored(authKey);
@@ -412,8 +441,8 @@ export class Paywall {
   private async waitForStored(authKey: string): Promise<StoredResponse> {
     const deadline = Date.now() + (this.opts.duplicateWaitMs ?? 30_000);
     for (;;) {
-      const [state, response] = await this.redis.hmget(authKey, 'state', 'response');
-      if (state === 'completed' && response) return JSON.parse(response) as StoredResponse;
+      const [state, response, operationId] = await this.redis.hmget(authKey, 'state', 'response', 'operation_id');
+      if (state === 'completed' && response) return withRefundState(this.opts.redis, this.opts.keys, operationId, JSON.parse(response) as StoredResponse);
       if (!state) throw new PaymentInProgressError();
       if (Date.now() > deadline) throw new PaymentInProgressError();
       await new Promise((r) => setTimeout(r, 50));
@@ -421,14 +450,28 @@ export class Paywall {
   }
 
   private async verify(payload: PaymentPayload, matched: PaymentRequirements) {
+    const started = Date.now();
     try {
-      return await this.server.verifyPayment(payload, matched);
+      const verified = await unlessChainLost(this.opts.chain, started, this.server.verifyPayment(payload, matched));
+      if (!verified || (!verified.isValid && (await chainFailedDuring(this.opts.chain, started)))) {
+        this.opts.log.warn({ reason: verified?.invalidReason }, 'payment not verifiable: payment chain unreachable');
+        throw new PaymentChainUnavailableError('not_charged');
+      }
+      return verified;
     } catch (e) {
+      if (e instanceof PaymentChainUnavailableError) throw e;
       const reason = (e as { invalidReason?: string }).invalidReason;
       if (reason) return { isValid: false, invalidReason: reason };
       this.opts.log.error({ err: (e as Error).message?.slice(0, 200) }, 'payment verification failed to run');
       throw new PaymentVerificationUnavailableError();
     }
+  }
+
+  /** Settlement outcome not seen (chain lost, or broadcast but unconfirmed): keep the reservation for reconciliation, answer 503. */
+  private async settleUnknown(authKey: string, operationId: string, why: string | undefined): Promise<never> {
+    this.opts.log.error({ operationId, reason: why?.slice(0, 100) }, 'settlement outcome unknown: payment chain unreachable');
+    await this.transition(authKey, operationId, 'pending', 'settle_unknown');
+    throw new PaymentChainUnavailableError('unknown');
   }
 
   private refuse(req: Pick<PaidRequest, 'resourceUrl' | 'description' | 'price'>, reason: string | undefined): PaidResponse {

@@ -80,7 +80,7 @@ export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promis
         title: 'Bad Gateway',
         status: 502,
         detail: 'The gateway stopped before completing this paid request; the payment is being refunded.',
-        operation_id: op,
+        ...operationIdFields(op),
         payment: { tx_hash: txHash, amount: h.amount },
         refund: { status: 'pending', amount: h.amount },
       },
@@ -91,6 +91,17 @@ export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promis
     }
   }
   return round;
+}
+
+/**
+ * The id fields of a recovered operation's stored answer: `operation_id` always, plus the id under
+ * the name its route answers with (`execution_id` for `exe_`, `job_id` for `job_`), so a replay
+ * names the operation reserved with the payment, never a new one.
+ */
+export function operationIdFields(op: string): Record<string, string> {
+  if (op.startsWith('exe_')) return { operation_id: op, execution_id: op, execution_status: 'FAILED' };
+  if (op.startsWith('job_')) return { operation_id: op, job_id: op };
+  return { operation_id: op };
 }
 
 /**

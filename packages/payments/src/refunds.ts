@@ -69,6 +69,21 @@ export async function readRefund(redis: Redis, keys: RedisKeys, operationId: str
   };
 }
 
+/**
+ * A stored paid answer with its refund's current state. Stored answers are written once (when the
+ * operation fails, or by the crash-recovery sweep) with `refund: {status: "pending", amount}`;
+ * the refund worker later marks the refund record `sent`. Replays read through this, so they show
+ * `refund: {status: "sent", amount, tx_hash}` once the transfer is mined (the refund record is the
+ * single source of truth, so no write can race the worker). Other answers are returned unchanged.
+ */
+export async function withRefundState<T extends { body: unknown }>(redis: Redis, keys: RedisKeys, operationId: string | null | undefined, stored: T): Promise<T> {
+  const body = stored.body as { refund?: { status?: string } } | null;
+  if (!operationId || !body || typeof body !== 'object' || body.refund?.status !== 'pending') return stored;
+  const refund = await readRefund(redis, keys, operationId);
+  if (refund?.status !== 'sent') return stored;
+  return { ...stored, body: { ...body, refund: { ...body.refund, status: 'sent', ...(refund.tx_hash ? { tx_hash: refund.tx_hash } : {}) } } };
+}
+
 export interface RefundWorkerOptions {
   redis: Redis;
   keys: RedisKeys;

@@ -1,4 +1,4 @@
-import { PaymentConflictError, PaymentInProgressError, PaymentVerificationUnavailableError, requestHash, type SettledPayment } from '@acg/payments';
+import { PaymentChainUnavailableError, PaymentConflictError, PaymentInProgressError, PaymentVerificationUnavailableError, requestHash, type SettledPayment } from '@acg/payments';
 import { header, type Context } from './context.js';
 import { problem, problemOf, rawError } from './problem.js';
 
@@ -29,7 +29,8 @@ export interface PaidContext {
  * route does `.use(paid({...}))` after its input validation, so bad input is refused before any
  * payment. The resolver runs at most once per payment; a replayed payment or Idempotency-Key gets
  * the stored answer; a failure after settlement is refunded (DESIGN "x402 payments").
- * Errors: 402 challenge (with `PAYMENT-REQUIRED`), 409 conflict or in-progress, 503 facilitator down.
+ * Errors: 402 challenge (with `PAYMENT-REQUIRED`), 409 conflict or in-progress, 503 facilitator down,
+ * 503 `payment_chain_unavailable` (Retry-After; `payment.status` `not_charged` or `unknown`).
  */
 export function paid<I>(spec: PaidSpec<I>) {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -52,7 +53,8 @@ export function paid<I>(spec: PaidSpec<I>) {
           getHeader: (name) => header(ctx, name),
         },
         async (payment) => {
-          fresh = await opts.next({ ctx: { payment, operationId } satisfies PaidContext });
+          // the operation id reserved with the payment (a reconciled replay runs under the first request's id)
+          fresh = await opts.next({ ctx: { payment, operationId: payment.operationId } satisfies PaidContext });
           // the resolver's status (e.g. 202) and headers (e.g. Location) are stored with the body, so replays match
           if (fresh!.ok) return { ok: true, status: ctx.response.status ?? 200, headers: { ...ctx.responseHeaders }, body: fresh!.data };
           const { status, body } = problemOf(fresh!.error as never);
@@ -62,6 +64,9 @@ export function paid<I>(spec: PaidSpec<I>) {
     } catch (e) {
       if (e instanceof PaymentConflictError) throw problem(409, e.message);
       if (e instanceof PaymentInProgressError) throw problem(409, e.message, {}, { 'Retry-After': '1' });
+      if (e instanceof PaymentChainUnavailableError) {
+        throw problem(503, e.message, { reason: e.reason, payment: { status: e.payment } }, { 'Retry-After': String(e.retryAfterSeconds) });
+      }
       if (e instanceof PaymentVerificationUnavailableError) throw problem(503, e.message, {}, { 'Retry-After': '5' });
       throw e;
     }

@@ -1,0 +1,34 @@
+import { HttpRequestError, TimeoutError, ContractFunctionExecutionError, BaseError } from 'viem';
+import { describe, expect, it } from 'vitest';
+import { authorizationWindowProblem } from '../src/authorizationWindow.js';
+import { isTransportError } from '../src/chainHealth.js';
+
+describe('authorizationWindowProblem', () => {
+  const now = 1_700_000_000;
+  const at = (validAfter: number, validBefore: number) => authorizationWindowProblem({ validAfter: String(validAfter), validBefore: String(validBefore) }, 300, { nowSeconds: now });
+  it('accepts what the official client signs (validAfter in the past, validBefore = now + maxTimeoutSeconds)', () => {
+    expect(at(now - 600, now + 300)).toBeUndefined();
+    expect(at(now + 30, now + 330)).toBeUndefined(); // 30 s of clock skew
+  });
+  it('refuses validBefore beyond maxTimeoutSeconds + skew, and validAfter beyond the skew', () => {
+    expect(at(now - 600, now + 331)).toBe('authorization_validity_too_long');
+    expect(at(0, now + 365 * 24 * 3600)).toBe('authorization_validity_too_long');
+    expect(at(now + 31, now + 300)).toBe('invalid_exact_evm_payload_authorization_valid_after');
+  });
+});
+
+describe('isTransportError', () => {
+  it('recognises unreachable-node errors, also wrapped', () => {
+    expect(isTransportError(new HttpRequestError({ url: 'http://127.0.0.1:1', details: 'fetch failed' }))).toBe(true);
+    expect(isTransportError(new TimeoutError({ body: {}, url: 'http://127.0.0.1:1' }))).toBe(true);
+    expect(isTransportError(Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }))).toBe(true);
+    expect(isTransportError(new TypeError('fetch failed'))).toBe(true);
+    const wrapped = new ContractFunctionExecutionError(new HttpRequestError({ url: 'http://x', details: 'fetch failed' }) as BaseError, { abi: [], functionName: 'f' });
+    expect(isTransportError(wrapped)).toBe(true);
+  });
+  it('does not mistake a revert or a bad signature for an outage', () => {
+    expect(isTransportError(new BaseError('execution reverted: FiatTokenV2: invalid signature'))).toBe(false);
+    expect(isTransportError(new Error('invalid signature'))).toBe(false);
+    expect(isTransportError(undefined)).toBe(false);
+  });
+});
