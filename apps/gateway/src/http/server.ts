@@ -6,7 +6,7 @@ import { appRouter } from '../routers/index.js';
 import type { Services } from '../services.js';
 import { rawBodies, type Context } from '../trpc/context.js';
 import { GatewayRateLimit } from './rateLimit.js';
-import { problemOf, statusTitle } from '../trpc/problem.js';
+import { problemOf, redisUnavailableProblem, statusTitle } from '../trpc/problem.js';
 import type { TRPCError } from '@trpc/server';
 
 /** Largest accepted request body, bytes (DESIGN "Errors": 413 beyond). */
@@ -69,7 +69,9 @@ export function createRequestListener(services: Services) {
     return { status: ctx?.response.status ?? 200, headers: ctx?.responseHeaders ?? {} };
   };
   const onError = ({ error, path }: { error: TRPCError; path?: string }) => {
-    if (problemOf(error).status >= 500 || error.code === 'INTERNAL_SERVER_ERROR') {
+    if (redisUnavailableProblem(error.cause)) {
+      services.log.warn({ path, err: error.cause?.message?.slice(0, 200) }, 'redis unavailable');
+    } else if (problemOf(error).status >= 500 || error.code === 'INTERNAL_SERVER_ERROR') {
       services.log.error({ path, err: error.cause?.message?.slice(0, 300) ?? error.message.slice(0, 300) }, 'internal error');
     }
   };
@@ -172,6 +174,12 @@ export function createRequestListener(services: Services) {
       if (path.startsWith('/trpc/')) return void (await trpc(req, res));
       await rest(req, res);
     } catch (e) {
+      const unavailable = redisUnavailableProblem(e);
+      if (unavailable) {
+        services.log.warn({ requestId, err: String((e as Error)?.message ?? e).slice(0, 200) }, 'redis unavailable');
+        if (!res.headersSent) res.setHeader('Retry-After', unavailable.headers['Retry-After']);
+        return sendProblem(res, 503, unavailable.body.detail);
+      }
       services.log.error({ requestId, err: String((e as Error)?.message ?? e).slice(0, 300) }, 'unhandled request error');
       sendProblem(res, 500, 'An internal error occurred; it was logged. Retry later.');
     }

@@ -18,8 +18,10 @@ export const t = initTRPC
         // eslint-disable-next-line @typescript-eslint/no-explicit-any
         return { ...body, message: String(body.detail ?? shape.message), code: shape.code, data: { code: shape.data.code, httpStatus: body.status } } as any;
       }
+      // the REST bridge adds `message` from the shape, else from the raw error (which may carry
+      // upstream text, e.g. a Redis error): give it the problem's own sentence
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      return body as any;
+      return (body.detail === undefined ? body : { ...body, message: String(body.detail) }) as any;
     },
   });
 
