@@ -171,7 +171,7 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
 export function startRefunds(services: Services): Worker | undefined {
   const { config } = services;
   if (!config.payment.treasuryPrivateKey) return undefined;
-  return startRefundWorker({
+  const worker = startRefundWorker({
     redis: services.redis,
     keys: services.keys,
     connection: services.bullRedis,
@@ -181,4 +181,6 @@ export function startRefunds(services: Services): Worker | undefined {
     asset: config.payment.asset,
     log: services.log.child({ module: 'refunds' }),
   });
+  worker.on('error', (err) => services.log.warn({ err: String(err?.message ?? err).slice(0, 200) }, 'refund worker error (e.g. Redis unavailable); it reconnects'));
+  return worker;
 }

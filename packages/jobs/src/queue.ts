@@ -9,6 +9,8 @@ export class JobQueue {
   private readonly queue: Queue;
   constructor(keys: RedisKeys, connection: Redis) {
     this.queue = new Queue(JOB_QUEUE, { connection, prefix: keys.bullPrefix() });
+    // a Redis outage surfaces as the failing enqueue (503 to the caller); the event itself is noise
+    this.queue.on('error', () => undefined);
   }
   /** Enqueues `jobId` once (a second call for the same id is a no-op). */
   async enqueue(jobId: string): Promise<void> {

@@ -1,5 +1,5 @@
 import type { RefundQueue } from '@acg/payments';
-import type { RedisKeys } from '@acg/redis';
+import { isRedisUnavailable, REDIS_OUTAGE_TOLERANCE_MS, type RedisKeys } from '@acg/redis';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -23,6 +23,12 @@ export interface JobRunnerOptions {
   lockDurationMs?: number;
   /** jobs run at once by this worker (default 4) */
   concurrency?: number;
+  /**
+   * How long a job waits for Redis to come back after losing it mid-job, ms (default
+   * REDIS_OUTAGE_TOLERANCE_MS, 30 000). The job then resumes where it stopped; past this
+   * bound the job is handed back to BullMQ, which retries it later (still resuming, never failing it).
+   */
+  redisOutageToleranceMs?: number;
   /** called before each step runs (instrumentation and fault-injection in tests) */
   beforeStep?(job: StoredJob, index: number): Promise<void>;
   /** called after a step's execution is stored, before the job record notes it (crash window in tests) */
@@ -42,6 +48,12 @@ const now = () => new Date().toISOString();
  * written before it runs, so after a SIGKILL the restarted worker adopts a stored execution
  * instead of running or charging it again; BullMQ hands a stalled job to a live worker. When the
  * job ends, the unspent budget is refunded on-chain by the durable refund queue.
+ *
+ * Redis outages (DESIGN "Jobs", README "Redis outage tolerance"): an error for which
+ * `isRedisUnavailable` holds never fails a step or the job. The runner waits for Redis to answer
+ * again, checks it still holds the BullMQ lock (otherwise another worker has the job and this one
+ * stops), reloads the stored job and resumes it: a step whose execution was stored is adopted,
+ * not run again; a job that ended but whose refund was not yet queued gets it queued.
  */
 export function startJobRunner(o: JobRunnerOptions): Worker {
   const attempts = o.stepAttempts ?? 4;
@@ -112,9 +124,16 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
     return ok ? ('ok' as const) : ('failed' as const);
   };
 
-  const process = async (bull: Job<{ job_id: string }>) => {
+  const processOnce = async (bull: Job<{ job_id: string }>) => {
     const job = await o.store.get(bull.data.job_id);
-    if (!job || TERMINAL.has(job.status)) return;
+    if (!job) return;
+    if (TERMINAL.has(job.status)) {
+      // ended before an outage or a crash could queue its refund: queue it now (idempotent by job id)
+      if (job.refund_amount) {
+        await o.refunds.enqueue({ operationId: job.job_id, payer: job.payer, amount: job.refund_amount, paymentTxHash: job.payment.tx_hash as `0x${string}` });
+      }
+      return;
+    }
     for (let i = 0; i < job.steps.length; i++) {
       const step = job.steps[i];
       if (step.status === 'succeeded' || step.status === 'skipped') continue;
@@ -136,6 +155,24 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
     return finish(job, 'succeeded');
   };
 
+  const tolerance = o.redisOutageToleranceMs ?? REDIS_OUTAGE_TOLERANCE_MS;
+  const lockDuration = o.lockDurationMs ?? 30_000;
+  const process = async (bull: Job<{ job_id: string }>, token?: string) => {
+    for (;;) {
+      try {
+        return await processOnce(bull);
+      } catch (e) {
+        if (!isRedisUnavailable(e)) throw e;
+        o.log.warn({ job_id: bull.data.job_id, err: String((e as Error).message).slice(0, 200) }, 'redis unavailable mid-job; resuming once it is back');
+        await o.store.waitUntilAvailable(tolerance); // rethrows past the tolerance: BullMQ retries the job later
+        if (token && (await bull.extendLock(token, lockDuration)) !== 1) {
+          o.log.warn({ job_id: bull.data.job_id }, 'lost the job lock during the redis outage; another worker resumes it');
+          throw new Error('job lock lost during a Redis outage');
+        }
+      }
+    }
+  };
+
   const worker = new Worker<{ job_id: string }>(JOB_QUEUE, process, {
     connection: o.connection,
     prefix: o.keys.bullPrefix(),
@@ -145,5 +182,6 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
     maxStalledCount: 1000,
   });
   worker.on('failed', (job, err) => o.log.error({ job_id: job?.data.job_id, err: err.message.slice(0, 200) }, 'job processing error; will retry'));
+  worker.on('error', (err) => o.log.warn({ err: String(err?.message ?? err).slice(0, 200) }, 'job worker error (e.g. Redis unavailable); it reconnects'));
   return worker;
 }

@@ -1,4 +1,4 @@
-import type { RedisKeys } from '@acg/redis';
+import { waitForRedis, type RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { StoredJob } from './types.js';
 
@@ -34,6 +34,11 @@ export class JobStore {
   async get(id: string): Promise<StoredJob | undefined> {
     const raw = await this.redis.get(this.key(id));
     return raw ? (JSON.parse(raw) as StoredJob) : undefined;
+  }
+
+  /** Resolves once Redis answers again; rejects after `toleranceMs` without an answer. */
+  waitUntilAvailable(toleranceMs: number): Promise<void> {
+    return waitForRedis(this.redis, toleranceMs);
   }
 
   async requestCancel(id: string): Promise<void> {

@@ -2,7 +2,7 @@ import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
-import { RedisKeys, withScripts, type ScriptedRedis } from '@acg/redis';
+import { isRedisUnavailable, RedisKeys, retryWhileRedisUnavailable, withScripts, type ScriptedRedis } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PublicClient } from 'viem';
@@ -87,7 +87,7 @@ export interface SettledPayment {
 /** What the paid operation produced; `refund: true` on failure returns the payment. */
 export type Outcome =
   | { ok: true; status?: number; body: unknown; headers?: Record<string, string> }
-  | { ok: false; status: number; body: Record<string, unknown>; refund: boolean };
+  | { ok: false; status: number; body: Record<string, unknown>; refund: boolean; headers?: Record<string, string> };
 
 /** The HTTP answer to give: a 402 challenge, or the (possibly replayed) operation's response. */
 export type PaidResponse =
@@ -251,7 +251,7 @@ export class Paywall {
     const verified = await this.verify(payload, matched);
     if (!verified.isValid) return this.refuse(req, verified.invalidReason);
 
-    const reserved = (await this.redis.reserve_authorization(
+    const reserved = (await this.releasingOnRedisFailure(authKey, req.operationId, () => this.redis.reserve_authorization(
       authKey,
       this.opts.keys.authorizationsInFlight(),
       req.requestHash,
@@ -263,7 +263,7 @@ export class Paywall {
       auth.from,
       auth.nonce,
       matched.amount,
-    )) as string[];
+    ))) as string[];
     if (reserved[0] !== 'reserved') {
       const raced = await this.lookup(ref, req, payloadHash, run);
       if (raced) return raced;
@@ -271,11 +271,9 @@ export class Paywall {
     }
 
     if (req.idempotencyKey) {
-      const claim = (await this.redis.claim_idempotency_key(
-        this.opts.keys.idempotency(req.route, req.idempotencyKey),
-        req.requestHash,
-        authKey,
-        this.retention(),
+      const idemKey = this.opts.keys.idempotency(req.route, req.idempotencyKey);
+      const claim = (await this.releasingOnRedisFailure(authKey, req.operationId, () =>
+        this.redis.claim_idempotency_key(idemKey, req.requestHash, authKey, this.retention()),
       )) as string[];
       if (claim[0] !== 'claimed') {
         await this.transition(authKey, req.operationId, 'pending', '__delete__');
@@ -344,11 +342,18 @@ export class Paywall {
       outcome = await run(payment);
     } catch (e) {
       this.opts.log.error({ err: (e as Error).message?.slice(0, 200), operationId }, 'paid operation threw');
+      const unavailable = isRedisUnavailable(e);
       outcome = {
         ok: false,
-        status: 500,
+        status: unavailable ? 503 : 500,
         refund: true,
-        body: { type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'The operation failed after payment; the payment is being refunded.' },
+        headers: unavailable ? { 'Retry-After': '5' } : {},
+        body: {
+          type: 'about:blank',
+          title: unavailable ? 'Service Unavailable' : 'Internal Server Error',
+          status: unavailable ? 503 : 500,
+          detail: 'The operation failed after payment; the payment is being refunded.',
+        },
       };
     }
     const headers: Record<string, string> = { 'PAYMENT-RESPONSE': encodePaymentResponseHeader(settle), 'Cache-Control': 'no-store' };
@@ -358,10 +363,10 @@ export class Paywall {
     } else {
       let body = outcome.body;
       if (outcome.refund) {
-        await this.opts.refunds.enqueue({ operationId, payer: payment.payer, amount: payment.amount, paymentTxHash: payment.txHash });
+        await retryWhileRedisUnavailable(() => this.opts.refunds.enqueue({ operationId, payer: payment.payer, amount: payment.amount, paymentTxHash: payment.txHash }));
         body = { ...body, refund: { status: 'pending', amount: payment.amount } };
       }
-      stored = { status: outcome.status, body, headers: { ...headers, 'Content-Type': 'application/problem+json' } };
+      stored = { status: outcome.status, body, headers: { ...outcome.headers, ...headers, 'Content-Type': 'application/problem+json' } };
     }
     if (!(await this.transition(authKey, operationId, 'settled', 'completed', 'response', JSON.stringify(stored)))) {
       // the crash-recovery sweep took this payment over (it refunded it): answer what it stored
@@ -479,9 +484,36 @@ export class Paywall {
     return this.challenge(req, { reason: code, message: describePaymentFailure(code) });
   }
 
+  /**
+   * Compare-and-set of the reservation's state. Retried through a Redis outage up to the outage
+   * tolerance (safe: a repeat of an applied transition is a no-op), so a process that settled or
+   * ran a paid operation stores its outcome as soon as Redis is back, never leaving the
+   * reservation pending until the crash-recovery sweep.
+   */
   private async transition(authKey: string, operationId: string, from: string, to: string, ...fields: string[]): Promise<boolean> {
-    const r = await this.redis.transition_authorization(authKey, this.opts.keys.authorizationsInFlight(), operationId, from, to, Date.now(), ...fields);
+    const r = await retryWhileRedisUnavailable(() =>
+      this.redis.transition_authorization(authKey, this.opts.keys.authorizationsInFlight(), operationId, from, to, Date.now(), ...fields),
+    );
     return r === 1;
+  }
+
+  /**
+   * Runs a Redis step taken before settlement. When it fails because Redis is unavailable, the
+   * reservation may or may not exist: once Redis is back it is released (compare-and-set on this
+   * operation id, in the background), so a retry of the payment is not held up; nothing was
+   * charged. The error is rethrown (503).
+   */
+  private async releasingOnRedisFailure<T>(authKey: string, operationId: string, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (e) {
+      if (isRedisUnavailable(e)) {
+        void this.transition(authKey, operationId, 'pending', '__delete__').catch((err) =>
+          this.opts.log.error({ err: (err as Error).message?.slice(0, 200), operationId }, 'could not release a reservation after a Redis outage'),
+        );
+      }
+      throw e;
+    }
   }
 
   private retention(): number {

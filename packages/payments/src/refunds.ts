@@ -36,6 +36,7 @@ export class RefundQueue {
     connection: Redis,
   ) {
     this.queue = new Queue(REFUND_QUEUE, { connection, prefix: keys.bullPrefix() });
+    this.queue.on('error', () => undefined); // a Redis outage surfaces as the failing enqueue
   }
 
   /** Records the refund as pending and enqueues its job; a second call for the same operation is a no-op. */

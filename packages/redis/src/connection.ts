@@ -10,18 +10,36 @@ export interface ConnectRedisOptions {
   forBullmq?: boolean;
 }
 
+/** Reconnect delay after the n-th failed attempt, ms: 50, 100, 200... capped at 1 s, never giving up. */
+export const reconnectDelay = (attempt: number): number => Math.min(50 * 2 ** Math.max(0, attempt - 1), 1_000);
+
+/** Longest time one command may wait for its reply on a request connection, ms. */
+export const COMMAND_TIMEOUT_MS = 5_000;
+
 /**
  * Opens an ioredis connection. Keys are never prefixed by ioredis itself: every module builds
  * its keys with {@link RedisKeys}, so Lua scripts and BullMQ see the same names.
+ *
+ * Both kinds reconnect forever ({@link reconnectDelay}) and queue commands while reconnecting
+ * (`enableOfflineQueue`). A request connection bounds each command's wait: it fails after 2
+ * reconnect attempts (about 150 ms when Redis refuses connections) or {@link COMMAND_TIMEOUT_MS}
+ * without a reply, with an error `isRedisUnavailable` recognizes, so callers answer 503
+ * instead of hanging. A BullMQ connection (`forBullmq`) waits as long as it takes
+ * (`maxRetriesPerRequest: null`, no command timeout: blocking commands wait by design).
  */
 export function connectRedis(opts: ConnectRedisOptions): Redis {
   const options: RedisOptions = {
     connectionName: opts.name,
     lazyConnect: false,
     enableReadyCheck: true,
-    ...(opts.forBullmq ? { maxRetriesPerRequest: null } : { maxRetriesPerRequest: 3 }),
+    enableOfflineQueue: true,
+    retryStrategy: reconnectDelay,
+    ...(opts.forBullmq ? { maxRetriesPerRequest: null } : { maxRetriesPerRequest: 2, commandTimeout: COMMAND_TIMEOUT_MS }),
   };
-  return new Redis(opts.url, options);
+  const redis = new Redis(opts.url, options);
+  // an outage is reported by the commands that fail; without a listener ioredis prints every reconnect error
+  redis.on('error', () => undefined);
+  return redis;
 }
 
 /**

@@ -111,6 +111,7 @@ export class DeliveryQueue {
   ) {
     this.k = new DeliveryKeys(keys);
     this.queue = new Queue<DeliveryJobData>(DELIVERY_QUEUE, { connection, prefix: keys.bullPrefix() });
+    this.queue.on('error', () => undefined); // a Redis outage surfaces as the failing add
   }
 
   /**

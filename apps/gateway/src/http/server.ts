@@ -6,7 +6,7 @@ import { appRouter } from '../routers/index.js';
 import type { Services } from '../services.js';
 import { rawBodies, type Context } from '../trpc/context.js';
 import { GatewayRateLimit } from './rateLimit.js';
-import { problemOf, statusTitle } from '../trpc/problem.js';
+import { problemOf, redisUnavailableProblem, statusTitle } from '../trpc/problem.js';
 import { assertJsonContentType, BodyRefused, jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, parseJsonBody, readBody } from './body.js';
 import { RouteTable } from './routes.js';
 import { problemBodyForTrpc } from './trpcProblem.js';
@@ -53,7 +53,9 @@ export function createRequestListener(services: Services) {
     return { status: ctx?.response.status ?? 200, headers: ctx?.responseHeaders ?? {} };
   };
   const onError = ({ error, path }: { error: TRPCError; path?: string }) => {
-    if (problemOf(error).status >= 500 || error.code === 'INTERNAL_SERVER_ERROR') {
+    if (redisUnavailableProblem(error.cause)) {
+      services.log.warn({ path, err: error.cause?.message?.slice(0, 200) }, 'redis unavailable');
+    } else if (problemOf(error).status >= 500 || error.code === 'INTERNAL_SERVER_ERROR') {
       services.log.error({ path, err: error.cause?.message?.slice(0, 300) ?? error.message.slice(0, 300) }, 'internal error');
     }
   };
@@ -182,6 +184,12 @@ export function createRequestListener(services: Services) {
       (req as IncomingMessage & { query?: unknown }).query = queryOf(q === -1 ? '' : url.slice(q + 1));
       await rest(req, res);
     } catch (e) {
+      const unavailable = redisUnavailableProblem(e);
+      if (unavailable) {
+        services.log.warn({ requestId, err: String((e as Error)?.message ?? e).slice(0, 200) }, 'redis unavailable');
+        if (!res.headersSent) res.setHeader('Retry-After', unavailable.headers['Retry-After']);
+        return sendProblem(res, 503, unavailable.body.detail);
+      }
       services.log.error({ requestId, err: String((e as Error)?.message ?? e).slice(0, 300) }, 'unhandled request error');
       sendProblem(res, 500, 'An internal error occurred; it was logged. Retry later.');
     }

@@ -14,10 +14,12 @@ export const t = initTRPC
   .create({
     errorFormatter({ shape, error, ctx }): Record<string, unknown> {
       const { body } = problemOf(error);
-      // The REST bridge sends the problem as it is. Everything else, including errors raised
-      // before a context exists (an unsupported method on /trpc), keeps tRPC's shape: its node
-      // adapter reads `data.httpStatus` from it, and a shape without it crashed the process.
-      if (ctx?.transport === 'rest') return body;
+      // The REST bridge sends the problem as it is, with `message` set to the problem's own
+      // sentence (else the bridge takes it from the raw error, which may carry upstream text such
+      // as a Redis error). Everything else, including errors raised before a context exists (an
+      // unsupported method on /trpc), keeps tRPC's shape: its node adapter reads
+      // `data.httpStatus` from it, and a shape without it crashed the process.
+      if (ctx?.transport === 'rest') return body.detail === undefined ? body : { ...body, message: String(body.detail) };
       return { ...body, message: String(body.detail ?? shape.message), code: shape.code, data: { ...shape.data, httpStatus: Number(body.status) } };
     },
   });

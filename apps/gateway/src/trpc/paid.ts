@@ -29,8 +29,9 @@ export interface PaidContext {
  * route does `.use(paid({...}))` after its input validation, so bad input is refused before any
  * payment. The resolver runs at most once per payment; a replayed payment or Idempotency-Key gets
  * the stored answer; a failure after settlement is refunded (DESIGN "x402 payments").
- * Errors: 402 challenge (with `PAYMENT-REQUIRED`), 409 conflict or in-progress, 503 facilitator down,
- * 503 `payment_chain_unavailable` (Retry-After; `payment.status` `not_charged` or `unknown`).
+ * Errors: 402 challenge (with `PAYMENT-REQUIRED`), 409 conflict or in-progress, 503 facilitator
+ * or Redis down (with `Retry-After`; a payment already settled is then refunded), 503
+ * `payment_chain_unavailable` (Retry-After; `payment.status` `not_charged` or `unknown`).
  */
 export function paid<I>(spec: PaidSpec<I>) {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -57,8 +58,8 @@ export function paid<I>(spec: PaidSpec<I>) {
           fresh = await opts.next({ ctx: { payment, operationId: payment.operationId } satisfies PaidContext });
           // the resolver's status (e.g. 202) and headers (e.g. Location) are stored with the body, so replays match
           if (fresh!.ok) return { ok: true, status: ctx.response.status ?? 200, headers: { ...ctx.responseHeaders }, body: fresh!.data };
-          const { status, body } = problemOf(fresh!.error as never);
-          return { ok: false, status, body, refund: true };
+          const { status, body, headers } = problemOf(fresh!.error as never);
+          return { ok: false, status, body, headers, refund: true };
         },
       );
     } catch (e) {

@@ -1,5 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/unstable-core-do-not-import';
+import { isRedisUnavailable } from '@acg/redis';
 import { ZodError } from 'zod';
 
 /** An RFC 9457 problem body: `type, title, status, detail`, optional `instance`, `errors` and extension members. */
@@ -60,6 +61,22 @@ const TITLES: Record<number, string> = {
   504: 'Gateway Timeout',
 };
 
+/** Seconds a caller is told to wait (`Retry-After`) when Redis is briefly unavailable. */
+export const REDIS_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The 503 problem for an error caused by Redis being unavailable (`isRedisUnavailable`), with
+ * `Retry-After`, or undefined for any other error. The detail is fixed: no Redis text leaks.
+ */
+export function redisUnavailableProblem(err: unknown): { status: 503; body: Problem; headers: Record<string, string> } | undefined {
+  if (!isRedisUnavailable(err)) return undefined;
+  return {
+    status: 503,
+    body: { type: 'about:blank', title: statusTitle(503), status: 503, detail: `The service is briefly unavailable; retry after ${REDIS_RETRY_AFTER_SECONDS} s.` },
+    headers: { 'Retry-After': String(REDIS_RETRY_AFTER_SECONDS) },
+  };
+}
+
 /** Carries a finished problem body through tRPC to the error formatter. */
 export class ProblemCause extends Error {
   override name = 'ProblemCause';
@@ -104,10 +121,13 @@ export function zodIssues(err: ZodError): Problem['errors'] {
 /**
  * The problem body and headers for any error thrown inside tRPC. Client errors keep their
  * message; server errors get a fixed sentence, so no stack, key, calldata or upstream text leaks.
+ * Redis unavailable (a connection error, see `isRedisUnavailable`) is 503 with `Retry-After`.
  */
 export function problemOf(error: TRPCError): { status: number; body: Record<string, unknown>; headers: Record<string, string> } {
   const cause = error.cause;
   if (cause instanceof ProblemCause) return { status: cause.status, body: cause.body, headers: cause.headers };
+  const unavailable = redisUnavailableProblem(cause);
+  if (unavailable) return unavailable;
   const status = STATUS_BY_CODE[error.code] ?? 500;
   if (cause instanceof ZodError || (cause as { name?: string } | undefined)?.name === 'ZodError') {
     return {
