@@ -3,7 +3,8 @@
  * (REDIS_URL, ETHEREUM_RPC_URL, RELAY_URLS, BUILDER_BLS_SECRET_KEY, BUILDER_PORT, ...). Many builder
  * intakes can share one Redis (pool, rate limits and counters live there).
  */
-import { assertNoProblems, portProblems, redisProblem } from '@acg/env';
+import { assertNoProblems, guardProcess, portProblems, redisProblem } from '@acg/env';
+import { pino } from 'pino';
 import { builderConfigFromEnv } from './config.js';
 import { startBuilder } from './app.js';
 
@@ -18,6 +19,8 @@ try {
     await builder.close();
     process.exit(0);
   };
+  // an unhandled rejection is logged and the process keeps serving; an uncaught exception stops it in order
+  guardProcess(pino({ level: config.logLevel, base: { service: 'builder' } }), () => stop());
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
 } catch (e) {

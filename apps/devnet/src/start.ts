@@ -11,7 +11,7 @@
  * process (e.g. `npm` killed), noticed within a second. A second signal exits at once (the managed
  * children are then SIGKILLed by the exit hook of `spawnManaged`).
  */
-import { BUILDER_ENV, devDefaultsProblems, DEVNET_ENV, EnvError, GATEWAY_ENV, portProblems, readEnv, redisProblem, type PortCheck } from '@acg/env';
+import { BUILDER_ENV, devDefaultsProblems, DEVNET_ENV, EnvError, GATEWAY_ENV, guardProcess, portProblems, readEnv, redisProblem, type PortCheck } from '@acg/env';
 import { builderConfigFromEnv, parseRelayUrls, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '@acg/builder';
 import { configFromEnv, startGateway, type ConfigDefaults, type RunningGateway } from '@acg/gateway';
 import { webhookPolicyFromEnv } from '@acg/wallet-monitor';
@@ -100,6 +100,8 @@ async function stop(code: number): Promise<never> {
   }
   process.exit(code);
 }
+// an unhandled rejection (a library's unawaited call while a chain is down) is logged, not fatal
+guardProcess(log, () => stop(1));
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => void stop(128 + osConstants.signals[signal]));
 }

@@ -3,7 +3,8 @@
  * (PAYMENT_RPC_URL, REDIS_URL, PAY_TO_ADDRESS, FACILITATOR_PRIVATE_KEY or FACILITATOR_URL, ...),
  * no embedded dev chain. Many of these run behind one Redis to scale out (DESIGN 1).
  */
-import { assertNoProblems, portProblems, redisProblem } from '@acg/env';
+import { assertNoProblems, guardProcess, portProblems, redisProblem } from '@acg/env';
+import { pino } from 'pino';
 import { configFromEnv } from './config.js';
 import { startGateway } from './app.js';
 
@@ -19,6 +20,8 @@ try {
     await gateway.close();
     process.exit(0);
   };
+  // an unhandled rejection is logged and the process keeps serving; an uncaught exception stops it in order
+  guardProcess(pino({ level: config.logLevel, base: { service: 'gateway' } }), () => stop());
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
 } catch (e) {

@@ -1,5 +1,6 @@
 /** Standalone worker entry (`node dist/worker.js`): configuration from the environment, like the gateway. */
-import { assertNoProblems, redisProblem } from '@acg/env';
+import { assertNoProblems, guardProcess, redisProblem } from '@acg/env';
+import { pino } from 'pino';
 import { configFromEnv } from '@acg/gateway';
 import { liquidationsFromEnv } from './liquidationsConfig.js';
 import { paymentRecoveryFromEnv, startWorker } from './worker.js';
@@ -16,6 +17,8 @@ try {
     await worker.close();
     process.exit(0);
   };
+  // an unhandled rejection is logged and the process keeps serving; an uncaught exception stops it in order
+  guardProcess(pino({ level: config.logLevel, base: { service: 'worker' } }), () => stop());
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
 } catch (e) {

@@ -6,3 +6,4 @@
  */
 export * from './env.js';
 export * from './preflight.js';
+export * from './process.js';
