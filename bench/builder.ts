@@ -17,14 +17,13 @@
 import { fork } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { devAccount, resolveRedis, type AnvilInstance, type RedisHandle } from '@acg/devnet';
 import autocannon from 'autocannon';
 import jayson from 'jayson';
 import { createPublicClient, http, keccak256, parseGwei, stringToHex, type Hex } from 'viem';
 import { builderConfigFromEnv, startBuilder, startDevRelays, startEthereumDevChain, type DevRelays, type RunningBuilder } from '../apps/builder/src/index.js';
-import { fmt, fmtRatio, percentile, ratio, table } from './lib/stats.js';
+import { fmt, fmtRatio, machine, percentile, ratio, table } from './lib/stats.js';
 
 /** SPEC 4 reference figures for bundle submission, milliseconds. */
 const SPEC_P50_MS = 420;
@@ -171,7 +170,7 @@ const side = (s: Summary): Side => ({
 async function main(): Promise<number> {
   const f = flags();
   const t0 = performance.now();
-  console.log(`bench builder: node ${process.version}, ${os.cpus().length} CPU (${os.cpus()[0]?.model.trim() ?? 'unknown'}), ${os.platform()} ${os.arch()}; ${new Date().toISOString()}`);
+  console.log(`bench builder: ${machine()}; ${new Date().toISOString()}`);
   let eth: AnvilInstance | undefined;
   let redis: RedisHandle | undefined;
   let relays: DevRelays | undefined;
@@ -247,6 +246,7 @@ async function main(): Promise<number> {
     console.log('Ratios:');
     console.log(`  builder / bare jayson: req/s ${fmtRatio(ratio(b.reqPerSec, r.reqPerSec))}, p50 ${fmtRatio(ratio(b.p50, r.p50))}, p99 ${fmtRatio(ratio(b.p99, r.p99))}`);
     console.log(`  builder / SPEC figure: p50 ${fmtRatio(ratio(b.p50, SPEC_P50_MS))}, p99 ${fmtRatio(ratio(b.p99, SPEC_P99_MS))} (below 1: faster than the SPEC's typical latency)`);
+    console.log(`  machine: ${machine()}`);
   } finally {
     gen.close();
     await builder?.close().catch(() => undefined);

@@ -7,13 +7,12 @@
  * Nothing here asserts on speed: it exits 0 whenever the benchmarks ran.
  */
 import { spawn } from 'node:child_process';
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startTestGateway, type TestGateway } from '../apps/gateway/test/harness.js';
 import { benchExecute, formatExecute, type ExecuteBenchResult } from './execute.js';
 import { benchJobs, formatJobs, type JobsBenchResult } from './jobs.js';
 import { benchRegistry, formatRegistry, type RegistryBenchResult } from './registry.js';
-import { fmtRatio, ratio } from './lib/stats.js';
+import { fmtRatio, machine, ratio } from './lib/stats.js';
 
 /** Hang guard (not a speed assertion): the whole run is stopped and cleaned up after this. */
 const WATCHDOG_MS = 600_000;
@@ -41,7 +40,7 @@ async function main(): Promise<number> {
   const { names, flags } = parseArgs(process.argv.slice(2));
   const t0 = performance.now();
   console.log(
-    `bench: node ${process.version}, ${os.cpus().length} CPU (${os.cpus()[0]?.model.trim() ?? 'unknown'}), ${os.platform()} ${os.arch()}; ${new Date().toISOString()}`,
+    `bench: ${machine()}; ${new Date().toISOString()}`,
   );
 
   let gw: TestGateway | undefined;
@@ -69,15 +68,15 @@ async function main(): Promise<number> {
         durationSeconds: flags.duration,
         warmupSeconds: flags.warmup,
       });
-      console.log(formatRegistry(registry) + '\n');
+      console.log(`${formatRegistry(registry)}\n  machine: ${machine()}\n`);
     }
     if (gw && names.includes('execute')) {
       execute = await benchExecute(gw.url, gw.stack, { calls: flags.calls, buyers: flags.buyers });
-      console.log(formatExecute(execute) + '\n');
+      console.log(`${formatExecute(execute)}\n  machine: ${machine()}\n`);
     }
     if (gw && names.includes('jobs')) {
       jobs = await benchJobs(gw);
-      console.log(formatJobs(jobs) + '\n');
+      console.log(`${formatJobs(jobs)}\n  machine: ${machine()}\n`);
     }
   } finally {
     await cleanup();
@@ -111,6 +110,7 @@ async function main(): Promise<number> {
   if (jobs) {
     console.log(`  job runner per step vs plain BullMQ job:  ms per step ${fmtRatio(ratio(jobs.ours.perStepMs, jobs.baseline.perStepMs))} (lower favours the runner)`);
   }
+  if (registry || execute || jobs) console.log(`  machine: ${machine()}`);
   console.log(`bench: done in ${((performance.now() - t0) / 1000).toFixed(1)} s; everything it started is stopped.`);
   return 0;
 }

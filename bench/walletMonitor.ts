@@ -31,7 +31,7 @@ import { startWalletMonitor, type RunningWalletMonitor } from '@acg/wallet-monit
 import { pino } from 'pino';
 import { createPublicClient, encodeFunctionData, erc20Abi, http, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { fmt, fmtRatio, percentile, ratio, table } from './lib/stats.js';
+import { fmt, fmtRatio, machine, percentile, ratio, table } from './lib/stats.js';
 
 const WATCHDOG_MS = 240_000;
 const POLL_MS = 200;
@@ -193,7 +193,7 @@ async function waitArrivals(receiver: ReceiverChild, path: string, from: number,
 
 async function main(): Promise<number> {
   const flags = args();
-  console.log(`bench wallet-monitor: node ${process.version}, ${os.cpus().length} CPU (${os.cpus()[0]?.model.trim() ?? 'unknown'}), ${os.platform()} ${os.arch()}; ${new Date().toISOString()}`);
+  console.log(`bench wallet-monitor: ${machine()}; ${new Date().toISOString()}`);
   let redis: RedisHandle | undefined;
   let chain: DevChain | undefined;
   let monitor: RunningWalletMonitor | undefined;
@@ -343,6 +343,7 @@ async function main(): Promise<number> {
       `\nratio monitor/naive: p50 ${fmtRatio(ratio(m50, percentile(sides.naive.latencies, 50)))}, p99 ${fmtRatio(ratio(m99, percentile(sides.naive.latencies, 99)))}` +
         `   (SPEC: about 450 ms after block confirmation; monitor p50 ${fmt(m50, 0)} ms)`,
     );
+    console.log(`machine: ${machine()}`);
     console.log(
       `monitor health: delivery latency measured from the watcher's view p50 ${fmt(health.delivery_latency_ms.p50 ?? NaN)} ms / p99 ${fmt(health.delivery_latency_ms.p99 ?? NaN)} ms over ${health.delivery_latency_ms.samples} samples; backlog ${JSON.stringify(health.backlog)}`,
     );

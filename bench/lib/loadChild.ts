@@ -14,7 +14,7 @@ async function runAutocannon(job: AutocannonJob): Promise<AutocannonSummary> {
   const latenciesMs: number[] = [];
   const r = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
-      { url: job.url, method: 'GET', connections: job.connections, duration: job.durationSeconds, timeout: 10 },
+      { url: job.url, method: 'GET', connections: job.connections, duration: job.durationSeconds, timeout: 10, headers: job.headers, ...(job.amount ? { amount: job.amount } : {}) },
       (err, result) => (err ? reject(err) : resolve(result)),
     );
     instance.on('response', (_client, statusCode, _bytes, ms) => {

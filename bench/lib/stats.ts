@@ -1,4 +1,11 @@
-/** Small helpers shared by the benchmarks: percentiles, ratios and a plain-text table. */
+/** Small helpers shared by the benchmarks: percentiles, ratios, a plain-text table and the machine line. */
+import os from 'node:os';
+
+/** The machine a figure was measured on: Node version, CPU model and count, OS (printed under every table). */
+export function machine(): string {
+  const cpus = os.cpus();
+  return `node ${process.version}, ${cpus.length} CPU (${cpus[0]?.model.trim() ?? 'unknown'}), ${os.platform()} ${os.release()} ${os.arch()}`;
+}
 
 /** Nearest-rank percentile (p in 0..100) of `values`, in the values' unit; NaN when empty. */
 export function percentile(values: readonly number[], p: number): number {

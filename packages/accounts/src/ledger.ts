@@ -62,6 +62,15 @@ export class Ledger {
     return { balance: BigInt(balance), applied: status === 1 };
   }
 
+  /**
+   * Whether a debit with `ref` was applied to `address` (within the reference's 30-day memory):
+   * lets a caller that holds a price refund it only if it was really taken, without keeping its
+   * own flag (which a crash between the debit and writing the flag would lose).
+   */
+  async debited(address: string, ref: string): Promise<boolean> {
+    return (await this.redis.exists(this.keys.accountRef(address, `d:${ref}`))) === 1;
+  }
+
   /** Credits `amount` (integer base units) once per `ref`. Returns the balance after. */
   async credit(address: string, amount: bigint, item: string, ref: string): Promise<{ balance: bigint; applied: boolean }> {
     const line: UsageLine = { kind: 'credit', amount: amount.toString(), item, ref, at: new Date().toISOString() };

@@ -3,7 +3,7 @@ import type { RedisKeys } from '@acg/redis';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { Webhook } from 'standardwebhooks';
+import { createHmac } from 'node:crypto';
 import { DEFAULT_RETRY_SCHEDULE_MS, DELIVERY_QUEUE, EVENT_PRICE_BASE_UNITS, WALLET_MONITOR_CAPABILITY_ID, type WebhookPolicy } from './config.js';
 import { DeliveryAttemptError } from './errors.js';
 import { WebhookPoster } from './http.js';
@@ -35,7 +35,10 @@ export interface DeliveryJobData {
   observedAtMs: number;
   /** 0 for the first run; n for the n-th replay of a dead letter */
   generation: number;
-  /** the event's price has been debited for this run (held until delivered, refunded if never) */
+  /**
+   * Written by earlier versions (the price was debited for this run); now read from the ledger
+   * (`Ledger.debited`), so a crash between the debit and this flag cannot lose a refund.
+   */
   held?: boolean;
 }
 
@@ -80,6 +83,23 @@ export class DeliveryKeys {
   stats(subscriptionId: string) {
     return this.keys.walletMonitor('sub', subscriptionId, 'stats');
   }
+}
+
+const signingKeys = new Map<string, Buffer>();
+
+/**
+ * The Standard Webhooks signature of one attempt: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`,
+ * keyed with the base64 bytes of the `whsec_` secret (what `standardwebhooks`' `Webhook.sign`
+ * computes, with node:crypto's native HMAC instead of its JavaScript SHA-256).
+ */
+export function signWebhook(secret: string, webhookId: string, at: Date, body: string): string {
+  let key = signingKeys.get(secret);
+  if (!key) {
+    if (signingKeys.size > 10_000) signingKeys.clear();
+    key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+    signingKeys.set(secret, key);
+  }
+  return `v1,${createHmac('sha256', key).update(`${webhookId}.${Math.floor(at.getTime() / 1000)}.${body}`).digest('base64')}`;
 }
 
 /** BullMQ job options of a delivery: the retry schedule is a custom backoff, completed jobs are kept for de-duplication. */
@@ -245,24 +265,14 @@ export interface DeliveryWorker {
 export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
   const schedule = o.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;
   const k = new DeliveryKeys(o.keys);
-  const poster = new WebhookPoster(o.policy, o.timeoutMs ?? 10_000);
-  const signers = new Map<string, Webhook>();
-  const signer = (secret: string) => {
-    let s = signers.get(secret);
-    if (!s) {
-      if (signers.size > 10_000) signers.clear();
-      s = new Webhook(secret);
-      signers.set(secret, s);
-    }
-    return s;
-  };
+  const poster = new WebhookPoster(o.policy, o.timeoutMs ?? 10_000, o.concurrency ?? 64);
   const item = WALLET_MONITOR_CAPABILITY_ID;
   const billingRef = (d: DeliveryJobData) => deliveryJobId(d.webhookId, d.generation);
 
+  /** Credits back the price held for this run, if it was debited (idempotent: the credit's reference is the run's). */
   const refundHeld = async (job: Job<DeliveryJobData>, owner: string) => {
-    if (!job.data.held) return;
+    if (!(await o.ledger.debited(owner, billingRef(job.data)))) return;
     await o.ledger.credit(owner, EVENT_PRICE_BASE_UNITS, `refund:${item}`, billingRef(job.data));
-    await job.updateData({ ...job.data, held: false });
   };
 
   const process = async (job: Job<DeliveryJobData>) => {
@@ -278,7 +288,6 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     let failure: DeliveryAttemptError | undefined;
     try {
       await o.ledger.debit(sub.owner, EVENT_PRICE_BASE_UNITS, item, billingRef(d));
-      if (!d.held) await job.updateData({ ...d, held: true });
     } catch (e) {
       if (!(e instanceof InsufficientBalanceError)) throw e;
       failure = new DeliveryAttemptError(null, 'insufficient_balance');
@@ -287,7 +296,7 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     if (!failure) {
       const body = JSON.stringify(d.event);
       const now = new Date();
-      const signature = signer(sub.secret).sign(d.webhookId, now, body);
+      const signature = signWebhook(sub.secret, d.webhookId, now, body);
       const res = await poster.post(sub.webhook_url, body, {
         'webhook-id': d.webhookId,
         'webhook-timestamp': Math.floor(now.getTime() / 1000).toString(),
@@ -368,7 +377,7 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     worker,
     async close() {
       await worker.close();
-      poster.close();
+      await poster.close();
     },
   };
 }

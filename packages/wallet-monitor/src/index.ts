@@ -16,7 +16,7 @@ export {
   type ChainName,
   type WebhookPolicy,
 } from './config.js';
-export { deliveryJobId, DeliveryQueue, startDeliveryWorker, type DeadLetter, type DeliveryJobData, type DeliveryWorker, type DeliveryWorkerOptions, type WalletEventPayload } from './delivery.js';
+export { deliveryJobId, DeliveryQueue, signWebhook, startDeliveryWorker, type DeadLetter, type DeliveryJobData, type DeliveryWorker, type DeliveryWorkerOptions, type WalletEventPayload } from './delivery.js';
 export {
   erc20TransfersFromLogs,
   nativeTransfersFromParityTraces,
@@ -31,7 +31,7 @@ export {
 export { DeliveryAttemptError, SubscriptionForbiddenError, SubscriptionNotFoundError, WebhookUrlError } from './errors.js';
 export { WebhookPoster, type PostResult } from './http.js';
 export { newSubscriptionId, newWebhookSecret, positionKey, webhookId, type TransferPosition } from './ids.js';
-export { startWalletMonitor, walletMonitorConfigFromEnv, type RunningWalletMonitor, type WalletMonitorConfig, type WatchedChainConfig } from './monitor.js';
+export { resolveWsUrl, startWalletMonitor, walletMonitorConfigFromEnv, WS_URL_VARS, type RunningWalletMonitor, type WalletMonitorConfig, type WatchedChainConfig } from './monitor.js';
 export { WalletMonitorService, type WalletMonitorHealth, type WalletMonitorServiceOptions } from './service.js';
 export {
   SubscriptionStore,
@@ -44,7 +44,7 @@ export {
   type WalletEventName,
 } from './subscriptions.js';
 export { NATIVE_ASSET, TokenMetadata, type AssetInfo } from './tokens.js';
-export { ChainWatcher, type ChainWatcherOptions, type NativeSource, type WatcherCursor, type WatcherState } from './watcher.js';
+export { ChainWatcher, type ChainWatcherOptions, type HeadSource, type NativeSource, type WatcherCursor, type WatcherState } from './watcher.js';
 export {
   checkPublicUrl,
   checkWebhookUrl,

@@ -14,6 +14,13 @@ import { ChainWatcher } from './watcher.js';
 export interface WatchedChainConfig {
   /** JSON-RPC URL (http or https). */
   rpcUrl: string;
+  /**
+   * WebSocket JSON-RPC URL for the `newHeads` subscription; `false` to poll only. Default: the
+   * chain's `*_WS_URL` variable (`ETHEREUM_WS_URL`, `BASE_WS_URL`, `ARBITRUM_WS_URL`), else, for a
+   * plain `http://` RPC URL (dev chains: anvil serves WebSocket on the same port), the same URL as
+   * `ws://`; an `https://` provider needs its WebSocket URL configured.
+   */
+  wsUrl?: string | false;
   /** confirmation depth (default 1 on anvil, else 3) */
   confirmations?: number;
   /** `auto` (default: trace_block, else debug_traceBlockByHash, else transactions), `off`, or a source to force */
@@ -38,7 +45,7 @@ export interface WalletMonitorConfig {
   concurrency?: number;
   /** per-attempt timeout, ms (default 10 000) */
   deliveryTimeoutMs?: number;
-  /** head polling interval when idle, ms (default 200) */
+  /** head polling interval when idle, ms (default 200); the fallback while no `newHeads` subscription is live */
   pollIntervalMs?: number;
   /** seconds between renewal sweeps (default 60; 0 disables the timer) */
   renewalIntervalSeconds?: number;
@@ -64,9 +71,34 @@ export interface RunningWalletMonitor {
   stop(): Promise<void>;
 }
 
+/** Environment variable of each chain's WebSocket JSON-RPC URL (`off` disables the subscription). */
+export const WS_URL_VARS: Record<ChainName, string> = { ethereum: 'ETHEREUM_WS_URL', base: 'BASE_WS_URL', arbitrum: 'ARBITRUM_WS_URL' };
+
+/**
+ * The WebSocket URL a watcher subscribes to `newHeads` on, or undefined to poll only: `wsUrl`
+ * when configured (`false` = none); else the chain's `*_WS_URL` variable (`off` or empty = none);
+ * else, for an `http://` RPC URL, the same URL as `ws://` (anvil serves both on one port).
+ * An `https://` RPC URL gets no derived WebSocket URL (providers serve it elsewhere).
+ */
+export function resolveWsUrl(chain: ChainName, c: WatchedChainConfig, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (c.wsUrl === false) return undefined;
+  if (c.wsUrl) return c.wsUrl;
+  const fromEnv = env[WS_URL_VARS[chain]];
+  if (fromEnv !== undefined) return fromEnv === '' || fromEnv === 'off' ? undefined : fromEnv;
+  try {
+    const u = new URL(c.rpcUrl);
+    if (u.protocol !== 'http:') return undefined;
+    u.protocol = 'ws:';
+    return u.toString();
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Reads the wallet monitor's configuration from the environment: `ETHEREUM_RPC_URL`,
- * `BASE_RPC_URL`, `ARBITRUM_RPC_URL` (a watcher per chain set), `WALLET_MONITOR_CONFIRMATIONS`
+ * `BASE_RPC_URL`, `ARBITRUM_RPC_URL` (a watcher per chain set), `ETHEREUM_WS_URL`, `BASE_WS_URL`,
+ * `ARBITRUM_WS_URL` (the `newHeads` subscription; `off` to poll only), `WALLET_MONITOR_CONFIRMATIONS`
  * (`ethereum=3,base=3,arbitrum=3` or one number for all), `REDIS_URL`, `REDIS_KEY_PREFIX`,
  * `WEBHOOK_POLICY` / `NODE_ENV` (see `webhookPolicyFromEnv`), over `defaults`.
  */
@@ -74,6 +106,10 @@ export function walletMonitorConfigFromEnv(env: NodeJS.ProcessEnv, defaults: Par
   const chains: Partial<Record<ChainName, WatchedChainConfig>> = { ...defaults.chains };
   const urls: Record<ChainName, string | undefined> = { ethereum: env.ETHEREUM_RPC_URL, base: env.BASE_RPC_URL, arbitrum: env.ARBITRUM_RPC_URL };
   for (const c of CHAIN_NAMES) if (urls[c]) chains[c] = { ...chains[c], rpcUrl: urls[c]! };
+  for (const c of CHAIN_NAMES) {
+    const ws = WS_URL_VARS[c];
+    if (chains[c] && env[ws] !== undefined && chains[c]!.wsUrl === undefined) chains[c] = { ...chains[c]!, wsUrl: env[ws] === '' || env[ws] === 'off' ? false : env[ws] };
+  }
   const conf = env.WALLET_MONITOR_CONFIRMATIONS;
   if (conf) {
     for (const part of conf.split(',')) {
@@ -146,6 +182,7 @@ export async function startWalletMonitor(config: WalletMonitorConfig): Promise<R
           confirmations: c.confirmations,
           traces: c.traces,
           pollIntervalMs: config.pollIntervalMs,
+          wsUrl: resolveWsUrl(chain, c),
         }),
       );
     }

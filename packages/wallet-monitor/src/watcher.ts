@@ -3,7 +3,7 @@ import { withScripts, type ScriptedRedis } from '@acg/redis';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { getAddress, type PublicClient } from 'viem';
+import { getAddress, webSocket, type PublicClient } from 'viem';
 import type { AddressMatcher } from './addressIndex.js';
 import { DEFAULT_CONFIRMATIONS, type ChainName } from './config.js';
 import type { DeliveryJobData, DeliveryQueue, WalletEventPayload } from './delivery.js';
@@ -45,8 +45,14 @@ export interface ChainWatcherOptions {
   log: Logger;
   /** Blocks deep a block must be before its events go out (1 = the head). Default: 1 on anvil, else DEFAULT_CONFIRMATIONS. */
   confirmations?: number;
-  /** ms between head polls when idle (default 200). */
+  /** ms between head polls when idle (default 200); with a live head subscription polling is only the safety net. */
   pollIntervalMs?: number;
+  /**
+   * WebSocket JSON-RPC URL for an `eth_subscribe` `newHeads` subscription: each new head wakes the
+   * watcher at once instead of at the next poll. Without it, or while the socket is down, the
+   * watcher polls every `pollIntervalMs`.
+   */
+  wsUrl?: string;
   /** `auto` (default): `trace_block`, else `debug_traceBlockByHash`, else transactions; `off`: transactions only; or a source to force. */
   traces?: 'auto' | 'off' | NativeSource;
   /** Blocks kept for reorg detection (default 256). */
@@ -60,6 +66,16 @@ export interface WatcherCursor {
   number: bigint;
   hash: `0x${string}`;
 }
+
+/** A block header as a `newHeads` notification carries it. */
+interface HeadHint {
+  number: bigint;
+  hash: `0x${string}`;
+  parentHash: `0x${string}`;
+}
+
+/** Where a watcher learns of new heads: `subscription` while its `newHeads` subscription is live, else `polling`. */
+export type HeadSource = 'subscription' | 'polling';
 
 /** What a watcher last reported (`wm:watcher:<chain>`), shown in health. */
 export interface WatcherState {
@@ -80,6 +96,13 @@ interface SubMeta {
 }
 
 const SUB_META_TTL_MS = 60_000;
+
+interface TxLite {
+  hash: `0x${string}`;
+  from: `0x${string}`;
+  to: `0x${string}` | null;
+  value: bigint;
+}
 
 /**
  * Follows one chain (DESIGN "Wallet monitor"): polls the head, and for every block that reached
@@ -102,6 +125,14 @@ export class ChainWatcher {
   private stopped = true;
   private loop?: Promise<void>;
   private wake?: () => void;
+  /** a head arrived since the last tick began (so the loop ticks again instead of sleeping) */
+  private woken = false;
+  /** the newest head notified by the subscription and not yet used by a tick */
+  private hint: HeadHint | undefined;
+  private unsubscribe?: () => void;
+  private socketTransport?: NonNullable<ReturnType<ReturnType<typeof webSocket>>['value']>;
+  private subscriptionLive = false;
+  private resubscribeTimer?: NodeJS.Timeout;
   private reorgs = 0;
 
   constructor(private readonly o: ChainWatcherOptions) {
@@ -132,12 +163,89 @@ export class ChainWatcher {
       const version = String(await this.o.client.request({ method: 'web3_clientVersion' }).catch(() => ''));
       this.confirmations = /anvil/i.test(version) ? 1 : DEFAULT_CONFIRMATIONS[this.chain];
     }
+    this.subscribe();
     this.loop = this.run();
+  }
+
+  /** Where new heads come from right now (`subscription` while the `newHeads` subscription is live). */
+  get headSource(): HeadSource {
+    return this.subscriptionLive ? 'subscription' : 'polling';
+  }
+
+  /**
+   * Subscribes to `newHeads` over WebSocket (when a `wsUrl` is configured). Each notification
+   * keeps its header as a hint and wakes the loop. If the socket fails, the watcher goes on
+   * polling and tries to subscribe again after a few seconds.
+   */
+  private subscribe(): void {
+    if (!this.o.wsUrl || this.stopped) return;
+    const retry = (e: unknown) => {
+      if (this.stopped) return;
+      this.o.log.warn({ chain: this.chain, err: String((e as Error)?.message ?? e).slice(0, 200) }, 'newHeads subscription failed; polling until it is back');
+      this.subscriptionLive = false;
+      this.unsubscribe?.();
+      this.unsubscribe = undefined;
+      void this.closeSocket();
+      if (!this.stopped && !this.resubscribeTimer) {
+        this.resubscribeTimer = setTimeout(() => {
+          this.resubscribeTimer = undefined;
+          this.subscribe();
+        }, 5_000);
+        this.resubscribeTimer.unref();
+      }
+    };
+    const transport = webSocket(this.o.wsUrl, { reconnect: false, keepAlive: { interval: 15_000 }, timeout: 5_000, retryCount: 0 })({});
+    const value = transport.value!;
+    this.socketTransport = value;
+    value
+      .subscribe({
+        params: ['newHeads'],
+        onData: (msg: { result?: { number?: string; hash?: string; parentHash?: string } }) => {
+          const h = msg.result;
+          if (h?.number && h.hash && h.parentHash) this.notifyHead({ number: BigInt(h.number), hash: h.hash as `0x${string}`, parentHash: h.parentHash as `0x${string}` });
+        },
+        onError: retry,
+      })
+      .then(
+        ({ unsubscribe }) => {
+          if (this.stopped) return void unsubscribe().catch(() => undefined);
+          this.unsubscribe = () => void unsubscribe().catch(() => undefined);
+          this.subscriptionLive = true;
+          this.o.log.info({ chain: this.chain }, 'following new heads by newHeads subscription');
+          this.woken = true; // a head may have arrived while subscribing
+          this.wake?.();
+        },
+        retry,
+      );
+  }
+
+  private async closeSocket(): Promise<void> {
+    const t = this.socketTransport;
+    this.socketTransport = undefined;
+    if (!t) return;
+    try {
+      (await t.getRpcClient()).close();
+    } catch {
+      // the socket never opened
+    }
+  }
+
+  /** A new head from the subscription: remember it and wake the loop. */
+  private notifyHead(h: HeadHint): void {
+    if (!this.hint || h.number >= this.hint.number) this.hint = h;
+    this.woken = true;
+    this.wake?.();
   }
 
   /** Stops after the block in progress. */
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.resubscribeTimer) clearTimeout(this.resubscribeTimer);
+    this.resubscribeTimer = undefined;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.subscriptionLive = false;
+    await this.closeSocket();
     this.wake?.();
     await this.loop;
     await this.redis.del(this.o.keys.walletMonitor('lease', this.chain)).catch(() => undefined);
@@ -152,16 +260,18 @@ export class ChainWatcher {
   private async run(): Promise<void> {
     while (!this.stopped) {
       let busy = false;
+      this.woken = false;
       try {
         busy = await this.tick();
       } catch (e) {
         this.o.log.warn({ chain: this.chain, err: String((e as Error).message).slice(0, 200) }, 'watcher tick failed; retrying');
       }
-      if (!busy && !this.stopped) {
+      if (!busy && !this.stopped && !this.woken) {
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, this.o.pollIntervalMs ?? 200);
           this.wake = () => {
             clearTimeout(t);
+            this.wake = undefined;
             resolve();
           };
         });
@@ -174,11 +284,15 @@ export class ChainWatcher {
    * cursor (up to 50). Returns true when it processed a block (more may be waiting).
    */
   async tick(): Promise<boolean> {
-    const held = await this.redis.wm_lease(this.o.keys.walletMonitor('lease', this.chain), this.leaseToken, this.o.leaseMs ?? 15_000);
+    const hint = this.hint;
+    this.hint = undefined;
+    // the lease and the cursor in one round trip (ioredis pipelines commands sent together)
+    const [held, stored] = await Promise.all([this.redis.wm_lease(this.o.keys.walletMonitor('lease', this.chain), this.leaseToken, this.o.leaseMs ?? 15_000), this.cursor()]);
     if (held !== 1) return false;
-    const head = BigInt(await this.o.client.request({ method: 'eth_blockNumber' }));
+    // a notified head saves the eth_blockNumber round trip
+    const head = hint ? hint.number : BigInt(await this.o.client.request({ method: 'eth_blockNumber' }));
     const target = head - BigInt((this.confirmations ?? 1) - 1);
-    let cursor = await this.cursor();
+    let cursor = stored;
     if (!cursor) {
       // First run on this chain: start at the current confirmed block (no history replay).
       const b = await this.o.client.getBlock({ blockNumber: target < 0n ? 0n : target });
@@ -189,7 +303,8 @@ export class ChainWatcher {
     }
     let processed = 0;
     while (cursor.number < target && processed < 50 && !this.stopped) {
-      const next = await this.processBlock(cursor.number + 1n, cursor);
+      const n = cursor.number + 1n;
+      const next = await this.processBlock(n, cursor, hint?.number === n ? hint : undefined);
       cursor = next ?? (await this.rewind(cursor));
       processed++;
     }
@@ -237,25 +352,55 @@ export class ChainWatcher {
     return c;
   }
 
-  /** Queues the events of block `n`; returns the new cursor, or undefined when its parent is not the cursor (reorg). */
-  private async processBlock(n: bigint, cursor: WatcherCursor): Promise<WatcherCursor | undefined> {
+  /**
+   * Queues the events of block `n`; returns the new cursor, or undefined when its parent is not
+   * the cursor (reorg). `header` is the block's header when a `newHeads` notification carried it.
+   * The header comes first (its hash and parent hash gate everything); then the `Transfer` logs
+   * (by block hash), the native transfers (traces) and the address-index change stream are read
+   * in parallel.
+   */
+  private async processBlock(n: bigint, cursor: WatcherCursor, header?: HeadHint): Promise<WatcherCursor | undefined> {
     const observedAtMs = Date.now();
-    const block = await this.o.client.getBlock({ blockNumber: n, includeTransactions: true });
-    if (block.parentHash !== cursor.hash) return undefined;
-    const blockHash = block.hash!;
-    const txs = block.transactions;
+    // Transactions are needed only when native transfers do not come from trace_block.
+    const needTxs = this.nativeSource !== 'trace_block';
+    let txs: TxLite[] | undefined;
+    let txHashes: `0x${string}`[] | undefined;
+    if (!header) {
+      if (needTxs) {
+        const b = await this.o.client.getBlock({ blockNumber: n, includeTransactions: true });
+        header = { number: b.number!, hash: b.hash!, parentHash: b.parentHash };
+        txs = b.transactions.map((t) => ({ hash: t.hash, from: t.from, to: t.to, value: t.value }));
+        txHashes = txs.map((t) => t.hash);
+      } else {
+        const b = await this.o.client.getBlock({ blockNumber: n });
+        header = { number: b.number!, hash: b.hash!, parentHash: b.parentHash };
+        txHashes = b.transactions;
+      }
+    }
+    if (header.parentHash !== cursor.hash) return undefined;
+    const blockHash = header.hash;
+    const number = header.number;
+    const readTxs = async () => {
+      if (!txs) {
+        const b = await this.o.client.getBlock({ blockHash, includeTransactions: true });
+        txs = b.transactions.map((t) => ({ hash: t.hash, from: t.from, to: t.to, value: t.value }));
+        txHashes = txs.map((t) => t.hash);
+      }
+      return txs;
+    };
     const [logs, native] = await Promise.all([
       this.o.client.request({ method: 'eth_getLogs', params: [{ blockHash, topics: [TRANSFER_TOPIC] }] }) as Promise<LogEntry[]>,
-      this.nativeTransfers(block.number!, blockHash, txs.map((t) => t.hash)),
+      this.nativeTransfers(number, blockHash, async () => txHashes ?? (await readTxs()).map((t) => t.hash)),
+      this.o.matcher.sync(),
     ]);
     const transfers: RawTransfer[] = erc20TransfersFromLogs(
       logs.map((l) => ({ ...l, logIndex: l.logIndex === null ? null : Number(l.logIndex) })),
     );
-    transfers.push(...(native ?? nativeTransfersFromTransactions(txs.map((t) => ({ hash: t.hash, from: t.from, to: t.to, value: t.value })))));
+    transfers.push(...(native ?? nativeTransfersFromTransactions(await readTxs())));
 
-    const jobs = transfers.length > 0 ? await this.match(transfers, block.number!, blockHash, observedAtMs, native === undefined) : [];
+    const jobs = transfers.length > 0 ? await this.match(transfers, number, blockHash, observedAtMs, native === undefined) : [];
     if (jobs.length > 0) await this.o.queue.enqueue(jobs);
-    const next = { number: block.number!, hash: blockHash };
+    const next = { number, hash: blockHash };
     await this.saveCursor(next);
     return next;
   }
@@ -264,9 +409,10 @@ export class ChainWatcher {
    * Native transfers of the block from traces, or undefined when they must come from the block's
    * transactions. Under `auto` the first source the node answers is kept for the watcher's life.
    */
-  private async nativeTransfers(number: bigint, blockHash: `0x${string}`, txHashes: `0x${string}`[]): Promise<RawTransfer[] | undefined> {
+  private async nativeTransfers(number: bigint, blockHash: `0x${string}`, hashes: () => Promise<`0x${string}`[]>): Promise<RawTransfer[] | undefined> {
     if (this.nativeSource === 'transactions') return undefined;
-    if (txHashes.length === 0) return [];
+    const txHashes = this.nativeSource === 'trace_block' ? [] : await hashes();
+    if (this.nativeSource !== 'trace_block' && txHashes.length === 0) return [];
     const sources: NativeSource[] = this.nativeSource ? [this.nativeSource] : ['trace_block', 'debug_trace'];
     for (const source of sources) {
       try {
@@ -302,8 +448,7 @@ export class ChainWatcher {
   private async match(transfers: RawTransfer[], blockNumber: bigint, blockHash: `0x${string}`, observedAtMs: number, checkReceipts: boolean): Promise<DeliveryJobData[]> {
     const addresses = new Set<string>();
     for (const t of transfers) addresses.add(t.from).add(t.to);
-    await this.o.matcher.sync();
-    const watched = await this.o.matcher.match(this.chain, addresses);
+    const watched = await this.o.matcher.match(this.chain, addresses); // the change stream was read before (processBlock)
     if (watched.size === 0) return [];
 
     const candidates: { t: RawTransfer; type: WalletEventName; subscriptionId: string }[] = [];
