@@ -213,3 +213,53 @@ export interface JobRecord {
   updated_at: string;
   refund: { status: 'pending' | 'sent'; amount: string; tx_hash?: string } | null;
 }
+
+/** Lending protocols searched. */
+export type LendingProtocol = 'aave_v3' | 'spark' | 'compound_v3' | 'morpho_blue';
+
+/** Query of {@link LiquidationsClient.search} (GET /v1/liquidation-search; every field optional). */
+export interface LiquidationSearchParams {
+  /** Minimum estimated profit net of gas, USD (default 0). */
+  min_profit_usd?: number;
+  /** `ethereum` (default), `base` or `arbitrum`. */
+  chain?: 'ethereum' | 'base' | 'arbitrum';
+  /** One protocol or several (default: all four). */
+  protocol?: LendingProtocol | LendingProtocol[];
+  /** Unitless, (0, 1.1]; default 1.0 = liquidatable now. */
+  max_health_factor?: number;
+  /** 1..500, default 50. */
+  limit?: number;
+}
+
+/** One opportunity (SPEC 2.5 with DESIGN's types). USD amounts are numbers; base units are strings. */
+export interface LiquidationOpportunity {
+  protocol: LendingProtocol;
+  borrower: `0x${string}`;
+  collateral_token: `0x${string}`;
+  collateral_symbol: string;
+  debt_token: `0x${string}`;
+  debt_symbol: string;
+  collateral_usd: number;
+  debt_usd: number;
+  /** Unitless; < 1 means liquidatable now. */
+  health_factor: number;
+  /** USD, net of gas at the block's base fee. */
+  estimated_profit_usd: number;
+  /** Block by which the liquidation must land to be valid on the state read. */
+  deadline_block: number;
+  /** Contract to call (Aave/Spark Pool, Comet, Morpho Blue). */
+  market?: `0x${string}`;
+  /** Morpho Blue market id. */
+  market_id?: `0x${string}`;
+  /** Debt one liquidation may repay, integer string in debt-token base units. */
+  max_repay_amount?: string;
+  max_repay_usd?: number;
+  gas_cost_usd?: number;
+}
+
+/** Answer of {@link LiquidationsClient.search}. */
+export interface LiquidationSearchResult {
+  chain: string;
+  block_number: number;
+  opportunities: LiquidationOpportunity[];
+}
