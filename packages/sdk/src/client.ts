@@ -13,8 +13,14 @@ import type { LiquidationsClient } from './liquidations.js';
 import type { RegistryReadOptions } from './registryCache.js';
 import type { SpendLimits } from './spend.js';
 import type { Capability, Execution, ExecutionRecord, JobCreated, JobRecord, JobRequest, Registry, SpendTotals } from './types.js';
-import { createAuthClient, type BearerToken } from './auth.js';
-import { createWalletMonitorClient, type WalletMonitorClient } from './walletMonitor.js';
+import { signIn, type BearerToken } from './actions/signIn.js';
+import { signOut } from './actions/signOut.js';
+import { cancelSubscription } from './actions/walletMonitor/cancelSubscription.js';
+import { getDeadLetters } from './actions/walletMonitor/getDeadLetters.js';
+import { getSubscription } from './actions/walletMonitor/getSubscription.js';
+import { replayDeadLetters } from './actions/walletMonitor/replayDeadLetters.js';
+import { subscribe } from './actions/walletMonitor/subscribe.js';
+import type { WalletMonitorClient } from './walletMonitor.js';
 
 /** Options of {@link createGatewayClient}. */
 export interface GatewayClientOptions {
@@ -186,18 +192,26 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     cancelBundle: async (uuid, opts) => (await builderClient()).cancelBundle(uuid, opts),
     callBundle: async (txs, blockNumber, opts) => (await builderClient()).callBundle(txs, blockNumber, opts),
   };
-  const authClient = createAuthClient({ baseUrl: ctx.baseUrl, fetch: options.fetch, headers: options.headers });
-  const bearer = () => authClient.token()?.access_token ?? options.accessToken;
+  let token: BearerToken | undefined;
+  const currentToken = () => (token && token.expires_at - 30_000 > Date.now() ? token : undefined);
+  const bearer = () => currentToken()?.access_token ?? options.accessToken;
   const auth = {
-    signIn: (who?: LocalAccount) => {
-      const signer = who ?? account;
-      if (!signer) throw new AcgError('Sign-in signs with an account: pass one to signIn() or to createGatewayClient.');
-      return authClient.signIn(signer);
+    signIn: async (who?: LocalAccount) => (token = await signIn(ctx, { account: who })),
+    token: currentToken,
+    signOut: async () => {
+      if (!token) return;
+      const accessToken = token.access_token;
+      token = undefined;
+      await signOut(ctx, { accessToken });
     },
-    token: () => authClient.token(),
-    signOut: () => authClient.signOut(),
   };
-  const walletMonitor = createWalletMonitorClient({ baseUrl: ctx.baseUrl, token: bearer, fetch: options.fetch, headers: options.headers });
+  const walletMonitor: WalletMonitorClient = {
+    subscribe: (req) => subscribe(ctx, { ...req, accessToken: bearer() }),
+    get: (subscriptionId) => getSubscription(ctx, { accessToken: bearer(), subscriptionId }),
+    cancel: (subscriptionId) => cancelSubscription(ctx, { accessToken: bearer(), subscriptionId }),
+    deadLetters: (subscriptionId, opts = {}) => getDeadLetters(ctx, { accessToken: bearer(), subscriptionId, limit: opts.limit }),
+    replay: (subscriptionId, webhookIds) => replayDeadLetters(ctx, { accessToken: bearer(), subscriptionId, webhookIds }),
+  };
   const liquidations: LiquidationsClient = {
     search: (params = {}, opts = {}) => searchLiquidations(ctx, { ...params, accessToken: bearer(), signal: opts.signal }),
   };

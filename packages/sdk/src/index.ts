@@ -97,3 +97,4 @@ export {
   type WalletMonitorClientOptions,
 } from './walletMonitor.js';
 export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions, type WebhookHeaders } from './webhooks.js';
+export * from './actions/index.js';

@@ -263,3 +263,82 @@ export interface LiquidationSearchResult {
   block_number: number;
   opportunities: LiquidationOpportunity[];
 }
+
+/** Chains the wallet monitor watches. */
+export type WalletMonitorChain = 'ethereum' | 'base' | 'arbitrum';
+/** Subscribable events. */
+export type WalletEventType = 'transfer_in' | 'transfer_out';
+
+/** Body of `POST /v1/wallet-monitor` (SPEC 2.6). */
+export interface SubscribeRequest {
+  /** 1 to 1,000 addresses, EIP-55 checksummed or all lowercase */
+  addresses: string[];
+  chains: WalletMonitorChain[];
+  events: WalletEventType[];
+  /** https URL (http only to a loopback host on a development gateway) */
+  webhook_url: string;
+}
+
+/** A created subscription. Keep `secret`: it is shown only once and verifies every webhook ({@link verifyWebhook}). */
+export interface SubscriptionCreated {
+  /** `sub_` + ULID */
+  subscription_id: string;
+  /** UNIX seconds; renewed by 30 days while the metered account holds at least 0.001 USDC */
+  expires_at: number;
+  /** `whsec_...` Standard Webhooks signing secret */
+  secret: string;
+}
+
+/** `GET /v1/wallet-monitor/{id}`: status, expiry (UNIX seconds) and delivery stats (`billed` in integer USDC base units). */
+export interface Subscription {
+  subscription_id: string;
+  status: 'active' | 'expired' | 'cancelled';
+  addresses: `0x${string}`[];
+  chains: WalletMonitorChain[];
+  events: WalletEventType[];
+  webhook_url: string;
+  created_at: number;
+  expires_at: number;
+  cancelled_at: number | null;
+  renewals: number;
+  delivery: {
+    events: number;
+    delivered: number;
+    pending: number;
+    failed_attempts: number;
+    dead_lettered: number;
+    dropped: number;
+    billed: string;
+    last_delivery_at: string | null;
+    last_status: number | null;
+  };
+}
+
+/** Webhook payload of one wallet event (`amount` and `block_number` are integer strings). */
+export interface WalletEvent {
+  type: WalletEventType;
+  subscription_id: string;
+  chain: WalletMonitorChain;
+  block_number: string;
+  block_hash: `0x${string}`;
+  tx_hash: `0x${string}`;
+  /** null for native ETH transfers */
+  log_index: number | null;
+  from: `0x${string}`;
+  to: `0x${string}`;
+  /** `address` null for native ETH */
+  asset: { address: `0x${string}` | null; symbol: string; decimals: number };
+  amount: string;
+  observed_at: string;
+}
+
+/** An event that exhausted its retries. */
+export interface DeadLetter {
+  webhook_id: string;
+  event: WalletEvent;
+  attempts: number;
+  /** HTTP status of the last attempt, 0 for a network error, null if nothing was sent (e.g. no balance) */
+  last_status: number | null;
+  last_error: string;
+  dead_lettered_at: number;
+}

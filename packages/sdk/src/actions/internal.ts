@@ -1,5 +1,6 @@
-import type { GatewayResponse } from '../http.js';
-import { GatewayError, UnknownCapabilityError } from '../errors.js';
+import type { GatewayContext } from '../context.js';
+import { jsonOf, request, type GatewayResponse } from '../http.js';
+import { AcgError, GatewayError, UnknownCapabilityError } from '../errors.js';
 import { parseProblem } from '../protocol.js';
 
 /**
@@ -14,4 +15,19 @@ export function throwForStatus(r: GatewayResponse, capabilityId?: string): never
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** POST a JSON body (no payment) and return the JSON answer; non-2xx throws {@link GatewayError}. */
+export async function postJson<T>(ctx: GatewayContext, path: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const r = await request(ctx, path, { method: 'POST', body: JSON.stringify(body), headers });
+  if (!r.response.ok) throwForStatus(r);
+  return jsonOf<T>(ctx, path, r);
+}
+
+/** A bearer-authenticated JSON call (wallet monitor, account); throws {@link AcgError} without a token. */
+export async function bearerJson<T>(ctx: GatewayContext, accessToken: string | undefined, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  if (!accessToken) throw new AcgError('This endpoint needs a bearer token: sign in first (signIn / client.auth.signIn()).');
+  const r = await request(ctx, path, { method, headers: { authorization: `Bearer ${accessToken}` }, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (!r.response.ok) throwForStatus(r);
+  return jsonOf<T>(ctx, path, r);
 }
