@@ -12,7 +12,9 @@ import { AcgError } from './errors.js';
 import type { LiquidationsClient } from './liquidations.js';
 import type { RegistryReadOptions } from './registryCache.js';
 import type { SpendLimits } from './spend.js';
-import type { Capability, Execution, ExecutionRecord, JobCreated, JobRecord, JobRequest, Registry, SpendTotals } from './types.js';
+import { deposit, type DepositParameters, type DepositReturnType } from './actions/deposit.js';
+import { getAccount } from './actions/getAccount.js';
+import type { AccountView, Capability, Execution, ExecutionRecord, JobCreated, JobRecord, JobRequest, Registry, SpendTotals } from './types.js';
 import { signIn, type BearerToken } from './actions/signIn.js';
 import { signOut } from './actions/signOut.js';
 import { cancelSubscription } from './actions/walletMonitor/cancelSubscription.js';
@@ -156,6 +158,13 @@ export interface GatewayClient {
   builder: BuilderClient;
   /** The liquidation search: bearer-billed with `accessToken`, else x402 per query with `account`, within the spend limits. */
   liquidations: LiquidationsClient;
+  /**
+   * Tops up the metered account of the paying address: `POST /v1/account/deposit`, paid with x402
+   * (the payment is exactly `amount_usdc`, within the spend limits). See {@link deposit}.
+   */
+  deposit(params: DepositParameters): Promise<DepositReturnType>;
+  /** `GET /v1/account` with the bearer token (sign in first): balance and usage in USDC base units. */
+  account(): Promise<AccountView>;
   /** Asynchronous jobs with a USDC budget (SPEC 2.8, DESIGN "Jobs"). */
   jobs: {
     create(request: JobRequest, opts?: ExecuteOptions): Promise<JobCreated>;
@@ -236,5 +245,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     execute: (capabilityId, input, opts = {}) => execute(ctx, { capabilityId, input, ...opts }),
     getExecution: (executionId) => getExecution(ctx, { executionId }),
     spent: () => ledger.totals(),
+    deposit: (params) => deposit(ctx, params),
+    account: () => getAccount(ctx, { accessToken: bearer() }),
   };
 }

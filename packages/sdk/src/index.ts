@@ -37,6 +37,8 @@ export { payAndRetry, type PaymentMade, type PayAndRetryErrorType, type PayAndRe
 export type { SpendLimits, SpendReservation } from './spend.js';
 export { USDC_DECIMALS, formatUsdc, parseBaseUnits, parseUsdc } from './units.js';
 export type {
+  AccountView,
+  DepositResponse,
   Availability,
   Capability,
   CapabilityAuth,

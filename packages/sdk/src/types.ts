@@ -342,3 +342,20 @@ export interface DeadLetter {
   last_error: string;
   dead_lettered_at: number;
 }
+
+/** A metered account (`GET /v1/account`): amounts are integer strings of USDC base units. */
+export interface AccountView {
+  address: string;
+  /** integer string, USDC base units */
+  balance: string;
+  /** integer string, USDC base units */
+  spent: string;
+  /** integer string, USDC base units */
+  deposited: string;
+  usage: { kind: 'debit' | 'credit'; amount: string; item: string; ref: string; at: string }[];
+}
+
+/** Answer of `POST /v1/account/deposit`: the account after the credit and the settled deposit. */
+export interface DepositResponse extends AccountView {
+  deposit: { amount: string; tx_hash: string };
+}

@@ -29,3 +29,5 @@ export {
   type ReplayDeadLettersReturnType,
 } from './walletMonitor/replayDeadLetters.js';
 export { subscribe, type SubscribeErrorType, type SubscribeParameters, type SubscribeReturnType } from './walletMonitor/subscribe.js';
+export { DEPOSIT_LABEL, deposit, type DepositErrorType, type DepositParameters, type DepositReturnType } from './deposit.js';
+export { getAccount, type GetAccountErrorType, type GetAccountParameters, type GetAccountReturnType } from './getAccount.js';
