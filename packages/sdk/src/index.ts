@@ -57,6 +57,7 @@ export type {
   RefundInfo,
   Registry,
   RegistryX402Terms,
+  PaymentChallenge,
   SettleResponse,
   SpendTotals,
 } from './types.js';
