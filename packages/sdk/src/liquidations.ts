@@ -31,8 +31,9 @@ export interface LiquidationsClient {
    * an `account`, the 402 challenge is paid with x402 (at most `maxPriceBaseUnits`).
    *
    * Throws {@link GatewayError} (400 bad parameters with `errors`, 401 bad token, 402 account
-   * below the price, 503 index not ready), {@link PaymentRequiredError} (402 and no way to pay,
-   * or the price is above `maxPriceBaseUnits`), {@link GatewayRequestError} (unreachable).
+   * below the price, 503 index not ready), {@link PaymentRequiredError} (402 and no account),
+   * {@link PaymentTermsMismatchError} (no requirement it can pay, e.g. above `maxPriceBaseUnits`),
+   * {@link SpendLimitExceededError}, {@link GatewayRequestError} (unreachable). See {@link searchLiquidations}.
    *
    * @example
    * const liq = createLiquidationsClient({ baseUrl, accessToken });
