@@ -5,7 +5,10 @@ import { defineConfig, type Options } from 'tsup';
  *
  * 1. `@acg/sdk` → packages/sdk/dist: ESM `index.js`, CJS `index.cjs`, types `index.d.ts` /
  *    `index.d.cts` (the package.json `exports`). viem (peer dependency) and `@x402/*`
- *    (dependencies) stay external so the user's single copy of each is used.
+ *    (dependencies) stay external so the user's single copy of each is used. The wire types come
+ *    from `@acg/schemas` already expanded into plain TypeScript (packages/sdk/src/wire/types.generated.ts,
+ *    see packages/sdk/scripts/wire-types.ts), so neither zod nor `@acg/schemas` is bundled or
+ *    referenced by the `.d.ts`.
  */
 const sdk: Options = {
   name: 'sdk',

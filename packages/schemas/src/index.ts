@@ -14,5 +14,6 @@ export * from './job.js';
 export * from './paymentChallenge.js';
 export * from './problem.js';
 export * from './bundle.js';
+export * from './account.js';
 export * from './capabilities/wallet_balances.js';
 export * from './jsonSchema.js';

@@ -1,6 +1,9 @@
 import type { LocalAccount } from 'viem';
-import { GatewayError, GatewayRequestError } from './errors.js';
-import { parseJson, parseProblem } from './protocol.js';
+import { signIn, type BearerToken } from './actions/signIn.js';
+import { signOut } from './actions/signOut.js';
+import { createGatewayContext } from './context.js';
+
+export type { BearerToken };
 
 /** Options of {@link createAuthClient}. */
 export interface AuthClientOptions {
@@ -10,19 +13,6 @@ export interface AuthClientOptions {
   fetch?: typeof globalThis.fetch;
   /** Extra headers sent with every request. */
   headers?: Record<string, string>;
-}
-
-/** A bearer token from Sign-In with Ethereum (`POST /v1/auth/token`). */
-export interface BearerToken {
-  /** opaque `acg_...` token for `Authorization: Bearer <access_token>` */
-  access_token: string;
-  token_type: 'Bearer';
-  /** seconds the token lived when issued */
-  expires_in: number;
-  /** ms since epoch when it expires (computed on receipt) */
-  expires_at: number;
-  /** the signed-in wallet (checksummed) */
-  address: `0x${string}`;
 }
 
 /** Sign-in client: see {@link createAuthClient}. */
@@ -50,32 +40,11 @@ export interface AuthClient {
  * ```
  */
 export function createAuthClient(options: AuthClientOptions): AuthClient {
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
-  const doFetch = options.fetch ?? globalThis.fetch;
+  const ctx = createGatewayContext({ baseUrl: options.baseUrl, fetch: options.fetch, headers: options.headers }, 'createAuthClient');
   let current: BearerToken | undefined;
-
-  async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<unknown> {
-    const url = `${baseUrl}${path}`;
-    let res: Response;
-    let text: string;
-    try {
-      res = await doFetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', ...options.headers, ...headers }, body: JSON.stringify(body) });
-      text = await res.text();
-    } catch (cause) {
-      throw new GatewayRequestError(url, `Could not reach the gateway at ${baseUrl}.`, { cause });
-    }
-    if (!res.ok) throw new GatewayError(parseProblem(res.status, text));
-    const parsed = parseJson(text);
-    if (parsed === undefined) throw new GatewayRequestError(url, `The gateway answered ${path} without a JSON body.`, { status: res.status });
-    return parsed;
-  }
-
   return {
     async signIn(account) {
-      const challenge = (await post('/v1/auth/nonce', { address: account.address })) as { message: string };
-      const signature = await account.signMessage({ message: challenge.message });
-      const t = (await post('/v1/auth/token', { message: challenge.message, signature })) as Omit<BearerToken, 'expires_at' | 'address'>;
-      current = { ...t, expires_at: Date.now() + t.expires_in * 1000, address: account.address };
+      current = await signIn(ctx, { account });
       return current;
     },
     token() {
@@ -83,9 +52,9 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
     },
     async signOut() {
       if (!current) return;
-      const token = current.access_token;
+      const accessToken = current.access_token;
       current = undefined;
-      await post('/v1/auth/revoke', {}, { authorization: `Bearer ${token}` });
+      await signOut(ctx, { accessToken });
     },
   };
 }

@@ -1,15 +1,28 @@
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import { x402Client, x402HTTPClient } from '@x402/fetch';
 import type { LocalAccount } from 'viem';
-import { AcgError, GatewayError, GatewayRequestError, PaymentRequiredError, PaymentTermsMismatchError, UnknownCapabilityError } from './errors.js';
-import { PAYMENT_NETWORK, parseJson, parseProblem, readPaymentRequired, selectRequirement } from './protocol.js';
-import { SpendLedger, type SpendLimits, type SpendReservation } from './spend.js';
-import type { Capability, Execution, ExecutionRecord, JobCreated, JobRecord, JobRequest, PaymentRequired, PaymentRequirements, Registry, SpendTotals } from './types.js';
-import { parseUsdc } from './units.js';
+import { cancelJob } from './actions/cancelJob.js';
+import { createJob } from './actions/createJob.js';
+import { execute } from './actions/execute.js';
+import { getExecution } from './actions/getExecution.js';
+import { getJob } from './actions/getJob.js';
+import { searchLiquidations } from './actions/searchLiquidations.js';
+import { waitForJob } from './actions/waitForJob.js';
 import { createBuilderClient, type BuilderClient } from './builder.js';
-import { createLiquidationsClient, type LiquidationsClient } from './liquidations.js';
-import { createAuthClient, type BearerToken } from './auth.js';
-import { createWalletMonitorClient, type WalletMonitorClient } from './walletMonitor.js';
+import { createGatewayContext, type GatewayContext } from './context.js';
+import { AcgError } from './errors.js';
+import type { LiquidationsClient } from './liquidations.js';
+import type { RegistryReadOptions } from './registryCache.js';
+import type { SpendLimits } from './spend.js';
+import { deposit, type DepositParameters, type DepositReturnType } from './actions/deposit.js';
+import { getAccount } from './actions/getAccount.js';
+import type { AccountView, Capability, Execution, ExecutionRecord, JobCreated, JobRecord, JobRequest, Registry, SpendTotals } from './types.js';
+import { signIn, type BearerToken } from './actions/signIn.js';
+import { signOut } from './actions/signOut.js';
+import { cancelSubscription } from './actions/walletMonitor/cancelSubscription.js';
+import { getDeadLetters } from './actions/walletMonitor/getDeadLetters.js';
+import { getSubscription } from './actions/walletMonitor/getSubscription.js';
+import { replayDeadLetters } from './actions/walletMonitor/replayDeadLetters.js';
+import { subscribe } from './actions/walletMonitor/subscribe.js';
+import type { WalletMonitorClient } from './walletMonitor.js';
 
 /** Options of {@link createGatewayClient}. */
 export interface GatewayClientOptions {
@@ -44,8 +57,13 @@ export interface GatewayClientOptions {
   /** CAIP-2 network payments must be made on (default `eip155:8453`, Base, SPEC 2.9). */
   network?: string;
   /**
-   * How many times a paid request is re-sent with the SAME signed payment after a network error
-   * or a 409 "payment in progress" (default 2). The gateway runs and charges a payment once, so
+   * Token contracts payments may use on `network` (default: USDC of that network, `KNOWN_USDC`).
+   * A 402 requirement for any other asset is refused before signing.
+   */
+  assets?: readonly string[];
+  /**
+   * How many times a paid request is re-sent with the SAME signed payment after a network error,
+   * a 409 "payment in progress" or a 503 "verification unavailable" with Retry-After (default 2). The gateway runs and charges a payment once, so
    * re-sending it never pays twice.
    */
   maxRetries?: number;
@@ -65,7 +83,6 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
 }
 
-/** Options of registry reads. */
 /** Options of `jobs.wait`. */
 export interface WaitJobOptions {
   /** first poll interval, ms (default 500); doubles up to `maxIntervalMs` */
@@ -80,10 +97,7 @@ export interface WaitJobOptions {
   signal?: AbortSignal;
 }
 
-export interface RegistryReadOptions {
-  /** Fetch `/registry` again instead of using the cached copy. */
-  refresh?: boolean;
-}
+export type { RegistryReadOptions };
 
 /** A client of one gateway. Create it with {@link createGatewayClient}. */
 export interface GatewayClient {
@@ -144,6 +158,13 @@ export interface GatewayClient {
   builder: BuilderClient;
   /** The liquidation search: bearer-billed with `accessToken`, else x402 per query with `account`, within the spend limits. */
   liquidations: LiquidationsClient;
+  /**
+   * Tops up the metered account of the paying address: `POST /v1/account/deposit`, paid with x402
+   * (the payment is exactly `amount_usdc`, within the spend limits). See {@link deposit}.
+   */
+  deposit(params: DepositParameters): Promise<DepositReturnType>;
+  /** `GET /v1/account` with the bearer token (sign in first): balance and usage in USDC base units. */
+  account(): Promise<AccountView>;
   /** Asynchronous jobs with a USDC budget (SPEC 2.8, DESIGN "Jobs"). */
   jobs: {
     create(request: JobRequest, opts?: ExecuteOptions): Promise<JobCreated>;
@@ -152,14 +173,6 @@ export interface GatewayClient {
     cancel(jobId: string): Promise<{ job_id: string; status: string; cancel_requested: true }>;
   };
 }
-
-interface SendResult {
-  response: Response;
-  text: string;
-}
-
-const DEFAULT_REGISTRY_TTL_MS = 60_000;
-const MAX_RETRY_AFTER_MS = 5_000;
 
 /**
  * Creates a client of the agent capability gateway at `options.baseUrl`.
@@ -175,306 +188,12 @@ const MAX_RETRY_AFTER_MS = 5_000;
  * or no fetch implementation.
  */
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
-  if (!options || typeof options.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl)) {
-    throw new TypeError('createGatewayClient: baseUrl must be an http(s) URL, e.g. "http://127.0.0.1:8080"');
-  }
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
-  const doFetch = options.fetch ?? globalThis.fetch;
-  if (typeof doFetch !== 'function') throw new TypeError('createGatewayClient: no fetch implementation; pass options.fetch');
-  const account = options.account;
-  const ledger = new SpendLedger(options.spendLimits);
-  const ttl = options.registryTtlMs ?? DEFAULT_REGISTRY_TTL_MS;
-  const network = options.network ?? PAYMENT_NETWORK;
-  const maxRetries = Math.max(0, options.maxRetries ?? 2);
-  const idempotency = options.idempotency ?? true;
-  const extraHeaders = options.headers ?? {};
-
-  let cached: { doc: Registry; at: number } | undefined;
-  let inflight: Promise<Registry> | undefined;
-
-  async function send(path: string, init: RequestInit & { headers?: Record<string, string> }): Promise<SendResult> {
-    const url = `${baseUrl}${path}`;
-    let response: Response;
-    try {
-      response = await doFetch(url, { ...init, headers: { accept: 'application/json', ...extraHeaders, ...init.headers } });
-    } catch (cause) {
-      throw new GatewayRequestError(url, `Could not reach the gateway at ${baseUrl}.`, { cause });
-    }
-    let text: string;
-    try {
-      text = await response.text();
-    } catch (cause) {
-      throw new GatewayRequestError(url, `The gateway's answer to ${path} could not be read.`, { cause, status: response.status });
-    }
-    return { response, text };
-  }
-
-  function jsonOf<T>(path: string, r: SendResult): T {
-    const body = parseJson(r.text);
-    if (body === undefined) {
-      throw new GatewayRequestError(`${baseUrl}${path}`, `The gateway answered ${path} with HTTP ${r.response.status} but no JSON body.`, {
-        status: r.response.status,
-      });
-    }
-    return body as T;
-  }
-
-  async function fetchRegistry(): Promise<Registry> {
-    const r = await send('/registry', { method: 'GET' });
-    if (!r.response.ok) throw new GatewayError(parseProblem(r.response.status, r.text));
-    const doc = jsonOf<Registry>('/registry', r);
-    if (!doc || !Array.isArray(doc.capabilities)) {
-      throw new GatewayRequestError(`${baseUrl}/registry`, 'The gateway /registry document has no capabilities array.', { status: r.response.status });
-    }
-    cached = { doc, at: Date.now() };
-    return doc;
-  }
-
-  async function registry(opts: RegistryReadOptions = {}): Promise<Registry> {
-    if (!opts.refresh && cached && Date.now() - cached.at < ttl) return cached.doc;
-    inflight ??= fetchRegistry().finally(() => {
-      inflight = undefined;
-    });
-    return inflight;
-  }
-
-  async function capability(id: string, opts: RegistryReadOptions = {}): Promise<Capability> {
-    const wasCached = !opts.refresh && cached !== undefined && Date.now() - cached.at < ttl;
-    let doc = await registry(opts);
-    let found = doc.capabilities.find((c) => c.id === id);
-    if (!found && wasCached) {
-      doc = await registry({ refresh: true });
-      found = doc.capabilities.find((c) => c.id === id);
-    }
-    if (!found) throw new UnknownCapabilityError(id, { available: doc.capabilities.map((c) => c.id) });
-    return found;
-  }
-
-  /** Requirement of the challenge that the registry vouches for; refetches the registry once on mismatch. */
-  async function vouchedRequirement(cap: Capability, pr: PaymentRequired): Promise<{ requirement: PaymentRequirements; amount: bigint }> {
-    try {
-      return selectRequirement(cap, pr, { network });
-    } catch (e) {
-      if (!(e instanceof PaymentTermsMismatchError)) throw e;
-      // The gateway may have changed its terms since the registry was cached: check once more.
-      return selectRequirement(await capability(cap.id, { refresh: true }), pr, { network });
-    }
-  }
-
-  async function sign(pr: PaymentRequired, requirement: PaymentRequirements, amount: bigint): Promise<Record<string, string>> {
-    const client = new x402Client();
-    registerExactEvmScheme(client, { signer: account!, networks: [requirement.network] });
-    // Defence in depth: the official client itself refuses anything but this asset at this amount.
-    client.setSpendControls({
-      maxAmountPerPayment: false,
-      allowedAssets: [{ network: requirement.network, asset: requirement.asset, maxAmountPerPayment: amount.toString() }],
-    });
-    try {
-      const payload = await client.createPaymentPayload({ ...pr, accepts: [requirement] });
-      return new x402HTTPClient(client).encodePaymentSignatureHeader(payload);
-    } catch (cause) {
-      throw new AcgError('Could not sign the x402 payment with the given account; nothing was paid.', { cause, details: (cause as Error)?.message });
-    }
-  }
-
-  function throwForStatus(capabilityId: string, r: SendResult): never {
-    const problem = parseProblem(r.response.status, r.text);
-    if (r.response.status === 404 && /capabilit/i.test(problem.detail)) throw new UnknownCapabilityError(capabilityId, { problem });
-    throw new GatewayError(problem);
-  }
-
-  function asExecution<TResult>(r: SendResult): Execution<TResult> {
-    const body = jsonOf<Execution<TResult>>('/api/v1/execute', r);
-    if (!body || typeof body.execution_id !== 'string' || body.status !== 'SUCCEEDED') {
-      throw new GatewayRequestError(`${baseUrl}/api/v1/execute`, 'The gateway answered execute with an unexpected body.', { status: r.response.status });
-    }
-    return body;
-  }
-
-  /** Sends the signed payment, re-sending the same one after a network error or 409 in progress. */
-  async function sendPaid(
-    capabilityId: string,
-    headers: Record<string, string>,
-    body: string,
-    reservation: SpendReservation,
-    signal: AbortSignal | undefined,
-    path = '/api/v1/execute',
-  ): Promise<SendResult> {
-    for (let attempt = 0; ; attempt++) {
-      let r: SendResult;
-      try {
-        r = await send(path, { method: 'POST', headers, body, signal });
-      } catch (e) {
-        if (attempt < maxRetries && !signal?.aborted) continue;
-        reservation.commit(); // the gateway may have settled it: keep it counted
-        const cause = (e as GatewayRequestError).cause ?? e;
-        throw new GatewayRequestError(`${baseUrl}${path}`, `No answer from the gateway after sending a signed payment for "${capabilityId}".`, {
-          cause,
-          paymentOutcome: 'unknown',
-        });
-      }
-      const status = r.response.status;
-      const retryAfter = r.response.headers.get('retry-after');
-      if (status === 409 && retryAfter !== null) {
-        // The same payment is being settled by an earlier attempt: ask again for its result.
-        if (attempt < maxRetries && !signal?.aborted) {
-          const seconds = Number(retryAfter);
-          await sleep(Number.isFinite(seconds) && seconds >= 0 ? Math.min(MAX_RETRY_AFTER_MS, seconds * 1000) : 1000);
-          continue;
-        }
-        reservation.commit();
-        throwForStatus(capabilityId, r);
-      }
-      return r;
-    }
-  }
-
-  async function execute<TResult>(capabilityId: string, input: Record<string, unknown>, opts: ExecuteOptions = {}): Promise<Execution<TResult>> {
-    const cap = await capability(capabilityId);
-    const key = opts.idempotencyKey ?? (idempotency ? globalThis.crypto.randomUUID() : undefined);
-    const headers: Record<string, string> = { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) };
-    const body = JSON.stringify({ capability_id: capabilityId, input });
-
-    const first = await send('/api/v1/execute', { method: 'POST', headers, body, signal: opts.signal });
-    if (first.response.ok) return asExecution<TResult>(first); // free, or a replay of a stored execution
-    if (first.response.status !== 402) throwForStatus(capabilityId, first);
-
-    const challenge = parseJson(first.text) as Record<string, unknown> | undefined;
-    const pr = readPaymentRequired(first.response.headers.get('payment-required'), challenge);
-    if (!pr) {
-      throw new GatewayRequestError(`${baseUrl}/api/v1/execute`, 'The gateway answered 402 without a readable x402 PaymentRequired.', { status: 402 });
-    }
-    if (!account) throw new PaymentRequiredError(capabilityId, pr, { challenge });
-
-    const { requirement, amount } = await vouchedRequirement(cap, pr);
-    const reservation = ledger.reserve(amount, capabilityId); // throws SpendLimitExceededError
-    let paymentHeaders: Record<string, string>;
-    try {
-      paymentHeaders = await sign(pr, requirement, amount);
-    } catch (e) {
-      reservation.release();
-      throw e;
-    }
-
-    const r = await sendPaid(capabilityId, { ...headers, ...paymentHeaders }, body, reservation, opts.signal);
-    const status = r.response.status;
-    if (r.response.ok) {
-      reservation.commit();
-      return asExecution<TResult>(r);
-    }
-    if (status === 402) {
-      reservation.release(); // refused before settlement: nothing charged
-      const refusal = parseJson(r.text) as Record<string, unknown> | undefined;
-      const refusedPr = readPaymentRequired(r.response.headers.get('payment-required'), refusal) ?? pr;
-      throw new PaymentRequiredError(capabilityId, refusedPr, {
-        challenge: refusal,
-        reason: typeof refusal?.reason === 'string' ? refusal.reason : undefined,
-        refused: true,
-      });
-    }
-    const problem = parseProblem(status, r.text);
-    // Charged when the capability failed after settlement (refund follows) or the outcome is unclear (5xx).
-    if (status >= 500 || problem.execution_id !== undefined || problem.refund !== undefined) reservation.commit();
-    else reservation.release();
-    throwForStatus(capabilityId, r);
-  }
-
-  async function getExecution<TResult>(executionId: string): Promise<ExecutionRecord<TResult>> {
-    const path = `/api/v1/executions/${encodeURIComponent(executionId)}`;
-    const r = await send(path, { method: 'GET' });
-    if (!r.response.ok) throw new GatewayError(parseProblem(r.response.status, r.text));
-    return jsonOf<ExecutionRecord<TResult>>(path, r);
-  }
-
-  /**
-   * Creates a job (SPEC 2.8): the plan is checked by the gateway first (400/422 cost nothing), then
-   * the whole budget is paid with x402 (exactly `budget_usdc`, within the spend limits, terms
-   * checked against the registry's `gateway.jobs` entry); the unspent budget is refunded on-chain
-   * when the job ends. Returns `{job_id, status: "queued", poll_url}`.
-   */
-  async function createJob(request: JobRequest, opts: ExecuteOptions = {}): Promise<JobCreated> {
-    const path = '/api/v1/jobs';
-    const key = opts.idempotencyKey ?? (idempotency ? globalThis.crypto.randomUUID() : undefined);
-    const headers: Record<string, string> = { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) };
-    const body = JSON.stringify(request);
-    const budget = parseUsdc(request.budget_usdc);
-    const first = await send(path, { method: 'POST', headers, body, signal: opts.signal });
-    if (first.response.status === 202) return jsonOf<JobCreated>(path, first);
-    if (first.response.status !== 402) throw new GatewayError(parseProblem(first.response.status, first.text));
-    const challenge = parseJson(first.text) as Record<string, unknown> | undefined;
-    const pr = readPaymentRequired(first.response.headers.get('payment-required'), challenge);
-    if (!pr) throw new GatewayRequestError(`${baseUrl}${path}`, 'The gateway answered 402 without a readable x402 PaymentRequired.', { status: 402 });
-    if (!account) throw new PaymentRequiredError('gateway.jobs', pr, { challenge });
-    const cap = await capability('gateway.jobs');
-    const { requirement, amount } = selectRequirement(cap, pr, { network });
-    if (amount !== budget) {
-      throw new PaymentTermsMismatchError('gateway.jobs', pr.accepts, [`the challenge asks ${amount} base units, the budget is ${budget}`]);
-    }
-    const reservation = ledger.reserve(amount, 'gateway.jobs');
-    let paymentHeaders: Record<string, string>;
-    try {
-      paymentHeaders = await sign(pr, requirement, amount);
-    } catch (e) {
-      reservation.release();
-      throw e;
-    }
-    const r = await sendPaid('gateway.jobs', { ...headers, ...paymentHeaders }, body, reservation, opts.signal, path);
-    if (r.response.status === 202) {
-      reservation.commit();
-      return jsonOf<JobCreated>(path, r);
-    }
-    if (r.response.status === 402 || r.response.status < 500) reservation.release();
-    else reservation.commit();
-    throw new GatewayError(parseProblem(r.response.status, r.text));
-  }
-
-  async function getJob(jobId: string): Promise<JobRecord> {
-    const path = `/api/v1/jobs/${encodeURIComponent(jobId)}`;
-    const r = await send(path, { method: 'GET' });
-    if (!r.response.ok) throw new GatewayError(parseProblem(r.response.status, r.text));
-    return jsonOf<JobRecord>(path, r);
-  }
-
-  /**
-   * Polls a job until it ends (`succeeded | failed | cancelled | budget_exhausted`) and, when
-   * budget is left, until its refund is sent; backoff from `intervalMs` (500) doubling to
-   * `maxIntervalMs` (5 000). `onProgress` gets every record that changed. Throws
-   * GatewayRequestError after `timeoutMs` (default 10 minutes).
-   */
-  async function waitJob(jobId: string, opts: WaitJobOptions = {}): Promise<JobRecord> {
-    const deadline = Date.now() + (opts.timeoutMs ?? 600_000);
-    let delay = opts.intervalMs ?? 500;
-    let last = '';
-    for (;;) {
-      const job = await getJob(jobId);
-      const seen = `${job.status}:${job.updated_at}:${job.refund?.status ?? ''}`;
-      if (seen !== last) {
-        last = seen;
-        opts.onProgress?.(job);
-      }
-      const ended = JOB_END_STATES.has(job.status);
-      if (ended && (!job.refund || job.refund.status === 'sent' || opts.waitForRefund === false)) return job;
-      if (Date.now() > deadline || opts.signal?.aborted) {
-        throw new GatewayRequestError(`${baseUrl}/api/v1/jobs/${jobId}`, `Job ${jobId} did not end within the wait (last status ${job.status}).`, {});
-      }
-      await sleep(delay);
-      delay = Math.min(opts.maxIntervalMs ?? 5_000, delay * 2);
-    }
-  }
-
-  /** Asks to cancel a job before its next step; proves the payer by signing "Cancel job <id>" with the account. */
-  async function cancelJob(jobId: string): Promise<{ job_id: string; status: string; cancel_requested: true }> {
-    if (!account) throw new AcgError('Cancelling a job needs the account that paid its budget.');
-    const path = `/api/v1/jobs/${encodeURIComponent(jobId)}/cancel`;
-    const signature = await account.signMessage({ message: `Cancel job ${jobId}` });
-    const r = await send(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ signature }) });
-    if (!r.response.ok) throw new GatewayError(parseProblem(r.response.status, r.text));
-    return jsonOf(path, r);
-  }
+  const ctx: GatewayContext = createGatewayContext(options as GatewayClientOptions, 'createGatewayClient');
+  const { account, ledger } = ctx;
 
   async function builderClient(): Promise<BuilderClient> {
     if (!account) throw new AcgError('Bundle submission signs with the account: pass `account` to createGatewayClient.');
-    const rpcUrl = options.builderRpcUrl ?? (await capability('builder.send_bundle')).endpoint;
+    const rpcUrl = options.builderRpcUrl ?? (await ctx.registry.capability('builder.send_bundle')).endpoint;
     return createBuilderClient({ rpcUrl, account, fetch: options.fetch });
   }
   const builder: BuilderClient = {
@@ -482,43 +201,51 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     cancelBundle: async (uuid, opts) => (await builderClient()).cancelBundle(uuid, opts),
     callBundle: async (txs, blockNumber, opts) => (await builderClient()).callBundle(txs, blockNumber, opts),
   };
-  const authClient = createAuthClient({ baseUrl, fetch: options.fetch, headers: extraHeaders });
-  const bearer = () => authClient.token()?.access_token ?? options.accessToken;
+  let token: BearerToken | undefined;
+  const currentToken = () => (token && token.expires_at - 30_000 > Date.now() ? token : undefined);
+  const bearer = () => currentToken()?.access_token ?? options.accessToken;
   const auth = {
-    signIn: (who?: LocalAccount) => {
-      const signer = who ?? account;
-      if (!signer) throw new AcgError('Sign-in signs with an account: pass one to signIn() or to createGatewayClient.');
-      return authClient.signIn(signer);
+    signIn: async (who?: LocalAccount) => (token = await signIn(ctx, { account: who })),
+    token: currentToken,
+    signOut: async () => {
+      if (!token) return;
+      const accessToken = token.access_token;
+      token = undefined;
+      await signOut(ctx, { accessToken });
     },
-    token: () => authClient.token(),
-    signOut: () => authClient.signOut(),
   };
-  const walletMonitor = createWalletMonitorClient({ baseUrl, token: bearer, fetch: options.fetch, headers: extraHeaders });
+  const walletMonitor: WalletMonitorClient = {
+    subscribe: (req) => subscribe(ctx, { ...req, accessToken: bearer() }),
+    get: (subscriptionId) => getSubscription(ctx, { accessToken: bearer(), subscriptionId }),
+    cancel: (subscriptionId) => cancelSubscription(ctx, { accessToken: bearer(), subscriptionId }),
+    deadLetters: (subscriptionId, opts = {}) => getDeadLetters(ctx, { accessToken: bearer(), subscriptionId, limit: opts.limit }),
+    replay: (subscriptionId, webhookIds) => replayDeadLetters(ctx, { accessToken: bearer(), subscriptionId, webhookIds }),
+  };
   const liquidations: LiquidationsClient = {
-    search: (params, opts) =>
-      createLiquidationsClient({ baseUrl, accessToken: bearer(), account, ledger, fetch: options.fetch, headers: extraHeaders }).search(params, opts),
+    search: (params = {}, opts = {}) => searchLiquidations(ctx, { ...params, accessToken: bearer(), signal: opts.signal }),
   };
 
   return {
-    baseUrl,
+    baseUrl: ctx.baseUrl,
     address: account?.address,
     auth,
     walletMonitor,
     builder,
     liquidations,
-    jobs: { create: createJob, get: getJob, wait: waitJob, cancel: cancelJob },
+    jobs: {
+      create: (request, opts = {}) => createJob(ctx, { request, ...opts }),
+      get: (jobId) => getJob(ctx, { jobId }),
+      wait: (jobId, opts = {}) => waitForJob(ctx, { jobId, ...opts }),
+      cancel: (jobId) => cancelJob(ctx, { jobId }),
+    },
     spendLimits: { perCallBaseUnits: ledger.perCallLimit, totalBaseUnits: ledger.totalLimit },
-    registry,
-    capabilities: async (opts) => (await registry(opts)).capabilities,
-    capability,
-    execute,
-    getExecution,
+    registry: (opts) => ctx.registry.get(opts),
+    capabilities: async (opts) => (await ctx.registry.get(opts)).capabilities,
+    capability: (id, opts) => ctx.registry.capability(id, opts),
+    execute: (capabilityId, input, opts = {}) => execute(ctx, { capabilityId, input, ...opts }),
+    getExecution: (executionId) => getExecution(ctx, { executionId }),
     spent: () => ledger.totals(),
+    deposit: (params) => deposit(ctx, params),
+    account: () => getAccount(ctx, { accessToken: bearer() }),
   };
-}
-
-const JOB_END_STATES = new Set(['succeeded', 'failed', 'cancelled', 'budget_exhausted']);
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

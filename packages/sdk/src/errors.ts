@@ -201,10 +201,12 @@ export class SpendLimitExceededError extends AcgError {
 }
 
 /**
- * Thrown before signing when no requirement in the 402 challenge's `accepts` matches the x402
- * terms `/registry` advertises for the capability (scheme `exact`, network, USDC asset, payTo,
- * and an amount not above the advertised price), or when the registry advertises no x402
- * payment for it. Nothing was signed or paid.
+ * Thrown before signing when no requirement in the 402 challenge's `accepts` can be paid: scheme
+ * not `exact`, a network other than the client's, an asset the client does not know, or not the
+ * call's terms (for execute the x402 terms `/registry` advertises: asset, payTo, an amount not
+ * above the price; for a job or deposit exactly its amount), or when the registry advertises no
+ * x402 payment for the capability. `problems` says why each entry was refused. Nothing was
+ * signed or paid.
  */
 export class PaymentTermsMismatchError extends AcgError {
   override name = 'PaymentTermsMismatchError';
@@ -215,7 +217,7 @@ export class PaymentTermsMismatchError extends AcgError {
   readonly problems: string[];
 
   constructor(capabilityId: string, accepts: PaymentRequirements[], problems: string[]) {
-    super(`The payment challenge for "${capabilityId}" does not match the x402 terms advertised in /registry; nothing was paid.`, {
+    super(`No payment requirement for "${capabilityId}" matches the terms this client accepts; nothing was paid.`, {
       metaMessages: problems.map((p) => `- ${p}`),
     });
     this.capabilityId = capabilityId;

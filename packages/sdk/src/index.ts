@@ -22,9 +22,23 @@ export {
 export type { AcgErrorOptions } from './errors.js';
 export { PAYMENT_NETWORK, advertisedPrice, parseProblem, readPaymentRequired, selectRequirement } from './protocol.js';
 export { SpendLedger } from './spend.js';
+export { KNOWN_USDC, createGatewayContext, type GatewayContext, type GatewayContextOptions } from './context.js';
+export { request, jsonOf, type GatewayResponse, type RequestOptions } from './http.js';
+export { RegistryCache, fetchRegistry } from './registryCache.js';
+export {
+  chooseRequirement,
+  registryTerms,
+  type ChooseRequirementErrorType,
+  type ChooseRequirementParameters,
+  type ChooseRequirementReturnType,
+  type PaymentTerms,
+} from './chooseRequirement.js';
+export { payAndRetry, type PaymentMade, type PayAndRetryErrorType, type PayAndRetryParameters, type PayAndRetryReturnType } from './payAndRetry.js';
 export type { SpendLimits, SpendReservation } from './spend.js';
 export { USDC_DECIMALS, formatUsdc, parseBaseUnits, parseUsdc } from './units.js';
 export type {
+  AccountView,
+  DepositResponse,
   Availability,
   Capability,
   CapabilityAuth,
@@ -43,6 +57,7 @@ export type {
   RefundInfo,
   Registry,
   RegistryX402Terms,
+  PaymentChallenge,
   SettleResponse,
   SpendTotals,
 } from './types.js';
@@ -85,3 +100,4 @@ export {
   type WalletMonitorClientOptions,
 } from './walletMonitor.js';
 export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions, type WebhookHeaders } from './webhooks.js';
+export * from './actions/index.js';

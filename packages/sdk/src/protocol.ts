@@ -3,7 +3,7 @@
  * match between a challenge and the terms `/registry` advertises. No I/O here.
  */
 import { decodePaymentRequiredHeader } from '@x402/core/http';
-import { PaymentTermsMismatchError } from './errors.js';
+import { chooseRequirement, registryTerms } from './chooseRequirement.js';
 import type { Capability, PaymentRequired, PaymentRequirements, ProblemDetails, ProblemIssue } from './types.js';
 
 /** CAIP-2 id of the payment chain, Base (SPEC 2.9). */
@@ -107,10 +107,6 @@ export interface TermsCheck {
   network?: string;
 }
 
-function sameAddress(a: unknown, b: unknown): boolean {
-  return typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
-}
-
 /**
  * The highest price `/registry` advertises for a capability, integer USDC base units
  * (`x402.maxAmountRequired`, else `price_base_units`), or undefined when the price is not fixed.
@@ -135,30 +131,6 @@ export function selectRequirement(
   paymentRequired: PaymentRequired,
   opts: TermsCheck = {},
 ): { requirement: PaymentRequirements; amount: bigint } {
-  const network = opts.network ?? PAYMENT_NETWORK;
-  const terms = capability.x402;
-  const accepts = paymentRequired.accepts ?? [];
-  if (!terms) {
-    throw new PaymentTermsMismatchError(capability.id, accepts, ['/registry advertises no x402 payment terms for this capability']);
-  }
-  if (paymentRequired.x402Version !== 2) {
-    throw new PaymentTermsMismatchError(capability.id, accepts, [`x402Version ${paymentRequired.x402Version} is not 2`]);
-  }
-  if (accepts.length === 0) throw new PaymentTermsMismatchError(capability.id, accepts, ['the challenge has no accepts']);
-  const ceiling = advertisedPrice(capability);
-  const problems: string[] = [];
-  for (const [i, r] of accepts.entries()) {
-    const why: string[] = [];
-    if (r.scheme !== 'exact') why.push(`scheme "${r.scheme}" is not "exact"`);
-    if (r.network !== network) why.push(`network "${r.network}" is not ${network}`);
-    else if (terms.network !== r.network) why.push(`network "${r.network}" differs from the registry's "${terms.network}"`);
-    if (!sameAddress(r.asset, terms.asset)) why.push(`asset ${r.asset} differs from the registry's ${terms.asset}`);
-    if (!sameAddress(r.payTo, terms.payTo)) why.push(`payTo ${r.payTo} differs from the registry's ${terms.payTo}`);
-    const amountOk = typeof r.amount === 'string' && /^\d+$/.test(r.amount);
-    if (!amountOk) why.push(`amount ${JSON.stringify(r.amount)} is not an integer string`);
-    else if (ceiling !== undefined && BigInt(r.amount) > ceiling) why.push(`amount ${r.amount} is above the advertised price ${ceiling} (base units)`);
-    if (why.length === 0) return { requirement: r, amount: BigInt(r.amount) };
-    problems.push(`accepts[${i}]: ${why.join('; ')}`);
-  }
-  throw new PaymentTermsMismatchError(capability.id, accepts, problems);
+  const terms = registryTerms(capability);
+  return chooseRequirement({ paymentRequired, network: opts.network ?? PAYMENT_NETWORK, assets: [terms.asset!], terms, label: capability.id });
 }

@@ -1,131 +1,75 @@
 /**
- * Wire types of the gateway as the SDK sees them. They are declared here (not imported from the
- * gateway's workspace packages) so the published SDK has no runtime or type dependency on them.
+ * Wire types of the gateway as the SDK sees them. Where `@acg/schemas` defines the shape (a zod
+ * schema), the type is that schema's inferred type, expanded into plain TypeScript in
+ * `wire/types.generated.ts` (from `wire/schemas.ts`) so the published `.d.ts` needs neither
+ * `@acg/schemas` nor zod. Only fields the gateway adds beyond a schema are written here.
+ * Units: `price` decimal USDC strings; `amount`, `*_base_units` integer strings of USDC base units
+ * (6 decimals); `*_usd` numbers in USD; times RFC 3339 UTC unless named `*_at` in UNIX seconds.
  */
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import type * as W from './wire/types.generated.js';
 
 export type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse };
 
 /** Capability status in the registry (SPEC 3): only `LIVE` ones have a recorded successful probe. */
-export type CapabilityStatus = 'LIVE' | 'PARTIAL' | 'STALE' | 'PLANNED' | 'PILOT';
+export type CapabilityStatus = W.WireCapabilityStatus;
 
 /** Authentication scheme of a capability (SPEC 2.2 `auth`). */
-export type CapabilityAuth = 'none' | 'bearer' | 'bundle_signature' | 'x402' | 'custom';
+export type CapabilityAuth = W.WireAuth;
 
 /** Health of a capability from `/status/health`. */
-export type Availability = 'up' | 'degraded' | 'down' | 'planned';
+export type Availability = W.WireHealthStatus;
 
 /**
  * x402 payment terms a `/registry` entry advertises (field names as in the 402 challenge):
  * `network` CAIP-2 (`eip155:8453`), `asset` (USDC contract), `payTo` (treasury), `resource`
  * (URL that answers 402) and `maxAmountRequired` (integer string, USDC base units) when the
- * price is fixed.
+ * price is fixed. Schema: `LegacyX402Terms`.
  */
-export interface RegistryX402Terms {
-  x402Version: 2;
-  scheme: 'exact';
-  network: string;
-  asset: `0x${string}`;
-  payTo: `0x${string}`;
-  resource: string;
-  maxAmountRequired?: string;
-}
+export type RegistryX402Terms = W.WireX402Terms;
 
 /**
- * One capability of `GET /registry` (SPEC 2.3). Prices: `price` is a decimal string in USDC
- * (`"0.001"`), `price_base_units` an integer string in USDC base units (6 decimals, `"1000"`);
+ * One capability of `GET /registry` (SPEC 2.3; schema `LegacyRegistryEntry`). `price` is a decimal
+ * string in USDC (`"0.001"`), `price_base_units` an integer string in USDC base units (`"1000"`);
  * both null when the price is not fixed. Latencies are milliseconds (null before the first sample).
- * `input_schema` / `output_schema` are JSON Schema 2020-12 objects describing `input` / `result`.
+ * `input_schema` / `output_schema` are JSON Schema 2020-12 objects; `x402` null when the
+ * capability takes no x402 payment.
  */
-export interface Capability {
-  id: string;
-  product: string;
-  name: string;
-  description?: string;
-  status: CapabilityStatus;
-  surface: string;
-  /** URL to call (for executable capabilities `{base_url}/api/v1/execute`). */
-  endpoint: string;
-  method: 'GET' | 'POST';
-  auth: CapabilityAuth;
-  provider: string;
-  docs_url?: string | null;
-  related_capabilities?: string[];
-  evidence: { source: string; checked_at?: string; probe?: Record<string, unknown>; advertised_by?: string; next_action?: string };
-  notes?: string;
-  /** decimal string, USDC (e.g. `"0.001"`), or null when not fixed */
-  price: string | null;
-  /** integer string, USDC base units (6 decimals, e.g. `"1000"`), or null when not fixed */
-  price_base_units: string | null;
-  /** what one price buys: `call`, `event` or `bundle` */
-  price_unit: 'call' | 'event' | 'bundle' | null;
-  currency: 'USDC';
-  /** milliseconds, null before the first sample */
-  latency_ms_p50: number | null;
-  /** milliseconds, null before the first sample */
-  latency_ms_p99: number | null;
-  authentication: CapabilityAuth;
-  /** x402 payment terms, null when the capability takes no x402 payment (yet) */
-  x402: RegistryX402Terms | null;
-  input_schema: Record<string, unknown> | null;
-  output_schema: Record<string, unknown> | null;
-  availability: Availability | null;
-  example_request: unknown;
-  example_response: unknown;
-  [key: string]: unknown;
-}
+export type Capability = W.WireCapability;
 
-/** The `GET /registry` document (SPEC 4 "legacy registry"). */
-export interface Registry {
-  /** SemVer of the file format. */
-  registry_version: string;
-  /** RFC 3339 UTC time of generation. */
-  generated_at: string;
-  network: {
-    organization: string;
-    domains: { discover: string; execute: string; intelligence: string };
-    operational_status: 'ok' | 'degraded' | 'outage';
-    operational_status_source: string;
-  };
-  capabilities: Capability[];
-}
+/** The `GET /registry` document (SPEC 4 "legacy registry"; schema `LegacyRegistry`). */
+export type Registry = W.WireRegistry;
 
 /**
- * Settled payment behind an execution (SPEC 2.7): `tx_hash` of the on-chain USDC transfer and
- * `amount` charged, an integer string in USDC base units (6 decimals, `"1000"` = 0.001 USDC).
+ * Settled payment behind an execution (SPEC 2.7; schema `ExecutionPayment`): `tx_hash` of the
+ * on-chain USDC transfer and `amount` charged, an integer string in USDC base units.
  */
-export interface ExecutionPayment {
+export interface ExecutionPayment extends Omit<W.WireExecutionPayment, 'tx_hash'> {
+  /** 0x + 64 hex */
   tx_hash: `0x${string}`;
-  /** integer string, USDC base units (6 decimals) */
-  amount: string;
 }
 
-/** Result of a successful `execute` (SPEC 2.7): `{execution_id, status: "SUCCEEDED", result, payment}`. */
-export interface Execution<TResult = Record<string, unknown>> {
-  /** `exe_` + ULID */
-  execution_id: string;
-  status: 'SUCCEEDED';
+/** Result of a successful `execute` (SPEC 2.7; schema `ExecutionSucceeded`), `result` typed by the caller. */
+export type Execution<TResult = Record<string, unknown>> = Omit<W.WireExecutionSucceeded, 'result' | 'payment'> & {
   /** capability output, shaped by the capability's `output_schema` */
   result: TResult;
   payment: ExecutionPayment;
-}
+};
 
-/** Refund of a payment whose capability failed: `amount` integer string, USDC base units. */
-export interface RefundInfo {
-  status: 'pending' | 'sent' | (string & {});
-  tx_hash?: `0x${string}`;
-  /** integer string, USDC base units */
-  amount: string;
-}
+/** Refund of a payment (schema `Refund`): `status` `pending | sent`, `amount` integer string of USDC base units. */
+export type RefundInfo = W.WireRefund;
 
-/** A stored execution, as `GET /api/v1/executions/{id}` returns it. */
+/**
+ * A stored execution, as `GET /api/v1/executions/{id}` returns it. (The gateway declares this
+ * shape in its router, not in `@acg/schemas`; `error` and `refund` use the schema types.)
+ */
 export interface ExecutionRecord<TResult = Record<string, unknown>> {
   execution_id: string;
   capability_id: string;
   status: 'SUCCEEDED' | 'FAILED';
   result: TResult | null;
   /** why it failed (FAILED only): stable snake_case `code` and a message */
-  error?: { code: string; message: string };
+  error?: W.WireExecutionError;
   payment: ExecutionPayment;
   /** present once a failed execution's refund was queued or sent */
   refund?: RefundInfo;
@@ -138,23 +82,14 @@ export interface ExecutionRecord<TResult = Record<string, unknown>> {
   [key: string]: unknown;
 }
 
-/** One validation issue of a 400 problem: `path` from the request body root (e.g. `["input","address"]`). */
-export interface ProblemIssue {
-  path: (string | number)[];
-  message: string;
-  code?: string;
-}
+/** One validation issue of a 400 problem (schema `ProblemIssue`): `path` from the request body root, e.g. `["input","address"]`. */
+export type ProblemIssue = W.WireProblemIssue;
 
-/** RFC 9457 problem details: the body of every gateway error except 402. Extension members allowed. */
-export interface ProblemDetails {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance?: string;
-  errors?: ProblemIssue[];
-  [key: string]: unknown;
-}
+/** RFC 9457 problem details (schema `ProblemDetails`): the body of every gateway error except 402. Extension members allowed. */
+export type ProblemDetails = W.WireProblemDetails;
+
+/** The JSON body of a 402 (SPEC 2.9 fields + x402 v2 `accepts`; schema `PaymentChallenge`). */
+export type PaymentChallenge = W.WirePaymentChallenge;
 
 /** How much a client has paid: integer USDC base units and the same as a decimal USDC string. */
 export interface SpendTotals {
@@ -166,50 +101,60 @@ export interface SpendTotals {
   pendingBaseUnits: bigint;
 }
 
-/** `POST /api/v1/jobs` body (SPEC 2.8, DESIGN "Jobs"). `budget_usdc`: whole USDC, at most 6 decimals. */
-export interface JobRequest {
-  objective: string;
-  budget_usdc: number;
-  capabilities: string[];
-  steps?: { capability_id: string; input: Record<string, unknown> }[];
-}
+/** `POST /api/v1/jobs` body (SPEC 2.8; schema `JobRequest`). `budget_usdc`: whole USDC, at most 6 decimals. */
+export type JobRequest = W.WireJobRequest;
 
-/** 202 answer of `POST /api/v1/jobs`. */
-export interface JobCreated {
-  job_id: string;
-  status: 'queued';
-  poll_url: string;
-}
+/** 202 answer of `POST /api/v1/jobs` (schema `JobCreated`). */
+export type JobCreated = W.WireJobCreated;
 
-/** The job record of `GET /api/v1/jobs/{id}`; `*_base_units` are integer strings of USDC base units. */
-export interface JobRecord {
-  job_id: string;
-  objective: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'budget_exhausted';
-  budget_usdc: number;
-  spent_usdc: number;
+/**
+ * The job record of `GET /api/v1/jobs/{id}` (schema `JobRecord`) with the fields the gateway adds
+ * (packages/jobs `jobView`): exact `*_base_units` (integer strings of USDC base units), `payer`,
+ * the budget `payment`, `cancel_requested`, and per step `cost_base_units` and `attempts`.
+ */
+export type JobRecord = Omit<W.WireJobRecord, 'steps'> & {
+  steps: (W.WireJobStep & { cost_base_units: string; attempts: number })[];
   budget_base_units: string;
   spent_base_units: string;
-  capabilities: string[];
-  steps: {
-    capability_id: string;
-    input: Record<string, unknown>;
-    execution_id: string | null;
-    status: 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
-    cost_usdc: number;
-    cost_base_units: string;
-    attempts: number;
-    started_at: string | null;
-    finished_at: string | null;
-    result: Record<string, unknown> | null;
-    error: { code: string; message: string } | null;
-  }[];
-  result: Record<string, unknown> | null;
-  error: { code: string; message: string } | null;
   payer: string;
   payment: { tx_hash: string; amount: string };
   cancel_requested: boolean;
-  created_at: string;
-  updated_at: string;
-  refund: { status: 'pending' | 'sent'; amount: string; tx_hash?: string } | null;
-}
+};
+
+/** Lending protocols searched (schema `LendingProtocol`). */
+export type LendingProtocol = W.WireLendingProtocol;
+
+/** Query of the liquidation search (schema `LiquidationSearchQuery`, every field optional): `min_profit_usd` USD, `max_health_factor` unitless (0, 1.1], `limit` 1..500. */
+export type LiquidationSearchParams = W.WireLiquidationSearchQuery;
+
+/** One opportunity (schema `LiquidationOpportunity`). USD amounts are numbers; `max_repay_amount` is an integer string of debt-token base units; `health_factor` unitless (< 1: liquidatable now). */
+export type LiquidationOpportunity = W.WireLiquidationOpportunity;
+
+/** Answer of the liquidation search (schema `LiquidationSearchResponse`): opportunities sorted by `estimated_profit_usd` descending. */
+export type LiquidationSearchResult = W.WireLiquidationSearchResponse;
+
+/** Chains the wallet monitor watches (schema `ChainName`). */
+export type WalletMonitorChain = W.WireChainName;
+/** Subscribable events (schema `WalletEventName`). */
+export type WalletEventType = W.WireWalletEventName;
+
+/** Body of `POST /v1/wallet-monitor` (SPEC 2.6; schema `WalletMonitorSubscriptionRequest`): 1 to 1,000 addresses, https `webhook_url`. */
+export type SubscribeRequest = W.WireSubscriptionRequest;
+
+/** A created subscription (schema `WalletMonitorSubscriptionCreated`). Keep `secret` (`whsec_...`): it is shown once and verifies every webhook. `expires_at`: UNIX seconds. */
+export type SubscriptionCreated = W.WireSubscriptionCreated;
+
+/** `GET /v1/wallet-monitor/{id}` (schema `WalletMonitorSubscription`): times in UNIX seconds, `delivery.billed` integer USDC base units. */
+export type Subscription = W.WireSubscription;
+
+/** Webhook payload of one wallet event (schema `WalletEvent`): `amount` and `block_number` integer strings; `asset.address` null for native ETH. */
+export type WalletEvent = W.WireWalletEvent;
+
+/** An event that exhausted its retries (schema `WalletMonitorDeadLetter`). */
+export type DeadLetter = W.WireDeadLetter;
+
+/** A metered account (`GET /v1/account`; schema `AccountView`): amounts are integer strings of USDC base units. */
+export type AccountView = W.WireAccountView;
+
+/** Answer of `POST /v1/account/deposit` (schema `DepositResponse`): the account after the credit and the settled deposit. */
+export type DepositResponse = W.WireDepositResponse;

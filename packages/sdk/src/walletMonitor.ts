@@ -1,84 +1,12 @@
-import { AcgError, GatewayError, GatewayRequestError } from './errors.js';
-import { parseJson, parseProblem } from './protocol.js';
+import { cancelSubscription } from './actions/walletMonitor/cancelSubscription.js';
+import { getDeadLetters } from './actions/walletMonitor/getDeadLetters.js';
+import { getSubscription } from './actions/walletMonitor/getSubscription.js';
+import { replayDeadLetters } from './actions/walletMonitor/replayDeadLetters.js';
+import { subscribe } from './actions/walletMonitor/subscribe.js';
+import { createGatewayContext } from './context.js';
+import type { DeadLetter, SubscribeRequest, Subscription, SubscriptionCreated } from './types.js';
 
-/** Chains the wallet monitor watches. */
-export type WalletMonitorChain = 'ethereum' | 'base' | 'arbitrum';
-/** Subscribable events. */
-export type WalletEventType = 'transfer_in' | 'transfer_out';
-
-/** Body of `POST /v1/wallet-monitor` (SPEC 2.6). */
-export interface SubscribeRequest {
-  /** 1 to 1,000 addresses, EIP-55 checksummed or all lowercase */
-  addresses: string[];
-  chains: WalletMonitorChain[];
-  events: WalletEventType[];
-  /** https URL (http only to a loopback host on a development gateway) */
-  webhook_url: string;
-}
-
-/** A created subscription. Keep `secret`: it is shown only once and verifies every webhook ({@link verifyWebhook}). */
-export interface SubscriptionCreated {
-  /** `sub_` + ULID */
-  subscription_id: string;
-  /** UNIX seconds; renewed by 30 days while the metered account holds at least 0.001 USDC */
-  expires_at: number;
-  /** `whsec_...` Standard Webhooks signing secret */
-  secret: string;
-}
-
-/** `GET /v1/wallet-monitor/{id}`: status, expiry (UNIX seconds) and delivery stats (`billed` in integer USDC base units). */
-export interface Subscription {
-  subscription_id: string;
-  status: 'active' | 'expired' | 'cancelled';
-  addresses: `0x${string}`[];
-  chains: WalletMonitorChain[];
-  events: WalletEventType[];
-  webhook_url: string;
-  created_at: number;
-  expires_at: number;
-  cancelled_at: number | null;
-  renewals: number;
-  delivery: {
-    events: number;
-    delivered: number;
-    pending: number;
-    failed_attempts: number;
-    dead_lettered: number;
-    dropped: number;
-    billed: string;
-    last_delivery_at: string | null;
-    last_status: number | null;
-  };
-}
-
-/** Webhook payload of one wallet event (`amount` and `block_number` are integer strings). */
-export interface WalletEvent {
-  type: WalletEventType;
-  subscription_id: string;
-  chain: WalletMonitorChain;
-  block_number: string;
-  block_hash: `0x${string}`;
-  tx_hash: `0x${string}`;
-  /** null for native ETH transfers */
-  log_index: number | null;
-  from: `0x${string}`;
-  to: `0x${string}`;
-  /** `address` null for native ETH */
-  asset: { address: `0x${string}` | null; symbol: string; decimals: number };
-  amount: string;
-  observed_at: string;
-}
-
-/** An event that exhausted its retries. */
-export interface DeadLetter {
-  webhook_id: string;
-  event: WalletEvent;
-  attempts: number;
-  /** HTTP status of the last attempt, 0 for a network error, null if nothing was sent (e.g. no balance) */
-  last_status: number | null;
-  last_error: string;
-  dead_lettered_at: number;
-}
+export type { DeadLetter, SubscribeRequest, Subscription, SubscriptionCreated, WalletEvent, WalletEventType, WalletMonitorChain } from './types.js';
 
 /** Options of {@link createWalletMonitorClient}. */
 export interface WalletMonitorClientOptions {
@@ -114,39 +42,13 @@ export interface WalletMonitorClient {
  * Each delivered event costs 0.001 USDC from the metered account (`POST /v1/account/deposit`).
  */
 export function createWalletMonitorClient(options: WalletMonitorClientOptions): WalletMonitorClient {
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
-  const doFetch = options.fetch ?? globalThis.fetch;
-
-  async function send<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const token = typeof options.token === 'function' ? await options.token() : options.token;
-    if (!token) throw new AcgError('The wallet monitor needs a bearer token: sign in first (createAuthClient(...).signIn(account)).');
-    const url = `${baseUrl}${path}`;
-    let res: Response;
-    let text: string;
-    try {
-      res = await doFetch(url, {
-        method,
-        headers: { accept: 'application/json', authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      text = await res.text();
-    } catch (cause) {
-      throw new GatewayRequestError(url, `Could not reach the gateway at ${baseUrl}.`, { cause });
-    }
-    if (!res.ok) throw new GatewayError(parseProblem(res.status, text));
-    const parsed = parseJson(text);
-    if (parsed === undefined) throw new GatewayRequestError(url, `The gateway answered ${path} without a JSON body.`, { status: res.status });
-    return parsed as T;
-  }
-  const id = (s: string) => encodeURIComponent(s);
-
+  const ctx = createGatewayContext({ baseUrl: options.baseUrl, fetch: options.fetch, headers: options.headers }, 'createWalletMonitorClient');
+  const token = async () => (typeof options.token === 'function' ? await options.token() : options.token);
   return {
-    subscribe: (req) => send('POST', '/v1/wallet-monitor', req),
-    get: (s) => send('GET', `/v1/wallet-monitor/${id(s)}`),
-    cancel: (s) => send('POST', `/v1/wallet-monitor/${id(s)}/cancel`, {}),
-    deadLetters: async (s, opts = {}) =>
-      (await send<{ dead_letters: DeadLetter[] }>('GET', `/v1/wallet-monitor/${id(s)}/dead-letters${opts.limit ? `?limit=${opts.limit}` : ''}`)).dead_letters,
-    replay: async (s, webhookIds) =>
-      (await send<{ replayed: string[] }>('POST', `/v1/wallet-monitor/${id(s)}/dead-letters/replay`, webhookIds ? { webhook_ids: webhookIds } : {})).replayed,
+    subscribe: async (req) => subscribe(ctx, { ...req, accessToken: await token() }),
+    get: async (subscriptionId) => getSubscription(ctx, { accessToken: await token(), subscriptionId }),
+    cancel: async (subscriptionId) => cancelSubscription(ctx, { accessToken: await token(), subscriptionId }),
+    deadLetters: async (subscriptionId, opts = {}) => getDeadLetters(ctx, { accessToken: await token(), subscriptionId, limit: opts.limit }),
+    replay: async (subscriptionId, webhookIds) => replayDeadLetters(ctx, { accessToken: await token(), subscriptionId, webhookIds }),
   };
 }

@@ -144,4 +144,42 @@ describe('@acg/sdk against the gateway', () => {
     expect(err).toBeInstanceOf(GatewayError);
     expect((err as GatewayError).status).toBe(404);
   });
+
+  it('deposit pays amount_usdc into the metered account and the signed-in account shows it', async () => {
+    const buyer = t.stack.payment.buyers[6]!;
+    const treasury = t.stack.payment.treasury.address;
+    const gw = createGatewayClient({ baseUrl: t.url, account: buyer, spendLimits: { perCallUsdc: '0.1', totalUsdc: '0.1' } });
+    const [before, treasuryBefore] = await Promise.all([balanceOf(buyer.address), balanceOf(treasury)]);
+
+    const r = await gw.deposit({ amount_usdc: '0.05' });
+
+    expect(r.deposit.amount).toBe('50000');
+    expect(r.deposit.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(r.address.toLowerCase()).toBe(buyer.address.toLowerCase());
+    expect(BigInt(r.deposited)).toBe(50_000n);
+    expect(BigInt(r.balance)).toBe(50_000n);
+    const [after, treasuryAfter] = await Promise.all([balanceOf(buyer.address), balanceOf(treasury)]);
+    expect(before - after).toBe(50_000n);
+    expect(treasuryAfter - treasuryBefore).toBe(50_000n);
+    expect(gw.spent().usdc).toBe('0.05');
+
+    await gw.auth.signIn();
+    expect((await gw.account()).balance).toBe('50000');
+
+    const err = await gw.deposit({ amount_usdc: '0.06' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SpendLimitExceededError);
+    expect((err as SpendLimitExceededError).limit).toBe('total');
+    expect(await balanceOf(buyer.address)).toBe(after);
+  });
+
+  it('a deposit below the gateway minimum is a GatewayError 400 and costs nothing', async () => {
+    const buyer = t.stack.payment.buyers[7]!;
+    const gw = createGatewayClient({ baseUrl: t.url, account: buyer });
+    const before = await balanceOf(buyer.address);
+    const err = await gw.deposit({ amount_usdc: '0.001' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GatewayError);
+    expect((err as GatewayError).status).toBe(400);
+    expect(await balanceOf(buyer.address)).toBe(before);
+    expect(gw.spent().baseUnits).toBe(0n);
+  });
 });

@@ -1,5 +1,5 @@
 import { AuthError, type AccountView } from '@acg/accounts';
-import { Address, DecimalString } from '@acg/schemas';
+import { AccountView as AccountViewSchema, Address, DepositRequest, DepositResponse } from '@acg/schemas';
 import { ulid } from 'ulid';
 import { z } from 'zod';
 import type { Context } from '../trpc/context.js';
@@ -12,20 +12,6 @@ const authError = (e: unknown) => {
   if (e instanceof AuthError) return problem(e.code === 'invalid_address' || e.code === 'invalid_message' ? 400 : 401, e.message, { reason: e.code });
   return e;
 };
-
-const UsageLine = z.object({ kind: z.enum(['debit', 'credit']), amount: z.string(), item: z.string(), ref: z.string(), at: z.string() });
-const AccountViewSchema = z.object({
-  address: z.string(),
-  balance: z.string().describe('integer string, USDC base units (6 decimals)'),
-  spent: z.string().describe('integer string, USDC base units'),
-  deposited: z.string().describe('integer string, USDC base units'),
-  usage: z.array(UsageLine),
-});
-
-/** Deposit amount: decimal USDC (string or number), 0.01 to 10,000, at most 6 decimals. */
-const DepositRequest = z.object({
-  amount_usdc: z.union([DecimalString, z.number().positive()]).describe('USDC to deposit, decimal (e.g. "1.5")'),
-});
 
 /** Decimal USDC → integer base units; throws a 400 problem outside 0.01..10,000 or beyond 6 decimals. */
 function depositBaseUnits(amount: string | number): bigint {
@@ -106,7 +92,7 @@ export const accountsRouter = router({
       },
     })
     .input(DepositRequest)
-    .output(AccountViewSchema.extend({ deposit: z.object({ amount: z.string(), tx_hash: z.string() }) }))
+    .output(DepositResponse)
     .use(
       paid<z.infer<typeof DepositRequest>>({
         route: 'deposit',

@@ -1,0 +1,81 @@
+import { registryTerms } from '../chooseRequirement.js';
+import type { GatewayContext } from '../context.js';
+import {
+  GatewayRequestError,
+  type GatewayError,
+  type PaymentRequiredError,
+  type PaymentTermsMismatchError,
+  type SpendLimitExceededError,
+  type UnknownCapabilityError,
+} from '../errors.js';
+import { idempotencyHeader, jsonOf } from '../http.js';
+import { payAndRetry } from '../payAndRetry.js';
+import type { Execution } from '../types.js';
+import { throwForStatus } from './internal.js';
+
+/** Parameters of {@link execute}. */
+export interface ExecuteParameters {
+  /** Capability id as listed in `/registry`, e.g. `intelligence.wallet_balances`. */
+  capabilityId: string;
+  /** The capability's input, shaped by its `input_schema`. */
+  input: Record<string, unknown>;
+  /**
+   * `Idempotency-Key` (max 200 characters). Reusing a key with the same `capability_id` and
+   * `input` returns the stored execution without paying again; with another body it is a 409
+   * {@link GatewayError}. Default: a random UUID (unless the context has `idempotency: false`).
+   */
+  idempotencyKey?: string;
+  /** Aborts the HTTP requests. An abort after a signed payment was sent counts it as spent. */
+  signal?: AbortSignal;
+}
+
+/** What {@link execute} returns: `{execution_id, status: "SUCCEEDED", result, payment: {tx_hash, amount}}`, `amount` in integer USDC base units. */
+export type ExecuteReturnType<TResult = Record<string, unknown>> = Execution<TResult>;
+
+/** Errors of {@link execute}. */
+export type ExecuteErrorType =
+  | UnknownCapabilityError
+  | PaymentRequiredError
+  | SpendLimitExceededError
+  | PaymentTermsMismatchError
+  | GatewayError
+  | GatewayRequestError;
+
+/**
+ * Runs a capability: `POST /api/v1/execute {capability_id, input}` (SPEC 2.7), paying the x402
+ * challenge with {@link payAndRetry} against the terms `/registry` advertises for the capability
+ * (scheme `exact`, network, USDC asset, payTo, amount not above the advertised price; the registry
+ * is read again once on a mismatch).
+ *
+ * @returns the execution; `payment.amount` is an integer string of USDC base units (6 decimals).
+ * @throws {UnknownCapabilityError} not in /registry (checked before any request), or a 404.
+ * @throws {PaymentRequiredError} a 402 without an account, or the payment was refused (`reason`).
+ * @throws {SpendLimitExceededError} {PaymentTermsMismatchError} before anything is signed.
+ * @throws {GatewayError} 400 bad input (`errors`), 409, 422, 502/503 failed after payment (`executionId`, `refund`).
+ * @throws {GatewayRequestError} unreachable; `paymentOutcome: "unknown"` when a signed payment got no answer.
+ *
+ * @example
+ * const exe = await execute(ctx, { capabilityId: 'intelligence.wallet_balances', input: { address } })
+ * console.log(exe.result, exe.payment.tx_hash)
+ */
+export async function execute<TResult = Record<string, unknown>>(ctx: GatewayContext, params: ExecuteParameters): Promise<ExecuteReturnType<TResult>> {
+  const { capabilityId, input, idempotencyKey, signal } = params;
+  const path = '/api/v1/execute';
+  const capability = await ctx.registry.capability(capabilityId);
+  const r = await payAndRetry(ctx, {
+    path,
+    method: 'POST',
+    headers: idempotencyHeader(ctx, idempotencyKey),
+    body: JSON.stringify({ capability_id: capabilityId, input }),
+    signal,
+    label: capabilityId,
+    terms: () => registryTerms(capability),
+    refreshTerms: async () => registryTerms(await ctx.registry.capability(capabilityId, { refresh: true })),
+  });
+  if (!r.response.ok) throwForStatus(r, capabilityId);
+  const body = jsonOf<Execution<TResult>>(ctx, path, r);
+  if (!body || typeof body.execution_id !== 'string' || body.status !== 'SUCCEEDED') {
+    throw new GatewayRequestError(`${ctx.baseUrl}${path}`, 'The gateway answered execute with an unexpected body.', { status: r.response.status });
+  }
+  return body;
+}

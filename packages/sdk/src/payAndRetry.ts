@@ -1,0 +1,189 @@
+/**
+ * The one x402 transport of the SDK (SPEC 2.9, DESIGN "x402 payments"): request → 402
+ * `PaymentRequired` → choose a requirement this client can pay → sign an EIP-3009
+ * `transferWithAuthorization` with the official x402 client (`@x402/core` client + `@x402/evm`
+ * exact scheme) → retry with `PAYMENT-SIGNATURE` → read `PAYMENT-RESPONSE`. Execute, jobs, the
+ * liquidation search and account deposits all pay through {@link payAndRetry}, so the spend
+ * limits and the `spent()` accounting are applied here and nowhere else.
+ */
+import { decodePaymentResponseHeader } from '@x402/core/http';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { x402Client, x402HTTPClient } from '@x402/fetch';
+import type { LocalAccount } from 'viem';
+import type { GatewayContext } from './context.js';
+import { request, type GatewayResponse, type RequestOptions } from './http.js';
+import { chooseRequirement, type ChooseRequirementReturnType, type PaymentTerms } from './chooseRequirement.js';
+import { AcgError, GatewayRequestError, PaymentRequiredError, PaymentTermsMismatchError, SpendLimitExceededError } from './errors.js';
+import { parseJson, parseProblem, readPaymentRequired } from './protocol.js';
+import type { SpendReservation } from './spend.js';
+import type { PaymentRequired, PaymentRequirements, SettleResponse } from './types.js';
+
+/** Parameters of {@link payAndRetry}. */
+export interface PayAndRetryParameters extends RequestOptions {
+  /** Path under the gateway base URL, with its query string, e.g. `/api/v1/execute`. */
+  path: string;
+  /** Names the paid call in errors and in spend-limit errors (a capability id). */
+  label: string;
+  /** Extra terms of the requirement; a function is called only when a 402 arrives. */
+  terms?: PaymentTerms | (() => PaymentTerms | Promise<PaymentTerms>);
+  /** Called once when no requirement matches `terms` (e.g. refetch /registry), then chosen again. */
+  refreshTerms?: () => Promise<PaymentTerms>;
+}
+
+/** The payment {@link payAndRetry} made, when it made one. */
+export interface PaymentMade {
+  requirement: PaymentRequirements;
+  /** integer USDC base units */
+  amount: bigint;
+  /** Decoded `PAYMENT-RESPONSE` header (settlement: `transaction`, `payer`, `network`), when sent. */
+  settlement?: SettleResponse;
+}
+
+/**
+ * The final answer: any status but 402 (a 402 throws). `payment` is set when a payment was sent.
+ * A non-2xx answer is for the caller to turn into its error; the accounting is already done.
+ */
+export interface PayAndRetryReturnType extends GatewayResponse {
+  payment?: PaymentMade;
+}
+
+/** Errors of {@link payAndRetry}. */
+export type PayAndRetryErrorType = PaymentRequiredError | PaymentTermsMismatchError | SpendLimitExceededError | GatewayRequestError | AcgError;
+
+const MAX_RETRY_AFTER_MS = 5_000;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function signPayment(account: LocalAccount, pr: PaymentRequired, requirement: PaymentRequirements, amount: bigint): Promise<Record<string, string>> {
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: account, networks: [requirement.network] });
+  // Defence in depth: the official client itself refuses anything but this asset at this amount.
+  client.setSpendControls({
+    maxAmountPerPayment: false,
+    allowedAssets: [{ network: requirement.network, asset: requirement.asset, maxAmountPerPayment: amount.toString() }],
+  });
+  try {
+    const payload = await client.createPaymentPayload({ ...pr, accepts: [requirement] });
+    return new x402HTTPClient(client).encodePaymentSignatureHeader(payload);
+  } catch (cause) {
+    throw new AcgError('Could not sign the x402 payment with the given account; nothing was paid.', { cause, details: (cause as Error)?.message });
+  }
+}
+
+function settlementOf(r: GatewayResponse): SettleResponse | undefined {
+  const h = r.response.headers.get('payment-response');
+  if (!h) return undefined;
+  try {
+    return decodePaymentResponseHeader(h.trim());
+  } catch {
+    return undefined;
+  }
+}
+
+async function chooseWithTerms(ctx: GatewayContext, p: PayAndRetryParameters, pr: PaymentRequired): Promise<ChooseRequirementReturnType> {
+  const base = { paymentRequired: pr, network: ctx.network, assets: ctx.assets, ledger: ctx.ledger, label: p.label };
+  const terms = typeof p.terms === 'function' ? await p.terms() : p.terms;
+  try {
+    return chooseRequirement({ ...base, terms });
+  } catch (e) {
+    if (!(e instanceof PaymentTermsMismatchError) || !p.refreshTerms) throw e;
+    // The gateway may have changed its terms since they were read: check once more.
+    return chooseRequirement({ ...base, terms: await p.refreshTerms() });
+  }
+}
+
+/**
+ * Sends `path` and pays the x402 challenge if one comes back.
+ *
+ * 1. Sends the request. Any answer but 402 is returned as is (nothing paid).
+ * 2. On 402: decodes `PAYMENT-REQUIRED` (else the JSON body); without `ctx.account` throws
+ *    {@link PaymentRequiredError}. Picks a requirement with {@link chooseRequirement} and reserves
+ *    its amount in `ctx.ledger` (the spend limits; concurrent calls cannot pass the total together).
+ *    Nothing is signed before this point.
+ * 3. Signs one EIP-3009 authorization and re-sends with `PAYMENT-SIGNATURE`. After a network
+ *    error, or a 409 (payment in progress) / 503 (verification unavailable) with `Retry-After`, it
+ *    re-sends the SAME signed payment (idempotent replay; waits `Retry-After`, at most 5 s), at most
+ *    `ctx.maxRetries` times. It never signs a second payment for one call.
+ * 4. Accounting: a 2xx is counted as spent; a 402 refusal is released and thrown as
+ *    {@link PaymentRequiredError} (`reason`); a 5xx, a 409 still in progress, or a problem naming
+ *    an `execution_id` or a `refund` (charged, refunded later), is counted; any other answer (400, 404, 409 conflict,
+ *    422) is released. No answer at all: counted, {@link GatewayRequestError} with
+ *    `paymentOutcome: "unknown"`.
+ *
+ * @returns the final answer and, when a payment was sent, the requirement, amount (integer USDC
+ *   base units) and decoded `PAYMENT-RESPONSE`.
+ * @throws {PaymentRequiredError} {PaymentTermsMismatchError} {SpendLimitExceededError} {GatewayRequestError} {AcgError} (signing failed)
+ *
+ * @example
+ * const r = await payAndRetry(ctx, { path: '/v1/account/deposit', method: 'POST', body: JSON.stringify({ amount_usdc: '1' }), label: 'gateway.account_deposit', terms: { exactAmount: 1_000_000n } })
+ */
+export async function payAndRetry(ctx: GatewayContext, p: PayAndRetryParameters): Promise<PayAndRetryReturnType> {
+  const { path, method, headers = {}, body, signal } = p;
+  const url = `${ctx.baseUrl}${path}`;
+  const first = await request(ctx, path, { method, headers, body, signal });
+  if (first.response.status !== 402) return first;
+
+  const challenge = parseJson(first.text) as Record<string, unknown> | undefined;
+  const pr = readPaymentRequired(first.response.headers.get('payment-required'), challenge);
+  if (!pr) throw new GatewayRequestError(url, 'The gateway answered 402 without a readable x402 PaymentRequired.', { status: 402 });
+  if (!ctx.account) throw new PaymentRequiredError(p.label, pr, { challenge });
+
+  const { requirement, amount } = await chooseWithTerms(ctx, p, pr);
+  const reservation = ctx.ledger.reserve(amount, p.label); // throws SpendLimitExceededError (a concurrent call got there first)
+  let paymentHeaders: Record<string, string>;
+  try {
+    paymentHeaders = await signPayment(ctx.account, pr, requirement, amount);
+  } catch (e) {
+    reservation.release();
+    throw e;
+  }
+
+  const r = await resendPaid(ctx, p, { ...headers, ...paymentHeaders }, reservation);
+  const status = r.response.status;
+  const payment: PaymentMade = { requirement, amount, settlement: settlementOf(r) };
+  if (r.response.ok) {
+    reservation.commit();
+    return { ...r, payment };
+  }
+  if (status === 402) {
+    reservation.release(); // refused before settlement: nothing charged
+    const refusal = parseJson(r.text) as Record<string, unknown> | undefined;
+    const refusedPr = readPaymentRequired(r.response.headers.get('payment-required'), refusal) ?? pr;
+    throw new PaymentRequiredError(p.label, refusedPr, { challenge: refusal, reason: typeof refusal?.reason === 'string' ? refusal.reason : undefined, refused: true });
+  }
+  const problem = parseProblem(status, r.text);
+  // Charged when the operation failed after settlement (refunded later), or the outcome is unclear
+  // (5xx, or a 409 "payment in progress" still unsettled after the retries).
+  const inProgress = status === 409 && r.response.headers.get('retry-after') !== null;
+  if (status >= 500 || inProgress || problem.execution_id !== undefined || problem.refund !== undefined) reservation.commit();
+  else reservation.release();
+  return { ...r, payment };
+}
+
+/** Sends the signed payment; re-sends the same one after a network error or a 409/503 with Retry-After. */
+async function resendPaid(ctx: GatewayContext, p: PayAndRetryParameters, headers: Record<string, string>, reservation: SpendReservation): Promise<GatewayResponse> {
+  for (let attempt = 0; ; attempt++) {
+    let r: GatewayResponse;
+    try {
+      r = await request(ctx, p.path, { method: p.method, headers, body: p.body, signal: p.signal });
+    } catch (e) {
+      if (attempt < ctx.maxRetries && !p.signal?.aborted) continue;
+      reservation.commit(); // the gateway may have settled it: keep it counted
+      throw new GatewayRequestError(`${ctx.baseUrl}${p.path}`, `No answer from the gateway after sending a signed payment for "${p.label}".`, {
+        cause: (e as GatewayRequestError).cause ?? e,
+        paymentOutcome: 'unknown',
+      });
+    }
+    const status = r.response.status;
+    const retryAfter = r.response.headers.get('retry-after');
+    const replayable = (status === 409 || status === 503) && retryAfter !== null && parseProblem(status, r.text).execution_id === undefined;
+    if (replayable && attempt < ctx.maxRetries && !p.signal?.aborted) {
+      const seconds = Number(retryAfter);
+      await sleep(Number.isFinite(seconds) && seconds >= 0 ? Math.min(MAX_RETRY_AFTER_MS, seconds * 1000) : 1000);
+      continue;
+    }
+    return r;
+  }
+}
