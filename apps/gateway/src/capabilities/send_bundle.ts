@@ -1,4 +1,4 @@
-import { bundleIntakeFor, MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS, RpcError } from '@acg/builder';
+import { bundleIntakeFor, MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS, RpcError } from '@acg/bundles';
 import { Address, Hash32, HexQuantity, SendBundleParams, SendBundleRequest } from '@acg/schemas';
 import { parseTransaction, type PublicClient, type TransactionSerialized } from 'viem';
 import { z } from 'zod';
