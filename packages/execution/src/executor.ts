@@ -1,0 +1,104 @@
+import { CapabilityFailure, type CapabilityDefinition, type CapabilityDeps } from '@acg/capabilities';
+import type { Logger } from 'pino';
+import type { ExecutionRecord, ExecutionStore } from './executions.js';
+import { resolveCapability, type ResolvedCapability } from './resolve.js';
+import type { Telemetry } from './telemetry.js';
+
+/** What paid for an execution: an x402 settlement, or a job's budget (internal debit). */
+export interface ExecutionCharge {
+  /** settlement tx hash (x402) or the job's budget payment tx hash */
+  tx_hash: string;
+  /** integer string, USDC base units */
+  amount: string;
+  /** set when a job step pays from its budget */
+  job_id?: string;
+  payer: string;
+}
+
+/** Result of {@link Executor.run}: the stored record, and the failure when it failed. */
+export interface ExecutionOutcome {
+  record: ExecutionRecord;
+  failure?: CapabilityFailure;
+}
+
+/** What an {@link Executor} uses: where records and latency samples go, the definitions, and what `run` may use. */
+export interface ExecutorDeps {
+  executions: Pick<ExecutionStore, 'save'>;
+  telemetry: Pick<Telemetry, 'record'>;
+  log: Pick<Logger, 'info' | 'warn'>;
+  /** Chain clients and Redis handed to `precondition` and `run`. */
+  capabilityDeps: CapabilityDeps;
+  /** Every definition this deployment serves (built-ins plus added ones); {@link Executor.runInput} resolves among them. */
+  capabilities: readonly CapabilityDefinition[];
+}
+
+/**
+ * Runs a capability once and records it: the one execution path shared by `POST /api/v1/execute`
+ * and job steps. {@link run} takes a capability already resolved by {@link resolveCapability}
+ * (input parsed once, before payment); {@link runInput} starts from raw input (a job step read
+ * back from its record). Each runs `run`, validates the output, saves the execution record
+ * (`exe_...`) and a latency sample. Never throws for a capability failure: the outcome carries it
+ * (code, safe message, HTTP status; transient when 503/504, see {@link isTransient}).
+ */
+export class Executor {
+  constructor(private readonly deps: ExecutorDeps) {}
+
+  /** Runs `resolved.definition` with its already-parsed `resolved.input`, paid by `charge`. */
+  async run(executionId: string, resolved: Pick<ResolvedCapability, 'definition' | 'input'>, charge: ExecutionCharge): Promise<ExecutionOutcome> {
+    const { definition, input } = resolved;
+    return this.record(executionId, definition.id, charge, async () =>
+      definition.output.parse(await definition.run(input, this.deps.capabilityDeps, { executionId, payer: charge.payer, paymentTxHash: charge.tx_hash })) as Record<string, unknown>,
+    );
+  }
+
+  /**
+   * Resolves `capabilityId` and parses `rawInput` (as {@link resolveCapability}), then runs it.
+   * A capability that cannot run is recorded as FAILED with its code (`unknown_capability`,
+   * `not_executable`, `invalid_input`, `precondition_unmet`) and status (404/422/400).
+   */
+  async runInput(executionId: string, capabilityId: string, rawInput: unknown, charge: ExecutionCharge): Promise<ExecutionOutcome> {
+    const resolved = resolveCapability(this.deps.capabilities, capabilityId, rawInput, this.deps.capabilityDeps);
+    if (!resolved.ok) {
+      const { error } = resolved;
+      return this.record(executionId, capabilityId, charge, () => Promise.reject(new CapabilityFailure(error.code, error.shortMessage, error.status)));
+    }
+    return this.run(executionId, resolved, charge);
+  }
+
+  private async record(executionId: string, capabilityId: string, charge: ExecutionCharge, run: () => Promise<Record<string, unknown>>): Promise<ExecutionOutcome> {
+    const { executions, telemetry, log } = this.deps;
+    const created_at = new Date().toISOString();
+    const started = performance.now();
+    const base = {
+      execution_id: executionId,
+      capability_id: capabilityId,
+      payment: { tx_hash: charge.tx_hash, amount: charge.amount },
+      ...(charge.job_id ? { job_id: charge.job_id } : {}),
+      created_at,
+    };
+    try {
+      const result = await run();
+      const duration_ms = performance.now() - started;
+      const record: ExecutionRecord = { ...base, status: 'SUCCEEDED', result, finished_at: new Date().toISOString(), duration_ms };
+      await Promise.all([executions.save(record), telemetry.record(capabilityId, duration_ms, true)]);
+      log.info({ execution_id: executionId, capability_id: capabilityId, job_id: charge.job_id, duration_ms: Math.round(duration_ms), payer: charge.payer }, 'execution succeeded');
+      return { record };
+    } catch (e) {
+      const failure = e instanceof CapabilityFailure ? e : new CapabilityFailure('internal_error', 'The capability failed unexpectedly; the error was logged.', 500, e);
+      const duration_ms = performance.now() - started;
+      const error = { code: failure.code, message: failure.message };
+      const record: ExecutionRecord = { ...base, status: 'FAILED', result: null, error, finished_at: new Date().toISOString(), duration_ms };
+      await Promise.all([executions.save(record), telemetry.record(capabilityId, duration_ms, false)]);
+      log.warn(
+        { execution_id: executionId, capability_id: capabilityId, job_id: charge.job_id, code: failure.code, cause: String((failure.cause as Error)?.message ?? '').slice(0, 200) },
+        'execution failed',
+      );
+      return { record, failure };
+    }
+  }
+}
+
+/** A failure worth retrying (the upstream or chain was unavailable or timed out). */
+export function isTransient(failure: CapabilityFailure): boolean {
+  return failure.status === 503 || failure.status === 504;
+}
