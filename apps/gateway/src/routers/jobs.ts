@@ -1,4 +1,4 @@
-import { checkPrecondition, executableDefinition, parseCapabilityInput } from '@acg/execution';
+import { CapabilityResolutionError, checkPrecondition, executableDefinition, parseCapabilityInput } from '@acg/execution';
 import { readRefund } from '@acg/payments';
 import { jobView, planJob, PlanError, type StoredJob } from '@acg/jobs';
 import { JobCreated, JobRequest } from '@acg/schemas';
@@ -15,7 +15,7 @@ const JobIdParam = z.object({ job_id: z.string().regex(/^job_[0-9A-HJKMNP-TV-Z]{
 /** Resolves a capability for job steps: executable in-process, with its price and input schema. */
 export function stepCapability(ctx: Pick<Context, 'services'>, id: string) {
   const definition = executableDefinition(ctx.services.capabilities, id);
-  if (!('run' in definition)) return undefined;
+  if (definition instanceof CapabilityResolutionError) return undefined;
   return {
     price: definition.price.base_units,
     parseInput: (input: unknown) => {

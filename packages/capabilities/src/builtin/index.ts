@@ -34,4 +34,4 @@ export const BUILTIN_CAPABILITIES: readonly CapabilityDefinition[] = [
   liquidationSearch,
   walletBalances,
   walletMonitor,
-] as CapabilityDefinition[];
+];
