@@ -23,7 +23,7 @@ import { paymentMiddleware, x402ResourceServer } from '@x402/express';
 import { registerExactEvmScheme } from '@x402/evm/exact/server';
 import express from 'express';
 import { createPublicClient, http, type PublicClient } from 'viem';
-import { walletBalances } from '../apps/gateway/src/capabilities/wallet_balances.js';
+import { walletBalances } from '@acg/capabilities';
 import { LoadGenerator, type PaidSummary } from './lib/load.js';
 import { definedOnly, fmt, fmtRatio, percentile, ratio, table } from './lib/stats.js';
 

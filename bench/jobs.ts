@@ -10,7 +10,7 @@
  *   same Executor with the same input (same work, no job bookkeeping).
  * Reported: wall time per step (total wall time / steps) and the ratio ours/baseline.
  */
-import { Executor } from '@acg/gateway';
+import { Executor } from '@acg/execution';
 import { JobQueue, type StoredJob } from '@acg/jobs';
 import { startWorker } from '@acg/worker';
 import { Queue, QueueEvents, Worker } from 'bullmq';
@@ -34,7 +34,7 @@ export async function benchJobs(gw: TestGateway, opts: { jobs?: number; steps?: 
   // baseline: plain BullMQ, same Executor, same input
   const executor = new Executor(services);
   // warm-up (JIT, connections) so that neither side pays it
-  for (let i = 0; i < 20; i++) await executor.run(`exe_${ulid()}`, 'intelligence.wallet_balances', input, { tx_hash: '0x00', amount: '1000', payer: address });
+  for (let i = 0; i < 20; i++) await executor.runInput(`exe_${ulid()}`, 'intelligence.wallet_balances', input, { tx_hash: '0x00', amount: '1000', payer: address });
   const baseQueue = new Queue('bench-baseline', { connection: services.bullRedis, prefix: services.keys.bullPrefix() });
   // connections of our own for the baseline (BullMQ does not close connections it is given)
   const eventsConnection = services.bullRedis.duplicate();
@@ -44,7 +44,7 @@ export async function benchJobs(gw: TestGateway, opts: { jobs?: number; steps?: 
   const baseWorker = new Worker(
     'bench-baseline',
     async () => {
-      await executor.run(`exe_${ulid()}`, 'intelligence.wallet_balances', input, { tx_hash: '0x00', amount: '1000', payer: address });
+      await executor.runInput(`exe_${ulid()}`, 'intelligence.wallet_balances', input, { tx_hash: '0x00', amount: '1000', payer: address });
     },
     { connection: workerConnection, prefix: services.keys.bullPrefix(), concurrency: 4 },
   );

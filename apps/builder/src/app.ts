@@ -7,7 +7,7 @@ import { Bidder } from './bidder.js';
 import type { BuilderConfig } from './config.js';
 import { BuilderStats } from './health.js';
 import { createRpcListener, refuseConnect } from './http/server.js';
-import { BundleIntake } from './intake.js';
+import { BundleIntake } from '@acg/bundles';
 import { TokenBucket } from './ratelimit.js';
 import { blsPublicKey, computeBuilderDomain, randomBlsSecretKey } from './relay/signing.js';
 import { RelaySubmitter } from './relay/submitter.js';
@@ -128,27 +128,4 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
       redis.disconnect();
     },
   };
-}
-
-const intakes = new WeakMap<object, BundleIntake>();
-
-/**
- * A {@link BundleIntake} for another process part (the gateway's `builder.send_bundle` capability),
- * sharing its Redis connection and Ethereum client; one per (redis, client) pair.
- *
- * @example
- * const result = await bundleIntakeFor({ redis, keys, client }).submit(payer, params, { kind: 'x402', executionId, paymentTxHash })
- */
-export function bundleIntakeFor(opts: { redis: import('ioredis').Redis; keys: RedisKeys; client: PublicClient; headMaxAgeMs?: number }): BundleIntake {
-  let byClient = intakes.get(opts.redis) as unknown as WeakMap<object, BundleIntake> | undefined;
-  if (!byClient) {
-    byClient = new WeakMap();
-    intakes.set(opts.redis, byClient as unknown as BundleIntake);
-  }
-  let intake = byClient.get(opts.client);
-  if (!intake) {
-    intake = new BundleIntake(opts);
-    byClient.set(opts.client, intake);
-  }
-  return intake;
 }

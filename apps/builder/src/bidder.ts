@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { parseTransaction, recoverTransactionAddress, type Address, type Block, type Hash, type Hex, type PublicClient, type TransactionSerialized } from 'viem';
-import type { BundleIntake } from './intake.js';
-import type { OrderflowPool, StoredBundle } from './pool.js';
+import type { BundleIntake } from '@acg/bundles';
+import type { OrderflowPool, StoredBundle } from '@acg/bundles';
 import { signBidTrace, type BidTraceJson } from './relay/signing.js';
 import type { RelaySubmission, RelaySubmitter } from './relay/submitter.js';
 import type { ExecutionPayloadJson, SubmitBlockRequest } from './relay/types.js';

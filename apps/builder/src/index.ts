@@ -3,9 +3,9 @@
  * `eth_cancelBundle`, `eth_callBundle` on `/rpc`, the orderflow pool in Redis, the bidder and the
  * MEV-Boost relay submitter, live health counters, and the local relays of the embedded defaults.
  */
-export { bundleIntakeFor, DEV_PROPOSER_PUBKEY, startBuilder, type RunningBuilder, type StartBuilderOptions } from './app.js';
+export { DEV_PROPOSER_PUBKEY, startBuilder, type RunningBuilder, type StartBuilderOptions } from './app.js';
 export { Bidder, type AttemptResult, type Bid, type BidderOptions, type BuilderSigner, type SkippedBundle } from './bidder.js';
-export { bundleHash, decodeBundleTx, MAX_BLOCKS_AHEAD, MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS, validateSendBundleParams, type BundleTx, type ValidBundleParams } from './bundle.js';
+export { bundleHash, decodeBundleTx, MAX_BLOCKS_AHEAD, MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS, validateSendBundleParams, type BundleTx, type ValidBundleParams } from '@acg/bundles';
 export {
   builderConfigFromEnv,
   BuilderConfigError,
@@ -19,14 +19,14 @@ export {
 } from './config.js';
 export { ETHEREUM_DEV_CHAIN_ID, startEthereumDevChain } from './dev.js';
 export { BuilderStats, readBuilderHealth, readSearcherCharges, type SearcherCharges } from './health.js';
-export { BundleIntake, type BundleIntakeOptions, type SubmitBundleResult } from './intake.js';
-export { OrderflowPool, POOL_TTL_SECONDS, type BundleVia, type MempoolTx, type StoredBundle } from './pool.js';
+export { BundleIntake, bundleIntakeFor, type BundleIntakeOptions, type SubmitBundleResult } from '@acg/bundles';
+export { OrderflowPool, POOL_TTL_SECONDS, type BundleVia, type MempoolTx, type StoredBundle } from '@acg/bundles';
 export { TokenBucket, type TakeResult } from './ratelimit.js';
 export { startDevRelay, startDevRelays, type DevRelay, type DevRelays, type ReceivedSubmission } from './relay/devRelay.js';
 export { bidTraceSigningRoot, BidTraceType, blsPublicKey, computeBuilderDomain, DOMAIN_APPLICATION_BUILDER, ETH_BLS_DST, randomBlsSecretKey, signBidTrace, verifyBidTrace, type BidTraceJson } from './relay/signing.js';
 export { RelaySubmitter, SUBMIT_BLOCK_PATH, type RelaySubmission } from './relay/submitter.js';
 export type { ExecutionPayloadJson, SubmitBlockRequest } from './relay/types.js';
-export { RPC_ERRORS, RpcError, invalidParams, type JsonRpcErrorObject } from './rpc/errors.js';
+export { RPC_ERRORS, RpcError, invalidParams, type JsonRpcErrorObject } from '@acg/bundles';
 export { RPC_METHODS } from './rpc/server.js';
 export { simulateBlock, type BlockSimulation, type SimTx, type SimulatedTx } from './simulate.js';
 export { bundleSignatureMessage, SIGNATURE_HEADERS, verifyBundleSignature } from './signature.js';

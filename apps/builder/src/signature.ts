@@ -1,5 +1,5 @@
 import { getAddress, isAddress, keccak256, recoverMessageAddress, type Address, type Hex } from 'viem';
-import { RPC_ERRORS, RpcError } from './rpc/errors.js';
+import { RPC_ERRORS, RpcError } from '@acg/bundles';
 
 /** Request headers carrying the searcher signature; the first is SPEC 4's name, the second the Flashbots alias. */
 export const SIGNATURE_HEADERS = ['x-bundle-signature', 'x-flashbots-signature'] as const;

@@ -2,10 +2,10 @@ import { Wallet, id as ethersId } from 'ethers';
 import { bytesToHex, keccak256, parseGwei, stringToHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
-import { MAX_BUNDLE_BYTES, validateSendBundleParams } from '../src/bundle.js';
+import { MAX_BUNDLE_BYTES, validateSendBundleParams } from '@acg/bundles';
 import { builderConfigFromEnv, BuilderConfigError, parseRelayUrls, PRODUCTION_RELAYS } from '../src/config.js';
 import { blsPublicKey, computeBuilderDomain, signBidTrace, verifyBidTrace, type BidTraceJson } from '../src/relay/signing.js';
-import { RpcError } from '../src/rpc/errors.js';
+import { RpcError } from '@acg/bundles';
 import { bundleSignatureMessage, verifyBundleSignature } from '../src/signature.js';
 
 const account = privateKeyToAccount(`0x${'11'.repeat(32)}`);

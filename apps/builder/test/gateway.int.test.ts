@@ -3,10 +3,10 @@ import { HealthDocument } from '@acg/schemas';
 import { createPublicClient, http, type PublicClient } from 'viem';
 import { mainnet } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendBundle } from '../../gateway/src/capabilities/send_bundle.js';
+import { BUILTIN_CAPABILITIES, sendBundle } from '@acg/capabilities';
+import { Telemetry } from '@acg/execution';
 import { Discovery } from '../../gateway/src/discovery.js';
 import { ProbeStore } from '../../gateway/src/probes.js';
-import { Telemetry } from '../../gateway/src/telemetry.js';
 import { readBuilderHealth, readSearcherCharges } from '../src/health.js';
 import { startTestBuilder, transfer, type TestBuilder } from './harness.js';
 
@@ -59,6 +59,7 @@ describe('builder.send_bundle as a gateway capability (x402 execute path)', () =
       payment: { network: 'eip155:8453', asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', payTo: devAccount(1).address },
       probes: new ProbeStore(t.builder.redis, t.builder.keys),
       telemetry: new Telemetry(t.builder.redis, t.builder.keys),
+      capabilities: BUILTIN_CAPABILITIES,
       builderHealth: () => readBuilderHealth(t.builder.redis, t.builder.keys),
     });
     const doc = HealthDocument.parse((await discovery.health()).value);
@@ -74,6 +75,7 @@ describe('builder.send_bundle as a gateway capability (x402 execute path)', () =
       payment: { network: 'eip155:8453', asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', payTo: devAccount(1).address },
       probes: new ProbeStore(t.builder.redis, t.builder.keys),
       telemetry: new Telemetry(t.builder.redis, t.builder.keys),
+      capabilities: BUILTIN_CAPABILITIES,
       builderHealth: () => readBuilderHealth(t.builder.redis, new (t.builder.keys.constructor as typeof import('@acg/redis').RedisKeys)('acg:nobody:')),
     });
     expect((await none.health()).value.builder).toBeNull();

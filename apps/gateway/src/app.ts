@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { CapabilityDefinition } from '@acg/capabilities';
 import type { Worker } from 'bullmq';
 import { pino, type Logger } from 'pino';
 import type { GatewayConfig } from './config.js';
@@ -24,6 +25,8 @@ export interface StartGatewayOptions {
   refundWorker?: boolean;
   /** Run the prober in this process (default true). */
   prober?: boolean;
+  /** Capability definitions served besides the built-ins (`defineCapability` of @acg/capabilities): listed in every document and executable when they have `run`. */
+  capabilities?: readonly CapabilityDefinition[];
 }
 
 /**
@@ -33,7 +36,7 @@ export interface StartGatewayOptions {
  */
 export async function startGateway(config: GatewayConfig, opts: StartGatewayOptions = {}): Promise<RunningGateway> {
   const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'gateway' } });
-  const services = createServices(config, log);
+  const services = createServices(config, log, { capabilities: opts.capabilities });
   await services.redis.ping();
   await services.paywall.init();
 

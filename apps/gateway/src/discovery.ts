@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { allDescriptors, buildCatalog, buildLegacyRegistry, renderLlmsTxt, renderSitemap, SITEMAP_PATHS, type BuildContext, type HealthSample } from '@acg/registry';
 import type { BuilderHealth, HealthDocument, HealthStatus, RegistryDocument } from '@acg/schemas';
 import type { WalletMonitorHealth } from '@acg/wallet-monitor';
+import type { CapabilityDefinition } from '@acg/capabilities';
+import type { Telemetry } from '@acg/execution';
 import type { ProbeStore } from './probes.js';
-import type { Telemetry } from './telemetry.js';
 
 /** A rendered document: its bytes, ETag and when it was built. */
 export interface Rendered<T = unknown> {
@@ -36,6 +37,8 @@ export class Discovery {
       payment: BuildContext['payment'];
       probes: ProbeStore;
       telemetry: Telemetry;
+      /** The definitions the documents list (built-ins plus added ones). */
+      capabilities: readonly CapabilityDefinition[];
       /** The builder's live counters (`readBuilderHealth` of @acg/builder); null while no builder has reported. */
       builderHealth?: () => Promise<BuilderHealth | null>;
       /** Wallet-monitor delivery latency (block confirmation → 2xx), backlog and watchers; its latency is the capability's. */
@@ -97,7 +100,7 @@ export class Discovery {
     const doc: HealthDocument['capabilities'] = [];
     const walletMonitor = await this.opts.walletMonitorHealth?.().catch(() => undefined);
     const chainUp = (await this.opts.paymentChainReachable?.().catch(() => false)) ?? true;
-    for (const d of allDescriptors()) {
+    for (const d of allDescriptors(this.opts.capabilities)) {
       const measured = await this.opts.telemetry.summary(d.id);
       // The wallet monitor's latency is its delivery latency (SPEC 4: "about 450 ms after block confirmation").
       const lat = d.id === 'intelligence.wallet_monitor' && walletMonitor ? { ...measured, ...walletMonitor.delivery_latency_ms } : measured;
@@ -127,6 +130,7 @@ export class Discovery {
       builderUrl: this.opts.builderUrl,
       generatedAt: new Date().toISOString(),
       payment: this.opts.payment,
+      capabilities: this.opts.capabilities,
       probes,
       health: samples,
     };

@@ -1,6 +1,5 @@
-import { findCapability } from '@acg/registry';
+import { findCapability, walletBalances } from '@acg/capabilities';
 import { WALLET_BALANCES_ID } from '@acg/schemas';
-import { HANDLERS } from './capabilities/index.js';
 import type { ProbeSpec } from './probes.js';
 import type { Services } from './services.js';
 
@@ -16,8 +15,7 @@ function isChallenge(body: unknown): boolean {
  * challenge; wallet_balances additionally reads a real balance through its handler.
  */
 export function probeSpecs(services: Services): ProbeSpec[] {
-  const example = findCapability(WALLET_BALANCES_ID)?.example_request as { capability_id: string; input: Record<string, unknown> };
-  const handler = HANDLERS.get(WALLET_BALANCES_ID)!;
+  const example = walletBalances.example.request as { capability_id: string; input: Record<string, unknown> };
   return [
     { capabilityId: 'gateway.registry', method: 'GET', path: '/registry', expectStatus: 200 },
     // unpaid and unauthenticated: the x402 challenge (needs the liquidation index to be ready: 503 before)
@@ -38,7 +36,7 @@ export function probeSpecs(services: Services): ProbeSpec[] {
       capabilityId: 'gateway.jobs',
       method: 'POST',
       path: '/api/v1/jobs',
-      body: findCapability('gateway.jobs')?.example_request,
+      body: findCapability('gateway.jobs')?.example.request,
       expectStatus: 402,
       check: isChallenge,
     },
@@ -48,7 +46,7 @@ export function probeSpecs(services: Services): ProbeSpec[] {
       capabilityId: 'intelligence.wallet_monitor',
       method: 'POST',
       path: '/v1/wallet-monitor',
-      body: findCapability('intelligence.wallet_monitor')?.example_request,
+      body: findCapability('intelligence.wallet_monitor')?.example.request,
       expectStatus: 401,
       check: (body) => (body as { status?: number; title?: string })?.status === 401 && typeof (body as { title?: string }).title === 'string',
       direct: async () => {
@@ -70,8 +68,8 @@ export function probeSpecs(services: Services): ProbeSpec[] {
       direct: async () => {
         const started = performance.now();
         try {
-          const input = handler.input.parse({ ...example.input, address: services.config.payment.payTo });
-          handler.output.parse(await handler.run(input, services.capabilityDeps));
+          const input = walletBalances.input.parse({ ...example.input, address: services.config.payment.payTo });
+          walletBalances.output.parse(await walletBalances.run(input, services.capabilityDeps));
           await services.telemetry.record(WALLET_BALANCES_ID, performance.now() - started, true);
           return true;
         } catch {

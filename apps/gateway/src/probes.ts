@@ -3,7 +3,7 @@ import type { RedisKeys } from '@acg/redis';
 import type { ProbeRecord } from '@acg/schemas';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Telemetry } from './telemetry.js';
+import type { Telemetry } from '@acg/execution';
 
 /** One probe: which capability it proves, what HTTP request it makes, what answer counts as up. */
 export interface ProbeSpec {

@@ -10,12 +10,11 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createPublicClient, http, type PublicClient } from 'viem';
 import { arbitrum, base, mainnet } from 'viem/chains';
-import type { CapabilityDeps } from './capabilities/index.js';
+import { BUILTIN_CAPABILITIES, type CapabilityDefinition, type CapabilityDeps } from '@acg/capabilities';
+import { ExecutionStore, Telemetry } from '@acg/execution';
 import type { ChainName, GatewayConfig } from './config.js';
 import { Discovery } from './discovery.js';
-import { ExecutionStore } from './executions.js';
 import { ProbeStore } from './probes.js';
-import { Telemetry } from './telemetry.js';
 
 /** Everything request handlers use, built once per process (no module-level singletons). */
 export interface Services {
@@ -32,6 +31,8 @@ export interface Services {
   probes: ProbeStore;
   discovery: Discovery;
   capabilityDeps: CapabilityDeps;
+  /** Every capability this gateway serves: the built-ins plus `CreateServicesOptions.capabilities`, in catalog order. */
+  capabilities: readonly CapabilityDefinition[];
   paymentClient: PublicClient;
   /** Reachability of the payment chain, from every payment RPC outcome (PAYMENT_RPC_TIMEOUT_MS bounds each request). */
   paymentChain: PaymentChainMonitor;
@@ -49,8 +50,15 @@ export interface Services {
 
 const VIEM_CHAINS = { ethereum: mainnet, base, arbitrum } as const;
 
+/** What {@link createServices} adds to the configuration. */
+export interface CreateServicesOptions {
+  /** Capability definitions served besides `BUILTIN_CAPABILITIES` (a provider's, a test's); an id used twice throws at the first document build. */
+  capabilities?: readonly CapabilityDefinition[];
+}
+
 /** Builds the services from the configuration; opens Redis connections (closed by `close()`). */
-export function createServices(config: GatewayConfig, log: Logger): Services {
+export function createServices(config: GatewayConfig, log: Logger, opts: CreateServicesOptions = {}): Services {
+  const capabilities = [...BUILTIN_CAPABILITIES, ...(opts.capabilities ?? [])];
   const keys = new RedisKeys(config.keyPrefix);
   const redis = connectRedis({ url: config.redisUrl, name: 'gateway' });
   const bullRedis = connectRedis({ url: config.redisUrl, name: 'gateway-bull', forBullmq: true });
@@ -112,6 +120,7 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
     payment: { network: `eip155:${config.payment.chain.id}`, asset: config.payment.asset, payTo: config.payment.payTo },
     probes,
     telemetry,
+    capabilities,
     builderHealth: () => readBuilderHealth(redis, keys),
     walletMonitorHealth: () => walletMonitor.health(),
     paymentChainReachable: () => paymentChain.reachable(),
@@ -147,6 +156,7 @@ export function createServices(config: GatewayConfig, log: Logger): Services {
     probes,
     discovery,
     capabilityDeps: { chainClient: (chain) => chainClients.get(chain), redis, keys },
+    capabilities,
     paymentClient,
     paymentChain,
     publicBaseUrl,

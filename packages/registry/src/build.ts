@@ -11,7 +11,6 @@ import {
   type ProbeRecord,
   type X402Advert,
 } from '@acg/schemas';
-import { CATALOG } from './catalog.js';
 import type { CapabilityDescriptor } from './descriptor.js';
 import { formatUsdc, toBaseUnits } from './price.js';
 import { deriveStatus, rollupOperationalStatus } from './status.js';
@@ -49,7 +48,12 @@ export interface BuildContext {
   probes?: Record<string, ProbeRecord>;
   /** Latest health per capability id; feeds the rollup and the /registry latency and availability fields. */
   health?: Record<string, HealthSample>;
-  /** Capabilities registered by providers at run time, merged with the static catalog. */
+  /**
+   * The capability definitions to publish: the built-ins (`BUILTIN_CAPABILITIES` of
+   * @acg/capabilities) plus those the app adds (providers, tests), in any order.
+   */
+  capabilities: readonly CapabilityDescriptor[];
+  /** Capabilities registered by providers at run time, merged after `capabilities`. */
   extra?: readonly CapabilityDescriptor[];
 }
 
@@ -70,14 +74,18 @@ export const METRIC_DEFINITIONS: Record<string, MetricDefinition> = {
   availability: { description: 'Per-capability health status from /status/health: up, degraded, down or planned.' },
 };
 
-/** Descriptors of the catalog plus `extra`, in catalog order; throws {@link DuplicateCapabilityError}. */
-export function allDescriptors(extra: readonly CapabilityDescriptor[] = []): CapabilityDescriptor[] {
+/**
+ * `capabilities` plus `extra`, in catalog order (product, then id); throws
+ * {@link DuplicateCapabilityError} when two share an id.
+ */
+export function allDescriptors(capabilities: readonly CapabilityDescriptor[], extra: readonly CapabilityDescriptor[] = []): CapabilityDescriptor[] {
+  const all = [...capabilities, ...extra];
   const seen = new Set<string>();
-  for (const d of [...CATALOG, ...extra]) {
+  for (const d of all) {
     if (seen.has(d.id)) throw new DuplicateCapabilityError(d.id);
     seen.add(d.id);
   }
-  return [...CATALOG, ...extra].sort(compareCapabilities);
+  return all.sort(compareCapabilities);
 }
 
 /** Replace `{base_url}` and `{builder_url}` in a descriptor template. */
@@ -148,14 +156,14 @@ function networkOf(ctx: BuildContext, capabilities: readonly Capability[]) {
 }
 
 /**
- * The registry document served at `/gateway-catalog.json` (SPEC 2.1/2.2): static catalog plus
+ * The registry document served at `/gateway-catalog.json` (SPEC 2.1/2.2): `ctx.capabilities` plus
  * `ctx.extra`, ordered by product then id, statuses derived by `deriveStatus` (LIVE only with a
  * successful probe record; built but unprobed = PILOT; not built = PLANNED), `operational_status`
  * rolled up from `ctx.health`. The result is validated with `RegistryDocument` before it is
  * returned. Throws `DuplicateCapabilityError`, or a `ZodError` if the catalog data is invalid.
  */
 export function buildCatalog(ctx: BuildContext): RegistryDocument {
-  const capabilities = allDescriptors(ctx.extra).map((d) => capabilityOf(d, ctx));
+  const capabilities = allDescriptors(ctx.capabilities, ctx.extra).map((d) => capabilityOf(d, ctx));
   return RegistryDocument.parse({
     registry_version: REGISTRY_VERSION,
     generated_at: ctx.generatedAt,
@@ -180,14 +188,14 @@ function legacyX402(d: CapabilityDescriptor, endpoint: string, price: bigint | n
 
 function legacyEntryOf(d: CapabilityDescriptor, capability: Capability, ctx: BuildContext): LegacyRegistryEntry {
   const { x402: _advert, ...fields } = capability;
-  const price = toBaseUnits(d.price_base_units);
+  const price = d.price === null ? null : toBaseUnits(d.price.base_units);
   const health = ctx.health?.[d.id];
   return {
     ...fields,
     method: d.method,
     price: price === null ? null : formatUsdc(price),
     price_base_units: price === null ? null : price.toString(),
-    price_unit: price === null ? null : d.price_unit,
+    price_unit: price === null ? null : d.price!.unit,
     currency: 'USDC',
     latency_ms_p50: health?.latency_ms_p50 ?? null,
     latency_ms_p99: health?.latency_ms_p99 ?? null,
@@ -196,8 +204,8 @@ function legacyEntryOf(d: CapabilityDescriptor, capability: Capability, ctx: Bui
     input_schema: d.input ? toJsonSchema(d.input, { io: 'input' }) : null,
     output_schema: d.output ? toJsonSchema(d.output, { io: 'output' }) : null,
     availability: health?.status ?? (capability.status === 'PLANNED' ? 'planned' : null),
-    example_request: d.example_request ?? null,
-    example_response: d.example_response ?? null,
+    example_request: d.example.request ?? null,
+    example_response: d.example.response ?? null,
   };
 }
 
@@ -211,7 +219,7 @@ function legacyEntryOf(d: CapabilityDescriptor, capability: Capability, ctx: Bui
  */
 export function buildLegacyRegistry(ctx: BuildContext): LegacyRegistry {
   const catalog = buildCatalog(ctx);
-  const descriptors = new Map(allDescriptors(ctx.extra).map((d) => [d.id, d]));
+  const descriptors = new Map(allDescriptors(ctx.capabilities, ctx.extra).map((d) => [d.id, d]));
   return LegacyRegistry.parse({
     registry_version: catalog.registry_version,
     generated_at: catalog.generated_at,

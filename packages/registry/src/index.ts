@@ -3,7 +3,6 @@
  * it (SPEC 2.1-2.3, 4 "Discovery"). Pure functions: no I/O, no HTTP server (the gateway serves them).
  */
 export type { CapabilityDescriptor, X402Mode } from './descriptor.js';
-export { CATALOG, executableCapabilities, findCapability } from './catalog.js';
 export {
   DEFAULT_ORGANIZATION,
   DuplicateCapabilityError,

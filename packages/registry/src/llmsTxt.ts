@@ -13,13 +13,13 @@ export const DISCOVERY_DOCUMENTS = [
 ] as const;
 
 function priceText(d: CapabilityDescriptor | undefined): string {
-  const price = d ? toBaseUnits(d.price_base_units) : null;
+  const price = d?.price ? toBaseUnits(d.price.base_units) : null;
   if (!d || price === null) {
     if (d?.id === 'gateway.execute') return 'price of the capability executed';
     return d?.x402 === 'accepted' ? 'price set by the request' : 'no published price';
   }
   if (price === 0n) return 'free';
-  return `${formatUsdc(price)} USDC per ${d.price_unit ?? 'call'}`;
+  return `${formatUsdc(price)} USDC per ${d.price?.unit ?? 'call'}`;
 }
 
 function authText(c: Capability): string {
@@ -39,7 +39,7 @@ function authText(c: Capability): string {
 
 function callText(c: Capability, d: CapabilityDescriptor | undefined): string {
   const method = d?.method ?? 'GET';
-  const example = d?.example_request;
+  const example = d?.example.request;
   if (example && typeof example === 'object' && method === 'GET') {
     // a GET capability also executable through /api/v1/execute keeps its example in execute form: its input is the query
     const params = 'capability_id' in example && 'input' in example ? (example as { input: Record<string, unknown> }).input : (example as Record<string, unknown>);
@@ -65,12 +65,12 @@ function capabilityLine(c: Capability, d: CapabilityDescriptor | undefined): str
  * section linking /gateway-catalog.json, /registry, /openapi.json and /status/health, a
  * Capabilities section (one line each: id, status, price, how to call it), the x402 payment flow
  * in three lines, and an Optional section (sitemap). Capabilities come from `doc` (already built
- * by `buildCatalog`); prices and call examples from the descriptors (catalog + `ctx.extra`).
+ * by `buildCatalog`); prices and call examples from the definitions (`ctx.capabilities` + `ctx.extra`).
  * Returns text ending in a newline.
  */
 export function renderLlmsTxt(doc: RegistryDocument, ctx: BuildContext): string {
   const base = ctx.baseUrl.replace(/\/+$/, '');
-  const descriptors = new Map(allDescriptors(ctx.extra).map((d) => [d.id, d]));
+  const descriptors = new Map(allDescriptors(ctx.capabilities, ctx.extra).map((d) => [d.id, d]));
   const organization = doc.network.organization;
   const lines: string[] = [
     `# ${organization}`,

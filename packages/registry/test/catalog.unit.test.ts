@@ -1,14 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { compareCapabilities, RegistryDocument, registryDocumentJsonSchema, type ProbeRecord } from '@acg/schemas';
-import {
-  CATALOG,
-  DuplicateCapabilityError,
-  REGISTRY_VERSION,
-  buildCatalog,
-  executableCapabilities,
-  findCapability,
-  type CapabilityDescriptor,
-} from '../src/index.js';
+import { BUILTIN_CAPABILITIES as CATALOG, defineCapability } from '@acg/capabilities';
+import { RegistryDocument, registryDocumentJsonSchema, type ProbeRecord } from '@acg/schemas';
+import { z } from 'zod';
+import { DuplicateCapabilityError, REGISTRY_VERSION, buildCatalog, type CapabilityDescriptor } from '../src/index.js';
 import { context, strictAjv } from './helpers.js';
 
 const validate = strictAjv().compile(registryDocumentJsonSchema());
@@ -38,7 +32,7 @@ function okProbe(url: string): ProbeRecord {
   };
 }
 
-const providerCapability: CapabilityDescriptor = {
+const providerCapability: CapabilityDescriptor = defineCapability({
   id: 'intelligence.token_prices',
   product: 'intelligence',
   name: 'Token prices',
@@ -50,15 +44,13 @@ const providerCapability: CapabilityDescriptor = {
   docs: null,
   provider: '0x90F79bf6EB2c4f870365E785982E1f101E93b906',
   built: true,
-  executable: true,
   x402: 'accepted',
-  price_base_units: '2500',
-  price_unit: 'call',
-  input: null,
-  output: null,
-  example_request: null,
-  example_response: null,
-};
+  price: { base_units: 2500n, unit: 'call' },
+  input: z.looseObject({}),
+  output: z.looseObject({}),
+  example: { request: null, response: null },
+  run: async () => ({}),
+});
 
 describe('buildCatalog (SPEC 2.1/2.2)', () => {
   it('validates against the generated JSON Schema 2020-12 (strict Ajv) and the zod schema', () => {
@@ -167,7 +159,7 @@ describe('buildCatalog (SPEC 2.1/2.2)', () => {
     expect(unknownOnly.operational_status_source).toMatch(/no health samples/);
   });
 
-  it('refuses two descriptors with the same id', () => {
+  it('refuses two definitions with the same id', () => {
     expect(() => buildCatalog(context({ extra: [{ ...providerCapability, id: 'gateway.execute', product: 'gateway' }] }))).toThrow(
       DuplicateCapabilityError,
     );
@@ -176,35 +168,5 @@ describe('buildCatalog (SPEC 2.1/2.2)', () => {
   it('refuses an invalid context instead of serving an invalid document', () => {
     expect(() => buildCatalog(context({ generatedAt: 'now' }))).toThrow();
     expect(() => buildCatalog(context({ baseUrl: 'not a url' }))).toThrow();
-  });
-});
-
-describe('findCapability / executableCapabilities', () => {
-  it('finds static and registered descriptors', () => {
-    expect(findCapability('intelligence.wallet_balances')?.price_base_units).toBe(1000n);
-    expect(findCapability('intelligence.token_prices')).toBeUndefined();
-    expect(findCapability('intelligence.token_prices', [providerCapability])?.provider).toBe(providerCapability.provider);
-  });
-
-  it('lists only what runs through POST /api/v1/execute, each with schemas and a price', () => {
-    expect(executableCapabilities().map((d) => d.id)).toEqual(CATALOG.filter((d) => d.executable).map((d) => d.id));
-    expect(executableCapabilities().map((d) => d.id)).toContain('intelligence.wallet_balances');
-    for (const d of executableCapabilities()) {
-      expect(d.input).not.toBeNull();
-      expect(d.output).not.toBeNull();
-      expect(d.price_base_units).not.toBeNull();
-    }
-    expect(executableCapabilities([providerCapability]).map((d) => d.id)).toEqual(
-      [...CATALOG, providerCapability].filter((d) => d.executable).sort((a, b) => compareCapabilities(a, b)).map((d) => d.id),
-    );
-    expect(executableCapabilities([providerCapability]).map((d) => d.id)).toContain('intelligence.token_prices');
-  });
-
-  it('has the SPEC prices in USDC base units', () => {
-    expect(findCapability('builder.send_bundle')!.price_base_units).toBe(100_000n);
-    expect(findCapability('mev.liquidation_search')!.price_base_units).toBe(20_000n);
-    expect(findCapability('intelligence.wallet_monitor')!.price_base_units).toBe(1_000n);
-    expect(findCapability('intelligence.wallet_monitor')!.price_unit).toBe('event');
-    expect(findCapability('intelligence.wallet_balances')!.price_base_units).toBe(1_000n);
   });
 });

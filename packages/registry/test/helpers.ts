@@ -1,5 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { BUILTIN_CAPABILITIES } from '@acg/capabilities';
 import type { BuildContext } from '../src/index.js';
 
 /** A strict Ajv for JSON Schema 2020-12 with the standard formats. */
@@ -12,13 +13,14 @@ export function strictAjv() {
 export const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 export const USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
 
-/** A build context as the gateway on the dev chain would pass it. */
+/** A build context as the gateway on the dev chain would pass it (the built-in capabilities). */
 export function context(overrides: Partial<BuildContext> = {}): BuildContext {
   return {
     baseUrl: 'http://127.0.0.1:8080/',
     builderUrl: 'http://127.0.0.1:8081',
     generatedAt: '2025-01-02T03:04:05.678Z',
     payment: { network: 'eip155:8453', asset: USDC, payTo: PAY_TO },
+    capabilities: BUILTIN_CAPABILITIES,
     ...overrides,
   };
 }

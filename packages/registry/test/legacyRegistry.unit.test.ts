@@ -7,7 +7,8 @@ import {
   WalletBalancesOutput,
   toJsonSchema,
 } from '@acg/schemas';
-import { buildCatalog, buildLegacyRegistry, CATALOG, findCapability, formatUsdc } from '../src/index.js';
+import { BUILTIN_CAPABILITIES as CATALOG, findCapability } from '@acg/capabilities';
+import { buildCatalog, buildLegacyRegistry, formatUsdc } from '../src/index.js';
 import { context, strictAjv } from './helpers.js';
 
 /** Per-capability fields SPEC 2.3 requires on GET /registry. */
@@ -74,7 +75,7 @@ describe('buildLegacyRegistry (SPEC 2.3, GET /registry)', () => {
         expect([c.price, c.price_unit]).toEqual([null, null]);
       } else {
         expect(c.price).toBe(formatUsdc(BigInt(c.price_base_units)));
-        expect(BigInt(c.price_base_units)).toBe(BigInt(findCapability(c.id)!.price_base_units!));
+        expect(BigInt(c.price_base_units)).toBe(findCapability(c.id)!.price!.base_units);
       }
     }
     expect(entry('builder.send_bundle').price).toBe('0.1');

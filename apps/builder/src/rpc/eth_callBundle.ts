@@ -1,9 +1,9 @@
 import type { Address, PublicClient } from 'viem';
-import { bundleHash, decodeBundleTx, MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS, singleParamsObject } from '../bundle.js';
-import type { BundleIntake } from '../intake.js';
+import { bundleHash, decodeBundleTx, MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS, singleParamsObject } from '@acg/bundles';
+import type { BundleIntake } from '@acg/bundles';
 import { simulateBlock } from '../simulate.js';
 import type { RpcContext } from './context.js';
-import { invalidParams, RpcError, RPC_ERRORS } from './errors.js';
+import { invalidParams, RpcError, RPC_ERRORS } from '@acg/bundles';
 
 /** One transaction's outcome in `eth_callBundle` (Flashbots shape; wei amounts as decimal strings). */
 export interface CallBundleTxResult {

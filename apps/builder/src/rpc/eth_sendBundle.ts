@@ -1,5 +1,5 @@
-import { singleParamsObject } from '../bundle.js';
-import type { BundleIntake } from '../intake.js';
+import { singleParamsObject } from '@acg/bundles';
+import type { BundleIntake } from '@acg/bundles';
 import type { RpcContext } from './context.js';
 
 /**

@@ -1,9 +1,9 @@
 import jayson from 'jayson';
 import type { Logger } from 'pino';
 import type { Address, PublicClient } from 'viem';
-import type { BundleIntake } from '../intake.js';
+import type { BundleIntake } from '@acg/bundles';
 import type { RpcContext } from './context.js';
-import { RPC_ERRORS, RpcError, type JsonRpcErrorObject } from './errors.js';
+import { RPC_ERRORS, RpcError, type JsonRpcErrorObject } from '@acg/bundles';
 import { eth_callBundle } from './eth_callBundle.js';
 import { eth_cancelBundle } from './eth_cancelBundle.js';
 import { eth_sendBundle } from './eth_sendBundle.js';

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import { createOpenApiNodeHttpHandler, generateOpenApiDocument } from 'trpc-to-openapi';
+import { documentCapabilities } from '../openapi.js';
 import { appRouter } from '../routers/index.js';
 import type { Services } from '../services.js';
 import { rawBodies, type Context } from '../trpc/context.js';
@@ -79,7 +80,7 @@ export function createRequestListener(services: Services) {
   let openapiJson: string | undefined;
   const openapi = () =>
     (openapiJson ??= JSON.stringify(
-      generateOpenApiDocument(appRouter, {
+      documentCapabilities(generateOpenApiDocument(appRouter, {
         title: 'Agent Capability Gateway',
         description:
           'Discover paid capabilities and execute them per call with x402 (USDC on Base). Errors are RFC 9457 problem details; 402 carries the x402 challenge.',
@@ -89,7 +90,7 @@ export function createRequestListener(services: Services) {
         securitySchemes: {
           x402: { type: 'apiKey', in: 'header', name: 'PAYMENT-SIGNATURE', description: 'x402 v2 PaymentPayload, base64 JSON' },
         },
-      }),
+      }), services.capabilities),
     ));
 
   const routes = new RouteTable(appRouter, DOCUMENTS);

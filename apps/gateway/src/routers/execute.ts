@@ -1,46 +1,31 @@
-import { findCapability } from '@acg/registry';
+import { Executor, newExecutionId, resolveCapability, type ResolvedCapability } from '@acg/execution';
 import { ExecuteRequest, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
-import { HANDLERS } from '../capabilities/index.js';
-import { newExecutionId } from '../executions.js';
-import { Executor } from '../executor.js';
 import type { Context } from '../trpc/context.js';
 import { publicProcedure, router } from '../trpc/init.js';
 import { paid, type PaidContext } from '../trpc/paid.js';
-import { problem, zodIssues } from '../trpc/problem.js';
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyHandler = NonNullable<ReturnType<typeof HANDLERS.get>>;
+import { problem } from '../trpc/problem.js';
 
 /**
  * Resolves `capability_id` and validates `input` before any payment (SPEC 2.7; DESIGN "Errors"):
  * unknown id → 404, listed but not executable → 422, input not matching the capability's
  * input schema → 400 with each issue's path, precondition unmet (e.g. chain not configured) → 422.
  */
-async function resolveCapability(opts: { ctx: Context; input: ExecuteRequest; next: (o: unknown) => Promise<unknown> }) {
+async function resolveExecution(opts: { ctx: Context; input: ExecuteRequest; next: (o: unknown) => Promise<unknown> }) {
   const { input } = opts;
-  const descriptor = findCapability(input.capability_id);
-  if (!descriptor) throw problem(404, `Unknown capability "${input.capability_id}". See GET /registry for the list.`);
-  const handler = HANDLERS.get(input.capability_id);
-  if (!descriptor.executable || !handler || descriptor.price_base_units === null) {
-    throw problem(422, `The capability "${input.capability_id}" cannot be executed through /api/v1/execute.`);
+  const resolved = resolveCapability(opts.ctx.services.capabilities, input.capability_id, input.input, opts.ctx.services.capabilityDeps);
+  if (!resolved.ok) {
+    const { error } = resolved;
+    throw problem(error.status, error.shortMessage, error.issues ? { errors: error.issues.map((i) => ({ ...i, path: ['input', ...i.path] })) } : {});
   }
-  const parsed = handler.input.safeParse(input.input);
-  if (!parsed.success) {
-    throw problem(400, `The input does not match the input_schema of "${input.capability_id}".`, {
-      errors: zodIssues(parsed.error)!.map((i) => ({ ...i, path: ['input', ...i.path] })),
-    });
-  }
-  const unmet = handler.precondition?.(parsed.data, opts.ctx.services.capabilityDeps);
-  if (unmet) throw problem(422, unmet);
-  return opts.next({ ctx: { capability: { handler, price: BigInt(descriptor.price_base_units), input: parsed.data } } });
+  return opts.next({ ctx: { capability: resolved } });
 }
 
 /** Runs the capability once through the shared Executor and answers SPEC 2.7 (failures: problem+json, refunded). */
-async function runExecution(ctx: Context & PaidContext & { capability: { handler: AnyHandler; input: unknown } }, capabilityId: string) {
+async function runExecution(ctx: Context & PaidContext & { capability: ResolvedCapability }) {
   if (ctx.replay) return ctx.replay as ExecutionSucceeded;
   const payment = ctx.payment!;
-  const { record, failure } = await new Executor(ctx.services).run(ctx.operationId, capabilityId, ctx.capability.input, {
+  const { record, failure } = await new Executor(ctx.services).run(ctx.operationId, ctx.capability, {
     tx_hash: payment.txHash,
     amount: payment.amount,
     payer: payment.payer,
@@ -99,17 +84,17 @@ export const executeRouter = router({
     })
     .input(ExecuteRequest)
     .output(ExecutionSucceeded)
-    .use(resolveCapability as never)
+    .use(resolveExecution as never)
     .use(
       paid<ExecuteRequest>({
         route: 'execute',
         path: '/api/v1/execute',
-        price: (input) => BigInt(findCapability(input.capability_id)!.price_base_units!),
+        price: (_input, ctx) => (ctx as Context & { capability: ResolvedCapability }).capability.price,
         description: (input) => `Execute ${input.capability_id}`,
         newOperationId: newExecutionId,
       }) as never,
     )
-    .mutation(({ ctx, input }) => runExecution(ctx as never, input.capability_id)),
+    .mutation(({ ctx }) => runExecution(ctx as never)),
 
   getExecution: publicProcedure
     .meta({

@@ -1,11 +1,10 @@
+import { CapabilityResolutionError, checkPrecondition, executableDefinition, parseCapabilityInput } from '@acg/execution';
 import { readRefund } from '@acg/payments';
-import { findCapability } from '@acg/registry';
 import { jobView, planJob, PlanError, type StoredJob } from '@acg/jobs';
 import { JobCreated, JobRequest } from '@acg/schemas';
 import { ulid } from 'ulid';
 import { hashMessage, recoverAddress } from 'viem';
 import { z } from 'zod';
-import { HANDLERS } from '../capabilities/index.js';
 import { header, type Context } from '../trpc/context.js';
 import { publicProcedure, router } from '../trpc/init.js';
 import { paid, type PaidContext } from '../trpc/paid.js';
@@ -15,18 +14,17 @@ const JobIdParam = z.object({ job_id: z.string().regex(/^job_[0-9A-HJKMNP-TV-Z]{
 
 /** Resolves a capability for job steps: executable in-process, with its price and input schema. */
 export function stepCapability(ctx: Pick<Context, 'services'>, id: string) {
-  const descriptor = findCapability(id);
-  const handler = HANDLERS.get(id);
-  if (!descriptor?.executable || !handler || descriptor.price_base_units === null) return undefined;
+  const definition = executableDefinition(ctx.services.capabilities, id);
+  if (definition instanceof CapabilityResolutionError) return undefined;
   return {
-    price: BigInt(descriptor.price_base_units),
+    price: definition.price.base_units,
     parseInput: (input: unknown) => {
-      const r = handler.input.safeParse(input);
-      return r.success
-        ? ({ success: true, data: r.data } as const)
-        : ({ success: false, issues: r.error.issues.map((i: { path: PropertyKey[]; message: string }) => ({ path: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), message: i.message })) } as const);
+      const r = parseCapabilityInput(definition, input);
+      return r.ok
+        ? ({ success: true, data: r.input } as const)
+        : ({ success: false, issues: r.error.issues!.map((i) => ({ path: i.path, message: i.message })) } as const);
     },
-    precondition: (input: unknown) => handler.precondition?.(input, ctx.services.capabilityDeps),
+    precondition: (input: unknown) => checkPrecondition(definition, input, ctx.services.capabilityDeps)?.shortMessage,
   };
 }
 

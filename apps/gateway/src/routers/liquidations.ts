@@ -1,5 +1,5 @@
 import { liquidationIndexReady, LiquidationIndexNotReadyError, searchLiquidations, type LiquidationChain } from '@acg/liquidations';
-import { findCapability } from '@acg/registry';
+import { liquidationSearch } from '@acg/capabilities';
 import { LiquidationSearchQuery, LiquidationSearchResponse } from '@acg/schemas';
 import { ulid } from 'ulid';
 import { z } from 'zod';
@@ -11,9 +11,9 @@ import { problem } from '../trpc/problem.js';
 
 const CAPABILITY_ID = 'mev.liquidation_search';
 
-/** Price of one query, USDC base units (0.02 USD = 20000), from the catalog. */
+/** Price of one query, USDC base units (0.02 USD = 20000), from its definition. */
 function price(): bigint {
-  return BigInt(findCapability(CAPABILITY_ID)?.price_base_units ?? 20_000n);
+  return liquidationSearch.price.base_units;
 }
 
 /** 503 before any charge when the chain's index has no block yet. */

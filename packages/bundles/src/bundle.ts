@@ -1,5 +1,5 @@
 import { getAddress, isAddress, keccak256, concat, parseTransaction, recoverTransactionAddress, type Address, type Hash, type Hex, type TransactionSerialized } from 'viem';
-import { invalidParams } from './rpc/errors.js';
+import { invalidParams } from './errors.js';
 
 /** Most transactions per bundle (DESIGN "Bundle submission", as Flashbots). */
 export const MAX_BUNDLE_TXS = 100;

@@ -1,7 +1,9 @@
+import { CapabilityFailure, type CapabilityDefinition, type CapabilityDeps } from '@acg/capabilities';
 import { isRedisUnavailable, retryWhileRedisUnavailable } from '@acg/redis';
-import { CapabilityFailure, HANDLERS } from './capabilities/index.js';
-import type { ExecutionRecord } from './executions.js';
-import type { Services } from './services.js';
+import type { Logger } from 'pino';
+import type { ExecutionRecord, ExecutionStore } from './executions.js';
+import { resolveCapability, type ResolvedCapability } from './resolve.js';
+import type { Telemetry } from './telemetry.js';
 
 /** What paid for an execution: an x402 settlement, or a job's budget (internal debit). */
 export interface ExecutionCharge {
@@ -20,20 +22,54 @@ export interface ExecutionOutcome {
   failure?: CapabilityFailure;
 }
 
+/** What an {@link Executor} uses: where records and latency samples go, the definitions, and what `run` may use. */
+export interface ExecutorDeps {
+  executions: Pick<ExecutionStore, 'save'>;
+  telemetry: Pick<Telemetry, 'record'>;
+  log: Pick<Logger, 'info' | 'warn'>;
+  /** Chain clients and Redis handed to `precondition` and `run`. */
+  capabilityDeps: CapabilityDeps;
+  /** Every definition this deployment serves (built-ins plus added ones); {@link Executor.runInput} resolves among them. */
+  capabilities: readonly CapabilityDefinition[];
+}
+
 /**
  * Runs a capability once and records it: the one execution path shared by `POST /api/v1/execute`
- * and job steps (issue 3: "each step through the same execution code"). Validates the input
- * against the capability's schema, runs the handler, validates the output, saves the execution
- * record (`exe_...`) and a latency sample. Never throws for a capability failure: the outcome
- * carries it (code, safe message, HTTP status, and whether it is transient: 503/504). Throws a
- * Redis error (see `isRedisUnavailable`) when Redis is unavailable while the capability runs, or
- * for longer than the outage tolerance while its record is saved.
+ * and job steps. {@link run} takes a capability already resolved by {@link resolveCapability}
+ * (input parsed once, before payment); {@link runInput} starts from raw input (a job step read
+ * back from its record). Each runs `run`, validates the output, saves the execution record
+ * (`exe_...`) and a latency sample. Never throws for a capability failure: the outcome carries it
+ * (code, safe message, HTTP status; transient when 503/504, see {@link isTransient}). Throws a
+ * Redis error (see `isRedisUnavailable` in @acg/redis) when Redis is unavailable while the
+ * capability runs, or for longer than the outage tolerance while its record is saved.
  */
 export class Executor {
-  constructor(private readonly services: Pick<Services, 'executions' | 'telemetry' | 'log' | 'capabilityDeps'>) {}
+  constructor(private readonly deps: ExecutorDeps) {}
 
-  async run(executionId: string, capabilityId: string, rawInput: unknown, charge: ExecutionCharge): Promise<ExecutionOutcome> {
-    const { log, capabilityDeps } = this.services;
+  /** Runs `resolved.definition` with its already-parsed `resolved.input`, paid by `charge`. */
+  async run(executionId: string, resolved: Pick<ResolvedCapability, 'definition' | 'input'>, charge: ExecutionCharge): Promise<ExecutionOutcome> {
+    const { definition, input } = resolved;
+    return this.record(executionId, definition.id, charge, async () =>
+      definition.output.parse(await definition.run(input, this.deps.capabilityDeps, { executionId, payer: charge.payer, paymentTxHash: charge.tx_hash })) as Record<string, unknown>,
+    );
+  }
+
+  /**
+   * Resolves `capabilityId` and parses `rawInput` (as {@link resolveCapability}), then runs it.
+   * A capability that cannot run is recorded as FAILED with its code (`unknown_capability`,
+   * `not_executable`, `invalid_input`, `precondition_unmet`) and status (404/422/400).
+   */
+  async runInput(executionId: string, capabilityId: string, rawInput: unknown, charge: ExecutionCharge): Promise<ExecutionOutcome> {
+    const resolved = resolveCapability(this.deps.capabilities, capabilityId, rawInput, this.deps.capabilityDeps);
+    if (!resolved.ok) {
+      const { error } = resolved;
+      return this.record(executionId, capabilityId, charge, () => Promise.reject(new CapabilityFailure(error.code, error.shortMessage, error.status)));
+    }
+    return this.run(executionId, resolved, charge);
+  }
+
+  private async record(executionId: string, capabilityId: string, charge: ExecutionCharge, run: () => Promise<Record<string, unknown>>): Promise<ExecutionOutcome> {
+    const { log } = this.deps;
     const created_at = new Date().toISOString();
     const started = performance.now();
     const base = {
@@ -45,11 +81,7 @@ export class Executor {
     };
     let result: Record<string, unknown>;
     try {
-      const handler = HANDLERS.get(capabilityId);
-      if (!handler) throw new CapabilityFailure('not_executable', `The capability "${capabilityId}" is not executable here.`, 422);
-      const parsed = handler.input.safeParse(rawInput);
-      if (!parsed.success) throw new CapabilityFailure('invalid_input', `The input does not match the input_schema of "${capabilityId}".`, 400);
-      result = handler.output.parse(await handler.run(parsed.data, capabilityDeps, { executionId, payer: charge.payer, paymentTxHash: charge.tx_hash })) as Record<string, unknown>;
+      result = await run();
     } catch (e) {
       // Redis unavailable is not the capability's failure: nothing is recorded and the caller
       // answers 503 (a paid request, refunded) or resumes the step once Redis is back (a job).
@@ -78,7 +110,7 @@ export class Executor {
    * Throws the Redis error when Redis stays unavailable longer.
    */
   private async store(record: ExecutionRecord): Promise<void> {
-    const { executions, telemetry } = this.services;
+    const { executions, telemetry } = this.deps;
     await retryWhileRedisUnavailable(() => executions.save(record));
     await telemetry.record(record.capability_id, record.duration_ms, record.status === 'SUCCEEDED').catch(() => undefined);
   }

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Address, Hash, PublicClient } from 'viem';
 import { bundleHash, validateSendBundleParams, type ValidBundleParams } from './bundle.js';
 import { OrderflowPool, type BundleVia, type StoredBundle } from './pool.js';
-import { invalidParams } from './rpc/errors.js';
+import { invalidParams } from './errors.js';
 
 /** Options of {@link BundleIntake}. */
 export interface BundleIntakeOptions {
@@ -120,4 +120,27 @@ export class BundleIntake {
     }
     return this.pool.cancel(searcher, params.replacementUuid);
   }
+}
+
+const intakes = new WeakMap<object, WeakMap<object, BundleIntake>>();
+
+/**
+ * A {@link BundleIntake} for another process part (the `builder.send_bundle` capability run by
+ * the gateway), sharing its Redis connection and Ethereum client; one per (redis, client) pair.
+ *
+ * @example
+ * const result = await bundleIntakeFor({ redis, keys, client }).submit(payer, params, { kind: 'x402', executionId, paymentTxHash })
+ */
+export function bundleIntakeFor(opts: { redis: Redis; keys: RedisKeys; client: PublicClient; headMaxAgeMs?: number }): BundleIntake {
+  let byClient = intakes.get(opts.redis);
+  if (!byClient) {
+    byClient = new WeakMap();
+    intakes.set(opts.redis, byClient);
+  }
+  let intake = byClient.get(opts.client);
+  if (!intake) {
+    intake = new BundleIntake(opts);
+    byClient.set(opts.client, intake);
+  }
+  return intake;
 }

@@ -1,0 +1,123 @@
+import { defineCapability } from '@acg/capabilities';
+import { decodePaymentResponseHeader } from '@x402/core/http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+
+/** Runs counted here: the gateway must call `run` once per payment, with the parsed input. */
+const runs: unknown[] = [];
+
+/** A capability that exists only in this file: one definition, nothing else anywhere. */
+const echo = defineCapability({
+  id: 'intelligence.echo_test',
+  product: 'intelligence',
+  name: 'Echo (test)',
+  description: 'Returns the text it is given, upper-cased when asked.',
+  surface: 'REST',
+  auth: 'x402',
+  method: 'POST',
+  endpoint: '{base_url}/api/v1/execute',
+  docs: '{base_url}/openapi.json',
+  built: true,
+  x402: 'accepted',
+  price: { base_units: 1000n, unit: 'call' },
+  input: z.strictObject({ text: z.string().min(1), upper: z.boolean().default(false) }),
+  output: z.strictObject({ text: z.string() }),
+  example: {
+    request: { capability_id: 'intelligence.echo_test', input: { text: 'hello' } },
+    response: { execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T', status: 'SUCCEEDED', result: { text: 'hello' }, payment: { tx_hash: `0x${'1'.repeat(64)}`, amount: '1000' } },
+  },
+  async run(input) {
+    runs.push(input);
+    return { text: input.upper ? input.text.toUpperCase() : input.text };
+  },
+});
+
+let t: TestGateway;
+beforeAll(async () => {
+  t = await startTestGateway({ capabilities: [echo] });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const getJson = async (path: string) => {
+  const res = await fetch(`${t.url}${path}`);
+  expect(res.status, path).toBe(200);
+  return res.json() as Promise<Record<string, unknown>>;
+};
+
+describe('a capability added with one defineCapability call', () => {
+  it('is listed in /registry with its price, schemas and example', async () => {
+    const registry = (await getJson('/registry')) as { capabilities: Record<string, unknown>[] };
+    const entry = registry.capabilities.find((c) => c.id === 'intelligence.echo_test');
+    expect(entry).toMatchObject({
+      product: 'intelligence',
+      name: 'Echo (test)',
+      status: 'PILOT',
+      endpoint: `${t.url}/api/v1/execute`,
+      price: '0.001',
+      price_base_units: '1000',
+      price_unit: 'call',
+      authentication: 'x402',
+      x402: { maxAmountRequired: '1000', resource: `${t.url}/api/v1/execute` },
+      example_request: echo.example.request,
+    });
+    expect((entry!.input_schema as { properties: Record<string, unknown> }).properties).toHaveProperty('text');
+    expect((entry!.output_schema as { required: string[] }).required).toEqual(['text']);
+    // in catalog order: after mev, among intelligence by id
+    const ids = registry.capabilities.map((c) => c.id);
+    expect(ids.indexOf('intelligence.echo_test')).toBe(ids.indexOf('intelligence.wallet_balances') - 1);
+  });
+
+  it('is listed in /gateway-catalog.json, and in /openapi.json as a capability POST /api/v1/execute runs', async () => {
+    const catalog = (await getJson('/gateway-catalog.json')) as { capabilities: Record<string, unknown>[] };
+    expect(catalog.capabilities.find((c) => c.id === 'intelligence.echo_test')).toMatchObject({
+      status: 'PILOT',
+      x402: { advertised: true, resource: `${t.url}/api/v1/execute` },
+    });
+    const openapi = (await getJson('/openapi.json')) as { paths: Record<string, Record<string, { description: string; requestBody: { content: Record<string, { examples: Record<string, { value: unknown }>; schema: { properties: Record<string, { description?: string }> } }> } }>> };
+    const execute = openapi.paths['/api/v1/execute'].post;
+    const media = execute.requestBody.content['application/json'];
+    expect(media.examples['intelligence.echo_test'].value).toEqual(echo.example.request);
+    expect(media.schema.properties.capability_id.description).toContain('`intelligence.echo_test` (0.001 USDC per call)');
+    expect(execute.description).toContain('intelligence.echo_test');
+    // the built-ins are documented the same way
+    expect(Object.keys(media.examples)).toEqual(['builder.send_bundle', 'mev.liquidation_search', 'intelligence.echo_test', 'intelligence.wallet_balances']);
+  });
+
+  it('refuses input that does not match its schema before any payment (400, with the path)', async () => {
+    const r = await post(`${t.url}/api/v1/execute`, { capability_id: 'intelligence.echo_test', input: { text: 42 } });
+    expect(r.status).toBe(400);
+    expect(r.body.errors).toEqual([expect.objectContaining({ path: ['input', 'text'] })]);
+    expect(runs).toHaveLength(0);
+  });
+
+  it('executes through POST /api/v1/execute with a real x402 payment on the dev chain, once per payment', async () => {
+    const buyer = t.stack.payment.buyers[5];
+    const treasury = t.stack.payment.treasury.address;
+    const balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
+    const body = { capability_id: 'intelligence.echo_test', input: { text: 'paid echo', upper: true } };
+    const pr = await challenge(`${t.url}/api/v1/execute`, body);
+    expect(pr.accepts[0]).toMatchObject({ amount: '1000', payTo: treasury });
+    const header = paymentHeader(await officialPayload(buyer, pr));
+    const [payerBefore, treasuryBefore] = await Promise.all([balanceOf(buyer.address), balanceOf(treasury)]);
+
+    const r = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ status: 'SUCCEEDED', result: { text: 'PAID ECHO' }, payment: { amount: '1000' } });
+    const settle = decodePaymentResponseHeader(r.headers.get('payment-response')!);
+    expect(settle.transaction).toBe(r.body.payment.tx_hash);
+    const [payerAfter, treasuryAfter] = await Promise.all([balanceOf(buyer.address), balanceOf(treasury)]);
+    expect(payerBefore - payerAfter).toBe(1000n);
+    expect(treasuryAfter - treasuryBefore).toBe(1000n);
+    // run got the parsed input (defaults applied) exactly once; a replay returns the stored execution
+    expect(runs).toEqual([{ text: 'paid echo', upper: true }]);
+    const replay = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header });
+    expect(replay.body).toEqual(r.body);
+    expect(runs).toHaveLength(1);
+    const stored = await fetch(`${t.url}/api/v1/executions/${r.body.execution_id}`).then((res) => res.json());
+    expect(stored).toMatchObject({ capability_id: 'intelligence.echo_test', status: 'SUCCEEDED', result: { text: 'PAID ECHO' } });
+  });
+});

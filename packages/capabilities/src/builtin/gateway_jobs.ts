@@ -1,0 +1,47 @@
+import { JobCreated, JobRequest, WALLET_BALANCES_ID, type ProblemDetails } from '@acg/schemas';
+import type { z } from 'zod';
+import { defineCapability } from '../define.js';
+import { EXAMPLE_ADDRESS } from './examples.js';
+
+/** Body of `POST /api/v1/jobs`: `{objective, budget_usdc (USDC, ≤ 6 decimals), capabilities, steps?}`. */
+export type JobsParameters = z.input<typeof JobRequest>;
+/** 202 `{job_id, status: "queued", poll_url}`. */
+export type JobsReturnType = z.infer<typeof JobCreated>;
+/** 400 bad plan, 402 x402 challenge for `budget_usdc`, 409 payment reused, 422 plan cannot run. */
+export type JobsErrorType = ProblemDetails;
+
+/**
+ * `gateway.jobs`: a long-running objective run step by step by the workers, paid by x402 for its
+ * whole `budget_usdc` (so no fixed price); the unspent budget is refunded on-chain when it ends.
+ *
+ * @example
+ * // POST {base_url}/api/v1/jobs, then poll GET {base_url}/api/v1/jobs/{job_id}
+ * { "objective": "Read balances", "budget_usdc": 0.01, "capabilities": ["intelligence.wallet_balances"], "steps": [...] }
+ */
+export const gatewayJobs = defineCapability({
+  id: 'gateway.jobs',
+  product: 'gateway',
+  name: 'Asynchronous jobs',
+  description: 'Runs a long-running objective as a job with a USDC budget, polled until it ends; the unspent budget is refunded.',
+  surface: 'REST',
+  auth: 'x402',
+  method: 'POST',
+  endpoint: '{base_url}/api/v1/jobs',
+  docs: '{base_url}/openapi.json',
+  built: true,
+  x402: 'accepted',
+  price: null,
+  input: JobRequest,
+  output: JobCreated,
+  example: {
+    request: {
+      objective: 'Read the native and USDC balances of a wallet on Base',
+      budget_usdc: 0.01,
+      capabilities: [WALLET_BALANCES_ID],
+      steps: [{ capability_id: WALLET_BALANCES_ID, input: { address: EXAMPLE_ADDRESS, chain: 'base' } }],
+    },
+    response: null,
+  },
+  related_capabilities: ['gateway.execute'],
+  notes: 'Paid by x402 for budget_usdc; poll GET {base_url}/api/v1/jobs/{job_id}.',
+});

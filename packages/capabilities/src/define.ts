@@ -1,0 +1,181 @@
+import type { RedisKeys } from '@acg/redis';
+import type { Auth, CapabilityId, PriceUnit, Product, Surface } from '@acg/schemas';
+import type { Redis } from 'ioredis';
+import type { PublicClient } from 'viem';
+import type { z } from 'zod';
+
+/** Chains a capability may read, by SPEC chain name. */
+export type ChainName = 'ethereum' | 'base' | 'arbitrum';
+
+/**
+ * How a capability takes x402 payment: `accepted` (now), `planned` (SPEC says "x402 planned"),
+ * `none` (free, or paid another way).
+ */
+export type X402Mode = 'accepted' | 'planned' | 'none';
+
+/** What one call costs: `base_units` of USDC (6 decimals: 1000n = 0.001 USDC) per `unit`. */
+export interface CapabilityPrice {
+  /** USDC base units (integer, 6 decimals), never negative. */
+  base_units: bigint;
+  /** What one price buys: a `call`, an `event` delivered, a `bundle` accepted. */
+  unit: PriceUnit;
+}
+
+/** What a capability's `run` and `precondition` may use: chain clients by SPEC chain name, and the deployment's Redis. */
+export interface CapabilityDeps {
+  /** A viem public client for `chain`, or undefined when that chain is not configured. */
+  chainClient(chain: ChainName): PublicClient | undefined;
+  /** The deployment's Redis and key names, for capabilities that keep shared state (e.g. `builder.send_bundle`'s orderflow pool). */
+  redis?: Redis;
+  keys?: RedisKeys;
+}
+
+/** The execution a `run` belongs to: its id and who paid (the x402 payer is e.g. the searcher identity of a bundle). */
+export interface CapabilityCall {
+  executionId: string;
+  /** Address that paid (x402 `from`, or the job's payer). */
+  payer: string;
+  /** Settlement transaction hash of the payment. */
+  paymentTxHash: string;
+}
+
+/**
+ * A capability failed after payment. `code` is snake_case and stable, `shortMessage` (= `message`)
+ * is safe to show (never upstream text), `status` is the HTTP status to answer (502/503/504; 422
+ * for input the upstream refused). The payment is refunded by the caller of `run`.
+ */
+export class CapabilityFailure extends Error {
+  override name = 'CapabilityFailure';
+  readonly shortMessage: string;
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status = 502,
+    override readonly cause?: unknown,
+  ) {
+    super(message);
+    this.shortMessage = message;
+  }
+}
+
+/** Thrown by {@link defineCapability} when a definition contradicts itself (a bug in the definition, not a request). */
+export class InvalidCapabilityDefinitionError extends Error {
+  override name = 'InvalidCapabilityDefinitionError';
+  constructor(
+    readonly capabilityId: string,
+    readonly shortMessage: string,
+  ) {
+    super(`capability ${capabilityId}: ${shortMessage}`);
+  }
+}
+
+/** The example a catalog entry shows: a complete request (HTTP body, or query parameters for GET) and its response; null where none exists yet. */
+export interface CapabilityExample {
+  request: unknown;
+  response: unknown;
+}
+
+/**
+ * Everything about one capability (DESIGN "Capabilities: one definition"): the catalog entry and
+ * `/registry` fields, the zod schemas of its input and output, its price, and, for executable
+ * capabilities, the code that runs it. Status and evidence are not here: the registry derives them
+ * from `built` and the probe records.
+ */
+export interface CapabilityDefinition<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  /** `<product>.<name>`, stable (SPEC 2.2). */
+  id: CapabilityId;
+  product: Product;
+  /** Short human label. */
+  name: string;
+  /** One or two quotable sentences. */
+  description: string;
+  surface: Surface;
+  auth: Auth;
+  /** HTTP method used on `endpoint` (JSON-RPC and webhook subscriptions are POSTs). */
+  method: 'GET' | 'POST';
+  /**
+   * Canonical URL; a template where `{base_url}` and `{builder_url}` are replaced at build time,
+   * or an absolute URL (providers registered at run time).
+   */
+  endpoint: string;
+  /** Documentation URL template (same placeholders), or null. */
+  docs: string | null;
+  /** Party responsible; defaults to the registry's organization. */
+  provider?: string;
+  /** True once the capability is implemented and served; false means PLANNED whatever the probes say. */
+  built: boolean;
+  /** True exactly when `run` is given: it runs through `POST /api/v1/execute` and job steps with `capability_id` = `id`. */
+  executable: boolean;
+  x402: X402Mode;
+  /** Price per `unit` in USDC base units; null when not fixed (e.g. `gateway.jobs`: the caller's budget). */
+  price: CapabilityPrice | null;
+  /**
+   * zod schema of what the caller sends (the `input` of an executable capability; otherwise the
+   * request body or query), or null when not specified yet.
+   */
+  input: I | null;
+  /** zod schema of what the caller gets (the `result` of an executable capability), or null. */
+  output: O | null;
+  example: CapabilityExample;
+  related_capabilities?: CapabilityId[];
+  notes?: string;
+  /**
+   * Runs before payment with the parsed input: a string is the reason it cannot run here (422,
+   * nothing charged), e.g. a chain that is not configured.
+   */
+  precondition?(input: z.output<I>, deps: CapabilityDeps): string | undefined;
+  /** Runs after payment with the parsed input; throws {@link CapabilityFailure} (refunded) on failure. Its result must match `output`. */
+  run?(input: z.output<I>, deps: CapabilityDeps, call?: CapabilityCall): Promise<z.input<O>>;
+}
+
+/** A definition with `run`: schemas and price are present, `executable` is true. */
+export interface ExecutableCapability<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> extends CapabilityDefinition<I, O> {
+  executable: true;
+  input: I;
+  output: O;
+  price: CapabilityPrice;
+  run(input: z.output<I>, deps: CapabilityDeps, call?: CapabilityCall): Promise<z.input<O>>;
+}
+
+/** True when `d` runs through `POST /api/v1/execute` (it has `run`). */
+export function isExecutable(d: CapabilityDefinition): d is ExecutableCapability {
+  return d.executable && typeof d.run === 'function' && d.input !== null && d.output !== null && d.price !== null;
+}
+
+/** What {@link defineCapability} takes: a definition without `executable`, which follows from `run`. */
+export type DefineCapabilityParameters<I extends z.ZodType, O extends z.ZodType> = Omit<CapabilityDefinition<I, O>, 'executable'>;
+
+/**
+ * Defines one capability (DESIGN "Capabilities: one definition"). `executable` is set exactly when
+ * `run` is given; `built` stays explicit (`false` = PLANNED in the catalog).
+ *
+ * @returns The frozen definition: an {@link ExecutableCapability} when `run` is given.
+ * @throws {InvalidCapabilityDefinitionError} when `run` is given without `input`, `output` or `price`,
+ *   when `precondition` is given without `run`, or when the id is not `<product>.<name>` of its product.
+ *
+ * @example
+ * const echo = defineCapability({
+ *   id: 'intelligence.echo', product: 'intelligence', name: 'Echo', description: 'Returns its input.',
+ *   price: { base_units: 1000n, unit: 'call' },             // 0.001 USDC per call
+ *   input: z.object({ text: z.string() }), output: z.object({ text: z.string() }),
+ *   surface: 'REST', auth: 'x402', method: 'POST', endpoint: '{base_url}/api/v1/execute', docs: null, x402: 'accepted',
+ *   built: true, example: { request: { capability_id: 'intelligence.echo', input: { text: 'hi' } }, response: null },
+ *   run: async ({ text }) => ({ text }),
+ * });
+ */
+export function defineCapability<I extends z.ZodType, O extends z.ZodType>(
+  parameters: DefineCapabilityParameters<I, O> & Pick<ExecutableCapability<I, O>, 'run' | 'input' | 'output' | 'price'>,
+): ExecutableCapability<I, O>;
+export function defineCapability<I extends z.ZodType, O extends z.ZodType>(parameters: DefineCapabilityParameters<I, O>): CapabilityDefinition<I, O>;
+export function defineCapability<I extends z.ZodType, O extends z.ZodType>(parameters: DefineCapabilityParameters<I, O>): CapabilityDefinition<I, O> {
+  const { id } = parameters;
+  if (!id.startsWith(`${parameters.product}.`)) throw new InvalidCapabilityDefinitionError(id, `the id must start with its product "${parameters.product}."`);
+  if (parameters.run) {
+    if (!parameters.input || !parameters.output) throw new InvalidCapabilityDefinitionError(id, 'an executable capability needs input and output schemas');
+    if (!parameters.price) throw new InvalidCapabilityDefinitionError(id, 'an executable capability needs a price');
+  } else if (parameters.precondition) {
+    throw new InvalidCapabilityDefinitionError(id, 'a precondition needs run');
+  }
+  if (parameters.price && parameters.price.base_units < 0n) throw new InvalidCapabilityDefinitionError(id, 'the price must not be negative');
+  return Object.freeze({ ...parameters, executable: typeof parameters.run === 'function' });
+}
