@@ -1,4 +1,4 @@
-import type { RedisKeys, ScriptedRedis } from '@acg/redis';
+import { takeTokens, type RedisKeys, type ScriptedRedis } from '@acg/redis';
 
 /** Outcome of {@link TokenBucket.take}. */
 export interface TakeResult {
@@ -25,7 +25,7 @@ export class TokenBucket {
 
   /** Takes `cost` tokens for `id` (e.g. an IP) if it has them. */
   async take(id: string, cost = 1): Promise<TakeResult> {
-    const [allowed, tokens, retryUs, nowUs] = (await this.redis.token_bucket(this.keys.rateLimit(this.opts.scope, id), this.opts.ratePerSecond, this.opts.burst, cost)) as [number, string, number, string];
-    return { allowed: allowed === 1, tokens: Number(tokens), retryAfterMs: Math.ceil(Number(retryUs) / 1000), nowUs: BigInt(nowUs) };
+    const r = await takeTokens(this.redis, { bucketKey: this.keys.rateLimit(this.opts.scope, id), ratePerSecond: this.opts.ratePerSecond, burst: this.opts.burst, cost });
+    return { allowed: r.allowed, tokens: r.tokens, retryAfterMs: Math.ceil(r.retryAfterUs / 1000), nowUs: r.nowUs };
   }
 }

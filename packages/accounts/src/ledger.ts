@@ -1,5 +1,5 @@
 import type { RedisKeys } from '@acg/redis';
-import { withScripts, type ScriptedRedis } from '@acg/redis';
+import { creditAccount, debitAccount } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { InsufficientBalanceError } from './errors.js';
 
@@ -35,13 +35,10 @@ const REF_TTL_SECONDS = 30 * 24 * 3600;
  * webhook delivery or deposit can never bill or credit twice.
  */
 export class Ledger {
-  private readonly redis: ScriptedRedis;
   constructor(
-    redis: Redis,
+    private readonly redis: Redis,
     private readonly keys: RedisKeys,
-  ) {
-    this.redis = withScripts(redis);
-  }
+  ) {}
 
   /**
    * Debits `amount` (integer base units) for `item`, once per `ref`. Returns the balance after.
@@ -49,17 +46,17 @@ export class Ledger {
    */
   async debit(address: string, amount: bigint, item: string, ref: string): Promise<{ balance: bigint; applied: boolean }> {
     const line: UsageLine = { kind: 'debit', amount: amount.toString(), item, ref, at: new Date().toISOString() };
-    const [status, balance] = (await this.redis.debit_account(
-      this.keys.account(address),
-      this.keys.accountUsage(address),
-      this.keys.accountRef(address, `d:${ref}`),
-      amount.toString(),
-      JSON.stringify(line),
-      MAX_USAGE_LINES,
-      REF_TTL_SECONDS,
-    )) as [number, string];
-    if (status === 0) throw new InsufficientBalanceError(balance, amount.toString());
-    return { balance: BigInt(balance), applied: status === 1 };
+    const { status, balance } = await debitAccount(this.redis, {
+      accountKey: this.keys.account(address),
+      usageKey: this.keys.accountUsage(address),
+      referenceKey: this.keys.accountRef(address, `d:${ref}`),
+      amount,
+      usageLine: JSON.stringify(line),
+      maxUsageLines: MAX_USAGE_LINES,
+      referenceTtlSeconds: REF_TTL_SECONDS,
+    });
+    if (status === 'insufficient') throw new InsufficientBalanceError(balance, amount.toString());
+    return { balance: BigInt(balance), applied: status === 'applied' };
   }
 
   /**
@@ -74,16 +71,16 @@ export class Ledger {
   /** Credits `amount` (integer base units) once per `ref`. Returns the balance after. */
   async credit(address: string, amount: bigint, item: string, ref: string): Promise<{ balance: bigint; applied: boolean }> {
     const line: UsageLine = { kind: 'credit', amount: amount.toString(), item, ref, at: new Date().toISOString() };
-    const [status, balance] = (await this.redis.credit_account(
-      this.keys.account(address),
-      this.keys.accountUsage(address),
-      this.keys.accountRef(address, `c:${ref}`),
-      amount.toString(),
-      JSON.stringify(line),
-      MAX_USAGE_LINES,
-      REF_TTL_SECONDS,
-    )) as [number, string];
-    return { balance: BigInt(balance), applied: status === 1 };
+    const { status, balance } = await creditAccount(this.redis, {
+      accountKey: this.keys.account(address),
+      usageKey: this.keys.accountUsage(address),
+      referenceKey: this.keys.accountRef(address, `c:${ref}`),
+      amount,
+      usageLine: JSON.stringify(line),
+      maxUsageLines: MAX_USAGE_LINES,
+      referenceTtlSeconds: REF_TTL_SECONDS,
+    });
+    return { balance: BigInt(balance), applied: status === 'applied' };
   }
 
   /** Balance in integer base units (0 for an account never credited). */

@@ -1,5 +1,5 @@
 import { LiquidationSearchResponse, type LendingProtocol, type LiquidationOpportunity, type LiquidationSearchQuery } from '@acg/schemas';
-import { withScripts, type RedisKeys } from '@acg/redis';
+import { liquidationSearch, type RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { LiquidationIndexStore, PROTOCOLS } from './store.js';
 import type { LiquidationChain } from './types.js';
@@ -26,20 +26,19 @@ export async function searchLiquidations(redis: Redis, keys: RedisKeys, query: L
   const chain = query.chain as LiquidationChain;
   const store = new LiquidationIndexStore(redis, keys, chain);
   const wanted: LendingProtocol[] = query.protocol === undefined ? [...PROTOCOLS] : Array.isArray(query.protocol) ? query.protocol : [query.protocol];
-  const flags = PROTOCOLS.map((p) => (wanted.includes(p) ? '1' : '0')).join('');
-  const out = (await withScripts(redis).liquidation_search(
-    store.keys.meta,
-    store.keys.pos,
-    store.keys.hf,
-    ...PROTOCOLS.map((p) => store.keys.opp(p)),
-    String(query.min_profit_usd),
-    String(query.max_health_factor),
-    query.limit,
-    flags,
-  )) as string[];
-  if (!out[0]) throw new LiquidationIndexNotReadyError(chain);
-  const opportunities = out.slice(1).map((d) => JSON.parse(d) as LiquidationOpportunity);
-  return { chain: query.chain, block_number: Number(out[0]), opportunities };
+  const { blockNumber, documents } = await liquidationSearch(redis, {
+    metaKey: store.keys.meta,
+    positionsKey: store.keys.pos,
+    healthFactorsKey: store.keys.hf,
+    opportunityKeys: PROTOCOLS.map((p) => store.keys.opp(p)) as unknown as [string, string, string, string],
+    minProfitUsd: String(query.min_profit_usd),
+    maxHealthFactor: String(query.max_health_factor),
+    limit: query.limit,
+    include: PROTOCOLS.map((p) => wanted.includes(p)) as unknown as [boolean, boolean, boolean, boolean],
+  });
+  if (!blockNumber) throw new LiquidationIndexNotReadyError(chain);
+  const opportunities = documents.map((d) => JSON.parse(d) as LiquidationOpportunity);
+  return { chain: query.chain, block_number: Number(blockNumber), opportunities };
 }
 
 /** True when the chain's index has a block (a cheap pre-payment check). */

@@ -13,6 +13,8 @@ export {
   type PaymentChallengeBody,
   type PaymentTerms,
   type PaywallOptions,
+  type PaywallStep,
+  type Settled,
   type SettledPayment,
 } from './paywall.js';
 export { readRefund, withRefundState, RefundQueue, startRefundWorker, REFUND_QUEUE, type RefundRecord, type RefundRequest, type RefundWorkerOptions } from './refunds.js';

@@ -1,5 +1,5 @@
 import type { RedisKeys } from '@acg/redis';
-import { withScripts, type ScriptedRedis } from '@acg/redis';
+import { releaseAuthorization, transitionAuthorization, type AuthorizationState } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PublicClient } from 'viem';
@@ -40,7 +40,7 @@ export interface RecoveryRound {
  *   naming the refund, which a replay of the payment then gets.
  */
 export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promise<RecoveryRound> {
-  const redis: ScriptedRedis = withScripts(o.redis);
+  const redis = o.redis;
   const inflight = o.keys.authorizationsInFlight();
   const cutoff = Date.now() - (o.olderThanMs ?? 600_000);
   const authKeys = await redis.zrangebyscore(inflight, '-inf', cutoff, 'LIMIT', 0, o.batch ?? 100);
@@ -52,8 +52,8 @@ export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promis
       continue;
     }
     const op = h.operation_id;
-    const cas = (from: string, to: string, ...fields: string[]) =>
-      redis.transition_authorization(authKey, inflight, op, from, to, Date.now(), ...fields).then((r) => r === 1);
+    const cas = (from: AuthorizationState[], to: AuthorizationState, fields?: Record<string, string>) =>
+      transitionAuthorization(redis, { authKey, inFlightKey: inflight, operationId: op, from, to, nowMs: Date.now(), fields });
     if (!h.asset || !h.payer || !h.nonce || !h.amount) {
       o.log.error({ operationId: op }, 'orphaned payment reservation lacks recovery fields; left for an operator');
       continue;
@@ -65,10 +65,10 @@ export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promis
       continue; // chain unreachable: try again next round
     }
     if (!used) {
-      if (await cas('pending,settle_unknown', '__delete__')) round.released.push(op);
+      if (await releaseAuthorization(redis, { authKey, inFlightKey: inflight, operationId: op, from: ['pending', 'settle_unknown'] })) round.released.push(op);
       continue;
     }
-    if (h.state !== 'recovering' && !(await cas('pending,settle_unknown,settled', 'recovering'))) continue;
+    if (h.state !== 'recovering' && !(await cas(['pending', 'settle_unknown', 'settled'], 'recovering'))) continue;
     let txHash = h.tx_hash as `0x${string}` | undefined;
     txHash ??= (await authorizationTx(o.publicClient, h.asset as `0x${string}`, h.payer as `0x${string}`, h.nonce as `0x${string}`)) ?? ('0x' as `0x${string}`);
     await o.refunds.enqueue({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount, paymentTxHash: txHash });
@@ -85,7 +85,7 @@ export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promis
         refund: { status: 'pending', amount: h.amount },
       },
     };
-    if (await cas('recovering', 'completed', 'response', JSON.stringify(response), 'tx_hash', txHash)) {
+    if (await cas(['recovering'], 'completed', { response: JSON.stringify(response), tx_hash: txHash })) {
       round.refunded.push(op);
       o.log.warn({ operationId: op, payer: h.payer, amount: h.amount }, 'refunded a paid request whose operation never completed');
     }

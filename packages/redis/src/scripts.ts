@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 export const SCRIPTS = {
   reserve_authorization: 2,
   transition_authorization: 2,
+  release_authorization: 2,
   claim_idempotency_key: 1,
   token_bucket: 1,
   debit_account: 3,

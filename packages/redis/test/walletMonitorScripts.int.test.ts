@@ -1,17 +1,15 @@
 import { resolveRedis, type RedisHandle } from '@acg/devnet';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, RedisKeys, withScripts, type ScriptedRedis } from '../src/index.js';
+import { cancelSubscription, connectRedis, RedisKeys, renewSubscription, takeLease } from '../src/index.js';
 
 let handle: RedisHandle;
 let raw: Redis;
-let redis: ScriptedRedis;
 const keys = new RedisKeys(`acg:test:wm:${process.pid}:${Date.now()}:`);
 
 beforeAll(async () => {
   handle = await resolveRedis({ preferPrivate: true });
   raw = connectRedis({ url: handle.url });
-  redis = withScripts(raw);
 });
 afterAll(async () => {
   raw?.disconnect();
@@ -30,19 +28,19 @@ describe('wm_cancel_subscription', () => {
     await subscription('sub_A', 1000);
     const sub = keys.walletMonitor('sub', 'sub_A');
     const expiry = keys.walletMonitor('expiry');
-    expect(await redis.wm_cancel_subscription(sub, expiry, '0x00000000000000000000000000000000000000bb', 50, 'sub_A')).toEqual(['forbidden', '']);
+    expect(await cancelSubscription(raw, { subscriptionKey: sub, expiryKey: expiry, caller: '0x00000000000000000000000000000000000000bb', nowSeconds: 50, subscriptionId: 'sub_A' })).toEqual({ result: 'forbidden', cancelledAt: '' });
     expect(await raw.hget(sub, 'status')).toBe('active');
-    expect(await redis.wm_cancel_subscription(sub, expiry, OWNER.toLowerCase(), 50, 'sub_A')).toEqual(['cancelled', '50']);
+    expect(await cancelSubscription(raw, { subscriptionKey: sub, expiryKey: expiry, caller: OWNER.toLowerCase(), nowSeconds: 50, subscriptionId: 'sub_A' })).toEqual({ result: 'cancelled', cancelledAt: '50' });
     expect(await raw.hmget(sub, 'status', 'cancelled_at')).toEqual(['cancelled', '50']);
     expect(await raw.zscore(expiry, 'sub_A')).toBeNull();
-    expect(await redis.wm_cancel_subscription(sub, expiry, OWNER.toLowerCase(), 99, 'sub_A')).toEqual(['already', '50']);
-    expect(await redis.wm_cancel_subscription(keys.walletMonitor('sub', 'nope'), expiry, OWNER.toLowerCase(), 99, 'nope')).toEqual(['not_found', '']);
+    expect(await cancelSubscription(raw, { subscriptionKey: sub, expiryKey: expiry, caller: OWNER.toLowerCase(), nowSeconds: 99, subscriptionId: 'sub_A' })).toEqual({ result: 'already', cancelledAt: '50' });
+    expect(await cancelSubscription(raw, { subscriptionKey: keys.walletMonitor('sub', 'nope'), expiryKey: expiry, caller: OWNER, nowSeconds: 99, subscriptionId: 'nope' })).toEqual({ result: 'not_found', cancelledAt: '' });
   });
 });
 
 describe('wm_renew_subscription', () => {
   const run = (id: string, now: number, min = 1000, owner = OWNER) =>
-    redis.wm_renew_subscription(keys.walletMonitor('sub', id), keys.account(owner), keys.walletMonitor('expiry'), now, 100, min, id);
+    renewSubscription(raw, { subscriptionKey: keys.walletMonitor('sub', id), accountKey: keys.account(owner), expiryKey: keys.walletMonitor('expiry'), nowSeconds: now, termSeconds: 100, minBalance: String(min), subscriptionId: id }).then((r) => [r.result, r.expiresAt]);
 
   it('renews by whole terms while the account holds the minimum balance', async () => {
     await subscription('sub_R', 1000);
@@ -71,11 +69,11 @@ describe('wm_renew_subscription', () => {
 describe('wm_lease', () => {
   it('gives the lease to one holder until it lapses', async () => {
     const key = keys.walletMonitor('lease', 'ethereum');
-    expect(await redis.wm_lease(key, 'a', 10_000)).toBe(1);
-    expect(await redis.wm_lease(key, 'b', 10_000)).toBe(0);
-    expect(await redis.wm_lease(key, 'a', 10_000)).toBe(1);
+    expect(await takeLease(raw, { leaseKey: key, holder: 'a', leaseMs: 10_000 })).toBe(true);
+    expect(await takeLease(raw, { leaseKey: key, holder: 'b', leaseMs: 10_000 })).toBe(false);
+    expect(await takeLease(raw, { leaseKey: key, holder: 'a', leaseMs: 10_000 })).toBe(true);
     expect(await raw.pttl(key)).toBeGreaterThan(0);
     await raw.del(key);
-    expect(await redis.wm_lease(key, 'b', 10_000)).toBe(1);
+    expect(await takeLease(raw, { leaseKey: key, holder: 'b', leaseMs: 10_000 })).toBe(true);
   });
 });

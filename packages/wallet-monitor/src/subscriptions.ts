@@ -1,6 +1,6 @@
 import type { SecretBox } from './secretBox.js';
 import type { RedisKeys } from '@acg/redis';
-import { withScripts, type ScriptedRedis } from '@acg/redis';
+import { cancelSubscription, renewSubscription, withScripts, type ScriptedRedis } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { getAddress } from 'viem';
 import type { AddressIndex } from './addressIndex.js';
@@ -250,7 +250,7 @@ export class SubscriptionStore {
    */
   async cancel(id: string, caller: string): Promise<{ subscription_id: string; status: 'cancelled'; cancelled_at: number }> {
     if (!/^sub_[0-9A-HJKMNP-TV-Z]{26}$/.test(id)) throw new SubscriptionNotFoundError(id);
-    const [result, at] = (await this.redis.wm_cancel_subscription(this.subKey(id), this.expiryKey(), caller.toLowerCase(), this.now(), id)) as [string, string];
+    const { result, cancelledAt: at } = await cancelSubscription(this.redis, { subscriptionKey: this.subKey(id), expiryKey: this.expiryKey(), caller, nowSeconds: this.now(), subscriptionId: id });
     if (result === 'not_found') throw new SubscriptionNotFoundError(id);
     if (result === 'forbidden') throw new SubscriptionForbiddenError(id);
     const rec = await this.get(id);
@@ -272,15 +272,15 @@ export class SubscriptionStore {
       if (due.length === 0) break;
       for (const id of due) {
         const owner = (await this.redis.hget(this.subKey(id), 'owner')) ?? '0x0000000000000000000000000000000000000000';
-        const [result] = (await this.redis.wm_renew_subscription(
-          this.subKey(id),
-          this.keys.account(owner),
-          this.expiryKey(),
-          now,
-          this.termSeconds,
-          this.renewalMinBalance.toString(),
-          id,
-        )) as [string, string];
+        const { result } = await renewSubscription(this.redis, {
+          subscriptionKey: this.subKey(id),
+          accountKey: this.keys.account(owner),
+          expiryKey: this.expiryKey(),
+          nowSeconds: now,
+          termSeconds: this.termSeconds,
+          minBalance: this.renewalMinBalance,
+          subscriptionId: id,
+        });
         if (result === 'renewed') renewed.push(id);
         else if (result === 'expired') {
           expired.push(id);

@@ -1,5 +1,5 @@
 import type { RedisKeys } from '@acg/redis';
-import { withScripts, type ScriptedRedis } from '@acg/redis';
+import { takeLease, withScripts, type ScriptedRedis } from '@acg/redis';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -287,8 +287,8 @@ export class ChainWatcher {
     const hint = this.hint;
     this.hint = undefined;
     // the lease and the cursor in one round trip (ioredis pipelines commands sent together)
-    const [held, stored] = await Promise.all([this.redis.wm_lease(this.o.keys.walletMonitor('lease', this.chain), this.leaseToken, this.o.leaseMs ?? 15_000), this.cursor()]);
-    if (held !== 1) return false;
+    const [held, stored] = await Promise.all([takeLease(this.redis, { leaseKey: this.o.keys.walletMonitor('lease', this.chain), holder: this.leaseToken, leaseMs: this.o.leaseMs ?? 15_000 }), this.cursor()]);
+    if (!held) return false;
     // a notified head saves the eth_blockNumber round trip
     const head = hint ? hint.number : BigInt(await this.o.client.request({ method: 'eth_blockNumber' }));
     const target = head - BigInt((this.confirmations ?? 1) - 1);

@@ -1,4 +1,14 @@
-import { PaymentChainUnavailableError, PaymentConflictError, PaymentInProgressError, PaymentVerificationUnavailableError, requestHash, type SettledPayment } from '@acg/payments';
+import {
+  PaymentChainUnavailableError,
+  PaymentConflictError,
+  PaymentInProgressError,
+  PaymentVerificationUnavailableError,
+  requestHash,
+  type Outcome,
+  type PaidResponse,
+  type PaywallStep,
+  type SettledPayment,
+} from '@acg/payments';
 import { header, type Context } from './context.js';
 import { problem, problemOf, rawError } from './problem.js';
 
@@ -24,11 +34,24 @@ export interface PaidContext {
   replay?: unknown;
 }
 
+/** 409/503 problems of the paywall's typed errors; anything else is rethrown as is. */
+function paymentProblem(e: unknown): unknown {
+  if (e instanceof PaymentConflictError) return problem(409, e.message);
+  if (e instanceof PaymentInProgressError) return problem(409, e.message, {}, { 'Retry-After': '1' });
+  if (e instanceof PaymentChainUnavailableError) {
+    return problem(503, e.message, { reason: e.reason, payment: { status: e.payment } }, { 'Retry-After': String(e.retryAfterSeconds) });
+  }
+  if (e instanceof PaymentVerificationUnavailableError) return problem(503, e.message, {}, { 'Retry-After': '5' });
+  return e;
+}
+
 /**
  * The x402 paywall as a tRPC middleware (STYLE "procedures built from procedures"): every paid
  * route does `.use(paid({...}))` after its input validation, so bad input is refused before any
- * payment. The resolver runs at most once per payment; a replayed payment or Idempotency-Key gets
- * the stored answer; a failure after settlement is refunded (DESIGN "x402 payments").
+ * payment. Data flows one way: `paywall.begin` (challenge, replay, or a settled payment) → the
+ * resolver runs once with the settled payment → `paywall.complete` stores its answer (and refunds
+ * a failure) → respond. A replayed payment or Idempotency-Key gets the stored answer
+ * (DESIGN "x402 payments").
  * Errors: 402 challenge (with `PAYMENT-REQUIRED`), 409 conflict or in-progress, 503 facilitator
  * or Redis down (with `Retry-After`; a payment already settled is then refunded), 503
  * `payment_chain_unavailable` (Retry-After; `payment.status` `not_charged` or `unknown`).
@@ -39,39 +62,49 @@ export function paid<I>(spec: PaidSpec<I>) {
     const { ctx, input } = opts;
     const { paywall } = ctx.services;
     const operationId = spec.newOperationId();
-    let fresh: { ok: boolean; data?: unknown; error?: unknown } | undefined;
-    let resp;
+    let step: PaywallStep;
     try {
-      resp = await paywall.handle(
-        {
-          resourceUrl: `${ctx.services.publicBaseUrl()}${spec.path}`,
-          description: spec.description(input),
-          price: spec.price(input, ctx),
-          route: spec.route,
-          requestHash: requestHash('POST', spec.route, input),
-          idempotencyKey: header(ctx, 'idempotency-key')?.slice(0, 200),
-          operationId,
-          getHeader: (name) => header(ctx, name),
-        },
-        async (payment) => {
-          // the operation id reserved with the payment (a reconciled replay runs under the first request's id)
-          fresh = await opts.next({ ctx: { payment, operationId: payment.operationId } satisfies PaidContext });
-          // the resolver's status (e.g. 202) and headers (e.g. Location) are stored with the body, so replays match
-          if (fresh!.ok) return { ok: true, status: ctx.response.status ?? 200, headers: { ...ctx.responseHeaders }, body: fresh!.data };
-          const { status, body, headers } = problemOf(fresh!.error as never);
-          return { ok: false, status, body, headers, refund: true };
-        },
-      );
+      step = await paywall.begin({
+        resourceUrl: `${ctx.services.publicBaseUrl()}${spec.path}`,
+        description: spec.description(input),
+        price: spec.price(input, ctx),
+        route: spec.route,
+        requestHash: requestHash('POST', spec.route, input),
+        idempotencyKey: header(ctx, 'idempotency-key')?.slice(0, 200),
+        operationId,
+        getHeader: (name) => header(ctx, name),
+      });
     } catch (e) {
-      if (e instanceof PaymentConflictError) throw problem(409, e.message);
-      if (e instanceof PaymentInProgressError) throw problem(409, e.message, {}, { 'Retry-After': '1' });
-      if (e instanceof PaymentChainUnavailableError) {
-        throw problem(503, e.message, { reason: e.reason, payment: { status: e.payment } }, { 'Retry-After': String(e.retryAfterSeconds) });
-      }
-      if (e instanceof PaymentVerificationUnavailableError) throw problem(503, e.message, {}, { 'Retry-After': '5' });
-      throw e;
+      throw paymentProblem(e);
     }
-    if (resp.kind === 'payment_required') throw rawError(402, resp.body as never, resp.headers);
+    if (step.kind === 'challenge' || step.kind === 'refused') throw rawError(402, step.response.body as never, step.response.headers);
+
+    let fresh: { ok: boolean; data?: unknown; error?: unknown } | undefined;
+    let resp: Extract<PaidResponse, { kind: 'response' }>;
+    if (step.kind === 'replay') {
+      resp = step.response;
+    } else {
+      const { payment } = step;
+      let outcome: Outcome;
+      try {
+        // the operation id reserved with the payment (a reconciled replay runs under the first request's id)
+        fresh = await opts.next({ ctx: { payment, operationId: payment.operationId } satisfies PaidContext });
+        // the resolver's status (e.g. 202) and headers (e.g. Location) are stored with the body, so replays match
+        if (fresh!.ok) outcome = { ok: true, status: ctx.response.status ?? 200, headers: { ...ctx.responseHeaders }, body: fresh!.data };
+        else {
+          const { status, body, headers } = problemOf(fresh!.error as never);
+          outcome = { ok: false, status, body, headers, refund: true };
+        }
+      } catch (e) {
+        fresh = undefined;
+        outcome = paywall.failedOutcome(e, payment.operationId);
+      }
+      try {
+        resp = await paywall.complete(step, outcome);
+      } catch (e) {
+        throw paymentProblem(e);
+      }
+    }
     if (resp.status >= 400) throw rawError(resp.status, resp.body as Record<string, unknown>, resp.headers);
     Object.assign(ctx.responseHeaders, resp.headers);
     ctx.response.status = resp.status;

@@ -1,12 +1,14 @@
 -- Move a reserved authorization from one state to the next, only if it is still held by the
--- same operation and in the expected state (compare-and-set).
--- States: pending -> settled -> completed; pending/settle_unknown -> released (deleted);
+-- same operation and in an expected state (compare-and-set). Releasing one is
+-- release_authorization.lua.
+-- States: pending -> settled -> completed (pending -> completed when the settlement and the stored
+-- answer are written together); pending -> settle_unknown (outcome not seen) -> settled;
 -- settled/pending/settle_unknown -> recovering -> completed (the recovery sweep, after a crash).
 -- KEYS[1]  authorization key (hash)
--- KEYS[2]  in-flight set: left on `completed` or release, progress time updated otherwise
+-- KEYS[2]  in-flight set: left on `completed`, progress time updated otherwise
 -- ARGV[1]  operation id that must hold it
 -- ARGV[2]  expected states, comma-separated (e.g. "pending,settle_unknown")
--- ARGV[3]  new state, or "__delete__" to release the reservation (nothing was charged)
+-- ARGV[3]  new state
 -- ARGV[4]  now, unix milliseconds
 -- ARGV[5..] field, value pairs to store with the new state
 -- Returns 1 when applied, 0 when the holder or the state did not match.
@@ -17,11 +19,6 @@ for s in string.gmatch(ARGV[2], '([^,]+)') do
   if s == v[1] then ok = true end
 end
 if not ok then return 0 end
-if ARGV[3] == '__delete__' then
-  redis.call('DEL', KEYS[1])
-  redis.call('ZREM', KEYS[2], KEYS[1])
-  return 1
-end
 redis.call('HSET', KEYS[1], 'state', ARGV[3], 'updated_at', ARGV[4])
 for i = 5, #ARGV, 2 do
   redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])

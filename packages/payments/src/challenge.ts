@@ -1,0 +1,110 @@
+import { encodePaymentRequiredHeader } from '@x402/core/http';
+import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
+import { describePaymentFailure } from './sanitize.js';
+
+/** Where payments go: SPEC 2.9 `network`, `asset`, `payTo`, plus the asset's EIP-712 domain. */
+export interface PaymentTerms {
+  /** CAIP-2 network, `eip155:8453` for Base. */
+  network: `${string}:${string}`;
+  /** USDC contract address on that network. */
+  asset: `0x${string}`;
+  /** Treasury that receives payments (SPEC 2.9 payTo). */
+  payTo: `0x${string}`;
+  /** EIP-712 domain name and version of the asset (USDC: "USD Coin", "2"). */
+  assetName: string;
+  assetVersion: string;
+  /** Seconds an authorization may take to settle (PaymentRequirements.maxTimeoutSeconds, default 300). */
+  maxTimeoutSeconds?: number;
+  /** Clock skew tolerated on validBefore/validAfter, seconds (default 30; see authorizationWindow.ts). */
+  clockSkewSeconds?: number;
+}
+
+/**
+ * The 402 body: SPEC 2.9's flat fields (`scheme`, `network`, `payTo`, `maxAmountRequired`,
+ * `asset`, `x402Version: 2`) plus the x402 v2 PaymentRequired fields (`error`, `resource`,
+ * `accepts`), so a reader of SPEC.md and an official x402 client both work (DESIGN).
+ */
+export interface PaymentChallengeBody extends PaymentRequired {
+  scheme: string;
+  network: string;
+  payTo: string;
+  maxAmountRequired: string;
+  asset: string;
+  x402Version: 2;
+}
+
+/** The HTTP answer to give: a 402 challenge, or the (possibly replayed) operation's response. */
+export type PaidResponse =
+  | { kind: 'payment_required'; status: 402; headers: Record<string, string>; body: PaymentChallengeBody }
+  | { kind: 'response'; status: number; headers: Record<string, string>; body: unknown; replayed: boolean };
+
+/** What a challenge names: the resource, its description, and the price (integer USDC base units). */
+export interface ChallengedResource {
+  resourceUrl: string;
+  description: string;
+  price: bigint;
+}
+
+/**
+ * The 402 side of the paywall (x402 v2 `PaymentRequired`, SPEC 2.9): the exact-scheme
+ * requirements for a price (built once per price), the challenge, and the refusal of a payment
+ * with a stable reason and a safe sentence (never facilitator text).
+ */
+export class Challenges {
+  private readonly requirementsCache = new Map<bigint, PaymentRequirements>();
+
+  constructor(readonly terms: PaymentTerms) {}
+
+  /** The exact-scheme PaymentRequirements for `price` (integer USDC base units); one object per price. */
+  requirements(price: bigint): PaymentRequirements {
+    let r = this.requirementsCache.get(price);
+    if (!r) {
+      const t = this.terms;
+      r = {
+        scheme: 'exact',
+        network: t.network,
+        asset: t.asset,
+        amount: price.toString(),
+        payTo: t.payTo,
+        maxTimeoutSeconds: t.maxTimeoutSeconds ?? 300,
+        extra: { name: t.assetName, version: t.assetVersion },
+      };
+      this.requirementsCache.set(price, r);
+    }
+    return r;
+  }
+
+  /** The 402 answer for `req`, with an optional x402 `error` code and its sentence. */
+  challenge(req: ChallengedResource, error?: { reason: string; message: string }): Extract<PaidResponse, { kind: 'payment_required' }> {
+    const accepts = [this.requirements(req.price)];
+    const paymentRequired: PaymentRequired = {
+      x402Version: 2,
+      ...(error ? { error: error.message } : { error: 'Payment required: sign an x402 exact payment and retry with PAYMENT-SIGNATURE.' }),
+      resource: { url: req.resourceUrl, description: req.description, mimeType: 'application/json' },
+      accepts,
+    };
+    const a = accepts[0];
+    const body: PaymentChallengeBody = {
+      ...paymentRequired,
+      x402Version: 2,
+      scheme: a.scheme,
+      network: a.network,
+      payTo: a.payTo,
+      maxAmountRequired: a.amount,
+      asset: a.asset,
+      ...(error ? { reason: error.reason } : {}),
+    };
+    return {
+      kind: 'payment_required',
+      status: 402,
+      headers: { 'PAYMENT-REQUIRED': encodePaymentRequiredHeader(paymentRequired), 'Cache-Control': 'no-store' },
+      body,
+    };
+  }
+
+  /** A 402 refusing a payment: `reason` is an x402 code (default `invalid_payment`), the message is {@link describePaymentFailure}'s. */
+  refuse(req: ChallengedResource, reason: string | undefined): Extract<PaidResponse, { kind: 'payment_required' }> {
+    const code = reason ?? 'invalid_payment';
+    return this.challenge(req, { reason: code, message: describePaymentFailure(code) });
+  }
+}

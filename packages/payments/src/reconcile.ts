@@ -1,0 +1,49 @@
+import type { SettleResponse } from '@x402/core/types';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { PublicClient } from 'viem';
+import { authorizationTx, authorizationUsed } from './eip3009.js';
+import { PaymentChainUnavailableError, PaymentInProgressError } from './errors.js';
+import type { AuthorizationRef, Reservations } from './reservation.js';
+import type { SettledPayment } from './settle.js';
+
+/** What {@link reconcile} found: the payment settled and this request now holds it (run it), or another request took it (replay its answer). */
+export type ReconcileResult = { kind: 'settled'; payment: SettledPayment; settle: SettleResponse } | { kind: 'taken' };
+
+/**
+ * A reservation left by a crash or an unseen settlement (`settle_unknown`, or `pending`/`settled`
+ * with no progress): reads EIP-3009 `authorizationState` on chain. Used → the payment settled:
+ * the reservation moves to `settled` for `operationId` and the caller runs the operation now (it
+ * never ran: the result would be stored). Unused → nothing was charged: the reservation is released
+ * and PaymentInProgressError thrown (retry). Chain unreachable → PaymentChainUnavailableError('unknown').
+ */
+export async function reconcile(
+  deps: { redis: Redis; publicClient: PublicClient; reservations: Reservations; log: Logger; network: `${string}:${string}` },
+  ref: AuthorizationRef,
+  operationId: string,
+  amount: string,
+): Promise<ReconcileResult> {
+  const { authKey, asset, from, nonce } = ref;
+  const storedTx = (await deps.redis.hget(authKey, 'tx_hash')) as `0x${string}` | null;
+  let used: boolean;
+  try {
+    used = await authorizationUsed(deps.publicClient, asset, from, nonce);
+  } catch (e) {
+    deps.log.warn({ err: (e as Error).message?.slice(0, 200), operationId }, 'cannot reconcile a payment: payment chain unreachable');
+    throw new PaymentChainUnavailableError('unknown');
+  }
+  if (!used) {
+    await deps.reservations.release(authKey, operationId, ['pending', 'settle_unknown', 'settled']);
+    throw new PaymentInProgressError();
+  }
+  const txHash = storedTx ?? (await authorizationTx(deps.publicClient, asset, from, nonce)) ?? '0x';
+  const payment: SettledPayment = { operationId, payer: from, amount, txHash, network: deps.network };
+  const ok = await deps.reservations.transition(authKey, operationId, ['pending', 'settle_unknown', 'settled'], 'settled', {
+    tx_hash: payment.txHash,
+    payer: payment.payer,
+    amount,
+  });
+  if (!ok) return { kind: 'taken' };
+  deps.log.warn({ operationId }, 'reconciled a settled payment whose operation had not run');
+  return { kind: 'settled', payment, settle: { success: true, transaction: payment.txHash, network: deps.network, payer: payment.payer } };
+}

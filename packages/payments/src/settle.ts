@@ -1,0 +1,109 @@
+import type { x402ResourceServer } from '@x402/core/server';
+import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
+import type { Logger } from 'pino';
+import { chainFailedDuring, unlessChainLost, type PaymentChainMonitor } from './chainHealth.js';
+import { PaymentChainUnavailableError, PaymentInProgressError } from './errors.js';
+import type { AuthorizationRef, Reservations } from './reservation.js';
+
+/** The settled payment handed to the paid operation. */
+export interface SettledPayment {
+  /** The operation id reserved with this payment: the request's own, or the first request's when a replay reconciles it. */
+  operationId: string;
+  payer: `0x${string}`;
+  /** integer string, USDC base units */
+  amount: string;
+  /** settlement transaction hash on the payment chain */
+  txHash: `0x${string}`;
+  network: string;
+}
+
+/** What {@link Settlement.settle} found: settled on chain, or refused with an x402 reason (reservation released). */
+export type SettleResult =
+  | { kind: 'settled'; settle: SettleResponse }
+  | { kind: 'refused'; reason: string | undefined };
+
+/** The facilitator or the chain could not be reached to verify a payment (503). */
+export class PaymentVerificationUnavailableError extends Error {
+  override name = 'PaymentVerificationUnavailableError';
+  constructor() {
+    super('Payment verification is temporarily unavailable; retry shortly. Nothing was charged.');
+  }
+}
+
+/**
+ * Verify and settle through the facilitator, telling a bad payment from a lost payment chain
+ * (DESIGN "x402 payments"; README "Payment chain unreachable"): the x402 EVM facilitator swallows
+ * RPC failures into payment reasons, so every failure is checked against the chain monitor.
+ * - verify: lost chain → PaymentChainUnavailableError('not_charged'); facilitator unreachable →
+ *   PaymentVerificationUnavailableError; otherwise the facilitator's verdict.
+ * - settle (after the reservation): refused → reservation released; chain lost, receipt not seen
+ *   or `settlement_pending` → `settle_unknown` (kept, reconciled later) and
+ *   PaymentChainUnavailableError('unknown'); outcome unknown otherwise → `settle_unknown` and
+ *   PaymentInProgressError.
+ */
+export class Settlement {
+  constructor(
+    private readonly server: x402ResourceServer,
+    private readonly reservations: Reservations,
+    private readonly log: Logger,
+    private readonly chain?: PaymentChainMonitor,
+  ) {}
+
+  async verify(payload: PaymentPayload, matched: PaymentRequirements): Promise<VerifyResponse> {
+    const started = Date.now();
+    try {
+      const verified = await unlessChainLost(this.chain, started, this.server.verifyPayment(payload, matched));
+      if (!verified || (!verified.isValid && (await chainFailedDuring(this.chain, started)))) {
+        this.log.warn({ reason: verified?.invalidReason }, 'payment not verifiable: payment chain unreachable');
+        throw new PaymentChainUnavailableError('not_charged');
+      }
+      return verified;
+    } catch (e) {
+      if (e instanceof PaymentChainUnavailableError) throw e;
+      const reason = (e as { invalidReason?: string }).invalidReason;
+      if (reason) return { isValid: false, invalidReason: reason };
+      this.log.error({ err: (e as Error).message?.slice(0, 200) }, 'payment verification failed to run');
+      throw new PaymentVerificationUnavailableError();
+    }
+  }
+
+  /** Settles a payment reserved by `operationId` (see the class comment for each outcome). */
+  async settle(ref: AuthorizationRef, operationId: string, payload: PaymentPayload, matched: PaymentRequirements): Promise<SettleResult> {
+    const { authKey } = ref;
+    const started = Date.now();
+    let settle: SettleResponse;
+    try {
+      // a node that dies mid-settle leaves the facilitator polling for a receipt (60 s and more): stop waiting once it is gone
+      const first = await unlessChainLost(this.chain, started, this.server.settlePayment(payload, matched));
+      if (!first) return this.unknown(authKey, operationId, 'payment chain lost during settlement');
+      settle = first;
+    } catch (e) {
+      const reason = (e as { errorReason?: string }).errorReason;
+      if (reason && (await chainFailedDuring(this.chain, started))) return this.unknown(authKey, operationId, reason);
+      if (reason) {
+        await this.reservations.release(authKey, operationId, ['pending']);
+        return { kind: 'refused', reason };
+      }
+      // Unknown outcome (RPC or facilitator unreachable): keep the reservation; a retry reconciles on-chain.
+      this.log.error({ err: (e as Error).message?.slice(0, 200), operationId }, 'settlement outcome unknown');
+      await this.reservations.transition(authKey, operationId, ['pending'], 'settle_unknown');
+      throw new PaymentInProgressError();
+    }
+    if (!settle.success) {
+      // broadcast but unconfirmed, or failed while the node was unreachable: the outcome is unknown, keep the reservation
+      if (settle.errorReason === 'settlement_pending' || (await chainFailedDuring(this.chain, started))) {
+        return this.unknown(authKey, operationId, settle.errorReason);
+      }
+      await this.reservations.release(authKey, operationId, ['pending']);
+      return { kind: 'refused', reason: settle.errorReason };
+    }
+    return { kind: 'settled', settle };
+  }
+
+  /** Settlement outcome not seen (chain lost, or broadcast but unconfirmed): keep the reservation for reconciliation, answer 503. */
+  private async unknown(authKey: string, operationId: string, why: string | undefined): Promise<never> {
+    this.log.error({ operationId, reason: why?.slice(0, 100) }, 'settlement outcome unknown: payment chain unreachable');
+    await this.reservations.transition(authKey, operationId, ['pending'], 'settle_unknown');
+    throw new PaymentChainUnavailableError('unknown');
+  }
+}

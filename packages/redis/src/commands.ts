@@ -1,0 +1,296 @@
+import type { Redis } from 'ioredis';
+import { withScripts } from './scripts.js';
+
+/**
+ * Typed wrappers of the Lua scripts in `./lua`, one per script, with named arguments (as
+ * bullmq's `addStandardJobArgs` builds a script's KEYS and ARGV): each builds the positional
+ * arrays the script documents and turns its reply into a typed result. Each defines the scripts
+ * on the connection on first use (`withScripts`, idempotent).
+ */
+
+/**
+ * The life of an x402 authorization reservation (DESIGN "x402 payments"):
+ * `pending` (reserved, settlement not seen) → `completed` (settled, answer stored);
+ * `pending` → `settle_unknown` (settlement outcome not seen; reconciled on chain);
+ * `settled` (settlement seen, operation running: set when a replay reconciles a settled payment);
+ * `recovering` (the crash-recovery sweep took it over to refund it) → `completed`.
+ * A reservation released (nothing charged) is deleted, see {@link releaseAuthorization}.
+ */
+export type AuthorizationState = 'pending' | 'settle_unknown' | 'settled' | 'recovering' | 'completed';
+
+export const AUTHORIZATION_STATES: readonly AuthorizationState[] = ['pending', 'settle_unknown', 'settled', 'recovering', 'completed'];
+
+/** A reservation as stored in its hash (the fields the paywall reads back). */
+export interface AuthorizationRecord {
+  state: AuthorizationState;
+  requestHash: string;
+  payloadHash: string;
+  operationId: string;
+  /** last progress, unix milliseconds */
+  updatedAtMs: number;
+}
+
+export interface ReserveAuthorizationParameters {
+  /** `RedisKeys.authorization(network, asset, from, nonce)` */
+  authKey: string;
+  /** `RedisKeys.authorizationsInFlight()` */
+  inFlightKey: string;
+  /** sha256 of method, path and canonical body (`requestHash`) */
+  requestHash: string;
+  /** sha256 of the PaymentPayload's signed part */
+  payloadHash: string;
+  /** operation id of this request, e.g. `exe_...` */
+  operationId: string;
+  /** now, unix milliseconds */
+  nowMs: number;
+  /** how long the reservation is kept, seconds */
+  retentionSeconds: number;
+  /** asset contract, payer, EIP-3009 nonce and amount (integer base units): what a recovery needs */
+  asset: string;
+  from: string;
+  nonce: string;
+  amount: string;
+}
+
+export type ReserveAuthorizationReturnType = { reserved: true } | { reserved: false; existing: AuthorizationRecord };
+
+/**
+ * `reserve_authorization.lua`: reserves (from, nonce) in state `pending` and adds it to the
+ * in-flight set, unless a reservation exists: then returns it (a replay or a concurrent duplicate).
+ */
+export async function reserveAuthorization(redis: Redis, p: ReserveAuthorizationParameters): Promise<ReserveAuthorizationReturnType> {
+  const r = (await withScripts(redis).reserve_authorization(
+    p.authKey,
+    p.inFlightKey,
+    p.requestHash,
+    p.payloadHash,
+    p.operationId,
+    p.nowMs,
+    p.retentionSeconds,
+    p.asset,
+    p.from,
+    p.nonce,
+    p.amount,
+  )) as string[];
+  if (r[0] === 'reserved') return { reserved: true };
+  return {
+    reserved: false,
+    existing: { state: r[1] as AuthorizationState, requestHash: r[2], payloadHash: r[3], operationId: r[4], updatedAtMs: Number(r[5] || 0) },
+  };
+}
+
+/** Reads a reservation (one HMGET); undefined when there is none. */
+export async function readAuthorization(redis: Redis, authKey: string): Promise<AuthorizationRecord | undefined> {
+  const [state, requestHash, payloadHash, operationId, updatedAt] = await redis.hmget(authKey, 'state', 'request_hash', 'payload_hash', 'operation_id', 'updated_at');
+  if (!state) return undefined;
+  return { state: state as AuthorizationState, requestHash: requestHash ?? '', payloadHash: payloadHash ?? '', operationId: operationId ?? '', updatedAtMs: Number(updatedAt ?? 0) };
+}
+
+export interface TransitionAuthorizationParameters {
+  authKey: string;
+  inFlightKey: string;
+  /** the operation that must hold the reservation */
+  operationId: string;
+  /** states it must be in */
+  from: readonly AuthorizationState[];
+  to: AuthorizationState;
+  nowMs: number;
+  /** hash fields stored with the new state (e.g. `tx_hash`, `response`) */
+  fields?: Record<string, string>;
+}
+
+/**
+ * `transition_authorization.lua`: compare-and-set of a reservation's state (holder and state must
+ * match). Returns true when applied. `completed` leaves the in-flight set; any other state
+ * updates its progress time there.
+ */
+export async function transitionAuthorization(redis: Redis, p: TransitionAuthorizationParameters): Promise<boolean> {
+  const fields = Object.entries(p.fields ?? {}).flat();
+  const r = await withScripts(redis).transition_authorization(p.authKey, p.inFlightKey, p.operationId, p.from.join(','), p.to, p.nowMs, ...fields);
+  return r === 1;
+}
+
+export interface ReleaseAuthorizationParameters {
+  authKey: string;
+  inFlightKey: string;
+  operationId: string;
+  /** states it may be released from (never `completed`) */
+  from: readonly Exclude<AuthorizationState, 'completed'>[];
+}
+
+/** `release_authorization.lua`: deletes a reservation nothing was charged for (holder and state must match). Returns true when released. */
+export async function releaseAuthorization(redis: Redis, p: ReleaseAuthorizationParameters): Promise<boolean> {
+  return (await withScripts(redis).release_authorization(p.authKey, p.inFlightKey, p.operationId, p.from.join(','))) === 1;
+}
+
+export interface ClaimIdempotencyKeyParameters {
+  /** `RedisKeys.idempotency(route, key)` */
+  idempotencyKey: string;
+  requestHash: string;
+  /** authorization key the request is paid with */
+  authKey: string;
+  ttlSeconds: number;
+}
+
+export type ClaimIdempotencyKeyReturnType = { claimed: true } | { claimed: false; requestHash: string; authKey: string };
+
+/** `claim_idempotency_key.lua`: binds an Idempotency-Key to one request and its payment, unless already bound. */
+export async function claimIdempotencyKey(redis: Redis, p: ClaimIdempotencyKeyParameters): Promise<ClaimIdempotencyKeyReturnType> {
+  const r = (await withScripts(redis).claim_idempotency_key(p.idempotencyKey, p.requestHash, p.authKey, p.ttlSeconds)) as string[];
+  return r[0] === 'claimed' ? { claimed: true } : { claimed: false, requestHash: r[1], authKey: r[2] };
+}
+
+export interface TokenBucketParameters {
+  bucketKey: string;
+  /** refill, tokens per second (> 0) */
+  ratePerSecond: number;
+  /** capacity, tokens */
+  burst: number;
+  /** tokens this request takes */
+  cost: number;
+}
+
+export interface TokenBucketReturnType {
+  allowed: boolean;
+  /** tokens left (fractional) */
+  tokens: number;
+  /** 0 when allowed, microseconds */
+  retryAfterUs: number;
+  /** Redis `TIME`, microseconds */
+  nowUs: bigint;
+}
+
+/** `token_bucket.lua`: takes `cost` tokens from a bucket refilled continuously on the Redis clock. */
+export async function takeTokens(redis: Redis, p: TokenBucketParameters): Promise<TokenBucketReturnType> {
+  const [allowed, tokens, retryUs, nowUs] = (await withScripts(redis).token_bucket(p.bucketKey, p.ratePerSecond, p.burst, p.cost)) as [number, string, number, string];
+  return { allowed: allowed === 1, tokens: Number(tokens), retryAfterUs: Number(retryUs), nowUs: BigInt(nowUs) };
+}
+
+export interface AccountEntryParameters {
+  /** account hash (field `balance`, integer USDC base units) */
+  accountKey: string;
+  /** usage list, newest first */
+  usageKey: string;
+  /** marks this debit or credit as done */
+  referenceKey: string;
+  /** integer base units (> 0) */
+  amount: bigint | string;
+  /** usage line (JSON) */
+  usageLine: string;
+  maxUsageLines: number;
+  referenceTtlSeconds: number;
+}
+
+export interface AccountEntryReturnType {
+  /** `applied` now, `already` applied with this reference before, `insufficient` (debits only; nothing changed) */
+  status: 'applied' | 'already' | 'insufficient';
+  /** balance after, integer base units */
+  balance: string;
+}
+
+const ENTRY_STATUS = { 0: 'insufficient', 1: 'applied', 2: 'already' } as const;
+
+async function accountEntry(redis: Redis, script: 'debit_account' | 'credit_account', p: AccountEntryParameters): Promise<AccountEntryReturnType> {
+  const [status, balance] = (await withScripts(redis)[script](
+    p.accountKey,
+    p.usageKey,
+    p.referenceKey,
+    p.amount.toString(),
+    p.usageLine,
+    p.maxUsageLines,
+    p.referenceTtlSeconds,
+  )) as [0 | 1 | 2, string];
+  return { status: ENTRY_STATUS[status], balance };
+}
+
+/** `debit_account.lua`: debits atomically, never below zero, at most once per reference. */
+export function debitAccount(redis: Redis, p: AccountEntryParameters): Promise<AccountEntryReturnType> {
+  return accountEntry(redis, 'debit_account', p);
+}
+
+/** `credit_account.lua`: credits at most once per reference (status never `insufficient`). */
+export function creditAccount(redis: Redis, p: AccountEntryParameters): Promise<AccountEntryReturnType> {
+  return accountEntry(redis, 'credit_account', p);
+}
+
+export interface CancelSubscriptionParameters {
+  subscriptionKey: string;
+  expiryKey: string;
+  /** caller address, any case (compared lowercase) */
+  caller: string;
+  /** unix seconds */
+  nowSeconds: number;
+  subscriptionId: string;
+}
+
+/** `wm_cancel_subscription.lua`: cancels a wallet-monitor subscription, owner only, idempotent. `cancelledAt` is unix seconds ('' unless cancelled/already). */
+export async function cancelSubscription(
+  redis: Redis,
+  p: CancelSubscriptionParameters,
+): Promise<{ result: 'not_found' | 'forbidden' | 'cancelled' | 'already'; cancelledAt: string }> {
+  const [result, at] = (await withScripts(redis).wm_cancel_subscription(p.subscriptionKey, p.expiryKey, p.caller.toLowerCase(), p.nowSeconds, p.subscriptionId)) as [string, string];
+  return { result: result as 'not_found', cancelledAt: at };
+}
+
+export interface RenewSubscriptionParameters {
+  subscriptionKey: string;
+  /** the owner's metered account hash */
+  accountKey: string;
+  expiryKey: string;
+  nowSeconds: number;
+  termSeconds: number;
+  /** balance needed to renew, integer base units */
+  minBalance: bigint | string;
+  subscriptionId: string;
+}
+
+/** `wm_renew_subscription.lua`: renews (by whole terms) or expires one due subscription. `expiresAt` is unix seconds. */
+export async function renewSubscription(
+  redis: Redis,
+  p: RenewSubscriptionParameters,
+): Promise<{ result: 'missing' | 'inactive' | 'not_due' | 'renewed' | 'expired'; expiresAt: string }> {
+  const [result, at] = (await withScripts(redis).wm_renew_subscription(
+    p.subscriptionKey,
+    p.accountKey,
+    p.expiryKey,
+    p.nowSeconds,
+    p.termSeconds,
+    p.minBalance.toString(),
+    p.subscriptionId,
+  )) as [string, string];
+  return { result: result as 'missing', expiresAt: at };
+}
+
+/** `wm_lease.lua`: takes or extends a lease for `holder`; true when the caller holds it. */
+export async function takeLease(redis: Redis, p: { leaseKey: string; holder: string; leaseMs: number }): Promise<boolean> {
+  return (await withScripts(redis).wm_lease(p.leaseKey, p.holder, p.leaseMs)) === 1;
+}
+
+export interface LiquidationSearchParameters {
+  metaKey: string;
+  positionsKey: string;
+  healthFactorsKey: string;
+  /** the four per-protocol sorted sets, in the order aave_v3, spark, compound_v3, morpho_blue */
+  opportunityKeys: readonly [string, string, string, string];
+  /** decimal strings, inclusive */
+  minProfitUsd: string;
+  maxHealthFactor: string;
+  limit: number;
+  /** one flag per opportunity set: include it */
+  include: readonly [boolean, boolean, boolean, boolean];
+}
+
+/** `liquidation_search.lua`: the top opportunities of one consistent index block; `blockNumber` undefined when never indexed. */
+export async function liquidationSearch(redis: Redis, p: LiquidationSearchParameters): Promise<{ blockNumber?: string; documents: string[] }> {
+  const out = (await withScripts(redis).liquidation_search(
+    p.metaKey,
+    p.positionsKey,
+    p.healthFactorsKey,
+    ...p.opportunityKeys,
+    p.minProfitUsd,
+    p.maxHealthFactor,
+    p.limit,
+    p.include.map((b) => (b ? '1' : '0')).join(''),
+  )) as string[];
+  return { blockNumber: out[0] || undefined, documents: out.slice(1) };
+}
