@@ -111,8 +111,10 @@ export class Executor {
    */
   private async store(record: ExecutionRecord): Promise<void> {
     const { executions, telemetry } = this.deps;
+    // in parallel: the latency sample is best effort and must not add a round trip to the answer
+    const sample = telemetry.record(record.capability_id, record.duration_ms, record.status === 'SUCCEEDED').catch(() => undefined);
     await retryWhileRedisUnavailable(() => executions.save(record));
-    await telemetry.record(record.capability_id, record.duration_ms, record.status === 'SUCCEEDED').catch(() => undefined);
+    await sample;
   }
 }
 
