@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
+import { startEntry } from './entries.js';
 import { devPrivateKey, freePort, startDevStack, type DevStack } from '@acg/devnet';
 import { AUTHORIZATION_STATE_ABI } from '@acg/payments';
 import { encodePaymentSignatureHeader, decodePaymentRequiredHeader } from '@x402/core/http';
@@ -16,20 +16,7 @@ const children: ChildProcess[] = [];
 let env: Record<string, string>;
 
 function run(entry: string, extra: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(entry, import.meta.url))], {
-    env: { ...process.env, ...env, ...extra },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (ready.test(out)) resolve(child);
-    });
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('exit', (code, signal) => reject(new Error(`${entry} exited (${code ?? signal}): ${out.slice(-500)}`)));
-  });
+  return startEntry(children, entry, { ...env, ...extra }, ready);
 }
 
 async function startGatewayProcess(): Promise<{ child: ChildProcess; url: string }> {

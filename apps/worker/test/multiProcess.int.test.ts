@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
+import { startEntry } from './entries.js';
 import { devPrivateKey, freePort, startDevStack, type DevStack } from '@acg/devnet';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
@@ -13,20 +13,7 @@ const children: ChildProcess[] = [];
 const gatewayUrls: string[] = [];
 
 function run(entry: string, env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(entry, import.meta.url))], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (ready.test(out)) resolve(child);
-    });
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('exit', (code) => reject(new Error(`${entry} exited (${code}): ${out.slice(-500)}`)));
-  });
+  return startEntry(children, entry, env, ready);
 }
 
 beforeAll(async () => {

@@ -5,7 +5,7 @@ import { execute } from './actions/execute.js';
 import { getExecution } from './actions/getExecution.js';
 import { getJob } from './actions/getJob.js';
 import { searchLiquidations } from './actions/searchLiquidations.js';
-import { waitForJob } from './actions/waitForJob.js';
+import { waitForJob, type WaitForJobParameters } from './actions/waitForJob.js';
 import { createBuilderClient, type BuilderClient } from './builder.js';
 import { createGatewayContext, type GatewayContext } from './context.js';
 import { AcgError } from './errors.js';
@@ -83,19 +83,8 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
 }
 
-/** Options of `jobs.wait`. */
-export interface WaitJobOptions {
-  /** first poll interval, ms (default 500); doubles up to `maxIntervalMs` */
-  intervalMs?: number;
-  /** default 5 000 ms */
-  maxIntervalMs?: number;
-  /** default 10 minutes */
-  timeoutMs?: number;
-  /** keep polling until the refund of unspent budget is sent (default true) */
-  waitForRefund?: boolean;
-  onProgress?(job: JobRecord): void;
-  signal?: AbortSignal;
-}
+/** Options of `jobs.wait`: those of {@link waitForJob} without the job id. */
+export type WaitJobOptions = Omit<WaitForJobParameters, 'jobId'>;
 
 export type { RegistryReadOptions };
 
