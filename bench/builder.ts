@@ -229,7 +229,7 @@ async function main(): Promise<number> {
     }
     const b = side(await gen.run(job(builder.rpcUrl, f.duration)));
     const r = side(await gen.run(job(base.url, f.duration)));
-    const health = await (await import('../apps/builder/src/health.js')).readBuilderHealth(builder.redis, builder.keys);
+    const health = await (await import('@acg/bundles')).readBuilderHealth(builder.redis, builder.keys);
 
     console.log(`eth_sendBundle intake, ${f.connections} connections, ${f.duration} s each (HTTP 200 JSON-RPC responses; latency = request sent → response received)`);
     console.log(

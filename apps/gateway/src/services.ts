@@ -1,5 +1,5 @@
 import { Ledger, SiweAuthenticator, TokenStore } from '@acg/accounts';
-import { readBuilderHealth } from '@acg/builder';
+import { readBuilderHealth } from '@acg/bundles';
 import { JobQueue, JobStore } from '@acg/jobs';
 import { createInProcessFacilitator, createRemoteFacilitator, PaymentChainMonitor, Paywall, RefundQueue, startRefundWorker } from '@acg/payments';
 import type { Worker } from 'bullmq';
