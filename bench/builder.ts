@@ -18,11 +18,11 @@ import { fork } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { devAccount, resolveRedis, type AnvilInstance, type RedisHandle } from '@acg/devnet';
+import { devAccount, resolveRedis, startEthereumDevChain, type AnvilInstance, type RedisHandle } from '@acg/devnet';
 import autocannon from 'autocannon';
 import jayson from 'jayson';
 import { createPublicClient, http, keccak256, parseGwei, stringToHex, type Hex } from 'viem';
-import { builderConfigFromEnv, startBuilder, startDevRelays, startEthereumDevChain, type DevRelays, type RunningBuilder } from '../apps/builder/src/index.js';
+import { builderConfigFromEnv, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '../apps/builder/src/index.js';
 import { fmt, fmtRatio, machine, percentile, ratio, table } from './lib/stats.js';
 
 /** SPEC 4 reference figures for bundle submission, milliseconds. */
