@@ -56,8 +56,8 @@ const apps: Options = {
   async onSuccess() {
     const { cp } = await import('node:fs/promises');
     await cp('packages/redis/src/lua', 'dist/lua', { recursive: true });
-    // Solidity sources of the lending dev data, compiled at run time by solc-js (apps/devnet/src/lending)
-    await cp('apps/devnet/src/lending/contracts', 'dist/contracts', { recursive: true });
+    // Solidity sources of the lending dev data, compiled at run time by solc-js (packages/devnet/src/lending)
+    await cp('packages/devnet/src/lending/contracts', 'dist/contracts', { recursive: true });
   },
 };
 

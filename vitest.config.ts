@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Two projects (DESIGN.md 1):
- * - unit: pure code, no services (`*.unit.test.ts`).
+ * - unit: pure code, no services (`*.unit.test.ts`; `test/` at the root holds the workspace-shape tests).
  * - integration: real Redis and real anvil chains (`*.int.test.ts`); files run one at a time
  *   because each starts its own anvil and the machine has two cores.
  * Tests never assert wall-clock limits; speed lives in bench/.
@@ -13,7 +13,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['apps/*/test/**/*.unit.test.ts', 'packages/*/test/**/*.unit.test.ts'],
+          include: ['apps/*/test/**/*.unit.test.ts', 'packages/*/test/**/*.unit.test.ts', 'test/**/*.unit.test.ts'],
           environment: 'node',
         },
       },

@@ -18,11 +18,11 @@ import { fork } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { devAccount, resolveRedis, type AnvilInstance, type RedisHandle } from '@acg/devnet';
+import { devAccount, resolveRedis, startEthereumDevChain, type AnvilInstance, type RedisHandle } from '@acg/devnet';
 import autocannon from 'autocannon';
 import jayson from 'jayson';
 import { createPublicClient, http, keccak256, parseGwei, stringToHex, type Hex } from 'viem';
-import { builderConfigFromEnv, startBuilder, startDevRelays, startEthereumDevChain, type DevRelays, type RunningBuilder } from '../apps/builder/src/index.js';
+import { builderConfigFromEnv, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '../apps/builder/src/index.js';
 import { fmt, fmtRatio, machine, percentile, ratio, table } from './lib/stats.js';
 
 /** SPEC 4 reference figures for bundle submission, milliseconds. */
@@ -229,7 +229,7 @@ async function main(): Promise<number> {
     }
     const b = side(await gen.run(job(builder.rpcUrl, f.duration)));
     const r = side(await gen.run(job(base.url, f.duration)));
-    const health = await (await import('../apps/builder/src/health.js')).readBuilderHealth(builder.redis, builder.keys);
+    const health = await (await import('@acg/bundles')).readBuilderHealth(builder.redis, builder.keys);
 
     console.log(`eth_sendBundle intake, ${f.connections} connections, ${f.duration} s each (HTTP 200 JSON-RPC responses; latency = request sent → response received)`);
     console.log(

@@ -17,8 +17,7 @@ export {
   type BuilderConfigDefaults,
   type RelayTarget,
 } from './config.js';
-export { ETHEREUM_DEV_CHAIN_ID, startEthereumDevChain } from './dev.js';
-export { BuilderStats, readBuilderHealth, readSearcherCharges, type SearcherCharges } from './health.js';
+export { BuilderStats, readBuilderHealth, readSearcherCharges, type SearcherCharges } from '@acg/bundles';
 export { BundleIntake, bundleIntakeFor, type BundleIntakeOptions, type SubmitBundleResult } from '@acg/bundles';
 export { OrderflowPool, POOL_TTL_SECONDS, type BundleVia, type MempoolTx, type StoredBundle } from '@acg/bundles';
 export { TokenBucket, type TakeResult } from './ratelimit.js';

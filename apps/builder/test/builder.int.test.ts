@@ -2,7 +2,7 @@ import { devAccount } from '@acg/devnet';
 import { Wallet, id as ethersId } from 'ethers';
 import { parseEther, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readBuilderHealth, readSearcherCharges } from '../src/health.js';
+import { readBuilderHealth, readSearcherCharges } from '@acg/bundles';
 import { blsPublicKey, computeBuilderDomain, verifyBidTrace } from '../src/relay/signing.js';
 import { flashbotsSignature, freshIp, post, sendBundleBody, startTestBuilder, TEST_BLS_SECRET_KEY, transfer, type TestBuilder } from './harness.js';
 

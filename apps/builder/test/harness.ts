@@ -1,10 +1,9 @@
 import { request } from 'node:http';
-import { devAccount, resolveRedis, type AnvilInstance, type RedisHandle } from '@acg/devnet';
+import { devAccount, resolveRedis, startEthereumDevChain, type AnvilInstance, type RedisHandle } from '@acg/devnet';
 import { ulid } from 'ulid';
 import { createPublicClient, http, keccak256, parseEther, parseGwei, stringToHex, type Hex, type LocalAccount, type PublicClient } from 'viem';
 import { startBuilder, type RunningBuilder } from '../src/app.js';
 import { builderConfigFromEnv, type BuilderConfig, type BuilderConfigDefaults } from '../src/config.js';
-import { startEthereumDevChain } from '../src/dev.js';
 import { startDevRelays, type DevRelays } from '../src/relay/devRelay.js';
 
 /** A fixed builder BLS key for tests (any 32 bytes below the curve order). */

@@ -13,22 +13,32 @@
  */
 import { BUILDER_ENV, devDefaultsProblems, DEVNET_ENV, EnvError, GATEWAY_ENV, guardProcess, portProblems, readEnv, redisProblem, type PortCheck } from '@acg/env';
 import { builderConfigFromEnv, parseRelayUrls, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '@acg/builder';
-import { configFromEnv, startGateway, type ConfigDefaults, type RunningGateway } from '@acg/gateway';
+import { configFromEnv, type ConfigDefaults } from '@acg/config';
+import { startGateway, type RunningGateway } from '@acg/gateway';
 import { webhookPolicyFromEnv } from '@acg/wallet-monitor';
 import { startWorker, type RunningWorker } from '@acg/worker';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { pino } from 'pino';
 import { ulid } from 'ulid';
-import { startAnvil, type AnvilInstance } from './anvil.js';
-import { devAccount, devPrivateKey, DEV_ROLES } from './accounts.js';
-import { startDevChain, type DevChain } from './chains.js';
-import { lendingIndexerConfig, setupLendingDevnet, type LendingDevnet } from './lending/index.js';
-import { BASE_CHAIN_ID } from './constants.js';
-import { setupPaymentChain } from './paymentChain.js';
-import { isPortFree } from './ports.js';
-import { watchParent } from './processes.js';
-import { resolveRedis, type RedisHandle } from './redis.js';
+import {
+  BASE_CHAIN_ID,
+  devAccount,
+  devPrivateKey,
+  DEV_ROLES,
+  isPortFree,
+  lendingIndexerConfig,
+  resolveRedis,
+  setupLendingDevnet,
+  setupPaymentChain,
+  startAnvil,
+  startDevChain,
+  watchParent,
+  type AnvilInstance,
+  type DevChain,
+  type LendingDevnet,
+  type RedisHandle,
+} from '@acg/devnet';
 
 const env = process.env;
 

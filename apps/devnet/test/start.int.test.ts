@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, sleep } from '../src/ports.js';
-import { resolveRedis, type RedisHandle } from '../src/redis.js';
+import { freePort, resolveRedis, sleep, type RedisHandle } from '@acg/devnet';
 import { descendants, isListening, runNpmStart, stillRunning, type Launcher } from './launcher.js';
 
 let redis: RedisHandle | undefined;

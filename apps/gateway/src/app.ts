@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { CapabilityDefinition } from '@acg/capabilities';
 import type { Worker } from 'bullmq';
 import { pino, type Logger } from 'pino';
-import type { GatewayConfig } from './config.js';
+import type { GatewayConfig } from '@acg/config';
 import { createRequestListener } from './http/server.js';
 import { answerOutsideRequests } from './http/socketProblem.js';
 import { probeSpecs } from './probeSpecs.js';

@@ -39,7 +39,7 @@ export class Discovery {
       telemetry: Telemetry;
       /** The definitions the documents list (built-ins plus added ones). */
       capabilities: readonly CapabilityDefinition[];
-      /** The builder's live counters (`readBuilderHealth` of @acg/builder); null while no builder has reported. */
+      /** The builder's live counters (`readBuilderHealth` of @acg/bundles); null while no builder has reported. */
       builderHealth?: () => Promise<BuilderHealth | null>;
       /** Wallet-monitor delivery latency (block confirmation → 2xx), backlog and watchers; its latency is the capability's. */
       walletMonitorHealth?: () => Promise<WalletMonitorHealth>;

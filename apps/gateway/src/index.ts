@@ -1,4 +1,4 @@
 export { startGateway, type RunningGateway, type StartGatewayOptions } from './app.js';
-export { configFromEnv, paymentChain, BASE_USDC, ConfigError, type ConfigDefaults, type GatewayConfig, type ChainName } from './config.js';
+export { configFromEnv, paymentChain, BASE_USDC, ConfigError, type ConfigDefaults, type GatewayConfig, type ChainName } from '@acg/config';
 export { appRouter, type AppRouter } from './routers/index.js';
 export { createServices, startRefunds, type CreateServicesOptions, type Services } from './services.js';

@@ -5,7 +5,7 @@
  */
 import { assertNoProblems, guardProcess, portProblems, redisProblem } from '@acg/env';
 import { pino } from 'pino';
-import { configFromEnv } from './config.js';
+import { configFromEnv } from '@acg/config';
 import { startGateway } from './app.js';
 
 try {

@@ -1,18 +1,16 @@
 import { Ledger, SiweAuthenticator, TokenStore } from '@acg/accounts';
-import { readBuilderHealth } from '@acg/builder';
+import { readBuilderHealth } from '@acg/bundles';
 import { JobQueue, JobStore } from '@acg/jobs';
-import { createInProcessFacilitator, createRemoteFacilitator, PaymentChainMonitor, Paywall, RefundQueue, startRefundWorker } from '@acg/payments';
+import { createInProcessFacilitator, createRemoteFacilitator, PaymentChainMonitor, Paywall, RefundQueue, startRefunds as startRefundsOf } from '@acg/payments';
 import type { Worker } from 'bullmq';
-import { privateKeyToAccount } from 'viem/accounts';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey, WalletMonitorService } from '@acg/wallet-monitor';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { createPublicClient, http, type PublicClient } from 'viem';
-import { arbitrum, base, mainnet } from 'viem/chains';
+import { createPublicClient, type PublicClient } from 'viem';
 import { BUILTIN_CAPABILITIES, type CapabilityDefinition, type CapabilityDeps } from '@acg/capabilities';
 import { ExecutionStore, Telemetry } from '@acg/execution';
-import type { ChainName, GatewayConfig } from './config.js';
+import { chainClients, type GatewayConfig } from '@acg/config';
 import { Discovery } from './discovery.js';
 import { ProbeStore } from './probes.js';
 
@@ -47,8 +45,6 @@ export interface Services {
   setListenUrl(url: string): void;
   close(): Promise<void>;
 }
-
-const VIEM_CHAINS = { ethereum: mainnet, base, arbitrum } as const;
 
 /** What {@link createServices} adds to the configuration. */
 export interface CreateServicesOptions {
@@ -94,11 +90,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     },
   });
 
-  const chainClients = new Map<ChainName, PublicClient>();
-  for (const [name, url] of Object.entries(config.chains) as [ChainName, string][]) {
-    const chain = name === 'base' ? config.payment.chain : VIEM_CHAINS[name];
-    chainClients.set(name, createPublicClient({ chain, transport: http(url, { timeout: 10_000, retryCount: 1 }), batch: { multicall: false } }) as PublicClient);
-  }
+  const clients = chainClients(config);
 
   const telemetry = new Telemetry(redis, keys);
   const probes = new ProbeStore(redis, keys);
@@ -155,7 +147,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     telemetry,
     probes,
     discovery,
-    capabilityDeps: { chainClient: (chain) => chainClients.get(chain), redis, keys },
+    capabilityDeps: { chainClient: (chain) => clients.get(chain), redis, keys },
     capabilities,
     paymentClient,
     paymentChain,
@@ -175,22 +167,20 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
 }
 
 /**
- * Starts the refund worker (USDC transfers treasury → payer) for these services, or returns
- * undefined when no TREASURY_PRIVATE_KEY is configured (refunds then stay `pending`, queued).
+ * Starts the refund worker (USDC transfers treasury → payer; `startRefunds` of @acg/payments) for
+ * these services, or returns undefined when no TREASURY_PRIVATE_KEY is configured (refunds then
+ * stay `pending`, queued).
  */
 export function startRefunds(services: Services): Worker | undefined {
   const { config } = services;
-  if (!config.payment.treasuryPrivateKey) return undefined;
-  const worker = startRefundWorker({
+  return startRefundsOf({
     redis: services.redis,
     keys: services.keys,
     connection: services.bullRedis,
     rpcUrl: config.payment.rpcUrl,
     chain: config.payment.chain,
-    treasury: privateKeyToAccount(config.payment.treasuryPrivateKey),
+    treasuryPrivateKey: config.payment.treasuryPrivateKey,
     asset: config.payment.asset,
-    log: services.log.child({ module: 'refunds' }),
+    log: services.log,
   });
-  worker.on('error', (err) => services.log.warn({ err: String(err?.message ?? err).slice(0, 200) }, 'refund worker error (e.g. Redis unavailable); it reconnects'));
-  return worker;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { devPrivateKey, startDevStack, type DevStack } from '@acg/devnet';
 import { ulid } from 'ulid';
-import { configFromEnv, type ConfigDefaults, type GatewayConfig } from '../src/config.js';
+import { configFromEnv, type ConfigDefaults, type GatewayConfig } from '@acg/config';
 import { startGateway, type RunningGateway, type StartGatewayOptions } from '../src/app.js';
 
 /** A gateway on a fresh dev chain and a private Redis that this test run started (and stops). */

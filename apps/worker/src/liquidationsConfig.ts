@@ -1,4 +1,4 @@
-import type { GatewayConfig } from '@acg/gateway';
+import type { GatewayConfig } from '@acg/config';
 import type { LiquidationIndexerConfig, ProtocolDeployment } from '@acg/liquidations';
 import { getAddress, isAddress } from 'viem';
 

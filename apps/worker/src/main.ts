@@ -1,7 +1,7 @@
 /** Standalone worker entry (`node dist/worker.js`): configuration from the environment, like the gateway. */
 import { assertNoProblems, guardProcess, redisProblem } from '@acg/env';
 import { pino } from 'pino';
-import { configFromEnv } from '@acg/gateway';
+import { configFromEnv } from '@acg/config';
 import { liquidationsFromEnv } from './liquidationsConfig.js';
 import { paymentRecoveryFromEnv, startWorker } from './worker.js';
 

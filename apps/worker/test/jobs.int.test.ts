@@ -2,13 +2,40 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { defineCapability } from '@acg/capabilities';
 import type { LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
 import { challenge, officialPayload, paymentHeader, post, usdcReader } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
 const PRICE = 1000n; // intelligence.wallet_balances
+
+/** A capability added at run time (one definition, given to both the gateway and the worker). */
+const shout = defineCapability({
+  id: 'intelligence.shout_test',
+  product: 'intelligence',
+  name: 'Shout (test)',
+  description: 'Returns the text it is given, upper-cased.',
+  surface: 'REST',
+  auth: 'x402',
+  method: 'POST',
+  endpoint: '{base_url}/api/v1/execute',
+  docs: '{base_url}/openapi.json',
+  built: true,
+  x402: 'accepted',
+  price: { base_units: 1000n, unit: 'call' },
+  input: z.strictObject({ text: z.string().min(1) }),
+  output: z.strictObject({ text: z.string() }),
+  example: {
+    request: { capability_id: 'intelligence.shout_test', input: { text: 'hello' } },
+    response: { execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T', status: 'SUCCEEDED', result: { text: 'HELLO' }, payment: { tx_hash: `0x${'1'.repeat(64)}`, amount: '1000' } },
+  },
+  async run(input) {
+    return { text: input.text.toUpperCase() };
+  },
+});
 let t: TestGateway;
 let worker: RunningWorker;
 let balanceOf: (a: `0x${string}`) => Promise<bigint>;
@@ -45,7 +72,7 @@ async function waitFor(jobId: string, until: (job: Json) => boolean): Promise<Js
 const ended = (j: Json) => ['succeeded', 'failed', 'cancelled', 'budget_exhausted'].includes(j.status) && (!j.refund || j.refund.status === 'sent');
 
 beforeAll(async () => {
-  t = await startTestGateway();
+  t = await startTestGateway({ capabilities: [shout] });
   worker = await startWorker(t.config, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
   balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
 });
@@ -190,5 +217,29 @@ describe('jobs', () => {
     expect(after.created_at).toBe(ran.created_at);
     expect(job.spent_base_units).toBe('3000');
     expect(job.refund).toMatchObject({ status: 'sent', amount: '1000' });
+  });
+
+  it('runs steps of a capability added at run time (the `capabilities` option, as the gateway has)', async () => {
+    const buyer = t.stack.payment.buyers[7];
+    await worker.close();
+    worker = await startWorker(t.config, { capabilities: [shout], refunds: false, walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
+    const created = await createJob(buyer, {
+      objective: 'Shout twice',
+      budget_usdc: 0.002,
+      capabilities: ['intelligence.shout_test'],
+      steps: [
+        { capability_id: 'intelligence.shout_test', input: { text: 'one' } },
+        { capability_id: 'intelligence.shout_test', input: { text: 'two' } },
+      ],
+    });
+    expect(created.status).toBe(202);
+    const job = await waitFor(created.body.job_id, ended);
+    expect(job.status).toBe('succeeded');
+    expect(job.spent_base_units).toBe('2000');
+    const results = await Promise.all(job.steps.map((s: Json) => fetch(`${t.url}/api/v1/executions/${s.execution_id}`).then((r) => r.json())));
+    expect(results.map((r: Json) => [r.status, r.result])).toEqual([
+      ['SUCCEEDED', { text: 'ONE' }],
+      ['SUCCEEDED', { text: 'TWO' }],
+    ]);
   });
 });

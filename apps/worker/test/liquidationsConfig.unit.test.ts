@@ -1,4 +1,4 @@
-import { configFromEnv } from '@acg/gateway';
+import { configFromEnv } from '@acg/config';
 import { describe, expect, it } from 'vitest';
 import { liquidationsFromEnv } from '../src/liquidationsConfig.js';
 

@@ -17,7 +17,18 @@ export {
   type Settled,
   type SettledPayment,
 } from './paywall.js';
-export { readRefund, withRefundState, RefundQueue, startRefundWorker, REFUND_QUEUE, type RefundRecord, type RefundRequest, type RefundWorkerOptions } from './refunds.js';
+export {
+  readRefund,
+  withRefundState,
+  RefundQueue,
+  startRefunds,
+  startRefundWorker,
+  REFUND_QUEUE,
+  type RefundRecord,
+  type RefundRequest,
+  type RefundWorkerOptions,
+  type StartRefundsOptions,
+} from './refunds.js';
 export { describePaymentFailure } from './sanitize.js';
 export { operationIdFields, recoverOrphanedPayments, startPaymentRecovery, type PaymentRecoveryOptions, type RecoveryRound } from './recovery.js';
 export { AUTHORIZATION_STATE_ABI, authorizationUsed } from './eip3009.js';

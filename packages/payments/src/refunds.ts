@@ -1,7 +1,8 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, http, keccak256, type Account, type Chain } from 'viem';
+import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, http, keccak256, type Account, type Chain, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import type { RedisKeys } from '@acg/redis';
 
 /** A payment to give back: operation id, payer, amount (integer USDC base units), original tx. */
@@ -160,5 +161,29 @@ export function startRefundWorker(o: RefundWorkerOptions): Worker {
     concurrency: 1,
   });
   worker.on('failed', (job, err) => o.log.warn({ jobId: job?.id, err: err.message.slice(0, 200) }, 'refund attempt failed'));
+  return worker;
+}
+
+/** What {@link startRefunds} needs: {@link RefundWorkerOptions} with the treasury as an optional private key. */
+export interface StartRefundsOptions extends Omit<RefundWorkerOptions, 'treasury'> {
+  /** The treasury's key (TREASURY_PRIVATE_KEY); without it no worker starts and refunds stay `pending`, queued. */
+  treasuryPrivateKey?: Hex;
+}
+
+/**
+ * Starts the refund worker ({@link startRefundWorker}: USDC transfers treasury → payer) of a
+ * process, logging as `module: refunds`; a worker error (e.g. Redis unavailable; it reconnects) is
+ * logged as a warning without upstream detail beyond 200 characters.
+ *
+ * @returns the BullMQ worker, or undefined when `treasuryPrivateKey` is unset.
+ *
+ * @example
+ * const worker = startRefunds({ redis, keys, connection: bullRedis, rpcUrl, chain, asset, treasuryPrivateKey, log })
+ */
+export function startRefunds(o: StartRefundsOptions): Worker | undefined {
+  const { treasuryPrivateKey, ...rest } = o;
+  if (!treasuryPrivateKey) return undefined;
+  const worker = startRefundWorker({ ...rest, treasury: privateKeyToAccount(treasuryPrivateKey), log: o.log.child({ module: 'refunds' }) });
+  worker.on('error', (err) => o.log.warn({ err: String(err?.message ?? err).slice(0, 200) }, 'refund worker error (e.g. Redis unavailable); it reconnects'));
   return worker;
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { RelayTarget } from '../config.js';
-import type { BuilderStats } from '../health.js';
+import type { BuilderStats } from '@acg/bundles';
 import type { SubmitBlockRequest } from './types.js';
 
 /** Result of one submission to one relay. */

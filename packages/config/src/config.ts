@@ -7,8 +7,10 @@ import { webhookPolicyFromEnv, type WebhookPolicy } from '@acg/wallet-monitor';
 export type ChainName = 'ethereum' | 'base' | 'arbitrum';
 
 /**
- * Everything the gateway needs, resolved before it starts (DESIGN 1: configuration by environment
- * variables, all optional in development; `apps/devnet` fills in the embedded defaults).
+ * The service configuration shared by the gateway and the worker, resolved before either starts
+ * (DESIGN 1: configuration by environment variables, all optional in development; the `npm start`
+ * launcher fills in the embedded defaults). Both processes read the same variables so that they
+ * agree on Redis, key prefix, payment terms and chain URLs.
  */
 export interface GatewayConfig {
   /** TCP port (GATEWAY_PORT, default 8080; 0 picks a free port). */

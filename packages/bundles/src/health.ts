@@ -1,10 +1,10 @@
 import type { RedisKeys } from '@acg/redis';
 import type { BuilderHealth, RelayHealth } from '@acg/schemas';
 import type { Redis } from 'ioredis';
-import type { RelayTarget } from './config.js';
 
 /**
- * Live builder counters in Redis, shared by replicas (SPEC 2.4 builder state; DESIGN health shape):
+ * Live builder counters in Redis, written by the builder (apps/builder) and read by the gateway's
+ * health document, shared by replicas (SPEC 2.4 builder state; DESIGN health shape):
  * - `bids_received`: bundles accepted into the orderflow pool (eth_sendBundle over /rpc or x402 execute);
  * - `submits`: block-construction attempts POSTed to relays, counted once per relay;
  * - `accepted`: of those, the ones a relay answered with 2xx;
@@ -20,7 +20,7 @@ export class BuilderStats {
   ) {}
 
   /** Reports this builder: its BLS public key and relay list (what makes the health document show a builder). */
-  async register(blsPublicKey: string, relays: readonly RelayTarget[]): Promise<void> {
+  async register(blsPublicKey: string, relays: readonly { name: string; url: string }[]): Promise<void> {
     const m = this.redis.multi().hset(this.keys.builder('stats'), 'bls_public_key', blsPublicKey, 'registered_at', new Date().toISOString());
     m.hincrby(this.keys.builder('stats'), 'bids_received', 0).hincrby(this.keys.builder('stats'), 'submits', 0).hincrby(this.keys.builder('stats'), 'accepted', 0);
     for (const r of relays) m.hset(this.keys.builder('relays'), r.name, r.url);

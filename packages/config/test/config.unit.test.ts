@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, configFromEnv } from '../src/config.js';
+import { ConfigError, configFromEnv } from '../src/index.js';
 
 describe('configFromEnv', () => {
   it('lists every invalid and missing variable at once', () => {

@@ -3,9 +3,9 @@ import { LiquidationSearchResponse } from '@acg/schemas';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLiquidationsClient } from '../../../packages/sdk/src/liquidations.js';
-import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
-import { officialPayload, paymentHeader, post } from '../../gateway/test/x402.js';
-import { lendingIndexerConfig, setupLendingDevnet, startAnvil, type AnvilInstance, type LendingDevnet } from '../src/index.js';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { officialPayload, paymentHeader, post } from './x402.js';
+import { lendingIndexerConfig, setupLendingDevnet, startAnvil, type AnvilInstance, type LendingDevnet } from '@acg/devnet';
 
 /**
  * GET /v1/liquidation-search and `mev.liquidation_search` through /api/v1/execute on a real gateway

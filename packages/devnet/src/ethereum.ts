@@ -1,4 +1,5 @@
-import { installMulticall3, startAnvil, type AnvilInstance } from '@acg/devnet';
+import { startAnvil, type AnvilInstance } from './anvil.js';
+import { installMulticall3 } from './multicall3.js';
 
 /** Chain id of the Ethereum dev chain bundles target (embedded defaults). */
 export const ETHEREUM_DEV_CHAIN_ID = 1;
@@ -6,7 +7,8 @@ export const ETHEREUM_DEV_CHAIN_ID = 1;
 /**
  * Starts the Ethereum dev chain of the embedded defaults: anvil with chain id 1, automine, and
  * `--order fifo` (so a block the builder seals keeps its bundle order), with Multicall3 at its
- * canonical address. For tests and the `npm start` launcher only (never production).
+ * canonical address (what the builder seals blocks on). For tests, the bench and the `npm start`
+ * launcher only (never production).
  *
  * @example
  * const eth = await startEthereumDevChain()

@@ -1,6 +1,8 @@
 /**
  * @acg/devnet: the embedded defaults (DESIGN.md "The dev chain"): local anvil chains with real contracts
- * (Multicall3, Circle FiatTokenV2_2 USDC at the Base address), dev accounts, and a Redis found or spawned.
+ * (Multicall3, Circle FiatTokenV2_2 USDC at the Base address), lending dev data, dev accounts, and a
+ * Redis found or spawned. A library for tests, the bench and the `npm start` launcher (apps/devnet);
+ * it imports no app.
  */
 export { DEV_ACCOUNT_COUNT, DEV_MNEMONIC, DEV_ROLES, devAccount, devPrivateKey } from './accounts.js';
 export { resolveAnvilCommand, startAnvil, type AnvilInstance, type StartAnvilOptions } from './anvil.js';
@@ -35,4 +37,5 @@ export {
 } from './usdc.js';
 export { usdcAbi } from './usdcAbi.js';
 export { DEV_CHAINS, startDevChain, type DevChain, type DevChainName } from './chains.js';
+export { ETHEREUM_DEV_CHAIN_ID, startEthereumDevChain } from './ethereum.js';
 export * from './lending/index.js';

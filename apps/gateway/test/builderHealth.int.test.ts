@@ -1,0 +1,49 @@
+import { BuilderStats, readBuilderHealth } from '@acg/bundles';
+import { HealthDocument } from '@acg/schemas';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from './harness.js';
+
+/**
+ * The health document's `builder` part comes from the builder's live counters in Redis
+ * (`readBuilderHealth` of @acg/bundles): what a builder process writes under the same key prefix
+ * shows on the gateway without the gateway importing the builder.
+ */
+let t: TestGateway;
+beforeAll(async () => {
+  t = await startTestGateway();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const health = async () => {
+  t.gateway.services.discovery.invalidate();
+  const res = await fetch(`${t.url}/status/health`);
+  expect(res.status).toBe(200);
+  return HealthDocument.parse(await res.json());
+};
+
+describe('/status/health builder part', () => {
+  it('is null until a builder registers, then shows its counters and relays', async () => {
+    expect((await health()).builder).toBeNull();
+    const { redis, keys } = t.gateway.services;
+    const stats = new BuilderStats(redis, keys);
+    await stats.register(`0x${'a'.repeat(96)}`, [
+      { name: 'flashbots', url: 'http://127.0.0.1:1/flashbots' },
+      { name: 'ultrasound', url: 'http://127.0.0.1:1/ultrasound' },
+    ]);
+    await stats.recordSubmission('flashbots', true, new Date('2026-01-01T00:00:00Z'));
+    await stats.recordSubmission('ultrasound', false, new Date('2026-01-01T00:00:01Z'));
+    const doc = await health();
+    expect(doc.builder).toEqual(await readBuilderHealth(redis, keys));
+    expect(doc.builder).toMatchObject({
+      submits: 2,
+      accepted: 1,
+      bls_public_key: `0x${'a'.repeat(96)}`,
+      relays: [
+        { name: 'flashbots', status: 'up', submits: 1, accepted: 1, last_submit_at: '2026-01-01T00:00:00.000Z' },
+        { name: 'ultrasound', status: 'down', submits: 1, accepted: 0, last_submit_at: '2026-01-01T00:00:01.000Z' },
+      ],
+    });
+  });
+});

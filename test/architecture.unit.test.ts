@@ -1,0 +1,194 @@
+/**
+ * The workspace's shape (DESIGN "Capabilities: one definition": apps are composition roots; they
+ * wire packages together and import no other app):
+ *
+ * - a file under `apps/<app>/src` imports no other app, neither by package name nor by a relative
+ *   path leaving its app. The single exception is the `npm start` launcher
+ *   (`apps/devnet/src/start.ts`): DESIGN's process model runs the gateway, the builder and the
+ *   worker in one Node process, so it is the one composition root of the other apps;
+ * - a file under `packages/<pkg>/src` imports no app and stays inside its package;
+ * - every workspace declares the `@acg/*` packages it imports (`dependencies` for `src`,
+ *   `dependencies` or `devDependencies` for `test` and for a type-only import in `src`, which
+ *   the build erases: the published SDK expands the wire types of `@acg/schemas`);
+ * - the workspace graph of `dependencies` has no cycle, and no package lists an app in its
+ *   `dependencies` (a package's tests may start an app: `devDependencies`).
+ *
+ * Imports are read with the TypeScript scanner (`ts.preProcessFile`: static imports, re-exports,
+ * dynamic `import()`), so code in comments does not count.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** Files under apps/ allowed to import other apps, and why (keep this list at one entry). */
+const APP_IMPORT_EXCEPTIONS: Record<string, string> = {
+  'apps/devnet/src/start.ts': 'the `npm start` launcher runs gateway, builder and worker in one process (DESIGN 1)',
+};
+
+interface Workspace {
+  dir: string;
+  name: string;
+  kind: 'app' | 'package';
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+}
+
+function workspaces(): Workspace[] {
+  const out: Workspace[] = [];
+  for (const kind of ['apps', 'packages'] as const) {
+    for (const entry of readdirSync(path.join(ROOT, kind)).sort()) {
+      const pj = path.join(ROOT, kind, entry, 'package.json');
+      let raw: string;
+      try {
+        raw = readFileSync(pj, 'utf8');
+      } catch {
+        continue;
+      }
+      const json = JSON.parse(raw) as { name: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+      out.push({ dir: `${kind}/${entry}`, name: json.name, kind: kind === 'apps' ? 'app' : 'package', dependencies: json.dependencies ?? {}, devDependencies: json.devDependencies ?? {} });
+    }
+  }
+  return out;
+}
+
+function tsFiles(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(path.join(ROOT, dir));
+  } catch {
+    return [];
+  }
+  return names.flatMap((n) => {
+    if (n === 'node_modules' || n === 'dist') return [];
+    const rel = `${dir}/${n}`;
+    if (statSync(path.join(ROOT, rel)).isDirectory()) return tsFiles(rel);
+    return /\.(c|m)?tsx?$/.test(n) && !n.endsWith('.d.ts') ? [rel] : [];
+  });
+}
+
+/** Every module specifier a file imports (static, re-export, dynamic). */
+function importsOf(file: string): string[] {
+  const info = ts.preProcessFile(readFileSync(path.join(ROOT, file), 'utf8'), true, true);
+  return info.importedFiles.map((f) => f.fileName);
+}
+
+/** Module specifiers a file imports for types only (`import type ... from`, `export type ... from`): erased at build time. */
+function typeOnlyImportsOf(file: string): Set<string> {
+  const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest);
+  const out = new Set<string>();
+  for (const st of source.statements) {
+    if (ts.isImportDeclaration(st) && st.importClause?.isTypeOnly && ts.isStringLiteral(st.moduleSpecifier)) out.add(st.moduleSpecifier.text);
+    if (ts.isExportDeclaration(st) && st.isTypeOnly && st.moduleSpecifier && ts.isStringLiteral(st.moduleSpecifier)) out.add(st.moduleSpecifier.text);
+  }
+  return out;
+}
+
+/** `@acg/x/sub` → `@acg/x`; anything not `@acg/*` → undefined. */
+const workspaceName = (spec: string) => (spec.startsWith('@acg/') ? spec.split('/').slice(0, 2).join('/') : undefined);
+
+const WS = workspaces();
+const APP_NAMES = new Set(WS.filter((w) => w.kind === 'app').map((w) => w.name));
+
+describe('apps are composition roots', () => {
+  it('finds the workspaces and their sources (the scan is not vacuous)', () => {
+    expect([...APP_NAMES].sort()).toEqual(expect.arrayContaining(['@acg/builder', '@acg/gateway', '@acg/worker']));
+    expect(WS.find((w) => w.name === '@acg/devnet')?.kind).toBe('package');
+    expect(tsFiles('apps/worker/src').length).toBeGreaterThan(0);
+    expect(importsOf('apps/devnet/src/start.ts')).toEqual(expect.arrayContaining(['@acg/gateway', '@acg/builder', '@acg/worker']));
+  });
+
+  it('no file under apps/*/src imports another app (apps/devnet/src/start.ts, the launcher, excepted)', () => {
+    const offences: string[] = [];
+    for (const app of WS.filter((w) => w.kind === 'app')) {
+      for (const file of tsFiles(`${app.dir}/src`)) {
+        if (APP_IMPORT_EXCEPTIONS[file]) continue;
+        for (const spec of importsOf(file)) {
+          const name = workspaceName(spec);
+          if (name && APP_NAMES.has(name) && name !== app.name) offences.push(`${file}: imports ${spec}`);
+          if (spec.startsWith('.')) {
+            const target = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), spec));
+            if (!target.startsWith(`${app.dir}/`)) offences.push(`${file}: imports ${spec} (outside ${app.dir})`);
+          }
+        }
+      }
+    }
+    expect(offences).toEqual([]);
+  });
+
+  it('keeps the exception list at the launcher alone', () => {
+    expect(Object.keys(APP_IMPORT_EXCEPTIONS)).toEqual(['apps/devnet/src/start.ts']);
+  });
+
+  it('no file under packages/*/src imports an app or reaches outside its package', () => {
+    const offences: string[] = [];
+    for (const pkg of WS.filter((w) => w.kind === 'package')) {
+      for (const file of tsFiles(`${pkg.dir}/src`)) {
+        for (const spec of importsOf(file)) {
+          const name = workspaceName(spec);
+          if (name && APP_NAMES.has(name)) offences.push(`${file}: imports ${spec}`);
+          if (spec.startsWith('.')) {
+            const target = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), spec));
+            if (!target.startsWith(`${pkg.dir}/`)) offences.push(`${file}: imports ${spec} (outside ${pkg.dir})`);
+          }
+        }
+      }
+    }
+    expect(offences).toEqual([]);
+  });
+});
+
+describe('workspace dependencies', () => {
+  it('every workspace declares the @acg/* packages it imports', () => {
+    const missing: string[] = [];
+    for (const w of WS) {
+      const declared = new Set(Object.keys(w.dependencies));
+      const declaredForTests = new Set([...declared, ...Object.keys(w.devDependencies)]);
+      for (const [folder, allowed, field] of [
+        ['src', declared, 'dependencies'],
+        ['test', declaredForTests, 'dependencies or devDependencies'],
+      ] as const) {
+        for (const file of tsFiles(`${w.dir}/${folder}`)) {
+          const typeOnly = typeOnlyImportsOf(file);
+          for (const spec of importsOf(file)) {
+            const name = workspaceName(spec);
+            if (name && typeOnly.has(spec) && declaredForTests.has(name)) continue;
+            if (name && name !== w.name && !allowed.has(name)) missing.push(`${w.dir}/package.json: ${name} (imported by ${file}) missing from ${field}`);
+          }
+        }
+      }
+    }
+    expect([...new Set(missing)]).toEqual([]);
+  });
+
+  it('no package lists an app in its dependencies, and no app lists another app (the launcher excepted)', () => {
+    const launcher = WS.find((w) => w.dir === 'apps/devnet');
+    const offences = WS.flatMap((w) =>
+      Object.keys(w.dependencies)
+        .filter((d) => APP_NAMES.has(d) && w !== launcher)
+        .map((d) => `${w.dir} (${w.kind}) depends on the app ${d}`),
+    );
+    expect(offences).toEqual([]);
+  });
+
+  it('the graph of dependencies between workspaces has no cycle', () => {
+    const byName = new Map(WS.map((w) => [w.name, w]));
+    const edges = (w: Workspace) => Object.keys(w.dependencies).filter((d) => byName.has(d));
+    const state = new Map<string, 'visiting' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (name: string, trail: string[]) => {
+      if (state.get(name) === 'done') return;
+      if (state.get(name) === 'visiting') {
+        cycles.push([...trail.slice(trail.indexOf(name)), name].join(' → '));
+        return;
+      }
+      state.set(name, 'visiting');
+      for (const d of edges(byName.get(name)!)) visit(d, [...trail, name]);
+      state.set(name, 'done');
+    };
+    for (const w of WS) visit(w.name, []);
+    expect(cycles).toEqual([]);
+  });
+});
