@@ -1,5 +1,5 @@
 /**
- * Jobs benchmark (issue 3): the job runner's cost per step against a plain BullMQ job doing the
+ * Jobs benchmark: the job runner's cost per step against a plain BullMQ job doing the
  * same work, measured in the same run on the same stack.
  *
  * - Ours: `jobs` jobs of `steps` steps each (`intelligence.wallet_balances` on the dev chain),

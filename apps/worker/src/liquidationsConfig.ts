@@ -3,7 +3,7 @@ import type { LiquidationIndexerConfig, ProtocolDeployment } from '@acg/liquidat
 import { getAddress, isAddress } from 'viem';
 
 /**
- * The liquidation indexer of a standalone worker, from the environment (issue 6):
+ * The liquidation indexer of a standalone worker, from the environment:
  * `LIQUIDATION_DEPLOYMENTS` is a JSON array of protocol deployments on Ethereum, e.g.
  * `[{"protocol":"aave_v3","pool":"0x87870Bca3F3fD6335C3F4ce8392D69350B4fA4E2","startBlock":"16291127"},
  *   {"protocol":"compound_v3","comet":"0xc3d688B66703497DAA19211EEdff47f25384cdc3","startBlock":"15331586"},

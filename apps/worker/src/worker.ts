@@ -91,10 +91,10 @@ export interface StartWorkerOptions {
   refunds?: boolean;
   /** Sweep paid requests orphaned by a crash (default true; every 60 s, after 10 minutes without progress). */
   paymentRecovery?: boolean | { intervalMs?: number; olderThanMs?: number };
-  /** Run a liquidation indexer (issue 6) for these protocol deployments; Redis and key prefix come from the config. */
+  /** Run a liquidation indexer for these protocol deployments; Redis and key prefix come from the config. */
   liquidations?: Omit<LiquidationIndexerConfig, 'redis' | 'keyPrefix' | 'log'>;
   /**
-   * Run the wallet monitor's chain watchers and webhook deliveries (issue 5) for the configured
+   * Run the wallet monitor's chain watchers and webhook deliveries for the configured
    * chains (`config.chains`; default true); options override its defaults (confirmations, retry schedule...).
    */
   walletMonitor?: boolean | Partial<Omit<WalletMonitorConfig, 'redis' | 'bullRedis' | 'keyPrefix' | 'log'>>;
@@ -121,7 +121,7 @@ export function paymentRecoveryFromEnv(env: NodeJS.ProcessEnv): { intervalMs?: n
 
 /**
  * Starts the BullMQ workers (DESIGN 1 `apps/worker`) against the shared Redis: the job runner
- * (issue 3) and the refund worker, plus the payment-recovery sweep, the wallet monitor and the
+ * and the refund worker, plus the payment-recovery sweep, the wallet monitor and the
  * liquidation indexer when configured. Built from packages only ({@link createWorkerServices}); the
  * gateway's HTTP services are never started here. Stateless: run as many as needed; BullMQ
  * distributes work and hands a crashed worker's jobs to a live one.

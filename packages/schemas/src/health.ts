@@ -65,7 +65,7 @@ export const BuilderHealth = z.object({
 export type BuilderHealth = z.infer<typeof BuilderHealth>;
 
 /**
- * Wallet-monitor delivery state (issue 5, "health shows delivery latency p50/p99 and backlog"):
+ * Wallet-monitor delivery state (health shows delivery latency p50/p99 and backlog):
  * block confirmation → 2xx latency in milliseconds, the delivery backlog (BullMQ `waiting`,
  * `delayed` retries, `active`, and `dead_letters` in total) and one entry per chain watcher.
  */
