@@ -172,8 +172,14 @@ export class Bidder {
     const skip = (b: StoredBundle, reason: string) => skipped.push({ bundle_hash: b.bundle_hash, searcher: b.searcher, reason });
 
     const inWindow = bundles.filter((b) => {
-      if (b.min_timestamp && BigInt(b.min_timestamp) > timestamp) return skip(b, `minTimestamp ${b.min_timestamp} is after the block timestamp ${timestamp}`), false;
-      if (b.max_timestamp && BigInt(b.max_timestamp) < timestamp) return skip(b, `maxTimestamp ${b.max_timestamp} is before the block timestamp ${timestamp}`), false;
+      if (b.min_timestamp && BigInt(b.min_timestamp) > timestamp) {
+        skip(b, `minTimestamp ${b.min_timestamp} is after the block timestamp ${timestamp}`);
+        return false;
+      }
+      if (b.max_timestamp && BigInt(b.max_timestamp) < timestamp) {
+        skip(b, `maxTimestamp ${b.max_timestamp} is before the block timestamp ${timestamp}`);
+        return false;
+      }
       return true;
     });
     const evaluate = async (prefix: SimTx[], b: StoredBundle): Promise<Evaluation> => {
@@ -204,7 +210,10 @@ export class Bidder {
     const alone = await mapLimit(inWindow, SIM_CONCURRENCY, (b) => evaluate([], b));
     const ranked = inWindow
       .map((b, i) => ({ b, e: alone[i] }))
-      .filter(({ b, e }) => (e.ok ? true : (skip(b, e.reason!), false)))
+      .filter(({ b, e }) => {
+        if (!e.ok) skip(b, e.reason!);
+        return e.ok;
+      })
       .sort((x, y) => (y.e.value > x.e.value ? 1 : y.e.value < x.e.value ? -1 : x.b.received_at - y.b.received_at));
     const blockTxs: SimTx[] = [];
     const used = new Set<string>();
@@ -226,7 +235,7 @@ export class Bidder {
         continue;
       }
       blockTxs.push(...e.txs);
-      e.txs.forEach((t) => used.add(t.hash));
+      for (const t of e.txs) used.add(t.hash);
       gasUsed += e.gasUsed;
       included.push(b.bundle_hash);
     }

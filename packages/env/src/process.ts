@@ -15,7 +15,7 @@ export interface ProcessLog {
  * @param log - Where to log (messages never include more than the first 300 characters of an error).
  * @param onFatal - Orderly shutdown for an uncaught exception; default: exit 1 at once.
  */
-export function guardProcess(log: ProcessLog, onFatal: () => Promise<unknown> | void = () => process.exit(1)): void {
+export function guardProcess(log: ProcessLog, onFatal: () => unknown = () => process.exit(1)): void {
   process.on('unhandledRejection', (reason) => {
     log.error({ err: describe(reason) }, 'unhandled promise rejection (ignored; the process keeps serving)');
   });

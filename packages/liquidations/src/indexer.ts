@@ -254,7 +254,13 @@ export async function startLiquidationIndexer(config: LiquidationIndexerConfig):
       if (last !== undefined && last >= block) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
         const t = setTimeout(() => reject(new Error(`liquidation indexer: block ${block} not indexed within ${timeoutMs} ms`)), timeoutMs);
-        waiters.push({ block, resolve: () => (clearTimeout(t), resolve()) });
+        waiters.push({
+          block,
+          resolve: () => {
+            clearTimeout(t);
+            resolve();
+          },
+        });
       });
     },
     async stop() {

@@ -62,7 +62,7 @@ export function nativeTransfersFromTraces(traces: TxTrace[], txHashes: readonly 
           logIndex: null,
         });
       }
-      f.calls?.forEach((c, j) => walk(c, [...path, j]));
+      for (const [j, c] of (f.calls ?? []).entries()) walk(c, [...path, j]);
     };
     walk(t.result, []);
   });

@@ -139,8 +139,12 @@ export async function startWalletMonitor(config: WalletMonitorConfig): Promise<R
   const log = config.log ?? pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'wallet-monitor' } });
   const keys = new RedisKeys(config.keyPrefix ?? 'acg:');
   const owned: Redis[] = [];
-  const redis = config.redis ?? (owned.push(connectRedis({ url: need(config.redisUrl), name: 'wallet-monitor' })), owned.at(-1)!);
-  const bullRedis = config.bullRedis ?? (owned.push(connectRedis({ url: need(config.redisUrl), name: 'wallet-monitor-bull', forBullmq: true })), owned.at(-1)!);
+  const own = (r: Redis): Redis => {
+    owned.push(r);
+    return r;
+  };
+  const redis = config.redis ?? own(connectRedis({ url: need(config.redisUrl), name: 'wallet-monitor' }));
+  const bullRedis = config.bullRedis ?? own(connectRedis({ url: need(config.redisUrl), name: 'wallet-monitor-bull', forBullmq: true }));
   await redis.ping();
   const policy = config.policy ?? webhookPolicyFromEnv(process.env);
   const retryScheduleMs = config.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;

@@ -142,7 +142,9 @@ export class ChainWatcher {
     this.confirmations = o.confirmations;
     if (o.traces === 'off') this.nativeSource = 'transactions';
     else if (o.traces && o.traces !== 'auto') this.nativeSource = o.traces;
-    o.matcher.onChange((ids) => ids.forEach((id) => this.subMeta.delete(id)));
+    o.matcher.onChange((ids) => {
+      for (const id of ids) this.subMeta.delete(id);
+    });
   }
 
   private cursorKey() {

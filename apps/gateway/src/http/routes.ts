@@ -17,11 +17,11 @@ export type RouteMatch =
   | { kind: 'method_not_allowed'; allow: string }
   | { kind: 'not_found' };
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** `/a/{id}/b` → /^\/a\/[^/]+\/b\/?$/ (a path parameter is one non-empty segment). */
 function templatePattern(template: string): RegExp {
-  const parts = template.split(/\{[^}]+\}/).map(escape);
+  const parts = template.split(/\{[^}]+\}/).map(escapeRegExp);
   return new RegExp(`^${parts.join('[^/]+')}/?$`);
 }
 

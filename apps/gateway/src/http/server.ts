@@ -206,7 +206,8 @@ function queryOf(search: string): Record<string, string[]> {
   const query = Object.create(null) as Record<string, string[]>;
   for (const [k, v] of new URLSearchParams(search)) {
     if (k === '__proto__' || k === 'constructor' || k === 'prototype') continue;
-    (query[k] ??= []).push(v);
+    query[k] ??= [];
+    query[k].push(v);
   }
   return query;
 }
@@ -226,7 +227,7 @@ function sendDocument(res: ServerResponse, type: string, body: string | Buffer, 
   if (etag) {
     res.setHeader('ETag', etag);
     const inm = res.req.headers['if-none-match'];
-    if (inm && inm.split(',').some((t) => t.trim() === etag)) {
+    if (inm?.split(',').some((t) => t.trim() === etag)) {
       res.statusCode = 304;
       res.end();
       return;

@@ -87,7 +87,7 @@ export const sendBundle = defineCapability({
     if (bytes > MAX_BUNDLE_BYTES) return `txs: the bundle is ${bytes} bytes; at most ${MAX_BUNDLE_BYTES}.`;
     const chainId = client.chain?.id;
     for (const [i, raw] of params.txs.entries()) {
-      let tx;
+      let tx: ReturnType<typeof parseTransaction>;
       try {
         tx = parseTransaction(raw as TransactionSerialized);
       } catch {

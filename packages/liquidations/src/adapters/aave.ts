@@ -61,7 +61,6 @@ export function aaveV3Adapter(opts: AaveAdapterOptions): ProtocolAdapter {
   const id = `${protocol}:${pool.toLowerCase()}`;
   const meta = new TokenMeta();
   let reserves: Reserve[] = [];
-  let byId = new Map<number, Reserve>();
   let oracle: Address | undefined;
   let baseUnit = 10n ** 8n;
   let staticAt = -1n;
@@ -88,7 +87,6 @@ export function aaveV3Adapter(opts: AaveAdapterOptions): ProtocolAdapter {
       const m = meta.get(asset);
       return [{ asset: getAddress(asset), id: d.id, aToken: d.aTokenAddress, stableDebt: d.stableDebtTokenAddress, variableDebt: d.variableDebtTokenAddress, symbol: m.symbol, decimals: m.decimals, config: 0n, price: 0n }];
     });
-    byId = new Map(reserves.map((r) => [r.id, r]));
     staticAt = ctx.blockNumber;
   }
 

@@ -115,7 +115,7 @@ export function compoundV3Adapter(opts: CometAdapterOptions): ProtocolAdapter {
       basePrice = (out[0] as bigint | undefined) ?? 0n;
       baseBorrowIndex = (out[1] as { baseBorrowIndex: bigint } | undefined)?.baseBorrowIndex ?? 0n;
       reserves = (out[2] as bigint | undefined) ?? 0n;
-      assets.forEach((a, i) => (a.price = (out[3 + i] as bigint | undefined) ?? 0n));
+      for (const [i, a] of assets.entries()) a.price = (out[3 + i] as bigint | undefined) ?? 0n;
       if (basePrice > 0n) ctx.prices.set(baseToken.toLowerCase(), Number(basePrice) / PRICE_SCALE);
       for (const a of assets) if (a.price > 0n) ctx.prices.set(a.asset.toLowerCase(), Number(a.price) / PRICE_SCALE);
       return [basePrice, ...assets.map((a) => a.price)].join(',');
@@ -152,7 +152,7 @@ export function compoundV3Adapter(opts: CometAdapterOptions): ProtocolAdapter {
         const { debtValue, collateralValue, liquidatable } = cometLiquidity(u.principal, baseBorrowIndex, basePrice, baseScale, collaterals);
         const hasDebt = u.principal < 0n;
         const values = collaterals.map((c) => mulPrice(c.balance, c.price, c.scale));
-        const top = collaterals.reduce((b, c, j) => (values[j] > values[b] ? j : b), 0);
+        const top = values.reduce((b, v, j) => (v > values[b] ? j : b), 0);
         const base: EvaluatedPosition = {
           ref: u.ref,
           protocol: 'compound_v3',

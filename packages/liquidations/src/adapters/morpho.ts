@@ -126,7 +126,7 @@ export function morphoBlueAdapter(opts: MorphoAdapterOptions): ProtocolAdapter {
     async evaluate(ctx: BlockContext, refs: PositionRef[]): Promise<EvaluatedPosition[]> {
       const unknown = [...new Set(refs.map((r) => r.marketId!))].filter((m) => !state.has(m));
       if (unknown.length > 0) {
-        unknown.forEach((m) => known.add(m));
+        for (const m of unknown) known.add(m);
         await loadMarkets(ctx, unknown);
       }
       const out = await readAll(ctx, refs.map((r) => ({ address: morpho, abi: morphoAbi, functionName: 'position', args: [r.marketId, r.borrower] }) as Read));
