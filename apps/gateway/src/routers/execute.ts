@@ -1,5 +1,5 @@
 import { Executor, newExecutionId, resolveCapability, type ResolvedCapability } from '@acg/execution';
-import { ExecuteRequest, ExecutionSucceeded } from '@acg/schemas';
+import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
 import type { Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
@@ -42,17 +42,7 @@ async function runExecution(ctx: Context & PaidContext & { capability: ResolvedC
   return { execution_id: record.execution_id, status: 'SUCCEEDED' as const, result: record.result!, payment: record.payment };
 }
 
-const ExecutionIdParam = z.object({ execution_id: z.string().regex(/^exe_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be exe_ followed by a ULID') });
-
-const ExecutionRecordSchema = z.looseObject({
-  execution_id: z.string(),
-  capability_id: z.string(),
-  status: z.enum(['SUCCEEDED', 'FAILED']),
-  result: z.record(z.string(), z.unknown()).nullable(),
-  payment: z.object({ tx_hash: z.string(), amount: z.string() }),
-  created_at: z.string(),
-  finished_at: z.string(),
-});
+const ExecutionIdParam = z.object({ execution_id: ExecutionId });
 
 /** `POST /api/v1/execute` (SPEC 4) and `GET /api/v1/executions/{execution_id}`. */
 export const executeRouter = router({
@@ -104,11 +94,11 @@ export const executeRouter = router({
       },
     })
     .input(ExecutionIdParam)
-    .output(ExecutionRecordSchema)
+    .output(ExecutionRecord)
     .query(async ({ ctx, input }) => {
       const record = await ctx.services.executions.get(input.execution_id);
       if (!record) throw problem(404, `No execution ${input.execution_id}.`);
       ctx.responseHeaders['Cache-Control'] = 'no-store';
-      return record as unknown as z.infer<typeof ExecutionRecordSchema>;
+      return record;
     }),
 });

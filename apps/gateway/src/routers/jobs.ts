@@ -1,7 +1,7 @@
 import { CapabilityResolutionError, checkPrecondition, executableDefinition, parseCapabilityInput } from '@acg/execution';
 import { readRefund } from '@acg/payments';
 import { jobView, planJob, PlanError, type StoredJob } from '@acg/jobs';
-import { JobCreated, JobRequest } from '@acg/schemas';
+import { JobCreated, JobId, JobRecord, JobRequest, JobStatus } from '@acg/schemas';
 import { ulid } from 'ulid';
 import { hashMessage, recoverAddress } from 'viem';
 import { z } from 'zod';
@@ -10,7 +10,7 @@ import { router } from '../trpc/init.js';
 import { paidProcedure, publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 
-const JobIdParam = z.object({ job_id: z.string().regex(/^job_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be job_ followed by a ULID') });
+const JobIdParam = z.object({ job_id: JobId });
 
 /** Resolves a capability for job steps: executable in-process, with its price and input schema. */
 export function stepCapability(ctx: Pick<Context, 'services'>, id: string) {
@@ -100,7 +100,7 @@ export const jobsRouter = router({
   get: publicProcedure
     .meta({ openapi: { method: 'GET', path: '/api/v1/jobs/{job_id}', tags: ['jobs'], summary: 'Poll a job (the unguessable id is the read capability)' } })
     .input(JobIdParam)
-    .output(z.looseObject({ job_id: z.string(), status: z.string() }))
+    .output(JobRecord)
     .query(async ({ ctx, input }) => {
       const { store } = ctx.services.jobs;
       const job = await store.get(input.job_id);
@@ -121,7 +121,7 @@ export const jobsRouter = router({
       },
     })
     .input(JobIdParam.extend({ signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, 'must be a 65-byte hex signature').optional() }))
-    .output(z.object({ job_id: z.string(), status: z.string(), cancel_requested: z.literal(true) }))
+    .output(z.object({ job_id: JobId, status: JobStatus, cancel_requested: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
       const { store } = ctx.services.jobs;
       const job = await store.get(input.job_id);
