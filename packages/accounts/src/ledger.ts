@@ -1,30 +1,18 @@
+import type { AccountUsageLine, AccountView } from '@acg/schemas';
 import type { RedisKeys } from '@acg/redis';
 import { creditAccount, debitAccount } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { InsufficientBalanceError } from './errors.js';
 
-/** One line of account usage (newest first in `GET /v1/account`). */
-export interface UsageLine {
-  /** `debit` or `credit` */
-  kind: 'debit' | 'credit';
-  /** integer string, USDC base units */
-  amount: string;
-  /** what it paid for, e.g. `mev.liquidation_search` or `deposit` */
-  item: string;
-  /** idempotency reference (execution id, webhook-id, ...) */
-  ref: string;
-  /** RFC 3339 UTC */
-  at: string;
-}
+/**
+ * One line of account usage (newest first in `GET /v1/account`; schema `AccountUsageLine`): `kind`
+ * `debit | credit`, `amount` (integer string, USDC base units), `item` (what it paid for, e.g.
+ * `mev.liquidation_search` or `deposit`), `ref` (idempotency reference) and `at` (RFC 3339 UTC).
+ */
+export type UsageLine = AccountUsageLine;
 
-/** `GET /v1/account`: balances in integer USDC base units (strings) and recent usage. */
-export interface AccountView {
-  address: `0x${string}`;
-  balance: string;
-  spent: string;
-  deposited: string;
-  usage: UsageLine[];
-}
+/** `GET /v1/account` (schema `AccountView`): balances in integer USDC base units (strings) and recent usage. */
+export type { AccountView };
 
 const MAX_USAGE_LINES = 1000;
 const REF_TTL_SECONDS = 30 * 24 * 3600;

@@ -1,10 +1,8 @@
 import { getAddress, isAddress, keccak256, concat, parseTransaction, recoverTransactionAddress, type Address, type Hash, type Hex, type TransactionSerialized } from 'viem';
+import { MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS } from '@acg/schemas';
 import { invalidParams } from './errors.js';
 
-/** Most transactions per bundle (DESIGN "Bundle submission", as Flashbots). */
-export const MAX_BUNDLE_TXS = 100;
-/** Most bytes of signed transactions per bundle (DESIGN "Bundle submission", as Flashbots). */
-export const MAX_BUNDLE_BYTES = 300_000;
+export { MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS };
 /** Farthest target block accepted, in blocks past the head (keeps the pool bounded; about 3.3 h of mainnet slots). */
 export const MAX_BLOCKS_AHEAD = 1_000n;
 

@@ -1,11 +1,11 @@
 import type { RedisKeys } from '@acg/redis';
-import type { Auth, CapabilityId, PriceUnit, Product, Surface } from '@acg/schemas';
+import type { Auth, CapabilityId, ChainName, PriceUnit, Product, Surface } from '@acg/schemas';
 import type { Redis } from 'ioredis';
 import type { PublicClient } from 'viem';
 import type { z } from 'zod';
 
-/** Chains a capability may read, by SPEC chain name. */
-export type ChainName = 'ethereum' | 'base' | 'arbitrum';
+/** Chains a capability may read, by SPEC chain name (schema `ChainName`). */
+export type { ChainName };
 
 /**
  * How a capability takes x402 payment: `accepted` (now), `planned` (SPEC says "x402 planned"),

@@ -1,10 +1,11 @@
 import type { Chain } from 'viem';
 import { base } from 'viem/chains';
 import { EnvError, GATEWAY_ENV, readEnv } from '@acg/env';
+import { BASE_USDC_ADDRESS, type ChainName } from '@acg/schemas';
 import { webhookPolicyFromEnv, type WebhookPolicy } from '@acg/wallet-monitor';
 
-/** Chains a capability may read, by SPEC chain name. */
-export type ChainName = 'ethereum' | 'base' | 'arbitrum';
+/** Chains a capability may read, by SPEC chain name (schema `ChainName`). */
+export type { ChainName };
 
 /**
  * The service configuration shared by the gateway and the worker, resolved before either starts
@@ -69,7 +70,7 @@ export interface GatewayConfig {
   };
 }
 
-export const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' as const;
+export const BASE_USDC = BASE_USDC_ADDRESS;
 
 /** The payment chain as viem sees it: Base (8453), reached at `rpcUrl`. */
 export function paymentChain(rpcUrl: string, chainId = 8453): Chain {

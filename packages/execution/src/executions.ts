@@ -1,24 +1,11 @@
-import { readRefund, type RefundRecord } from '@acg/payments';
+import { readRefund } from '@acg/payments';
+import type { ExecutionRecord } from '@acg/schemas';
 import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 
-/** A stored execution (SPEC 2.7 + DESIGN): what `GET /api/v1/executions/{id}` returns. */
-export interface ExecutionRecord {
-  execution_id: string;
-  capability_id: string;
-  status: 'SUCCEEDED' | 'FAILED';
-  result: Record<string, unknown> | null;
-  error?: { code: string; message: string };
-  /** tx_hash of the settlement; amount: integer string, USDC base units */
-  payment: { tx_hash: string; amount: string };
-  refund?: RefundRecord;
-  /** RFC 3339 UTC */
-  created_at: string;
-  finished_at: string;
-  /** capability run time, milliseconds */
-  duration_ms: number;
-}
+/** A stored execution (SPEC 2.7 + DESIGN): what `GET /api/v1/executions/{id}` returns; schema `ExecutionRecord` of `@acg/schemas`. */
+export type { ExecutionRecord };
 
 /** `exe_` + ULID (DESIGN "x402 payments"). */
 export function newExecutionId(): string {

@@ -1,3 +1,7 @@
+import type { ExecutionError, ExecutionPayment, JobStatus, JobStepStatus } from '@acg/schemas';
+
+export type { JobStatus };
+
 /** A job step as stored (DESIGN "Jobs"); amounts in integer USDC base units as strings internally. */
 export interface StoredStep {
   capability_id: string;
@@ -5,17 +9,15 @@ export interface StoredStep {
   /** integer string, USDC base units (the capability's price when planned) */
   price: string;
   execution_id: string | null;
-  status: 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
+  status: JobStepStatus;
   /** integer string, USDC base units actually spent on this step (0 unless it succeeded) */
   cost: string;
   attempts: number;
   started_at: string | null;
   finished_at: string | null;
   result: Record<string, unknown> | null;
-  error: { code: string; message: string } | null;
+  error: ExecutionError | null;
 }
-
-export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'budget_exhausted';
 
 /** The stored job (Redis JSON). Amounts are integer strings of USDC base units (6 decimals). */
 export interface StoredJob {
@@ -29,10 +31,10 @@ export interface StoredJob {
   status: JobStatus;
   steps: StoredStep[];
   result: Record<string, unknown> | null;
-  error: { code: string; message: string } | null;
+  error: ExecutionError | null;
   /** the wallet that paid the budget (x402 payer); the only one who may cancel */
   payer: `0x${string}`;
-  payment: { tx_hash: string; amount: string };
+  payment: ExecutionPayment;
   created_at: string;
   updated_at: string;
   /** integer string, USDC base units, set when the job ends with budget left */

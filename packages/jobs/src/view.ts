@@ -1,4 +1,4 @@
-import type { RefundRecord } from '@acg/payments';
+import type { JobRecord, RefundRecord } from '@acg/schemas';
 import type { StoredJob } from './types.js';
 import { baseUnitsToUsdc } from './units.js';
 
@@ -7,7 +7,7 @@ import { baseUnitsToUsdc } from './units.js';
  * `spent_usdc`, step `cost_usdc`) plus their exact integer base units (`*_base_units`), the refund
  * of the unspent budget with its tx hash once sent, and whether a cancel was requested.
  */
-export function jobView(job: StoredJob, refund: RefundRecord | undefined, cancelRequested: boolean) {
+export function jobView(job: StoredJob, refund: RefundRecord | undefined, cancelRequested: boolean): JobRecord {
   return {
     job_id: job.job_id,
     objective: job.objective,

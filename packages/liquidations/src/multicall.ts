@@ -1,9 +1,10 @@
 import { erc20MetaAbi } from './abis.js';
 import type { BlockContext } from './types.js';
+import { MULTICALL3_ADDRESS } from '@acg/schemas';
 import type { Abi, Address } from 'viem';
 
-/** Multicall3, at the same address on every chain (and on the dev chains). */
-export const MULTICALL3: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
+/** Multicall3, at the same address on every chain (and on the dev chains); `MULTICALL3_ADDRESS` of @acg/schemas. */
+export const MULTICALL3: Address = MULTICALL3_ADDRESS;
 
 /** One read of a multicall. */
 export type Read = { address: Address; abi: Abi; functionName: string; args?: readonly unknown[] };

@@ -1,9 +1,9 @@
-import type { LendingProtocol, LiquidationOpportunity } from '@acg/schemas';
+import type { ChainName, LendingProtocol, LiquidationOpportunity } from '@acg/schemas';
 import type { Address, Hex, PublicClient } from 'viem';
 import type { AaveCloseFactorRules } from './math/aave.js';
 
-/** Chains the search covers (DESIGN "Liquidation search"). */
-export type LiquidationChain = 'ethereum' | 'base' | 'arbitrum';
+/** Chains the search covers (DESIGN "Liquidation search"; schema `ChainName`). */
+export type LiquidationChain = ChainName;
 
 /** Health factor at or below which a position is returned by queries (the query's max, DESIGN). */
 export const MAX_QUERY_HEALTH_FACTOR = 1.1;

@@ -1,3 +1,4 @@
+import type { RefundRecord } from '@acg/schemas';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -15,13 +16,7 @@ export interface RefundRequest {
 }
 
 /** Refund state as stored in Redis and shown on executions and jobs (DESIGN "x402 payments"). */
-export interface RefundRecord {
-  status: 'pending' | 'sent';
-  /** integer string, USDC base units */
-  amount: string;
-  payer: `0x${string}`;
-  tx_hash?: `0x${string}`;
-}
+export type { RefundRecord };
 
 export const REFUND_QUEUE = 'refunds';
 

@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { Address, Hash32, HexData, HexQuantity } from './primitives.js';
 
-/** Most transactions per bundle (DESIGN "Bundle submission"). */
+/** Most transactions per bundle (DESIGN "Bundle submission", as Flashbots). */
 export const MAX_BUNDLE_TXS = 100;
+/** Most bytes of signed transactions per bundle (DESIGN "Bundle submission", as Flashbots). */
+export const MAX_BUNDLE_BYTES = 300_000;
 
 /**
  * The one params object of `eth_sendBundle` (SPEC 4 + DESIGN, Flashbots fields): `txs` (1..100

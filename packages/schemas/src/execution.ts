@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CapabilityId, Hash32, JsonObject, UintString, prefixedUlid } from './primitives.js';
+import { Address, CapabilityId, DateTime, Hash32, JsonObject, UintString, prefixedUlid } from './primitives.js';
 
 /** Body of `POST /api/v1/execute`: `capability_id` and the capability's `input` object (SPEC 2.7, 4). */
 export const ExecuteRequest = z.strictObject({
@@ -77,3 +77,32 @@ export type ExecutionFailed = z.infer<typeof ExecutionFailed>;
 /** Response of `POST /api/v1/execute` (SPEC 2.7), discriminated by `status`. */
 export const ExecutionResponse = z.discriminatedUnion('status', [ExecutionSucceeded, ExecutionFailed]);
 export type ExecutionResponse = z.infer<typeof ExecutionResponse>;
+
+/**
+ * A refund as stored and served (DESIGN "x402 payments"): the {@link Refund} fields and the
+ * `payer` the refund is sent to.
+ */
+export const RefundRecord = Refund.extend({ payer: Address });
+export type RefundRecord = z.infer<typeof RefundRecord>;
+
+/**
+ * A stored execution, what `GET /api/v1/executions/{execution_id}` returns (SPEC 2.7 + DESIGN):
+ * `execution_id`, `capability_id`, `status`, `result` (null when FAILED), `error` (FAILED only),
+ * the settled `payment`, `refund` (once a failed execution's refund is queued or sent), `job_id`
+ * when a job step ran it, `created_at`/`finished_at` (RFC 3339 UTC) and `duration_ms` (capability
+ * run time, milliseconds).
+ */
+export const ExecutionRecord = z.object({
+  execution_id: ExecutionId,
+  capability_id: CapabilityId,
+  status: ExecutionStatus,
+  result: JsonObject.nullable(),
+  error: ExecutionError.optional(),
+  payment: ExecutionPayment,
+  refund: RefundRecord.optional(),
+  job_id: prefixedUlid('job').optional(),
+  created_at: DateTime,
+  finished_at: DateTime,
+  duration_ms: z.number().nonnegative(),
+});
+export type ExecutionRecord = z.infer<typeof ExecutionRecord>;

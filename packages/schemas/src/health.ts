@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CapabilityId, DateTime, Uri } from './primitives.js';
+import { CapabilityId, ChainName, DateTime, Uri } from './primitives.js';
 import { OperationalStatus } from './registryDocument.js';
 
 /** Per-capability health status: `up | degraded | down | planned` (SPEC 2.4, 3). */
@@ -79,7 +79,7 @@ export const WalletMonitorHealth = z.object({
   }),
   watchers: z.array(
     z.object({
-      chain: z.enum(['ethereum', 'base', 'arbitrum']),
+      chain: ChainName,
       head: z.string().nullable(),
       last_processed_block: z.string().nullable(),
       confirmations: z.int().nullable(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ExecutionError, ExecutionId, Refund } from './execution.js';
-import { CapabilityId, DateTime, JsonObject, Uri, prefixedUlid } from './primitives.js';
+import { ExecutionError, ExecutionId, ExecutionPayment, Refund } from './execution.js';
+import { Address, CapabilityId, DateTime, JsonObject, UintString, Uri, prefixedUlid } from './primitives.js';
 
 /** Job id: `job_` + ULID (DESIGN "Jobs"). */
 export const JobId = prefixedUlid('job');
@@ -56,7 +56,8 @@ export type JobStepStatus = z.infer<typeof JobStepStatus>;
 /**
  * One step of a job record (DESIGN "Jobs"): `capability_id`, `input`, `execution_id` (null until
  * executed), `status`, `cost_usdc` (whole USDC spent on it), `started_at`/`finished_at`
- * (RFC 3339 UTC or null), and `result` or `error` (null when absent).
+ * (RFC 3339 UTC or null), and `result` or `error` (null when absent); `cost_base_units` is the
+ * exact cost (integer string, USDC base units) and `attempts` how often the step was tried.
  */
 export const JobStep = z.object({
   capability_id: CapabilityId,
@@ -64,6 +65,8 @@ export const JobStep = z.object({
   execution_id: ExecutionId.nullable(),
   status: JobStepStatus,
   cost_usdc: UsdcAmount,
+  cost_base_units: UintString,
+  attempts: z.int().nonnegative(),
   started_at: DateTime.nullable(),
   finished_at: DateTime.nullable(),
   result: JsonObject.nullable(),
@@ -83,18 +86,26 @@ export type JobCreated = z.infer<typeof JobCreated>;
  * Job record returned by `GET /api/v1/jobs/{job_id}` (DESIGN "Jobs"): `job_id`, `objective`,
  * `budget_usdc`, `spent_usdc`, `capabilities`, `status`, `steps`, `result` and `error` (null until
  * the job ends), `created_at`, `updated_at` (RFC 3339 UTC), and `refund` of the unspent budget
- * (USDC base units; null until the job ends or when nothing is left).
+ * (USDC base units; null until the job ends or when nothing is left). Exact amounts beside the
+ * whole-USDC numbers: `budget_base_units`, `spent_base_units` (integer strings, USDC base units);
+ * `payer` (the wallet that paid the budget, the only one who may cancel), the budget `payment`
+ * and `cancel_requested`.
  */
 export const JobRecord = z.object({
   job_id: JobId,
   objective: z.string().min(1),
   budget_usdc: UsdcAmount,
   spent_usdc: UsdcAmount,
+  budget_base_units: UintString,
+  spent_base_units: UintString,
   capabilities: z.array(CapabilityId).min(1),
   status: JobStatus,
   steps: z.array(JobStep),
   result: JsonObject.nullable(),
   error: ExecutionError.nullable(),
+  payer: Address,
+  payment: ExecutionPayment,
+  cancel_requested: z.boolean(),
   created_at: DateTime,
   updated_at: DateTime,
   refund: Refund.nullable(),

@@ -60,27 +60,14 @@ export type Execution<TResult = Record<string, unknown>> = Omit<W.WireExecutionS
 export type RefundInfo = W.WireRefund;
 
 /**
- * A stored execution, as `GET /api/v1/executions/{id}` returns it. (The gateway declares this
- * shape in its router, not in `@acg/schemas`; `error` and `refund` use the schema types.)
+ * A stored execution, as `GET /api/v1/executions/{id}` returns it (schema `ExecutionRecord`):
+ * `result` typed by the caller, `error` when FAILED, `refund` (with its `payer`) once a failed
+ * execution's refund was queued or sent, `job_id` when a job step ran it, `duration_ms` milliseconds.
  */
-export interface ExecutionRecord<TResult = Record<string, unknown>> {
-  execution_id: string;
-  capability_id: string;
-  status: 'SUCCEEDED' | 'FAILED';
+export type ExecutionRecord<TResult = Record<string, unknown>> = Omit<W.WireExecutionRecord, 'result' | 'payment'> & {
   result: TResult | null;
-  /** why it failed (FAILED only): stable snake_case `code` and a message */
-  error?: W.WireExecutionError;
   payment: ExecutionPayment;
-  /** present once a failed execution's refund was queued or sent */
-  refund?: RefundInfo;
-  /** RFC 3339 UTC */
-  created_at: string;
-  /** RFC 3339 UTC */
-  finished_at: string;
-  /** capability run time, milliseconds */
-  duration_ms?: number;
-  [key: string]: unknown;
-}
+};
 
 /** One validation issue of a 400 problem (schema `ProblemIssue`): `path` from the request body root, e.g. `["input","address"]`. */
 export type ProblemIssue = W.WireProblemIssue;
@@ -108,18 +95,11 @@ export type JobRequest = W.WireJobRequest;
 export type JobCreated = W.WireJobCreated;
 
 /**
- * The job record of `GET /api/v1/jobs/{id}` (schema `JobRecord`) with the fields the gateway adds
- * (packages/jobs `jobView`): exact `*_base_units` (integer strings of USDC base units), `payer`,
- * the budget `payment`, `cancel_requested`, and per step `cost_base_units` and `attempts`.
+ * The job record of `GET /api/v1/jobs/{id}` (schema `JobRecord`): whole-USDC amounts and their
+ * exact `*_base_units` (integer strings of USDC base units), `payer`, the budget `payment`,
+ * `cancel_requested`, and per step `cost_base_units` and `attempts`.
  */
-export type JobRecord = Omit<W.WireJobRecord, 'steps'> & {
-  steps: (W.WireJobStep & { cost_base_units: string; attempts: number })[];
-  budget_base_units: string;
-  spent_base_units: string;
-  payer: string;
-  payment: { tx_hash: string; amount: string };
-  cancel_requested: boolean;
-};
+export type JobRecord = W.WireJobRecord;
 
 /** Lending protocols searched (schema `LendingProtocol`). */
 export type LendingProtocol = W.WireLendingProtocol;

@@ -1,3 +1,5 @@
+import { ChainName } from '@acg/schemas';
+
 /** Capability id of the wallet monitor in the catalog (billing item and health entry). */
 export const WALLET_MONITOR_CAPABILITY_ID = 'intelligence.wallet_monitor';
 
@@ -28,9 +30,9 @@ export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [0, 5_000, 300_000, 
  */
 export type WebhookPolicy = 'production' | 'development';
 
-/** The three SPEC chains. */
-export const CHAIN_NAMES = ['ethereum', 'base', 'arbitrum'] as const;
-export type ChainName = (typeof CHAIN_NAMES)[number];
+/** The three SPEC chains (schema `ChainName`). */
+export const CHAIN_NAMES = ChainName.options;
+export type { ChainName };
 
 /**
  * Confirmation depth per chain when none is configured and the node is not a dev chain (anvil,

@@ -1,5 +1,6 @@
 import { InsufficientBalanceError, type Ledger } from '@acg/accounts';
 import type { RedisKeys } from '@acg/redis';
+import type { WalletEvent } from '@acg/schemas';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -8,23 +9,9 @@ import { DEFAULT_RETRY_SCHEDULE_MS, DELIVERY_QUEUE, EVENT_PRICE_BASE_UNITS, WALL
 import { DeliveryAttemptError } from './errors.js';
 import { WebhookPoster } from './http.js';
 import type { SubscriptionStore } from './subscriptions.js';
-import type { AssetInfo } from './tokens.js';
 
-/** The webhook body (DESIGN "Wallet monitor"); amounts and block numbers are integer strings. */
-export interface WalletEventPayload {
-  type: 'transfer_in' | 'transfer_out';
-  subscription_id: string;
-  chain: 'ethereum' | 'base' | 'arbitrum';
-  block_number: string;
-  block_hash: `0x${string}`;
-  tx_hash: `0x${string}`;
-  log_index: number | null;
-  from: `0x${string}`;
-  to: `0x${string}`;
-  asset: AssetInfo;
-  amount: string;
-  observed_at: string;
-}
+/** The webhook body (DESIGN "Wallet monitor"; schema `WalletEvent`); amounts and block numbers are integer strings. */
+export type WalletEventPayload = WalletEvent;
 
 /** One queued delivery. */
 export interface DeliveryJobData {

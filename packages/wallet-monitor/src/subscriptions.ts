@@ -1,3 +1,4 @@
+import type { SubscriptionStatus, WalletEventName } from '@acg/schemas';
 import type { SecretBox } from './secretBox.js';
 import type { RedisKeys } from '@acg/redis';
 import { cancelSubscription, renewSubscription, withScripts, type ScriptedRedis } from '@acg/redis';
@@ -8,8 +9,7 @@ import { RENEWAL_MIN_BALANCE_BASE_UNITS, SUBSCRIPTION_TERM_SECONDS, type ChainNa
 import { SubscriptionForbiddenError, SubscriptionNotFoundError } from './errors.js';
 import { newSubscriptionId, newWebhookSecret } from './ids.js';
 
-export type WalletEventName = 'transfer_in' | 'transfer_out';
-export type SubscriptionStatus = 'active' | 'expired' | 'cancelled';
+export type { SubscriptionStatus, WalletEventName };
 
 /** What `POST /v1/wallet-monitor` asks for, already validated (addresses any valid case). */
 export interface SubscriptionRequest {

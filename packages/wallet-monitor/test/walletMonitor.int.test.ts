@@ -196,7 +196,7 @@ describe('deliveries', () => {
     expect(byTx(txs.internalIn)).toEqual([expect.objectContaining({ type: 'transfer_in', from: getAddress(forwarder), to: w.address, amount: parseEther('0.25').toString() })]);
     for (const e of got) {
       expect(e.subscription_id).toBe(sub.subscription_id);
-      const receipt = await ethClients.publicClient.getTransactionReceipt({ hash: e.tx_hash });
+      const receipt = await ethClients.publicClient.getTransactionReceipt({ hash: e.tx_hash as `0x${string}` });
       expect(e.block_hash).toBe(receipt.blockHash);
       expect(e.block_number).toBe(receipt.blockNumber.toString());
       expect(new Date(e.observed_at).toISOString()).toBe(e.observed_at);

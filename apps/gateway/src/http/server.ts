@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import { createOpenApiNodeHttpHandler, generateOpenApiDocument } from 'trpc-to-openapi';
@@ -12,6 +12,8 @@ import { assertJsonContentType, BodyRefused, jsonTooDeep, MAX_BODY_BYTES, MAX_JS
 import { RouteTable } from './routes.js';
 import { problemBodyForTrpc } from './trpcProblem.js';
 import type { TRPCError } from '@trpc/server';
+import type { ResponseMeta } from '@trpc/server/http';
+import type { NodeHTTPCreateContextFnOptions, NodeHTTPRequest, NodeHTTPResponse } from '@trpc/server/adapters/node-http';
 
 const CORS = {
   'Access-Control-Allow-Origin': '*',
@@ -37,16 +39,14 @@ export function sendProblem(res: ServerResponse, status: number, detail: string,
  * tRPC's native adapter; everything else to the trpc-to-openapi REST bridge (SPEC paths).
  */
 export function createRequestListener(services: Services) {
-  const createContext = (transport: Context['transport']) => ({ req, res }: { req: IncomingMessage; res: ServerResponse }): Context => ({
-    req,
-    res,
-    services,
-    transport,
-    response: {},
-    responseHeaders: {},
-  });
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const responseMeta = ({ ctx, errors }: { ctx?: Context; errors: readonly TRPCError[] }): any => {
+  const createContext =
+    (transport: Context['transport']) =>
+    ({ req, res }: NodeHTTPCreateContextFnOptions<NodeHTTPRequest, NodeHTTPResponse>): Context => {
+      // The listener is a node:http (HTTP/1.1) server, so the adapters hand back its own request and response.
+      if (!(req instanceof IncomingMessage) || !(res instanceof ServerResponse)) throw new TypeError('the gateway serves HTTP/1.1 requests only');
+      return { req, res, services, transport, response: {}, responseHeaders: {} };
+    };
+  const responseMeta = ({ ctx, errors }: { ctx?: Context; errors: readonly TRPCError[] }): ResponseMeta => {
     if (errors.length > 0) {
       const { status, headers } = problemOf(errors[0]);
       return { status, headers: { ...headers, 'Content-Type': status === 402 ? 'application/json' : 'application/problem+json' } };
@@ -62,17 +62,17 @@ export function createRequestListener(services: Services) {
   };
   const rest = createOpenApiNodeHttpHandler({
     router: appRouter,
-    createContext: createContext('rest') as never,
-    responseMeta: responseMeta as never,
-    onError: onError as never,
+    createContext: createContext('rest'),
+    responseMeta,
+    onError,
     maxBodySize: MAX_BODY_BYTES,
   });
   const trpc = createHTTPHandler({
     router: appRouter,
     basePath: '/trpc/',
-    createContext: createContext('trpc') as never,
-    responseMeta: responseMeta as never,
-    onError: onError as never,
+    createContext: createContext('trpc'),
+    responseMeta,
+    onError,
   });
 
   const rateLimit = new GatewayRateLimit(services.redis, services.keys, services.config.rateLimitPerSecond, services.config.trustProxy);

@@ -1,11 +1,9 @@
-import { AuthError, type AccountView } from '@acg/accounts';
-import { AccountView as AccountViewSchema, Address, DepositRequest, DepositResponse } from '@acg/schemas';
+import { AuthError } from '@acg/accounts';
+import { AccountView, Address, DepositRequest, DepositResponse } from '@acg/schemas';
 import { ulid } from 'ulid';
 import { z } from 'zod';
-import type { Context } from '../trpc/context.js';
-import { bearer, type BearerContext } from '../trpc/bearer.js';
-import { publicProcedure, router } from '../trpc/init.js';
-import { paid, type PaidContext } from '../trpc/paid.js';
+import { router } from '../trpc/init.js';
+import { bearerProcedure, paidProcedure, publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 
 const authError = (e: unknown) => {
@@ -60,28 +58,34 @@ export const accountsRouter = router({
       }
     }),
 
-  revoke: publicProcedure
+  revoke: bearerProcedure
     .meta({ openapi: { method: 'POST', path: '/v1/auth/revoke', tags: ['accounts'], summary: 'Revoke the bearer token used for this call', protect: true } })
     .input(z.object({}))
     .output(z.object({ revoked: z.literal(true) }))
-    .use(bearer)
     .mutation(async ({ ctx }) => {
-      const token = /^Bearer\s+(\S+)/i.exec(String(ctx.req.headers.authorization))![1];
-      await ctx.services.tokens.revoke(token);
+      await ctx.services.tokens.revoke(ctx.token);
       return { revoked: true as const };
     }),
 
-  account: publicProcedure
+  account: bearerProcedure
     .meta({ openapi: { method: 'GET', path: '/v1/account', tags: ['accounts'], summary: 'Metered account: balance and usage (USDC base units)', protect: true } })
     .input(z.object({}))
-    .output(AccountViewSchema)
-    .use(bearer)
+    .output(AccountView)
     .query(async ({ ctx }) => {
       ctx.responseHeaders['Cache-Control'] = 'no-store';
-      return ctx.services.ledger.view((ctx as unknown as BearerContext).account);
+      return ctx.services.ledger.view(ctx.account);
     }),
 
-  deposit: publicProcedure
+  deposit: paidProcedure({
+    input: DepositRequest,
+    // the amount is checked (400) before any payment, and is the price
+    prepare: (input) => ({ units: depositBaseUnits(input.amount_usdc) }),
+    route: 'deposit',
+    path: '/v1/account/deposit',
+    price: (_input, ctx) => ctx.units,
+    description: (input) => `Deposit ${input.amount_usdc} USDC into your metered account`,
+    newOperationId: () => `dep_${ulid()}`,
+  })
     .meta({
       openapi: {
         method: 'POST',
@@ -91,20 +95,9 @@ export const accountsRouter = router({
         errorResponses: { 400: 'Bad amount', 402: 'Payment required (x402 challenge for amount_usdc)' },
       },
     })
-    .input(DepositRequest)
     .output(DepositResponse)
-    .use(
-      paid<z.infer<typeof DepositRequest>>({
-        route: 'deposit',
-        path: '/v1/account/deposit',
-        price: (input) => depositBaseUnits(input.amount_usdc),
-        description: (input) => `Deposit ${input.amount_usdc} USDC into your metered account`,
-        newOperationId: () => `dep_${ulid()}`,
-      }) as never,
-    )
-    .mutation(async ({ ctx: c }) => {
-      const ctx = c as Context & PaidContext;
-      if (ctx.replay) return ctx.replay as AccountView & { deposit: { amount: string; tx_hash: string } };
+    .mutation(async ({ ctx }) => {
+      if (ctx.replay) return DepositResponse.parse(ctx.replay);
       const p = ctx.payment!;
       await ctx.services.ledger.credit(p.payer, BigInt(p.amount), 'deposit', ctx.operationId);
       return { ...(await ctx.services.ledger.view(p.payer)), deposit: { amount: p.amount, tx_hash: p.txHash } };

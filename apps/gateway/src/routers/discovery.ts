@@ -2,7 +2,8 @@ import { HealthDocument, LegacyRegistry, RegistryDocument } from '@acg/schemas';
 import { z } from 'zod';
 import type { Rendered } from '../discovery.js';
 import { header, type Context } from '../trpc/context.js';
-import { publicProcedure, router } from '../trpc/init.js';
+import { router } from '../trpc/init.js';
+import { publicProcedure } from '../trpc/procedures.js';
 
 /** Applies caching headers (DESIGN: public 60 s + ETag; 304 on If-None-Match) and returns the value. */
 function cacheable<T>(ctx: Context, doc: Rendered<T>, cacheControl: string): T {

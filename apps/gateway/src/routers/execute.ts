@@ -1,9 +1,10 @@
 import { Executor, newExecutionId, resolveCapability, type ResolvedCapability } from '@acg/execution';
-import { ExecuteRequest, ExecutionSucceeded } from '@acg/schemas';
+import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
 import type { Context } from '../trpc/context.js';
-import { publicProcedure, router } from '../trpc/init.js';
-import { paid, type PaidContext } from '../trpc/paid.js';
+import { router } from '../trpc/init.js';
+import type { PaidContext } from '../trpc/paid.js';
+import { paidProcedure, publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 
 /**
@@ -11,19 +12,18 @@ import { problem } from '../trpc/problem.js';
  * unknown id → 404, listed but not executable → 422, input not matching the capability's
  * input schema → 400 with each issue's path, precondition unmet (e.g. chain not configured) → 422.
  */
-async function resolveExecution(opts: { ctx: Context; input: ExecuteRequest; next: (o: unknown) => Promise<unknown> }) {
-  const { input } = opts;
-  const resolved = resolveCapability(opts.ctx.services.capabilities, input.capability_id, input.input, opts.ctx.services.capabilityDeps);
+function resolveExecution(input: ExecuteRequest, ctx: Context): { capability: ResolvedCapability } {
+  const resolved = resolveCapability(ctx.services.capabilities, input.capability_id, input.input, ctx.services.capabilityDeps);
   if (!resolved.ok) {
     const { error } = resolved;
     throw problem(error.status, error.shortMessage, error.issues ? { errors: error.issues.map((i) => ({ ...i, path: ['input', ...i.path] })) } : {});
   }
-  return opts.next({ ctx: { capability: resolved } });
+  return { capability: resolved };
 }
 
 /** Runs the capability once through the shared Executor and answers SPEC 2.7 (failures: problem+json, refunded). */
 async function runExecution(ctx: Context & PaidContext & { capability: ResolvedCapability }) {
-  if (ctx.replay) return ctx.replay as ExecutionSucceeded;
+  if (ctx.replay) return ExecutionSucceeded.parse(ctx.replay);
   const payment = ctx.payment!;
   const { record, failure } = await new Executor(ctx.services).run(ctx.operationId, ctx.capability, {
     tx_hash: payment.txHash,
@@ -42,21 +42,19 @@ async function runExecution(ctx: Context & PaidContext & { capability: ResolvedC
   return { execution_id: record.execution_id, status: 'SUCCEEDED' as const, result: record.result!, payment: record.payment };
 }
 
-const ExecutionIdParam = z.object({ execution_id: z.string().regex(/^exe_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be exe_ followed by a ULID') });
-
-const ExecutionRecordSchema = z.looseObject({
-  execution_id: z.string(),
-  capability_id: z.string(),
-  status: z.enum(['SUCCEEDED', 'FAILED']),
-  result: z.record(z.string(), z.unknown()).nullable(),
-  payment: z.object({ tx_hash: z.string(), amount: z.string() }),
-  created_at: z.string(),
-  finished_at: z.string(),
-});
+const ExecutionIdParam = z.object({ execution_id: ExecutionId });
 
 /** `POST /api/v1/execute` (SPEC 4) and `GET /api/v1/executions/{execution_id}`. */
 export const executeRouter = router({
-  execute: publicProcedure
+  execute: paidProcedure({
+    input: ExecuteRequest,
+    prepare: resolveExecution,
+    route: 'execute',
+    path: '/api/v1/execute',
+    price: (_input, ctx) => ctx.capability.price,
+    description: (input) => `Execute ${input.capability_id}`,
+    newOperationId: newExecutionId,
+  })
     .meta({
       openapi: {
         method: 'POST',
@@ -82,19 +80,8 @@ export const executeRouter = router({
         },
       },
     })
-    .input(ExecuteRequest)
     .output(ExecutionSucceeded)
-    .use(resolveExecution as never)
-    .use(
-      paid<ExecuteRequest>({
-        route: 'execute',
-        path: '/api/v1/execute',
-        price: (_input, ctx) => (ctx as Context & { capability: ResolvedCapability }).capability.price,
-        description: (input) => `Execute ${input.capability_id}`,
-        newOperationId: newExecutionId,
-      }) as never,
-    )
-    .mutation(({ ctx }) => runExecution(ctx as never)),
+    .mutation(({ ctx }) => runExecution(ctx)),
 
   getExecution: publicProcedure
     .meta({
@@ -107,11 +94,11 @@ export const executeRouter = router({
       },
     })
     .input(ExecutionIdParam)
-    .output(ExecutionRecordSchema)
+    .output(ExecutionRecord)
     .query(async ({ ctx, input }) => {
       const record = await ctx.services.executions.get(input.execution_id);
       if (!record) throw problem(404, `No execution ${input.execution_id}.`);
       ctx.responseHeaders['Cache-Control'] = 'no-store';
-      return record as unknown as z.infer<typeof ExecutionRecordSchema>;
+      return record;
     }),
 });

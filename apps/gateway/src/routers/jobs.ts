@@ -1,16 +1,16 @@
 import { CapabilityResolutionError, checkPrecondition, executableDefinition, parseCapabilityInput } from '@acg/execution';
 import { readRefund } from '@acg/payments';
 import { jobView, planJob, PlanError, type StoredJob } from '@acg/jobs';
-import { JobCreated, JobRequest } from '@acg/schemas';
+import { JobCreated, JobId, JobRecord, JobRequest, JobStatus } from '@acg/schemas';
 import { ulid } from 'ulid';
 import { hashMessage, recoverAddress } from 'viem';
 import { z } from 'zod';
 import { header, type Context } from '../trpc/context.js';
-import { publicProcedure, router } from '../trpc/init.js';
-import { paid, type PaidContext } from '../trpc/paid.js';
+import { router } from '../trpc/init.js';
+import { paidProcedure, publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 
-const JobIdParam = z.object({ job_id: z.string().regex(/^job_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be job_ followed by a ULID') });
+const JobIdParam = z.object({ job_id: JobId });
 
 /** Resolves a capability for job steps: executable in-process, with its price and input schema. */
 export function stepCapability(ctx: Pick<Context, 'services'>, id: string) {
@@ -29,10 +29,9 @@ export function stepCapability(ctx: Pick<Context, 'services'>, id: string) {
 }
 
 /** Validates the plan before any payment (400/422 problem+json, nothing charged). */
-async function validatePlan(opts: { ctx: Context; input: JobRequest; next: (o: unknown) => Promise<unknown> }) {
+function validatePlan(input: JobRequest, ctx: Context): { plan: ReturnType<typeof planJob> } {
   try {
-    const plan = planJob(opts.input, (id) => stepCapability(opts.ctx, id));
-    return opts.next({ ctx: { plan } });
+    return { plan: planJob(input, (id) => stepCapability(ctx, id)) };
   } catch (e) {
     if (e instanceof PlanError) throw problem(e.status, e.message, { errors: e.issues });
     throw e;
@@ -44,7 +43,15 @@ export const cancelMessage = (jobId: string) => `Cancel job ${jobId}`;
 
 /** Asynchronous jobs with a USDC budget (SPEC 2.8, 4; DESIGN "Jobs"). */
 export const jobsRouter = router({
-  create: publicProcedure
+  create: paidProcedure({
+    input: JobRequest,
+    prepare: validatePlan,
+    route: 'jobs',
+    path: '/api/v1/jobs',
+    price: (input) => BigInt(Math.round(input.budget_usdc * 1e6)),
+    description: (input) => `Job budget of ${input.budget_usdc} USDC: ${input.objective.slice(0, 80)}`,
+    newOperationId: () => `job_${ulid()}`,
+  })
     .meta({
       openapi: {
         method: 'POST',
@@ -61,21 +68,9 @@ export const jobsRouter = router({
         errorResponses: { 400: 'Bad request', 402: 'Payment required (x402 challenge for budget_usdc)', 409: 'Payment or Idempotency-Key reused', 422: 'Plan cannot run' },
       },
     })
-    .input(JobRequest)
     .output(JobCreated)
-    .use(validatePlan as never)
-    .use(
-      paid<JobRequest>({
-        route: 'jobs',
-        path: '/api/v1/jobs',
-        price: (input) => BigInt(Math.round(input.budget_usdc * 1e6)),
-        description: (input) => `Job budget of ${input.budget_usdc} USDC: ${input.objective.slice(0, 80)}`,
-        newOperationId: () => `job_${ulid()}`,
-      }) as never,
-    )
-    .mutation(async ({ ctx: c, input }) => {
-      const ctx = c as Context & PaidContext & { plan: ReturnType<typeof planJob> };
-      if (ctx.replay) return ctx.replay as z.infer<typeof JobCreated>;
+    .mutation(async ({ ctx, input }) => {
+      if (ctx.replay) return JobCreated.parse(ctx.replay);
       const p = ctx.payment!;
       const created = new Date().toISOString();
       const job: StoredJob = {
@@ -105,7 +100,7 @@ export const jobsRouter = router({
   get: publicProcedure
     .meta({ openapi: { method: 'GET', path: '/api/v1/jobs/{job_id}', tags: ['jobs'], summary: 'Poll a job (the unguessable id is the read capability)' } })
     .input(JobIdParam)
-    .output(z.looseObject({ job_id: z.string(), status: z.string() }))
+    .output(JobRecord)
     .query(async ({ ctx, input }) => {
       const { store } = ctx.services.jobs;
       const job = await store.get(input.job_id);
@@ -126,7 +121,7 @@ export const jobsRouter = router({
       },
     })
     .input(JobIdParam.extend({ signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, 'must be a 65-byte hex signature').optional() }))
-    .output(z.object({ job_id: z.string(), status: z.string(), cancel_requested: z.literal(true) }))
+    .output(z.object({ job_id: JobId, status: JobStatus, cancel_requested: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
       const { store } = ctx.services.jobs;
       const job = await store.get(input.job_id);

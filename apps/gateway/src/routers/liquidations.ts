@@ -3,10 +3,9 @@ import { liquidationSearch } from '@acg/capabilities';
 import { LiquidationSearchQuery, LiquidationSearchResponse } from '@acg/schemas';
 import { ulid } from 'ulid';
 import { z } from 'zod';
-import { bearerOrPaid } from '../trpc/bearer.js';
 import type { Context } from '../trpc/context.js';
-import { publicProcedure, router } from '../trpc/init.js';
-import type { PaidContext } from '../trpc/paid.js';
+import { router } from '../trpc/init.js';
+import { bearerOrPaidProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 
 const CAPABILITY_ID = 'mev.liquidation_search';
@@ -17,12 +16,10 @@ function price(): bigint {
 }
 
 /** 503 before any charge when the chain's index has no block yet. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function indexReady(opts: { ctx: Context; input: LiquidationSearchQuery; next: (o?: any) => Promise<any> }) {
-  if (!(await liquidationIndexReady(opts.ctx.services.redis, opts.ctx.services.keys, opts.input.chain as LiquidationChain))) {
-    throw problem(503, `The liquidation index of ${opts.input.chain} is not ready; nothing was charged. Retry later.`, {}, { 'Retry-After': '5' });
+async function indexReady(input: LiquidationSearchQuery, ctx: Context): Promise<void> {
+  if (!(await liquidationIndexReady(ctx.services.redis, ctx.services.keys, input.chain as LiquidationChain))) {
+    throw problem(503, `The liquidation index of ${input.chain} is not ready; nothing was charged. Retry later.`, {}, { 'Retry-After': '5' });
   }
-  return opts.next();
 }
 
 /**
@@ -32,7 +29,16 @@ async function indexReady(opts: { ctx: Context; input: LiquidationSearchQuery; n
  * Redis index the liquidation indexer keeps (`@acg/liquidations`).
  */
 export const liquidationsRouter = router({
-  search: publicProcedure
+  search: bearerOrPaidProcedure({
+    input: LiquidationSearchQuery,
+    check: indexReady,
+    route: 'liquidation_search',
+    path: '/v1/liquidation-search',
+    item: CAPABILITY_ID,
+    price,
+    description: () => 'Liquidation search (mev.liquidation_search)',
+    newOperationId: () => `liq_${ulid()}`,
+  })
     .meta({
       openapi: {
         method: 'GET',
@@ -57,25 +63,12 @@ export const liquidationsRouter = router({
         },
       },
     })
-    .input(LiquidationSearchQuery)
     .output(LiquidationSearchResponse)
-    .use(indexReady as never)
-    .use(
-      bearerOrPaid<LiquidationSearchQuery>({
-        route: 'liquidation_search',
-        path: '/v1/liquidation-search',
-        item: CAPABILITY_ID,
-        price,
-        description: () => 'Liquidation search (mev.liquidation_search)',
-        newOperationId: () => `liq_${ulid()}`,
-      }) as never,
-    )
     .query(async ({ ctx, input }) => {
-      const c = ctx as Context & PaidContext;
-      if (c.replay) return c.replay as LiquidationSearchResponse;
-      c.responseHeaders['Cache-Control'] = 'no-store';
+      if (ctx.replay) return LiquidationSearchResponse.parse(ctx.replay);
+      ctx.responseHeaders['Cache-Control'] = 'no-store';
       try {
-        return await searchLiquidations(c.services.redis, c.services.keys, input);
+        return await searchLiquidations(ctx.services.redis, ctx.services.keys, input);
       } catch (e) {
         if (e instanceof LiquidationIndexNotReadyError) throw problem(503, e.message, {}, { 'Retry-After': '5' });
         throw e;

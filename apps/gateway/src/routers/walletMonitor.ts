@@ -8,32 +8,33 @@ import {
   WalletMonitorSubscriptionRequest,
 } from '@acg/schemas';
 import { SubscriptionForbiddenError, SubscriptionNotFoundError, WebhookUrlError } from '@acg/wallet-monitor';
+import type { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { bearer, type BearerContext } from '../trpc/bearer.js';
-import type { Context } from '../trpc/context.js';
-import { publicProcedure, router } from '../trpc/init.js';
+import { router } from '../trpc/init.js';
+import { bearerProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 
-/** Maps wallet-monitor errors to RFC 9457 problems (400 URL rules, 403 not the owner, 404 unknown id). */
-function mapError(e: unknown): unknown {
+/** The RFC 9457 problem of a wallet-monitor error (400 URL rules, 403 not the owner, 404 unknown id); undefined for any other error. */
+function domainProblem(e: unknown): TRPCError | undefined {
   if (e instanceof WebhookUrlError) {
     return problem(400, e.message, { reason: e.reason, errors: [{ path: ['webhook_url'], message: e.message, code: e.reason }] });
   }
   if (e instanceof SubscriptionNotFoundError) return problem(404, e.message, { reason: e.reason });
   if (e instanceof SubscriptionForbiddenError) return problem(403, e.message, { reason: e.reason });
-  return e;
+  return undefined;
 }
 
-/** Runs `fn` with the caller's wallet (bearer) and maps domain errors to problems. */
-async function withAccount<T>(ctx: unknown, fn: (c: Context & BearerContext) => Promise<T>): Promise<T> {
-  const c = ctx as Context & BearerContext;
-  c.responseHeaders['Cache-Control'] = 'no-store';
-  try {
-    return await fn(c);
-  } catch (e) {
-    throw mapError(e);
-  }
-}
+/**
+ * The wallet monitor's procedures: bearer-authenticated (`ctx.account`), never cached, with
+ * wallet-monitor errors mapped to problems.
+ */
+const walletMonitorProcedure = bearerProcedure.use(async ({ ctx, next }) => {
+  ctx.responseHeaders['Cache-Control'] = 'no-store';
+  const result = await next();
+  const mapped = result.ok ? undefined : domainProblem(result.error.cause);
+  if (mapped) throw mapped;
+  return result;
+});
 
 /** `{sub_id}` path parameter; any text (an id that is not `sub_` + ULID is simply unknown: 404). */
 const SubIdParam = z.object({ sub_id: z.string().min(1).max(100).describe('subscription id, sub_ + ULID') });
@@ -51,7 +52,7 @@ const errors = {
  * watchers and the delivery worker of `@acg/wallet-monitor` (the worker process).
  */
 export const walletMonitorRouter = router({
-  subscribe: publicProcedure
+  subscribe: walletMonitorProcedure
     .meta({
       openapi: {
         method: 'POST',
@@ -66,16 +67,13 @@ export const walletMonitorRouter = router({
     })
     .input(WalletMonitorSubscriptionRequest)
     .output(WalletMonitorSubscriptionCreated)
-    .use(bearer)
-    .mutation(({ ctx, input }) =>
-      withAccount(ctx, async (c) => {
-        const created = await c.services.walletMonitor.subscribe(c.account, input);
-        c.responseHeaders.Location = `${c.services.publicBaseUrl()}/v1/wallet-monitor/${created.subscription_id}`;
-        return created;
-      }),
-    ),
+    .mutation(async ({ ctx, input }) => {
+      const created = await ctx.services.walletMonitor.subscribe(ctx.account, input);
+      ctx.responseHeaders.Location = `${ctx.services.publicBaseUrl()}/v1/wallet-monitor/${created.subscription_id}`;
+      return created;
+    }),
 
-  get: publicProcedure
+  get: walletMonitorProcedure
     .meta({
       openapi: {
         method: 'GET',
@@ -88,10 +86,9 @@ export const walletMonitorRouter = router({
     })
     .input(SubIdParam)
     .output(WalletMonitorSubscription)
-    .use(bearer)
-    .query(({ ctx, input }) => withAccount(ctx, (c) => c.services.walletMonitor.get(input.sub_id, c.account))),
+    .query(({ ctx, input }) => ctx.services.walletMonitor.get(input.sub_id, ctx.account)),
 
-  cancel: publicProcedure
+  cancel: walletMonitorProcedure
     .meta({
       openapi: {
         method: 'POST',
@@ -104,10 +101,9 @@ export const walletMonitorRouter = router({
     })
     .input(SubIdParam)
     .output(WalletMonitorSubscriptionCancelled)
-    .use(bearer)
-    .mutation(({ ctx, input }) => withAccount(ctx, (c) => c.services.walletMonitor.cancel(input.sub_id, c.account))),
+    .mutation(({ ctx, input }) => ctx.services.walletMonitor.cancel(input.sub_id, ctx.account)),
 
-  deadLetters: publicProcedure
+  deadLetters: walletMonitorProcedure
     .meta({
       openapi: {
         method: 'GET',
@@ -120,15 +116,12 @@ export const walletMonitorRouter = router({
     })
     .input(SubIdParam.extend({ limit: z.coerce.number().int().min(1).max(1000).default(1000) }))
     .output(WalletMonitorDeadLetters)
-    .use(bearer)
-    .query(({ ctx, input }) =>
-      withAccount(ctx, async (c) => ({
-        subscription_id: input.sub_id,
-        dead_letters: (await c.services.walletMonitor.deadLetters(input.sub_id, c.account, input.limit)) as WalletMonitorDeadLetters['dead_letters'],
-      })),
-    ),
+    .query(async ({ ctx, input }) => ({
+      subscription_id: input.sub_id,
+      dead_letters: await ctx.services.walletMonitor.deadLetters(input.sub_id, ctx.account, input.limit),
+    })),
 
-  replay: publicProcedure
+  replay: walletMonitorProcedure
     .meta({
       openapi: {
         method: 'POST',
@@ -141,11 +134,8 @@ export const walletMonitorRouter = router({
     })
     .input(SubIdParam.extend(WalletMonitorReplayRequest.shape))
     .output(WalletMonitorReplayed)
-    .use(bearer)
-    .mutation(({ ctx, input }) =>
-      withAccount(ctx, async (c) => ({
-        subscription_id: input.sub_id,
-        replayed: await c.services.walletMonitor.replay(input.sub_id, c.account, input.webhook_ids),
-      })),
-    ),
+    .mutation(async ({ ctx, input }) => ({
+      subscription_id: input.sub_id,
+      replayed: await ctx.services.walletMonitor.replay(input.sub_id, ctx.account, input.webhook_ids),
+    })),
 });

@@ -25,7 +25,3 @@ export const t = initTRPC
   });
 
 export const router = t.router;
-export const middleware = t.middleware;
-
-/** No authentication: discovery, health, registry (SPEC 5). */
-export const publicProcedure = t.procedure;

@@ -1,10 +1,9 @@
-import { WALLET_BALANCES_CHAINS, WALLET_BALANCES_ID, WalletBalancesInput, WalletBalancesOutput, type WalletBalancesChain } from '@acg/schemas';
+import { MULTICALL3_ADDRESS, WALLET_BALANCES_CHAINS, WALLET_BALANCES_ID, WalletBalancesInput, WalletBalancesOutput, type WalletBalancesChain } from '@acg/schemas';
 import { erc20Abi, getAddress, multicall3Abi, type PublicClient } from 'viem';
 import type { z } from 'zod';
 import { CapabilityFailure, defineCapability } from '../define.js';
 import { walletBalancesRequest, walletBalancesResponse } from './examples.js';
 
-const MULTICALL3 = '0xcA11bde05977b3631167028862bE2a173976CA11' as const;
 
 /** `{address, chain = "base"}`: `address` is `0x` + 40 hex (any case), `chain` one of `base | ethereum | arbitrum`. */
 export type WalletBalancesParameters = z.input<typeof WalletBalancesInput>;
@@ -53,11 +52,11 @@ export const walletBalances = defineCapability({
     try {
       const blockNumber = await client.getBlockNumber({ cacheTime: 0 });
       const [native, token] = await client.multicall({
-        multicallAddress: MULTICALL3,
+        multicallAddress: MULTICALL3_ADDRESS,
         blockNumber,
         allowFailure: false,
         contracts: [
-          { address: MULTICALL3, abi: multicall3Abi, functionName: 'getEthBalance', args: [address] },
+          { address: MULTICALL3_ADDRESS, abi: multicall3Abi, functionName: 'getEthBalance', args: [address] },
           { address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] },
         ],
       });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BASE_USDC_ADDRESS } from '../constants.js';
 import { Address, ChecksumAddress, UintString } from '../primitives.js';
 
 /** Capability id of the wallet-balances capability (executed through `POST /api/v1/execute`). */
@@ -13,7 +14,7 @@ export type WalletBalancesChain = z.infer<typeof WalletBalancesChain>;
  * use the same chain ids and place USDC at the same address, DESIGN "The dev chain").
  */
 export const WALLET_BALANCES_CHAINS = {
-  base: { chain_id: 8453, usdc: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' },
+  base: { chain_id: 8453, usdc: BASE_USDC_ADDRESS },
   ethereum: { chain_id: 1, usdc: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48' },
   arbitrum: { chain_id: 42161, usdc: '0xaf88d065e77c8cC2239327C5EDb3A432268e5831' },
 } as const satisfies Record<WalletBalancesChain, { chain_id: number; usdc: string }>;

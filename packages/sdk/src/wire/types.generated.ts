@@ -161,6 +161,38 @@ export type WireRefund = {
     tx_hash?: string | undefined;
 };
 
+export type WireRefundRecord = {
+    status: "pending" | "sent";
+    amount: string;
+    payer: string;
+    tx_hash?: string | undefined;
+};
+
+export type WireExecutionRecord = {
+    execution_id: string;
+    capability_id: string;
+    status: "SUCCEEDED" | "FAILED";
+    result: Record<string, unknown> | null;
+    payment: {
+        tx_hash: string;
+        amount: string;
+    };
+    created_at: string;
+    finished_at: string;
+    duration_ms: number;
+    error?: {
+        code: string;
+        message: string;
+    } | undefined;
+    refund?: {
+        status: "pending" | "sent";
+        amount: string;
+        payer: string;
+        tx_hash?: string | undefined;
+    } | undefined;
+    job_id?: string | undefined;
+};
+
 export type WireProblemIssue = {
     path: (string | number)[];
     message: string;
@@ -227,6 +259,8 @@ export type WireJobRecord = {
     objective: string;
     budget_usdc: number;
     spent_usdc: number;
+    budget_base_units: string;
+    spent_base_units: string;
     capabilities: string[];
     status: "queued" | "running" | "succeeded" | "failed" | "cancelled" | "budget_exhausted";
     steps: {
@@ -235,6 +269,8 @@ export type WireJobRecord = {
         execution_id: string | null;
         status: "pending" | "running" | "succeeded" | "failed" | "skipped";
         cost_usdc: number;
+        cost_base_units: string;
+        attempts: number;
         started_at: string | null;
         finished_at: string | null;
         result: Record<string, unknown> | null;
@@ -248,6 +284,12 @@ export type WireJobRecord = {
         code: string;
         message: string;
     } | null;
+    payer: string;
+    payment: {
+        tx_hash: string;
+        amount: string;
+    };
+    cancel_requested: boolean;
     created_at: string;
     updated_at: string;
     refund: {
@@ -263,6 +305,8 @@ export type WireJobStep = {
     execution_id: string | null;
     status: "pending" | "running" | "succeeded" | "failed" | "skipped";
     cost_usdc: number;
+    cost_base_units: string;
+    attempts: number;
     started_at: string | null;
     finished_at: string | null;
     result: Record<string, unknown> | null;

@@ -1,0 +1,151 @@
+import { AuthError, InsufficientBalanceError } from '@acg/accounts';
+import type { z } from 'zod';
+import { header, type Context } from './context.js';
+import { t } from './init.js';
+import { paid, type PaidContext, type PaidSpec } from './paid.js';
+import { problem, rawError } from './problem.js';
+
+/**
+ * The gateway's procedure builders (STYLE "procedures built from procedures"): every route starts
+ * from one of them, so authentication and payment are middleware, never copied checks, and the
+ * resolver's `ctx` is typed by what the middleware added (`ctx.account`, `ctx.payment`, ...).
+ */
+
+/** No authentication: discovery, health, registry, sign-in (SPEC 5). */
+export const publicProcedure = t.procedure;
+
+/** A wallet address as the token store returns it. */
+export type AccountAddress = `0x${string}`;
+
+/** Context of a bearer-authenticated procedure: `account`, the wallet the token belongs to. */
+export interface BearerContext {
+  account: AccountAddress;
+  /** The bearer token of this call (e.g. for `POST /v1/auth/revoke`). */
+  token: string;
+}
+
+const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Bearer realm="gateway", error="invalid_token"' };
+
+/** Reads `Authorization: Bearer <token>`; undefined when absent. Throws 401 problem when malformed. */
+function bearerToken(ctx: Context): string | undefined {
+  const h = header(ctx, 'authorization');
+  if (!h) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  if (!m) throw problem(401, 'Authorization must be "Bearer <access_token>".', {}, WWW_AUTHENTICATE);
+  return m[1];
+}
+
+async function resolveAccount(ctx: Context, token: string): Promise<AccountAddress> {
+  try {
+    return await ctx.services.tokens.resolve(token);
+  } catch (e) {
+    if (e instanceof AuthError) throw problem(401, e.message, { reason: e.code }, WWW_AUTHENTICATE);
+    throw e;
+  }
+}
+
+/**
+ * Bearer authentication (SPEC 5; DESIGN "Accounts and bearer tokens"): the resolver sees
+ * `ctx.account`, the token's wallet, and `ctx.token`. Missing or invalid token → 401 problem with
+ * `WWW-Authenticate`. Tokens come from Sign-In with Ethereum: `POST /v1/auth/nonce`, then `POST /v1/auth/token`.
+ */
+export const bearerProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const token = bearerToken(ctx);
+  if (!token) throw problem(401, 'This endpoint needs Authorization: Bearer <access_token> (sign in with POST /v1/auth/nonce and /v1/auth/token).', {}, WWW_AUTHENTICATE);
+  return next({ ctx: { account: await resolveAccount(ctx, token), token } satisfies BearerContext });
+});
+
+/**
+ * What a paid procedure declares: its `input` schema, a `prepare` step that runs after input
+ * validation and before any payment (it throws problems for requests that cannot run, and returns
+ * what the resolver and `price` need, e.g. the resolved capability), and the paywall's spec:
+ * route name, REST path, `price` (integer USDC base units, 6 decimals) and description.
+ */
+export interface PaidProcedureSpec<TInput, TPrepared extends object> extends PaidSpec<TInput> {
+  input: z.ZodType<TInput>;
+  prepare(input: TInput, ctx: Context): TPrepared | Promise<TPrepared>;
+  price(input: TInput, ctx: Context & TPrepared): bigint;
+}
+
+/**
+ * Paid per call with x402 (SPEC 2.9; DESIGN "x402 payments"), the paywall of {@link paid} as a
+ * procedure: input validation and `prepare` come first, so a bad request is refused before any
+ * payment. The resolver sees `ctx.payment` (the settled payment), `ctx.operationId` and, on an
+ * idempotent replay, `ctx.replay` (the stored answer; `payment` is then null) beside what
+ * `prepare` returned. Errors: see {@link paid}.
+ */
+export function paidProcedure<TInput, TPrepared extends object>(spec: PaidProcedureSpec<TInput, TPrepared>) {
+  const paywall = paid<TInput>(spec);
+  return publicProcedure
+    .input(spec.input)
+    .use(async ({ ctx, input, next }) => next({ ctx: await spec.prepare(input, ctx) }))
+    .use(async ({ ctx, input, next }) => {
+      const nextPaid = (o: { ctx: PaidContext }) => next({ ctx: o.ctx });
+      const result: Awaited<ReturnType<typeof nextPaid>> = await paywall({ ctx, input, next: nextPaid });
+      return result;
+    });
+}
+
+/** Context of a procedure paid by bearer debit or x402: {@link PaidContext}, and `account` when a bearer token paid. */
+export interface BearerOrPaidContext extends PaidContext {
+  account: AccountAddress | null;
+}
+
+/** What a procedure paid by bearer debit or x402 declares: the paywall's spec, `input`, `check` and the usage line `item`. */
+export interface BearerOrPaidSpec<TInput> extends PaidSpec<TInput> {
+  input: z.ZodType<TInput>;
+  check(input: TInput, ctx: Context): void | Promise<void>;
+  item: string;
+}
+
+/**
+ * Pay per call either way (DESIGN "Accounts and bearer tokens": "the same endpoints also accept
+ * direct x402 payment per call"):
+ * - with `Authorization: Bearer`, the price is debited atomically from the wallet's metered account
+ *   (once per call; credited back if the call fails); an account below the price gets 402 with the
+ *   x402 challenge for this call and a pointer to `POST /v1/account/deposit`;
+ * - without it, the call goes through the x402 paywall ({@link paidProcedure}).
+ * `check` runs after input validation and before either payment (it throws problems, e.g. 503 when
+ * the data is not ready). The resolver sees `ctx.account` (bearer; null for x402) or `ctx.payment`
+ * (x402; null for bearer), and `ctx.operationId` either way. `item` names the usage line (e.g. `mev.liquidation_search`).
+ */
+export function bearerOrPaidProcedure<TInput>(spec: BearerOrPaidSpec<TInput>) {
+  const paywall = paid<TInput>(spec);
+  return publicProcedure.input(spec.input).use(async ({ ctx, input, next }) => {
+    await spec.check(input, ctx);
+    const token = bearerToken(ctx);
+    if (!token) {
+      const nextPaid = (o: { ctx: PaidContext }) => next({ ctx: { ...o.ctx, account: null } satisfies BearerOrPaidContext });
+      const result: Awaited<ReturnType<typeof nextPaid>> = await paywall({ ctx, input, next: nextPaid });
+      return result;
+    }
+    const account = await resolveAccount(ctx, token);
+    const price = spec.price(input, ctx);
+    const operationId = spec.newOperationId();
+    try {
+      await ctx.services.ledger.debit(account, price, spec.item, operationId);
+    } catch (e) {
+      if (!(e instanceof InsufficientBalanceError)) throw e;
+      const challenge = ctx.services.paywall.challenge({
+        resourceUrl: `${ctx.services.publicBaseUrl()}${spec.path}`,
+        description: spec.description(input),
+        price,
+      });
+      if (challenge.kind !== 'payment_required') throw e;
+      throw rawError(
+        402,
+        {
+          ...challenge.body,
+          detail: e.message,
+          account: { address: account, balance: e.balance },
+          deposit: { url: `${ctx.services.publicBaseUrl()}/v1/account/deposit`, method: 'POST' },
+        },
+        challenge.headers,
+      );
+    }
+    const result = await next({ ctx: { account, payment: null, operationId } satisfies BearerOrPaidContext });
+    if (!result.ok) await ctx.services.ledger.credit(account, price, `refund:${spec.item}`, operationId);
+    ctx.responseHeaders['Cache-Control'] = 'no-store';
+    return result;
+  });
+}
