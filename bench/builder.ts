@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { devAccount, resolveRedis, startEthereumDevChain, type AnvilInstance, type RedisHandle } from '@acg/devnet';
 import autocannon from 'autocannon';
 import jayson from 'jayson';
-import { createPublicClient, http, keccak256, parseGwei, stringToHex, type Hex } from 'viem';
+import { createPublicClient, http, keccak256, parseGwei, stringToHex } from 'viem';
 import { builderConfigFromEnv, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '../apps/builder/src/index.js';
 import { fmt, fmtRatio, machine, percentile, ratio, table } from './lib/stats.js';
 
@@ -210,17 +210,30 @@ async function main(): Promise<number> {
     const bodies: Job['bodies'] = [];
     for (let i = 0; i < f.bundles; i++) {
       const sender = devAccount(2 + (i % 8));
-      const raw = await sender.signTransaction({ type: 'eip1559', chainId: 1, nonce: Math.floor(i / 8), to: devAccount(1).address, value: 1n, gas: 21_000n, maxFeePerGas: parseGwei('50'), maxPriorityFeePerGas: parseGwei('2') });
+      const raw = await sender.signTransaction({
+        type: 'eip1559',
+        chainId: 1,
+        nonce: Math.floor(i / 8),
+        to: devAccount(1).address,
+        value: 1n,
+        gas: 21_000n,
+        maxFeePerGas: parseGwei('50'),
+        maxPriorityFeePerGas: parseGwei('2'),
+      });
       const body = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_sendBundle', params: [{ txs: [raw], blockNumber: target }] });
       const searcher = devAccount(i % 4);
       bodies.push({ body, signature: `${searcher.address}:${await searcher.signMessage({ message: keccak256(stringToHex(body)) })}` });
     }
     // every body is accepted (result null) before anything is timed
     for (const b of bodies.slice(0, 8)) {
-      const res = (await (await fetch(builder.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'x-bundle-signature': b.signature }, body: b.body })).json()) as { result?: unknown; error?: unknown };
+      const res = (await (
+        await fetch(builder.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'x-bundle-signature': b.signature }, body: b.body })
+      ).json()) as { result?: unknown; error?: unknown };
       if (res.result !== null || res.error) throw new Error(`the builder did not accept a bench bundle: ${JSON.stringify(res)}`);
     }
-    console.log(`bench: stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (anvil ${eth.rpcUrl}, private redis, 4 relays, builder ${builder.rpcUrl}); ${bodies.length} signed bundles\n`);
+    console.log(
+      `bench: stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (anvil ${eth.rpcUrl}, private redis, 4 relays, builder ${builder.rpcUrl}); ${bodies.length} signed bundles\n`,
+    );
 
     const job = (url: string, durationSeconds: number): Job => ({ url, bodies, connections: f.connections, durationSeconds });
     if (f.warmup > 0) {
@@ -231,7 +244,9 @@ async function main(): Promise<number> {
     const r = side(await gen.run(job(base.url, f.duration)));
     const health = await (await import('@acg/bundles')).readBuilderHealth(builder.redis, builder.keys);
 
-    console.log(`eth_sendBundle intake, ${f.connections} connections, ${f.duration} s each (HTTP 200 JSON-RPC responses; latency = request sent → response received)`);
+    console.log(
+      `eth_sendBundle intake, ${f.connections} connections, ${f.duration} s each (HTTP 200 JSON-RPC responses; latency = request sent → response received)`,
+    );
     console.log(
       table(
         ['', 'p50 ms', 'p99 ms', 'req/s', 'ok', 'failed'],
@@ -244,8 +259,12 @@ async function main(): Promise<number> {
     );
     console.log(`\nbundles counted by the builder (bids_received): ${health?.bids_received ?? 0}`);
     console.log('Ratios:');
-    console.log(`  builder / bare jayson: req/s ${fmtRatio(ratio(b.reqPerSec, r.reqPerSec))}, p50 ${fmtRatio(ratio(b.p50, r.p50))}, p99 ${fmtRatio(ratio(b.p99, r.p99))}`);
-    console.log(`  builder / SPEC figure: p50 ${fmtRatio(ratio(b.p50, SPEC_P50_MS))}, p99 ${fmtRatio(ratio(b.p99, SPEC_P99_MS))} (below 1: faster than the SPEC's typical latency)`);
+    console.log(
+      `  builder / bare jayson: req/s ${fmtRatio(ratio(b.reqPerSec, r.reqPerSec))}, p50 ${fmtRatio(ratio(b.p50, r.p50))}, p99 ${fmtRatio(ratio(b.p99, r.p99))}`,
+    );
+    console.log(
+      `  builder / SPEC figure: p50 ${fmtRatio(ratio(b.p50, SPEC_P50_MS))}, p99 ${fmtRatio(ratio(b.p99, SPEC_P99_MS))} (below 1: faster than the SPEC's typical latency)`,
+    );
     console.log(`  machine: ${machine()}`);
   } finally {
     gen.close();

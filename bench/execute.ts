@@ -216,14 +216,7 @@ export async function benchExecute(gatewayUrl: string, stack: DevStack, opts: Ex
 export function formatExecute(r: ExecuteBenchResult): string {
   const s = r.settings;
   const perSide = r.callsPerSide;
-  const row = (x: ExecuteSide) => [
-    x.name,
-    fmt(x.throughput, 1),
-    fmt(x.p50Ms, 0),
-    fmt(x.p99Ms, 0),
-    `${x.ok}/${perSide}`,
-    String(x.settledOnChain),
-  ];
+  const row = (x: ExecuteSide) => [x.name, fmt(x.throughput, 1), fmt(x.p50Ms, 0), fmt(x.p99Ms, 0), `${x.ok}/${perSide}`, String(x.settledOnChain)];
   const lines = [
     `POST /api/v1/execute (${CAPABILITY}, 0.001 USDC), paid with @x402/fetch: ${s.buyers} buyers concurrently,`,
     `  ${perSide} measured paid calls per side (2 halves, order G R R G) after ${s.warmupPerBuyer * s.buyers} warm-up calls each;`,
@@ -244,7 +237,7 @@ export function formatExecute(r: ExecuteBenchResult): string {
         ],
       ],
     ),
-    '* payments that reached the treasury in USDC during that side\'s runs, warm-up included.',
+    "* payments that reached the treasury in USDC during that side's runs, warm-up included.",
     '',
     'Note: happy path only. The reference middleware verifies, runs the handler, then settles: a payment sent',
     'twice concurrently runs its handler twice (one settlement then reverts, gas paid for nothing). The gateway',

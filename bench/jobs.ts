@@ -34,7 +34,8 @@ export async function benchJobs(gw: TestGateway, opts: { jobs?: number; steps?: 
   // baseline: plain BullMQ, same Executor, same input
   const executor = new Executor(services);
   // warm-up (JIT, connections) so that neither side pays it
-  for (let i = 0; i < 20; i++) await executor.runInput(`exe_${ulid()}`, 'intelligence.wallet_balances', input, { tx_hash: '0x00', amount: '1000', payer: address });
+  for (let i = 0; i < 20; i++)
+    await executor.runInput(`exe_${ulid()}`, 'intelligence.wallet_balances', input, { tx_hash: '0x00', amount: '1000', payer: address });
   const baseQueue = new Queue('bench-baseline', { connection: services.bullRedis, prefix: services.keys.bullPrefix() });
   // connections of our own for the baseline (BullMQ does not close connections it is given)
   const eventsConnection = services.bullRedis.duplicate();

@@ -37,7 +37,13 @@ import { signIn } from '../packages/wallet-monitor/test/helpers.js';
 import { LoadGenerator, type AutocannonSummary } from './lib/load.js';
 import { fmt, fmtRatio, machine, percentile, ratio, table } from './lib/stats.js';
 
-const args = Object.fromEntries(process.argv.slice(2).map((a) => /^--([a-z]+)=(\d+)$/.exec(a)).filter(Boolean).map((m) => [m![1], Number(m![2])]));
+const args = Object.fromEntries(
+  process.argv
+    .slice(2)
+    .map((a) => /^--([a-z]+)=(\d+)$/.exec(a))
+    .filter(Boolean)
+    .map((m) => [m![1], Number(m![2])]),
+);
 const N = args.positions ?? 10_000;
 const ITER = args.iterations ?? 2_000;
 const CONNECTIONS = args.connections ?? 10;
@@ -141,8 +147,14 @@ async function main() {
       return { key: `${protocol}:${borrower.toLowerCase()}`, adapterId: protocol, protocol, health_factor: hf, has_debt: true, doc };
     });
     const t0 = performance.now();
-    await store.writeBlock({ block_number: 24_000_000, block_timestamp: 1_760_000_000, base_fee_wei: '1000000000', eth_usd: 2500, updated_at: new Date().toISOString() }, {}, writes);
-    console.log(`index written in ${fmt(performance.now() - t0)} ms (one MULTI); ${writes.filter((w) => w.health_factor <= 1.1).length} positions with health_factor <= 1.1\n`);
+    await store.writeBlock(
+      { block_number: 24_000_000, block_timestamp: 1_760_000_000, base_fee_wei: '1000000000', eth_usd: 2500, updated_at: new Date().toISOString() },
+      {},
+      writes,
+    );
+    console.log(
+      `index written in ${fmt(performance.now() - t0)} ms (one MULTI); ${writes.filter((w) => w.health_factor <= 1.1).length} positions with health_factor <= 1.1\n`,
+    );
 
     const shapes: [string, Record<string, unknown>][] = [
       ['default (hf<1, limit 50)', {}],
@@ -156,21 +168,38 @@ async function main() {
       const query = LiquidationSearchQuery.parse(q);
       const sample = await searchLiquidations(redis, keys, query);
       results[name] = await time(() => searchLiquidations(redis, keys, query), ITER);
-      rows.push([`searchLiquidations: ${name}`, String(sample.opportunities.length), fmt(percentile(results[name], 50), 3), fmt(percentile(results[name], 99), 3)]);
+      rows.push([
+        `searchLiquidations: ${name}`,
+        String(sample.opportunities.length),
+        fmt(percentile(results[name], 50), 3),
+        fmt(percentile(results[name], 99), 3),
+      ]);
     }
-    const top50 = (await searchLiquidations(redis, keys, LiquidationSearchQuery.parse({}))).opportunities.map((o) => `${o.protocol}:${o.borrower.toLowerCase()}`);
+    const top50 = (await searchLiquidations(redis, keys, LiquidationSearchQuery.parse({}))).opportunities.map(
+      (o) => `${o.protocol}:${o.borrower.toLowerCase()}`,
+    );
     const hmget = await time(async () => (await redis.hmget(store.keys.pos, ...top50)).map((d) => JSON.parse(d!)), ITER);
     rows.push(['baseline: HMGET 50 docs + JSON.parse', '50', fmt(percentile(hmget, 50), 3), fmt(percentile(hmget, 99), 3)]);
-    const naive = await time(async () => {
-      const all = Object.values(await redis.hgetall(store.keys.pos)).map((d) => JSON.parse(d) as LiquidationOpportunity);
-      return all.filter((o) => o.health_factor < 1).sort((a, b) => b.estimated_profit_usd - a.estimated_profit_usd).slice(0, 50);
-    }, Math.max(20, Math.floor(ITER / 20)));
+    const naive = await time(
+      async () => {
+        const all = Object.values(await redis.hgetall(store.keys.pos)).map((d) => JSON.parse(d) as LiquidationOpportunity);
+        return all
+          .filter((o) => o.health_factor < 1)
+          .sort((a, b) => b.estimated_profit_usd - a.estimated_profit_usd)
+          .slice(0, 50);
+      },
+      Math.max(20, Math.floor(ITER / 20)),
+    );
     rows.push(['baseline: HGETALL + filter/sort in Node', '50', fmt(percentile(naive, 50), 3), fmt(percentile(naive, 99), 3)]);
     console.log(table(['query', 'results', 'p50 ms', 'p99 ms'], rows));
     const d = results['default (hf<1, limit 50)'];
     console.log(`\nRatios (query / baseline in this run; < 1 favours the query):`);
-    console.log(`  default query vs HMGET of its 50 docs:      p50 ${fmtRatio(ratio(percentile(d, 50), percentile(hmget, 50)))}, p99 ${fmtRatio(ratio(percentile(d, 99), percentile(hmget, 99)))}`);
-    console.log(`  default query vs HGETALL + filter in Node:  p50 ${fmtRatio(ratio(percentile(d, 50), percentile(naive, 50)))}, p99 ${fmtRatio(ratio(percentile(d, 99), percentile(naive, 99)))}`);
+    console.log(
+      `  default query vs HMGET of its 50 docs:      p50 ${fmtRatio(ratio(percentile(d, 50), percentile(hmget, 50)))}, p99 ${fmtRatio(ratio(percentile(d, 99), percentile(hmget, 99)))}`,
+    );
+    console.log(
+      `  default query vs HGETALL + filter in Node:  p50 ${fmtRatio(ratio(percentile(d, 50), percentile(naive, 50)))}, p99 ${fmtRatio(ratio(percentile(d, 99), percentile(naive, 99)))}`,
+    );
     console.log(`  machine: ${machine()}`);
 
     // ---- the whole HTTP query: bearer, debit, limiter, validation, serialization ----
@@ -186,7 +215,8 @@ async function main() {
     const load = LoadGenerator.start();
     try {
       const bareBody = (await (await fetch(`${bare.url}${QUERY}`)).json()) as { opportunities?: unknown[] };
-      if (JSON.stringify(bareBody.opportunities) !== JSON.stringify(probeBody.opportunities)) throw new Error('the bare server and the gateway answer different opportunities');
+      if (JSON.stringify(bareBody.opportunities) !== JSON.stringify(probeBody.opportunities))
+        throw new Error('the bare server and the gateway answer different opportunities');
       // a fixed number of requests per run, every answer awaited, so the debit can be checked exactly
       const run = (url: string, headers: Record<string, string> | undefined, amount: number) =>
         load.run({ kind: 'autocannon', url: `${url}${QUERY}`, connections: CONNECTIONS, durationSeconds: 120, amount, headers }, 150_000);
@@ -201,7 +231,14 @@ async function main() {
       const debited = before - (await ledger.balance(buyer.address));
       const g = merge([g1, g2]);
       const b = merge([b1, b2]);
-      const httpRow = (name: string, x: HttpSide) => [name, fmt(x.ok / x.seconds, 0), fmt(percentile(x.latencies, 50), 2), fmt(percentile(x.latencies, 99), 2), String(x.requests), String(x.failures)];
+      const httpRow = (name: string, x: HttpSide) => [
+        name,
+        fmt(x.ok / x.seconds, 0),
+        fmt(percentile(x.latencies, 50), 2),
+        fmt(percentile(x.latencies, 99), 2),
+        String(x.requests),
+        String(x.failures),
+      ];
       console.log(
         `\nGET ${QUERY} (default query: hf < 1, limit 50, ${probeBody.opportunities?.length ?? 0} opportunities), autocannon ${CONNECTIONS} connections, ` +
           `per side ${WARMUP} warm-up requests then 2 x ${half} measured (order G B B G)\n`,
@@ -219,7 +256,9 @@ async function main() {
           `;  gateway p50 vs the sequential index read: ${fmtRatio(ratio(p50, percentile(d, 50)))}`,
       );
       console.log(`SPEC: about 180 ms p50 for the HTTP query; gateway p50 ${fmt(p50, 2)} ms`);
-      console.log(`billing: ${debited} base units debited for ${g.ok} measured 2xx answers (${debited === BigInt(g.ok) * PRICE ? 'exactly' : 'NOT'} 20000 each)`);
+      console.log(
+        `billing: ${debited} base units debited for ${g.ok} measured 2xx answers (${debited === BigInt(g.ok) * PRICE ? 'exactly' : 'NOT'} 20000 each)`,
+      );
       console.log(`machine: ${machine()}`);
     } finally {
       load.close();

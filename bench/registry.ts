@@ -50,7 +50,7 @@ function merge(runs: AutocannonSummary[]): RegistrySide {
 
 /** Starts the baseline: `node:http` answering GET /registry with `body` and the given headers. */
 async function startBaseline(body: Buffer, headers: Record<string, string>): Promise<{ url: string; server: Server }> {
-  const etag = headers['ETag'];
+  const etag = headers.ETag;
   const server = createServer((req, res) => {
     if ((req.method === 'GET' || req.method === 'HEAD') && req.url?.split('?')[0] === '/registry') {
       if (etag && req.headers['if-none-match']?.split(',').some((t) => t.trim() === etag)) {
@@ -84,7 +84,11 @@ export async function benchRegistry(gatewayUrl: string, opts: RegistryBenchOptio
   if (res.status !== 200) throw new Error(`GET /registry on the gateway answered ${res.status}`);
   const body = Buffer.from(await res.arrayBuffer());
   const headers: Record<string, string> = {};
-  for (const [name, key] of [['content-type', 'Content-Type'], ['etag', 'ETag'], ['cache-control', 'Cache-Control']] as const) {
+  for (const [name, key] of [
+    ['content-type', 'Content-Type'],
+    ['etag', 'ETag'],
+    ['cache-control', 'Cache-Control'],
+  ] as const) {
     const v = res.headers.get(name);
     if (v !== null) headers[key] = v;
   }
@@ -127,14 +131,7 @@ export async function benchRegistry(gatewayUrl: string, opts: RegistryBenchOptio
 /** The result as a compact table with the ratios gateway/baseline. */
 export function formatRegistry(r: RegistryBenchResult): string {
   const { gateway: g, baseline: b, settings: s } = r;
-  const row = (name: string, x: RegistrySide) => [
-    name,
-    fmt(x.reqPerSec, 0),
-    fmt(x.p50Ms, 2),
-    fmt(x.p99Ms, 2),
-    String(x.requests),
-    String(x.failures),
-  ];
+  const row = (name: string, x: RegistrySide) => [name, fmt(x.reqPerSec, 0), fmt(x.p50Ms, 2), fmt(x.p99Ms, 2), String(x.requests), String(x.failures)];
   return [
     `GET /registry: autocannon, ${s.connections} connections; per side a ${s.warmupSeconds} s warm-up, then 2 x ${s.durationSeconds / 2} s measured (order G B B G)`,
     `  body ${r.bytes} bytes (sha256 ${r.sha256.slice(0, 16)}...), same bytes and Content-Type/ETag/Cache-Control on both sides`,

@@ -29,7 +29,9 @@ function parseArgs(argv: string[]) {
     if (m && ['connections', 'duration', 'warmup', 'calls', 'buyers'].includes(m[1])) flags[m[1]] = Number(m[2]);
     else if ((NAMES as readonly string[]).includes(arg)) names.push(arg as Name);
     else {
-      console.error(`unknown argument ${JSON.stringify(arg)}\nusage: npm run bench -- [registry] [execute] [jobs] [builder] [liquidations] [wallet-monitor] [--connections=10] [--duration=5] [--warmup=1] [--calls=100] [--buyers=4]`);
+      console.error(
+        `unknown argument ${JSON.stringify(arg)}\nusage: npm run bench -- [registry] [execute] [jobs] [builder] [liquidations] [wallet-monitor] [--connections=10] [--duration=5] [--warmup=1] [--calls=100] [--buyers=4]`,
+      );
       process.exit(2);
     }
   }
@@ -39,9 +41,7 @@ function parseArgs(argv: string[]) {
 async function main(): Promise<number> {
   const { names, flags } = parseArgs(process.argv.slice(2));
   const t0 = performance.now();
-  console.log(
-    `bench: ${machine()}; ${new Date().toISOString()}`,
-  );
+  console.log(`bench: ${machine()}; ${new Date().toISOString()}`);
 
   let gw: TestGateway | undefined;
   let closing: Promise<void> | undefined;
@@ -60,7 +60,10 @@ async function main(): Promise<number> {
   let jobs: JobsBenchResult | undefined;
   try {
     if (names.some((n) => !STANDALONE[n])) gw = await startTestGateway({ prober: false, config: { rateLimitPerSecond: 100_000 } }); // the limiter stays on (one Redis call per request) with room for one load generator
-    if (gw) console.log(`bench: dev stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (anvil ${gw.stack.payment.rpcUrl}, private redis, gateway ${gw.url})\n`);
+    if (gw)
+      console.log(
+        `bench: dev stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (anvil ${gw.stack.payment.rpcUrl}, private redis, gateway ${gw.url})\n`,
+      );
 
     if (gw && names.includes('registry')) {
       registry = await benchRegistry(gw.url, {
@@ -108,7 +111,9 @@ async function main(): Promise<number> {
     );
   }
   if (jobs) {
-    console.log(`  job runner per step vs plain BullMQ job:  ms per step ${fmtRatio(ratio(jobs.ours.perStepMs, jobs.baseline.perStepMs))} (lower favours the runner)`);
+    console.log(
+      `  job runner per step vs plain BullMQ job:  ms per step ${fmtRatio(ratio(jobs.ours.perStepMs, jobs.baseline.perStepMs))} (lower favours the runner)`,
+    );
   }
   if (registry || execute || jobs) console.log(`  machine: ${machine()}`);
   console.log(`bench: done in ${((performance.now() - t0) / 1000).toFixed(1)} s; everything it started is stopped.`);

@@ -115,7 +115,12 @@ async function queueTransfers(chain: DevChain, senders: LocalAccount[], nonces: 
     const common = { chainId: chain.chainId, nonce, maxFeePerGas: 50_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n, type: 'eip1559' as const };
     raws.push(
       i % 2 === 0
-        ? await from.signTransaction({ ...common, to: chain.usdc, gas: 80_000n, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, 1_000n + BigInt(i)] }) })
+        ? await from.signTransaction({
+            ...common,
+            to: chain.usdc,
+            gas: 80_000n,
+            data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, 1_000n + BigInt(i)] }),
+          })
         : await from.signTransaction({ ...common, to, gas: 21_000n, value: 1_000_000_000n + BigInt(i) }),
     );
   }
@@ -140,11 +145,15 @@ function naivePoller(rpcUrl: string, watched: Set<string>, url: string) {
           });
           const bodies: string[] = [];
           for (const tx of block.transactions) {
-            if (tx.value > 0n && tx.to && watched.has(tx.to.toLowerCase())) bodies.push(JSON.stringify({ tx_hash: tx.hash, log_index: null, subscription_id: 'naive', to: tx.to, amount: tx.value.toString() }));
+            if (tx.value > 0n && tx.to && watched.has(tx.to.toLowerCase()))
+              bodies.push(JSON.stringify({ tx_hash: tx.hash, log_index: null, subscription_id: 'naive', to: tx.to, amount: tx.value.toString() }));
           }
           for (const l of logs) {
             const to = `0x${l.topics[2]!.slice(-40)}`;
-            if (l.topics.length === 3 && watched.has(to)) bodies.push(JSON.stringify({ tx_hash: l.transactionHash, log_index: Number(l.logIndex), subscription_id: 'naive', to, amount: BigInt(l.data).toString() }));
+            if (l.topics.length === 3 && watched.has(to))
+              bodies.push(
+                JSON.stringify({ tx_hash: l.transactionHash, log_index: Number(l.logIndex), subscription_id: 'naive', to, amount: BigInt(l.data).toString() }),
+              );
           }
           await postAll(url, bodies, {});
         }
@@ -239,7 +248,12 @@ async function main(): Promise<number> {
     for (let s = 0; s < 4; s++) {
       const owner = devAccount(2 + s).address;
       await ledger.credit(owner, 1_000_000_000n, 'deposit', `bench-${s}`);
-      const created = await monitor.service.subscribe(owner, { addresses: watched.slice(s * perSub, (s + 1) * perSub), chains: ['ethereum'], events: ['transfer_in', 'transfer_out'], webhook_url: `${receiver.url}/monitor` });
+      const created = await monitor.service.subscribe(owner, {
+        addresses: watched.slice(s * perSub, (s + 1) * perSub),
+        chains: ['ethereum'],
+        events: ['transfer_in', 'transfer_out'],
+        webhook_url: `${receiver.url}/monitor`,
+      });
       subIds.push(created.subscription_id);
     }
     const naiveWatched = Array.from({ length: flags.addresses }, () => privateKeyToAccount(generatePrivateKey()).address);
@@ -258,7 +272,8 @@ async function main(): Promise<number> {
       const got = await waitArrivals(receiver, path, from, expected);
       if (got.length < expected) console.error(`bench: block on ${path} delivered ${got.length}/${expected} within 30 s`);
       const block = await clients.publicClient.getBlock();
-      if (block.transactions.length !== flags.transfers) console.error(`bench: block has ${block.transactions.length} transactions, expected ${flags.transfers}`);
+      if (block.transactions.length !== flags.transfers)
+        console.error(`bench: block has ${block.transactions.length} transactions, expected ${flags.transfers}`);
       return got.map((a) => a.at - t0);
     };
 
@@ -310,12 +325,18 @@ async function main(): Promise<number> {
 
     // Floor: the monitor's own signed bodies, POSTed straight to the receiver.
     const health = await monitor.service.health();
-    const bodies = Array.from({ length: flags.transfers }, (_, i) => JSON.stringify({ tx_hash: `0x${i.toString(16).padStart(64, '0')}`, log_index: i, subscription_id: 'direct', amount: '1' }));
+    const bodies = Array.from({ length: flags.transfers }, (_, i) =>
+      JSON.stringify({ tx_hash: `0x${i.toString(16).padStart(64, '0')}`, log_index: i, subscription_id: 'direct', amount: '1' }),
+    );
     const directLat: number[] = [];
     for (let r = 0; r < flags.blocks; r++) {
       const from = receiver.arrivals.length;
       const t0 = now();
-      await postAll(`${receiver.url}/direct`, bodies, { 'webhook-id': 'msg_direct', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,direct' });
+      await postAll(`${receiver.url}/direct`, bodies, {
+        'webhook-id': 'msg_direct',
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': 'v1,direct',
+      });
       directLat.push(...(await waitArrivals(receiver, '/direct', from, flags.transfers)).map((a) => a.at - t0));
     }
 
@@ -350,7 +371,9 @@ async function main(): Promise<number> {
     let billed = 0n;
     for (let s = 0; s < 4; s++) billed += 1_000_000_000n - (await ledger.balance(devAccount(2 + s).address));
     const deliveredAll = receiver.arrivals.filter((a) => a.path === '/monitor').length;
-    console.log(`billing: ${billed} base units for ${deliveredAll} delivered events (${billed === BigInt(deliveredAll) * 1000n ? 'exactly' : 'NOT'} 1000 each)`);
+    console.log(
+      `billing: ${billed} base units for ${deliveredAll} delivered events (${billed === BigInt(deliveredAll) * 1000n ? 'exactly' : 'NOT'} 1000 each)`,
+    );
     let failed = 0;
     for (const id of subIds) failed += (await monitor.service.subscriptions.stats(id)).failed_attempts;
     console.log(`failed delivery attempts (retried): ${failed}`);

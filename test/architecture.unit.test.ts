@@ -48,7 +48,13 @@ function workspaces(): Workspace[] {
         continue;
       }
       const json = JSON.parse(raw) as { name: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
-      out.push({ dir: `${kind}/${entry}`, name: json.name, kind: kind === 'apps' ? 'app' : 'package', dependencies: json.dependencies ?? {}, devDependencies: json.devDependencies ?? {} });
+      out.push({
+        dir: `${kind}/${entry}`,
+        name: json.name,
+        kind: kind === 'apps' ? 'app' : 'package',
+        dependencies: json.dependencies ?? {},
+        devDependencies: json.devDependencies ?? {},
+      });
     }
   }
   return out;

@@ -8,7 +8,14 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-export type AutocannonJob = { kind: 'autocannon'; url: string; connections: number; durationSeconds: number; headers?: Record<string, string>; /** a fixed number of requests instead of a duration (every answer is awaited) */ amount?: number };
+export type AutocannonJob = {
+  kind: 'autocannon';
+  url: string;
+  connections: number;
+  durationSeconds: number;
+  headers?: Record<string, string> /** a fixed number of requests instead of a duration (every answer is awaited) */;
+  amount?: number;
+};
 
 export type PaidJob = {
   kind: 'paid';

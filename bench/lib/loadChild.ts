@@ -14,7 +14,15 @@ async function runAutocannon(job: AutocannonJob): Promise<AutocannonSummary> {
   const latenciesMs: number[] = [];
   const r = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
-      { url: job.url, method: 'GET', connections: job.connections, duration: job.durationSeconds, timeout: 10, headers: job.headers, ...(job.amount ? { amount: job.amount } : {}) },
+      {
+        url: job.url,
+        method: 'GET',
+        connections: job.connections,
+        duration: job.durationSeconds,
+        timeout: 10,
+        headers: job.headers,
+        ...(job.amount ? { amount: job.amount } : {}),
+      },
       (err, result) => (err ? reject(err) : resolve(result)),
     );
     instance.on('response', (_client, statusCode, _bytes, ms) => {
@@ -83,7 +91,10 @@ async function runPaid(job: PaidJob): Promise<PaidSummary> {
     latenciesMs: calls.filter((c) => c.ok).map((c) => c.ms),
     ok: calls.filter((c) => c.ok).length,
     failed: calls.filter((c) => !c.ok).length,
-    failures: calls.filter((c) => !c.ok).slice(0, 3).map((c) => c.detail ?? 'unknown'),
+    failures: calls
+      .filter((c) => !c.ok)
+      .slice(0, 3)
+      .map((c) => c.detail ?? 'unknown'),
   };
 }
 

@@ -1,5 +1,14 @@
 import type { Logger } from 'pino';
-import { parseTransaction, recoverTransactionAddress, type Address, type Block, type Hash, type Hex, type PublicClient, type TransactionSerialized } from 'viem';
+import {
+  parseTransaction,
+  recoverTransactionAddress,
+  type Address,
+  type Block,
+  type Hash,
+  type Hex,
+  type PublicClient,
+  type TransactionSerialized,
+} from 'viem';
 import type { BundleIntake } from '@acg/bundles';
 import type { OrderflowPool, StoredBundle } from '@acg/bundles';
 import { signBidTrace, type BidTraceJson } from './relay/signing.js';
@@ -269,10 +278,20 @@ export class Bidder {
 
     if (blockTxs.length === 0) {
       if (flags.mineEmpty && this.opts.devMining) await this.devRpc('evm_mine', []).catch(() => undefined);
-      return { target, included, skipped, mempoolTxs, bid: null, reason: bundles.length + mempool.length === 0 ? 'no orderflow' : 'no valid bundle or transaction' };
+      return {
+        target,
+        included,
+        skipped,
+        mempoolTxs,
+        bid: null,
+        reason: bundles.length + mempool.length === 0 ? 'no orderflow' : 'no valid bundle or transaction',
+      };
     }
     if (!this.opts.devMining) {
-      log.info({ target: String(target), bundles: included.length, txs: blockTxs.length }, 'attempt has a block but no sealer (BUILDER_DEV_MINING off): not submitted');
+      log.info(
+        { target: String(target), bundles: included.length, txs: blockTxs.length },
+        'attempt has a block but no sealer (BUILDER_DEV_MINING off): not submitted',
+      );
       return { target, included, skipped, mempoolTxs, bid: null, reason: 'no sealer: block payloads are sealed on the dev chain only' };
     }
     const sealed = await this.sealOnDevChain(parent, blockTxs);
@@ -288,7 +307,16 @@ export class Bidder {
       txHashes: (sealed.block.transactions as { hash: Hash }[]).map((t) => t.hash),
       submissions,
     };
-    log.info({ target: String(target), bundles: included.length, txs: bid.txCount, value_wei: String(bid.value), accepted: submissions.filter((s) => s.accepted).length }, 'block built and submitted to relays');
+    log.info(
+      {
+        target: String(target),
+        bundles: included.length,
+        txs: bid.txCount,
+        value_wei: String(bid.value),
+        accepted: submissions.filter((s) => s.accepted).length,
+      },
+      'block built and submitted to relays',
+    );
     return { target, included, skipped, mempoolTxs, bid };
   }
 
@@ -355,7 +383,9 @@ export class Bidder {
       this.opts.client.getBalance({ address: this.opts.feeRecipient, blockNumber: block.number! }),
     ]);
     const raws = await Promise.all(
-      (block.transactions as { hash: Hash }[]).map(async (t) => txs.find((x) => x.hash === t.hash)?.raw ?? (await this.devRpc<Hex>('eth_getRawTransactionByHash', [t.hash]))),
+      (block.transactions as { hash: Hash }[]).map(
+        async (t) => txs.find((x) => x.hash === t.hash)?.raw ?? (await this.devRpc<Hex>('eth_getRawTransactionByHash', [t.hash])),
+      ),
     );
     return { block, raws, value: after - before };
   }
@@ -390,11 +420,20 @@ export class Bidder {
       base_fee_per_gas: (block.baseFeePerGas ?? 0n).toString(),
       block_hash: block.hash!,
       transactions: raws,
-      withdrawals: (block.withdrawals ?? []).map((w) => ({ index: BigInt(w.index).toString(), validator_index: BigInt(w.validatorIndex).toString(), address: w.address, amount: BigInt(w.amount).toString() })),
+      withdrawals: (block.withdrawals ?? []).map((w) => ({
+        index: BigInt(w.index).toString(),
+        validator_index: BigInt(w.validatorIndex).toString(),
+        address: w.address,
+        amount: BigInt(w.amount).toString(),
+      })),
       blob_gas_used: (block.blobGasUsed ?? 0n).toString(),
       excess_blob_gas: (block.excessBlobGas ?? 0n).toString(),
     };
-    return { message, execution_payload, blobs_bundle: { commitments: [], proofs: [], blobs: [] }, signature: signBidTrace(message, this.opts.signer.secretKey, this.opts.signer.domain) };
+    return {
+      message,
+      execution_payload,
+      blobs_bundle: { commitments: [], proofs: [], blobs: [] },
+      signature: signBidTrace(message, this.opts.signer.secretKey, this.opts.signer.domain),
+    };
   }
 }
-

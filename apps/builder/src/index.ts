@@ -5,7 +5,16 @@
  */
 export { DEV_PROPOSER_PUBKEY, startBuilder, type RunningBuilder, type StartBuilderOptions } from './app.js';
 export { Bidder, type AttemptResult, type Bid, type BidderOptions, type BuilderSigner, type SkippedBundle } from './bidder.js';
-export { bundleHash, decodeBundleTx, MAX_BLOCKS_AHEAD, MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS, validateSendBundleParams, type BundleTx, type ValidBundleParams } from '@acg/bundles';
+export {
+  bundleHash,
+  decodeBundleTx,
+  MAX_BLOCKS_AHEAD,
+  MAX_BUNDLE_BYTES,
+  MAX_BUNDLE_TXS,
+  validateSendBundleParams,
+  type BundleTx,
+  type ValidBundleParams,
+} from '@acg/bundles';
 export {
   builderConfigFromEnv,
   BuilderConfigError,
@@ -22,7 +31,18 @@ export { BundleIntake, bundleIntakeFor, type BundleIntakeOptions, type SubmitBun
 export { OrderflowPool, POOL_TTL_SECONDS, type BundleVia, type MempoolTx, type StoredBundle } from '@acg/bundles';
 export { TokenBucket, type TakeResult } from './ratelimit.js';
 export { startDevRelay, startDevRelays, type DevRelay, type DevRelays, type ReceivedSubmission } from './relay/devRelay.js';
-export { bidTraceSigningRoot, BidTraceType, blsPublicKey, computeBuilderDomain, DOMAIN_APPLICATION_BUILDER, ETH_BLS_DST, randomBlsSecretKey, signBidTrace, verifyBidTrace, type BidTraceJson } from './relay/signing.js';
+export {
+  bidTraceSigningRoot,
+  BidTraceType,
+  blsPublicKey,
+  computeBuilderDomain,
+  DOMAIN_APPLICATION_BUILDER,
+  ETH_BLS_DST,
+  randomBlsSecretKey,
+  signBidTrace,
+  verifyBidTrace,
+  type BidTraceJson,
+} from './relay/signing.js';
 export { RelaySubmitter, SUBMIT_BLOCK_PATH, type RelaySubmission } from './relay/submitter.js';
 export type { ExecutionPayloadJson, SubmitBlockRequest } from './relay/types.js';
 export { RPC_ERRORS, RpcError, invalidParams, type JsonRpcErrorObject } from '@acg/bundles';

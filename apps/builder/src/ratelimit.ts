@@ -25,7 +25,12 @@ export class TokenBucket {
 
   /** Takes `cost` tokens for `id` (e.g. an IP) if it has them. */
   async take(id: string, cost = 1): Promise<TakeResult> {
-    const r = await takeTokens(this.redis, { bucketKey: this.keys.rateLimit(this.opts.scope, id), ratePerSecond: this.opts.ratePerSecond, burst: this.opts.burst, cost });
+    const r = await takeTokens(this.redis, {
+      bucketKey: this.keys.rateLimit(this.opts.scope, id),
+      ratePerSecond: this.opts.ratePerSecond,
+      burst: this.opts.burst,
+      cost,
+    });
     return { allowed: r.allowed, tokens: r.tokens, retryAfterMs: Math.ceil(r.retryAfterUs / 1000), nowUs: r.nowUs };
   }
 }

@@ -25,11 +25,13 @@ export function bundleSignatureMessage(body: Uint8Array | string): Hex {
  */
 export async function verifyBundleSignature(rawBody: Uint8Array, header: string | undefined): Promise<Address> {
   const fail = (message: string, reason: string) => new RpcError(RPC_ERRORS.INVALID_REQUEST, message, { reason });
-  if (!header) throw fail('Missing X-Bundle-Signature header: send "<address>:<signature>", an EIP-191 signature of 0x+hex(keccak256(body)).', 'signature_missing');
+  if (!header)
+    throw fail('Missing X-Bundle-Signature header: send "<address>:<signature>", an EIP-191 signature of 0x+hex(keccak256(body)).', 'signature_missing');
   const sep = header.indexOf(':');
   const claimed = sep > 0 ? header.slice(0, sep).trim() : '';
   const signature = sep > 0 ? header.slice(sep + 1).trim() : '';
-  if (!isAddress(claimed, { strict: false })) throw fail('Malformed X-Bundle-Signature header: expected "<address>:<signature>" with a 0x-prefixed 20-byte address.', 'signature_malformed');
+  if (!isAddress(claimed, { strict: false }))
+    throw fail('Malformed X-Bundle-Signature header: expected "<address>:<signature>" with a 0x-prefixed 20-byte address.', 'signature_malformed');
   if (!/^0x[0-9a-fA-F]{130}$/.test(signature)) {
     throw fail('Malformed X-Bundle-Signature signature: expected 0x followed by 130 hex characters (65 bytes r, s, v).', 'signature_malformed');
   }

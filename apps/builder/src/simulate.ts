@@ -1,13 +1,4 @@
-import {
-  hexToBigInt,
-  parseTransaction,
-  toHex,
-  type Address,
-  type Hash,
-  type Hex,
-  type PublicClient,
-  type TransactionSerialized,
-} from 'viem';
+import { hexToBigInt, parseTransaction, toHex, type Address, type Hash, type Hex, type PublicClient, type TransactionSerialized } from 'viem';
 
 /** A signed transaction to simulate: raw bytes with its hash and recovered sender. */
 export interface SimTx {
@@ -115,12 +106,15 @@ function tipPerGas(p: ReturnType<typeof parseTransaction>, baseFee: bigint): big
  * @param nonces - Sender nonces at `target.parent` (fetched for missing senders and added to the map).
  * @returns A {@link BlockSimulation}; `ok: false` when the node refused the request as a whole.
  */
-export async function simulateBlock(client: PublicClient, target: SimulationTarget, txs: readonly SimTx[], nonces = new Map<string, number>()): Promise<BlockSimulation> {
+export async function simulateBlock(
+  client: PublicClient,
+  target: SimulationTarget,
+  txs: readonly SimTx[],
+  nonces = new Map<string, number>(),
+): Promise<BlockSimulation> {
   const parentTag = toHex(target.parent);
   const senders = [...new Set(txs.map((t) => t.from.toLowerCase()))].filter((s) => !nonces.has(s));
-  await Promise.all(
-    senders.map(async (s) => nonces.set(s, await client.getTransactionCount({ address: s as Address, blockNumber: target.parent }))),
-  );
+  await Promise.all(senders.map(async (s) => nonces.set(s, await client.getTransactionCount({ address: s as Address, blockNumber: target.parent }))));
   const next = new Map(nonces);
   const included: { tx: SimTx; call: RpcCall; parsed: ReturnType<typeof parseTransaction> }[] = [];
   const invalid = new Map<Hash, string>();
@@ -137,11 +131,17 @@ export async function simulateBlock(client: PublicClient, target: SimulationTarg
   const overrides: Record<string, unknown> = { number: toHex(target.number ?? target.parent + 1n), feeRecipient: target.feeRecipient };
   if (target.timestamp !== undefined) overrides.time = toHex(target.timestamp);
 
-  let block: { baseFeePerGas?: Hex; calls: { status: Hex; gasUsed: Hex; returnData: Hex; logs?: { address: string; topics: Hex[]; data: Hex }[]; error?: { message?: string } }[] };
+  let block: {
+    baseFeePerGas?: Hex;
+    calls: { status: Hex; gasUsed: Hex; returnData: Hex; logs?: { address: string; topics: Hex[]; data: Hex }[]; error?: { message?: string } }[];
+  };
   try {
     const res = (await client.request({
       method: 'eth_simulateV1' as never,
-      params: [{ blockStateCalls: [{ blockOverrides: overrides, calls: included.map((i) => i.call) }], validation: true, traceTransfers: true }, parentTag] as never,
+      params: [
+        { blockStateCalls: [{ blockOverrides: overrides, calls: included.map((i) => i.call) }], validation: true, traceTransfers: true },
+        parentTag,
+      ] as never,
     })) as unknown as (typeof block)[];
     block = res[0];
   } catch (e) {
@@ -158,14 +158,36 @@ export async function simulateBlock(client: PublicClient, target: SimulationTarg
     const reason = invalid.get(tx.hash);
     const entry = byHash.get(tx.hash);
     if (reason || !entry) {
-      out.push({ hash: tx.hash, from: tx.from, to: null, status: 'invalid', gasUsed: 0n, tipPerGas: 0n, gasFees: 0n, coinbaseTransfer: 0n, returnData: '0x', reason });
+      out.push({
+        hash: tx.hash,
+        from: tx.from,
+        to: null,
+        status: 'invalid',
+        gasUsed: 0n,
+        tipPerGas: 0n,
+        gasFees: 0n,
+        coinbaseTransfer: 0n,
+        returnData: '0x',
+        reason,
+      });
       continue;
     }
     const r = entry.result;
     const tip = tipPerGas(entry.parsed, baseFee);
     const to = (entry.parsed.to ?? null) as Address | null;
     if (tip === undefined) {
-      out.push({ hash: tx.hash, from: tx.from, to, status: 'invalid', gasUsed: 0n, tipPerGas: 0n, gasFees: 0n, coinbaseTransfer: 0n, returnData: '0x', reason: `fee cap below the base fee ${baseFee}` });
+      out.push({
+        hash: tx.hash,
+        from: tx.from,
+        to,
+        status: 'invalid',
+        gasUsed: 0n,
+        tipPerGas: 0n,
+        gasFees: 0n,
+        coinbaseTransfer: 0n,
+        returnData: '0x',
+        reason: `fee cap below the base fee ${baseFee}`,
+      });
       continue;
     }
     const used = hexToBigInt(r.gasUsed);

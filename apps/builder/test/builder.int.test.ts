@@ -57,7 +57,9 @@ describe('eth_sendBundle: accepted bundles land on the dev chain and go to all f
       expect(s.request.message.value).toBe(bid.value.toString());
       expect(s.request.execution_payload.transactions).toEqual([first, coinbaseTip]);
       // the relay's data API lists the accepted BidTrace
-      const listed = (await (await fetch(`${relay.url}/relay/v1/data/bidtraces/builder_blocks_received?block_number=${target}`)).json()) as { block_hash: string }[];
+      const listed = (await (await fetch(`${relay.url}/relay/v1/data/bidtraces/builder_blocks_received?block_number=${target}`)).json()) as {
+        block_hash: string;
+      }[];
       expect(listed.map((l) => l.block_hash)).toEqual([block.hash]);
     }
 
@@ -79,7 +81,11 @@ describe('eth_sendBundle: accepted bundles land on the dev chain and go to all f
     expect(res.json).toEqual({ jsonrpc: '2.0', id: 1, result: null });
     const pooled = await t.builder.intake.pool.bundlesFor(target);
     expect(pooled.map((b) => b.searcher)).toContain(wallet.address);
-    expect(await readSearcherCharges(t.builder.redis, t.builder.keys, wallet.address)).toMatchObject({ bundles: 1, owed_base_units: '100000', paid_base_units: '0' });
+    expect(await readSearcherCharges(t.builder.redis, t.builder.keys, wallet.address)).toMatchObject({
+      bundles: 1,
+      owed_base_units: '100000',
+      paid_base_units: '0',
+    });
     const attempt = await t.builder.bidder.attempt();
     expect(attempt.bid?.txCount).toBe(1);
   });
@@ -169,7 +175,10 @@ describe('errors: each bad request gets its specific JSON-RPC error', () => {
     const rawSig = await searcher.signMessage({ message: { raw: keccak256(stringToHex(body)) } });
     expect((await rpc(body, { 'X-Bundle-Signature': `${searcher.address}:${rawSig}` })).json.error.data.reason).toBe('signature_mismatch');
     const good = (await flashbotsSignature(searcher, body)).split(':')[1];
-    expect((await rpc(body, { 'X-Bundle-Signature': `${searcher.address}:${good.slice(2)}` })).json.error).toMatchObject({ code: -32600, data: { reason: 'signature_malformed' } });
+    expect((await rpc(body, { 'X-Bundle-Signature': `${searcher.address}:${good.slice(2)}` })).json.error).toMatchObject({
+      code: -32600,
+      data: { reason: 'signature_malformed' },
+    });
   });
 
   it('body tampered after signing (even one space) → -32600 mismatch', async () => {
@@ -203,7 +212,12 @@ describe('errors: each bad request gets its specific JSON-RPC error', () => {
 
   it('oversize: 101 transactions, or more than 300,000 bytes → -32602 naming txs; a body over the HTTP limit → 413', async () => {
     const tx = await transfer(t.client, 2);
-    const many = await signed(sendBundleBody(Array.from({ length: 101 }, () => tx), (await head()) + 1n));
+    const many = await signed(
+      sendBundleBody(
+        Array.from({ length: 101 }, () => tx),
+        (await head()) + 1n,
+      ),
+    );
     expect(many.json.error).toMatchObject({ code: -32602, data: { field: 'txs', limit: 100 } });
     const big = `0x${'ab'.repeat(150_001)}` as Hex;
     const bytes = await signed(sendBundleBody([big, big], (await head()) + 1n));
@@ -243,7 +257,11 @@ describe('JSON-RPC 2.0 batches and notifications', () => {
         { jsonrpc: '2.0', id: null, result: null },
       ]),
     );
-    const onlyNotifications = JSON.stringify({ jsonrpc: '2.0', method: 'eth_cancelBundle', params: [{ replacementUuid: '00000000-0000-4000-8000-000000000000' }] });
+    const onlyNotifications = JSON.stringify({
+      jsonrpc: '2.0',
+      method: 'eth_cancelBundle',
+      params: [{ replacementUuid: '00000000-0000-4000-8000-000000000000' }],
+    });
     const none = await signed(onlyNotifications);
     expect(none.status).toBe(204);
     expect(none.text).toBe('');
@@ -254,7 +272,12 @@ describe('eth_callBundle', () => {
   it('simulates with eth_simulateV1 and reports gas, fees and ETH sent to the coinbase', async () => {
     const target = (await head()) + 1n;
     const pay = await transfer(t.client, 6, { to: t.config.feeRecipient, value: parseEther('0.01') });
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'eth_callBundle', params: [{ txs: [pay], blockNumber: `0x${target.toString(16)}`, stateBlockNumber: 'latest' }] });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'eth_callBundle',
+      params: [{ txs: [pay], blockNumber: `0x${target.toString(16)}`, stateBlockNumber: 'latest' }],
+    });
     const queued = (await t.builder.intake.pool.bundlesFor(target)).length;
     const res = await signed(body);
     const r = res.json.result;

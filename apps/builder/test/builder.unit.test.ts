@@ -10,7 +10,16 @@ import { bundleSignatureMessage, verifyBundleSignature } from '../src/signature.
 
 const account = privateKeyToAccount(`0x${'11'.repeat(32)}`);
 const tx = (chainId = 1, nonce = 0): Promise<Hex> =>
-  account.signTransaction({ type: 'eip1559', chainId, nonce, to: account.address, value: 1n, gas: 21_000n, maxFeePerGas: parseGwei('20'), maxPriorityFeePerGas: parseGwei('1') });
+  account.signTransaction({
+    type: 'eip1559',
+    chainId,
+    nonce,
+    to: account.address,
+    value: 1n,
+    gas: 21_000n,
+    maxFeePerGas: parseGwei('20'),
+    maxPriorityFeePerGas: parseGwei('1'),
+  });
 
 describe('BLS signing of the BidTrace (builder-specs)', () => {
   it('computes the mainnet DOMAIN_APPLICATION_BUILDER domain', () => {
@@ -87,7 +96,10 @@ describe('validateSendBundleParams', () => {
 
   it('accepts a valid bundle and decodes every transaction with its sender', async () => {
     const raw = await tx();
-    const v = await validateSendBundleParams({ txs: [raw], blockNumber: '0x65', revertingTxHashes: [keccak256(raw)], replacementUuid: '8C5B1F7E-2F0A-4E7B-9B8E-3C2D1A0F9E11' }, ctx);
+    const v = await validateSendBundleParams(
+      { txs: [raw], blockNumber: '0x65', revertingTxHashes: [keccak256(raw)], replacementUuid: '8C5B1F7E-2F0A-4E7B-9B8E-3C2D1A0F9E11' },
+      ctx,
+    );
     expect(v.blockNumber).toBe(101n);
     expect(v.txs[0]).toMatchObject({ from: account.address, hash: keccak256(raw), nonce: 0 });
     expect(v.replacementUuid).toBe('8c5b1f7e-2f0a-4e7b-9b8e-3c2d1a0f9e11');
@@ -121,7 +133,9 @@ describe('configuration', () => {
       { name: 'a', url: 'http://127.0.0.1:1' },
       { name: 'relay', url: 'http://relay.example.org' },
     ]);
-    expect(() => builderConfigFromEnv({ BUILDER_BLS_SECRET_KEY: '0x12' }, { redisUrl: 'redis://x', ethereumRpcUrl: 'http://node' })).toThrow(BuilderConfigError);
+    expect(() => builderConfigFromEnv({ BUILDER_BLS_SECRET_KEY: '0x12' }, { redisUrl: 'redis://x', ethereumRpcUrl: 'http://node' })).toThrow(
+      BuilderConfigError,
+    );
     expect(() => builderConfigFromEnv({}, { redisUrl: 'redis://x' })).toThrow(/ETHEREUM_RPC_URL/);
   });
 });

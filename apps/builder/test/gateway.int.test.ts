@@ -25,7 +25,9 @@ describe('builder.send_bundle as a gateway capability (x402 execute path)', () =
     const target = (await t.client.getBlockNumber()) + 1n;
     const input = sendBundle.input.parse({ txs: [await transfer(t.client, 4)], blockNumber: `0x${target.toString(16)}` });
     expect(sendBundle.precondition!(input, deps)).toBeUndefined();
-    const out = sendBundle.output.parse(await sendBundle.run(input, deps, { executionId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T', payer, paymentTxHash: `0x${'ab'.repeat(32)}` }));
+    const out = sendBundle.output.parse(
+      await sendBundle.run(input, deps, { executionId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T', payer, paymentTxHash: `0x${'ab'.repeat(32)}` }),
+    );
     expect(out).toMatchObject({ jsonrpc: '2.0', result: null, searcher: payer, block_number: `0x${target.toString(16)}` });
     const pooled = await t.builder.intake.pool.bundlesFor(target);
     expect(pooled).toHaveLength(1);
@@ -35,8 +37,15 @@ describe('builder.send_bundle as a gateway capability (x402 execute path)', () =
     expect(attempt.included).toEqual([out.bundle_hash]);
 
     // the JSON-RPC envelope from the catalog's example is accepted as input too
-    const envelope = sendBundle.input.parse({ jsonrpc: '2.0', method: 'eth_sendBundle', id: 5, params: [{ txs: [await transfer(t.client, 4)], blockNumber: `0x${(target + 1n).toString(16)}` }] });
-    const out2 = sendBundle.output.parse(await sendBundle.run(envelope, deps, { executionId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8V', payer, paymentTxHash: `0x${'cd'.repeat(32)}` }));
+    const envelope = sendBundle.input.parse({
+      jsonrpc: '2.0',
+      method: 'eth_sendBundle',
+      id: 5,
+      params: [{ txs: [await transfer(t.client, 4)], blockNumber: `0x${(target + 1n).toString(16)}` }],
+    });
+    const out2 = sendBundle.output.parse(
+      await sendBundle.run(envelope, deps, { executionId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8V', payer, paymentTxHash: `0x${'cd'.repeat(32)}` }),
+    );
     expect(out2.id).toBe(5);
   });
 
@@ -47,7 +56,10 @@ describe('builder.send_bundle as a gateway capability (x402 execute path)', () =
     expect(sendBundle.precondition!(wrongChain, deps)).toMatch(/chain id 8453/);
     expect(sendBundle.precondition!(wrongChain, { chainClient: () => undefined })).toMatch(/ETHEREUM_RPC_URL/);
     const past = sendBundle.input.parse({ txs: [await transfer(t.client, 4)], blockNumber: `0x${head.toString(16)}` });
-    await expect(sendBundle.run(past, deps, { executionId: 'exe_x', payer: devAccount(2).address, paymentTxHash: '0x00' })).rejects.toMatchObject({ code: 'invalid_bundle', status: 422 });
+    await expect(sendBundle.run(past, deps, { executionId: 'exe_x', payer: devAccount(2).address, paymentTxHash: '0x00' })).rejects.toMatchObject({
+      code: 'invalid_bundle',
+      status: 422,
+    });
   });
 
   it("fills the health document's builder part from the live counters (readBuilderHealth, what the gateway's Discovery reads)", async () => {

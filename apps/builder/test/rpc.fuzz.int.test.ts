@@ -54,7 +54,11 @@ interface Input {
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** A valid JSON-RPC 2.0 request without `id`: the server answers nothing for it (JSON-RPC 2.0 §4.1). */
 const isNotification = (v: unknown) =>
-  isPlainObject(v) && v.jsonrpc === '2.0' && typeof v.method === 'string' && (v.params === undefined || (typeof v.params === 'object' && v.params !== null)) && !('id' in v);
+  isPlainObject(v) &&
+  v.jsonrpc === '2.0' &&
+  typeof v.method === 'string' &&
+  (v.params === undefined || (typeof v.params === 'object' && v.params !== null)) &&
+  !('id' in v);
 /** Array/object nesting of a parsed value, computed without recursion. */
 function depthOf(value: unknown): number {
   let max = 0;
@@ -74,13 +78,19 @@ function problemWith(input: Input, reply: Reply): string | null {
   const path = input.path.split('?')[0];
   if (input.method === 'CONNECT') return reply.status === 405 && reply.headers.allow === 'POST' ? null : `CONNECT → HTTP ${reply.status}`;
   if (path !== '/rpc') return reply.status === 404 ? null : `unknown path → HTTP ${reply.status}, not 404`;
-  if (input.method !== 'POST') return reply.status === 405 && reply.headers.allow === 'POST' ? null : `${input.method} → HTTP ${reply.status} allow ${reply.headers.allow}, not 405 with Allow: POST`;
-  if (Buffer.byteLength(input.body) > MAX_BODY_BYTES) return reply.status === 413 && reply.json?.error?.code === -32600 ? null : `oversize body → HTTP ${reply.status}`;
+  if (input.method !== 'POST')
+    return reply.status === 405 && reply.headers.allow === 'POST'
+      ? null
+      : `${input.method} → HTTP ${reply.status} allow ${reply.headers.allow}, not 405 with Allow: POST`;
+  if (Buffer.byteLength(input.body) > MAX_BODY_BYTES)
+    return reply.status === 413 && reply.json?.error?.code === -32600 ? null : `oversize body → HTTP ${reply.status}`;
 
   const errors = (Array.isArray(reply.json) ? reply.json : [reply.json]).filter((r) => isPlainObject(r) && 'error' in r);
   for (const r of errors) if (!STANDARD_CODES.has(r.error?.code)) return `non-standard error code ${JSON.stringify(r.error?.code)}`;
   const single = (code: number, id: unknown = null) =>
-    reply.status === 200 && !Array.isArray(reply.json) && reply.json?.error?.code === code && reply.json.id === id ? null : `expected one ${code} with id ${JSON.stringify(id)}, got HTTP ${reply.status} ${reply.text.slice(0, 200)}`;
+    reply.status === 200 && !Array.isArray(reply.json) && reply.json?.error?.code === code && reply.json.id === id
+      ? null
+      : `expected one ${code} with id ${JSON.stringify(id)}, got HTTP ${reply.status} ${reply.text.slice(0, 200)}`;
 
   let parsed: unknown;
   try {
@@ -100,11 +110,13 @@ function problemWith(input: Input, reply: Reply): string | null {
     if (calls === 0) return reply.status === 204 && reply.text === '' ? null : `notification-only batch → HTTP ${reply.status} ${reply.text.slice(0, 100)}`;
     if (reply.status !== 200 || !Array.isArray(reply.json)) return `batch → HTTP ${reply.status} ${reply.text.slice(0, 200)}`;
     if (reply.json.length !== calls) return `batch of ${parsed.length} with ${calls} calls → ${reply.json.length} responses`;
-    for (const r of reply.json) if (!isPlainObject(r) || r.jsonrpc !== '2.0' || ('error' in r) === ('result' in r)) return `malformed batch entry ${JSON.stringify(r).slice(0, 200)}`;
+    for (const r of reply.json)
+      if (!isPlainObject(r) || r.jsonrpc !== '2.0' || 'error' in r === 'result' in r) return `malformed batch entry ${JSON.stringify(r).slice(0, 200)}`;
     return null;
   }
   if (isNotification(parsed)) return reply.status === 204 && reply.text === '' ? null : `notification → HTTP ${reply.status}`;
-  if (reply.status !== 200 || !isPlainObject(reply.json) || reply.json.jsonrpc !== '2.0') return `single call → HTTP ${reply.status} ${reply.text.slice(0, 200)}`;
+  if (reply.status !== 200 || !isPlainObject(reply.json) || reply.json.jsonrpc !== '2.0')
+    return `single call → HTTP ${reply.status} ${reply.text.slice(0, 200)}`;
   if (!isPlainObject(parsed)) return single(-32600);
   return null;
 }
@@ -120,7 +132,15 @@ async function probe(category: string, input: Input): Promise<void> {
   let problem: string | null;
   try {
     const withBody = !['GET', 'HEAD', 'CONNECT'].includes(input.method) || input.body !== '';
-    problem = problemWith(input, await httpRequest(`${t.builder.url}${input.path}`, { method: input.method, body: withBody ? input.body : undefined, headers, timeoutMs: HANG_TIMEOUT_MS }));
+    problem = problemWith(
+      input,
+      await httpRequest(`${t.builder.url}${input.path}`, {
+        method: input.method,
+        body: withBody ? input.body : undefined,
+        headers,
+        timeoutMs: HANG_TIMEOUT_MS,
+      }),
+    );
   } catch (e) {
     problem = `no answer: ${(e as Error).message}`;
   }
@@ -140,7 +160,11 @@ const post = (body: fc.Arbitrary<string>, contentType: fc.Arbitrary<string | und
   fc.record({ method: fc.constant('POST'), path: fc.constant('/rpc'), body, contentType, signed: fc.boolean() });
 
 const anyJson = fc.jsonValue({ maxDepth: 4 });
-const rpcMethod = fc.oneof(fc.constantFrom('eth_sendBundle', 'eth_cancelBundle', 'eth_callBundle', 'eth_nope', '', 'constructor', '__proto__', 'toString'), fc.string({ maxLength: 20 }), anyJson);
+const rpcMethod = fc.oneof(
+  fc.constantFrom('eth_sendBundle', 'eth_cancelBundle', 'eth_callBundle', 'eth_nope', '', 'constructor', '__proto__', 'toString'),
+  fc.string({ maxLength: 20 }),
+  anyJson,
+);
 /** Objects shaped like a request, each member present or not and of the right type or not. */
 const requestLike = fc.record(
   {
@@ -171,43 +195,78 @@ describe('POST /rpc answers every input (fast-check)', () => {
   });
 
   it('batches of arbitrary elements (arrays, notifications, calls), up to and over the batch limit', async () => {
-    const notification = fc.record({ jsonrpc: fc.constant('2.0'), method: rpcMethod.filter((m) => typeof m === 'string') as fc.Arbitrary<string>, params: fc.constant([]) });
+    const notification = fc.record({
+      jsonrpc: fc.constant('2.0'),
+      method: rpcMethod.filter((m) => typeof m === 'string') as fc.Arbitrary<string>,
+      params: fc.constant([]),
+    });
     const batch = fc.array(fc.oneof(element, notification), { maxLength: MAX_BATCH + 2 });
     await fuzz('batches', post(batch.map((b) => JSON.stringify(b))), 300);
   });
 
   it('deep nesting, as the body and inside params, closed or not', async () => {
-    const deep = fc.record({ depth: fc.integer({ min: 1, max: 30_000 }), open: fc.constantFrom('[', '{"a":'), closed: fc.boolean(), inParams: fc.boolean() }).map(({ depth, open, closed, inParams }) => {
-      const close = open === '[' ? ']' : '}';
-      const inner = `${open.repeat(depth)}${open === '[' ? '' : '1'}${closed ? close.repeat(depth) : ''}`;
-      return inParams ? `{"jsonrpc":"2.0","id":1,"method":"eth_sendBundle","params":[${inner}]}` : inner;
-    });
+    const deep = fc
+      .record({ depth: fc.integer({ min: 1, max: 30_000 }), open: fc.constantFrom('[', '{"a":'), closed: fc.boolean(), inParams: fc.boolean() })
+      .map(({ depth, open, closed, inParams }) => {
+        const close = open === '[' ? ']' : '}';
+        const inner = `${open.repeat(depth)}${open === '[' ? '' : '1'}${closed ? close.repeat(depth) : ''}`;
+        return inParams ? `{"jsonrpc":"2.0","id":1,"method":"eth_sendBundle","params":[${inner}]}` : inner;
+      });
     await fuzz('deep nesting', post(deep), 80);
   });
 
   it('huge strings in method, id, params or keys, up to and over the body limit', async () => {
-    const huge = fc.record({ size: fc.integer({ min: 1, max: 1_100_000 }), where: fc.constantFrom('method', 'id', 'param', 'key', 'top') }).map(({ size, where }) => {
-      const s = 'a'.repeat(size);
-      if (where === 'top') return JSON.stringify(s);
-      if (where === 'key') return JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendBundle', params: [{ [s]: 1 }] });
-      return JSON.stringify({ jsonrpc: '2.0', id: where === 'id' ? s : 1, method: where === 'method' ? s : 'eth_cancelBundle', params: where === 'param' ? [{ replacementUuid: s }] : [] });
-    });
+    const huge = fc
+      .record({ size: fc.integer({ min: 1, max: 1_100_000 }), where: fc.constantFrom('method', 'id', 'param', 'key', 'top') })
+      .map(({ size, where }) => {
+        const s = 'a'.repeat(size);
+        if (where === 'top') return JSON.stringify(s);
+        if (where === 'key') return JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendBundle', params: [{ [s]: 1 }] });
+        return JSON.stringify({
+          jsonrpc: '2.0',
+          id: where === 'id' ? s : 1,
+          method: where === 'method' ? s : 'eth_cancelBundle',
+          params: where === 'param' ? [{ replacementUuid: s }] : [],
+        });
+      });
     await fuzz('huge strings', post(huge), 24);
   });
 
   it('odd content types', async () => {
     const contentType = fc.oneof(
-      fc.constantFrom(undefined, '', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/json-rpc', '*/*'),
+      fc.constantFrom(
+        undefined,
+        '',
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/json; charset=latin1',
+        'application/json-rpc',
+        '*/*',
+      ),
       fc.string({ unit: 'grapheme-ascii', maxLength: 30 }).filter((s) => /^[\x20-\x7e]*$/.test(s)),
     );
-    await fuzz('content types', post(fc.oneof(requestLike, anyJson).map((v) => JSON.stringify(v)), contentType), 100);
+    await fuzz(
+      'content types',
+      post(
+        fc.oneof(requestLike, anyJson).map((v) => JSON.stringify(v)),
+        contentType,
+      ),
+      100,
+    );
   });
 
   it('every HTTP method node:http knows, on /rpc and other paths', async () => {
     const input = fc.record({
       method: fc.constantFrom(...METHODS),
-      path: fc.oneof(fc.constantFrom('/rpc', '/rpc?x=1', '/', '/rpc/', '/RPC', '/health'), fc.webPath().map((p) => (p.startsWith('/') ? p : `/${p}`))),
-      body: fc.oneof(fc.constant(''), requestLike.map((v) => JSON.stringify(v))),
+      path: fc.oneof(
+        fc.constantFrom('/rpc', '/rpc?x=1', '/', '/rpc/', '/RPC', '/health'),
+        fc.webPath().map((p) => (p.startsWith('/') ? p : `/${p}`)),
+      ),
+      body: fc.oneof(
+        fc.constant(''),
+        requestLike.map((v) => JSON.stringify(v)),
+      ),
       contentType: fc.constant('application/json'),
       signed: fc.boolean(),
     });
@@ -219,7 +278,9 @@ describe('rate limit under the fuzz configuration', () => {
   it('25 instant requests from one client: the ones over the burst get HTTP 429 with a JSON-RPC -32005', async () => {
     const ip = nextIp();
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_cancelBundle', params: [] });
-    const replies = await Promise.all(Array.from({ length: 25 }, () => httpRequest(t.builder.rpcUrl, { body, headers: { 'content-type': 'application/json', 'x-forwarded-for': ip } })));
+    const replies = await Promise.all(
+      Array.from({ length: 25 }, () => httpRequest(t.builder.rpcUrl, { body, headers: { 'content-type': 'application/json', 'x-forwarded-for': ip } })),
+    );
     const limited = replies.filter((r) => r.status === 429);
     expect(limited.length).toBeGreaterThan(0);
     for (const r of limited) {

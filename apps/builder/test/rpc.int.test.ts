@@ -62,7 +62,12 @@ describe('batches holding arrays or other non-objects', () => {
   });
 
   it('a batch of only notifications → HTTP 204 with an empty body', async () => {
-    const res = await signedFresh(JSON.stringify([{ jsonrpc: '2.0', method: 'eth_nope' }, { jsonrpc: '2.0', method: 'eth_nope', params: {} }]));
+    const res = await signedFresh(
+      JSON.stringify([
+        { jsonrpc: '2.0', method: 'eth_nope' },
+        { jsonrpc: '2.0', method: 'eth_nope', params: {} },
+      ]),
+    );
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
   });
@@ -88,7 +93,11 @@ describe('top-level values that are not requests', () => {
 
 describe('deep nesting and huge strings', () => {
   it('10,000 levels of [ ] or { } → -32600 (HTTP 200); 10,000 unclosed [ → -32700', async () => {
-    for (const body of ['['.repeat(10_000) + ']'.repeat(10_000), '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000), `[{"jsonrpc":"2.0","id":1,"method":"eth_sendBundle","params":${'['.repeat(10_000)}${']'.repeat(10_000)}}]`]) {
+    for (const body of [
+      '['.repeat(10_000) + ']'.repeat(10_000),
+      '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000),
+      `[{"jsonrpc":"2.0","id":1,"method":"eth_sendBundle","params":${'['.repeat(10_000)}${']'.repeat(10_000)}}]`,
+    ]) {
       const res = await signedFresh(body);
       expect(res.status).toBe(200);
       expect(res.json).toMatchObject({ id: null, error: { code: -32600, data: { reason: 'nesting_too_deep' } } });

@@ -11,7 +11,18 @@
  * process (e.g. `npm` killed), noticed within a second. A second signal exits at once (the managed
  * children are then SIGKILLed by the exit hook of `spawnManaged`).
  */
-import { BUILDER_ENV, devDefaultsProblems, DEVNET_ENV, EnvError, GATEWAY_ENV, guardProcess, portProblems, readEnv, redisProblem, type PortCheck } from '@acg/env';
+import {
+  BUILDER_ENV,
+  devDefaultsProblems,
+  DEVNET_ENV,
+  EnvError,
+  GATEWAY_ENV,
+  guardProcess,
+  portProblems,
+  readEnv,
+  redisProblem,
+  type PortCheck,
+} from '@acg/env';
 import { builderConfigFromEnv, parseRelayUrls, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '@acg/builder';
 import { configFromEnv, type ConfigDefaults } from '@acg/config';
 import { startGateway, type RunningGateway } from '@acg/gateway';
@@ -193,9 +204,16 @@ try {
   line('payment chain', `${config.payment.rpcUrl} (eip155:${config.payment.chain.id}${anvil ? ', local anvil' : ''})`);
   line('USDC', config.payment.asset);
   line('redis', `${redis.url}${redis.spawned ? ' (private, spawned)' : ''}, key prefix ${config.keyPrefix}`);
-  line('worker', `in-process: ${worker.workers.map((w) => w.name).join(', ')}${worker.indexer ? ', liquidation indexer' : ''}${worker.walletMonitor ? `, wallet monitor (${worker.walletMonitor.watchers.length} chain watchers, webhook policy ${config.walletMonitor?.webhookPolicy})` : ''}`);
+  line(
+    'worker',
+    `in-process: ${worker.workers.map((w) => w.name).join(', ')}${worker.indexer ? ', liquidation indexer' : ''}${worker.walletMonitor ? `, wallet monitor (${worker.walletMonitor.watchers.length} chain watchers, webhook policy ${config.walletMonitor?.webhookPolicy})` : ''}`,
+  );
   line('arbitrum chain', `${config.chains.arbitrum ?? 'not configured'}${arbitrum ? ' (chain 42161, local anvil)' : ''}`);
-  if (lending) line('lending', `Aave ${lending.deployment.aave.pool}, Spark ${lending.deployment.spark.pool}, Comet ${lending.deployment.comet.address}, Morpho ${lending.deployment.morpho.address} (${lending.positions.length} seeded positions)`);
+  if (lending)
+    line(
+      'lending',
+      `Aave ${lending.deployment.aave.pool}, Spark ${lending.deployment.spark.pool}, Comet ${lending.deployment.comet.address}, Morpho ${lending.deployment.morpho.address} (${lending.positions.length} seeded positions)`,
+    );
   if (anvil) {
     line('facilitator', `${devAccount(DEV_ROLES.facilitator).address} (dev account 0)`);
     line('treasury/payTo', `${config.payment.payTo} (dev account 1)`);

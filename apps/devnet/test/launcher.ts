@@ -92,7 +92,11 @@ export function descendants(root: number): ProcRow[] {
 
 /** The subset of `pids` that still run (zombies count as gone). */
 export function stillRunning(pids: number[]): number[] {
-  const live = new Set(processTable().filter((r) => !r.state.startsWith('Z')).map((r) => r.pid));
+  const live = new Set(
+    processTable()
+      .filter((r) => !r.state.startsWith('Z'))
+      .map((r) => r.pid),
+  );
   return pids.filter((pid) => live.has(pid));
 }
 

@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { allDescriptors, buildCatalog, buildLegacyRegistry, renderLlmsTxt, renderSitemap, SITEMAP_PATHS, type BuildContext, type HealthSample } from '@acg/registry';
+import {
+  allDescriptors,
+  buildCatalog,
+  buildLegacyRegistry,
+  renderLlmsTxt,
+  renderSitemap,
+  SITEMAP_PATHS,
+  type BuildContext,
+  type HealthSample,
+} from '@acg/registry';
 import type { BuilderHealth, HealthDocument, HealthStatus, RegistryDocument } from '@acg/schemas';
 import type { WalletMonitorHealth } from '@acg/wallet-monitor';
 import type { CapabilityDefinition } from '@acg/capabilities';

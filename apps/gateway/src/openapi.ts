@@ -3,7 +3,13 @@ import { formatUsdc } from '@acg/registry';
 
 /** The parts of an OpenAPI 3.0 document this module touches (the rest passes through as is). */
 interface OpenApiDocument {
-  paths?: Record<string, Record<string, { description?: string; requestBody?: { content?: Record<string, { schema?: Record<string, unknown>; examples?: Record<string, unknown> }> } }>>;
+  paths?: Record<
+    string,
+    Record<
+      string,
+      { description?: string; requestBody?: { content?: Record<string, { schema?: Record<string, unknown>; examples?: Record<string, unknown> }> } }
+    >
+  >;
 }
 
 /** The `{capability_id, input}` body that runs `d`, from its example (execute form, or the bare input). */
@@ -29,6 +35,8 @@ export function documentCapabilities<T extends object>(doc: T, definitions: read
   const properties = (media.schema?.properties ?? undefined) as Record<string, Record<string, unknown>> | undefined;
   if (properties?.capability_id) properties.capability_id.description = `Id of an executable capability: ${list}. Its input_schema is in GET /registry.`;
   operation.description = `${operation.description ?? ''} Executable capabilities: ${list}.`.trim();
-  media.examples = Object.fromEntries(executable.map((d) => [d.id, { summary: `${d.name}: ${formatUsdc(d.price.base_units)} USDC per ${d.price.unit}`, value: executeExample(d) }]));
+  media.examples = Object.fromEntries(
+    executable.map((d) => [d.id, { summary: `${d.name}: ${formatUsdc(d.price.base_units)} USDC per ${d.price.unit}`, value: executeExample(d) }]),
+  );
   return doc;
 }

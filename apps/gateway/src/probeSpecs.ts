@@ -28,7 +28,8 @@ export function probeSpecs(services: Services): ProbeSpec[] {
       url: () => `${services.config.builderUrl.replace(/\/$/, '')}/rpc`,
       body: { jsonrpc: '2.0', id: 1, method: 'eth_sendBundle', params: [{ txs: [], blockNumber: '0x1' }] },
       expectStatus: 200,
-      check: (body) => (body as { jsonrpc?: string; error?: { code?: number } })?.jsonrpc === '2.0' && (body as { error?: { code?: number } }).error?.code === -32600,
+      check: (body) =>
+        (body as { jsonrpc?: string; error?: { code?: number } })?.jsonrpc === '2.0' && (body as { error?: { code?: number } }).error?.code === -32600,
     },
     { capabilityId: 'gateway.health', method: 'GET', path: '/status/health', expectStatus: 200 },
     { capabilityId: 'gateway.execute', method: 'POST', path: '/api/v1/execute', body: example, expectStatus: 402, check: isChallenge },

@@ -26,7 +26,12 @@ const echo = defineCapability({
   output: z.strictObject({ text: z.string() }),
   example: {
     request: { capability_id: 'intelligence.echo_test', input: { text: 'hello' } },
-    response: { execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T', status: 'SUCCEEDED', result: { text: 'hello' }, payment: { tx_hash: `0x${'1'.repeat(64)}`, amount: '1000' } },
+    response: {
+      execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
+      status: 'SUCCEEDED',
+      result: { text: 'hello' },
+      payment: { tx_hash: `0x${'1'.repeat(64)}`, amount: '1000' },
+    },
   },
   async run(input) {
     runs.push(input);
@@ -77,7 +82,20 @@ describe('a capability added with one defineCapability call', () => {
       status: 'PILOT',
       x402: { advertised: true, resource: `${t.url}/api/v1/execute` },
     });
-    const openapi = (await getJson('/openapi.json')) as { paths: Record<string, Record<string, { description: string; requestBody: { content: Record<string, { examples: Record<string, { value: unknown }>; schema: { properties: Record<string, { description?: string }> } }> } }>> };
+    const openapi = (await getJson('/openapi.json')) as {
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            description: string;
+            requestBody: {
+              content: Record<string, { examples: Record<string, { value: unknown }>; schema: { properties: Record<string, { description?: string }> } }>;
+            };
+          }
+        >
+      >;
+    };
     const execute = openapi.paths['/api/v1/execute'].post;
     const media = execute.requestBody.content['application/json'];
     expect(media.examples['intelligence.echo_test'].value).toEqual(echo.example.request);

@@ -28,7 +28,17 @@ describe('discovery documents', () => {
     const validate = ajv.compile(registryDocumentJsonSchema());
     expect(validate(doc), JSON.stringify(validate.errors)).toBe(true);
     const byId = Object.fromEntries(doc.capabilities.map((c: { id: string }) => [c.id, c]));
-    for (const id of ['gateway.execute', 'gateway.jobs', 'gateway.registry', 'gateway.health', 'gateway.providers', 'builder.send_bundle', 'mev.liquidation_search', 'intelligence.wallet_monitor', 'intelligence.wallet_balances']) {
+    for (const id of [
+      'gateway.execute',
+      'gateway.jobs',
+      'gateway.registry',
+      'gateway.health',
+      'gateway.providers',
+      'builder.send_bundle',
+      'mev.liquidation_search',
+      'intelligence.wallet_monitor',
+      'intelligence.wallet_balances',
+    ]) {
       expect(byId[id], id).toBeDefined();
     }
     // probed at startup: LIVE with evidence of the probe; not built: PLANNED
@@ -60,12 +70,29 @@ describe('discovery documents', () => {
     const doc = JSON.parse(text);
     expect(doc.network).toBeDefined();
     const entry = doc.capabilities.find((c: { id: string }) => c.id === 'intelligence.wallet_balances');
-    for (const field of ['endpoint', 'price', 'currency', 'latency_ms_p50', 'latency_ms_p99', 'authentication', 'x402', 'input_schema', 'output_schema', 'availability', 'example_request', 'example_response']) {
+    for (const field of [
+      'endpoint',
+      'price',
+      'currency',
+      'latency_ms_p50',
+      'latency_ms_p99',
+      'authentication',
+      'x402',
+      'input_schema',
+      'output_schema',
+      'availability',
+      'example_request',
+      'example_response',
+    ]) {
       expect(entry, field).toHaveProperty(field);
     }
     expect(entry).toMatchObject({ price: '0.001', price_base_units: '1000', currency: 'USDC', authentication: 'x402' });
     // the example request is executable: unpaid it gets the 402 challenge for exactly the advertised price
-    const r = await fetch(`${t.url}/api/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(entry.example_request) });
+    const r = await fetch(`${t.url}/api/v1/execute`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(entry.example_request),
+    });
     expect(r.status).toBe(402);
     expect(((await r.json()) as { maxAmountRequired: string }).maxAmountRequired).toBe(entry.price_base_units);
   });

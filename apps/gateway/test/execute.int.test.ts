@@ -52,7 +52,6 @@ describe('paid execute', () => {
     const pay = wrapFetchWithPayment(fetch, client);
     const res = await pay(executeUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request(buyer.address)) });
     expect(res.status).toBe(200);
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const body = (await res.json()) as any;
     expect(body.status).toBe('SUCCEEDED');
     expect(body.execution_id).toMatch(/^exe_[0-9A-Z]{26}$/);
@@ -150,7 +149,11 @@ describe('refused payments cost nothing and say why', () => {
     ],
     [
       'not-yet-valid (validAfter an hour ahead)',
-      (pr) => craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { validAfter: BigInt(Math.floor(Date.now() / 1000) + 3600), validBefore: BigInt(Math.floor(Date.now() / 1000) + 200) }),
+      (pr) =>
+        craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, {
+          validAfter: BigInt(Math.floor(Date.now() / 1000) + 3600),
+          validBefore: BigInt(Math.floor(Date.now() / 1000) + 200),
+        }),
       /not valid yet/i,
     ],
   ];
@@ -228,7 +231,11 @@ describe('bad input costs nothing', () => {
   });
 
   it('gives 413 for an oversized body', async () => {
-    const r = await fetch(executeUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pad: 'x'.repeat(1_100_000) }) });
+    const r = await fetch(executeUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ pad: 'x'.repeat(1_100_000) }),
+    });
     expect(r.status).toBe(413);
   });
 });
@@ -241,10 +248,14 @@ describe('failure after settlement', () => {
     const pr = await challenge(executeUrl, request(buyer.address, 'ethereum'));
     const r = await post(executeUrl, request(buyer.address, 'ethereum'), { 'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(buyer, pr)) });
     expect(r.status).toBe(503);
-    expect(r.body).toMatchObject({ status: 503, execution_status: 'FAILED', error: { code: 'chain_unavailable' }, refund: { status: 'pending', amount: '1000' } });
+    expect(r.body).toMatchObject({
+      status: 503,
+      execution_status: 'FAILED',
+      error: { code: 'chain_unavailable' },
+      refund: { status: 'pending', amount: '1000' },
+    });
     expect(JSON.stringify(r.body)).not.toContain('127.0.0.1:1');
     expect(r.headers.get('payment-response')).toBeTruthy();
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     let record: any;
     for (let i = 0; i < 200; i++) {
       record = await fetch(`${t.url}/api/v1/executions/${r.body.execution_id}`).then((x) => x.json());

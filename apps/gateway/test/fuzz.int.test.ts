@@ -33,14 +33,27 @@ afterAll(async () => {
   const rows = [...stats].sort(([a], [b]) => (a < b ? -1 : 1));
   const total = rows.reduce((n, [, s]) => n + s.tried, 0);
   const failed = rows.reduce((n, [, s]) => n + s.failed, 0);
-  console.log(`REST fuzz: ${total} inputs, ${failed} failures\n${rows.map(([k, s]) => `  ${k.padEnd(52)} ${String(s.tried).padStart(5)} tried ${String(s.failed).padStart(3)} failed`).join('\n')}`);
+  console.log(
+    `REST fuzz: ${total} inputs, ${failed} failures\n${rows.map(([k, s]) => `  ${k.padEnd(52)} ${String(s.tried).padStart(5)} tried ${String(s.failed).padStart(3)} failed`).join('\n')}`,
+  );
 });
 
 const routes = new RouteTable(appRouter, ['/openapi.json', '/registry', '/gateway-catalog.json', '/status/health', '/llms.txt', '/sitemap.xml']);
 const stats = new Map<string, { tried: number; failed: number }>();
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND'] as const;
-const CONTENT_TYPES = [undefined, 'application/json', 'application/json; charset=utf-8', 'application/jsonx', 'application/json; charset=utf-16', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '%%%', 'application/problem+json'];
+const CONTENT_TYPES = [
+  undefined,
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/jsonx',
+  'application/json; charset=utf-16',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  '%%%',
+  'application/problem+json',
+];
 
 /** A path segment: id-shaped, random text, or hostile (encoded slashes, dots, unicode). */
 const segment = fc.oneof(
@@ -75,24 +88,37 @@ const body = fc.oneof(
   {
     weight: 4,
     arbitrary: fc
-      .record({
-        capability_id: fc.oneof(fc.constantFrom('intelligence.wallet_balances', 'mev.liquidation_search', 'nope'), fc.jsonValue()),
-        input: fc.jsonValue({ maxDepth: 4 }),
-        objective: fc.jsonValue({ maxDepth: 2 }),
-        budget_usdc: fc.oneof(fc.constantFrom('1.00', '-1', '1e309', '0.0000001', 'NaN'), fc.double(), fc.string()),
-        capabilities: fc.jsonValue({ maxDepth: 2 }),
-        addresses: fc.jsonValue({ maxDepth: 2 }),
-        webhook_url: fc.oneof(fc.webUrl(), fc.constantFrom('http://169.254.169.254/', 'https://[::ffff:127.0.0.1]/'), fc.string()),
-        message: fc.string(),
-        signature: fc.string(),
-        amount_usdc: fc.oneof(fc.string(), fc.double()),
-      }, { requiredKeys: [] })
+      .record(
+        {
+          capability_id: fc.oneof(fc.constantFrom('intelligence.wallet_balances', 'mev.liquidation_search', 'nope'), fc.jsonValue()),
+          input: fc.jsonValue({ maxDepth: 4 }),
+          objective: fc.jsonValue({ maxDepth: 2 }),
+          budget_usdc: fc.oneof(fc.constantFrom('1.00', '-1', '1e309', '0.0000001', 'NaN'), fc.double(), fc.string()),
+          capabilities: fc.jsonValue({ maxDepth: 2 }),
+          addresses: fc.jsonValue({ maxDepth: 2 }),
+          webhook_url: fc.oneof(fc.webUrl(), fc.constantFrom('http://169.254.169.254/', 'https://[::ffff:127.0.0.1]/'), fc.string()),
+          message: fc.string(),
+          signature: fc.string(),
+          amount_usdc: fc.oneof(fc.string(), fc.double()),
+        },
+        { requiredKeys: [] },
+      )
       .map((v) => JSON.stringify(v)),
   },
   { weight: 2, arbitrary: fc.string({ maxLength: 200 }) },
-  { weight: 1, arbitrary: fc.integer({ min: 1, max: 20_000 }).map((n) => lazy(`${n} nested arrays`, () => `{"capability_id":"x","input":${'['.repeat(n)}${']'.repeat(n)}}`)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 1, max: 20_000 })
+      .map((n) => lazy(`${n} nested arrays`, () => `{"capability_id":"x","input":${'['.repeat(n)}${']'.repeat(n)}}`)),
+  },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 20_000 }).map((n) => lazy(`${n} nested objects`, () => '{"a":'.repeat(n) + '1' + '}'.repeat(n))) },
-  { weight: 1, arbitrary: fc.integer({ min: 10_000, max: MAX_BODY_BYTES + 50_000 }).map((n) => lazy(`string of ${n} bytes`, () => JSON.stringify({ capability_id: 'x'.repeat(n), input: {} }))) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 10_000, max: MAX_BODY_BYTES + 50_000 })
+      .map((n) => lazy(`string of ${n} bytes`, () => JSON.stringify({ capability_id: 'x'.repeat(n), input: {} }))),
+  },
   { weight: 1, arbitrary: fc.constant('') },
 );
 
@@ -101,9 +127,19 @@ const headers = fc
   .record(
     {
       ct: fc.constantFrom(...CONTENT_TYPES),
-      auth: fc.oneof(fc.constant(undefined), fc.string({ maxLength: 80 }).map((s) => `Bearer ${s.replace(/[^\x21-\x7e]/g, 'x')}`)),
-      pay: fc.oneof(fc.constant(undefined), fc.base64String({ maxLength: 400 }), fc.jsonValue({ maxDepth: 3 }).map((v) => Buffer.from(JSON.stringify(v)).toString('base64'))),
-      idem: fc.oneof(fc.constant(undefined), fc.string({ maxLength: 300 }).map((s) => s.replace(/[^\x21-\x7e]/g, 'k'))),
+      auth: fc.oneof(
+        fc.constant(undefined),
+        fc.string({ maxLength: 80 }).map((s) => `Bearer ${s.replace(/[^\x21-\x7e]/g, 'x')}`),
+      ),
+      pay: fc.oneof(
+        fc.constant(undefined),
+        fc.base64String({ maxLength: 400 }),
+        fc.jsonValue({ maxDepth: 3 }).map((v) => Buffer.from(JSON.stringify(v)).toString('base64')),
+      ),
+      idem: fc.oneof(
+        fc.constant(undefined),
+        fc.string({ maxLength: 300 }).map((s) => s.replace(/[^\x21-\x7e]/g, 'k')),
+      ),
     },
     { requiredKeys: ['ct'] },
   )
@@ -160,12 +196,18 @@ describe('REST and /trpc fuzz', () => {
     for (const route of routes.list()) {
       const method = [...route.methods].find((m) => m !== 'HEAD' && m !== 'OPTIONS') ?? 'GET';
       await fc.assert(
-        fc.asyncProperty(fc.array(segment, { minLength: 3, maxLength: 3 }), body, headers, fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.string({ maxLength: 60 }), { maxKeys: 4 }), async (segs, b, h, query) => {
-          let i = 0;
-          const qs = new URLSearchParams(query).toString();
-          const path = route.template.replace(/\{[^}]+\}/g, () => segs[i++]) + (qs ? `?${qs}` : '');
-          await exchange(route.template, method, path, h, method === 'GET' ? undefined : b);
-        }),
+        fc.asyncProperty(
+          fc.array(segment, { minLength: 3, maxLength: 3 }),
+          body,
+          headers,
+          fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.string({ maxLength: 60 }), { maxKeys: 4 }),
+          async (segs, b, h, query) => {
+            let i = 0;
+            const qs = new URLSearchParams(query).toString();
+            const path = route.template.replace(/\{[^}]+\}/g, () => segs[i++]) + (qs ? `?${qs}` : '');
+            await exchange(route.template, method, path, h, method === 'GET' ? undefined : b);
+          },
+        ),
         { numRuns: 60 },
       );
     }
@@ -179,10 +221,18 @@ describe('REST and /trpc fuzz', () => {
       { numRuns: 150 },
     );
     await fc.assert(
-      fc.asyncProperty(trpcPath, fc.oneof(fc.jsonValue({ maxDepth: 5 }).map((v) => JSON.stringify(v)), fc.string({ maxLength: 100 })), fc.boolean(), async (p, input, batch) => {
-        const path = `${p.path}?${batch ? 'batch=1&' : ''}input=${encodeURIComponent(batch ? `{"0":${input}}` : input)}`;
-        await exchange(`${p.label} (query)`, 'GET', path, {}, undefined);
-      }),
+      fc.asyncProperty(
+        trpcPath,
+        fc.oneof(
+          fc.jsonValue({ maxDepth: 5 }).map((v) => JSON.stringify(v)),
+          fc.string({ maxLength: 100 }),
+        ),
+        fc.boolean(),
+        async (p, input, batch) => {
+          const path = `${p.path}?${batch ? 'batch=1&' : ''}input=${encodeURIComponent(batch ? `{"0":${input}}` : input)}`;
+          await exchange(`${p.label} (query)`, 'GET', path, {}, undefined);
+        },
+      ),
       { numRuns: 150 },
     );
   });

@@ -75,7 +75,15 @@ describe('request bodies', () => {
 
 describe('/trpc problem bodies', () => {
   it('lifts the problem members of a tRPC error envelope and keeps the envelope under `error`', () => {
-    const shape = { type: 'about:blank', title: 'Not Found', status: 404, detail: 'No such job.', message: 'No such job.', code: -32004, data: { code: 'NOT_FOUND', httpStatus: 404 } };
+    const shape = {
+      type: 'about:blank',
+      title: 'Not Found',
+      status: 404,
+      detail: 'No such job.',
+      message: 'No such job.',
+      code: -32004,
+      data: { code: 'NOT_FOUND', httpStatus: 404 },
+    };
     expect(trpcEnvelopeToProblem({ error: shape })).toEqual({
       type: 'about:blank',
       title: 'Not Found',
@@ -84,7 +92,9 @@ describe('/trpc problem bodies', () => {
       error: { message: 'No such job.', code: -32004, data: { code: 'NOT_FOUND', httpStatus: 404 } },
     });
     // tRPC's own fallback shape (no problem members) still becomes a problem
-    expect(trpcEnvelopeToProblem({ error: { message: 'Internal server error', code: -32603, data: { code: 'INTERNAL_SERVER_ERROR', httpStatus: 500 } } })).toMatchObject({
+    expect(
+      trpcEnvelopeToProblem({ error: { message: 'Internal server error', code: -32603, data: { code: 'INTERNAL_SERVER_ERROR', httpStatus: 500 } } }),
+    ).toMatchObject({
       type: 'about:blank',
       status: 500,
       title: 'Internal Server Error',

@@ -22,7 +22,11 @@ async function killPaymentChain(gw: TestGateway): Promise<void> {
   process.kill(gw.stack.payment.anvil.pid, 'SIGKILL');
   // wait until the port refuses connections
   for (let i = 0; i < 100; i++) {
-    const up = await fetch(gw.stack.payment.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' }).then(
+    const up = await fetch(gw.stack.payment.rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}',
+    }).then(
       () => true,
       () => false,
     );
@@ -38,7 +42,9 @@ const within = <T>(p: Promise<T>, ms: number): Promise<T> =>
   Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms (hang)`)), ms))]);
 
 describe('payment chain unreachable', () => {
-  it('a paid execute and a paid job get 503 problem+json with Retry-After, nothing is reserved, and health shows execute down', { timeout: 120_000 }, async () => {
+  it('a paid execute and a paid job get 503 problem+json with Retry-After, nothing is reserved, and health shows execute down', {
+    timeout: 120_000,
+  }, async () => {
     t = await startTestGateway();
     const { services } = t.gateway;
     const buyer = t.stack.payment.buyers[0];
@@ -80,7 +86,9 @@ describe('payment chain unreachable', () => {
     expect(['down', 'degraded']).toContain(status('gateway.jobs'));
   });
 
-  it('the chain dying between verify and settle: 503 with payment status unknown, the reservation kept for reconciliation, a replay never blames the payment', { timeout: 120_000 }, async () => {
+  it('the chain dying between verify and settle: 503 with payment status unknown, the reservation kept for reconciliation, a replay never blames the payment', {
+    timeout: 120_000,
+  }, async () => {
     t = await startTestGateway();
     const gw = t;
     const { services } = gw.gateway;
@@ -144,7 +152,10 @@ describe('payment chain unreachable', () => {
     expect(await services.redis.hget(authKey, 'operation_id')).toBe(req.operationId);
 
     // a replay while the chain is still gone: 503 unknown again, never a 402 about the signature
-    const replay = await within(paywall.handle({ ...req, operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S9B' }, run).catch((e: unknown) => e), HANG_MS);
+    const replay = await within(
+      paywall.handle({ ...req, operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S9B' }, run).catch((e: unknown) => e),
+      HANG_MS,
+    );
     expect(replay).toBeInstanceOf(PaymentChainUnavailableError);
     expect((replay as PaymentChainUnavailableError).payment).toBe('unknown');
     expect(ran).toBe(false);

@@ -41,7 +41,15 @@ describe('crash recovery of paid requests', () => {
     expect(before - (await balanceOf(buyer.address))).toBe(1000n);
 
     // a reservation that is still young is left alone
-    expect(await recoverOrphanedPayments({ redis: services.redis, keys: services.keys, publicClient: services.paymentClient, refunds: services.refunds, log: services.log })).toEqual({ refunded: [], released: [] });
+    expect(
+      await recoverOrphanedPayments({
+        redis: services.redis,
+        keys: services.keys,
+        publicClient: services.paymentClient,
+        refunds: services.refunds,
+        log: services.log,
+      }),
+    ).toEqual({ refunded: [], released: [] });
     const round = await recoverOrphanedPayments({
       redis: services.redis,
       keys: services.keys,
@@ -63,7 +71,8 @@ describe('crash recovery of paid requests', () => {
     expect((replay as { body: { refund: { amount: string } } }).body.refund.amount).toBe('1000');
 
     // over HTTP, the replay names the execution reserved with the payment, and the refund once mined
-    for (let i = 0; i < 200 && (await readRefund(services.redis, services.keys, req.operationId))?.status !== 'sent'; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && (await readRefund(services.redis, services.keys, req.operationId))?.status !== 'sent'; i++)
+      await new Promise((r) => setTimeout(r, 50));
     const refund = await readRefund(services.redis, services.keys, req.operationId);
     expect(refund).toMatchObject({ status: 'sent', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
     const http = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header });
@@ -107,9 +116,30 @@ describe('crash recovery of paid requests', () => {
     const { services } = t.gateway;
     const inflight = services.keys.authorizationsInFlight();
     const authKey = services.keys.authorization('eip155:8453', t.stack.payment.usdc, t.stack.payment.buyers[1].address, `0x${'77'.repeat(32)}`);
-    await services.redis.hset(authKey, 'state', 'pending', 'operation_id', 'exe_x', 'asset', t.stack.payment.usdc, 'payer', t.stack.payment.buyers[1].address, 'nonce', `0x${'77'.repeat(32)}`, 'amount', '1000');
+    await services.redis.hset(
+      authKey,
+      'state',
+      'pending',
+      'operation_id',
+      'exe_x',
+      'asset',
+      t.stack.payment.usdc,
+      'payer',
+      t.stack.payment.buyers[1].address,
+      'nonce',
+      `0x${'77'.repeat(32)}`,
+      'amount',
+      '1000',
+    );
     await services.redis.zadd(inflight, 1, authKey);
-    const round = await recoverOrphanedPayments({ redis: services.redis, keys: services.keys, publicClient: services.paymentClient, refunds: services.refunds, log: services.log, olderThanMs: 0 });
+    const round = await recoverOrphanedPayments({
+      redis: services.redis,
+      keys: services.keys,
+      publicClient: services.paymentClient,
+      refunds: services.refunds,
+      log: services.log,
+      olderThanMs: 0,
+    });
     expect(round).toEqual({ refunded: [], released: ['exe_x'] });
     expect(await services.redis.exists(authKey)).toBe(0);
   });

@@ -27,7 +27,6 @@ export async function officialPayload(account: LocalAccount, paymentRequired: Pa
   return client.createPaymentPayload(paymentRequired);
 }
 
-
 /**
  * A hand-made exact-scheme payload: `signer` signs an authorization from `from` (default: signer)
  * with the given overrides, so tests can forge, expire, underpay or misdirect it.

@@ -31,7 +31,12 @@ export function liquidationsFromEnv(env: NodeJS.ProcessEnv, config: GatewayConfi
     switch (d.protocol) {
       case 'aave_v3':
       case 'spark':
-        return { protocol: d.protocol, pool: addr(d.pool, `[${i}].pool`), startBlock, ...(d.closeFactorRules ? { closeFactorRules: d.closeFactorRules as 'v3.0' | 'v3.3' } : {}) };
+        return {
+          protocol: d.protocol,
+          pool: addr(d.pool, `[${i}].pool`),
+          startBlock,
+          ...(d.closeFactorRules ? { closeFactorRules: d.closeFactorRules as 'v3.0' | 'v3.3' } : {}),
+        };
       case 'compound_v3':
         return { protocol: 'compound_v3', comet: addr(d.comet, `[${i}].comet`), startBlock };
       case 'morpho_blue':

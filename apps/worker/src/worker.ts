@@ -195,7 +195,12 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
   }
   let indexer: LiquidationIndexer | undefined;
   if (opts.liquidations) {
-    indexer = await startLiquidationIndexer({ ...opts.liquidations, redis: services.redis, keyPrefix: config.keyPrefix, log: log.child({ module: 'liquidations' }) });
+    indexer = await startLiquidationIndexer({
+      ...opts.liquidations,
+      redis: services.redis,
+      keyPrefix: config.keyPrefix,
+      log: log.child({ module: 'liquidations' }),
+    });
   }
   return {
     services,

@@ -73,7 +73,8 @@ describe('a standalone gateway killed mid-request', () => {
       (r) => r.status,
       () => 'connection lost' as const,
     );
-    const used = () => chain.readContract({ address: stack.payment.usdc, abi: AUTHORIZATION_STATE_ABI, functionName: 'authorizationState', args: [buyer.address, nonce] });
+    const used = () =>
+      chain.readContract({ address: stack.payment.usdc, abi: AUTHORIZATION_STATE_ABI, functionName: 'authorizationState', args: [buyer.address, nonce] });
     for (let i = 0; i < 2000 && !(await used()); i++) await new Promise((r) => setTimeout(r, 5));
     expect(await used()).toBe(true);
     a.child.kill('SIGKILL');

@@ -30,7 +30,12 @@ const shout = defineCapability({
   output: z.strictObject({ text: z.string() }),
   example: {
     request: { capability_id: 'intelligence.shout_test', input: { text: 'hello' } },
-    response: { execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T', status: 'SUCCEEDED', result: { text: 'HELLO' }, payment: { tx_hash: `0x${'1'.repeat(64)}`, amount: '1000' } },
+    response: {
+      execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
+      status: 'SUCCEEDED',
+      result: { text: 'HELLO' },
+      payment: { tx_hash: `0x${'1'.repeat(64)}`, amount: '1000' },
+    },
   },
   async run(input) {
     return { text: input.text.toUpperCase() };
@@ -39,7 +44,6 @@ const shout = defineCapability({
 let t: TestGateway;
 let worker: RunningWorker;
 let balanceOf: (a: `0x${string}`) => Promise<bigint>;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
 const stepFor = (address: string) => ({ capability_id: 'intelligence.wallet_balances', input: { address, chain: 'base' } });

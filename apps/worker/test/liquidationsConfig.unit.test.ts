@@ -4,7 +4,11 @@ import { liquidationsFromEnv } from '../src/liquidationsConfig.js';
 
 const base = configFromEnv(
   {},
-  { redisUrl: 'redis://127.0.0.1:6379', payment: { rpcUrl: 'http://127.0.0.1:8545', payTo: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', facilitatorPrivateKey: `0x${'11'.repeat(32)}` }, chains: { ethereum: 'http://127.0.0.1:8546' } },
+  {
+    redisUrl: 'redis://127.0.0.1:6379',
+    payment: { rpcUrl: 'http://127.0.0.1:8545', payTo: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', facilitatorPrivateKey: `0x${'11'.repeat(32)}` },
+    chains: { ethereum: 'http://127.0.0.1:8546' },
+  },
 );
 
 describe('liquidationsFromEnv', () => {

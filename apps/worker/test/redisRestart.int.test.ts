@@ -18,7 +18,6 @@ let port: number;
 let redis: ManagedProcess | undefined;
 let t: TestGateway;
 let worker: RunningWorker | undefined;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -26,7 +25,26 @@ const PRICE = 1000n; // intelligence.wallet_balances, USDC base units
 const AUTHORIZATION_USED = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
 
 async function startRedis(): Promise<void> {
-  redis = spawnManaged(findRedisServer()!, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction'], { name: `redis:${port}` });
+  redis = spawnManaged(
+    findRedisServer()!,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--save',
+      '',
+      '--maxmemory-policy',
+      'noeviction',
+    ],
+    { name: `redis:${port}` },
+  );
   for (let i = 0; i < 100 && !(await pingRedis('127.0.0.1', port, 200)); i++) await sleep(50);
 }
 async function killRedis(): Promise<void> {
@@ -155,8 +173,20 @@ describe('Redis restart with persistence', () => {
 
     // on chain: one payment of the budget, one refund of the rest, nothing else
     const treasury = t.stack.payment.treasury.address;
-    const paid = await chain().getContractEvents({ address: t.stack.payment.usdc, abi: erc20Abi, eventName: 'Transfer', args: { from: buyer.address, to: treasury }, fromBlock });
-    const refunded = await chain().getContractEvents({ address: t.stack.payment.usdc, abi: erc20Abi, eventName: 'Transfer', args: { from: treasury, to: buyer.address }, fromBlock });
+    const paid = await chain().getContractEvents({
+      address: t.stack.payment.usdc,
+      abi: erc20Abi,
+      eventName: 'Transfer',
+      args: { from: buyer.address, to: treasury },
+      fromBlock,
+    });
+    const refunded = await chain().getContractEvents({
+      address: t.stack.payment.usdc,
+      abi: erc20Abi,
+      eventName: 'Transfer',
+      args: { from: treasury, to: buyer.address },
+      fromBlock,
+    });
     expect(paid.map((l) => l.args.value)).toEqual([budget]);
     expect(refunded.map((l) => l.args.value)).toEqual([budget - 5n * PRICE]);
     expect(before - (await balanceOf(buyer.address))).toBe(5n * PRICE);
@@ -233,10 +263,22 @@ describe('Redis restart with persistence', () => {
 
     // on chain: every nonce used exactly once, one transfer of the price each, and each has its
     // result (the replays above all SUCCEEDED with distinct executions): 0 lost, 0 double charges
-    const used = await chain().getContractEvents({ address: t.stack.payment.usdc, abi: [AUTHORIZATION_USED], eventName: 'AuthorizationUsed', args: { authorizer: buyer.address }, fromBlock });
+    const used = await chain().getContractEvents({
+      address: t.stack.payment.usdc,
+      abi: [AUTHORIZATION_USED],
+      eventName: 'AuthorizationUsed',
+      args: { authorizer: buyer.address },
+      fromBlock,
+    });
     expect(used.map((l) => l.args.nonce!.toLowerCase()).sort()).toEqual(nonces.map((n) => n.toLowerCase()).sort());
     const treasury = t.stack.payment.treasury.address;
-    const paid = await chain().getContractEvents({ address: t.stack.payment.usdc, abi: erc20Abi, eventName: 'Transfer', args: { from: buyer.address, to: treasury }, fromBlock });
+    const paid = await chain().getContractEvents({
+      address: t.stack.payment.usdc,
+      abi: erc20Abi,
+      eventName: 'Transfer',
+      args: { from: buyer.address, to: treasury },
+      fromBlock,
+    });
     expect(paid.map((l) => l.args.value)).toEqual(Array(10).fill(PRICE));
     expect(new Set(replays.map((r) => r.body.execution_id)).size).toBe(10);
     expect(start - (await balanceOf(buyer.address))).toBe(10n * PRICE);
@@ -246,6 +288,10 @@ describe('Redis restart with persistence', () => {
 async function createJob(buyer: LocalAccount, body: unknown): Promise<{ status: number; body: Json }> {
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: buyer as never });
-  const res = await wrapFetchWithPayment(fetch, client)(`${t.url}/api/v1/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await wrapFetchWithPayment(fetch, client)(`${t.url}/api/v1/jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: await res.json() };
 }

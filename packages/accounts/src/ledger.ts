@@ -78,10 +78,7 @@ export class Ledger {
 
   /** The account view with up to `limit` usage lines. */
   async view(address: `0x${string}`, limit = 100): Promise<AccountView> {
-    const [h, lines] = await Promise.all([
-      this.redis.hgetall(this.keys.account(address)),
-      this.redis.lrange(this.keys.accountUsage(address), 0, limit - 1),
-    ]);
+    const [h, lines] = await Promise.all([this.redis.hgetall(this.keys.account(address)), this.redis.lrange(this.keys.accountUsage(address), 0, limit - 1)]);
     return {
       address,
       balance: h.balance ?? '0',

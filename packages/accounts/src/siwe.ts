@@ -81,7 +81,8 @@ export class SiweAuthenticator {
     if (parsed.uri !== site.uri) throw new AuthError('wrong_domain', `The message uri must be ${site.uri}.`);
     if (parsed.chainId !== site.chainId) throw new AuthError('wrong_chain', `The message must name chain ${site.chainId}.`);
     const now = Date.now();
-    if (parsed.expirationTime && parsed.expirationTime.getTime() <= now) throw new AuthError('expired', 'The sign-in message has expired; request a new nonce.');
+    if (parsed.expirationTime && parsed.expirationTime.getTime() <= now)
+      throw new AuthError('expired', 'The sign-in message has expired; request a new nonce.');
     if (parsed.notBefore && parsed.notBefore.getTime() > now) throw new AuthError('not_yet_valid', 'The sign-in message is not valid yet (notBefore).');
     const nonceOwner = await this.redis.get(this.keys.siweNonce(parsed.nonce));
     if (!nonceOwner || nonceOwner.toLowerCase() !== parsed.address.toLowerCase()) {

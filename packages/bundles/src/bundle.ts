@@ -1,4 +1,15 @@
-import { getAddress, isAddress, keccak256, concat, parseTransaction, recoverTransactionAddress, type Address, type Hash, type Hex, type TransactionSerialized } from 'viem';
+import {
+  getAddress,
+  isAddress,
+  keccak256,
+  concat,
+  parseTransaction,
+  recoverTransactionAddress,
+  type Address,
+  type Hash,
+  type Hex,
+  type TransactionSerialized,
+} from 'viem';
 import { MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS } from '@acg/schemas';
 import { invalidParams } from './errors.js';
 
@@ -82,7 +93,8 @@ export async function decodeBundleTx(raw: unknown, field: string, chainId: numbe
   if (tx.type === 'eip4844') throw invalidParams(field, 'blob (EIP-4844) transactions are not accepted in bundles');
   if (tx.r === undefined || tx.s === undefined) throw invalidParams(field, 'the transaction is not signed');
   if (tx.chainId === undefined) throw invalidParams(field, 'the transaction has no chain id (pre-EIP-155, replayable)');
-  if (tx.chainId !== chainId) throw invalidParams(field, `chain id ${tx.chainId} does not match this builder's chain id ${chainId}`, { chain_id: tx.chainId, expected: chainId });
+  if (tx.chainId !== chainId)
+    throw invalidParams(field, `chain id ${tx.chainId} does not match this builder's chain id ${chainId}`, { chain_id: tx.chainId, expected: chainId });
   let from: Address;
   try {
     from = await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerialized });
@@ -125,20 +137,26 @@ export async function validateSendBundleParams(obj: Record<string, unknown>, ctx
   for (const key of Object.keys(obj)) if (!KNOWN_FIELDS.has(key)) throw invalidParams(key, 'unknown field');
   if (!Array.isArray(obj.txs)) throw invalidParams('txs', 'required: an array of hex-encoded signed transactions');
   if (obj.txs.length === 0) throw invalidParams('txs', 'must hold at least one transaction');
-  if (obj.txs.length > MAX_BUNDLE_TXS) throw invalidParams('txs', `holds ${obj.txs.length} transactions; at most ${MAX_BUNDLE_TXS} per bundle`, { limit: MAX_BUNDLE_TXS });
+  if (obj.txs.length > MAX_BUNDLE_TXS)
+    throw invalidParams('txs', `holds ${obj.txs.length} transactions; at most ${MAX_BUNDLE_TXS} per bundle`, { limit: MAX_BUNDLE_TXS });
   let total = 0;
   for (const [i, raw] of (obj.txs as unknown[]).entries()) {
     if (typeof raw !== 'string' || !HEX_DATA.test(raw)) throw invalidParams(`txs[${i}]`, 'not a 0x-prefixed hex string of whole bytes');
     total += (raw.length - 2) / 2;
   }
-  if (total > MAX_BUNDLE_BYTES) throw invalidParams('txs', `the bundle is ${total} bytes; at most ${MAX_BUNDLE_BYTES} bytes per bundle`, { bytes: total, limit: MAX_BUNDLE_BYTES });
+  if (total > MAX_BUNDLE_BYTES)
+    throw invalidParams('txs', `the bundle is ${total} bytes; at most ${MAX_BUNDLE_BYTES} bytes per bundle`, { bytes: total, limit: MAX_BUNDLE_BYTES });
 
-  if (typeof obj.blockNumber !== 'string' || !HEX_QUANTITY.test(obj.blockNumber)) throw invalidParams('blockNumber', 'required: a hex quantity such as "0x1361bd3"');
+  if (typeof obj.blockNumber !== 'string' || !HEX_QUANTITY.test(obj.blockNumber))
+    throw invalidParams('blockNumber', 'required: a hex quantity such as "0x1361bd3"');
   const blockNumber = BigInt(obj.blockNumber);
   if (blockNumber <= ctx.head) {
-    throw invalidParams('blockNumber', `block ${blockNumber} is in the past (head is ${ctx.head}); target ${ctx.head + 1n} or later`, { head: `0x${ctx.head.toString(16)}` });
+    throw invalidParams('blockNumber', `block ${blockNumber} is in the past (head is ${ctx.head}); target ${ctx.head + 1n} or later`, {
+      head: `0x${ctx.head.toString(16)}`,
+    });
   }
-  if (blockNumber > ctx.head + MAX_BLOCKS_AHEAD) throw invalidParams('blockNumber', `block ${blockNumber} is more than ${MAX_BLOCKS_AHEAD} blocks ahead of the head (${ctx.head})`);
+  if (blockNumber > ctx.head + MAX_BLOCKS_AHEAD)
+    throw invalidParams('blockNumber', `block ${blockNumber} is more than ${MAX_BLOCKS_AHEAD} blocks ahead of the head (${ctx.head})`);
 
   const txs = await Promise.all((obj.txs as string[]).map((raw, i) => decodeBundleTx(raw, `txs[${i}]`, ctx.chainId)));
   const seen = new Map<string, number>();
@@ -151,24 +169,29 @@ export async function validateSendBundleParams(obj: Record<string, unknown>, ctx
 
   const minTimestamp = timestamp(obj, 'minTimestamp');
   const maxTimestamp = timestamp(obj, 'maxTimestamp');
-  if (minTimestamp !== undefined && maxTimestamp !== undefined && maxTimestamp !== 0 && minTimestamp > maxTimestamp) throw invalidParams('maxTimestamp', 'is before minTimestamp');
+  if (minTimestamp !== undefined && maxTimestamp !== undefined && maxTimestamp !== 0 && minTimestamp > maxTimestamp)
+    throw invalidParams('maxTimestamp', 'is before minTimestamp');
 
   let replacementUuid: string | undefined;
   if (obj.replacementUuid !== undefined && obj.replacementUuid !== null) {
-    if (typeof obj.replacementUuid !== 'string' || !UUID.test(obj.replacementUuid)) throw invalidParams('replacementUuid', 'must be a UUID such as "0f9c3ad0-6b1e-4a3c-9d52-5c2b8f7e1a64"');
+    if (typeof obj.replacementUuid !== 'string' || !UUID.test(obj.replacementUuid))
+      throw invalidParams('replacementUuid', 'must be a UUID such as "0f9c3ad0-6b1e-4a3c-9d52-5c2b8f7e1a64"');
     replacementUuid = obj.replacementUuid.toLowerCase();
   }
   let refundPercent: number | undefined;
   if (obj.refundPercent !== undefined && obj.refundPercent !== null) {
-    if (typeof obj.refundPercent !== 'number' || !Number.isInteger(obj.refundPercent) || obj.refundPercent < 0 || obj.refundPercent > 99) throw invalidParams('refundPercent', 'must be an integer from 0 to 99');
+    if (typeof obj.refundPercent !== 'number' || !Number.isInteger(obj.refundPercent) || obj.refundPercent < 0 || obj.refundPercent > 99)
+      throw invalidParams('refundPercent', 'must be an integer from 0 to 99');
     refundPercent = obj.refundPercent;
   }
   let refundRecipient: Address | undefined;
   if (obj.refundRecipient !== undefined && obj.refundRecipient !== null) {
-    if (typeof obj.refundRecipient !== 'string' || !isAddress(obj.refundRecipient, { strict: false })) throw invalidParams('refundRecipient', 'must be a 20-byte 0x address');
+    if (typeof obj.refundRecipient !== 'string' || !isAddress(obj.refundRecipient, { strict: false }))
+      throw invalidParams('refundRecipient', 'must be a 20-byte 0x address');
     refundRecipient = getAddress(obj.refundRecipient);
   }
-  if (obj.builders !== undefined && (!Array.isArray(obj.builders) || obj.builders.some((b) => typeof b !== 'string'))) throw invalidParams('builders', 'must be an array of strings');
+  if (obj.builders !== undefined && (!Array.isArray(obj.builders) || obj.builders.some((b) => typeof b !== 'string')))
+    throw invalidParams('builders', 'must be an array of strings');
 
   return {
     txs,

@@ -22,7 +22,9 @@ export class BuilderStats {
   /** Reports this builder: its BLS public key and relay list (what makes the health document show a builder). */
   async register(blsPublicKey: string, relays: readonly { name: string; url: string }[]): Promise<void> {
     const m = this.redis.multi().hset(this.keys.builder('stats'), 'bls_public_key', blsPublicKey, 'registered_at', new Date().toISOString());
-    m.hincrby(this.keys.builder('stats'), 'bids_received', 0).hincrby(this.keys.builder('stats'), 'submits', 0).hincrby(this.keys.builder('stats'), 'accepted', 0);
+    m.hincrby(this.keys.builder('stats'), 'bids_received', 0)
+      .hincrby(this.keys.builder('stats'), 'submits', 0)
+      .hincrby(this.keys.builder('stats'), 'accepted', 0);
     for (const r of relays) m.hset(this.keys.builder('relays'), r.name, r.url);
     await m.exec();
   }
@@ -89,5 +91,10 @@ export interface SearcherCharges {
 /** Reads the per-searcher pricing record (SPEC 8: 0.10 USD per bundle). */
 export async function readSearcherCharges(redis: Redis, keys: RedisKeys, searcher: string): Promise<SearcherCharges> {
   const h = await redis.hgetall(keys.builder('searcher', searcher.toLowerCase()));
-  return { bundles: int(h.bundles), owed_base_units: h.owed_base_units ?? '0', paid_base_units: h.paid_base_units ?? '0', last_bundle_at: h.last_bundle_at ?? null };
+  return {
+    bundles: int(h.bundles),
+    owed_base_units: h.owed_base_units ?? '0',
+    paid_base_units: h.paid_base_units ?? '0',
+    last_bundle_at: h.last_bundle_at ?? null,
+  };
 }

@@ -5,7 +5,17 @@
  * `builder.send_bundle` capability (@acg/capabilities), and the builder's live health counters
  * (written by the builder, read by the gateway's health document), so no app imports another.
  */
-export { bundleHash, decodeBundleTx, MAX_BLOCKS_AHEAD, MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS, singleParamsObject, validateSendBundleParams, type BundleTx, type ValidBundleParams } from './bundle.js';
+export {
+  bundleHash,
+  decodeBundleTx,
+  MAX_BLOCKS_AHEAD,
+  MAX_BUNDLE_BYTES,
+  MAX_BUNDLE_TXS,
+  singleParamsObject,
+  validateSendBundleParams,
+  type BundleTx,
+  type ValidBundleParams,
+} from './bundle.js';
 export { RPC_ERRORS, RpcError, invalidParams, type JsonRpcErrorObject, type RpcErrorCode } from './errors.js';
 export { BundleIntake, bundleIntakeFor, type BundleIntakeOptions, type SubmitBundleResult } from './intake.js';
 export { OrderflowPool, POOL_TTL_SECONDS, type BundleVia, type MempoolTx, type StoredBundle } from './pool.js';

@@ -137,8 +137,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
     },
     chains: {
       base: v.BASE_RPC_URL ?? defaults.chains?.base ?? rpcUrl,
-      ...(v.ETHEREUM_RPC_URL ?? defaults.chains?.ethereum ? { ethereum: v.ETHEREUM_RPC_URL ?? defaults.chains?.ethereum } : {}),
-      ...(v.ARBITRUM_RPC_URL ?? defaults.chains?.arbitrum ? { arbitrum: v.ARBITRUM_RPC_URL ?? defaults.chains?.arbitrum } : {}),
+      ...((v.ETHEREUM_RPC_URL ?? defaults.chains?.ethereum) ? { ethereum: v.ETHEREUM_RPC_URL ?? defaults.chains?.ethereum } : {}),
+      ...((v.ARBITRUM_RPC_URL ?? defaults.chains?.arbitrum) ? { arbitrum: v.ARBITRUM_RPC_URL ?? defaults.chains?.arbitrum } : {}),
     },
     rateLimitPerSecond: v.GATEWAY_RATE_LIMIT ?? defaults.rateLimitPerSecond ?? 100,
     trustProxy: env.TRUST_PROXY === '1' || env.TRUST_PROXY === 'true' || (env.TRUST_PROXY === undefined && (defaults.trustProxy ?? false)),

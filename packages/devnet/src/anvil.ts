@@ -75,9 +75,7 @@ export function resolveAnvilCommand(): { command: string; args: string[] } {
   } catch {
     // fall through
   }
-  throw new Error(
-    `anvil not found: install @foundry-rs/anvil (and its platform package ${pkg ?? `for ${process.platform}-${process.arch}`}) with npm`,
-  );
+  throw new Error(`anvil not found: install @foundry-rs/anvil (and its platform package ${pkg ?? `for ${process.platform}-${process.arch}`}) with npm`);
 }
 
 function ensureExecutable(file: string): void {
@@ -142,11 +140,16 @@ async function startOnPort(opts: StartAnvilOptions, port: number): Promise<Anvil
   const { command, args: prefix } = resolveAnvilCommand();
   const args = [
     ...prefix,
-    '--host', '127.0.0.1',
-    '--port', String(port),
-    '--chain-id', String(opts.chainId),
-    '--mnemonic', DEV_MNEMONIC,
-    '--accounts', String(DEV_ACCOUNT_COUNT),
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--chain-id',
+    String(opts.chainId),
+    '--mnemonic',
+    DEV_MNEMONIC,
+    '--accounts',
+    String(DEV_ACCOUNT_COUNT),
     ...(opts.blockTime !== undefined ? ['--block-time', String(opts.blockTime)] : []),
     ...(quiet ? ['--quiet'] : []),
     ...(opts.extraArgs ?? []),

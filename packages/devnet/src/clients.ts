@@ -61,7 +61,6 @@ export async function devClients(rpcUrl: string): Promise<DevClients> {
     chain,
     publicClient,
     testClient: createTestClient({ mode: 'anvil', chain, transport, pollingInterval: DEV_POLLING_INTERVAL_MS }),
-    walletFor: (account) =>
-      createWalletClient({ account, chain, transport, pollingInterval: DEV_POLLING_INTERVAL_MS }),
+    walletFor: (account) => createWalletClient({ account, chain, transport, pollingInterval: DEV_POLLING_INTERVAL_MS }),
   };
 }

@@ -47,15 +47,10 @@ export async function setupPaymentChain(rpcUrl: string): Promise<PaymentChainInf
   const treasury = devAccount(DEV_ROLES.treasury);
   const buyers = DEV_ROLES.buyers.map((i) => devAccount(i));
 
-  const [multicall3, usdc] = await Promise.all([
-    installMulticall3(rpcUrl),
-    installUsdc(rpcUrl, { owner: facilitator }),
-  ]);
+  const [multicall3, usdc] = await Promise.all([installMulticall3(rpcUrl), installUsdc(rpcUrl, { owner: facilitator })]);
   // Top up to the funding level, so running setup twice on one node does not double the balances.
   const balances = await Promise.all(buyers.map((b) => usdcBalance(rpcUrl, b.address, usdc.address)));
-  const mints = buyers
-    .map((b, i) => ({ to: b.address, amount: BUYER_USDC_FUNDING - balances[i] }))
-    .filter((m) => m.amount > 0n);
+  const mints = buyers.map((b, i) => ({ to: b.address, amount: BUYER_USDC_FUNDING - balances[i] })).filter((m) => m.amount > 0n);
   if (mints.length > 0) await mintUsdcBatch(rpcUrl, mints, { address: usdc.address, minter: facilitator });
 
   return {

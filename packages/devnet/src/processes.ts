@@ -94,9 +94,7 @@ export function spawnManaged(
   if (setprivPath === undefined) {
     setprivPath = process.platform === 'linux' ? findExecutable('setpriv', ['/usr/bin', '/bin']) : null;
   }
-  const [file, argv] = setprivPath
-    ? [setprivPath, ['--pdeathsig', 'KILL', '--', command, ...args]]
-    : [command, args];
+  const [file, argv] = setprivPath ? [setprivPath, ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
 
   const child = spawn(file, argv, {
     cwd: opts.cwd,
@@ -170,7 +168,11 @@ export function spawnManaged(
  * @returns The trimmed tail, or `(no output)`.
  */
 export function lastLines(text: string, lines = 20): string {
-  const kept = text.split('\n').filter((l) => l.trim() !== '').slice(-lines).join('\n');
+  const kept = text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .slice(-lines)
+    .join('\n');
   return kept === '' ? '(no output)' : kept;
 }
 

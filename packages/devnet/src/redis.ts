@@ -123,9 +123,7 @@ export function findRedisServer(): string | null {
 /** The error thrown when a private Redis is needed and `redis-server` is not installed. */
 export function redisNotInstalledMessage(): string {
   const install =
-    process.platform === 'darwin'
-      ? '`brew install redis`'
-      : '`sudo apt-get install -y redis-server` (Debian/Ubuntu; `brew install redis` on macOS)';
+    process.platform === 'darwin' ? '`brew install redis`' : '`sudo apt-get install -y redis-server` (Debian/Ubuntu; `brew install redis` on macOS)';
   return (
     'redis-server not found on PATH (nor in /usr/sbin, /usr/bin, /usr/local/bin, /opt/homebrew/bin) and no Redis answers ' +
     `on 127.0.0.1:6379. Install it with ${install}, or point REDIS_URL at an existing Redis ` +
@@ -145,14 +143,22 @@ async function spawnRedis(): Promise<RedisHandle> {
     const proc = spawnManaged(
       binary,
       [
-        '--port', String(port),
-        '--bind', '127.0.0.1',
-        '--save', '',
-        '--appendonly', 'no',
-        '--maxmemory-policy', 'noeviction',
-        '--dir', dir,
-        '--daemonize', 'no',
-        '--logfile', '',
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--maxmemory-policy',
+        'noeviction',
+        '--dir',
+        dir,
+        '--daemonize',
+        'no',
+        '--logfile',
+        '',
       ],
       { name: `redis:${port}`, cwd: dir },
     );
@@ -175,7 +181,9 @@ async function spawnRedis(): Promise<RedisHandle> {
         }
         await sleep(READY_INTERVAL_MS);
       }
-      throw new Error(`redis-server on port ${port} did not answer PING after ${(READY_ATTEMPTS * READY_INTERVAL_MS) / 1000} s:\n${lastLines(proc.outputTail())}`);
+      throw new Error(
+        `redis-server on port ${port} did not answer PING after ${(READY_ATTEMPTS * READY_INTERVAL_MS) / 1000} s:\n${lastLines(proc.outputTail())}`,
+      );
     } catch (err) {
       await cleanup();
       lastError = err;

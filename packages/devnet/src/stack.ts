@@ -69,7 +69,6 @@ export async function startDevStack(opts: StartDevStackOptions = {}): Promise<De
   return {
     payment: payment.value,
     redis: redis.value,
-    stop: () =>
-      (stopping ??= Promise.allSettled([payment.value.anvil.stop(), redis.value.stop()]).then(() => undefined)),
+    stop: () => (stopping ??= Promise.allSettled([payment.value.anvil.stop(), redis.value.stop()]).then(() => undefined)),
   };
 }

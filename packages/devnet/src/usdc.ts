@@ -81,9 +81,7 @@ export async function installUsdc(rpcUrl: string, opts: InstallUsdcOptions = {})
 
   const existing = await publicClient.getCode({ address });
   if (existing && existing !== '0x') {
-    const currentOwner = await publicClient
-      .readContract({ address, abi: usdcAbi, functionName: 'owner' })
-      .catch(() => undefined);
+    const currentOwner = await publicClient.readContract({ address, abi: usdcAbi, functionName: 'owner' }).catch(() => undefined);
     if (currentOwner && getAddress(currentOwner) === owner.address) {
       const signatureChecker = linkedSignatureChecker(existing);
       if (signatureChecker) return { address, signatureChecker, owner: owner.address, chainId };
@@ -113,7 +111,10 @@ export async function installUsdc(rpcUrl: string, opts: InstallUsdcOptions = {})
   await testClient.setCode({ address, bytecode: runtime });
   const confirm = confirmer(clients, address);
   const roles = [owner.address, owner.address, owner.address, owner.address] as const; // masterMinter, pauser, blacklister, owner
-  await confirm('initialize', wallet.writeContract({ address, abi: usdcAbi, functionName: 'initialize', args: ['USD Coin', 'USDC', 'USD', USDC_DECIMALS, ...roles] }));
+  await confirm(
+    'initialize',
+    wallet.writeContract({ address, abi: usdcAbi, functionName: 'initialize', args: ['USD Coin', 'USDC', 'USD', USDC_DECIMALS, ...roles] }),
+  );
   await confirm('initializeV2', wallet.writeContract({ address, abi: usdcAbi, functionName: 'initializeV2', args: [USDC_EIP712_NAME] }));
   await confirm('initializeV2_1', wallet.writeContract({ address, abi: usdcAbi, functionName: 'initializeV2_1', args: [owner.address] }));
   await confirm('initializeV2_2', wallet.writeContract({ address, abi: usdcAbi, functionName: 'initializeV2_2', args: [[], 'USDC'] }));
@@ -158,11 +159,7 @@ export async function mintUsdc(rpcUrl: string, to: Address, amount: bigint, opts
  * @returns Transaction hashes, in the order of `mints`.
  * @throws {Error} If an amount ≤ 0 or a transaction reverts.
  */
-export async function mintUsdcBatch(
-  rpcUrl: string,
-  mints: { to: Address; amount: bigint }[],
-  opts: MintUsdcOptions = {},
-): Promise<Hash[]> {
+export async function mintUsdcBatch(rpcUrl: string, mints: { to: Address; amount: bigint }[], opts: MintUsdcOptions = {}): Promise<Hash[]> {
   for (const { amount } of mints) {
     if (amount <= 0n) throw new Error(`mintUsdc: amount must be > 0 base units, got ${amount}`);
   }
@@ -176,9 +173,7 @@ export async function mintUsdcBatch(
   let nonce = await clients.publicClient.getTransactionCount({ address: minter.address, blockTag: 'pending' });
   const hashes: Hash[] = [];
   for (const { to, amount } of mints) {
-    hashes.push(
-      await wallet.writeContract({ address, abi: usdcAbi, functionName: 'mint', args: [getAddress(to), amount], nonce: nonce++ }),
-    );
+    hashes.push(await wallet.writeContract({ address, abi: usdcAbi, functionName: 'mint', args: [getAddress(to), amount], nonce: nonce++ }));
   }
   const receipts = await Promise.all(hashes.map((hash) => clients.publicClient.waitForTransactionReceipt({ hash })));
   receipts.forEach((r, i) => {

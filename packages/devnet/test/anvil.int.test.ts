@@ -47,9 +47,7 @@ describe('startAnvil', () => {
     const client = createPublicClient({ transport: http(anvil.rpcUrl) });
     expect(await client.getChainId()).toBe(4242);
     const accounts = (await client.request({ method: 'eth_accounts' } as never)) as string[];
-    expect(accounts.map((a) => a.toLowerCase())).toEqual(
-      Array.from({ length: DEV_ACCOUNT_COUNT }, (_, i) => devAccount(i).address.toLowerCase()),
-    );
+    expect(accounts.map((a) => a.toLowerCase())).toEqual(Array.from({ length: DEV_ACCOUNT_COUNT }, (_, i) => devAccount(i).address.toLowerCase()));
     expect(await client.getBalance({ address: devAccount(9).address })).toBe(10_000n * 10n ** 18n);
 
     const ws = createPublicClient({ transport: webSocket(anvil.wsUrl) });

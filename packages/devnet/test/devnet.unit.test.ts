@@ -6,7 +6,7 @@ import { MULTICALL3_ADDRESS } from '../src/constants.js';
 import { redisNotInstalledMessage } from '../src/redis.js';
 
 describe('dev accounts', () => {
-  it('are anvil/hardhat\'s standard accounts', () => {
+  it("are anvil/hardhat's standard accounts", () => {
     expect(DEV_MNEMONIC).toBe('test test test test test test test test test test test junk');
     expect(devAccount(0).address).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266');
     expect(devAccount(1).address).toBe('0x70997970C51812dc3A010C7d01b50e0d17dc79C8');

@@ -58,10 +58,12 @@ const keyOf = (o: { protocol: string; borrower: string }) => `${o.protocol}:${o.
 /** Every tracked position's stored document at the current index block. */
 async function storedDocs(): Promise<Map<string, LiquidationOpportunity>> {
   const all = await redis.hgetall(keys.liquidationIndex('ethereum', 'pos'));
-  return new Map(Object.values(all).map((j) => {
-    const d = JSON.parse(j) as LiquidationOpportunity;
-    return [keyOf(d), d];
-  }));
+  return new Map(
+    Object.values(all).map((j) => {
+      const d = JSON.parse(j) as LiquidationOpportunity;
+      return [keyOf(d), d];
+    }),
+  );
 }
 
 /** Indexes the head and returns the block it indexed. */
@@ -78,7 +80,11 @@ describe('dev data', () => {
     expect(dev.positions).toHaveLength(24);
     const [aaveRevision, sparkRevision] = await Promise.all(
       [dev.deployment.aave.pool, dev.deployment.spark.pool].map((p) =>
-        client.readContract({ address: p, abi: [{ type: 'function', name: 'POOL_REVISION', inputs: [], outputs: [{ type: 'uint256' }], stateMutability: 'view' }], functionName: 'POOL_REVISION' }),
+        client.readContract({
+          address: p,
+          abi: [{ type: 'function', name: 'POOL_REVISION', inputs: [], outputs: [{ type: 'uint256' }], stateMutability: 'view' }],
+          functionName: 'POOL_REVISION',
+        }),
       ),
     );
     expect(aaveRevision).toBe(1n);
@@ -111,7 +117,13 @@ describe('health factors equal each protocol’s own on-chain value (every seede
     expect(comet).toHaveLength(6);
     let liquidatable = 0;
     for (const p of comet) {
-      const onChain = await client.readContract({ address: dev.deployment.comet.address, abi: cometAbi, functionName: 'isLiquidatable', args: [p.borrower], blockNumber: block });
+      const onChain = await client.readContract({
+        address: dev.deployment.comet.address,
+        abi: cometAbi,
+        functionName: 'isLiquidatable',
+        args: [p.borrower],
+        blockNumber: block,
+      });
       const doc = docs.get(keyOf(p))!;
       expect(doc.health_factor < 1, `${p.label} ${doc.health_factor}`).toBe(onChain);
       expect(doc.health_factor).toBeCloseTo(p.targetHealthFactor, 2);
@@ -160,7 +172,10 @@ describe('health factors equal each protocol’s own on-chain value (every seede
         args: [market.params, borrower, 1n, 0n, '0x'],
       });
     // Seizing 1 wei of collateral repays a rounding unit of USDC: give the deployer some.
-    await new DevSender(anvil.rpcUrl).write(dev.deployment.deployer, dev.deployment.tokens.USDC.address, compileLendingContracts().DevToken.abi, 'mint', [dev.deployment.deployer, 10n ** 9n]);
+    await new DevSender(anvil.rpcUrl).write(dev.deployment.deployer, dev.deployment.tokens.USDC.address, compileLendingContracts().DevToken.abi, 'mint', [
+      dev.deployment.deployer,
+      10n ** 9n,
+    ]);
     await expect(sim(liquidatable.borrower)).resolves.toBeDefined();
     await expect(sim(healthy.borrower)).rejects.toThrow(/position is healthy/i);
   });

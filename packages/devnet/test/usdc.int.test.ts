@@ -35,9 +35,8 @@ afterAll(async () => {
   await anvil?.stop();
 });
 
-const read = <F extends 'name' | 'symbol' | 'version' | 'decimals' | 'currency' | 'DOMAIN_SEPARATOR' | 'totalSupply'>(
-  functionName: F,
-) => client.readContract({ address: BASE_USDC_ADDRESS, abi: usdcAbi, functionName });
+const read = <F extends 'name' | 'symbol' | 'version' | 'decimals' | 'currency' | 'DOMAIN_SEPARATOR' | 'totalSupply'>(functionName: F) =>
+  client.readContract({ address: BASE_USDC_ADDRESS, abi: usdcAbi, functionName });
 
 /** EIP-3009 TransferWithAuthorization typed data, as x402's exact EVM scheme signs it. */
 function authorization(from: Address, to: Address, value: bigint, nonce: Hex, chainId: number) {
@@ -144,9 +143,9 @@ describe('USDC at the Base address', () => {
     expect(await usdcBalance(anvil.rpcUrl, buyer.address)).toBe(before.buyer - value);
     expect(await usdcBalance(anvil.rpcUrl, pay.treasury.address)).toBe(before.treasury + value);
     expect(await client.getBalance({ address: pay.facilitator.address })).toBeLessThan(before.facilitatorEth); // paid gas
-    expect(
-      await client.readContract({ address: BASE_USDC_ADDRESS, abi: usdcAbi, functionName: 'authorizationState', args: [buyer.address, nonce] }),
-    ).toBe(true);
+    expect(await client.readContract({ address: BASE_USDC_ADDRESS, abi: usdcAbi, functionName: 'authorizationState', args: [buyer.address, nonce] })).toBe(
+      true,
+    );
     const events = receipt.logs.map((l) => decodeEventLog({ abi: usdcAbi, data: l.data, topics: l.topics }).eventName);
     expect(events).toEqual(expect.arrayContaining(['AuthorizationUsed', 'Transfer']));
 
@@ -193,13 +192,19 @@ describe('mintUsdc / installUsdc', () => {
     expect(deployment.address).toBe(other);
     expect(deployment.owner).toBe(devAccount(9).address);
     const separator = await client.readContract({ address: other, abi: usdcAbi, functionName: 'DOMAIN_SEPARATOR' });
-    expect(separator).toBe(hashDomain({
-      domain: { name: 'USD Coin', version: '2', chainId: 8453n, verifyingContract: other },
-      types: { EIP712Domain: [
-        { name: 'name', type: 'string' }, { name: 'version', type: 'string' },
-        { name: 'chainId', type: 'uint256' }, { name: 'verifyingContract', type: 'address' },
-      ] },
-    }));
+    expect(separator).toBe(
+      hashDomain({
+        domain: { name: 'USD Coin', version: '2', chainId: 8453n, verifyingContract: other },
+        types: {
+          EIP712Domain: [
+            { name: 'name', type: 'string' },
+            { name: 'version', type: 'string' },
+            { name: 'chainId', type: 'uint256' },
+            { name: 'verifyingContract', type: 'address' },
+          ],
+        },
+      }),
+    );
     await expect(installUsdc(anvil.rpcUrl, { address: MULTICALL3_ADDRESS })).rejects.toThrow(/already holds code/);
   });
 
@@ -210,13 +215,19 @@ describe('mintUsdc / installUsdc', () => {
       const c = createPublicClient({ chain: devChain(42161, other.rpcUrl), transport: http(other.rpcUrl) });
       const separator = await c.readContract({ address: BASE_USDC_ADDRESS, abi: usdcAbi, functionName: 'DOMAIN_SEPARATOR' });
       expect(separator).not.toBe(await read('DOMAIN_SEPARATOR'));
-      expect(separator).toBe(hashDomain({
-        domain: { name: 'USD Coin', version: '2', chainId: 42161n, verifyingContract: BASE_USDC_ADDRESS },
-        types: { EIP712Domain: [
-          { name: 'name', type: 'string' }, { name: 'version', type: 'string' },
-          { name: 'chainId', type: 'uint256' }, { name: 'verifyingContract', type: 'address' },
-        ] },
-      }));
+      expect(separator).toBe(
+        hashDomain({
+          domain: { name: 'USD Coin', version: '2', chainId: 42161n, verifyingContract: BASE_USDC_ADDRESS },
+          types: {
+            EIP712Domain: [
+              { name: 'name', type: 'string' },
+              { name: 'version', type: 'string' },
+              { name: 'chainId', type: 'uint256' },
+              { name: 'verifyingContract', type: 'address' },
+            ],
+          },
+        }),
+      );
     } finally {
       await other.stop();
     }

@@ -31,21 +31,22 @@ export const envPositive = z
   .transform(Number);
 
 /** A pino level, one of {@link LOG_LEVELS}. */
-export const envLogLevel = z
-  .string()
-  .refine((v) => LOG_LEVELS.includes(v), `must be one of ${LOG_LEVELS.join(', ')}`);
+export const envLogLevel = z.string().refine((v) => LOG_LEVELS.includes(v), `must be one of ${LOG_LEVELS.join(', ')}`);
 
 /**
  * A URL whose scheme is one of `protocols` (without the colon), e.g. `['http', 'https']`.
  */
 export function envUrl(protocols: readonly string[]) {
-  return z.string().refine((v) => {
-    try {
-      return protocols.includes(new URL(v).protocol.replace(/:$/, ''));
-    } catch {
-      return false;
-    }
-  }, `must be a ${protocols.join(' or ')} URL`);
+  return z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol.replace(/:$/, ''));
+      } catch {
+        return false;
+      }
+    },
+    `must be a ${protocols.join(' or ')} URL`,
+  );
 }
 
 /** `0x` followed by exactly `bytes * 2` hex characters (an address is 20 bytes, a private key 32). */
@@ -182,7 +183,8 @@ export const DEVNET_ENV = {
  */
 export function devDefaultsProblems(env: NodeJS.ProcessEnv): string[] {
   if (!env.PAYMENT_RPC_URL) return [];
-  const why = 'required when PAYMENT_RPC_URL is set (setting PAYMENT_RPC_URL turns off the dev defaults; then PAY_TO_ADDRESS and FACILITATOR_PRIVATE_KEY or FACILITATOR_URL are required, TREASURY_PRIVATE_KEY to send refunds)';
+  const why =
+    'required when PAYMENT_RPC_URL is set (setting PAYMENT_RPC_URL turns off the dev defaults; then PAY_TO_ADDRESS and FACILITATOR_PRIVATE_KEY or FACILITATOR_URL are required, TREASURY_PRIVATE_KEY to send refunds)';
   const problems: string[] = [];
   if (!env.PAY_TO_ADDRESS) problems.push(`PAY_TO_ADDRESS: ${why}`);
   if (!env.FACILITATOR_PRIVATE_KEY && !env.FACILITATOR_URL) problems.push(`FACILITATOR_PRIVATE_KEY or FACILITATOR_URL: ${why}`);

@@ -64,10 +64,13 @@ export async function redisProblem(name: string, url: string, timeoutMs = 3000):
     timer = setTimeout(() => reject(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })), timeoutMs);
   });
   try {
-    await Promise.race([(async () => {
-      await client.connect();
-      await client.ping();
-    })(), deadline]);
+    await Promise.race([
+      (async () => {
+        await client.connect();
+        await client.ping();
+      })(),
+      deadline,
+    ]);
     return undefined;
   } catch (err) {
     deadline.catch(() => {});

@@ -1,16 +1,6 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import {
-  BUILDER_ENV,
-  devDefaultsProblems,
-  DEVNET_ENV,
-  EnvError,
-  GATEWAY_ENV,
-  LOG_LEVELS,
-  portProblems,
-  readEnv,
-  redisProblem,
-} from '../src/index.js';
+import { BUILDER_ENV, devDefaultsProblems, DEVNET_ENV, EnvError, GATEWAY_ENV, LOG_LEVELS, portProblems, readEnv, redisProblem } from '../src/index.js';
 
 const ALL = { ...GATEWAY_ENV, ...BUILDER_ENV, ...DEVNET_ENV };
 
@@ -63,9 +53,14 @@ describe('readEnv', () => {
       PAY_TO_ADDRESS: '0x12',
       DEVNET_PAYMENT_PORT: 'x',
     });
-    expect(problems.map((p) => p.split('=')[0]).sort()).toEqual(
-      ['DEVNET_PAYMENT_PORT', 'GATEWAY_PORT', 'LOG_LEVEL', 'PAY_TO_ADDRESS', 'PROBE_INTERVAL_SECONDS', 'REDIS_URL'],
-    );
+    expect(problems.map((p) => p.split('=')[0]).sort()).toEqual([
+      'DEVNET_PAYMENT_PORT',
+      'GATEWAY_PORT',
+      'LOG_LEVEL',
+      'PAY_TO_ADDRESS',
+      'PROBE_INTERVAL_SECONDS',
+      'REDIS_URL',
+    ]);
     const err = new EnvError(problems);
     expect(err.message.split('\n')).toHaveLength(problems.length + 1);
     expect(err.message).not.toMatch(/\bat .*\.ts:\d+/); // no stack in the message

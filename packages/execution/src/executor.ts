@@ -49,8 +49,14 @@ export class Executor {
   /** Runs `resolved.definition` with its already-parsed `resolved.input`, paid by `charge`. */
   async run(executionId: string, resolved: Pick<ResolvedCapability, 'definition' | 'input'>, charge: ExecutionCharge): Promise<ExecutionOutcome> {
     const { definition, input } = resolved;
-    return this.record(executionId, definition.id, charge, async () =>
-      definition.output.parse(await definition.run(input, this.deps.capabilityDeps, { executionId, payer: charge.payer, paymentTxHash: charge.tx_hash })) as Record<string, unknown>,
+    return this.record(
+      executionId,
+      definition.id,
+      charge,
+      async () =>
+        definition.output.parse(
+          await definition.run(input, this.deps.capabilityDeps, { executionId, payer: charge.payer, paymentTxHash: charge.tx_hash }),
+        ) as Record<string, unknown>,
     );
   }
 
@@ -68,7 +74,12 @@ export class Executor {
     return this.run(executionId, resolved, charge);
   }
 
-  private async record(executionId: string, capabilityId: string, charge: ExecutionCharge, run: () => Promise<Record<string, unknown>>): Promise<ExecutionOutcome> {
+  private async record(
+    executionId: string,
+    capabilityId: string,
+    charge: ExecutionCharge,
+    run: () => Promise<Record<string, unknown>>,
+  ): Promise<ExecutionOutcome> {
     const { log } = this.deps;
     const created_at = new Date().toISOString();
     const started = performance.now();
@@ -86,13 +97,20 @@ export class Executor {
       // Redis unavailable is not the capability's failure: nothing is recorded and the caller
       // answers 503 (a paid request, refunded) or resumes the step once Redis is back (a job).
       if (isRedisUnavailable(e)) throw e;
-      const failure = e instanceof CapabilityFailure ? e : new CapabilityFailure('internal_error', 'The capability failed unexpectedly; the error was logged.', 500, e);
+      const failure =
+        e instanceof CapabilityFailure ? e : new CapabilityFailure('internal_error', 'The capability failed unexpectedly; the error was logged.', 500, e);
       const duration_ms = performance.now() - started;
       const error = { code: failure.code, message: failure.message };
       const record: ExecutionRecord = { ...base, status: 'FAILED', result: null, error, finished_at: new Date().toISOString(), duration_ms };
       await this.store(record);
       log.warn(
-        { execution_id: executionId, capability_id: capabilityId, job_id: charge.job_id, code: failure.code, cause: String((failure.cause as Error)?.message ?? '').slice(0, 200) },
+        {
+          execution_id: executionId,
+          capability_id: capabilityId,
+          job_id: charge.job_id,
+          code: failure.code,
+          cause: String((failure.cause as Error)?.message ?? '').slice(0, 200),
+        },
         'execution failed',
       );
       return { record, failure };
@@ -100,7 +118,10 @@ export class Executor {
     const duration_ms = performance.now() - started;
     const record: ExecutionRecord = { ...base, status: 'SUCCEEDED', result, finished_at: new Date().toISOString(), duration_ms };
     await this.store(record);
-    log.info({ execution_id: executionId, capability_id: capabilityId, job_id: charge.job_id, duration_ms: Math.round(duration_ms), payer: charge.payer }, 'execution succeeded');
+    log.info(
+      { execution_id: executionId, capability_id: capabilityId, job_id: charge.job_id, duration_ms: Math.round(duration_ms), payer: charge.payer },
+      'execution succeeded',
+    );
     return { record };
   }
 

@@ -38,12 +38,16 @@ export type Resolution = ({ ok: true } & ResolvedCapability) | { ok: false; erro
 export function executableDefinition(definitions: readonly CapabilityDefinition[], id: string): ExecutableCapability | CapabilityResolutionError {
   const definition = definitions.find((d) => d.id === id);
   if (!definition) return new CapabilityResolutionError('unknown_capability', 404, `Unknown capability "${id}". See GET /registry for the list.`);
-  if (!isExecutable(definition)) return new CapabilityResolutionError('not_executable', 422, `The capability "${id}" cannot be executed through /api/v1/execute.`);
+  if (!isExecutable(definition))
+    return new CapabilityResolutionError('not_executable', 422, `The capability "${id}" cannot be executed through /api/v1/execute.`);
   return definition;
 }
 
 /** `rawInput` parsed by the definition's input schema, or a 400 (`invalid_input`) error listing the zod issues (paths inside the input). */
-export function parseCapabilityInput(definition: ExecutableCapability, rawInput: unknown): { ok: true; input: unknown } | { ok: false; error: CapabilityResolutionError } {
+export function parseCapabilityInput(
+  definition: ExecutableCapability,
+  rawInput: unknown,
+): { ok: true; input: unknown } | { ok: false; error: CapabilityResolutionError } {
   const parsed = definition.input.safeParse(rawInput);
   if (parsed.success) return { ok: true, input: parsed.data };
   const issues = parsed.error.issues.map((i) => ({ path: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), message: i.message, code: i.code }));

@@ -27,7 +27,11 @@ export class Telemetry {
   /** Records one measured run of `capabilityId`: `ms` wall time, `ok` whether it succeeded. */
   async record(capabilityId: string, ms: number, ok: boolean): Promise<void> {
     const key = this.keys.latency(capabilityId);
-    await this.redis.multi().lpush(key, `${ms.toFixed(1)}:${ok ? 1 : 0}:${Date.now()}`).ltrim(key, 0, WINDOW - 1).exec();
+    await this.redis
+      .multi()
+      .lpush(key, `${ms.toFixed(1)}:${ok ? 1 : 0}:${Date.now()}`)
+      .ltrim(key, 0, WINDOW - 1)
+      .exec();
   }
 
   /** Nearest-rank p50/p99 over the window. */

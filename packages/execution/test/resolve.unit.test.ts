@@ -58,7 +58,13 @@ describe('resolveCapability', () => {
   });
 
   it('answers 422 with the reason when the precondition is unmet (e.g. a chain not configured)', () => {
-    expect(failure('intelligence.echo_unit', { text: 'forbidden' })).toMatchObject({ code: 'precondition_unmet', status: 422, shortMessage: 'This text cannot be echoed here.' });
-    expect(failure('intelligence.wallet_balances', { address: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC', chain: 'arbitrum' }).shortMessage).toMatch(/"arbitrum" is not configured/);
+    expect(failure('intelligence.echo_unit', { text: 'forbidden' })).toMatchObject({
+      code: 'precondition_unmet',
+      status: 422,
+      shortMessage: 'This text cannot be echoed here.',
+    });
+    expect(failure('intelligence.wallet_balances', { address: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC', chain: 'arbitrum' }).shortMessage).toMatch(
+      /"arbitrum" is not configured/,
+    );
   });
 });

@@ -61,7 +61,11 @@ export function planJob(req: JobRequestInput, resolve: (capabilityId: string) =>
     const parsed = cap.parseInput(step.input);
     if (!parsed.success) {
       const base = req.steps ? ['steps', index, 'input'] : ['steps'];
-      for (const issue of parsed.issues) issues.push({ path: [...base, ...issue.path], message: req.steps ? issue.message : `${step.capability_id} needs explicit steps with input (${issue.message})` });
+      for (const issue of parsed.issues)
+        issues.push({
+          path: [...base, ...issue.path],
+          message: req.steps ? issue.message : `${step.capability_id} needs explicit steps with input (${issue.message})`,
+        });
       return;
     }
     const unmet = cap.precondition?.(parsed.data);
@@ -86,7 +90,9 @@ export function planJob(req: JobRequestInput, resolve: (capabilityId: string) =>
   if (issues.length > 0) throw new PlanError(req.steps ? 400 : 422, 'Some steps cannot run.', issues);
   const cheapest = steps.reduce((m, s) => (BigInt(s.price) < m ? BigInt(s.price) : m), BigInt(steps[0].price));
   if (budget < cheapest) {
-    throw new PlanError(422, `budget_usdc is below the cheapest step (${Number(cheapest) / 1e6} USDC).`, [{ path: ['budget_usdc'], message: 'below the cheapest step' }]);
+    throw new PlanError(422, `budget_usdc is below the cheapest step (${Number(cheapest) / 1e6} USDC).`, [
+      { path: ['budget_usdc'], message: 'below the cheapest step' },
+    ]);
   }
   return { steps, budget };
 }

@@ -14,7 +14,11 @@ export class JobQueue {
   }
   /** Enqueues `jobId` once (a second call for the same id is a no-op). */
   async enqueue(jobId: string): Promise<void> {
-    await this.queue.add('job', { job_id: jobId }, { jobId, removeOnComplete: { age: 7 * 24 * 3600 }, removeOnFail: false, attempts: 1000, backoff: { type: 'fixed', delay: 5_000 } });
+    await this.queue.add(
+      'job',
+      { job_id: jobId },
+      { jobId, removeOnComplete: { age: 7 * 24 * 3600 }, removeOnFail: false, attempts: 1000, backoff: { type: 'fixed', delay: 5_000 } },
+    );
   }
   close(): Promise<void> {
     return this.queue.close();

@@ -64,9 +64,7 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
     job.error = error;
     const left = BigInt(job.budget) - BigInt(job.spent);
     job.result =
-      status === 'succeeded'
-        ? { steps: job.steps.map((s) => ({ capability_id: s.capability_id, execution_id: s.execution_id, result: s.result })) }
-        : null;
+      status === 'succeeded' ? { steps: job.steps.map((s) => ({ capability_id: s.capability_id, execution_id: s.execution_id, result: s.result })) } : null;
     if (left > 0n) {
       job.refund_amount = left.toString();
       await o.store.save(job); // the record names the refund before it is queued

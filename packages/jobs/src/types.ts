@@ -60,5 +60,7 @@ export interface StepExecutor {
     charge: { tx_hash: string; amount: string; job_id: string; payer: string },
   ): Promise<{ status: 'SUCCEEDED' | 'FAILED'; result: Record<string, unknown> | null; error?: { code: string; message: string }; transient: boolean }>;
   /** A stored execution by id (to adopt a step that ran before a crash), or undefined. */
-  find(executionId: string): Promise<{ status: 'SUCCEEDED' | 'FAILED'; result: Record<string, unknown> | null; error?: { code: string; message: string } } | undefined>;
+  find(
+    executionId: string,
+  ): Promise<{ status: 'SUCCEEDED' | 'FAILED'; result: Record<string, unknown> | null; error?: { code: string; message: string } } | undefined>;
 }

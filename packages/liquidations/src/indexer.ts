@@ -95,8 +95,7 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
  */
 export async function startLiquidationIndexer(config: LiquidationIndexerConfig): Promise<LiquidationIndexer> {
   const client =
-    config.client ??
-    (createPublicClient({ transport: http(config.rpcUrl, { timeout: 20_000, retryCount: 2 }), batch: { multicall: false } }) as PublicClient);
+    config.client ?? (createPublicClient({ transport: http(config.rpcUrl, { timeout: 20_000, retryCount: 2 }), batch: { multicall: false } }) as PublicClient);
   const ownRedis = typeof config.redis === 'string';
   const redis = typeof config.redis === 'string' ? connectRedis({ url: config.redis, name: `liquidation-indexer-${config.chain}` }) : config.redis;
   const store = new LiquidationIndexStore(redis, new RedisKeys(config.keyPrefix ?? 'acg:'), config.chain);
@@ -156,10 +155,13 @@ export async function startLiquidationIndexer(config: LiquidationIndexerConfig):
     const feeds = Object.entries(config.usdFeeds ?? {}) as [Address, Address][];
     if (config.nativeUsdFeed) feeds.push(['0x0000000000000000000000000000000000000000', config.nativeUsdFeed]);
     if (feeds.length > 0) {
-      const out = await readAll(ctx, feeds.flatMap(([, f]) => [
-        { address: f, abi: chainlinkAbi, functionName: 'latestRoundData' },
-        { address: f, abi: chainlinkAbi, functionName: 'decimals' },
-      ]));
+      const out = await readAll(
+        ctx,
+        feeds.flatMap(([, f]) => [
+          { address: f, abi: chainlinkAbi, functionName: 'latestRoundData' },
+          { address: f, abi: chainlinkAbi, functionName: 'decimals' },
+        ]),
+      );
       feeds.forEach(([token], i) => {
         const round = out[2 * i] as readonly [bigint, bigint, bigint, bigint, bigint] | undefined;
         const dec = (out[2 * i + 1] as number | undefined) ?? 8;
@@ -186,7 +188,10 @@ export async function startLiquidationIndexer(config: LiquidationIndexerConfig):
         }
       }
     }
-    const ethUsd = (config.nativeUsdFeed ? ctx.prices.get('0x0000000000000000000000000000000000000000') : undefined) ?? (config.nativeToken ? ctx.prices.get(config.nativeToken.toLowerCase()) : undefined) ?? 0;
+    const ethUsd =
+      (config.nativeUsdFeed ? ctx.prices.get('0x0000000000000000000000000000000000000000') : undefined) ??
+      (config.nativeToken ? ctx.prices.get(config.nativeToken.toLowerCase()) : undefined) ??
+      0;
     const baseFee = block.baseFeePerGas ?? 0n;
     for (const e of evaluated) {
       const gas = round6(gasCostUsd(e.gas_units, baseFee, ethUsd));
@@ -218,7 +223,13 @@ export async function startLiquidationIndexer(config: LiquidationIndexerConfig):
     }
     const cursors = Object.fromEntries(adapters.map((a) => [a.id, head]));
     await store.writeBlock(
-      { block_number: Number(head), block_timestamp: Number(block.timestamp), base_fee_wei: baseFee.toString(), eth_usd: ethUsd, updated_at: new Date().toISOString() },
+      {
+        block_number: Number(head),
+        block_timestamp: Number(block.timestamp),
+        base_fee_wei: baseFee.toString(),
+        eth_usd: ethUsd,
+        updated_at: new Date().toISOString(),
+      },
       cursors,
       writes,
     );

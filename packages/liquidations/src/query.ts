@@ -1,4 +1,4 @@
-import { LiquidationSearchResponse, type LendingProtocol, type LiquidationOpportunity, type LiquidationSearchQuery } from '@acg/schemas';
+import type { LiquidationSearchResponse, LendingProtocol, LiquidationOpportunity, LiquidationSearchQuery } from '@acg/schemas';
 import { liquidationSearch, type RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { LiquidationIndexStore, PROTOCOLS } from './store.js';

@@ -1,5 +1,5 @@
 import type { LendingProtocol, LiquidationOpportunity } from '@acg/schemas';
-import { RedisKeys } from '@acg/redis';
+import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { Hex } from 'viem';
 import { getAddress } from 'viem';

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  availableCollateralToLiquidate,
-  maxLiquidation,
-  MIN_LEFTOVER_BASE,
-  percentDiv,
-  percentMul,
-  type AaveLiquidationInputs,
-} from '../src/math/aave.js';
+import { availableCollateralToLiquidate, maxLiquidation, MIN_LEFTOVER_BASE, percentDiv, percentMul, type AaveLiquidationInputs } from '../src/math/aave.js';
 import { cometBuyCost, cometLiquidity } from '../src/math/comet.js';
 import { ratio } from '../src/math/fixed.js';
 import { liquidationIncentiveFactor, morphoHealth, morphoMaxLiquidation, wTaylorCompounded } from '../src/math/morpho.js';
@@ -129,7 +122,7 @@ describe('Morpho Blue', () => {
   });
 
   it('health: maxBorrow = collateral × price / 1e36 × lltv vs borrowed rounded up', () => {
-    const m = { totalBorrowAssets: 1_000_000n, totalBorrowShares: 1_000_000n * 10n ** 6n, price: 2_000n * 10n ** 36n / 10n ** 12n, lltv: 86n * 10n ** 16n };
+    const m = { totalBorrowAssets: 1_000_000n, totalBorrowShares: 1_000_000n * 10n ** 6n, price: (2_000n * 10n ** 36n) / 10n ** 12n, lltv: 86n * 10n ** 16n };
     // 1 WETH (1e18) at 2,000 USDC (6 decimals): maxBorrow 1,720 USDC
     const h = morphoHealth(1_800n * 10n ** 12n, WAD, m);
     expect(h.maxBorrow).toBe(1_720n * 10n ** 6n);

@@ -3,7 +3,18 @@ import { HttpRequestError, SocketClosedError, TimeoutError, WebSocketRequestErro
 /** Default bound of one payment-chain JSON-RPC request, milliseconds (PAYMENT_RPC_TIMEOUT_MS). */
 export const DEFAULT_PAYMENT_RPC_TIMEOUT_MS = 10_000;
 
-const TRANSPORT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+const TRANSPORT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /**
  * Whether `e` (or any error in its `cause` chain) says the node could not be reached or did not

@@ -23,7 +23,12 @@ export function authorizationUsed(client: PublicClient, asset: `0x${string}`, fr
 }
 
 /** The transaction that used the authorization, from its `AuthorizationUsed` log, or undefined. */
-export async function authorizationTx(client: PublicClient, asset: `0x${string}`, from: `0x${string}`, nonce: `0x${string}`): Promise<`0x${string}` | undefined> {
+export async function authorizationTx(
+  client: PublicClient,
+  asset: `0x${string}`,
+  from: `0x${string}`,
+  nonce: `0x${string}`,
+): Promise<`0x${string}` | undefined> {
   const logs = await client.getLogs({ address: asset, event: AUTHORIZATION_USED, args: { authorizer: from, nonce }, fromBlock: 'earliest' }).catch(() => []);
   return logs[0]?.transactionHash ?? undefined;
 }

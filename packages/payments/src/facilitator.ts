@@ -60,10 +60,11 @@ export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): F
       // signature): a rejection there would be unhandled and crash the process. An unreachable
       // node reads as "no code" instead; the transport failure is still recorded by the monitor,
       // so the paywall answers 503, not a payment refusal.
-      getCode: (args) => client.getCode(args).catch((e: unknown) => {
-        if (isTransportError(e)) return undefined;
-        throw e;
-      }),
+      getCode: (args) =>
+        client.getCode(args).catch((e: unknown) => {
+          if (isTransportError(e)) return undefined;
+          throw e;
+        }),
     },
     { confirmationTimeoutMs: opts.confirmationTimeoutMs ?? 60_000 },
   );
@@ -71,10 +72,8 @@ export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): F
   registerExactEvmScheme(facilitator, { signer, networks: opts.networks });
   return {
     address: account.address,
-    verify: (payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> =>
-      facilitator.verify(payload, requirements),
-    settle: (payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> =>
-      facilitator.settle(payload, requirements),
+    verify: (payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> => facilitator.verify(payload, requirements),
+    settle: (payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> => facilitator.settle(payload, requirements),
     getSupported: async (): Promise<SupportedResponse> => facilitator.getSupported() as SupportedResponse,
   };
 }

@@ -3,7 +3,9 @@ import stringify from 'safe-stable-stringify';
 
 /** sha256 hex of the canonical (key-sorted) JSON of `value`. */
 export function canonicalHash(value: unknown): string {
-  return createHash('sha256').update(stringify(value) ?? 'null').digest('hex');
+  return createHash('sha256')
+    .update(stringify(value) ?? 'null')
+    .digest('hex');
 }
 
 /**

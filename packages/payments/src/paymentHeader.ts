@@ -29,10 +29,7 @@ export interface Eip3009Authorization {
  * Returns `undefined` when no payment header is present.
  * Throws {@link PaymentError} `invalid_payment_header` for a header that is not base64 JSON of a payload.
  */
-export function readPaymentPayload(
-  getHeader: (name: string) => string | undefined,
-  accepts: PaymentRequirements[],
-): PaymentPayload | undefined {
+export function readPaymentPayload(getHeader: (name: string) => string | undefined, accepts: PaymentRequirements[]): PaymentPayload | undefined {
   let raw: string | undefined;
   for (const name of PAYMENT_HEADERS) {
     raw = getHeader(name);
@@ -67,7 +64,10 @@ export function readPaymentPayload(
     }
     const accepted = accepts.find((r) => r.scheme === p.scheme && r.network === `eip155:${chainId}`);
     if (!accepted) {
-      throw new PaymentError('unsupported_scheme', `No accepted payment matches scheme "${String(p.scheme).slice(0, 20)}" on ${String(p.network).slice(0, 40)}.`);
+      throw new PaymentError(
+        'unsupported_scheme',
+        `No accepted payment matches scheme "${String(p.scheme).slice(0, 20)}" on ${String(p.network).slice(0, 40)}.`,
+      );
     }
     return { x402Version: 2, accepted, payload: p.payload as Record<string, unknown> };
   }
@@ -81,8 +81,7 @@ export function readPaymentPayload(
 export function eip3009Authorization(payload: PaymentPayload): Eip3009Authorization | undefined {
   const auth = (payload.payload as { authorization?: Record<string, unknown> }).authorization;
   if (!auth || typeof auth !== 'object') return undefined;
-  const hex = (v: unknown, len?: number) =>
-    typeof v === 'string' && /^0x[0-9a-fA-F]*$/.test(v) && (len === undefined || v.length === len + 2);
+  const hex = (v: unknown, len?: number) => typeof v === 'string' && /^0x[0-9a-fA-F]*$/.test(v) && (len === undefined || v.length === len + 2);
   const int = (v: unknown) => (typeof v === 'string' || typeof v === 'number') && /^[0-9]+$/.test(String(v));
   if (!hex(auth.from, 40) || !hex(auth.to, 40) || !hex(auth.nonce, 64) || !int(auth.value) || !int(auth.validAfter) || !int(auth.validBefore)) {
     return undefined;

@@ -9,7 +9,7 @@ import type { PublicClient } from 'viem';
 import { authorizationWindowProblem } from './authorizationWindow.js';
 import type { PaymentChainMonitor } from './chainHealth.js';
 import { Challenges, type ChallengedResource, type PaidResponse, type PaymentTerms } from './challenge.js';
-import { PaymentConflictError, PaymentError, PaymentInProgressError } from './errors.js';
+import { PaymentConflictError, PaymentError } from './errors.js';
 import { canonicalHash } from './hashing.js';
 import { eip3009Authorization, readPaymentPayload } from './paymentHeader.js';
 import { reconcile } from './reconcile.js';
@@ -208,7 +208,11 @@ export class Paywall {
       network: matched.network,
     };
     // The `settled` mark is written while the operation runs; complete() waits for it.
-    const marked = this.reservations.transition(ref.authKey, req.operationId, ['pending'], 'settled', { tx_hash: payment.txHash, payer: payment.payer, amount: payment.amount });
+    const marked = this.reservations.transition(ref.authKey, req.operationId, ['pending'], 'settled', {
+      tx_hash: payment.txHash,
+      payer: payment.payer,
+      amount: payment.amount,
+    });
     marked.catch(() => undefined);
     return { kind: 'settled', payment, authKey: ref.authKey, settle: settled.settle, marked };
   }

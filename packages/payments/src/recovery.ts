@@ -6,7 +6,6 @@ import type { PublicClient } from 'viem';
 import { authorizationTx, authorizationUsed } from './eip3009.js';
 import type { RefundQueue } from './refunds.js';
 
-
 export interface PaymentRecoveryOptions {
   redis: Redis;
   keys: RedisKeys;

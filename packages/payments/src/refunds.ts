@@ -73,7 +73,12 @@ export async function readRefund(redis: Redis, keys: RedisKeys, operationId: str
  * `refund: {status: "sent", amount, tx_hash}` once the transfer is mined (the refund record is the
  * single source of truth, so no write can race the worker). Other answers are returned unchanged.
  */
-export async function withRefundState<T extends { body: unknown }>(redis: Redis, keys: RedisKeys, operationId: string | null | undefined, stored: T): Promise<T> {
+export async function withRefundState<T extends { body: unknown }>(
+  redis: Redis,
+  keys: RedisKeys,
+  operationId: string | null | undefined,
+  stored: T,
+): Promise<T> {
   const body = stored.body as { refund?: { status?: string } } | null;
   if (!operationId || !body || typeof body !== 'object' || body.refund?.status !== 'pending') return stored;
   const refund = await readRefund(redis, keys, operationId);

@@ -18,9 +18,7 @@ export interface SettledPayment {
 }
 
 /** What {@link Settlement.settle} found: settled on chain, or refused with an x402 reason (reservation released). */
-export type SettleResult =
-  | { kind: 'settled'; settle: SettleResponse }
-  | { kind: 'refused'; reason: string | undefined };
+export type SettleResult = { kind: 'settled'; settle: SettleResponse } | { kind: 'refused'; reason: string | undefined };
 
 /** The facilitator or the chain could not be reached to verify a payment (503). */
 export class PaymentVerificationUnavailableError extends Error {

@@ -5,7 +5,8 @@ import { isTransportError } from '../src/chainHealth.js';
 
 describe('authorizationWindowProblem', () => {
   const now = 1_700_000_000;
-  const at = (validAfter: number, validBefore: number) => authorizationWindowProblem({ validAfter: String(validAfter), validBefore: String(validBefore) }, 300, { nowSeconds: now });
+  const at = (validAfter: number, validBefore: number) =>
+    authorizationWindowProblem({ validAfter: String(validAfter), validBefore: String(validBefore) }, 300, { nowSeconds: now });
   it('accepts what the official client signs (validAfter in the past, validBefore = now + maxTimeoutSeconds)', () => {
     expect(at(now - 600, now + 300)).toBeUndefined();
     expect(at(now + 30, now + 330)).toBeUndefined(); // 30 s of clock skew
@@ -23,7 +24,10 @@ describe('isTransportError', () => {
     expect(isTransportError(new TimeoutError({ body: {}, url: 'http://127.0.0.1:1' }))).toBe(true);
     expect(isTransportError(Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }))).toBe(true);
     expect(isTransportError(new TypeError('fetch failed'))).toBe(true);
-    const wrapped = new ContractFunctionExecutionError(new HttpRequestError({ url: 'http://x', details: 'fetch failed' }) as BaseError, { abi: [], functionName: 'f' });
+    const wrapped = new ContractFunctionExecutionError(new HttpRequestError({ url: 'http://x', details: 'fetch failed' }) as BaseError, {
+      abi: [],
+      functionName: 'f',
+    });
     expect(isTransportError(wrapped)).toBe(true);
   });
   it('does not mistake a revert or a bad signature for an outage', () => {

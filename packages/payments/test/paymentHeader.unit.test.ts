@@ -1,6 +1,6 @@
 import type { PaymentRequirements } from '@x402/core/types';
 import { describe, expect, it } from 'vitest';
-import { describePaymentFailure, eip3009Authorization, PaymentError, readPaymentPayload, requestHash } from '../src/index.js';
+import { describePaymentFailure, eip3009Authorization, type PaymentError, readPaymentPayload, requestHash } from '../src/index.js';
 
 const accepts: PaymentRequirements[] = [
   {
@@ -62,7 +62,11 @@ describe('readPaymentPayload', () => {
 
 describe('eip3009Authorization', () => {
   it('extracts a well-formed authorization and lowercases the nonce', () => {
-    const a = eip3009Authorization({ x402Version: 2, accepted: accepts[0], payload: { authorization: { ...authorization, nonce: authorization.nonce.toUpperCase().replace('0X', '0x') } } });
+    const a = eip3009Authorization({
+      x402Version: 2,
+      accepted: accepts[0],
+      payload: { authorization: { ...authorization, nonce: authorization.nonce.toUpperCase().replace('0X', '0x') } },
+    });
     expect(a?.nonce).toBe(authorization.nonce);
   });
   it('returns undefined for a malformed or missing authorization', () => {

@@ -81,9 +81,22 @@ export async function reserveAuthorization(redis: Redis, p: ReserveAuthorization
 
 /** Reads a reservation (one HMGET); undefined when there is none. */
 export async function readAuthorization(redis: Redis, authKey: string): Promise<AuthorizationRecord | undefined> {
-  const [state, requestHash, payloadHash, operationId, updatedAt] = await redis.hmget(authKey, 'state', 'request_hash', 'payload_hash', 'operation_id', 'updated_at');
+  const [state, requestHash, payloadHash, operationId, updatedAt] = await redis.hmget(
+    authKey,
+    'state',
+    'request_hash',
+    'payload_hash',
+    'operation_id',
+    'updated_at',
+  );
   if (!state) return undefined;
-  return { state: state as AuthorizationState, requestHash: requestHash ?? '', payloadHash: payloadHash ?? '', operationId: operationId ?? '', updatedAtMs: Number(updatedAt ?? 0) };
+  return {
+    state: state as AuthorizationState,
+    requestHash: requestHash ?? '',
+    payloadHash: payloadHash ?? '',
+    operationId: operationId ?? '',
+    updatedAtMs: Number(updatedAt ?? 0),
+  };
 }
 
 export interface TransitionAuthorizationParameters {
@@ -162,7 +175,12 @@ export interface TokenBucketReturnType {
 
 /** `token_bucket.lua`: takes `cost` tokens from a bucket refilled continuously on the Redis clock. */
 export async function takeTokens(redis: Redis, p: TokenBucketParameters): Promise<TokenBucketReturnType> {
-  const [allowed, tokens, retryUs, nowUs] = (await withScripts(redis).token_bucket(p.bucketKey, p.ratePerSecond, p.burst, p.cost)) as [number, string, number, string];
+  const [allowed, tokens, retryUs, nowUs] = (await withScripts(redis).token_bucket(p.bucketKey, p.ratePerSecond, p.burst, p.cost)) as [
+    number,
+    string,
+    number,
+    string,
+  ];
   return { allowed: allowed === 1, tokens: Number(tokens), retryAfterUs: Number(retryUs), nowUs: BigInt(nowUs) };
 }
 
@@ -228,7 +246,13 @@ export async function cancelSubscription(
   redis: Redis,
   p: CancelSubscriptionParameters,
 ): Promise<{ result: 'not_found' | 'forbidden' | 'cancelled' | 'already'; cancelledAt: string }> {
-  const [result, at] = (await withScripts(redis).wm_cancel_subscription(p.subscriptionKey, p.expiryKey, p.caller.toLowerCase(), p.nowSeconds, p.subscriptionId)) as [string, string];
+  const [result, at] = (await withScripts(redis).wm_cancel_subscription(
+    p.subscriptionKey,
+    p.expiryKey,
+    p.caller.toLowerCase(),
+    p.nowSeconds,
+    p.subscriptionId,
+  )) as [string, string];
   return { result: result as 'not_found', cancelledAt: at };
 }
 

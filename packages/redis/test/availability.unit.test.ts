@@ -5,7 +5,9 @@ import { isRedisUnavailable, retryWhileRedisUnavailable } from '../src/availabil
 
 // what ioredis throws once maxRetriesPerRequest reconnects failed (its class is not exported)
 const maxRetries = () =>
-  Object.assign(new Error('Reached the max retries per request limit (which is 2). Refer to "maxRetriesPerRequest" option for details.'), { name: 'MaxRetriesPerRequestError' });
+  Object.assign(new Error('Reached the max retries per request limit (which is 2). Refer to "maxRetriesPerRequest" option for details.'), {
+    name: 'MaxRetriesPerRequestError',
+  });
 const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' });
 
 describe('isRedisUnavailable', () => {
@@ -46,7 +48,12 @@ describe('retryWhileRedisUnavailable', () => {
     await expect(retryWhileRedisUnavailable(async () => (++calls < 3 ? Promise.reject(refused) : 'ok'))).resolves.toBe('ok');
     expect(calls).toBe(3);
     calls = 0;
-    await expect(retryWhileRedisUnavailable(async () => (++calls, Promise.reject(new Error('boom'))))).rejects.toThrow('boom');
+    await expect(
+      retryWhileRedisUnavailable(async () => {
+        calls++;
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     expect(calls).toBe(1);
   });
 

@@ -27,7 +27,19 @@ afterAll(async () => {
 
 const inFlightKey = keys.authorizationsInFlight();
 const reserve = (authKey: string, requestHash: string, payloadHash: string, operationId: string, nowMs: number) =>
-  reserveAuthorization(raw, { authKey, inFlightKey, requestHash, payloadHash, operationId, nowMs, retentionSeconds: 60, asset: '0xA', from: '0xB', nonce: '0x01', amount: '1000' });
+  reserveAuthorization(raw, {
+    authKey,
+    inFlightKey,
+    requestHash,
+    payloadHash,
+    operationId,
+    nowMs,
+    retentionSeconds: 60,
+    asset: '0xA',
+    from: '0xB',
+    nonce: '0x01',
+    amount: '1000',
+  });
 
 describe('reserve_authorization', () => {
   it('reserves once; a second reservation sees the first holder', async () => {
@@ -70,7 +82,8 @@ describe('transition_authorization', () => {
 describe('release_authorization', () => {
   it('deletes a reservation only for its holder, from an expected state', async () => {
     const key = keys.authorization('eip155:8453', '0xA', '0xE', '0x04');
-    const release = (operationId: string, from: ('pending' | 'settle_unknown' | 'settled')[]) => releaseAuthorization(raw, { authKey: key, inFlightKey, operationId, from });
+    const release = (operationId: string, from: ('pending' | 'settle_unknown' | 'settled')[]) =>
+      releaseAuthorization(raw, { authKey: key, inFlightKey, operationId, from });
     await reserve(key, 'r', 'p', 'exe_1', 1);
     expect(await release('exe_other', ['pending'])).toBe(false);
     expect(await release('exe_1', ['settle_unknown', 'settled'])).toBe(false);
@@ -87,6 +100,10 @@ describe('claim_idempotency_key', () => {
   it('binds a key to the first request only', async () => {
     const key = keys.idempotency('execute', 'k1');
     expect(await claimIdempotencyKey(raw, { idempotencyKey: key, requestHash: 'h1', authKey: 'auth1', ttlSeconds: 60 })).toEqual({ claimed: true });
-    expect(await claimIdempotencyKey(raw, { idempotencyKey: key, requestHash: 'h2', authKey: 'auth2', ttlSeconds: 60 })).toEqual({ claimed: false, requestHash: 'h1', authKey: 'auth1' });
+    expect(await claimIdempotencyKey(raw, { idempotencyKey: key, requestHash: 'h2', authKey: 'auth2', ttlSeconds: 60 })).toEqual({
+      claimed: false,
+      requestHash: 'h1',
+      authKey: 'auth1',
+    });
   });
 });

@@ -28,19 +28,47 @@ describe('wm_cancel_subscription', () => {
     await subscription('sub_A', 1000);
     const sub = keys.walletMonitor('sub', 'sub_A');
     const expiry = keys.walletMonitor('expiry');
-    expect(await cancelSubscription(raw, { subscriptionKey: sub, expiryKey: expiry, caller: '0x00000000000000000000000000000000000000bb', nowSeconds: 50, subscriptionId: 'sub_A' })).toEqual({ result: 'forbidden', cancelledAt: '' });
+    expect(
+      await cancelSubscription(raw, {
+        subscriptionKey: sub,
+        expiryKey: expiry,
+        caller: '0x00000000000000000000000000000000000000bb',
+        nowSeconds: 50,
+        subscriptionId: 'sub_A',
+      }),
+    ).toEqual({ result: 'forbidden', cancelledAt: '' });
     expect(await raw.hget(sub, 'status')).toBe('active');
-    expect(await cancelSubscription(raw, { subscriptionKey: sub, expiryKey: expiry, caller: OWNER.toLowerCase(), nowSeconds: 50, subscriptionId: 'sub_A' })).toEqual({ result: 'cancelled', cancelledAt: '50' });
+    expect(
+      await cancelSubscription(raw, { subscriptionKey: sub, expiryKey: expiry, caller: OWNER.toLowerCase(), nowSeconds: 50, subscriptionId: 'sub_A' }),
+    ).toEqual({ result: 'cancelled', cancelledAt: '50' });
     expect(await raw.hmget(sub, 'status', 'cancelled_at')).toEqual(['cancelled', '50']);
     expect(await raw.zscore(expiry, 'sub_A')).toBeNull();
-    expect(await cancelSubscription(raw, { subscriptionKey: sub, expiryKey: expiry, caller: OWNER.toLowerCase(), nowSeconds: 99, subscriptionId: 'sub_A' })).toEqual({ result: 'already', cancelledAt: '50' });
-    expect(await cancelSubscription(raw, { subscriptionKey: keys.walletMonitor('sub', 'nope'), expiryKey: expiry, caller: OWNER, nowSeconds: 99, subscriptionId: 'nope' })).toEqual({ result: 'not_found', cancelledAt: '' });
+    expect(
+      await cancelSubscription(raw, { subscriptionKey: sub, expiryKey: expiry, caller: OWNER.toLowerCase(), nowSeconds: 99, subscriptionId: 'sub_A' }),
+    ).toEqual({ result: 'already', cancelledAt: '50' });
+    expect(
+      await cancelSubscription(raw, {
+        subscriptionKey: keys.walletMonitor('sub', 'nope'),
+        expiryKey: expiry,
+        caller: OWNER,
+        nowSeconds: 99,
+        subscriptionId: 'nope',
+      }),
+    ).toEqual({ result: 'not_found', cancelledAt: '' });
   });
 });
 
 describe('wm_renew_subscription', () => {
   const run = (id: string, now: number, min = 1000, owner = OWNER) =>
-    renewSubscription(raw, { subscriptionKey: keys.walletMonitor('sub', id), accountKey: keys.account(owner), expiryKey: keys.walletMonitor('expiry'), nowSeconds: now, termSeconds: 100, minBalance: String(min), subscriptionId: id }).then((r) => [r.result, r.expiresAt]);
+    renewSubscription(raw, {
+      subscriptionKey: keys.walletMonitor('sub', id),
+      accountKey: keys.account(owner),
+      expiryKey: keys.walletMonitor('expiry'),
+      nowSeconds: now,
+      termSeconds: 100,
+      minBalance: String(min),
+      subscriptionId: id,
+    }).then((r) => [r.result, r.expiresAt]);
 
   it('renews by whole terms while the account holds the minimum balance', async () => {
     await subscription('sub_R', 1000);

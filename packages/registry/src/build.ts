@@ -1,5 +1,5 @@
 import {
-  Capability,
+  type Capability,
   compareCapabilities,
   LegacyRegistry,
   RegistryDocument,

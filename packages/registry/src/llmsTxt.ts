@@ -42,7 +42,8 @@ function callText(c: Capability, d: CapabilityDescriptor | undefined): string {
   const example = d?.example.request;
   if (example && typeof example === 'object' && method === 'GET') {
     // a GET capability also executable through /api/v1/execute keeps its example in execute form: its input is the query
-    const params = 'capability_id' in example && 'input' in example ? (example as { input: Record<string, unknown> }).input : (example as Record<string, unknown>);
+    const params =
+      'capability_id' in example && 'input' in example ? (example as { input: Record<string, unknown> }).input : (example as Record<string, unknown>);
     const query = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
     return `\`GET ${c.endpoint}?${query}\``;
   }
@@ -55,8 +56,7 @@ function callText(c: Capability, d: CapabilityDescriptor | undefined): string {
 function capabilityLine(c: Capability, d: CapabilityDescriptor | undefined): string {
   const description = c.description ? ` ${c.description}` : '';
   return (
-    `- [${c.name}](${c.endpoint}): \`${c.id}\`, status ${c.status}, ${c.surface}, ${priceText(d)}.${description} ` +
-    `Call: ${callText(c, d)}; ${authText(c)}.`
+    `- [${c.name}](${c.endpoint}): \`${c.id}\`, status ${c.status}, ${c.surface}, ${priceText(d)}.${description} ` + `Call: ${callText(c, d)}; ${authText(c)}.`
   );
 }
 

@@ -11,12 +11,7 @@ export interface SitemapEntry {
 
 /** Escape the five XML special characters (`& < > " '`) for element content. */
 export function escapeXml(text: string): string {
-  return text
-    .replaceAll('&', '&amp;')
-    .replaceAll('<', '&lt;')
-    .replaceAll('>', '&gt;')
-    .replaceAll('"', '&quot;')
-    .replaceAll("'", '&apos;');
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&apos;');
 }
 
 /**
@@ -42,20 +37,8 @@ export function renderSitemap(baseUrl: string, paths: readonly (string | Sitemap
     }
     return `  <url>${children.join('')}</url>`;
   });
-  return [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">',
-    ...urls,
-    '</urlset>',
-    '',
-  ].join('\n');
+  return ['<?xml version="1.0" encoding="UTF-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">', ...urls, '</urlset>', ''].join('\n');
 }
 
 /** The discovery paths a gateway's sitemap lists (SPEC 4 "Discovery"). */
-export const SITEMAP_PATHS = [
-  '/gateway-catalog.json',
-  '/registry',
-  '/llms.txt',
-  '/openapi.json',
-  '/status/health',
-] as const;
+export const SITEMAP_PATHS = ['/gateway-catalog.json', '/registry', '/llms.txt', '/openapi.json', '/status/health'] as const;

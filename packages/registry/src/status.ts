@@ -1,11 +1,4 @@
-import type {
-  Capability,
-  CapabilityStatus,
-  Evidence,
-  HealthStatus,
-  OperationalStatus,
-  ProbeRecord,
-} from '@acg/schemas';
+import type { Capability, CapabilityStatus, Evidence, HealthStatus, OperationalStatus, ProbeRecord } from '@acg/schemas';
 import type { CapabilityDescriptor } from './descriptor.js';
 
 /** A capability's derived status and the evidence behind it (SPEC 2.2 rules 1 and 2). */
@@ -22,11 +15,7 @@ export interface DerivedStatus {
  *   `{source: "prober", advertised_by, probe, next_action}`;
  * - built, no probe record → `PILOT` (implemented, not yet proven), evidence `{source: "catalog", next_action}`.
  */
-export function deriveStatus(
-  descriptor: Pick<CapabilityDescriptor, 'built'>,
-  probe: ProbeRecord | undefined,
-  advertisedBy: string,
-): DerivedStatus {
+export function deriveStatus(descriptor: Pick<CapabilityDescriptor, 'built'>, probe: ProbeRecord | undefined, advertisedBy: string): DerivedStatus {
   if (!descriptor.built) {
     return { status: 'PLANNED', evidence: { source: 'catalog', next_action: 'not implemented yet' } };
   }

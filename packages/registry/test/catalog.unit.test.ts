@@ -160,9 +160,7 @@ describe('buildCatalog (SPEC 2.1/2.2)', () => {
   });
 
   it('refuses two definitions with the same id', () => {
-    expect(() => buildCatalog(context({ extra: [{ ...providerCapability, id: 'gateway.execute', product: 'gateway' }] }))).toThrow(
-      DuplicateCapabilityError,
-    );
+    expect(() => buildCatalog(context({ extra: [{ ...providerCapability, id: 'gateway.execute', product: 'gateway' }] }))).toThrow(DuplicateCapabilityError);
   });
 
   it('refuses an invalid context instead of serving an invalid document', () => {

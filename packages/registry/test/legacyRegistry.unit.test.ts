@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ExecuteRequest,
-  ExecutionResponse,
-  LegacyRegistry,
-  WalletBalancesInput,
-  WalletBalancesOutput,
-  toJsonSchema,
-} from '@acg/schemas';
+import { ExecuteRequest, ExecutionResponse, LegacyRegistry, WalletBalancesInput, WalletBalancesOutput, toJsonSchema } from '@acg/schemas';
 import { BUILTIN_CAPABILITIES as CATALOG, findCapability } from '@acg/capabilities';
 import { buildCatalog, buildLegacyRegistry, formatUsdc } from '../src/index.js';
 import { context, strictAjv } from './helpers.js';
@@ -135,9 +128,7 @@ describe('buildLegacyRegistry (SPEC 2.3, GET /registry)', () => {
   it('takes latencies and availability from health, null before a sample, planned for PLANNED', () => {
     expect(entry('intelligence.wallet_balances')).toMatchObject({ latency_ms_p50: null, latency_ms_p99: null, availability: null });
     for (const d of CATALOG.filter((x) => !x.built)) expect(entry(d.id).availability, d.id).toBe('planned');
-    const measured = buildLegacyRegistry(
-      context({ health: { 'intelligence.wallet_balances': { status: 'up', latency_ms_p50: 41.5, latency_ms_p99: 120 } } }),
-    );
+    const measured = buildLegacyRegistry(context({ health: { 'intelligence.wallet_balances': { status: 'up', latency_ms_p50: 41.5, latency_ms_p99: 120 } } }));
     expect(measured.capabilities.find((c) => c.id === 'intelligence.wallet_balances')).toMatchObject({
       latency_ms_p50: 41.5,
       latency_ms_p99: 120,

@@ -27,9 +27,7 @@ describe('renderSitemap (sitemaps.org 0.9)', () => {
   });
 
   it('keeps a base path prefix, percent-encodes, and writes optional fields', () => {
-    const xml = renderSitemap('https://gw.example.com/v2/', [
-      { path: 'docs/a b', lastmod: '2025-01-02', changefreq: 'daily', priority: 0.5 },
-    ]);
+    const xml = renderSitemap('https://gw.example.com/v2/', [{ path: 'docs/a b', lastmod: '2025-01-02', changefreq: 'daily', priority: 0.5 }]);
     expect(xmlProblems(xml)).toEqual([]);
     expect(xml).toContain(
       '<url><loc>https://gw.example.com/v2/docs/a%20b</loc><lastmod>2025-01-02</lastmod><changefreq>daily</changefreq><priority>0.5</priority></url>',

@@ -140,10 +140,7 @@ export type Capability = z.infer<typeof Capability>;
  * `product` in {@link PRODUCTS}, then by `id` in code-unit order. Returns <0, 0 or >0 like any
  * `Array#sort` comparator.
  */
-export function compareCapabilities(
-  a: { product: Product; id: string },
-  b: { product: Product; id: string },
-): number {
+export function compareCapabilities(a: { product: Product; id: string }, b: { product: Product; id: string }): number {
   const byProduct = PRODUCTS.indexOf(a.product) - PRODUCTS.indexOf(b.product);
   if (byProduct !== 0) return byProduct;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;

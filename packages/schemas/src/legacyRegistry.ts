@@ -1,17 +1,7 @@
 import { z } from 'zod';
 import { Auth, CapabilityStatus, Evidence, Product, Surface } from './capability.js';
 import { HealthStatus } from './health.js';
-import {
-  Address,
-  Caip2Network,
-  CapabilityId,
-  DateTime,
-  DecimalString,
-  JsonObject,
-  SemVer,
-  UintString,
-  Uri,
-} from './primitives.js';
+import { Address, Caip2Network, CapabilityId, DateTime, DecimalString, JsonObject, SemVer, UintString, Uri } from './primitives.js';
 import { RegistryNetwork } from './registryDocument.js';
 
 /** What one unit of `price` buys: a `call`, a delivered `event`, or a submitted `bundle` (/registry, SPEC 8). */

@@ -32,7 +32,10 @@ export const LiquidationOpportunity = z.object({
   estimated_profit_usd: z.number(),
   deadline_block: z.int().nonnegative(),
   market: ChecksumAddress.optional(),
-  market_id: z.string().regex(/^0x[0-9a-f]{64}$/, 'must be 0x followed by 64 lowercase hex characters').optional(),
+  market_id: z
+    .string()
+    .regex(/^0x[0-9a-f]{64}$/, 'must be 0x followed by 64 lowercase hex characters')
+    .optional(),
   max_repay_amount: z.string().regex(/^\d+$/, 'must be an integer string (base units)').optional(),
   max_repay_usd: z.number().nonnegative().optional(),
   gas_cost_usd: z.number().nonnegative().optional(),

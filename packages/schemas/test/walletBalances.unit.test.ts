@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  WALLET_BALANCES_CHAINS,
-  WalletBalancesInput,
-  WalletBalancesOutput,
-  toJsonSchema,
-} from '../src/index.js';
+import { WALLET_BALANCES_CHAINS, WalletBalancesInput, WalletBalancesOutput, toJsonSchema } from '../src/index.js';
 import { strictAjv } from './ajv.js';
 
 const LOWER = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';

@@ -16,9 +16,7 @@ const DEV_MNEMONIC = 'test test test test test test test test test test test jun
 const CAPABILITY = 'intelligence.wallet_balances';
 const baseUrl = process.env.GATEWAY_URL ?? 'http://127.0.0.1:8080';
 
-const account = process.env.DEMO_PRIVATE_KEY
-  ? privateKeyToAccount(process.env.DEMO_PRIVATE_KEY)
-  : mnemonicToAccount(DEV_MNEMONIC, { addressIndex: 2 });
+const account = process.env.DEMO_PRIVATE_KEY ? privateKeyToAccount(process.env.DEMO_PRIVATE_KEY) : mnemonicToAccount(DEV_MNEMONIC, { addressIndex: 2 });
 
 const gateway = createGatewayClient({
   baseUrl,
@@ -68,7 +66,9 @@ async function main() {
     ],
   });
   const done = await gateway.jobs.wait(job.job_id, { onProgress: (j) => console.log(`  ${j.status.padEnd(9)} spent ${j.spent_usdc} USDC`) });
-  console.log(`job ${done.job_id}: ${done.status}, spent ${done.spent_usdc} USDC, refund ${done.refund ? `${formatUsdc(BigInt(done.refund.amount))} USDC tx ${done.refund.tx_hash}` : 'none'}`);
+  console.log(
+    `job ${done.job_id}: ${done.status}, spent ${done.spent_usdc} USDC, refund ${done.refund ? `${formatUsdc(BigInt(done.refund.amount))} USDC tx ${done.refund.tx_hash}` : 'none'}`,
+  );
 
   // Liquidation search (0.02 USDC per query, paid with x402) on the Ethereum dev chain's seeded positions.
   const liq = await gateway.liquidations.search({ chain: 'ethereum', max_health_factor: 1.1, limit: 3 }).catch((e) => e);

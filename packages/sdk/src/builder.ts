@@ -136,7 +136,17 @@ export async function sendBundle({ rpcUrl, account, txs, blockNumber, opts = {} 
  * Cancels the searcher's bundle sent with `replacementUuid` (`eth_cancelBundle`; idempotent).
  * @throws {BundleRpcError}
  */
-export async function cancelBundle({ rpcUrl, account, replacementUuid, opts }: { rpcUrl: string; account: LocalAccount; replacementUuid: string; opts?: BundleTransportOptions }): Promise<void> {
+export async function cancelBundle({
+  rpcUrl,
+  account,
+  replacementUuid,
+  opts,
+}: {
+  rpcUrl: string;
+  account: LocalAccount;
+  replacementUuid: string;
+  opts?: BundleTransportOptions;
+}): Promise<void> {
   await call(rpcUrl, account, 'eth_cancelBundle', [{ replacementUuid }], opts);
 }
 
@@ -159,7 +169,11 @@ export async function callBundle({
   opts?: BundleTransportOptions & { stateBlockNumber?: bigint | 'latest'; timestamp?: number };
 }): Promise<Record<string, unknown>> {
   const { stateBlockNumber, timestamp, ...transport } = opts;
-  const params: Record<string, unknown> = { txs, blockNumber: toHex(BigInt(blockNumber)), stateBlockNumber: stateBlockNumber === undefined || stateBlockNumber === 'latest' ? 'latest' : toHex(stateBlockNumber) };
+  const params: Record<string, unknown> = {
+    txs,
+    blockNumber: toHex(BigInt(blockNumber)),
+    stateBlockNumber: stateBlockNumber === undefined || stateBlockNumber === 'latest' ? 'latest' : toHex(stateBlockNumber),
+  };
   if (timestamp !== undefined) params.timestamp = timestamp;
   return (await call(rpcUrl, account, 'eth_callBundle', [params], transport)) as Record<string, unknown>;
 }
@@ -168,7 +182,11 @@ export async function callBundle({
 export interface BuilderClient {
   sendBundle(txs: Hex[], blockNumber: bigint | number, opts?: SendBundleOptions & BundleTransportOptions): Promise<SendBundleReturnType>;
   cancelBundle(replacementUuid: string, opts?: BundleTransportOptions): Promise<void>;
-  callBundle(txs: Hex[], blockNumber: bigint | number, opts?: BundleTransportOptions & { stateBlockNumber?: bigint | 'latest'; timestamp?: number }): Promise<Record<string, unknown>>;
+  callBundle(
+    txs: Hex[],
+    blockNumber: bigint | number,
+    opts?: BundleTransportOptions & { stateBlockNumber?: bigint | 'latest'; timestamp?: number },
+  ): Promise<Record<string, unknown>>;
 }
 
 /**

@@ -81,8 +81,10 @@ export function chooseRequirement(p: ChooseRequirementParameters): ChooseRequire
     if (terms.payTo !== undefined && !sameAddress(r.payTo, terms.payTo)) why.push(`payTo ${r.payTo} differs from the registry's ${terms.payTo}`);
     const amountOk = typeof r.amount === 'string' && /^\d+$/.test(r.amount);
     if (!amountOk) why.push(`amount ${JSON.stringify(r.amount)} is not an integer string`);
-    else if (terms.maxAmount !== undefined && BigInt(r.amount) > terms.maxAmount) why.push(`amount ${r.amount} is above the advertised price ${terms.maxAmount} (base units)`);
-    else if (terms.exactAmount !== undefined && BigInt(r.amount) !== terms.exactAmount) why.push(`amount ${r.amount} is not the expected ${terms.exactAmount} (base units)`);
+    else if (terms.maxAmount !== undefined && BigInt(r.amount) > terms.maxAmount)
+      why.push(`amount ${r.amount} is above the advertised price ${terms.maxAmount} (base units)`);
+    else if (terms.exactAmount !== undefined && BigInt(r.amount) !== terms.exactAmount)
+      why.push(`amount ${r.amount} is not the expected ${terms.exactAmount} (base units)`);
     if (why.length === 0 && p.ledger) {
       try {
         p.ledger.check(BigInt(r.amount), p.label);
@@ -98,7 +100,6 @@ export function chooseRequirement(p: ChooseRequirementParameters): ChooseRequire
   if (overLimit) throw overLimit;
   throw new PaymentTermsMismatchError(p.label, accepts, problems);
 }
-
 
 /**
  * The x402 terms `/registry` advertises for a capability, as {@link PaymentTerms}: network,

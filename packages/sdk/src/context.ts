@@ -89,4 +89,3 @@ export function createGatewayContext(options: GatewayContextOptions, caller = 'c
   ctx.registry = new RegistryCache(ctx as GatewayContext, options.registryTtlMs);
   return ctx as GatewayContext;
 }
-

@@ -139,11 +139,7 @@ export class PaymentRequiredError extends AcgError {
   /** Amount asked by the first accepted requirement, integer USDC base units. */
   readonly amount: bigint | undefined;
 
-  constructor(
-    capabilityId: string,
-    paymentRequired: PaymentRequired,
-    opts: { challenge?: Record<string, unknown>; reason?: string; refused?: boolean } = {},
-  ) {
+  constructor(capabilityId: string, paymentRequired: PaymentRequired, opts: { challenge?: Record<string, unknown>; reason?: string; refused?: boolean } = {}) {
     const first = paymentRequired.accepts?.[0];
     const amount = first && /^\d+$/.test(first.amount) ? BigInt(first.amount) : undefined;
     super(
@@ -151,9 +147,7 @@ export class PaymentRequiredError extends AcgError {
         ? `The gateway refused the payment for "${capabilityId}"${opts.reason ? ` (${opts.reason})` : ''}: ${paymentRequired.error ?? 'payment invalid'}`
         : `Payment required to execute "${capabilityId}": pass a viem account to createGatewayClient to pay automatically.`,
       {
-        metaMessages: first
-          ? [`Asked: ${first.amount} base units of ${first.asset} on ${first.network} to ${first.payTo}`]
-          : undefined,
+        metaMessages: first ? [`Asked: ${first.amount} base units of ${first.asset} on ${first.network} to ${first.payTo}`] : undefined,
       },
     );
     this.capabilityId = capabilityId;
@@ -183,7 +177,14 @@ export class SpendLimitExceededError extends AcgError {
   readonly pendingBaseUnits: bigint;
   readonly capabilityId?: string;
 
-  constructor(args: { limit: 'perCall' | 'total'; amount: bigint; limitBaseUnits: bigint; spentBaseUnits: bigint; pendingBaseUnits: bigint; capabilityId?: string }) {
+  constructor(args: {
+    limit: 'perCall' | 'total';
+    amount: bigint;
+    limitBaseUnits: bigint;
+    spentBaseUnits: bigint;
+    pendingBaseUnits: bigint;
+    capabilityId?: string;
+  }) {
     const what = args.capabilityId ? ` for "${args.capabilityId}"` : '';
     super(
       args.limit === 'perCall'

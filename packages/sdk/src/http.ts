@@ -48,7 +48,9 @@ export async function request(ctx: GatewayContext, path: string, opts: RequestOp
 export function jsonOf<T>(ctx: GatewayContext, path: string, r: GatewayResponse): T {
   const body = parseJson(r.text);
   if (body === undefined) {
-    throw new GatewayRequestError(`${ctx.baseUrl}${path}`, `The gateway answered ${path} with HTTP ${r.response.status} but no JSON body.`, { status: r.response.status });
+    throw new GatewayRequestError(`${ctx.baseUrl}${path}`, `The gateway answered ${path} with HTTP ${r.response.status} but no JSON body.`, {
+      status: r.response.status,
+    });
   }
   return body as T;
 }

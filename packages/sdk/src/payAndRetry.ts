@@ -13,7 +13,7 @@ import type { LocalAccount } from 'viem';
 import type { GatewayContext } from './context.js';
 import { request, type GatewayResponse, type RequestOptions } from './http.js';
 import { chooseRequirement, type ChooseRequirementReturnType, type PaymentTerms } from './chooseRequirement.js';
-import { AcgError, GatewayRequestError, PaymentRequiredError, PaymentTermsMismatchError, SpendLimitExceededError } from './errors.js';
+import { AcgError, GatewayRequestError, PaymentRequiredError, PaymentTermsMismatchError, type SpendLimitExceededError } from './errors.js';
 import { parseJson, parseProblem, readPaymentRequired } from './protocol.js';
 import type { SpendReservation } from './spend.js';
 import type { PaymentRequired, PaymentRequirements, SettleResponse } from './types.js';
@@ -151,7 +151,11 @@ export async function payAndRetry(ctx: GatewayContext, p: PayAndRetryParameters)
     reservation.release(); // refused before settlement: nothing charged
     const refusal = parseJson(r.text) as Record<string, unknown> | undefined;
     const refusedPr = readPaymentRequired(r.response.headers.get('payment-required'), refusal) ?? pr;
-    throw new PaymentRequiredError(p.label, refusedPr, { challenge: refusal, reason: typeof refusal?.reason === 'string' ? refusal.reason : undefined, refused: true });
+    throw new PaymentRequiredError(p.label, refusedPr, {
+      challenge: refusal,
+      reason: typeof refusal?.reason === 'string' ? refusal.reason : undefined,
+      refused: true,
+    });
   }
   const problem = parseProblem(status, r.text);
   // Charged when the operation failed after settlement (refunded later), or the outcome is unclear
@@ -163,7 +167,12 @@ export async function payAndRetry(ctx: GatewayContext, p: PayAndRetryParameters)
 }
 
 /** Sends the signed payment; re-sends the same one after a network error or a 409/503 with Retry-After. */
-async function resendPaid(ctx: GatewayContext, p: PayAndRetryParameters, headers: Record<string, string>, reservation: SpendReservation): Promise<GatewayResponse> {
+async function resendPaid(
+  ctx: GatewayContext,
+  p: PayAndRetryParameters,
+  headers: Record<string, string>,
+  reservation: SpendReservation,
+): Promise<GatewayResponse> {
   for (let attempt = 0; ; attempt++) {
     let r: GatewayResponse;
     try {

@@ -41,13 +41,11 @@ export function parseJson(text: string): unknown {
 
 function issuesOf(v: unknown): ProblemIssue[] | undefined {
   if (!Array.isArray(v)) return undefined;
-  return v
-    .filter(isObject)
-    .map((i) => ({
-      path: Array.isArray(i.path) ? i.path.filter((p): p is string | number => typeof p === 'string' || typeof p === 'number') : [],
-      message: typeof i.message === 'string' ? i.message : JSON.stringify(i),
-      ...(typeof i.code === 'string' ? { code: i.code } : {}),
-    }));
+  return v.filter(isObject).map((i) => ({
+    path: Array.isArray(i.path) ? i.path.filter((p): p is string | number => typeof p === 'string' || typeof p === 'number') : [],
+    message: typeof i.message === 'string' ? i.message : JSON.stringify(i),
+    ...(typeof i.code === 'string' ? { code: i.code } : {}),
+  }));
 }
 
 /**

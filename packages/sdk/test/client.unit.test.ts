@@ -107,7 +107,12 @@ describe('createGatewayClient: discovery', () => {
   });
 
   it('an unreachable gateway is a GatewayRequestError naming the URL', async () => {
-    const c = createGatewayClient({ baseUrl: BASE, fetch: (async () => { throw new TypeError('fetch failed'); }) as never });
+    const c = createGatewayClient({
+      baseUrl: BASE,
+      fetch: (async () => {
+        throw new TypeError('fetch failed');
+      }) as never,
+    });
     const err = await caught(c.capabilities());
     expect(err).toBeInstanceOf(GatewayRequestError);
     expect((err as GatewayRequestError).url).toBe(`${BASE}/registry`);
@@ -162,21 +167,30 @@ describe('createGatewayClient: execute and x402 payment', () => {
   });
 
   it('no answer after all retries: GatewayRequestError with outcome unknown, amount kept as spent', async () => {
-    const gw = fakeGateway(payThen(() => { throw new TypeError('ECONNRESET'); }));
+    const gw = fakeGateway(
+      payThen(() => {
+        throw new TypeError('ECONNRESET');
+      }),
+    );
     const c = client(gw, { maxRetries: 1 });
     const err = await caught(c.execute('intelligence.wallet_balances', INPUT));
     expect(err).toBeInstanceOf(GatewayRequestError);
     expect((err as GatewayRequestError).paymentOutcome).toBe('unknown');
     expect(gw.executes()).toHaveLength(3); // unpaid + paid + 1 retry
-    const sigs = new Set(gw.executes().slice(1).map((s) => s.headers.get('payment-signature')));
+    const sigs = new Set(
+      gw
+        .executes()
+        .slice(1)
+        .map((s) => s.headers.get('payment-signature')),
+    );
     expect(sigs.size).toBe(1);
     expect(c.spent().baseUnits).toBe(1000n);
   });
 
   it('409 "in progress" with Retry-After: asks again with the same payment', async () => {
     const gw = fakeGateway(
-      payThen(
-        (_r, n) => (n === 1 ? json(409, { type: 'about:blank', title: 'Conflict', status: 409, detail: 'in progress' }, { 'Retry-After': '0' }) : json(200, EXECUTION)),
+      payThen((_r, n) =>
+        n === 1 ? json(409, { type: 'about:blank', title: 'Conflict', status: 409, detail: 'in progress' }, { 'Retry-After': '0' }) : json(200, EXECUTION),
       ),
     );
     const c = client(gw);
@@ -214,10 +228,7 @@ describe('createGatewayClient: execute and x402 payment', () => {
   it('concurrent calls never pass the total limit together', async () => {
     const gw = fakeGateway((req) => (req.headers.get('payment-signature') ? json(200, EXECUTION) : challengeResponse()));
     const c = client(gw, { spendLimits: { totalUsdc: '0.0015' } });
-    const results = await Promise.allSettled([
-      c.execute('intelligence.wallet_balances', INPUT),
-      c.execute('intelligence.wallet_balances', INPUT),
-    ]);
+    const results = await Promise.allSettled([c.execute('intelligence.wallet_balances', INPUT), c.execute('intelligence.wallet_balances', INPUT)]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect(rejected.reason).toBeInstanceOf(SpendLimitExceededError);
@@ -314,7 +325,9 @@ describe('createGatewayClient: execute and x402 payment', () => {
   });
 
   it('a 404 from execute for the capability is an UnknownCapabilityError', async () => {
-    const gw = fakeGateway(() => json(404, { type: 'about:blank', title: 'Not Found', status: 404, detail: 'Unknown capability "intelligence.wallet_balances".' }));
+    const gw = fakeGateway(() =>
+      json(404, { type: 'about:blank', title: 'Not Found', status: 404, detail: 'Unknown capability "intelligence.wallet_balances".' }),
+    );
     expect(await caught(client(gw).execute('intelligence.wallet_balances', INPUT))).toBeInstanceOf(UnknownCapabilityError);
   });
 

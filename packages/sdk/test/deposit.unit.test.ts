@@ -45,7 +45,8 @@ describe('client.deposit', () => {
     const key = gw.deposits[0]!.headers.get('idempotency-key');
     expect(key).toBeTruthy();
     expect(gw.deposits[1]!.headers.get('idempotency-key')).toBe(key);
-    const auth = (decodePaymentSignatureHeader(gw.deposits[1]!.headers.get('payment-signature')!).payload as { authorization: Record<string, string> }).authorization;
+    const auth = (decodePaymentSignatureHeader(gw.deposits[1]!.headers.get('payment-signature')!).payload as { authorization: Record<string, string> })
+      .authorization;
     expect(auth.value).toBe('250000');
     expect(auth.to).toBe(TREASURY);
     expect(c.spent().usdc).toBe('0.25');
@@ -62,7 +63,9 @@ describe('client.deposit', () => {
 
   it('refuses a challenge paying another address than the registry treasury', async () => {
     const gw = depositGateway((units) => paymentRequired([requirement({ amount: units.toString(), payTo: '0x000000000000000000000000000000000000dEaD' })]));
-    const err = await createGatewayClient({ baseUrl: BASE, account, fetch: gw.fetch }).deposit({ amount_usdc: '1' }).catch((e: unknown) => e);
+    const err = await createGatewayClient({ baseUrl: BASE, account, fetch: gw.fetch })
+      .deposit({ amount_usdc: '1' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PaymentTermsMismatchError);
     expect(gw.deposits).toHaveLength(1);
   });

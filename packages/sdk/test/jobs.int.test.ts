@@ -45,7 +45,12 @@ describe('client.jobs', () => {
     const account = t.stack.payment.buyers[1];
     const client = createGatewayClient({ baseUrl: t.url, account, spendLimits: { totalUsdc: '0.001' } });
     await expect(
-      client.jobs.create({ objective: 'too big', budget_usdc: 0.002, capabilities: ['intelligence.wallet_balances'], steps: [{ capability_id: 'intelligence.wallet_balances', input: { address: account.address } }] }),
+      client.jobs.create({
+        objective: 'too big',
+        budget_usdc: 0.002,
+        capabilities: ['intelligence.wallet_balances'],
+        steps: [{ capability_id: 'intelligence.wallet_balances', input: { address: account.address } }],
+      }),
     ).rejects.toBeInstanceOf(SpendLimitExceededError);
   });
 

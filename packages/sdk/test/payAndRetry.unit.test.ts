@@ -76,7 +76,9 @@ describe('payAndRetry: choice of requirement (liquidation search)', () => {
     const over = liqReq({ amount: '30000' });
     const alone = liquidationGateway(paymentRequired([over]));
     const ledger = new SpendLedger({ perCallUsdc: '0.02' });
-    const err = (await caught(createLiquidationsClient({ baseUrl: BASE, account, ledger, maxPriceBaseUnits: 100_000n, fetch: alone.fetch }).search())) as SpendLimitExceededError;
+    const err = (await caught(
+      createLiquidationsClient({ baseUrl: BASE, account, ledger, maxPriceBaseUnits: 100_000n, fetch: alone.fetch }).search(),
+    )) as SpendLimitExceededError;
     expect(err).toBeInstanceOf(SpendLimitExceededError);
     expect(err.limit).toBe('perCall');
     expect(alone.signatures).toHaveLength(0);
@@ -89,7 +91,9 @@ describe('payAndRetry: choice of requirement (liquidation search)', () => {
   });
 
   it('several accepts: pays the first payable one, not accepts[0]', async () => {
-    const gw = liquidationGateway(paymentRequired([liqReq({ network: 'eip155:1' }), liqReq({ asset: OTHER_ASSET }), liqReq({ scheme: 'upto' as 'exact' }), liqReq()]));
+    const gw = liquidationGateway(
+      paymentRequired([liqReq({ network: 'eip155:1' }), liqReq({ asset: OTHER_ASSET }), liqReq({ scheme: 'upto' as 'exact' }), liqReq()]),
+    );
     const r = await createLiquidationsClient({ baseUrl: BASE, account, fetch: gw.fetch }).search();
     expect(r).toEqual(RESULT);
     expect(gw.signatures).toHaveLength(1);
@@ -107,7 +111,11 @@ describe('payAndRetry: choice of requirement (liquidation search)', () => {
 
 describe('payAndRetry: replays of one payment', () => {
   const unavailable = () =>
-    json(503, { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'verification unavailable; nothing was charged' }, { 'Retry-After': '0' });
+    json(
+      503,
+      { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'verification unavailable; nothing was charged' },
+      { 'Retry-After': '0' },
+    );
 
   it('503 with Retry-After after paying: re-sends the SAME payment and counts it once', async () => {
     const gw = liquidationGateway(paymentRequired([liqReq()]), (n) => (n < 2 ? unavailable() : json(200, RESULT)));
@@ -131,7 +139,12 @@ describe('payAndRetry: replays of one payment', () => {
 
   it('execute: a 503 with Retry-After is replayed with the same payment and Idempotency-Key', async () => {
     const { registryDoc } = await import('./fixtures.js');
-    const EXECUTION = { execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T', status: 'SUCCEEDED', result: {}, payment: { tx_hash: `0x${'ab'.repeat(32)}`, amount: '1000' } };
+    const EXECUTION = {
+      execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
+      status: 'SUCCEEDED',
+      result: {},
+      payment: { tx_hash: `0x${'ab'.repeat(32)}`, amount: '1000' },
+    };
     const paid: Request[] = [];
     const fetch = (async (input: string | URL | Request, init?: RequestInit) => {
       const req = new Request(input, init);

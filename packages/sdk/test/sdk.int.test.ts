@@ -1,13 +1,7 @@
 import { createPublicClient, erc20Abi, http, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../../apps/gateway/test/harness.js';
-import {
-  GatewayError,
-  PaymentRequiredError,
-  SpendLimitExceededError,
-  UnknownCapabilityError,
-  createGatewayClient,
-} from '../src/index.js';
+import { GatewayError, PaymentRequiredError, SpendLimitExceededError, UnknownCapabilityError, createGatewayClient } from '../src/index.js';
 
 /**
  * The SDK against a real gateway on a real anvil chain (chain id 8453, real USDC) and a private

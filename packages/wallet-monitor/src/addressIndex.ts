@@ -43,7 +43,23 @@ export class AddressIndex {
         else m.srem(this.key(chain, a), subscriptionId);
       }
     }
-    m.xadd(this.keys.walletMonitor('changes'), 'MAXLEN', '~', CHANGE_STREAM_MAXLEN, '*', 'seq', seq, 'op', op, 'sub', subscriptionId, 'chains', chains.join(','), 'addrs', lower.join(','));
+    m.xadd(
+      this.keys.walletMonitor('changes'),
+      'MAXLEN',
+      '~',
+      CHANGE_STREAM_MAXLEN,
+      '*',
+      'seq',
+      seq,
+      'op',
+      op,
+      'sub',
+      subscriptionId,
+      'chains',
+      chains.join(','),
+      'addrs',
+      lower.join(','),
+    );
     await m.exec();
   }
 }

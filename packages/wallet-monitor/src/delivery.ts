@@ -86,7 +86,9 @@ export function signWebhook(secret: string, webhookId: string, at: Date, body: s
     key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
     signingKeys.set(secret, key);
   }
-  return `v1,${createHmac('sha256', key).update(`${webhookId}.${Math.floor(at.getTime() / 1000)}.${body}`).digest('base64')}`;
+  return `v1,${createHmac('sha256', key)
+    .update(`${webhookId}.${Math.floor(at.getTime() / 1000)}.${body}`)
+    .digest('base64')}`;
 }
 
 /** BullMQ job options of a delivery: the retry schedule is a custom backoff, completed jobs are kept for de-duplication. */
@@ -149,10 +151,19 @@ export class DeliveryQueue {
     const ids = await this.redis.zrange(this.k.deadLetterOrder(subscriptionId), 0, String(limit - 1));
     if (ids.length === 0) return [];
     const rows = await this.redis.hmget(this.k.deadLetters(subscriptionId), ...ids);
-    return rows.filter((r): r is string => !!r).map((r) => {
-      const d = JSON.parse(r) as StoredDeadLetter;
-      return { webhook_id: d.webhook_id, event: d.event, attempts: d.attempts, last_status: d.last_status, last_error: d.last_error, dead_lettered_at: d.dead_lettered_at };
-    });
+    return rows
+      .filter((r): r is string => !!r)
+      .map((r) => {
+        const d = JSON.parse(r) as StoredDeadLetter;
+        return {
+          webhook_id: d.webhook_id,
+          event: d.event,
+          attempts: d.attempts,
+          last_status: d.last_status,
+          last_error: d.last_error,
+          dead_lettered_at: d.dead_lettered_at,
+        };
+      });
   }
 
   /**
@@ -195,8 +206,16 @@ export class DeliveryQueue {
 
   /** Jobs not yet finished (waiting, delayed for a retry, running) and dead letters in total. */
   async backlog(): Promise<{ waiting: number; delayed: number; active: number; dead_letters: number }> {
-    const [counts, dead] = await Promise.all([this.queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized'), this.redis.get(this.k.deadLetterCount())]);
-    return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), delayed: counts.delayed ?? 0, active: counts.active ?? 0, dead_letters: Math.max(0, Number(dead ?? 0)) };
+    const [counts, dead] = await Promise.all([
+      this.queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized'),
+      this.redis.get(this.k.deadLetterCount()),
+    ]);
+    return {
+      waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+      delayed: counts.delayed ?? 0,
+      active: counts.active ?? 0,
+      dead_letters: Math.max(0, Number(dead ?? 0)),
+    };
   }
 
   /** Delivery latency (watcher confirmation → 2xx answer), milliseconds, nearest-rank p50/p99 over the newest samples. */
@@ -368,4 +387,3 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     },
   };
 }
-

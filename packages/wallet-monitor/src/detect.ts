@@ -85,7 +85,15 @@ export interface BlockTx {
 export function nativeTransfersFromTransactions(txs: readonly BlockTx[]): RawTransfer[] {
   return txs
     .filter((tx) => tx.value > 0n && tx.to)
-    .map((tx) => ({ txHash: tx.hash, position: { kind: 'tx' } as const, from: tx.from.toLowerCase(), to: tx.to!.toLowerCase(), amount: tx.value, token: null, logIndex: null }));
+    .map((tx) => ({
+      txHash: tx.hash,
+      position: { kind: 'tx' } as const,
+      from: tx.from.toLowerCase(),
+      to: tx.to!.toLowerCase(),
+      amount: tx.value,
+      token: null,
+      logIndex: null,
+    }));
 }
 
 /** An `eth_getLogs` entry (the fields used here). */

@@ -16,7 +16,17 @@ export {
   type ChainName,
   type WebhookPolicy,
 } from './config.js';
-export { deliveryJobId, DeliveryQueue, signWebhook, startDeliveryWorker, type DeadLetter, type DeliveryJobData, type DeliveryWorker, type DeliveryWorkerOptions, type WalletEventPayload } from './delivery.js';
+export {
+  deliveryJobId,
+  DeliveryQueue,
+  signWebhook,
+  startDeliveryWorker,
+  type DeadLetter,
+  type DeliveryJobData,
+  type DeliveryWorker,
+  type DeliveryWorkerOptions,
+  type WalletEventPayload,
+} from './delivery.js';
 export {
   erc20TransfersFromLogs,
   nativeTransfersFromParityTraces,
@@ -31,7 +41,15 @@ export {
 export { DeliveryAttemptError, SubscriptionForbiddenError, SubscriptionNotFoundError, WebhookUrlError } from './errors.js';
 export { WebhookPoster, type PostResult } from './http.js';
 export { newSubscriptionId, newWebhookSecret, positionKey, webhookId, type TransferPosition } from './ids.js';
-export { resolveWsUrl, startWalletMonitor, walletMonitorConfigFromEnv, WS_URL_VARS, type RunningWalletMonitor, type WalletMonitorConfig, type WatchedChainConfig } from './monitor.js';
+export {
+  resolveWsUrl,
+  startWalletMonitor,
+  walletMonitorConfigFromEnv,
+  WS_URL_VARS,
+  type RunningWalletMonitor,
+  type WalletMonitorConfig,
+  type WatchedChainConfig,
+} from './monitor.js';
 export { WalletMonitorService, type WalletMonitorHealth, type WalletMonitorServiceOptions } from './service.js';
 export {
   SubscriptionStore,

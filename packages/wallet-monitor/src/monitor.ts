@@ -108,7 +108,8 @@ export function walletMonitorConfigFromEnv(env: NodeJS.ProcessEnv, defaults: Par
   for (const c of CHAIN_NAMES) if (urls[c]) chains[c] = { ...chains[c], rpcUrl: urls[c]! };
   for (const c of CHAIN_NAMES) {
     const ws = WS_URL_VARS[c];
-    if (chains[c] && env[ws] !== undefined && chains[c]!.wsUrl === undefined) chains[c] = { ...chains[c]!, wsUrl: env[ws] === '' || env[ws] === 'off' ? false : env[ws] };
+    if (chains[c] && env[ws] !== undefined && chains[c]!.wsUrl === undefined)
+      chains[c] = { ...chains[c]!, wsUrl: env[ws] === '' || env[ws] === 'off' ? false : env[ws] };
   }
   const conf = env.WALLET_MONITOR_CONFIRMATIONS;
   if (conf) {
@@ -199,7 +200,10 @@ export async function startWalletMonitor(config: WalletMonitorConfig): Promise<R
     return r;
   };
   const every = config.renewalIntervalSeconds ?? 60;
-  const timer = every > 0 ? setInterval(() => void renewNow().catch((e) => log.warn({ err: String(e.message).slice(0, 200) }, 'renewal sweep failed')), every * 1000) : undefined;
+  const timer =
+    every > 0
+      ? setInterval(() => void renewNow().catch((e) => log.warn({ err: String(e.message).slice(0, 200) }, 'renewal sweep failed')), every * 1000)
+      : undefined;
   timer?.unref();
   void renewNow().catch(() => undefined);
 

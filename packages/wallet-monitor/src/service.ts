@@ -46,7 +46,11 @@ export class WalletMonitorService {
   readonly ledger: Ledger;
   constructor(private readonly o: WalletMonitorServiceOptions) {
     this.index = new AddressIndex(o.redis, o.keys);
-    this.subscriptions = new SubscriptionStore(o.redis, o.keys, this.index, { termSeconds: o.termSeconds, renewalMinBalance: o.renewalMinBalance, secretBox: o.secretBox });
+    this.subscriptions = new SubscriptionStore(o.redis, o.keys, this.index, {
+      termSeconds: o.termSeconds,
+      renewalMinBalance: o.renewalMinBalance,
+      secretBox: o.secretBox,
+    });
     this.deliveries = new DeliveryQueue(o.redis, o.keys, o.bullRedis, o.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS);
     this.ledger = new Ledger(o.redis, o.keys);
   }

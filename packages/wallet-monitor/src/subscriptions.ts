@@ -183,7 +183,15 @@ export class SubscriptionStore {
    * events, chains, URL and secret. Undefined when unknown.
    */
   async deliveryInfo(id: string): Promise<Pick<SubscriptionRecord, 'id' | 'owner' | 'status' | 'events' | 'chains' | 'webhook_url' | 'secret'> | undefined> {
-    const [owner, status, events, chains, webhook_url, secret] = await this.redis.hmget(this.subKey(id), 'owner', 'status', 'events', 'chains', 'webhook_url', 'secret');
+    const [owner, status, events, chains, webhook_url, secret] = await this.redis.hmget(
+      this.subKey(id),
+      'owner',
+      'status',
+      'events',
+      'chains',
+      'webhook_url',
+      'secret',
+    );
     if (!owner || !status) return undefined;
     return {
       id,
@@ -250,7 +258,13 @@ export class SubscriptionStore {
    */
   async cancel(id: string, caller: string): Promise<{ subscription_id: string; status: 'cancelled'; cancelled_at: number }> {
     if (!/^sub_[0-9A-HJKMNP-TV-Z]{26}$/.test(id)) throw new SubscriptionNotFoundError(id);
-    const { result, cancelledAt: at } = await cancelSubscription(this.redis, { subscriptionKey: this.subKey(id), expiryKey: this.expiryKey(), caller, nowSeconds: this.now(), subscriptionId: id });
+    const { result, cancelledAt: at } = await cancelSubscription(this.redis, {
+      subscriptionKey: this.subKey(id),
+      expiryKey: this.expiryKey(),
+      caller,
+      nowSeconds: this.now(),
+      subscriptionId: id,
+    });
     if (result === 'not_found') throw new SubscriptionNotFoundError(id);
     if (result === 'forbidden') throw new SubscriptionForbiddenError(id);
     const rec = await this.get(id);

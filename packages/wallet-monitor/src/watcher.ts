@@ -204,21 +204,19 @@ export class ChainWatcher {
         params: ['newHeads'],
         onData: (msg: { result?: { number?: string; hash?: string; parentHash?: string } }) => {
           const h = msg.result;
-          if (h?.number && h.hash && h.parentHash) this.notifyHead({ number: BigInt(h.number), hash: h.hash as `0x${string}`, parentHash: h.parentHash as `0x${string}` });
+          if (h?.number && h.hash && h.parentHash)
+            this.notifyHead({ number: BigInt(h.number), hash: h.hash as `0x${string}`, parentHash: h.parentHash as `0x${string}` });
         },
         onError: retry,
       })
-      .then(
-        ({ unsubscribe }) => {
-          if (this.stopped) return void unsubscribe().catch(() => undefined);
-          this.unsubscribe = () => void unsubscribe().catch(() => undefined);
-          this.subscriptionLive = true;
-          this.o.log.info({ chain: this.chain }, 'following new heads by newHeads subscription');
-          this.woken = true; // a head may have arrived while subscribing
-          this.wake?.();
-        },
-        retry,
-      );
+      .then(({ unsubscribe }) => {
+        if (this.stopped) return void unsubscribe().catch(() => undefined);
+        this.unsubscribe = () => void unsubscribe().catch(() => undefined);
+        this.subscriptionLive = true;
+        this.o.log.info({ chain: this.chain }, 'following new heads by newHeads subscription');
+        this.woken = true; // a head may have arrived while subscribing
+        this.wake?.();
+      }, retry);
   }
 
   private async closeSocket(): Promise<void> {
@@ -289,7 +287,10 @@ export class ChainWatcher {
     const hint = this.hint;
     this.hint = undefined;
     // the lease and the cursor in one round trip (ioredis pipelines commands sent together)
-    const [held, stored] = await Promise.all([takeLease(this.redis, { leaseKey: this.o.keys.walletMonitor('lease', this.chain), holder: this.leaseToken, leaseMs: this.o.leaseMs ?? 15_000 }), this.cursor()]);
+    const [held, stored] = await Promise.all([
+      takeLease(this.redis, { leaseKey: this.o.keys.walletMonitor('lease', this.chain), holder: this.leaseToken, leaseMs: this.o.leaseMs ?? 15_000 }),
+      this.cursor(),
+    ]);
     if (!held) return false;
     // a notified head saves the eth_blockNumber round trip
     const head = hint ? hint.number : BigInt(await this.o.client.request({ method: 'eth_blockNumber' }));
@@ -395,9 +396,7 @@ export class ChainWatcher {
       this.nativeTransfers(number, blockHash, async () => txHashes ?? (await readTxs()).map((t) => t.hash)),
       this.o.matcher.sync(),
     ]);
-    const transfers: RawTransfer[] = erc20TransfersFromLogs(
-      logs.map((l) => ({ ...l, logIndex: l.logIndex === null ? null : Number(l.logIndex) })),
-    );
+    const transfers: RawTransfer[] = erc20TransfersFromLogs(logs.map((l) => ({ ...l, logIndex: l.logIndex === null ? null : Number(l.logIndex) })));
     transfers.push(...(native ?? nativeTransfersFromTransactions(await readTxs())));
 
     const jobs = transfers.length > 0 ? await this.match(transfers, number, blockHash, observedAtMs, native === undefined) : [];
@@ -425,7 +424,11 @@ export class ChainWatcher {
         }
         return out;
       } catch (e) {
-        if (this.nativeSource !== undefined || !/not (found|supported|available)|does not exist|unsupported|unknown method|method|-32601|-32004|disabled/i.test(String((e as Error).message))) throw e;
+        if (
+          this.nativeSource !== undefined ||
+          !/not (found|supported|available)|does not exist|unsupported|unknown method|method|-32601|-32004|disabled/i.test(String((e as Error).message))
+        )
+          throw e;
       }
     }
     this.nativeSource = 'transactions';
@@ -435,9 +438,13 @@ export class ChainWatcher {
 
   private async readTraces(source: NativeSource, number: bigint, blockHash: `0x${string}`, txHashes: `0x${string}`[]): Promise<RawTransfer[]> {
     if (source === 'trace_block') {
-      const traces = (await this.o.client.request({ method: 'trace_block' as 'eth_chainId', params: [`0x${number.toString(16)}`] as never })) as unknown as ParityTrace[];
+      const traces = (await this.o.client.request({
+        method: 'trace_block' as 'eth_chainId',
+        params: [`0x${number.toString(16)}`] as never,
+      })) as unknown as ParityTrace[];
       // trace_block takes a number: make sure the traces are of the block we read (reorg safety)
-      if (traces.some((t) => t.blockHash && t.blockHash.toLowerCase() !== blockHash.toLowerCase())) throw new Error('trace_block answered for another block (reorg in progress)');
+      if (traces.some((t) => t.blockHash && t.blockHash.toLowerCase() !== blockHash.toLowerCase()))
+        throw new Error('trace_block answered for another block (reorg in progress)');
       return nativeTransfersFromParityTraces(traces);
     }
     const traces = (await this.o.client.request({
@@ -447,7 +454,13 @@ export class ChainWatcher {
     return nativeTransfersFromTraces(traces, txHashes);
   }
 
-  private async match(transfers: RawTransfer[], blockNumber: bigint, blockHash: `0x${string}`, observedAtMs: number, checkReceipts: boolean): Promise<DeliveryJobData[]> {
+  private async match(
+    transfers: RawTransfer[],
+    blockNumber: bigint,
+    blockHash: `0x${string}`,
+    observedAtMs: number,
+    checkReceipts: boolean,
+  ): Promise<DeliveryJobData[]> {
     const addresses = new Set<string>();
     for (const t of transfers) addresses.add(t.from).add(t.to);
     const watched = await this.o.matcher.match(this.chain, addresses); // the change stream was read before (processBlock)
@@ -498,7 +511,13 @@ export class ChainWatcher {
         amount: t.amount.toString(),
         observed_at,
       };
-      return { webhookId: webhookId({ chain: this.chain, txHash: t.txHash, position: t.position, subscriptionId, type }), subscriptionId, event, observedAtMs, generation: 0 };
+      return {
+        webhookId: webhookId({ chain: this.chain, txHash: t.txHash, position: t.position, subscriptionId, type }),
+        subscriptionId,
+        event,
+        observedAtMs,
+        generation: 0,
+      };
     });
   }
 

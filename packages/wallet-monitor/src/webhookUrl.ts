@@ -146,7 +146,8 @@ export async function checkPublicUrl(raw: string, policy: UrlPolicy, opts: Check
     throw new WebhookUrlError('invalid_url', `${field} is not an absolute URL.`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new WebhookUrlError('unsupported_scheme', `${field} must use https.`);
-  if (url.username || url.password) throw new WebhookUrlError('credentials_in_url', `${field} must not carry credentials; verify the webhook-signature header instead.`);
+  if (url.username || url.password)
+    throw new WebhookUrlError('credentials_in_url', `${field} must not carry credentials; verify the webhook-signature header instead.`);
   const host = stripBrackets(url.hostname);
   const refused = () =>
     new WebhookUrlError(
@@ -157,7 +158,10 @@ export async function checkPublicUrl(raw: string, policy: UrlPolicy, opts: Check
     );
 
   if (url.protocol === 'http:' && !(policy === 'development' && isLoopbackHost(host))) {
-    throw new WebhookUrlError('https_required', policy === 'development' ? `${field} must use https (http is accepted only for a loopback host in development).` : `${field} must use https.`);
+    throw new WebhookUrlError(
+      'https_required',
+      policy === 'development' ? `${field} must use https (http is accepted only for a loopback host in development).` : `${field} must use https.`,
+    );
   }
   let classes: AddressClass[];
   if (isIP(host)) classes = [classifyAddress(host)];

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY_SCHEDULE_MS, erc20TransfersFromLogs, nativeTransfersFromParityTraces, nativeTransfersFromTraces, nativeTransfersFromTransactions, TRANSFER_TOPIC, webhookId, webhookPolicyFromEnv } from '../src/index.js';
+import {
+  DEFAULT_RETRY_SCHEDULE_MS,
+  erc20TransfersFromLogs,
+  nativeTransfersFromParityTraces,
+  nativeTransfersFromTraces,
+  nativeTransfersFromTransactions,
+  TRANSFER_TOPIC,
+  webhookId,
+  webhookPolicyFromEnv,
+} from '../src/index.js';
 
 const A = '0x' + 'a'.repeat(40);
 const B = '0x' + 'b'.repeat(40);
@@ -77,14 +86,16 @@ describe('nativeTransfersFromTransactions', () => {
 
 describe('erc20TransfersFromLogs', () => {
   it('reads ERC-20 Transfer logs and ignores ERC-721 (4 topics), other events and removed logs', () => {
-    const data = '0x' + (1234n).toString(16).padStart(64, '0');
+    const data = '0x' + 1234n.toString(16).padStart(64, '0');
     const logs = [
       { address: T, topics: [TRANSFER_TOPIC, topic(A), topic(B)], data, transactionHash: H1, logIndex: 3 },
       { address: T, topics: [TRANSFER_TOPIC, topic(A), topic(B), topic(C)], data: '0x', transactionHash: H1, logIndex: 4 },
       { address: T, topics: ['0x' + 'f'.repeat(64), topic(A), topic(B)], data, transactionHash: H1, logIndex: 5 },
       { address: T, topics: [TRANSFER_TOPIC, topic(A), topic(B)], data, transactionHash: H1, logIndex: 6, removed: true },
     ];
-    expect(erc20TransfersFromLogs(logs)).toEqual([{ txHash: H1, position: { kind: 'log', logIndex: 3 }, from: A, to: B, amount: 1234n, token: T, logIndex: 3 }]);
+    expect(erc20TransfersFromLogs(logs)).toEqual([
+      { txHash: H1, position: { kind: 'log', logIndex: 3 }, from: A, to: B, amount: 1234n, token: T, logIndex: 3 },
+    ]);
   });
 });
 

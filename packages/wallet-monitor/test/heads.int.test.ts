@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import type { LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveWsUrl, startWalletMonitor, type RunningWalletMonitor, type WalletEventPayload } from '../src/index.js';
+import { resolveWsUrl, startWalletMonitor, type WalletEventPayload } from '../src/index.js';
 import { Receiver, waitFor } from './helpers.js';
 
 /**
@@ -55,7 +55,12 @@ async function setup(name: string, opts: { wsUrl?: string | false; pollIntervalM
   const owner = devAccount(2).address;
   await new Ledger(redis, keys).credit(owner, 1_000_000n, 'deposit', `test-${name}`);
   const w = privateKeyToAccount(generatePrivateKey());
-  const sub = await monitor.service.subscribe(owner, { addresses: [w.address], chains: ['ethereum'], events: ['transfer_in'], webhook_url: `${receiver.url}/${name}` });
+  const sub = await monitor.service.subscribe(owner, {
+    addresses: [w.address],
+    chains: ['ethereum'],
+    events: ['transfer_in'],
+    webhook_url: `${receiver.url}/${name}`,
+  });
   return { monitor, watcher, w, sub };
 }
 

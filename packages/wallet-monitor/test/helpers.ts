@@ -85,7 +85,6 @@ export async function call(method: string, url: string, body?: unknown, headers:
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as any };
 }
 

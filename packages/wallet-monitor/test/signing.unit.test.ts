@@ -17,7 +17,11 @@ describe('signWebhook', () => {
     const secret = newWebhookSecret();
     const now = new Date();
     const body = JSON.stringify({ type: 'transfer_in', amount: '1' });
-    const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signWebhook(secret, 'msg_1', now, body) };
+    const headers = {
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': signWebhook(secret, 'msg_1', now, body),
+    };
     expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
     expect(() => new Webhook(newWebhookSecret()).verify(body, headers)).toThrow();
   });

@@ -93,7 +93,12 @@ const fresh = () => privateKeyToAccount(generatePrivateKey());
 
 describe('subscriptions (POST /v1/wallet-monitor)', () => {
   it('needs a bearer token: 401 problem+json without one', async () => {
-    const r = await call('POST', `${t.url}/v1/wallet-monitor`, { addresses: [fresh().address], chains: ['base'], events: ['transfer_in'], webhook_url: `${receiver.url}/x` });
+    const r = await call('POST', `${t.url}/v1/wallet-monitor`, {
+      addresses: [fresh().address],
+      chains: ['base'],
+      events: ['transfer_in'],
+      webhook_url: `${receiver.url}/x`,
+    });
     expect(r.status).toBe(401);
     expect(r.headers.get('content-type')).toContain('application/problem+json');
     expect(r.headers.get('www-authenticate')).toContain('Bearer');
@@ -180,20 +185,43 @@ describe('deliveries', () => {
       // throws unless the signature over id.timestamp.body verifies with the subscription's secret
       expect(hook.verify(r.body, r.headers as Record<string, string>)).toEqual(JSON.parse(r.body));
     }
-    expect(() => new Webhook(`whsec_${Buffer.from('another secret of 32 bytes......').toString('base64')}`).verify(receiver.delivered('/in-out')[0].body, receiver.delivered('/in-out')[0].headers as Record<string, string>)).toThrow();
+    expect(() =>
+      new Webhook(`whsec_${Buffer.from('another secret of 32 bytes......').toString('base64')}`).verify(
+        receiver.delivered('/in-out')[0].body,
+        receiver.delivered('/in-out')[0].headers as Record<string, string>,
+      ),
+    ).toThrow();
 
     const got = events('/in-out');
     const byTx = (h: Hex) => got.filter((e) => e.tx_hash === h);
     expect(byTx(txs.ethIn)).toEqual([
-      expect.objectContaining({ type: 'transfer_in', chain: 'ethereum', from: funder.address, to: w.address, amount: parseEther('1').toString(), log_index: null, asset: { address: null, symbol: 'ETH', decimals: 18 } }),
+      expect.objectContaining({
+        type: 'transfer_in',
+        chain: 'ethereum',
+        from: funder.address,
+        to: w.address,
+        amount: parseEther('1').toString(),
+        log_index: null,
+        asset: { address: null, symbol: 'ETH', decimals: 18 },
+      }),
     ]);
     expect(byTx(txs.usdcIn)).toEqual([
-      expect.objectContaining({ type: 'transfer_in', from: funder.address, to: w.address, amount: '5000000', asset: { address: eth.usdc, symbol: 'USDC', decimals: 6 } }),
+      expect.objectContaining({
+        type: 'transfer_in',
+        from: funder.address,
+        to: w.address,
+        amount: '5000000',
+        asset: { address: eth.usdc, symbol: 'USDC', decimals: 6 },
+      }),
     ]);
     expect(byTx(txs.usdcIn)[0].log_index).toEqual(expect.any(Number));
-    expect(byTx(txs.ethOut)).toEqual([expect.objectContaining({ type: 'transfer_out', from: w.address, to: other, amount: parseEther('0.1').toString(), log_index: null })]);
+    expect(byTx(txs.ethOut)).toEqual([
+      expect.objectContaining({ type: 'transfer_out', from: w.address, to: other, amount: parseEther('0.1').toString(), log_index: null }),
+    ]);
     expect(byTx(txs.usdcOut)).toEqual([expect.objectContaining({ type: 'transfer_out', from: w.address, to: other, amount: '1500000' })]);
-    expect(byTx(txs.internalIn)).toEqual([expect.objectContaining({ type: 'transfer_in', from: getAddress(forwarder), to: w.address, amount: parseEther('0.25').toString() })]);
+    expect(byTx(txs.internalIn)).toEqual([
+      expect.objectContaining({ type: 'transfer_in', from: getAddress(forwarder), to: w.address, amount: parseEther('0.25').toString() }),
+    ]);
     for (const e of got) {
       expect(e.subscription_id).toBe(sub.subscription_id);
       const receipt = await ethClients.publicClient.getTransactionReceipt({ hash: e.tx_hash as `0x${string}` });
@@ -224,7 +252,11 @@ describe('deliveries', () => {
     expect(receiver.delivered('/flaky')).toHaveLength(0);
     receiver.modes.set('/flaky', 'ok');
     await waitFor('3 deliveries after recovery', () => new Set(receiver.delivered('/flaky').map((r) => r.headers['webhook-id'])).size === 3);
-    expect(events('/flaky').map((e) => e.tx_hash).sort()).toEqual([...hashes].sort());
+    expect(
+      events('/flaky')
+        .map((e) => e.tx_hash)
+        .sort(),
+    ).toEqual([...hashes].sort());
     // every failed attempt carried the same webhook-id as the successful one
     const ids = new Set(receiver.attempts('/flaky').map((r) => r.headers['webhook-id']));
     expect(ids.size).toBe(3);
@@ -284,7 +316,10 @@ describe('deliveries', () => {
     const w = fresh();
     const sub = await subscribe(auth, { addresses: [w.address], chains: ['base'], events: ['transfer_in'], path: '/broke' });
     await sendEth(baseClients, devAccount(5) as LocalAccount, w.address, 1n);
-    await waitFor('an attempt refused for balance', async () => (await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, auth)).body.delivery.failed_attempts >= 1);
+    await waitFor(
+      'an attempt refused for balance',
+      async () => (await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, auth)).body.delivery.failed_attempts >= 1,
+    );
     expect(receiver.attempts('/broke')).toHaveLength(0); // nothing is sent that cannot be billed
     await t.gateway.services.ledger.credit(account.address, 5000n, 'deposit', `test-${ulid()}`);
     await waitFor('delivered after the deposit', () => receiver.delivered('/broke').length === 1);
@@ -346,7 +381,11 @@ describe('chain watchers', () => {
     const later = await sendEth(ethClients, devAccount(7) as LocalAccount, w.address, 5n);
     await waitFor('the later event', () => events('/restart').some((e) => e.tx_hash === later));
     expect(receiver.delivered('/restart')).toHaveLength(3);
-    expect(events('/restart').map((e) => e.tx_hash).sort()).toEqual([hash, whileStopped, later].sort());
+    expect(
+      events('/restart')
+        .map((e) => e.tx_hash)
+        .sort(),
+    ).toEqual([hash, whileStopped, later].sort());
   });
 });
 
@@ -355,7 +394,8 @@ describe('lifecycle', () => {
     const { auth } = await owner(5);
     const w = fresh();
     const cancelled = await subscribe(auth, { addresses: [w.address], chains: ['base'], path: '/cancelled' });
-    const control = await subscribe(auth, { addresses: [w.address], chains: ['base'], path: '/control' });
+    // a second subscription on the same address keeps receiving: only the cancelled one stops
+    await subscribe(auth, { addresses: [w.address], chains: ['base'], path: '/control' });
     const r = await call('POST', `${t.url}/v1/wallet-monitor/${cancelled.subscription_id}/cancel`, {}, auth);
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ subscription_id: cancelled.subscription_id, status: 'cancelled', cancelled_at: expect.any(Number) });

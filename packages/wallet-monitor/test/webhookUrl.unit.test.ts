@@ -157,22 +157,50 @@ describe('checkWebhookUrl / checkPublicUrl: the SSRF rules, per policy', () => {
 
 describe('isPublicAddress and isLoopbackHost', () => {
   it('refuses every non-unicast class and accepts public unicast', () => {
-    for (const ip of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::127.0.0.1', '::ffff:0:7f00:1', '2002:7f00:1::', '64:ff9b::10.0.0.1', '2001:0:a00:1::f7f7:f7f7', 'fe80::1%eth0', '0x7f.1', '2130706433', 'not-an-ip']) {
+    for (const ip of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '::127.0.0.1',
+      '::ffff:0:7f00:1',
+      '2002:7f00:1::',
+      '64:ff9b::10.0.0.1',
+      '2001:0:a00:1::f7f7:f7f7',
+      'fe80::1%eth0',
+      '0x7f.1',
+      '2130706433',
+      'not-an-ip',
+    ]) {
       expect(isPublicAddress(ip), ip).toBe(false);
     }
-    for (const ip of ['1.1.1.1', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::']) expect(isPublicAddress(ip), ip).toBe(true);
+    for (const ip of ['1.1.1.1', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::'])
+      expect(isPublicAddress(ip), ip).toBe(true);
   });
 
   it('knows loopback hosts: localhost names, 127/8, ::1 and IPv4-mapped 127/8 only', () => {
     for (const h of ['localhost', 'api.localhost', 'localhost.', '127.0.0.2', '[::1]', '::ffff:127.0.0.1']) expect(isLoopbackHost(h), h).toBe(true);
-    for (const h of ['example.com', 'localhost.example.com', '10.0.0.1', '[::127.0.0.1]', '64:ff9b::7f00:1', '2002:7f00:1::']) expect(isLoopbackHost(h), h).toBe(false);
+    for (const h of ['example.com', 'localhost.example.com', '10.0.0.1', '[::127.0.0.1]', '64:ff9b::7f00:1', '2002:7f00:1::'])
+      expect(isLoopbackHost(h), h).toBe(false);
   });
 });
 
 describe('lookupForPolicy: the same rules at connect time', () => {
   const lookup = (policy: 'production' | 'development', host: string) =>
     new Promise<{ code?: string; addresses?: LookupAddress[] }>((resolve) =>
-      lookupForPolicy(policy)(host, { all: true }, (err, addresses) => resolve(err ? { code: (err as NodeJS.ErrnoException).code } : { addresses: addresses as unknown as LookupAddress[] })),
+      lookupForPolicy(policy)(host, { all: true }, (err, addresses) =>
+        resolve(err ? { code: (err as NodeJS.ErrnoException).code } : { addresses: addresses as unknown as LookupAddress[] }),
+      ),
     );
   it('localhost resolves to loopback: refused in production, allowed in development', async () => {
     expect((await lookup('production', 'localhost')).code).toBe('ENONPUBLIC');
@@ -195,9 +223,7 @@ describe('property: embedded private IPv4 is refused in production (fast-check)'
     [0xe0000000, 4], // 224/4
     [0xf0000000, 4], // 240/4
   ];
-  const privateV4 = fc
-    .tuple(fc.constantFrom(...ranges), fc.nat())
-    .map(([[base, prefix], n]) => (base | (n & (2 ** (32 - prefix) - 1))) >>> 0);
+  const privateV4 = fc.tuple(fc.constantFrom(...ranges), fc.nat()).map(([[base, prefix], n]) => (base | (n & (2 ** (32 - prefix) - 1))) >>> 0);
   const hex16 = fc.integer({ min: 0, max: 0xffff }).map((n) => n.toString(16));
   const dotted = (v: number) => [v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].join('.');
   const words = (v: number) => [(v >>> 16).toString(16), (v & 0xffff).toString(16)];
@@ -217,9 +243,17 @@ describe('property: embedded private IPv4 is refused in production (fast-check)'
     fc.tuple(privateV4, hex16, hex16).map(([v, f, p]) => `2001:0:${words(v).join(':')}:${f}:${p}:${inverted(publicV4).join(':')}`),
     fc.tuple(privateV4, hex16, hex16).map(([v, f, p]) => `2001:0:${words(publicV4).join(':')}:${f}:${p}:${inverted(v).join(':')}`),
   );
-  const numeric = fc.tuple(privateV4, fc.constantFrom('dec', 'hex', 'oct', 'dotted-hex')).map(([v, how]) =>
-    how === 'dec' ? String(v) : how === 'hex' ? `0x${v.toString(16)}` : how === 'oct' ? `0${v.toString(8)}` : [v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].map((b) => `0x${b.toString(16)}`).join('.'),
-  );
+  const numeric = fc
+    .tuple(privateV4, fc.constantFrom('dec', 'hex', 'oct', 'dotted-hex'))
+    .map(([v, how]) =>
+      how === 'dec'
+        ? String(v)
+        : how === 'hex'
+          ? `0x${v.toString(16)}`
+          : how === 'oct'
+            ? `0${v.toString(8)}`
+            : [v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].map((b) => `0x${b.toString(16)}`).join('.'),
+    );
   it('isPublicAddress refuses it, and checkPublicUrl refuses it as a URL host (also spelled as a decimal, hex or octal IPv4)', async () => {
     await fc.assert(
       fc.asyncProperty(fc.oneof(forms, numeric), async (host) => {

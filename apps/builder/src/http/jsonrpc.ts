@@ -77,7 +77,12 @@ function callOne(server: jayson.Server, request: unknown, context: RpcContext, l
       });
     } catch (e) {
       log.error({ err: (e as Error)?.message?.slice(0, 300) }, 'JSON-RPC dispatch failed');
-      resolve(errorResponse({ code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' }, typeof request.id === 'string' || typeof request.id === 'number' ? request.id : null));
+      resolve(
+        errorResponse(
+          { code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' },
+          typeof request.id === 'string' || typeof request.id === 'number' ? request.id : null,
+        ),
+      );
     }
   });
 }
@@ -95,7 +100,12 @@ function callOne(server: jayson.Server, request: unknown, context: RpcContext, l
  * array elements of a batch without answering them, so `[[]]` never completes its callback.
  * Elements run concurrently, as jayson runs them.
  */
-export async function dispatchJsonRpc(server: jayson.Server, body: unknown, context: RpcContext, log: Logger): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
+export async function dispatchJsonRpc(
+  server: jayson.Server,
+  body: unknown,
+  context: RpcContext,
+  log: Logger,
+): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
   if (!Array.isArray(body)) return callOne(server, body, context, log);
   if (body.length === 0) return errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: 'Invalid Request: an empty batch.' });
   const responses = await Promise.all(body.map((element) => callOne(server, element, context, log)));

@@ -24,7 +24,11 @@ export function clientIp(req: IncomingMessage, trustProxy: boolean): string {
   let ip = req.socket.remoteAddress ?? 'unknown';
   if (trustProxy) {
     const xff = req.headers['x-forwarded-for'];
-    const last = (Array.isArray(xff) ? xff.join(',') : (xff ?? '')).split(',').map((s) => s.trim()).filter(Boolean).pop();
+    const last = (Array.isArray(xff) ? xff.join(',') : (xff ?? ''))
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .pop();
     if (last) ip = last;
   }
   return ip.startsWith('::ffff:') ? ip.slice(7) : ip;
@@ -83,7 +87,11 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
     send(
       res,
       429,
-      errorResponse({ code: RPC_ERRORS.LIMIT_EXCEEDED, message: `Rate limit exceeded: ${ratePerSecond} requests per second per IP, burst ${burst}. Retry after ${retryAfterMs} ms.`, data: { retry_after_ms: retryAfterMs } }),
+      errorResponse({
+        code: RPC_ERRORS.LIMIT_EXCEEDED,
+        message: `Rate limit exceeded: ${ratePerSecond} requests per second per IP, burst ${burst}. Retry after ${retryAfterMs} ms.`,
+        data: { retry_after_ms: retryAfterMs },
+      }),
       { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
     );
   };
@@ -92,7 +100,8 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
     void (async () => {
       const path = (req.url ?? '/').split('?')[0];
       if (path !== '/rpc') return send(res, 404, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Not found: JSON-RPC is served at POST /rpc.` }));
-      if (req.method !== 'POST') return send(res, 405, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: 'Use POST with a JSON-RPC 2.0 body.' }), { allow: 'POST' });
+      if (req.method !== 'POST')
+        return send(res, 405, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: 'Use POST with a JSON-RPC 2.0 body.' }), { allow: 'POST' });
       const ip = clientIp(req, opts.trustProxy);
       const first = await bucket.take(ip, 1);
       if (!first.allowed) {
@@ -102,13 +111,21 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
       const declared = Number(req.headers['content-length'] ?? 0);
       if (declared > opts.maxBodyBytes) {
         req.resume();
-        return send(res, 413, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body of ${declared} bytes is larger than ${opts.maxBodyBytes} bytes.` }), { connection: 'close' });
+        return send(
+          res,
+          413,
+          errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body of ${declared} bytes is larger than ${opts.maxBodyBytes} bytes.` }),
+          { connection: 'close' },
+        );
       }
       let raw: Buffer;
       try {
         raw = await readBody(req, opts.maxBodyBytes);
       } catch (e) {
-        if (e instanceof BodyTooLarge) return send(res, 413, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body is larger than ${opts.maxBodyBytes} bytes.` }), { connection: 'close' });
+        if (e instanceof BodyTooLarge)
+          return send(res, 413, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body is larger than ${opts.maxBodyBytes} bytes.` }), {
+            connection: 'close',
+          });
         return;
       }
       const text = raw.toString('utf8');
@@ -119,10 +136,20 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
         return send(res, 200, errorResponse({ code: RPC_ERRORS.PARSE_ERROR, message: 'Parse error: the body is not valid JSON.' }));
       }
       if (jsonNestingDepth(text) > MAX_JSON_DEPTH) {
-        return send(res, 200, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels.`, data: { reason: 'nesting_too_deep', limit: MAX_JSON_DEPTH } }));
+        return send(
+          res,
+          200,
+          errorResponse({
+            code: RPC_ERRORS.INVALID_REQUEST,
+            message: `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels.`,
+            data: { reason: 'nesting_too_deep', limit: MAX_JSON_DEPTH },
+          }),
+        );
       }
       const singleId: JsonRpcId =
-        body && typeof body === 'object' && !Array.isArray(body) && ['string', 'number'].includes(typeof (body as { id?: unknown }).id) ? ((body as { id: JsonRpcId }).id ?? null) : null;
+        body && typeof body === 'object' && !Array.isArray(body) && ['string', 'number'].includes(typeof (body as { id?: unknown }).id)
+          ? ((body as { id: JsonRpcId }).id ?? null)
+          : null;
       const sigHeader = SIGNATURE_HEADERS.map((h) => req.headers[h]).find((v) => v !== undefined);
       let searcher: RpcContext['searcher'];
       try {
@@ -133,7 +160,14 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
       }
       if (Array.isArray(body)) {
         if (body.length > bucket.opts.burst) {
-          return send(res, 200, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Batch of ${body.length} calls is over the limit of ${bucket.opts.burst} calls per request.` }));
+          return send(
+            res,
+            200,
+            errorResponse({
+              code: RPC_ERRORS.INVALID_REQUEST,
+              message: `Batch of ${body.length} calls is over the limit of ${bucket.opts.burst} calls per request.`,
+            }),
+          );
         }
         if (body.length > 1) {
           const more = await bucket.take(ip, body.length - 1);

@@ -35,12 +35,14 @@ function check(req: SubmitBlockRequest, domain: Uint8Array): { signature_valid: 
   const m = req?.message;
   const p = req?.execution_payload;
   if (!m || !p || typeof req.signature !== 'string') return { signature_valid: false, reason: 'message, execution_payload and signature are required' };
-  const signature_valid = /^0x[0-9a-fA-F]{192}$/.test(req.signature) && /^0x[0-9a-fA-F]{96}$/.test(m.builder_pubkey ?? '') && verifyBidTrace(m, req.signature as Hex, domain);
+  const signature_valid =
+    /^0x[0-9a-fA-F]{192}$/.test(req.signature) && /^0x[0-9a-fA-F]{96}$/.test(m.builder_pubkey ?? '') && verifyBidTrace(m, req.signature as Hex, domain);
   if (!signature_valid) return { signature_valid, reason: 'invalid signature' };
   if (m.block_hash !== p.block_hash) return { signature_valid, reason: 'block_hash of message and payload differ' };
   if (m.parent_hash !== p.parent_hash) return { signature_valid, reason: 'parent_hash of message and payload differ' };
   if (m.gas_used !== p.gas_used || m.gas_limit !== p.gas_limit) return { signature_valid, reason: 'gas of message and payload differ' };
-  if (m.proposer_fee_recipient.toLowerCase() !== p.fee_recipient.toLowerCase()) return { signature_valid, reason: 'fee recipient of message and payload differ' };
+  if (m.proposer_fee_recipient.toLowerCase() !== p.fee_recipient.toLowerCase())
+    return { signature_valid, reason: 'fee recipient of message and payload differ' };
   return { signature_valid };
 }
 
@@ -86,7 +88,12 @@ export async function startDevRelay(opts: { name: string; port?: number; genesis
       const rows = submissions
         .filter((s) => s.accepted)
         .filter((s) => (bn === null || s.request.execution_payload.block_number === bn) && (slot === null || s.request.message.slot === slot))
-        .map((s) => ({ ...s.request.message, block_number: s.request.execution_payload.block_number, num_tx: String(s.request.execution_payload.transactions.length), timestamp: String(Math.floor(Date.parse(s.received_at) / 1000)) }));
+        .map((s) => ({
+          ...s.request.message,
+          block_number: s.request.execution_payload.block_number,
+          num_tx: String(s.request.execution_payload.transactions.length),
+          timestamp: String(Math.floor(Date.parse(s.received_at) / 1000)),
+        }));
       return send(200, rows);
     }
     if (req.method === 'GET' && url.pathname === '/eth/v1/builder/status') return send(200);

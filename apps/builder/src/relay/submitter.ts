@@ -23,9 +23,7 @@ export const SUBMIT_BLOCK_PATH = '/relay/v1/builder/blocks';
  * submission"), in parallel, and counts each submission in the live health counters.
  */
 export class RelaySubmitter {
-  constructor(
-    private readonly opts: { relays: readonly RelayTarget[]; stats: BuilderStats; log: Logger; timeoutMs?: number },
-  ) {}
+  constructor(private readonly opts: { relays: readonly RelayTarget[]; stats: BuilderStats; log: Logger; timeoutMs?: number }) {}
 
   get relays(): readonly RelayTarget[] {
     return this.opts.relays;
@@ -60,7 +58,9 @@ export class RelaySubmitter {
     } catch (e) {
       result = { relay: relay.name, url: relay.url, accepted: false, status: 0, reason: (e as Error).name === 'TimeoutError' ? 'timeout' : 'unreachable' };
     }
-    await this.opts.stats.recordSubmission(relay.name, result.accepted, at).catch((e) => this.opts.log.warn({ err: (e as Error).message }, 'could not record a relay submission'));
+    await this.opts.stats
+      .recordSubmission(relay.name, result.accepted, at)
+      .catch((e) => this.opts.log.warn({ err: (e as Error).message }, 'could not record a relay submission'));
     this.opts.log.debug({ relay: relay.name, slot, accepted: result.accepted, status: result.status }, 'relay submission');
     return result;
   }

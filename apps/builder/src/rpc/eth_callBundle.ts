@@ -43,7 +43,11 @@ const HEX_QUANTITY = /^0x[0-9a-fA-F]{1,16}$/;
  * @throws {RpcError} -32602 naming the bad field; -32603 when the node refuses the simulation as a whole
  *   (e.g. a sender cannot pay for gas), with the node's short reason in `data.reason`.
  */
-export async function eth_callBundle(deps: { intake: BundleIntake; client: PublicClient; feeRecipient: Address }, params: unknown, _ctx: RpcContext): Promise<CallBundleResult> {
+export async function eth_callBundle(
+  deps: { intake: BundleIntake; client: PublicClient; feeRecipient: Address },
+  params: unknown,
+  _ctx: RpcContext,
+): Promise<CallBundleResult> {
   const obj = singleParamsObject(params, 'eth_callBundle');
   for (const key of Object.keys(obj)) if (!['txs', 'blockNumber', 'stateBlockNumber', 'timestamp'].includes(key)) throw invalidParams(key, 'unknown field');
   if (!Array.isArray(obj.txs) || obj.txs.length === 0) throw invalidParams('txs', 'required: a non-empty array of hex-encoded signed transactions');
@@ -55,16 +59,21 @@ export async function eth_callBundle(deps: { intake: BundleIntake; client: Publi
   if (obj.stateBlockNumber === undefined || obj.stateBlockNumber === 'latest') state = await deps.intake.headBlock();
   else if (typeof obj.stateBlockNumber === 'string' && HEX_QUANTITY.test(obj.stateBlockNumber)) state = BigInt(obj.stateBlockNumber);
   else throw invalidParams('stateBlockNumber', 'must be "latest" or a hex quantity');
-  if (obj.timestamp !== undefined && (typeof obj.timestamp !== 'number' || !Number.isSafeInteger(obj.timestamp) || obj.timestamp < 0)) throw invalidParams('timestamp', 'must be a non-negative integer (UNIX seconds)');
+  if (obj.timestamp !== undefined && (typeof obj.timestamp !== 'number' || !Number.isSafeInteger(obj.timestamp) || obj.timestamp < 0))
+    throw invalidParams('timestamp', 'must be a non-negative integer (UNIX seconds)');
   const chainId = await deps.intake.chainId();
   const txs = await Promise.all((obj.txs as unknown[]).map((raw, i) => decodeBundleTx(raw, `txs[${i}]`, chainId)));
 
-  const sim = await simulateBlock(deps.client, {
-    parent: state,
-    number: BigInt(obj.blockNumber),
-    feeRecipient: deps.feeRecipient,
-    timestamp: obj.timestamp === undefined ? undefined : BigInt(obj.timestamp as number),
-  }, txs);
+  const sim = await simulateBlock(
+    deps.client,
+    {
+      parent: state,
+      number: BigInt(obj.blockNumber),
+      feeRecipient: deps.feeRecipient,
+      timestamp: obj.timestamp === undefined ? undefined : BigInt(obj.timestamp as number),
+    },
+    txs,
+  );
   if (!sim.ok) throw new RpcError(RPC_ERRORS.INTERNAL_ERROR, 'The node refused to simulate this bundle.', { reason: sim.error });
   let fees = 0n;
   let sent = 0n;
@@ -98,4 +107,3 @@ export async function eth_callBundle(deps: { intake: BundleIntake; client: Publi
     totalGasUsed: Number(gas),
   };
 }
-

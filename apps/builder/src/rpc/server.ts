@@ -33,21 +33,16 @@ type Handler = (params: unknown, ctx: RpcContext) => Promise<unknown>;
  * "Known pitfalls": jayson's middleware forces status codes and passes no context).
  */
 export function createRpcServer(deps: RpcDeps): jayson.Server {
-  const wrap =
-    (name: string, fn: Handler) =>
-    (params: unknown, context: object, callback: (err: JsonRpcErrorObject | null, result?: unknown) => void) => {
-      fn(params, context as RpcContext).then(
-        (result) => callback(null, result),
-        (e) => callback(toJsonRpcError(e, deps.log, name)),
-      );
-    };
+  const wrap = (name: string, fn: Handler) => (params: unknown, context: object, callback: (err: JsonRpcErrorObject | null, result?: unknown) => void) => {
+    fn(params, context as RpcContext).then(
+      (result) => callback(null, result),
+      (e) => callback(toJsonRpcError(e, deps.log, name)),
+    );
+  };
   const methods: Record<(typeof RPC_METHODS)[number], Handler> = {
     eth_sendBundle: (p, c) => eth_sendBundle(deps.intake, p, c),
     eth_cancelBundle: (p, c) => eth_cancelBundle(deps.intake, p, c),
     eth_callBundle: (p, c) => eth_callBundle(deps, p, c),
   };
-  return new jayson.Server(
-    Object.fromEntries(Object.entries(methods).map(([name, fn]) => [name, wrap(name, fn)])) as never,
-    { useContext: true, version: 2 },
-  );
+  return new jayson.Server(Object.fromEntries(Object.entries(methods).map(([name, fn]) => [name, wrap(name, fn)])) as never, { useContext: true, version: 2 });
 }

@@ -26,7 +26,10 @@ export class GatewayRateLimit {
   /** The client IP: the socket peer, or with TRUST_PROXY the last X-Forwarded-For hop. */
   clientIp(req: IncomingMessage): string {
     if (this.trustProxy) {
-      const xff = String(req.headers['x-forwarded-for'] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      const xff = String(req.headers['x-forwarded-for'] ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       if (xff.length > 0) return xff[xff.length - 1];
     }
     return req.socket.remoteAddress ?? 'unknown';

@@ -12,10 +12,7 @@ export interface Route {
 }
 
 /** What a request's method and path resolve to before any handler runs. */
-export type RouteMatch =
-  | { kind: 'ok' }
-  | { kind: 'method_not_allowed'; allow: string }
-  | { kind: 'not_found' };
+export type RouteMatch = { kind: 'ok' } | { kind: 'method_not_allowed'; allow: string } | { kind: 'not_found' };
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

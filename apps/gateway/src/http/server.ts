@@ -80,17 +80,20 @@ export function createRequestListener(services: Services) {
   let openapiJson: string | undefined;
   const openapi = () =>
     (openapiJson ??= JSON.stringify(
-      documentCapabilities(generateOpenApiDocument(appRouter, {
-        title: 'Agent Capability Gateway',
-        description:
-          'Discover paid capabilities and execute them per call with x402 (USDC on Base). Errors are RFC 9457 problem details; 402 carries the x402 challenge.',
-        version: '0.1.0',
-        openApiVersion: '3.0.3',
-        baseUrl: services.publicBaseUrl(),
-        securitySchemes: {
-          x402: { type: 'apiKey', in: 'header', name: 'PAYMENT-SIGNATURE', description: 'x402 v2 PaymentPayload, base64 JSON' },
-        },
-      }), services.capabilities),
+      documentCapabilities(
+        generateOpenApiDocument(appRouter, {
+          title: 'Agent Capability Gateway',
+          description:
+            'Discover paid capabilities and execute them per call with x402 (USDC on Base). Errors are RFC 9457 problem details; 402 carries the x402 challenge.',
+          version: '0.1.0',
+          openApiVersion: '3.0.3',
+          baseUrl: services.publicBaseUrl(),
+          securitySchemes: {
+            x402: { type: 'apiKey', in: 'header', name: 'PAYMENT-SIGNATURE', description: 'x402 v2 PaymentPayload, base64 JSON' },
+          },
+        }),
+        services.capabilities,
+      ),
     ));
 
   const routes = new RouteTable(appRouter, DOCUMENTS);

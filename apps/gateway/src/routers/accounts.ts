@@ -24,7 +24,9 @@ function depositBaseUnits(amount: string | number): bigint {
 /** SIWE sign-in, bearer tokens and the metered account (DESIGN "Accounts and bearer tokens"). */
 export const accountsRouter = router({
   nonce: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/v1/auth/nonce', tags: ['accounts'], summary: 'Get a Sign-In with Ethereum (EIP-4361) nonce and the message to sign' } })
+    .meta({
+      openapi: { method: 'POST', path: '/v1/auth/nonce', tags: ['accounts'], summary: 'Get a Sign-In with Ethereum (EIP-4361) nonce and the message to sign' },
+    })
     .input(z.object({ address: Address }))
     .output(z.object({ nonce: z.string(), message: z.string(), expires_at: z.string() }))
     .mutation(async ({ ctx, input }) => {
@@ -68,7 +70,9 @@ export const accountsRouter = router({
     }),
 
   account: bearerProcedure
-    .meta({ openapi: { method: 'GET', path: '/v1/account', tags: ['accounts'], summary: 'Metered account: balance and usage (USDC base units)', protect: true } })
+    .meta({
+      openapi: { method: 'GET', path: '/v1/account', tags: ['accounts'], summary: 'Metered account: balance and usage (USDC base units)', protect: true },
+    })
     .input(z.object({}))
     .output(AccountView)
     .query(async ({ ctx }) => {

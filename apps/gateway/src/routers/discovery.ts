@@ -10,7 +10,7 @@ function cacheable<T>(ctx: Context, doc: Rendered<T>, cacheControl: string): T {
   ctx.responseHeaders['Cache-Control'] = cacheControl;
   ctx.responseHeaders.ETag = doc.etag;
   const inm = header(ctx, 'if-none-match');
-  if (inm && inm.split(',').some((t) => t.trim() === doc.etag || t.trim() === '*')) ctx.response.status = 304;
+  if (inm?.split(',').some((t) => t.trim() === doc.etag || t.trim() === '*')) ctx.response.status = 304;
   return doc.value;
 }
 

@@ -65,7 +65,12 @@ export const jobsRouter = router({
           'Idempotency-Key': z.string().optional(),
         }),
         successDescription: '202 Accepted: {job_id, status: "queued", poll_url}',
-        errorResponses: { 400: 'Bad request', 402: 'Payment required (x402 challenge for budget_usdc)', 409: 'Payment or Idempotency-Key reused', 422: 'Plan cannot run' },
+        errorResponses: {
+          400: 'Bad request',
+          402: 'Payment required (x402 challenge for budget_usdc)',
+          409: 'Payment or Idempotency-Key reused',
+          422: 'Plan cannot run',
+        },
       },
     })
     .output(JobCreated)
@@ -120,7 +125,14 @@ export const jobsRouter = router({
         errorResponses: { 401: 'No proof of the payer', 403: 'Not the payer', 404: 'Unknown job', 409: 'Job already ended' },
       },
     })
-    .input(JobIdParam.extend({ signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, 'must be a 65-byte hex signature').optional() }))
+    .input(
+      JobIdParam.extend({
+        signature: z
+          .string()
+          .regex(/^0x[0-9a-fA-F]{130}$/, 'must be a 65-byte hex signature')
+          .optional(),
+      }),
+    )
     .output(z.object({ job_id: JobId, status: JobStatus, cancel_requested: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
       const { store } = ctx.services.jobs;

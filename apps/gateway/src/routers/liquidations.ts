@@ -46,8 +46,8 @@ export const liquidationsRouter = router({
         tags: ['liquidations'],
         summary: 'Imminent liquidations on Aave v3, Spark, Compound v3 and Morpho Blue, by estimated profit',
         description:
-          'Served from an index refreshed every block with each protocol\'s own math (Aave/Spark getUserAccountData and close factors, Comet isLiquidatable/absorb/buyCollateral, Morpho Blue LLTV with accrued interest and the 1e36 oracle price). ' +
-          'estimated_profit_usd = liquidation bonus on the maximum repayable debt (Comet: the store-front discount on the absorbed collateral) minus gas at the block\'s base fee. ' +
+          "Served from an index refreshed every block with each protocol's own math (Aave/Spark getUserAccountData and close factors, Comet isLiquidatable/absorb/buyCollateral, Morpho Blue LLTV with accrued interest and the 1e36 oracle price). " +
+          "estimated_profit_usd = liquidation bonus on the maximum repayable debt (Comet: the store-front discount on the absorbed collateral) minus gas at the block's base fee. " +
           'Price 0.02 USD per query: Authorization: Bearer <access_token> debits the metered account; without it, the answer is 402 with the x402 challenge (retry with PAYMENT-SIGNATURE). ' +
           'protocol may be repeated (protocol=aave_v3&protocol=spark).',
         protect: true,

@@ -9,6 +9,7 @@ import {
   type PaywallStep,
   type SettledPayment,
 } from '@acg/payments';
+import type { TRPCError } from '@trpc/server';
 import { header, type Context } from './context.js';
 import { problem, problemOf, rawError } from './problem.js';
 
@@ -34,6 +35,9 @@ export interface PaidContext {
   replay?: unknown;
 }
 
+/** What the next middleware or resolver gives back (tRPC's middleware result). */
+type NextResult = { ok: true; data: unknown } | { ok: false; error: TRPCError };
+
 /** 409/503 problems of the paywall's typed errors; anything else is rethrown as is. */
 function paymentProblem(e: unknown): unknown {
   if (e instanceof PaymentConflictError) return problem(409, e.message);
@@ -57,8 +61,7 @@ function paymentProblem(e: unknown): unknown {
  * `payment_chain_unavailable` (Retry-After; `payment.status` `not_charged` or `unknown`).
  */
 export function paid<I>(spec: PaidSpec<I>) {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  return async (opts: { ctx: Context; input: I; next: (o?: any) => Promise<any> }) => {
+  return async <R extends NextResult>(opts: { ctx: Context; input: I; next: (o: { ctx: PaidContext }) => Promise<R> }): Promise<R> => {
     const { ctx, input } = opts;
     const { paywall } = ctx.services;
     const operationId = spec.newOperationId();
@@ -77,9 +80,9 @@ export function paid<I>(spec: PaidSpec<I>) {
     } catch (e) {
       throw paymentProblem(e);
     }
-    if (step.kind === 'challenge' || step.kind === 'refused') throw rawError(402, step.response.body as never, step.response.headers);
+    if (step.kind === 'challenge' || step.kind === 'refused') throw rawError(402, { ...step.response.body }, step.response.headers);
 
-    let fresh: { ok: boolean; data?: unknown; error?: unknown } | undefined;
+    let fresh: R | undefined;
     let resp: Extract<PaidResponse, { kind: 'response' }>;
     if (step.kind === 'replay') {
       resp = step.response;
@@ -88,11 +91,12 @@ export function paid<I>(spec: PaidSpec<I>) {
       let outcome: Outcome;
       try {
         // the operation id reserved with the payment (a reconciled replay runs under the first request's id)
-        fresh = await opts.next({ ctx: { payment, operationId: payment.operationId } satisfies PaidContext });
+        const next = await opts.next({ ctx: { payment, operationId: payment.operationId } satisfies PaidContext });
+        fresh = next;
         // the resolver's status (e.g. 202) and headers (e.g. Location) are stored with the body, so replays match
-        if (fresh!.ok) outcome = { ok: true, status: ctx.response.status ?? 200, headers: { ...ctx.responseHeaders }, body: fresh!.data };
+        if (next.ok) outcome = { ok: true, status: ctx.response.status ?? 200, headers: { ...ctx.responseHeaders }, body: next.data };
         else {
-          const { status, body, headers } = problemOf(fresh!.error as never);
+          const { status, body, headers } = problemOf(next.error);
           outcome = { ok: false, status, body, headers, refund: true };
         }
       } catch (e) {

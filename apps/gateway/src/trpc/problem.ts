@@ -72,7 +72,12 @@ export function redisUnavailableProblem(err: unknown): { status: 503; body: Prob
   if (!isRedisUnavailable(err)) return undefined;
   return {
     status: 503,
-    body: { type: 'about:blank', title: statusTitle(503), status: 503, detail: `The service is briefly unavailable; retry after ${REDIS_RETRY_AFTER_SECONDS} s.` },
+    body: {
+      type: 'about:blank',
+      title: statusTitle(503),
+      status: 503,
+      detail: `The service is briefly unavailable; retry after ${REDIS_RETRY_AFTER_SECONDS} s.`,
+    },
     headers: { 'Retry-After': String(REDIS_RETRY_AFTER_SECONDS) },
   };
 }
@@ -132,11 +137,21 @@ export function problemOf(error: TRPCError): { status: number; body: Record<stri
   if (cause instanceof ZodError || (cause as { name?: string } | undefined)?.name === 'ZodError') {
     return {
       status: 400,
-      body: { type: 'about:blank', title: statusTitle(400), status: 400, detail: 'The request does not match the schema.', errors: zodIssues(cause as ZodError) },
+      body: {
+        type: 'about:blank',
+        title: statusTitle(400),
+        status: 400,
+        detail: 'The request does not match the schema.',
+        errors: zodIssues(cause as ZodError),
+      },
       headers: {},
     };
   }
   const detail =
-    status >= 500 ? 'An internal error occurred; it was logged. Retry later.' : error.code === 'PARSE_ERROR' ? 'The request body is not valid JSON.' : error.message;
+    status >= 500
+      ? 'An internal error occurred; it was logged. Retry later.'
+      : error.code === 'PARSE_ERROR'
+        ? 'The request body is not valid JSON.'
+        : error.message;
   return { status, body: { type: 'about:blank', title: statusTitle(status), status, detail }, headers: {} };
 }

@@ -51,7 +51,8 @@ async function resolveAccount(ctx: Context, token: string): Promise<AccountAddre
  */
 export const bearerProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const token = bearerToken(ctx);
-  if (!token) throw problem(401, 'This endpoint needs Authorization: Bearer <access_token> (sign in with POST /v1/auth/nonce and /v1/auth/token).', {}, WWW_AUTHENTICATE);
+  if (!token)
+    throw problem(401, 'This endpoint needs Authorization: Bearer <access_token> (sign in with POST /v1/auth/nonce and /v1/auth/token).', {}, WWW_AUTHENTICATE);
   return next({ ctx: { account: await resolveAccount(ctx, token), token } satisfies BearerContext });
 });
 

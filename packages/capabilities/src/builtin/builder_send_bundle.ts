@@ -46,8 +46,7 @@ export const sendBundle = defineCapability({
   id: 'builder.send_bundle',
   product: 'builder',
   name: 'Bundle submission',
-  description:
-    'Accepts Ethereum bundles over JSON-RPC eth_sendBundle for block construction; bids are submitted to four relays under an always-submit policy.',
+  description: 'Accepts Ethereum bundles over JSON-RPC eth_sendBundle for block construction; bids are submitted to four relays under an always-submit policy.',
   surface: 'JSON-RPC',
   auth: 'bundle_signature',
   method: 'POST',

@@ -9,7 +9,14 @@ import { walletBalances } from './intelligence_wallet_balances.js';
 import { walletMonitor } from './intelligence_wallet_monitor.js';
 import { liquidationSearch } from './mev_liquidation_search.js';
 
-export { sendBundle, SendBundleInput, SendBundleOutput, type SendBundleErrorType, type SendBundleParameters, type SendBundleReturnType } from './builder_send_bundle.js';
+export {
+  sendBundle,
+  SendBundleInput,
+  SendBundleOutput,
+  type SendBundleErrorType,
+  type SendBundleParameters,
+  type SendBundleReturnType,
+} from './builder_send_bundle.js';
 export { gatewayExecute, type ExecuteErrorType, type ExecuteParameters, type ExecuteReturnType } from './gateway_execute.js';
 export { gatewayHealth, type HealthErrorType, type HealthParameters, type HealthReturnType } from './gateway_health.js';
 export { gatewayJobs, type JobsErrorType, type JobsParameters, type JobsReturnType } from './gateway_jobs.js';
@@ -17,7 +24,12 @@ export { gatewayProviders, type ProvidersErrorType, type ProvidersParameters, ty
 export { gatewayRegistry, type RegistryErrorType, type RegistryParameters, type RegistryReturnType } from './gateway_registry.js';
 export { walletBalances, type WalletBalancesErrorType, type WalletBalancesParameters, type WalletBalancesReturnType } from './intelligence_wallet_balances.js';
 export { walletMonitor, type WalletMonitorErrorType, type WalletMonitorParameters, type WalletMonitorReturnType } from './intelligence_wallet_monitor.js';
-export { liquidationSearch, type LiquidationSearchErrorType, type LiquidationSearchParameters, type LiquidationSearchReturnType } from './mev_liquidation_search.js';
+export {
+  liquidationSearch,
+  type LiquidationSearchErrorType,
+  type LiquidationSearchParameters,
+  type LiquidationSearchReturnType,
+} from './mev_liquidation_search.js';
 
 /**
  * The built-in capabilities, one file each, in catalog order: by product (gateway, builder, mev,

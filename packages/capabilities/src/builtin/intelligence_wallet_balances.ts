@@ -1,9 +1,15 @@
-import { MULTICALL3_ADDRESS, WALLET_BALANCES_CHAINS, WALLET_BALANCES_ID, WalletBalancesInput, WalletBalancesOutput, type WalletBalancesChain } from '@acg/schemas';
+import {
+  MULTICALL3_ADDRESS,
+  WALLET_BALANCES_CHAINS,
+  WALLET_BALANCES_ID,
+  WalletBalancesInput,
+  WalletBalancesOutput,
+  type WalletBalancesChain,
+} from '@acg/schemas';
 import { erc20Abi, getAddress, multicall3Abi, type PublicClient } from 'viem';
 import type { z } from 'zod';
 import { CapabilityFailure, defineCapability } from '../define.js';
 import { walletBalancesRequest, walletBalancesResponse } from './examples.js';
-
 
 /** `{address, chain = "base"}`: `address` is `0x` + 40 hex (any case), `chain` one of `base | ethereum | arbitrum`. */
 export type WalletBalancesParameters = z.input<typeof WalletBalancesInput>;

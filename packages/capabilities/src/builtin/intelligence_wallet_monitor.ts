@@ -23,7 +23,8 @@ export const walletMonitor = defineCapability({
   id: 'intelligence.wallet_monitor',
   product: 'intelligence',
   name: 'Wallet monitor',
-  description: 'Delivers transfer_in and transfer_out events of watched wallets on Ethereum, Base and Arbitrum by webhook, about 450 ms after block confirmation.',
+  description:
+    'Delivers transfer_in and transfer_out events of watched wallets on Ethereum, Base and Arbitrum by webhook, about 450 ms after block confirmation.',
   surface: 'WEBHOOK',
   auth: 'bearer',
   method: 'POST',

@@ -103,7 +103,10 @@ export async function deployLendingProtocols(rpcUrl: string): Promise<LendingDep
   const tokens = {} as Record<DevTokenSymbol, DevToken>;
   for (const symbol of Object.keys(DECIMALS) as DevTokenSymbol[]) {
     const address = await tx.deploy(deployer, C('DevToken').abi, C('DevToken').bytecode, [`Dev ${symbol}`, symbol, DECIMALS[symbol]]);
-    const feed = await tx.deploy(deployer, C('DevPriceFeed').abi, C('DevPriceFeed').bytecode, [`${symbol} / USD`, BigInt(Math.round(INITIAL_PRICES[symbol] * 1e8))]);
+    const feed = await tx.deploy(deployer, C('DevPriceFeed').abi, C('DevPriceFeed').bytecode, [
+      `${symbol} / USD`,
+      BigInt(Math.round(INITIAL_PRICES[symbol] * 1e8)),
+    ]);
     tokens[symbol] = { symbol, address, decimals: DECIMALS[symbol], feed };
   }
 
@@ -275,7 +278,12 @@ async function deployAaveMarket(
   for (const s of symbols) {
     const r = reserves[s]!;
     if (r.liquidationThreshold > 0) {
-      await tx.write(deployer, configurator, CONF.abi, 'configureReserveAsCollateral', [tokens[s].address, BigInt(r.ltv), BigInt(r.liquidationThreshold), BigInt(r.liquidationBonus)]);
+      await tx.write(deployer, configurator, CONF.abi, 'configureReserveAsCollateral', [
+        tokens[s].address,
+        BigInt(r.ltv),
+        BigInt(r.liquidationThreshold),
+        BigInt(r.liquidationBonus),
+      ]);
     }
     if (r.borrowable) await tx.write(deployer, configurator, CONF.abi, 'setReserveBorrowing', [tokens[s].address, true]);
     if (r.protocolFee > 0) await tx.write(deployer, configurator, CONF.abi, 'setLiquidationProtocolFee', [tokens[s].address, BigInt(r.protocolFee)]);

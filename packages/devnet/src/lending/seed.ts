@@ -143,6 +143,8 @@ function liquidationThreshold(protocol: LendingProtocol, collateral: DevTokenSym
  */
 export async function setDevPrice(rpcUrl: string, dep: LendingDeployment, symbol: DevTokenSymbol, usd: number): Promise<bigint> {
   const tx = new DevSender(rpcUrl);
-  const receipt = await tx.write(dep.deployer, dep.tokens[symbol].feed, compileLendingContracts().DevPriceFeed.abi, 'setAnswer', [BigInt(Math.round(usd * 1e8))]);
+  const receipt = await tx.write(dep.deployer, dep.tokens[symbol].feed, compileLendingContracts().DevPriceFeed.abi, 'setAnswer', [
+    BigInt(Math.round(usd * 1e8)),
+  ]);
   return receipt.blockNumber;
 }

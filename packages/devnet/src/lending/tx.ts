@@ -1,4 +1,15 @@
-import { createPublicClient, getAddress, encodeDeployData, encodeFunctionData, http, type Abi, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
+import {
+  createPublicClient,
+  getAddress,
+  encodeDeployData,
+  encodeFunctionData,
+  http,
+  type Abi,
+  type Address,
+  type Hex,
+  type PublicClient,
+  type TransactionReceipt,
+} from 'viem';
 
 /**
  * Sends transactions on an anvil dev node as unlocked/impersonated accounts (`eth_sendTransaction`,

@@ -85,7 +85,19 @@ export function aaveV3Adapter(opts: AaveAdapterOptions): ProtocolAdapter {
       const d = datas[i];
       if (!d) return [];
       const m = meta.get(asset);
-      return [{ asset: getAddress(asset), id: d.id, aToken: d.aTokenAddress, stableDebt: d.stableDebtTokenAddress, variableDebt: d.variableDebtTokenAddress, symbol: m.symbol, decimals: m.decimals, config: 0n, price: 0n }];
+      return [
+        {
+          asset: getAddress(asset),
+          id: d.id,
+          aToken: d.aTokenAddress,
+          stableDebt: d.stableDebtTokenAddress,
+          variableDebt: d.variableDebtTokenAddress,
+          symbol: m.symbol,
+          decimals: m.decimals,
+          config: 0n,
+          price: 0n,
+        },
+      ];
     });
     staticAt = ctx.blockNumber;
   }
@@ -161,7 +173,7 @@ export function aaveV3Adapter(opts: AaveAdapterOptions): ProtocolAdapter {
       // Phase 2: balances per reserve and eMode data, only for positions a query may return.
       const eligible = users.filter((u) => u.acct && u.acct[1] > 0n && u.acct[5] <= BigInt(Math.round(MAX_QUERY_HEALTH_FACTOR * 1e18)));
       const calls: Read[] = [];
-      const slots = new Map<typeof eligible[number], { debt: [Reserve, number, number][]; coll: [Reserve, number][]; emode?: number }>();
+      const slots = new Map<(typeof eligible)[number], { debt: [Reserve, number, number][]; coll: [Reserve, number][]; emode?: number }>();
       for (const u of eligible) {
         const s: { debt: [Reserve, number, number][]; coll: [Reserve, number][]; emode?: number } = { debt: [], coll: [] };
         for (const r of u.borrowed) {

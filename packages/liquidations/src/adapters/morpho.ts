@@ -50,17 +50,27 @@ export function morphoBlueAdapter(opts: MorphoAdapterOptions): ProtocolAdapter {
   const state = new Map<Hex, MarketState>();
 
   const accept = (m: Hex) => !only || only.has(m.toLowerCase());
-  const ref = (m: Hex, b: Address): PositionRef => ({ key: `${id}:${m.toLowerCase()}:${b.toLowerCase()}`, borrower: getAddress(b), marketId: m.toLowerCase() as Hex });
+  const ref = (m: Hex, b: Address): PositionRef => ({
+    key: `${id}:${m.toLowerCase()}:${b.toLowerCase()}`,
+    borrower: getAddress(b),
+    marketId: m.toLowerCase() as Hex,
+  });
 
   async function loadMarkets(ctx: BlockContext, ids: Hex[]): Promise<void> {
     const missing = ids.filter((m) => !params.has(m));
     if (missing.length > 0) {
-      const out = await readAll(ctx, missing.map((m) => ({ address: morpho, abi: morphoAbi, functionName: 'idToMarketParams', args: [m] }) as Read));
+      const out = await readAll(
+        ctx,
+        missing.map((m) => ({ address: morpho, abi: morphoAbi, functionName: 'idToMarketParams', args: [m] }) as Read),
+      );
       missing.forEach((m, i) => {
         const p = out[i] as readonly [Address, Address, Address, Address, bigint] | undefined;
         if (p && p[0] !== zeroAddress) params.set(m, { loanToken: getAddress(p[0]), collateralToken: getAddress(p[1]), oracle: p[2], irm: p[3], lltv: p[4] });
       });
-      await meta.load(ctx, [...params.values()].flatMap((p) => [p.loanToken, p.collateralToken]));
+      await meta.load(
+        ctx,
+        [...params.values()].flatMap((p) => [p.loanToken, p.collateralToken]),
+      );
     }
     const live = ids.filter((m) => params.has(m));
     const out = await readAll(
@@ -70,7 +80,12 @@ export function morphoBlueAdapter(opts: MorphoAdapterOptions): ProtocolAdapter {
         { address: params.get(m)!.oracle, abi: morphoOracleAbi, functionName: 'price' },
       ]),
     );
-    const markets = live.map((m, i) => ({ m, p: params.get(m)!, mk: out[2 * i] as readonly bigint[] | undefined, price: (out[2 * i + 1] as bigint | undefined) ?? 0n }));
+    const markets = live.map((m, i) => ({
+      m,
+      p: params.get(m)!,
+      mk: out[2 * i] as readonly bigint[] | undefined,
+      price: (out[2 * i + 1] as bigint | undefined) ?? 0n,
+    }));
     const withIrm = markets.filter((x) => x.mk && x.p.irm !== zeroAddress);
     const rates = await readAll(
       ctx,
@@ -78,7 +93,17 @@ export function morphoBlueAdapter(opts: MorphoAdapterOptions): ProtocolAdapter {
         address: x.p.irm,
         abi: morphoIrmAbi,
         functionName: 'borrowRateView',
-        args: [x.p, { totalSupplyAssets: x.mk![0], totalSupplyShares: x.mk![1], totalBorrowAssets: x.mk![2], totalBorrowShares: x.mk![3], lastUpdate: x.mk![4], fee: x.mk![5] }],
+        args: [
+          x.p,
+          {
+            totalSupplyAssets: x.mk![0],
+            totalSupplyShares: x.mk![1],
+            totalBorrowAssets: x.mk![2],
+            totalBorrowShares: x.mk![3],
+            lastUpdate: x.mk![4],
+            fee: x.mk![5],
+          },
+        ],
       })),
     );
     const rateOf = new Map(withIrm.map((x, i) => [x.m, (rates[i] as bigint | undefined) ?? 0n]));
@@ -129,7 +154,10 @@ export function morphoBlueAdapter(opts: MorphoAdapterOptions): ProtocolAdapter {
         for (const m of unknown) known.add(m);
         await loadMarkets(ctx, unknown);
       }
-      const out = await readAll(ctx, refs.map((r) => ({ address: morpho, abi: morphoAbi, functionName: 'position', args: [r.marketId, r.borrower] }) as Read));
+      const out = await readAll(
+        ctx,
+        refs.map((r) => ({ address: morpho, abi: morphoAbi, functionName: 'position', args: [r.marketId, r.borrower] }) as Read),
+      );
       return refs.flatMap((r, i): EvaluatedPosition[] => {
         const m = state.get(r.marketId!);
         const pos = out[i] as readonly [bigint, bigint, bigint] | undefined;
@@ -161,7 +189,14 @@ export function morphoBlueAdapter(opts: MorphoAdapterOptions): ProtocolAdapter {
         };
         if (!hasDebt || collateral === 0n || m.price === 0n) return [base];
         const liq = morphoMaxLiquidation(borrowShares, collateral, mkt);
-        return [{ ...base, max_repay_amount: liq.repaidAssets, max_repay_usd: usd(liq.repaidAssets), gross_profit_usd: liq.profitLoan > 0n ? usd(liq.profitLoan) : -usd(-liq.profitLoan) }];
+        return [
+          {
+            ...base,
+            max_repay_amount: liq.repaidAssets,
+            max_repay_usd: usd(liq.repaidAssets),
+            gross_profit_usd: liq.profitLoan > 0n ? usd(liq.profitLoan) : -usd(-liq.profitLoan),
+          },
+        ];
       });
     },
   };

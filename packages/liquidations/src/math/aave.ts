@@ -106,7 +106,11 @@ export function maxLiquidation(i: AaveLiquidationInputs, rules: AaveCloseFactorR
   const reserveDebtBase = (i.reserveDebt * i.debtPrice) / i.debtUnit;
   const collateralBase = (i.collateralBalance * i.collateralPrice) / i.collateralUnit;
   let maxLiquidatableDebt = i.reserveDebt;
-  if (collateralBase >= MIN_BASE_MAX_CLOSE_FACTOR_THRESHOLD && reserveDebtBase >= MIN_BASE_MAX_CLOSE_FACTOR_THRESHOLD && i.healthFactor > CLOSE_FACTOR_HF_THRESHOLD) {
+  if (
+    collateralBase >= MIN_BASE_MAX_CLOSE_FACTOR_THRESHOLD &&
+    reserveDebtBase >= MIN_BASE_MAX_CLOSE_FACTOR_THRESHOLD &&
+    i.healthFactor > CLOSE_FACTOR_HF_THRESHOLD
+  ) {
     const half = percentMul(i.totalDebtBase, DEFAULT_LIQUIDATION_CLOSE_FACTOR);
     if (reserveDebtBase > half) maxLiquidatableDebt = (half * i.debtUnit) / i.debtPrice;
   }

@@ -43,7 +43,13 @@ export function cometLiquidity(principal: bigint, baseBorrowIndex: bigint, baseP
  * Base needed to buy `collateral` units of one asset from the protocol (inverse of `quoteCollateral`,
  * rounded up), and the store-front discount factor (1e18 scale).
  */
-export function cometBuyCost(collateral: bigint, c: Pick<CometCollateral, 'price' | 'scale' | 'liquidationFactor'>, storeFrontPriceFactor: bigint, basePrice: bigint, baseScale: bigint) {
+export function cometBuyCost(
+  collateral: bigint,
+  c: Pick<CometCollateral, 'price' | 'scale' | 'liquidationFactor'>,
+  storeFrontPriceFactor: bigint,
+  basePrice: bigint,
+  baseScale: bigint,
+) {
   const discountFactor = mulFactor(storeFrontPriceFactor, FACTOR_SCALE - c.liquidationFactor);
   const assetPriceDiscounted = mulFactor(c.price, FACTOR_SCALE - discountFactor);
   // quoteCollateral: basePrice * baseAmount * scale / assetPriceDiscounted / baseScale

@@ -24,9 +24,12 @@ export const wDivUp = (x: bigint, y: bigint) => (x * WAD + (y - 1n)) / y;
 const mulDivDown = (x: bigint, y: bigint, d: bigint) => (x * y) / d;
 const mulDivUp = (x: bigint, y: bigint, d: bigint) => (x * y + (d - 1n)) / d;
 
-export const toAssetsUp = (shares: bigint, totalAssets: bigint, totalShares: bigint) => mulDivUp(shares, totalAssets + VIRTUAL_ASSETS, totalShares + VIRTUAL_SHARES);
-export const toAssetsDown = (shares: bigint, totalAssets: bigint, totalShares: bigint) => mulDivDown(shares, totalAssets + VIRTUAL_ASSETS, totalShares + VIRTUAL_SHARES);
-export const toSharesUp = (assets: bigint, totalAssets: bigint, totalShares: bigint) => mulDivUp(assets, totalShares + VIRTUAL_SHARES, totalAssets + VIRTUAL_ASSETS);
+export const toAssetsUp = (shares: bigint, totalAssets: bigint, totalShares: bigint) =>
+  mulDivUp(shares, totalAssets + VIRTUAL_ASSETS, totalShares + VIRTUAL_SHARES);
+export const toAssetsDown = (shares: bigint, totalAssets: bigint, totalShares: bigint) =>
+  mulDivDown(shares, totalAssets + VIRTUAL_ASSETS, totalShares + VIRTUAL_SHARES);
+export const toSharesUp = (assets: bigint, totalAssets: bigint, totalShares: bigint) =>
+  mulDivUp(assets, totalShares + VIRTUAL_SHARES, totalAssets + VIRTUAL_ASSETS);
 
 /** MathLib.wTaylorCompounded: e^(x·n) − 1 to the third order. */
 export function wTaylorCompounded(x: bigint, n: bigint): bigint {

@@ -24,7 +24,10 @@ export type GetExecutionErrorType = GatewayError | GatewayRequestError;
  * @example
  * const record = await getExecution(ctx, { executionId: exe.execution_id })
  */
-export async function getExecution<TResult = Record<string, unknown>>(ctx: GatewayContext, { executionId }: GetExecutionParameters): Promise<GetExecutionReturnType<TResult>> {
+export async function getExecution<TResult = Record<string, unknown>>(
+  ctx: GatewayContext,
+  { executionId }: GetExecutionParameters,
+): Promise<GetExecutionReturnType<TResult>> {
   const path = `/api/v1/executions/${encodeURIComponent(executionId)}`;
   const r = await request(ctx, path);
   if (!r.response.ok) throwForStatus(r);

@@ -21,7 +21,12 @@ export {
   type CancelSubscriptionReturnType,
 } from './walletMonitor/cancelSubscription.js';
 export { getDeadLetters, type GetDeadLettersErrorType, type GetDeadLettersParameters, type GetDeadLettersReturnType } from './walletMonitor/getDeadLetters.js';
-export { getSubscription, type GetSubscriptionErrorType, type GetSubscriptionParameters, type GetSubscriptionReturnType } from './walletMonitor/getSubscription.js';
+export {
+  getSubscription,
+  type GetSubscriptionErrorType,
+  type GetSubscriptionParameters,
+  type GetSubscriptionReturnType,
+} from './walletMonitor/getSubscription.js';
 export {
   replayDeadLetters,
   type ReplayDeadLettersErrorType,

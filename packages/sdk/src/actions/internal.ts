@@ -27,7 +27,11 @@ export async function postJson<T>(ctx: GatewayContext, path: string, body: unkno
 /** A bearer-authenticated JSON call (wallet monitor, account); throws {@link AcgError} without a token. */
 export async function bearerJson<T>(ctx: GatewayContext, accessToken: string | undefined, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
   if (!accessToken) throw new AcgError('This endpoint needs a bearer token: sign in first (signIn / client.auth.signIn()).');
-  const r = await request(ctx, path, { method, headers: { authorization: `Bearer ${accessToken}` }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const r = await request(ctx, path, {
+    method,
+    headers: { authorization: `Bearer ${accessToken}` },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   if (!r.response.ok) throwForStatus(r);
   return jsonOf<T>(ctx, path, r);
 }

@@ -65,7 +65,9 @@ export async function searchLiquidations(ctx: GatewayContext, params: SearchLiqu
 function resultOf(ctx: GatewayContext, path: string, r: GatewayResponse): LiquidationSearchResult {
   const body = parseJson(r.text) as LiquidationSearchResult | undefined;
   if (!body || !Array.isArray(body.opportunities)) {
-    throw new GatewayRequestError(`${ctx.baseUrl}${path}`, 'The gateway answered the liquidation search with an unexpected body.', { status: r.response.status });
+    throw new GatewayRequestError(`${ctx.baseUrl}${path}`, 'The gateway answered the liquidation search with an unexpected body.', {
+      status: r.response.status,
+    });
   }
   return body;
 }

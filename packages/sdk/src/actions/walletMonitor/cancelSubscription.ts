@@ -26,6 +26,9 @@ export type CancelSubscriptionErrorType = AcgError | GatewayError | GatewayReque
  * @example
  * await cancelSubscription(ctx, { accessToken, subscriptionId })
  */
-export async function cancelSubscription(ctx: GatewayContext, { accessToken, subscriptionId }: CancelSubscriptionParameters): Promise<CancelSubscriptionReturnType> {
+export async function cancelSubscription(
+  ctx: GatewayContext,
+  { accessToken, subscriptionId }: CancelSubscriptionParameters,
+): Promise<CancelSubscriptionReturnType> {
   return bearerJson(ctx, accessToken, 'POST', `/v1/wallet-monitor/${encodeURIComponent(subscriptionId)}/cancel`, {});
 }

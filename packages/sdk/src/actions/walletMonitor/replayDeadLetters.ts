@@ -25,7 +25,10 @@ export type ReplayDeadLettersErrorType = AcgError | GatewayError | GatewayReques
  * @example
  * const replayed = await replayDeadLetters(ctx, { accessToken, subscriptionId })
  */
-export async function replayDeadLetters(ctx: GatewayContext, { accessToken, subscriptionId, webhookIds }: ReplayDeadLettersParameters): Promise<ReplayDeadLettersReturnType> {
+export async function replayDeadLetters(
+  ctx: GatewayContext,
+  { accessToken, subscriptionId, webhookIds }: ReplayDeadLettersParameters,
+): Promise<ReplayDeadLettersReturnType> {
   const path = `/v1/wallet-monitor/${encodeURIComponent(subscriptionId)}/dead-letters/replay`;
   return (await bearerJson<{ replayed: string[] }>(ctx, accessToken, 'POST', path, webhookIds ? { webhook_ids: webhookIds } : {})).replayed;
 }
