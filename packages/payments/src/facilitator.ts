@@ -48,13 +48,19 @@ export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): F
     transport: opts.monitor ? opts.monitor.transport({ retryCount: 0 }) : http(opts.rpcUrl, { retryCount: 0 }),
     pollingInterval: 250,
   }).extend(publicActions);
+  // One send at a time from the facilitator wallet: the nonce is taken and the transaction handed
+  // to the node as one step. With concurrent sends, one that failed after taking nonce N (viem
+  // then resets its nonce manager) left N+1 waiting behind a gap until the next send filled it,
+  // and a payment could hang for the whole confirmation timeout. Only the hand-over is serialized
+  // (eth_sendRawTransaction answers at once); waiting for receipts stays concurrent.
+  const sends = new SerialQueue();
   const signer = toFacilitatorEvmSigner(
     {
       address: account.address,
       readContract: (args) => client.readContract(args as never),
       verifyTypedData: (args) => client.verifyTypedData(args as never),
-      writeContract: (args) => client.writeContract({ ...(args as object), account, chain: opts.chain } as never),
-      sendTransaction: (args) => client.sendTransaction({ ...args, account, chain: opts.chain }),
+      writeContract: (args) => sends.run(() => client.writeContract({ ...(args as object), account, chain: opts.chain } as never)),
+      sendTransaction: (args) => sends.run(() => client.sendTransaction({ ...args, account, chain: opts.chain })),
       waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
       // @x402/evm starts an asset getCode check it may never await (an early return on a bad
       // signature): a rejection there would be unhandled and crash the process. An unreachable
@@ -84,4 +90,15 @@ export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): F
  */
 export function createRemoteFacilitator(url: string): FacilitatorClient {
   return new HTTPFacilitatorClient({ url });
+}
+
+/** Runs async steps one after another, in call order; a failed step does not stop the next. */
+export class SerialQueue {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(step: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(step, step);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
 }
