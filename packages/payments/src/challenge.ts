@@ -1,3 +1,4 @@
+import type { PaymentChallenge } from '@acg/schemas';
 import { encodePaymentRequiredHeader } from '@x402/core/http';
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { describePaymentFailure } from './sanitize.js';
@@ -22,16 +23,10 @@ export interface PaymentTerms {
 /**
  * The 402 body: SPEC 2.9's flat fields (`scheme`, `network`, `payTo`, `maxAmountRequired`,
  * `asset`, `x402Version: 2`) plus the x402 v2 PaymentRequired fields (`error`, `resource`,
- * `accepts`), so a reader of SPEC.md and an official x402 client both work (DESIGN).
+ * `accepts`), so a reader of SPEC.md and an official x402 client both work (DESIGN); the wire
+ * schema is `PaymentChallenge` of @acg/schemas.
  */
-export interface PaymentChallengeBody extends PaymentRequired {
-  scheme: string;
-  network: string;
-  payTo: string;
-  maxAmountRequired: string;
-  asset: string;
-  x402Version: 2;
-}
+export type PaymentChallengeBody = PaymentChallenge;
 
 /** The HTTP answer to give: a 402 challenge, or the (possibly replayed) operation's response. */
 export type PaidResponse =
@@ -87,11 +82,13 @@ export class Challenges {
     const body: PaymentChallengeBody = {
       ...paymentRequired,
       x402Version: 2,
-      scheme: a.scheme,
+      scheme: 'exact',
       network: a.network,
       payTo: a.payTo,
       maxAmountRequired: a.amount,
       asset: a.asset,
+      // this gateway builds exact-scheme requirements only (see `requirements`)
+      accepts: accepts.map((r) => ({ ...r, scheme: 'exact' as const, extra: r.extra ?? {} })),
       ...(error ? { reason: error.reason } : {}),
     };
     return {

@@ -37,7 +37,8 @@ export type PaymentRequirements = z.infer<typeof PaymentRequirements>;
  * `network` (`eip155:8453`), `payTo`, `maxAmountRequired` (integer string, USDC base units),
  * `asset` (USDC contract), `x402Version` (2). x402 v2 fields, so official clients work too:
  * `error` (why payment is required or was refused), `resource`, `accepts` (>= 1 requirement;
- * the first mirrors the SPEC fields), optional `extensions`.
+ * the first mirrors the SPEC fields), optional `extensions`. A refused payment adds `reason`, a
+ * stable snake_case code (x402's `invalidReason` where there is one).
  */
 export const PaymentChallenge = z.object({
   x402Version: z.literal(X402_VERSION),
@@ -50,5 +51,6 @@ export const PaymentChallenge = z.object({
   resource: ResourceInfo,
   accepts: z.array(PaymentRequirements).min(1),
   extensions: JsonObject.optional(),
+  reason: z.string().optional(),
 });
 export type PaymentChallenge = z.infer<typeof PaymentChallenge>;

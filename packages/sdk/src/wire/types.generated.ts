@@ -235,6 +235,7 @@ export type WirePaymentChallenge = {
     }[];
     error?: string | undefined;
     extensions?: Record<string, unknown> | undefined;
+    reason?: string | undefined;
 };
 
 export type WireJobRequest = {
