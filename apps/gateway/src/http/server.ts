@@ -22,6 +22,8 @@ const CORS = {
   'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
 };
 
+const CORS_HEADERS: readonly (readonly [string, string])[] = Object.entries(CORS);
+
 /** Documents the listener serves itself (GET and HEAD), beside the router's REST paths. */
 const DOCUMENTS = ['/openapi.json', '/registry', '/gateway-catalog.json', '/status/health', '/llms.txt', '/sitemap.xml'] as const;
 
@@ -98,14 +100,18 @@ export function createRequestListener(services: Services) {
 
   const routes = new RouteTable(appRouter, DOCUMENTS);
 
+  const debugLog = services.log.isLevelEnabled('debug');
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const started = performance.now();
+    const started = debugLog ? performance.now() : 0;
     const requestId = (req.headers['x-request-id'] as string | undefined)?.slice(0, 64) ?? randomUUID();
     res.setHeader('X-Request-Id', requestId);
-    for (const [k, v] of Object.entries(CORS)) res.setHeader(k, v);
-    res.on('finish', () => {
-      services.log.debug({ requestId, method: req.method, url: req.url, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
-    });
+    for (const [k, v] of CORS_HEADERS) res.setHeader(k, v);
+    // per-request logging costs a listener and a closure per request: only when it is written
+    if (debugLog) {
+      res.on('finish', () => {
+        services.log.debug({ requestId, method: req.method, url: req.url, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+      });
+    }
     try {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
