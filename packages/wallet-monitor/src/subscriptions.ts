@@ -1,4 +1,4 @@
-import type { SubscriptionStatus, WalletEventName } from '@acg/schemas';
+import type { SubscriptionStatus, WalletEventName, WalletMonitorDeliveryStats, WalletMonitorSubscription } from '@acg/schemas';
 import type { SecretBox } from './secretBox.js';
 import type { RedisKeys } from '@acg/redis';
 import { cancelSubscription, renewSubscription, withScripts, type ScriptedRedis } from '@acg/redis';
@@ -38,33 +38,11 @@ export interface SubscriptionRecord {
   renewals: number;
 }
 
-/** Delivery statistics (see the schema `WalletMonitorDeliveryStats`). `billed` in integer USDC base units. */
-export interface DeliveryStats {
-  events: number;
-  delivered: number;
-  pending: number;
-  failed_attempts: number;
-  dead_lettered: number;
-  dropped: number;
-  billed: string;
-  last_delivery_at: string | null;
-  last_status: number | null;
-}
+/** Delivery statistics: the wire schema `WalletMonitorDeliveryStats` (`billed` in integer USDC base units). */
+export type DeliveryStats = WalletMonitorDeliveryStats;
 
-/** `GET /v1/wallet-monitor/{id}`: the subscription without its secret, plus delivery stats. */
-export interface SubscriptionView {
-  subscription_id: string;
-  status: SubscriptionStatus;
-  addresses: `0x${string}`[];
-  chains: ChainName[];
-  events: WalletEventName[];
-  webhook_url: string;
-  created_at: number;
-  expires_at: number;
-  cancelled_at: number | null;
-  renewals: number;
-  delivery: DeliveryStats;
-}
+/** `GET /v1/wallet-monitor/{id}`: the subscription without its secret, plus delivery stats (the wire schema `WalletMonitorSubscription`). */
+export type SubscriptionView = WalletMonitorSubscription;
 
 /** Options of {@link SubscriptionStore}. */
 export interface SubscriptionStoreOptions {
