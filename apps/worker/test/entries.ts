@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { devPrivateKey, type DevStack } from '@acg/devnet';
+import { ulid } from 'ulid';
 
 /**
  * Starts a standalone entry (e.g. `../../gateway/src/main.ts`, resolved from this folder) in its
@@ -22,4 +24,21 @@ export function startEntry(children: ChildProcess[], entry: string, env: Record<
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     child.on('exit', (code, signal) => reject(new Error(`${entry} exited (${code ?? signal}): ${out.slice(-500)}`)));
   });
+}
+
+/**
+ * The environment a standalone gateway or worker needs on `stack` (its Redis and payment chain,
+ * dev accounts 0 and 1 as facilitator and treasury), under a fresh key prefix; probes off, logs silent.
+ */
+export function standaloneEnv(stack: DevStack): Record<string, string> {
+  return {
+    REDIS_URL: stack.redis.url,
+    REDIS_KEY_PREFIX: `acg:test:${ulid()}:`,
+    PAYMENT_RPC_URL: stack.payment.rpcUrl,
+    PAY_TO_ADDRESS: stack.payment.treasury.address,
+    FACILITATOR_PRIVATE_KEY: devPrivateKey(0),
+    TREASURY_PRIVATE_KEY: devPrivateKey(1),
+    PROBE_INTERVAL_SECONDS: '0',
+    LOG_LEVEL: 'silent',
+  };
 }

@@ -1,11 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
-import { startEntry } from './entries.js';
-import { devPrivateKey, freePort, startDevStack, type DevStack } from '@acg/devnet';
+import { standaloneEnv, startEntry } from './entries.js';
+import { freePort, startDevStack, type DevStack } from '@acg/devnet';
 import { AUTHORIZATION_STATE_ABI } from '@acg/payments';
 import { encodePaymentSignatureHeader, decodePaymentRequiredHeader } from '@x402/core/http';
 import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import { ulid } from 'ulid';
 import { createPublicClient, erc20Abi, http, parseAbiItem } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -28,14 +27,7 @@ async function startGatewayProcess(): Promise<{ child: ChildProcess; url: string
 beforeAll(async () => {
   stack = await startDevStack({ quiet: true, preferPrivateRedis: true });
   env = {
-    REDIS_URL: stack.redis.url,
-    REDIS_KEY_PREFIX: `acg:test:${ulid()}:`,
-    PAYMENT_RPC_URL: stack.payment.rpcUrl,
-    PAY_TO_ADDRESS: stack.payment.treasury.address,
-    FACILITATOR_PRIVATE_KEY: devPrivateKey(0),
-    TREASURY_PRIVATE_KEY: devPrivateKey(1),
-    PROBE_INTERVAL_SECONDS: '0',
-    LOG_LEVEL: 'silent',
+    ...standaloneEnv(stack),
     // a reservation without progress for 1.5 s counts as orphaned (production: 10 minutes)
     PAYMENT_RECOVERY_INTERVAL_MS: '500',
     PAYMENT_RECOVERY_AFTER_MS: '1500',

@@ -1,9 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
-import { startEntry } from './entries.js';
-import { devPrivateKey, freePort, startDevStack, type DevStack } from '@acg/devnet';
+import { standaloneEnv, startEntry } from './entries.js';
+import { freePort, startDevStack, type DevStack } from '@acg/devnet';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // DESIGN 1: gateways and workers are separate stateless processes sharing one Redis. Here two
@@ -18,16 +17,7 @@ function run(entry: string, env: Record<string, string>, ready: RegExp): Promise
 
 beforeAll(async () => {
   stack = await startDevStack({ quiet: true, preferPrivateRedis: true });
-  const env = {
-    REDIS_URL: stack.redis.url,
-    REDIS_KEY_PREFIX: `acg:test:${ulid()}:`,
-    PAYMENT_RPC_URL: stack.payment.rpcUrl,
-    PAY_TO_ADDRESS: stack.payment.treasury.address,
-    FACILITATOR_PRIVATE_KEY: devPrivateKey(0),
-    TREASURY_PRIVATE_KEY: devPrivateKey(1),
-    PROBE_INTERVAL_SECONDS: '0',
-    LOG_LEVEL: 'silent',
-  };
+  const env = standaloneEnv(stack);
   for (let i = 0; i < 2; i++) {
     const port = await freePort();
     await run('../../gateway/src/main.ts', { ...env, GATEWAY_PORT: String(port) }, /gateway http/);
