@@ -1,6 +1,6 @@
 import type { Chain } from 'viem';
 import { base } from 'viem/chains';
-import { EnvError, GATEWAY_ENV, readEnv } from '@acg/env';
+import { EnvError, GATEWAY_ENV, readEnv, redisKeyPrefix } from '@acg/env';
 import { BASE_USDC_ADDRESS, type ChainName } from '@acg/schemas';
 import { webhookPolicyFromEnv, type WebhookPolicy } from '@acg/wallet-monitor';
 
@@ -22,9 +22,22 @@ export interface GatewayConfig {
   publicBaseUrl?: string;
   /** Public URL of the bundle-submission host (BUILDER_URL, default http://127.0.0.1:BUILDER_PORT). */
   builderUrl: string;
-  /** Redis URL (REDIS_URL). */
+  /**
+   * Redis URL (REDIS_URL). With {@link redisClusterNodes} only its user, password and TLS
+   * (`rediss://`) are used; unset there, it defaults to `redis://<first cluster node>`.
+   */
   redisUrl: string;
-  /** Prefix of every Redis key and BullMQ queue of this deployment (REDIS_KEY_PREFIX, default `acg:`). */
+  /**
+   * Redis Cluster startup nodes, `host:port` each (REDIS_CLUSTER_NODES, comma-separated). Set:
+   * every connection of the process is an ioredis `Cluster` (`connectRedis` of @acg/redis) and
+   * `keyPrefix` must carry a hash tag (README "Operating").
+   */
+  redisClusterNodes?: string[];
+  /**
+   * Prefix of every Redis key and BullMQ queue of this deployment (REDIS_KEY_PREFIX, default
+   * `acg:`; `{acg}:` with REDIS_CLUSTER_NODES, where it must contain a hash tag `{...}` so that
+   * all keys of the deployment share one cluster slot).
+   */
   keyPrefix: string;
   payment: {
     /** JSON-RPC URL of the payment chain (PAYMENT_RPC_URL). */
@@ -55,6 +68,15 @@ export interface GatewayConfig {
   trustProxy: boolean;
   /** pino level (LOG_LEVEL, default info). */
   logLevel: string;
+  /** Readable one-line logs for development (LOG_PRETTY=1; default off, on under `npm start` unless LOG_PRETTY=0). */
+  logPretty: boolean;
+  /**
+   * Operations (DESIGN "Operations"): `token` (METRICS_TOKEN) makes every `/metrics` need
+   * `Authorization: Bearer <token>`; `workerPort` (WORKER_METRICS_PORT, unset = no listener) and
+   * `workerHost` (WORKER_METRICS_HOST, default 127.0.0.1) are where a worker process serves its
+   * `GET /metrics`. The gateway serves `/metrics` on its own port.
+   */
+  metrics: { token?: string; workerPort?: number; workerHost: string };
   /** Seconds between capability probes (PROBE_INTERVAL_SECONDS, default 60; 0 disables). */
   probeIntervalSeconds: number;
   /**
@@ -62,13 +84,53 @@ export interface GatewayConfig {
    * public addresses only; development/test → also http to loopback; unset → production) and the
    * delivery retry schedule used when dead letters are replayed (default DESIGN's).
    */
+  /**
+   * Receipt keys (DESIGN "Proofs and receipts"): `jwsKey` (RECEIPT_JWS_KEY, Ed25519 seed) signs
+   * execution proofs, `signingKey` (RECEIPT_SIGNING_KEY, secp256k1) signs x402 offers and receipts;
+   * `retiredJwks` (RECEIPT_RETIRED_JWKS, a JSON array of public JWKs) stay listed in the JWKS after a
+   * rotation. Unset: no proofs (the catalog's `proof` stays null). `npm start` sets dev keys.
+   */
+  receipts?: { jwsKey: `0x${string}`; signingKey: `0x${string}`; retiredJwks?: Record<string, unknown>[] };
   walletMonitor?: {
     webhookPolicy: WebhookPolicy;
     retryScheduleMs?: readonly number[];
     /** WEBHOOK_SECRET_KEY: 32 bytes (64 hex or base64) encrypting webhook signing secrets at rest; shared by gateway and workers */
     webhookSecretKey?: string;
   };
+  /** Providers' money (DESIGN "Providers": money and disputes; @acg/provider-ledger). */
+  providers: ProvidersConfig;
+  /**
+   * Bearer token of the admin routes (ADMIN_TOKEN, at least 16 characters), e.g.
+   * `POST /api/v1/disputes/{id}/resolve`; unset: those routes answer 404.
+   */
+  adminToken?: string;
 }
+
+/** Providers' money: fee, dispute window, payouts, dispute auto-resolution (DESIGN "Providers"). */
+export interface ProvidersConfig {
+  /** The gateway's fee in basis points of a provider capability's price, rounded down (PROVIDER_FEE_BPS, 0..10000, default 1000 = 10 %). */
+  feeBps: number;
+  /** How long a provider's share stays held and disputable, seconds (PROVIDER_DISPUTE_WINDOW_SECONDS, default 86400). */
+  disputeWindowSeconds: number;
+  /** Seconds between payout passes (PROVIDER_PAYOUT_INTERVAL_SECONDS, default 3600). */
+  payoutIntervalSeconds: number;
+  /**
+   * Smallest payout: integer USDC base units as a decimal string (PROVIDER_PAYOUT_MIN_USDC as a
+   * decimal, default 1.00 = `"1000000"`). A string, not a bigint, so the configuration stays JSON.
+   */
+  payoutMinBaseUnits: string;
+  /** An open dispute older than this is resolved automatically, seconds (PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS, default 604800 = 7 days). */
+  disputeAutoResolveSeconds: number;
+}
+
+/** {@link ProvidersConfig} defaults (DESIGN "Providers"). */
+export const PROVIDERS_DEFAULTS: ProvidersConfig = {
+  feeBps: 1000,
+  disputeWindowSeconds: 86_400,
+  payoutIntervalSeconds: 3600,
+  payoutMinBaseUnits: '1000000',
+  disputeAutoResolveSeconds: 604_800,
+};
 
 export const BASE_USDC = BASE_USDC_ADDRESS;
 
@@ -78,7 +140,10 @@ export function paymentChain(rpcUrl: string, chainId = 8453): Chain {
 }
 
 /** Values used where the environment is silent (the embedded dev stack fills these in). */
-export type ConfigDefaults = Partial<Omit<GatewayConfig, 'payment'>> & { payment?: Partial<GatewayConfig['payment']> };
+export type ConfigDefaults = Partial<Omit<GatewayConfig, 'payment' | 'providers'>> & {
+  payment?: Partial<GatewayConfig['payment']>;
+  providers?: Partial<ProvidersConfig>;
+};
 
 /**
  * The configuration is unusable: `problems` lists every invalid or missing variable at once, one
@@ -101,8 +166,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
   const builderPort = v.BUILDER_PORT ?? 8081;
   const rpcUrl = v.PAYMENT_RPC_URL ?? defaults.payment?.rpcUrl;
   if (!rpcUrl && !env.PAYMENT_RPC_URL) problems.push('PAYMENT_RPC_URL: required (or start the embedded defaults with `npm start`)');
-  const redisUrl = v.REDIS_URL ?? defaults.redisUrl;
+  const redisClusterNodes = v.REDIS_CLUSTER_NODES ?? (defaults.redisClusterNodes?.length ? defaults.redisClusterNodes : undefined);
+  const redisUrl = v.REDIS_URL ?? defaults.redisUrl ?? (redisClusterNodes ? `redis://${redisClusterNodes[0]}` : undefined);
   if (!redisUrl && !env.REDIS_URL) problems.push('REDIS_URL: required (or start the embedded defaults with `npm start`)');
+  const keyPrefix = redisKeyPrefix(env, defaults.keyPrefix, redisClusterNodes, problems);
   const payTo = v.PAY_TO_ADDRESS ?? defaults.payment?.payTo;
   if (!payTo && !env.PAY_TO_ADDRESS) problems.push('PAY_TO_ADDRESS: required');
   const facilitatorUrl = v.FACILITATOR_URL ?? defaults.payment?.facilitatorUrl;
@@ -124,7 +191,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
     publicBaseUrl: v.PUBLIC_BASE_URL ?? defaults.publicBaseUrl,
     builderUrl: v.BUILDER_URL ?? defaults.builderUrl ?? `http://127.0.0.1:${builderPort}`,
     redisUrl,
-    keyPrefix: env.REDIS_KEY_PREFIX || defaults.keyPrefix || 'acg:',
+    ...(redisClusterNodes ? { redisClusterNodes } : {}),
+    keyPrefix,
     payment: {
       rpcUrl,
       chain: paymentChain(rpcUrl),
@@ -143,11 +211,53 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
     rateLimitPerSecond: v.GATEWAY_RATE_LIMIT ?? defaults.rateLimitPerSecond ?? 100,
     trustProxy: env.TRUST_PROXY === '1' || env.TRUST_PROXY === 'true' || (env.TRUST_PROXY === undefined && (defaults.trustProxy ?? false)),
     logLevel: v.LOG_LEVEL ?? defaults.logLevel ?? 'info',
+    logPretty: v.LOG_PRETTY ?? defaults.logPretty ?? false,
+    metrics: {
+      token: v.METRICS_TOKEN ?? defaults.metrics?.token,
+      workerPort: v.WORKER_METRICS_PORT ?? defaults.metrics?.workerPort,
+      workerHost: env.WORKER_METRICS_HOST || defaults.metrics?.workerHost || '127.0.0.1',
+    },
     probeIntervalSeconds: v.PROBE_INTERVAL_SECONDS ?? defaults.probeIntervalSeconds ?? 60,
+    ...receiptsOf(v.RECEIPT_JWS_KEY, v.RECEIPT_SIGNING_KEY, env.RECEIPT_RETIRED_JWKS, defaults.receipts),
     walletMonitor: {
       ...defaults.walletMonitor,
       webhookPolicy,
       webhookSecretKey: env.WEBHOOK_SECRET_KEY ?? defaults.walletMonitor?.webhookSecretKey,
     },
+    providers: {
+      feeBps: v.PROVIDER_FEE_BPS ?? defaults.providers?.feeBps ?? PROVIDERS_DEFAULTS.feeBps,
+      disputeWindowSeconds: v.PROVIDER_DISPUTE_WINDOW_SECONDS ?? defaults.providers?.disputeWindowSeconds ?? PROVIDERS_DEFAULTS.disputeWindowSeconds,
+      payoutIntervalSeconds: v.PROVIDER_PAYOUT_INTERVAL_SECONDS ?? defaults.providers?.payoutIntervalSeconds ?? PROVIDERS_DEFAULTS.payoutIntervalSeconds,
+      payoutMinBaseUnits: v.PROVIDER_PAYOUT_MIN_USDC?.toString() ?? defaults.providers?.payoutMinBaseUnits ?? PROVIDERS_DEFAULTS.payoutMinBaseUnits,
+      disputeAutoResolveSeconds:
+        v.PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS ?? defaults.providers?.disputeAutoResolveSeconds ?? PROVIDERS_DEFAULTS.disputeAutoResolveSeconds,
+    },
+    adminToken: v.ADMIN_TOKEN ?? defaults.adminToken,
   };
+}
+
+/**
+ * The receipt keys from RECEIPT_JWS_KEY and RECEIPT_SIGNING_KEY (both, or neither: one alone is a
+ * {@link ConfigError}) and RECEIPT_RETIRED_JWKS (JSON array of public JWKs), over `defaults`.
+ */
+function receiptsOf(
+  jwsKey: `0x${string}` | undefined,
+  signingKey: `0x${string}` | undefined,
+  retired: string | undefined,
+  defaults: GatewayConfig['receipts'],
+): Pick<GatewayConfig, 'receipts'> {
+  if (!jwsKey && !signingKey) return defaults ? { receipts: defaults } : {};
+  if (!jwsKey || !signingKey) throw new ConfigError(['RECEIPT_JWS_KEY and RECEIPT_SIGNING_KEY: set both or neither']);
+  let retiredJwks: Record<string, unknown>[] | undefined;
+  if (retired) {
+    try {
+      const parsed: unknown = JSON.parse(retired);
+      if (!Array.isArray(parsed) || parsed.some((k) => typeof k !== 'object' || k === null || 'd' in k || typeof (k as { kid?: unknown }).kid !== 'string'))
+        throw new Error();
+      retiredJwks = parsed as Record<string, unknown>[];
+    } catch {
+      throw new ConfigError(['RECEIPT_RETIRED_JWKS: must be a JSON array of public JWKs, each with a kid and no private "d"']);
+    }
+  }
+  return { receipts: { jwsKey, signingKey, ...(retiredJwks ? { retiredJwks } : {}) } };
 }

@@ -5,5 +5,15 @@
  * here so that neither app imports the other (DESIGN "Capabilities: one definition": apps are
  * composition roots).
  */
-export { BASE_USDC, ConfigError, configFromEnv, paymentChain, type ChainName, type ConfigDefaults, type GatewayConfig } from './config.js';
+export {
+  BASE_USDC,
+  ConfigError,
+  configFromEnv,
+  paymentChain,
+  PROVIDERS_DEFAULTS,
+  type ChainName,
+  type ConfigDefaults,
+  type GatewayConfig,
+  type ProvidersConfig,
+} from './config.js';
 export { chainClients } from './chainClients.js';

@@ -29,3 +29,91 @@ describe('configFromEnv', () => {
     expect([c.port, c.probeIntervalSeconds, c.logLevel, c.payment.payTo]).toEqual([19080, 0, 'warn', `0x${'a'.repeat(40)}`]);
   });
 });
+
+describe('configFromEnv providers', () => {
+  const base = { PAY_TO_ADDRESS: `0x${'a'.repeat(40)}` };
+  const defaults = { redisUrl: 'redis://127.0.0.1:6379', payment: { rpcUrl: 'http://127.0.0.1:8545', facilitatorUrl: 'https://f' } };
+
+  it('defaults to DESIGN "Providers" values, without an admin token', () => {
+    const c = configFromEnv(base, defaults);
+    expect(c.providers).toEqual({
+      feeBps: 1000,
+      disputeWindowSeconds: 86_400,
+      payoutIntervalSeconds: 3600,
+      payoutMinBaseUnits: '1000000',
+      disputeAutoResolveSeconds: 604_800,
+    });
+    expect(c.adminToken).toBeUndefined();
+    // the configuration crosses process boundaries as JSON (worker fixtures)
+    expect(JSON.parse(JSON.stringify(c.providers))).toEqual(c.providers);
+  });
+
+  it('reads the variables, over ConfigDefaults overrides', () => {
+    const c = configFromEnv(
+      {
+        ...base,
+        PROVIDER_FEE_BPS: '250',
+        PROVIDER_DISPUTE_WINDOW_SECONDS: '1',
+        PROVIDER_PAYOUT_MIN_USDC: '0.5',
+        PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS: '30',
+        ADMIN_TOKEN: 'x'.repeat(16),
+      },
+      { ...defaults, providers: { payoutIntervalSeconds: 5, feeBps: 9 } },
+    );
+    expect(c.providers).toEqual({
+      feeBps: 250,
+      disputeWindowSeconds: 1,
+      payoutIntervalSeconds: 5,
+      payoutMinBaseUnits: '500000',
+      disputeAutoResolveSeconds: 30,
+    });
+    expect(c.adminToken).toBe('x'.repeat(16));
+  });
+
+  it('refuses out-of-range values and a short admin token without echoing it', () => {
+    let error: unknown;
+    try {
+      configFromEnv(
+        {
+          ...base,
+          PROVIDER_FEE_BPS: '10001',
+          PROVIDER_DISPUTE_WINDOW_SECONDS: '-1',
+          PROVIDER_PAYOUT_INTERVAL_SECONDS: '0',
+          PROVIDER_PAYOUT_MIN_USDC: '1.0000001',
+          PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS: 'week',
+          ADMIN_TOKEN: 'short',
+        },
+        defaults,
+      );
+    } catch (e) {
+      error = e;
+    }
+    expect((error as ConfigError).problems).toEqual([
+      'PROVIDER_FEE_BPS=10001: must be an integer 0..10000',
+      'PROVIDER_DISPUTE_WINDOW_SECONDS=-1: must be a number ≥ 0',
+      'PROVIDER_PAYOUT_INTERVAL_SECONDS=0: must be a number > 0',
+      'PROVIDER_PAYOUT_MIN_USDC=1.0000001: must be a USDC amount ≥ 0 with at most 6 decimals, e.g. 1.00',
+      'PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS=week: must be a number ≥ 0',
+      'ADMIN_TOKEN=(hidden): must be 16 to 512 visible ASCII characters without spaces',
+    ]);
+  });
+});
+
+describe('configFromEnv on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
+  const base = { PAY_TO_ADDRESS: `0x${'a'.repeat(40)}`, PAYMENT_RPC_URL: 'http://127.0.0.1:8545', FACILITATOR_URL: 'https://f' };
+
+  it('carries the nodes, takes REDIS_URL from the first node when unset, and hash-tags the default prefix', () => {
+    const c = configFromEnv({ ...base, REDIS_CLUSTER_NODES: '10.0.0.1:7000,10.0.0.2:7000' });
+    expect([c.redisClusterNodes, c.redisUrl, c.keyPrefix]).toEqual([['10.0.0.1:7000', '10.0.0.2:7000'], 'redis://10.0.0.1:7000', '{acg}:']);
+    // the configuration crosses process boundaries as JSON (worker fixtures)
+    expect(JSON.parse(JSON.stringify(c)).redisClusterNodes).toEqual(c.redisClusterNodes);
+    const single = configFromEnv({ ...base, REDIS_URL: 'redis://127.0.0.1:6379' });
+    expect([single.redisClusterNodes, single.keyPrefix]).toEqual([undefined, 'acg:']);
+  });
+
+  it('refuses a prefix without a hash tag on a cluster', () => {
+    expect(() => configFromEnv({ ...base, REDIS_CLUSTER_NODES: '10.0.0.1:7000', REDIS_KEY_PREFIX: 'acg:prod:' })).toThrow(
+      'REDIS_KEY_PREFIX=acg:prod:: must contain a hash tag when REDIS_CLUSTER_NODES is set',
+    );
+  });
+});

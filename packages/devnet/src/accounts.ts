@@ -12,12 +12,17 @@ export const DEV_ACCOUNT_COUNT = 10;
  * - `facilitator` (0): deploys the contracts, owns/mints USDC, pays gas for x402 settlements.
  * - `treasury` (1): the gateway's x402 `payTo`.
  * - `buyers` (2 to 9): funded with 10,000 USDC each by `setupPaymentChain`.
+ * - `provider` (10): the example provider's wallet under `npm start` (its payout address, and it
+ *   signs its results). Outside anvil's ten funded accounts on purpose: it holds no ETH (it never
+ *   sends a transaction) and no USDC at start, so its USDC balance is exactly what payouts sent it,
+ *   and the buyers stay buyers.
  */
 export const DEV_ROLES = {
   facilitator: 0,
   treasury: 1,
   buyers: [2, 3, 4, 5, 6, 7, 8, 9],
-} as const satisfies { facilitator: number; treasury: number; buyers: readonly number[] };
+  provider: 10,
+} as const satisfies { facilitator: number; treasury: number; buyers: readonly number[]; provider: number };
 
 const cache = new Map<number, HDAccount>();
 

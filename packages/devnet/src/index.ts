@@ -15,12 +15,17 @@ export { freePort, isPortFree, sleep } from './ports.js';
 export { findExecutable, lastLines, spawnManaged, watchParent, type ManagedProcess, type ProcessExit } from './processes.js';
 export {
   DEFAULT_LOCAL_REDIS,
+  deleteKeysWithPrefix,
   findRedisServer,
+  literalGlob,
   pingRedis,
   redisNotInstalledMessage,
   resolveRedis,
+  startRedisCluster,
+  type RedisClusterHandle,
   type RedisHandle,
   type ResolveRedisOptions,
+  type StartRedisClusterOptions,
 } from './redis.js';
 export { startDevStack, type DevStack, type StartDevStackOptions } from './stack.js';
 export {

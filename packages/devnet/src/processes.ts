@@ -82,13 +82,15 @@ function installExitHook(): void {
  * @param opts.forward - Forward the child's output to `process.stderr` (default false).
  * @param opts.cwd - Working directory.
  * @param opts.env - Environment (default: this process's).
+ * @param opts.ipc - Open a Node IPC channel (`child.send` / `child.on('message')`; the child, a Node
+ *   process, uses `process.send`): for messages meant for the parent, apart from the child's logs.
  * @returns A {@link ManagedProcess}.
  * @throws {Error} If the process cannot be spawned (e.g. ENOENT); the error says which command.
  */
 export function spawnManaged(
   command: string,
   args: string[],
-  opts: { name: string; forward?: boolean; cwd?: string; env?: NodeJS.ProcessEnv },
+  opts: { name: string; forward?: boolean; cwd?: string; env?: NodeJS.ProcessEnv; ipc?: boolean },
 ): ManagedProcess {
   installExitHook();
   if (setprivPath === undefined) {
@@ -99,7 +101,7 @@ export function spawnManaged(
   const child = spawn(file, argv, {
     cwd: opts.cwd,
     env: opts.env ?? process.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: opts.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   if (child.pid === undefined) {
     // spawn failures (ENOENT, EACCES) are reported asynchronously via 'error' but pid is already undefined.

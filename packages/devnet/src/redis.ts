@@ -1,9 +1,11 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import type { Redis as RedisClient } from 'ioredis';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, isPortFree, sleep } from './ports.js';
-import { findExecutable, lastLines, spawnManaged } from './processes.js';
+import { findExecutable, lastLines, spawnManaged, type ManagedProcess } from './processes.js';
 
 /** A Redis to use, found or spawned by {@link resolveRedis}. */
 export type RedisHandle = {
@@ -193,7 +195,216 @@ async function spawnRedis(): Promise<RedisHandle> {
   throw lastError ?? new Error('redis-server: no free port found');
 }
 
+/** A private local Redis Cluster started by {@link startRedisCluster}. */
+export type RedisClusterHandle = {
+  /** Startup nodes, `127.0.0.1:<port>` each: the value of REDIS_CLUSTER_NODES (joined with `,`). */
+  nodes: string[];
+  /** `redis://127.0.0.1:<first node's port>`: a REDIS_URL for code that wants one (no password, no TLS). */
+  url: string;
+  /** Stops every node and removes the temp dir (configs, logs). Idempotent; never throws. */
+  stop(): Promise<void>;
+};
+
+/** Options of {@link startRedisCluster}. */
+export type StartRedisClusterOptions = {
+  /** Master nodes, each owning a third (for 3) of the 16384 slots; at least 3 (`redis-cli --cluster create`'s minimum). Default 3. */
+  masters?: number;
+};
+
+/**
+ * Starts a private Redis Cluster on 127.0.0.1 for tests (README "Operating", REDIS_CLUSTER_NODES):
+ * `masters` `redis-server --cluster-enabled yes` processes on free ports (and their cluster bus
+ * ports, port + 10000; `--save '' --appendonly no --maxmemory-policy noeviction`, configs in a temp dir),
+ * joined by `redis-cli --cluster create ... --cluster-replicas 0 --cluster-yes`. Resolves once
+ * every node reports `cluster_state:ok` with all 16384 slots assigned. The nodes die with this
+ * process (`spawnManaged`). Needs `redis-cli` besides `redis-server` (Debian: redis-tools, a
+ * dependency of redis-server).
+ *
+ * @returns A {@link RedisClusterHandle}; `stop()` stops the nodes and removes their files.
+ * @throws {Error} If `redis-server` or `redis-cli` is missing, a node does not start, or the
+ *   cluster is not `ok` within 30 s (messages carry the tail of the output).
+ *
+ * @example
+ * const cluster = await startRedisCluster() // cluster.nodes: ['127.0.0.1:41001', ...]
+ * const redis = connectRedis({ url: cluster.url, clusterNodes: cluster.nodes }) // @acg/redis
+ * await cluster.stop()
+ */
+export async function startRedisCluster(opts: StartRedisClusterOptions = {}): Promise<RedisClusterHandle> {
+  const masters = opts.masters ?? 3;
+  if (masters < 3) throw new Error('startRedisCluster: a Redis Cluster needs at least 3 masters');
+  const server = findRedisServer();
+  if (!server) throw new Error(redisNotInstalledMessage());
+  const cli = findExecutable('redis-cli', ['/usr/sbin', '/usr/bin', '/usr/local/bin', '/opt/homebrew/bin']);
+  if (!cli) throw new Error('redis-cli not found on PATH (Debian/Ubuntu: `sudo apt-get install -y redis-tools`, which redis-server pulls in)');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'acg-redis-cluster-'));
+  const procs: ManagedProcess[] = [];
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await Promise.allSettled(procs.map((p) => p.stop()));
+      rmSync(dir, { recursive: true, force: true });
+    })());
+  try {
+    const ports: number[] = [];
+    for (let i = 0; i < masters; i++) {
+      const { proc, port } = await spawnClusterNode(server, dir);
+      procs.push(proc);
+      ports.push(port);
+    }
+    const nodes = ports.map((p) => `127.0.0.1:${p}`);
+    await run(cli, ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], 30_000);
+    for (let i = 0; ; i++) {
+      const infos = await Promise.all(ports.map((p) => run(cli, ['-h', '127.0.0.1', '-p', String(p), 'cluster', 'info'], 5_000).catch(() => '')));
+      if (infos.every((info) => /cluster_state:ok/.test(info) && /cluster_slots_assigned:16384/.test(info))) break;
+      if (i >= 300) throw new Error(`redis cluster ${nodes.join(',')} not ok after 30 s:\n${infos.map((t) => lastLines(t, 3)).join('\n')}`);
+      await sleep(100);
+    }
+    return { nodes, url: `redis://${nodes[0]}`, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** One `redis-server --cluster-enabled yes` on a free port whose bus port (port + 10000) is free too, once it answers PING. */
+async function spawnClusterNode(binary: string, dir: string): Promise<{ proc: ManagedProcess; port: number }> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    // the cluster bus listens on port + 10000 (Redis's default, so Redis 6 works too): both must be free
+    let port = 0;
+    for (let i = 0; i < 50 && port === 0; i++) {
+      const p = await freePort();
+      if (p + 10_000 <= 65_535 && (await isPortFree(p + 10_000))) port = p;
+    }
+    if (port === 0) continue;
+    const proc = spawnManaged(
+      binary,
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        path.join(dir, `nodes-${port}.conf`),
+        '--cluster-node-timeout',
+        '5000',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--maxmemory-policy',
+        'noeviction',
+        '--dir',
+        dir,
+        '--daemonize',
+        'no',
+        '--logfile',
+        '',
+      ],
+      { name: `redis-cluster:${port}`, cwd: dir },
+    );
+    try {
+      for (let i = 0; i < READY_ATTEMPTS; i++) {
+        if (proc.hasExited()) {
+          const { code, signal } = await proc.exited;
+          const tail = proc.outputTail();
+          const err = new Error(`redis-server (cluster node) exited during startup (code ${code}, signal ${signal}) on port ${port}:\n${lastLines(tail)}`);
+          if (/address already in use/i.test(tail)) throw Object.assign(err, { retry: true });
+          throw err;
+        }
+        if (await pingRedis('127.0.0.1', port, 500)) return { proc, port };
+        await sleep(READY_INTERVAL_MS);
+      }
+      throw new Error(`redis-server (cluster node) on port ${port} did not answer PING:\n${lastLines(proc.outputTail())}`);
+    } catch (err) {
+      await proc.stop();
+      lastError = err;
+      if (!(err instanceof Error && 'retry' in err)) throw err;
+    }
+  }
+  throw lastError ?? new Error('redis-server (cluster node): no free port found');
+}
+
+/** Runs `command` to completion; resolves with its stdout, rejects with its output on a non-zero exit or after `timeoutMs`. */
+function run(command: string, args: string[], timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { timeout: timeoutMs }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${path.basename(command)} ${args.join(' ')} failed: ${err.message}\n${lastLines(`${stdout}\n${stderr}`)}`));
+      else resolve(stdout);
+    });
+  });
+}
+
 /** Hides a password in a Redis URL for logs. */
 function redact(url: string): string {
   return url.replace(/\/\/([^@/]*):([^@/]*)@/, '//$1:***@');
+}
+
+/** `prefix` as a Redis glob that matches it literally (`*`, `?`, `[`, `]` and `\` escaped). */
+export function literalGlob(prefix: string): string {
+  return prefix.replace(/[*?[\]\\]/g, '\\$&');
+}
+
+/**
+ * Deletes every key that starts with `prefix` in the Redis at `url` (SCAN `MATCH <prefix>*`, then
+ * UNLINK in batches), and only those: never FLUSHDB, so keys of other prefixes stay. `npm start`
+ * calls it on Ctrl-C for its own per-run prefix (BullMQ queues included: they live under it).
+ * With `opts.clusterNodes` (REDIS_CLUSTER_NODES) the Redis is a cluster: every master is scanned,
+ * and each key it holds is unlinked there (`url` gives only the user and password).
+ * Returns how many keys it removed. An empty prefix is refused (it would match everything).
+ */
+export async function deleteKeysWithPrefix(url: string, prefix: string, opts: { clusterNodes?: readonly string[] } = {}): Promise<number> {
+  if (!prefix) throw new Error('refusing to delete keys with an empty prefix');
+  const { Cluster, Redis } = await import('ioredis');
+  if (opts.clusterNodes?.length) {
+    const auth = new URL(url);
+    const cluster = new Cluster(
+      opts.clusterNodes.map((n) => ({ host: n.slice(0, n.lastIndexOf(':')).replace(/^\[|\]$/g, ''), port: Number(n.slice(n.lastIndexOf(':') + 1)) })),
+      {
+        lazyConnect: true,
+        clusterRetryStrategy: () => null,
+        redisOptions: {
+          maxRetriesPerRequest: 1,
+          username: decodeURIComponent(auth.username) || undefined,
+          password: decodeURIComponent(auth.password) || undefined,
+        },
+      },
+    );
+    cluster.on('error', () => undefined);
+    await cluster.connect();
+    try {
+      // keys of different slots may not share one command, even on one node: one UNLINK per key, pipelined
+      const counts = await Promise.all(
+        cluster.nodes('master').map((node) => unlinkMatching(node, prefix, (keys) => node.pipeline(keys.map((k) => ['unlink', k])).exec())),
+      );
+      return counts.reduce((a, b) => a + b, 0);
+    } finally {
+      cluster.disconnect();
+    }
+  }
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  redis.on('error', () => undefined);
+  await redis.connect();
+  try {
+    return await unlinkMatching(redis, prefix, (keys) => redis.unlink(...keys));
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** SCANs `node` for keys starting with `prefix` and hands each batch to `unlink`; the number of keys removed. */
+async function unlinkMatching(node: RedisClient, prefix: string, unlink: (keys: string[]) => Promise<unknown>): Promise<number> {
+  let removed = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await node.scan(cursor, 'MATCH', `${literalGlob(prefix)}*`, 'COUNT', 1000);
+    cursor = next;
+    const mine = keys.filter((k) => k.startsWith(prefix));
+    if (mine.length === 0) continue;
+    const r = await unlink(mine);
+    removed += typeof r === 'number' ? r : ((r as [Error | null, number][] | null) ?? []).reduce((n, [err, v]) => n + (err ? 0 : Number(v)), 0);
+  } while (cursor !== '0');
+  return removed;
 }

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { pingRedis, resolveRedis, type RedisHandle } from '../src/redis.js';
+import { pingRedis, resolveRedis, startRedisCluster, type RedisHandle } from '../src/redis.js';
 
 const handles: RedisHandle[] = [];
 afterAll(async () => {
@@ -77,5 +77,33 @@ describe('resolveRedis', () => {
 
   it('pingRedis says false for a port where nothing listens', async () => {
     expect(await pingRedis('127.0.0.1', 1, 300)).toBe(false);
+  });
+});
+
+describe('startRedisCluster', () => {
+  it('starts 3 masters owning all slots, each in cluster_state ok; stop() ends every node (idempotent)', async () => {
+    const cluster = await startRedisCluster();
+    const ports = cluster.nodes.map((n) => Number(n.split(':')[1]));
+    try {
+      expect(cluster.nodes).toHaveLength(3);
+      expect(cluster.url).toBe(`redis://${cluster.nodes[0]}`);
+      for (const port of ports) {
+        const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0 });
+        try {
+          await client.connect();
+          const info = (await client.cluster('INFO')) as string;
+          expect(info).toMatch(/cluster_state:ok/);
+          expect(info).toMatch(/cluster_known_nodes:3/);
+          expect(info).toMatch(/cluster_slots_assigned:16384/);
+          expect(await client.config('GET', 'maxmemory-policy')).toEqual(['maxmemory-policy', 'noeviction']);
+        } finally {
+          client.disconnect();
+        }
+      }
+    } finally {
+      await cluster.stop();
+    }
+    for (const port of ports) expect(await pingRedis('127.0.0.1', port, 500)).toBe(false);
+    await cluster.stop();
   });
 });

@@ -30,6 +30,35 @@ export const envPositive = z
   .refine((v) => v.trim() !== '' && Number.isFinite(Number(v)) && Number(v) > 0, 'must be a number > 0')
   .transform(Number);
 
+/** An integer in `min..max` written in decimal (e.g. basis points 0..10000). */
+export function envIntRange(min: number, max: number) {
+  return z
+    .string()
+    .refine((v) => /^\d+$/.test(v.trim()) && Number(v) >= min && Number(v) <= max, `must be an integer ${min}..${max}`)
+    .transform(Number);
+}
+
+/**
+ * A non-negative USDC amount as a decimal with at most 6 decimals (e.g. `1.00`), parsed to integer
+ * base units (bigint; `1.00` → `1000000n`).
+ */
+export const envUsdc = z
+  .string()
+  .refine((v) => /^\d+(\.\d{1,6})?$/.test(v.trim()), 'must be a USDC amount ≥ 0 with at most 6 decimals, e.g. 1.00')
+  .transform((v) => {
+    const [whole, fraction = ''] = v.trim().split('.');
+    return BigInt(whole) * 1_000_000n + BigInt(fraction.padEnd(6, '0'));
+  });
+
+/** A switch: `1`, `true`, `0` or `false` (any case). */
+export const envBoolean = z
+  .string()
+  .refine((v) => ['1', 'true', '0', 'false'].includes(v.trim().toLowerCase()), 'must be 1, true, 0 or false')
+  .transform((v) => ['1', 'true'].includes(v.trim().toLowerCase()));
+
+/** A bearer token: 16 to 512 visible ASCII characters, no spaces (it travels in `Authorization: Bearer <token>`). */
+export const envBearerToken = z.string().refine((v) => /^[\x21-\x7e]{16,512}$/.test(v), 'must be 16 to 512 visible ASCII characters without spaces');
+
 /** A pino level, one of {@link LOG_LEVELS}. */
 export const envLogLevel = z.string().refine((v) => LOG_LEVELS.includes(v), `must be one of ${LOG_LEVELS.join(', ')}`);
 
@@ -61,8 +90,48 @@ export function envHex(bytes: number) {
 export const envRpcUrl = envUrl(['http', 'https', 'ws', 'wss']);
 /** A Redis URL: `redis://` or `rediss://`. */
 export const envRedisUrl = envUrl(['redis', 'rediss']);
+
+const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[^:\s[\],]+):(\d{1,5})$/;
+
+/**
+ * Redis Cluster startup nodes (REDIS_CLUSTER_NODES): comma-separated `host:port` entries
+ * (`[v6]:port` for IPv6; spaces ignored), parsed to the list of entries,
+ * e.g. `'10.0.0.1:7000, 10.0.0.2:7000'` → `['10.0.0.1:7000', '10.0.0.2:7000']`.
+ */
+export const envHostPorts = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
+  .refine(
+    (entries) => entries.length > 0 && entries.every((e) => HOST_PORT.test(e) && Number(HOST_PORT.exec(e)![1]) >= 1 && Number(HOST_PORT.exec(e)![1]) <= 65535),
+    'must be comma-separated host:port entries, e.g. 10.0.0.1:7000,10.0.0.2:7000',
+  );
 /** An http(s) URL. */
 export const envHttpUrl = envUrl(['http', 'https']);
+
+/**
+ * The deployment's Redis key prefix: REDIS_KEY_PREFIX over `fallback`, default `acg:`, or `{acg}:`
+ * on a Redis Cluster (`clusterNodes` set). On a cluster the prefix must contain a hash tag (a
+ * `{` followed by a non-empty text and `}`, as Redis Cluster reads it): every key of the
+ * deployment then hashes to one slot, so multi-key scripts, MULTI, pipelines and BullMQ work.
+ * Without one a problem line is pushed onto `problems`.
+ *
+ * @example redisKeyPrefix({}, undefined, ['10.0.0.1:7000'], problems) // '{acg}:'
+ */
+export function redisKeyPrefix(env: NodeJS.ProcessEnv, fallback: string | undefined, clusterNodes: readonly string[] | undefined, problems: string[]): string {
+  const prefix = env.REDIS_KEY_PREFIX || fallback || (clusterNodes?.length ? '{acg}:' : 'acg:');
+  if (clusterNodes?.length && !/^[^{]*\{[^}]+\}/.test(prefix)) {
+    problems.push(
+      // a prefix is no secret, though its name contains KEY: shown as is (envProblem would hide it)
+      `REDIS_KEY_PREFIX=${prefix}: must contain a hash tag when REDIS_CLUSTER_NODES is set, e.g. {acg}: (every key of the deployment in one cluster slot)`,
+    );
+  }
+  return prefix;
+}
 
 /** Variables and the schema of each; a variable that is unset or empty is not checked. */
 export type EnvSpec = Record<string, z.ZodType<unknown, string>>;
@@ -125,6 +194,23 @@ export function assertNoProblems(problems: readonly string[]): void {
 }
 
 /**
+ * OpenTelemetry's standard variables that turn tracing on and name the service (top README
+ * "Operating" → Traces; `startTracing` of @acg/observability). Unset `OTEL_EXPORTER_OTLP_ENDPOINT`
+ * (and `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`): no tracing. The SDK reads its other `OTEL_*`
+ * variables itself (sampler, headers, batch sizes); they are not checked here.
+ */
+export const OTEL_ENV = {
+  /** OTLP/HTTP base URL, e.g. `http://otel-collector:4318`; traces go to `<url>/v1/traces`. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: envHttpUrl,
+  /** OTLP/HTTP traces URL used as it is (over OTEL_EXPORTER_OTLP_ENDPOINT). */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: envHttpUrl,
+  /** `service.name` of the spans (default: `gateway`, `worker`, `builder`, `launcher` by entry). */
+  OTEL_SERVICE_NAME: z.string().regex(/^[\x21-\x7e][\x20-\x7e]{0,254}$/, 'must be 1-255 printable ASCII characters'),
+  /** `true` (any case): no tracing even with an endpoint set; `false` or unset: tracing as configured. */
+  OTEL_SDK_DISABLED: z.string().refine((v) => ['true', 'false'].includes(v.trim().toLowerCase()), 'must be true or false'),
+} satisfies EnvSpec;
+
+/**
  * The variables of the payment side (gateway and worker; `npm start` too): SPEC 2.9 terms and keys.
  * Ports, URLs, hex values, numbers and `LOG_LEVEL` are checked here; what is required depends on
  * the entry (see the gateway's `configFromEnv` and {@link devDefaultsProblems}).
@@ -135,6 +221,8 @@ export const GATEWAY_ENV = {
   PUBLIC_BASE_URL: envHttpUrl,
   BUILDER_URL: envHttpUrl,
   REDIS_URL: envRedisUrl,
+  /** Redis Cluster startup nodes; set, every connection is an ioredis `Cluster` (README "Operating"). */
+  REDIS_CLUSTER_NODES: envHostPorts,
   PAYMENT_RPC_URL: envRpcUrl,
   PAYMENT_ASSET: envHex(20),
   PAY_TO_ADDRESS: envHex(20),
@@ -148,12 +236,28 @@ export const GATEWAY_ENV = {
   PROBE_INTERVAL_SECONDS: envNonNegative,
   PAYMENT_RPC_TIMEOUT_MS: envPositive,
   LOG_LEVEL: envLogLevel,
+  /** Ed25519 seed (32 bytes hex) signing JWS execution proofs (DESIGN "Proofs and receipts"). */
+  RECEIPT_JWS_KEY: envHex(32),
+  /** secp256k1 private key (32 bytes hex) signing x402 EIP-712 offers and receipts. */
+  RECEIPT_SIGNING_KEY: envHex(32),
+  LOG_PRETTY: envBoolean,
+  METRICS_TOKEN: envBearerToken,
+  WORKER_METRICS_PORT: envPort,
+  // providers' money (DESIGN "Providers")
+  PROVIDER_FEE_BPS: envIntRange(0, 10_000),
+  PROVIDER_DISPUTE_WINDOW_SECONDS: envNonNegative,
+  PROVIDER_PAYOUT_INTERVAL_SECONDS: envPositive,
+  PROVIDER_PAYOUT_MIN_USDC: envUsdc,
+  PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS: envNonNegative,
+  ADMIN_TOKEN: envBearerToken,
+  ...OTEL_ENV,
 } satisfies EnvSpec;
 
 /** The builder's variables (`RELAY_URLS` is parsed by the builder itself). */
 export const BUILDER_ENV = {
   BUILDER_PORT: envPort,
   REDIS_URL: envRedisUrl,
+  REDIS_CLUSTER_NODES: envHostPorts,
   ETHEREUM_RPC_URL: envRpcUrl,
   BUILDER_BLS_SECRET_KEY: envHex(32),
   BUILDER_FEE_RECIPIENT: envHex(20),
@@ -164,6 +268,9 @@ export const BUILDER_ENV = {
   BUILDER_HEAD_POLL_MS: envNonNegative,
   BUILDER_MAX_BODY_BYTES: envNonNegative,
   LOG_LEVEL: envLogLevel,
+  LOG_PRETTY: envBoolean,
+  METRICS_TOKEN: envBearerToken,
+  ...OTEL_ENV,
 } satisfies EnvSpec;
 
 /** The `npm start` launcher's own variables: ports of the embedded dev chains. */
@@ -171,6 +278,35 @@ export const DEVNET_ENV = {
   DEVNET_PAYMENT_PORT: envPort,
   DEVNET_ETHEREUM_PORT: envPort,
   DEVNET_ARBITRUM_PORT: envPort,
+} satisfies EnvSpec;
+
+/**
+ * The example provider's variables (apps/example-provider, DESIGN "Providers"); `npm start` sets
+ * them for the child process it spawns and checks the ones a user may set.
+ * - `GATEWAY_URL`: the gateway to onboard with (required by the provider; `npm start` passes its own).
+ * - `EXAMPLE_PROVIDER_PORT` (default 8090; 0 = a free port), `EXAMPLE_PROVIDER_HOST` (default 127.0.0.1).
+ * - `EXAMPLE_PROVIDER_PUBLIC_URL`: the endpoint to register, when the gateway reaches the provider
+ *   through another URL than `http://<host>:<port>` (a proxy, TLS).
+ * - `EXAMPLE_PROVIDER_PRIVATE_KEY`: the payout wallet, which also signs results (required).
+ * - `EXAMPLE_PROVIDER_NAME`: the catalog's `provider` name (default `Example Provider`).
+ * - `EXAMPLE_PROVIDER_RPC_BASE`, `EXAMPLE_PROVIDER_RPC_ETHEREUM`, `EXAMPLE_PROVIDER_RPC_ARBITRUM`:
+ *   HTTP JSON-RPC URLs of the chains it reads (at least one).
+ * - `EXAMPLE_PROVIDER`: `off` keeps `npm start` from starting it.
+ */
+export const EXAMPLE_PROVIDER_ENV = {
+  GATEWAY_URL: envHttpUrl,
+  EXAMPLE_PROVIDER: z.enum(['on', 'off'], { message: 'must be on or off' }),
+  EXAMPLE_PROVIDER_PORT: envPort,
+  EXAMPLE_PROVIDER_HOST: z.string().regex(/^[0-9A-Za-z.:-]+$/, 'must be a host name or IP address'),
+  EXAMPLE_PROVIDER_PUBLIC_URL: envHttpUrl,
+  EXAMPLE_PROVIDER_PRIVATE_KEY: envHex(32),
+  EXAMPLE_PROVIDER_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/, 'must be 1-64 letters, digits, space, ".", "_" or "-", starting with a letter or digit'),
+  EXAMPLE_PROVIDER_RPC_BASE: envHttpUrl,
+  EXAMPLE_PROVIDER_RPC_ETHEREUM: envHttpUrl,
+  EXAMPLE_PROVIDER_RPC_ARBITRUM: envHttpUrl,
+  LOG_LEVEL: envLogLevel,
 } satisfies EnvSpec;
 
 /**

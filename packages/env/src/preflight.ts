@@ -46,7 +46,58 @@ function bindError(port: number, host: string): Promise<string | undefined> {
  * @returns A problem line, or `undefined` when the server answered `PONG`.
  */
 export async function redisProblem(name: string, url: string, timeoutMs = 3000): Promise<string | undefined> {
-  const client = new Redis(url, {
+  const answer = await once(new Redis(url, oneShotOptions(timeoutMs)), timeoutMs, (client) => client.ping());
+  return 'error' in answer ? envProblem(name, url, `cannot connect (${answer.error})`) : undefined;
+}
+
+/**
+ * Asks each Redis Cluster startup node once for `CLUSTER INFO` (no retry loop, like
+ * {@link redisProblem}); the cluster is usable when at least one node reports `cluster_state:ok`.
+ * `url`'s user, password and TLS (`rediss://`) apply to every node, as in `connectRedis`.
+ *
+ * @param name - Variable name for the message, e.g. `REDIS_CLUSTER_NODES`.
+ * @param nodes - `host:port` entries (REDIS_CLUSTER_NODES, parsed by `envHostPorts`).
+ * @param url - REDIS_URL for credentials and TLS, if any.
+ * @param timeoutMs - Connect and answer budget per node in milliseconds (default 3000).
+ * @returns A problem line naming each node's answer, e.g.
+ *   `REDIS_CLUSTER_NODES=127.0.0.1:7000: no node reports cluster_state:ok (127.0.0.1:7000: cannot connect (ECONNREFUSED))`,
+ *   or `undefined`.
+ */
+export async function redisClusterProblem(name: string, nodes: readonly string[], url?: string, timeoutMs = 3000): Promise<string | undefined> {
+  const auth = url ? new URL(url) : undefined;
+  const answers = await Promise.all(
+    nodes.map(async (node) => {
+      const sep = node.lastIndexOf(':');
+      const host = node.slice(0, sep).replace(/^\[|\]$/g, '');
+      const client = new Redis({
+        ...oneShotOptions(timeoutMs),
+        host,
+        port: Number(node.slice(sep + 1)),
+        ...(auth?.username ? { username: decodeURIComponent(auth.username) } : {}),
+        ...(auth?.password ? { password: decodeURIComponent(auth.password) } : {}),
+        ...(auth?.protocol === 'rediss:' ? { tls: {} } : {}),
+      });
+      const answer = await once(client, timeoutMs, (c) => c.cluster('INFO') as Promise<string>);
+      if ('error' in answer) return `${node}: ${/cluster support disabled/i.test(answer.error) ? 'not a cluster node' : `cannot connect (${answer.error})`}`;
+      return /cluster_state:ok/.test(answer.value) ? undefined : `${node}: ${/cluster_state:\w+/.exec(answer.value)?.[0] ?? 'no cluster_state'}`;
+    }),
+  );
+  if (answers.some((a) => a === undefined)) return undefined;
+  return envProblem(name, nodes.join(','), `no node reports cluster_state:ok (${answers.join('; ')})`);
+}
+
+/**
+ * The Redis preflight of a standalone entry: {@link redisClusterProblem} on REDIS_CLUSTER_NODES
+ * when `clusterNodes` is set, else {@link redisProblem} on REDIS_URL.
+ */
+export function redisTargetProblem(target: { redisUrl: string; redisClusterNodes?: readonly string[] }, timeoutMs = 3000): Promise<string | undefined> {
+  return target.redisClusterNodes?.length
+    ? redisClusterProblem('REDIS_CLUSTER_NODES', target.redisClusterNodes, target.redisUrl, timeoutMs)
+    : redisProblem('REDIS_URL', target.redisUrl, timeoutMs);
+}
+
+function oneShotOptions(timeoutMs: number) {
+  return {
     lazyConnect: true,
     connectTimeout: timeoutMs,
     commandTimeout: timeoutMs,
@@ -54,7 +105,11 @@ export async function redisProblem(name: string, url: string, timeoutMs = 3000):
     retryStrategy: () => null,
     enableOfflineQueue: false,
     enableReadyCheck: false,
-  });
+  };
+}
+
+/** Connects `client`, runs `fn` once within `timeoutMs`, disconnects; the value or the error's code (ECONNREFUSED, ETIMEDOUT, the reply's first word...). */
+async function once<T>(client: Redis, timeoutMs: number, fn: (client: Redis) => Promise<T>): Promise<{ value: T } | { error: string }> {
   let socketError: NodeJS.ErrnoException | undefined;
   client.on('error', (err: NodeJS.ErrnoException) => {
     socketError ??= err; // the cause (ECONNREFUSED, ENOTFOUND, ...); reported below, once
@@ -64,19 +119,19 @@ export async function redisProblem(name: string, url: string, timeoutMs = 3000):
     timer = setTimeout(() => reject(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })), timeoutMs);
   });
   try {
-    await Promise.race([
+    const value = await Promise.race([
       (async () => {
         await client.connect();
-        await client.ping();
+        return fn(client);
       })(),
       deadline,
     ]);
-    return undefined;
+    return { value };
   } catch (err) {
     deadline.catch(() => {});
     const e = socketError ?? (err as NodeJS.ErrnoException);
-    const code = e.code ?? (/^[A-Z]+\b/.exec(e.message)?.[0] || e.message);
-    return envProblem(name, url, `cannot connect (${code})`);
+    if (!socketError && /cluster support disabled/i.test(e.message)) return { error: e.message };
+    return { error: e.code ?? (/^[A-Z]+\b/.exec(e.message)?.[0] || e.message) };
   } finally {
     clearTimeout(timer);
     client.disconnect();

@@ -1,6 +1,17 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { BUILDER_ENV, devDefaultsProblems, DEVNET_ENV, EnvError, GATEWAY_ENV, LOG_LEVELS, portProblems, readEnv, redisProblem } from '../src/index.js';
+import {
+  BUILDER_ENV,
+  devDefaultsProblems,
+  DEVNET_ENV,
+  EnvError,
+  GATEWAY_ENV,
+  LOG_LEVELS,
+  portProblems,
+  readEnv,
+  redisKeyPrefix,
+  redisProblem,
+} from '../src/index.js';
 
 const ALL = { ...GATEWAY_ENV, ...BUILDER_ENV, ...DEVNET_ENV };
 
@@ -66,6 +77,22 @@ describe('readEnv', () => {
     expect(err.message).not.toMatch(/\bat .*\.ts:\d+/); // no stack in the message
   });
 
+  it('operations: LOG_PRETTY is a switch, WORKER_METRICS_PORT a port, METRICS_TOKEN a header-safe secret (never echoed)', () => {
+    expect(readEnv(ALL, { LOG_PRETTY: '1', WORKER_METRICS_PORT: '9464', METRICS_TOKEN: 'abcdefghijklmnop' }).values).toMatchObject({
+      LOG_PRETTY: true,
+      WORKER_METRICS_PORT: 9464,
+      METRICS_TOKEN: 'abcdefghijklmnop',
+    });
+    expect(readEnv(ALL, { LOG_PRETTY: 'false' }).values.LOG_PRETTY).toBe(false);
+    const { problems } = readEnv(ALL, { LOG_PRETTY: 'yes please', WORKER_METRICS_PORT: '99999', METRICS_TOKEN: 'short secret' });
+    expect(problems).toEqual([
+      'LOG_PRETTY=yes please: must be 1, true, 0 or false',
+      'METRICS_TOKEN=(hidden): must be 16 to 512 visible ASCII characters without spaces',
+      'WORKER_METRICS_PORT=99999: must be an integer port 0..65535',
+    ]);
+    expect(readEnv(BUILDER_ENV, { METRICS_TOKEN: 'x'.repeat(15) }).problems).toHaveLength(1);
+  });
+
   it('never echoes a key, and hides a URL password', () => {
     const { problems } = readEnv(ALL, { FACILITATOR_PRIVATE_KEY: '0xsecretsecret', REDIS_URL: 'ftp://user:hunter2@host' });
     expect(problems).toContain('FACILITATOR_PRIVATE_KEY=(hidden): must be 0x followed by 64 hex characters');
@@ -125,5 +152,32 @@ describe('redisProblem', () => {
     } finally {
       await silent.close();
     }
+  });
+});
+
+describe('REDIS_CLUSTER_NODES and the key prefix on a cluster', () => {
+  it('parses host:port entries and names a malformed list', () => {
+    expect(readEnv(ALL, { REDIS_CLUSTER_NODES: '10.0.0.1:7000, [::1]:7001,redis-b:7002' }).values.REDIS_CLUSTER_NODES).toEqual([
+      '10.0.0.1:7000',
+      '[::1]:7001',
+      'redis-b:7002',
+    ]);
+    for (const bad of ['10.0.0.1', '10.0.0.1:70000', 'a:1,b', ' , '])
+      expect(readEnv(ALL, { REDIS_CLUSTER_NODES: bad }).problems).toEqual([
+        `REDIS_CLUSTER_NODES=${bad}: must be comma-separated host:port entries, e.g. 10.0.0.1:7000,10.0.0.2:7000`,
+      ]);
+  });
+
+  it('defaults the prefix to {acg}: on a cluster and acg: otherwise; an untagged prefix on a cluster is a problem', () => {
+    const problems: string[] = [];
+    expect(redisKeyPrefix({}, undefined, ['h:1'], problems)).toBe('{acg}:');
+    expect(redisKeyPrefix({}, undefined, undefined, problems)).toBe('acg:');
+    expect(redisKeyPrefix({ REDIS_KEY_PREFIX: 'prod{eu}:' }, 'x:', ['h:1'], problems)).toBe('prod{eu}:');
+    expect(redisKeyPrefix({}, 'acg:dev:1:', undefined, problems)).toBe('acg:dev:1:');
+    expect(problems).toEqual([]);
+    expect(redisKeyPrefix({ REDIS_KEY_PREFIX: 'acg:{}:' }, undefined, ['h:1'], problems)).toBe('acg:{}:');
+    expect(problems).toEqual([
+      'REDIS_KEY_PREFIX=acg:{}:: must contain a hash tag when REDIS_CLUSTER_NODES is set, e.g. {acg}: (every key of the deployment in one cluster slot)',
+    ]);
   });
 });

@@ -1,9 +1,17 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 
 /** Options of {@link connectRedis}. */
 export interface ConnectRedisOptions {
-  /** `redis://host:port/db` URL. */
+  /**
+   * `redis://[user:password@]host:port/db` URL (`rediss://` for TLS). With `clusterNodes` its user,
+   * password and TLS apply to every cluster node and its host is unused.
+   */
   url: string;
+  /**
+   * Redis Cluster startup nodes, `host:port` each (REDIS_CLUSTER_NODES; see {@link parseClusterNodes}).
+   * Set and not empty: the connection is an ioredis `Cluster` (DESIGN "Operations").
+   */
+  clusterNodes?: readonly string[];
   /** Connection name shown by CLIENT LIST, e.g. `gateway`. */
   name?: string;
   /** BullMQ workers need `maxRetriesPerRequest: null` (DESIGN "Known pitfalls"). */
@@ -17,6 +25,43 @@ export const reconnectDelay = (attempt: number): number => Math.min(50 * 2 ** Ma
 export const COMMAND_TIMEOUT_MS = 5_000;
 
 /**
+ * Parses REDIS_CLUSTER_NODES: comma-separated `host:port` entries (`[v6]:port` for an IPv6
+ * address), spaces ignored.
+ *
+ * @returns One `{host, port}` per entry, in order.
+ * @throws {Error} Naming the first malformed entry (no port, port outside 1..65535, empty host), or
+ *   when there is no entry at all.
+ *
+ * @example parseClusterNodes('10.0.0.1:7000, 10.0.0.2:7000') // [{host: '10.0.0.1', port: 7000}, {host: '10.0.0.2', port: 7000}]
+ */
+export function parseClusterNodes(value: string | readonly string[]): { host: string; port: number }[] {
+  const entries = (typeof value === 'string' ? value.split(',') : value).map((s) => s.trim()).filter(Boolean);
+  if (entries.length === 0) throw new Error('no host:port entry');
+  return entries.map((entry) => {
+    const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(entry);
+    const port = m ? Number(m[3]) : 0;
+    if (!m || port < 1 || port > 65535) throw new Error(`"${entry}" is not host:port`);
+    return { host: m[1] ?? m[2], port };
+  });
+}
+
+/**
+ * The hash tag of `key` as Redis Cluster computes it: the text between the first `{` and the
+ * first `}` after it, when not empty; `undefined` when the key has none (its whole name is hashed).
+ * Keys with the same tag are in the same slot, so one script, MULTI or pipeline may use them together.
+ *
+ * @example hashTag('{acg}:exe:exe_1') // 'acg'
+ * @example hashTag('acg:liq:{base}:meta') // 'base'
+ * @example hashTag('acg:{}:x') // undefined
+ */
+export function hashTag(key: string): string | undefined {
+  const open = key.indexOf('{');
+  if (open < 0) return undefined;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : undefined;
+}
+
+/**
  * Opens an ioredis connection. Keys are never prefixed by ioredis itself: every module builds
  * its keys with {@link RedisKeys}, so Lua scripts and BullMQ see the same names.
  *
@@ -26,15 +71,50 @@ export const COMMAND_TIMEOUT_MS = 5_000;
  * without a reply, with an error `isRedisUnavailable` recognizes, so callers answer 503
  * instead of hanging. A BullMQ connection (`forBullmq`) waits as long as it takes
  * (`maxRetriesPerRequest: null`, no command timeout: blocking commands wait by design).
+ *
+ * With `clusterNodes` the connection is an ioredis `Cluster` (the same per-command bounds apply to
+ * each node connection; a command sent while no node is known waits in the cluster's offline
+ * queue until the cluster answers). It is returned typed as `Redis`: both share the command
+ * interface (commands, `defineCommand`, `multi`, `pipeline`, `duplicate`, `subscribe`), and every
+ * module uses only that (`redis.isCluster` tells them apart). On a cluster every key one command, script, MULTI or pipeline names must
+ * hash to one slot: the deployment's key prefix carries a hash tag (`{acg}:`; {@link RedisKeys}).
+ *
+ * @example
+ * const redis = connectRedis({ url: 'redis://127.0.0.1:6379', name: 'gateway' })
+ * const cluster = connectRedis({ url: 'redis://:secret@x', clusterNodes: ['10.0.0.1:7000'], name: 'gateway' })
  */
 export function connectRedis(opts: ConnectRedisOptions): Redis {
+  const perCommand: Partial<RedisOptions> = opts.forBullmq ? { maxRetriesPerRequest: null } : { maxRetriesPerRequest: 2, commandTimeout: COMMAND_TIMEOUT_MS };
+  if (opts.clusterNodes && opts.clusterNodes.length > 0) {
+    const url = new URL(opts.url);
+    const options: ClusterOptions = {
+      enableReadyCheck: true,
+      enableOfflineQueue: true,
+      clusterRetryStrategy: reconnectDelay,
+      // follow a failover or a resharding promptly (defaults are 100 ms and retry without end)
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+      retryDelayOnTryAgain: 100,
+      redisOptions: {
+        connectionName: opts.name,
+        enableReadyCheck: true,
+        ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+        ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+        ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+        ...perCommand,
+      },
+    };
+    const cluster = new Cluster(parseClusterNodes(opts.clusterNodes), options);
+    cluster.on('error', () => undefined);
+    return cluster as unknown as Redis;
+  }
   const options: RedisOptions = {
     connectionName: opts.name,
     lazyConnect: false,
     enableReadyCheck: true,
     enableOfflineQueue: true,
     retryStrategy: reconnectDelay,
-    ...(opts.forBullmq ? { maxRetriesPerRequest: null } : { maxRetriesPerRequest: 2, commandTimeout: COMMAND_TIMEOUT_MS }),
+    ...perCommand,
   };
   const redis = new Redis(opts.url, options);
   // an outage is reported by the commands that fail; without a listener ioredis prints every reconnect error
@@ -45,6 +125,11 @@ export function connectRedis(opts: ConnectRedisOptions): Redis {
 /**
  * Key naming: every key of one deployment starts with `prefix` (default `acg:`), so a test run
  * can use its own prefix on a shared Redis and never touch another's keys.
+ *
+ * On a Redis Cluster the prefix carries a hash tag (REDIS_KEY_PREFIX, default `{acg}:` there;
+ * README "Operating"): the first `{...}` of a key decides its slot, so every key of the deployment,
+ * BullMQ's included, is in one slot, and every multi-key script, MULTI and pipeline is legal. The
+ * inner tags below (`liq:{chain}`, `{prov}`, `{pl}`) are then inert (only the first tag counts).
  */
 export class RedisKeys {
   constructor(readonly prefix = 'acg:') {}
@@ -124,8 +209,86 @@ export class RedisKeys {
   liquidationIndex(chain: string, part: string): string {
     return `${this.prefix}liq:{${chain}}:${part}`;
   }
+  /**
+   * Keys of third-party providers (`packages/providers`): `{prov}:<part>:...`, e.g. `{prov}:p:<id>`
+   * (provider hash), `{prov}:cap:<capability_id>` (owner of an id), `{prov}:nonce:<nonce>`
+   * (onboarding challenge). The `{prov}` hash tag keeps them in one Redis Cluster slot, so a
+   * registration writes its claims in one MULTI.
+   */
+  providers(...parts: (string | number)[]): string {
+    return `${this.prefix}{prov}:${parts.join(':')}`;
+  }
   /** The BullMQ prefix for this deployment's queues. */
   bullPrefix(): string {
     return `${this.prefix}bull`;
+  }
+
+  // provider ledger (@acg/provider-ledger; DESIGN "Providers": money and disputes). Every key is
+  // under the `{pl}` hash tag, so its multi-key Lua scripts stay in one Redis Cluster slot.
+  /** A ledger entry of a provider execution (hash: payer, provider, price, share, fee, status, matures_at...). */
+  providerLedgerEntry(executionId: string): string {
+    return `${this.prefix}pl:{pl}:entry:${executionId}`;
+  }
+  /** A provider's balance (hash: held, available, reserved, paid, USDC base units; address). */
+  providerBalance(providerId: string): string {
+    return `${this.prefix}pl:{pl}:bal:${providerId}`;
+  }
+  /** A provider's held entries by maturity (sorted set: execution id → matures_at, unix ms). */
+  providerMaturing(providerId: string): string {
+    return `${this.prefix}pl:{pl}:maturing:${providerId}`;
+  }
+  /** A provider's payouts (sorted set: payout id → created_at, unix ms). */
+  providerPayouts(providerId: string): string {
+    return `${this.prefix}pl:{pl}:payouts:${providerId}`;
+  }
+  /** A provider's disputes (sorted set: dispute id → opened_at, unix ms). */
+  providerDisputes(providerId: string): string {
+    return `${this.prefix}pl:{pl}:disputes:${providerId}`;
+  }
+  /** A payout record (`pay_...`; hash: amount, status, signed transaction...). */
+  providerPayout(payoutId: string): string {
+    return `${this.prefix}pl:{pl}:payout:${payoutId}`;
+  }
+  /** A dispute record (`dsp_...`; hash). */
+  providerDispute(disputeId: string): string {
+    return `${this.prefix}pl:{pl}:dispute:${disputeId}`;
+  }
+  /** Ids of providers with a ledger (set). */
+  providerLedgerProviders(): string {
+    return `${this.prefix}pl:{pl}:providers`;
+  }
+  /** Ledger totals (hash: credited, fees, refunded, entries; USDC base units). */
+  providerLedgerTotals(): string {
+    return `${this.prefix}pl:{pl}:totals`;
+  }
+  /** Payouts in state `reserved`, to reconcile (set of payout ids). */
+  providerPayoutsReserved(): string {
+    return `${this.prefix}pl:{pl}:payouts-reserved`;
+  }
+  /** Open disputes (sorted set: dispute id → opened_at, unix ms), for auto-resolution. */
+  providerDisputesOpen(): string {
+    return `${this.prefix}pl:{pl}:disputes-open`;
+  }
+  /** Disputes resolved `refund` whose on-chain refund is not yet enqueued (set of dispute ids). */
+  providerRefundsDue(): string {
+    return `${this.prefix}pl:{pl}:refunds-due`;
+  }
+  /** The payout pass: lease (one pass at a time) and its state (`last_run_ms`), by `part` (`lock`, `state`). */
+  providerPayoutPass(part: 'lock' | 'state'): string {
+    return `${this.prefix}pl:{pl}:pass:${part}`;
+  }
+  /** Lease held around prepare + sign + broadcast of any transaction from a treasury address (refunds and payouts). */
+  treasurySendLock(address: string): string {
+    return `${this.prefix}treasury-send:${address.toLowerCase()}`;
+  }
+
+  // --- payment-identifier (x402 extension; DESIGN "Agents: MCP and x402 extensions") ---
+  /**
+   * A client's x402 `payment-identifier` id (16-128 of `[A-Za-z0-9_-]`), bound to the payload it
+   * first paid with (hash: `request_hash` = payload hash, `authorization_key`). Global, not per
+   * route: the id names one payment wherever it is sent (REST or MCP).
+   */
+  paymentIdentifier(id: string): string {
+    return `${this.prefix}payid:${id}`;
   }
 }

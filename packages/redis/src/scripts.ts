@@ -12,6 +12,7 @@ export const SCRIPTS = {
   transition_authorization: 2,
   release_authorization: 2,
   claim_idempotency_key: 1,
+  release_binding: 1,
   token_bucket: 1,
   debit_account: 3,
   credit_account: 3,
@@ -19,6 +20,15 @@ export const SCRIPTS = {
   wm_renew_subscription: 3,
   wm_lease: 1,
   liquidation_search: 7,
+  release_lease: 1,
+  hdel_if_equal: 1,
+  pl_credit: 5,
+  pl_mature: 3,
+  pl_dispute_open: 5,
+  pl_dispute_respond: 1,
+  pl_dispute_resolve: 6,
+  pl_payout_reserve: 4,
+  pl_payout_settle: 3,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

@@ -1,107 +1,119 @@
-import { resolveRedis, type RedisHandle } from '@acg/devnet';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cancelSubscription, connectRedis, RedisKeys, renewSubscription, takeLease } from '../src/index.js';
+import { cancelSubscription, RedisKeys, releaseLease, renewSubscription, takeLease } from '../src/index.js';
+import { BACKENDS, startBackend, testPrefix } from './backends.js';
 
-let handle: RedisHandle;
-let raw: Redis;
-const keys = new RedisKeys(`acg:test:wm:${process.pid}:${Date.now()}:`);
+// every script on a private redis-server and on a private 3-master Redis Cluster (hash-tagged prefix)
+describe.each(BACKENDS)('on %s', (backend) => {
+  let raw: Redis;
+  let stop: (() => Promise<void>) | undefined;
+  const keys = new RedisKeys(testPrefix(backend, 'wm'));
 
-beforeAll(async () => {
-  handle = await resolveRedis({ preferPrivate: true });
-  raw = connectRedis({ url: handle.url });
-});
-afterAll(async () => {
-  raw?.disconnect();
-  await handle?.stop();
-});
-
-const OWNER = '0x00000000000000000000000000000000000000Aa';
-
-async function subscription(id: string, expiresAt: number, owner = OWNER) {
-  await raw.hset(keys.walletMonitor('sub', id), { id, owner, status: 'active', expires_at: expiresAt, renewals: 0 });
-  await raw.zadd(keys.walletMonitor('expiry'), expiresAt, id);
-}
-
-describe('wm_cancel_subscription', () => {
-  it('cancels for the owner only (any case), once; a second cancel returns the first time', async () => {
-    await subscription('sub_A', 1000);
-    const sub = keys.walletMonitor('sub', 'sub_A');
-    const expiry = keys.walletMonitor('expiry');
-    expect(
-      await cancelSubscription(raw, {
-        subscriptionKey: sub,
-        expiryKey: expiry,
-        caller: '0x00000000000000000000000000000000000000bb',
-        nowSeconds: 50,
-        subscriptionId: 'sub_A',
-      }),
-    ).toEqual({ result: 'forbidden', cancelledAt: '' });
-    expect(await raw.hget(sub, 'status')).toBe('active');
-    expect(
-      await cancelSubscription(raw, { subscriptionKey: sub, expiryKey: expiry, caller: OWNER.toLowerCase(), nowSeconds: 50, subscriptionId: 'sub_A' }),
-    ).toEqual({ result: 'cancelled', cancelledAt: '50' });
-    expect(await raw.hmget(sub, 'status', 'cancelled_at')).toEqual(['cancelled', '50']);
-    expect(await raw.zscore(expiry, 'sub_A')).toBeNull();
-    expect(
-      await cancelSubscription(raw, { subscriptionKey: sub, expiryKey: expiry, caller: OWNER.toLowerCase(), nowSeconds: 99, subscriptionId: 'sub_A' }),
-    ).toEqual({ result: 'already', cancelledAt: '50' });
-    expect(
-      await cancelSubscription(raw, {
-        subscriptionKey: keys.walletMonitor('sub', 'nope'),
-        expiryKey: expiry,
-        caller: OWNER,
-        nowSeconds: 99,
-        subscriptionId: 'nope',
-      }),
-    ).toEqual({ result: 'not_found', cancelledAt: '' });
+  beforeAll(async () => {
+    ({ redis: raw, stop } = await startBackend(backend));
   });
-});
-
-describe('wm_renew_subscription', () => {
-  const run = (id: string, now: number, min = 1000, owner = OWNER) =>
-    renewSubscription(raw, {
-      subscriptionKey: keys.walletMonitor('sub', id),
-      accountKey: keys.account(owner),
-      expiryKey: keys.walletMonitor('expiry'),
-      nowSeconds: now,
-      termSeconds: 100,
-      minBalance: String(min),
-      subscriptionId: id,
-    }).then((r) => [r.result, r.expiresAt]);
-
-  it('renews by whole terms while the account holds the minimum balance', async () => {
-    await subscription('sub_R', 1000);
-    await raw.hset(keys.account(OWNER), 'balance', '1000');
-    expect(await run('sub_R', 999)).toEqual(['not_due', '1000']);
-    expect(await run('sub_R', 1000)).toEqual(['renewed', '1100']);
-    expect(await run('sub_R', 1350)).toEqual(['renewed', '1400']); // overdue by several terms
-    expect(await raw.hmget(keys.walletMonitor('sub', 'sub_R'), 'status', 'expires_at', 'renewals')).toEqual(['active', '1400', '2']);
-    expect(await raw.zscore(keys.walletMonitor('expiry'), 'sub_R')).toBe('1400');
+  afterAll(async () => {
+    await stop?.();
   });
 
-  it('expires when the balance is below the minimum, and leaves cancelled ones alone', async () => {
-    const poor = '0x00000000000000000000000000000000000000cc';
-    await subscription('sub_E', 500, poor);
-    await raw.hset(keys.account(poor), 'balance', '999');
-    expect(await run('sub_E', 600, 1000, poor)).toEqual(['expired', '500']);
-    expect(await raw.hget(keys.walletMonitor('sub', 'sub_E'), 'status')).toBe('expired');
-    expect(await raw.zscore(keys.walletMonitor('expiry'), 'sub_E')).toBeNull();
-    expect(await run('sub_E', 700, 1000, poor)).toEqual(['inactive', '500']);
-    await raw.zadd(keys.walletMonitor('expiry'), 1, 'sub_gone');
-    expect(await run('sub_gone', 700)).toEqual(['missing', '']);
-    expect(await raw.zscore(keys.walletMonitor('expiry'), 'sub_gone')).toBeNull();
-  });
-});
+  const OWNER = '0x00000000000000000000000000000000000000Aa';
 
-describe('wm_lease', () => {
-  it('gives the lease to one holder until it lapses', async () => {
-    const key = keys.walletMonitor('lease', 'ethereum');
-    expect(await takeLease(raw, { leaseKey: key, holder: 'a', leaseMs: 10_000 })).toBe(true);
-    expect(await takeLease(raw, { leaseKey: key, holder: 'b', leaseMs: 10_000 })).toBe(false);
-    expect(await takeLease(raw, { leaseKey: key, holder: 'a', leaseMs: 10_000 })).toBe(true);
-    expect(await raw.pttl(key)).toBeGreaterThan(0);
-    await raw.del(key);
-    expect(await takeLease(raw, { leaseKey: key, holder: 'b', leaseMs: 10_000 })).toBe(true);
+  async function subscription(id: string, expiresAt: number, owner = OWNER) {
+    await raw.hset(keys.walletMonitor('sub', id), { id, owner, status: 'active', expires_at: expiresAt, renewals: 0 });
+    await raw.zadd(keys.walletMonitor('expiry'), expiresAt, id);
+  }
+
+  describe('wm_cancel_subscription', () => {
+    it('cancels for the owner only (any case), once; a second cancel returns the first time', async () => {
+      await subscription('sub_A', 1000);
+      const sub = keys.walletMonitor('sub', 'sub_A');
+      const expiry = keys.walletMonitor('expiry');
+      expect(
+        await cancelSubscription(raw, {
+          subscriptionKey: sub,
+          expiryKey: expiry,
+          caller: '0x00000000000000000000000000000000000000bb',
+          nowSeconds: 50,
+          subscriptionId: 'sub_A',
+        }),
+      ).toEqual({ result: 'forbidden', cancelledAt: '' });
+      expect(await raw.hget(sub, 'status')).toBe('active');
+      expect(
+        await cancelSubscription(raw, { subscriptionKey: sub, expiryKey: expiry, caller: OWNER.toLowerCase(), nowSeconds: 50, subscriptionId: 'sub_A' }),
+      ).toEqual({ result: 'cancelled', cancelledAt: '50' });
+      expect(await raw.hmget(sub, 'status', 'cancelled_at')).toEqual(['cancelled', '50']);
+      expect(await raw.zscore(expiry, 'sub_A')).toBeNull();
+      expect(
+        await cancelSubscription(raw, { subscriptionKey: sub, expiryKey: expiry, caller: OWNER.toLowerCase(), nowSeconds: 99, subscriptionId: 'sub_A' }),
+      ).toEqual({ result: 'already', cancelledAt: '50' });
+      expect(
+        await cancelSubscription(raw, {
+          subscriptionKey: keys.walletMonitor('sub', 'nope'),
+          expiryKey: expiry,
+          caller: OWNER,
+          nowSeconds: 99,
+          subscriptionId: 'nope',
+        }),
+      ).toEqual({ result: 'not_found', cancelledAt: '' });
+    });
+  });
+
+  describe('wm_renew_subscription', () => {
+    const run = (id: string, now: number, min = 1000, owner = OWNER) =>
+      renewSubscription(raw, {
+        subscriptionKey: keys.walletMonitor('sub', id),
+        accountKey: keys.account(owner),
+        expiryKey: keys.walletMonitor('expiry'),
+        nowSeconds: now,
+        termSeconds: 100,
+        minBalance: String(min),
+        subscriptionId: id,
+      }).then((r) => [r.result, r.expiresAt]);
+
+    it('renews by whole terms while the account holds the minimum balance', async () => {
+      await subscription('sub_R', 1000);
+      await raw.hset(keys.account(OWNER), 'balance', '1000');
+      expect(await run('sub_R', 999)).toEqual(['not_due', '1000']);
+      expect(await run('sub_R', 1000)).toEqual(['renewed', '1100']);
+      expect(await run('sub_R', 1350)).toEqual(['renewed', '1400']); // overdue by several terms
+      expect(await raw.hmget(keys.walletMonitor('sub', 'sub_R'), 'status', 'expires_at', 'renewals')).toEqual(['active', '1400', '2']);
+      expect(await raw.zscore(keys.walletMonitor('expiry'), 'sub_R')).toBe('1400');
+    });
+
+    it('expires when the balance is below the minimum, and leaves cancelled ones alone', async () => {
+      const poor = '0x00000000000000000000000000000000000000cc';
+      await subscription('sub_E', 500, poor);
+      await raw.hset(keys.account(poor), 'balance', '999');
+      expect(await run('sub_E', 600, 1000, poor)).toEqual(['expired', '500']);
+      expect(await raw.hget(keys.walletMonitor('sub', 'sub_E'), 'status')).toBe('expired');
+      expect(await raw.zscore(keys.walletMonitor('expiry'), 'sub_E')).toBeNull();
+      expect(await run('sub_E', 700, 1000, poor)).toEqual(['inactive', '500']);
+      await raw.zadd(keys.walletMonitor('expiry'), 1, 'sub_gone');
+      expect(await run('sub_gone', 700)).toEqual(['missing', '']);
+      expect(await raw.zscore(keys.walletMonitor('expiry'), 'sub_gone')).toBeNull();
+    });
+  });
+
+  describe('wm_lease', () => {
+    it('gives the lease to one holder until it lapses', async () => {
+      const key = keys.walletMonitor('lease', 'ethereum');
+      expect(await takeLease(raw, { leaseKey: key, holder: 'a', leaseMs: 10_000 })).toBe(true);
+      expect(await takeLease(raw, { leaseKey: key, holder: 'b', leaseMs: 10_000 })).toBe(false);
+      expect(await takeLease(raw, { leaseKey: key, holder: 'a', leaseMs: 10_000 })).toBe(true);
+      expect(await raw.pttl(key)).toBeGreaterThan(0);
+      await raw.del(key);
+      expect(await takeLease(raw, { leaseKey: key, holder: 'b', leaseMs: 10_000 })).toBe(true);
+    });
+
+    it('is released only by its holder (release_lease)', async () => {
+      const key = keys.treasurySendLock('0xAbC0000000000000000000000000000000000001');
+      expect(key).toBe(`${keys.prefix}treasury-send:0xabc0000000000000000000000000000000000001`);
+      expect(await takeLease(raw, { leaseKey: key, holder: 'a', leaseMs: 10_000 })).toBe(true);
+      expect(await releaseLease(raw, { leaseKey: key, holder: 'b' })).toBe(false);
+      expect(await takeLease(raw, { leaseKey: key, holder: 'b', leaseMs: 10_000 })).toBe(false);
+      expect(await releaseLease(raw, { leaseKey: key, holder: 'a' })).toBe(true);
+      expect(await releaseLease(raw, { leaseKey: key, holder: 'a' })).toBe(false);
+      expect(await takeLease(raw, { leaseKey: key, holder: 'b', leaseMs: 10_000 })).toBe(true);
+    });
   });
 });

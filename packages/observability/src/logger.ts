@@ -1,0 +1,63 @@
+import { pino, type DestinationStream, type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
+
+/** Options of {@link createLogger}. */
+export interface CreateLoggerOptions {
+  /** The `service` field of every line: `gateway`, `builder`, `worker`, `launcher`. */
+  service: string;
+  /** pino level (LOG_LEVEL; default `info`). */
+  level?: string;
+  /** Readable one-line output for development (LOG_PRETTY=1) instead of JSON lines. */
+  pretty?: boolean;
+  /** Where lines go (tests); default stdout. With `pretty`, the readable lines go there. */
+  destination?: DestinationStream;
+}
+
+/**
+ * The service logger (pino): JSON lines on stdout, written asynchronously, with `service` as the
+ * only base field (no pid or hostname), or with `pretty` readable lines (pino-pretty, in this thread, synchronous so they keep
+ * their order with the launcher's own prints): `12:00:00.123 INFO gateway/paywall: message {fields}`.
+ *
+ * Key rule (no repeated keys in a line; pino repeats a key bound twice): the app binds `module` once
+ * (`log.child({ module: 'paywall' })`); a package binds `component` for its own parts
+ * (`component: 'watcher'`) and binds a field such as `chain` in one place only, then leaves it out
+ * of each line.
+ */
+export function createLogger(o: CreateLoggerOptions): Logger {
+  const options = { level: o.level ?? 'info', base: { service: o.service } };
+  if (o.pretty) return pino(options, prettyDestination(o.destination));
+  if (o.destination) return pino(options, o.destination);
+  // Asynchronous stdout (sonic-boom): a request's log line never blocks the event loop on a slow
+  // pipe, which matters at one line per request; pino flushes what is buffered when the process exits.
+  return pino(options, pino.destination({ dest: 1, sync: false }));
+}
+
+/**
+ * pino-pretty: one line per entry, local time, `service/module/component:` before the message, the
+ * other fields inline; colours when writing to a terminal. `destination` defaults to stdout.
+ */
+export function prettyDestination(destination?: DestinationStream | NodeJS.WritableStream): DestinationStream {
+  return pinoPretty({
+    sync: true,
+    destination: destination ?? 1,
+    colorize: destination ? false : Boolean(process.stdout.isTTY),
+    translateTime: 'SYS:HH:MM:ss.l',
+    singleLine: true,
+    ignore: 'pid,hostname,service,module,component',
+    messageFormat: (log, messageKey) => {
+      const who = [log.service, log.module, log.component].filter((x) => typeof x === 'string' && x !== '').join('/');
+      return `${who ? `${who}: ` : ''}${String(log[messageKey] ?? '')}`;
+    },
+  });
+}
+
+/**
+ * LOG_PRETTY: `1`/`true` on, `0`/`false` off, unset or empty → `fallback` (`npm start` passes true,
+ * the standalone entries false). Any other value is refused by `@acg/env` before this runs.
+ */
+export function logPrettyFromEnv(env: NodeJS.ProcessEnv, fallback = false): boolean {
+  const v = env.LOG_PRETTY?.trim().toLowerCase();
+  if (v === '1' || v === 'true') return true;
+  if (v === '0' || v === 'false') return false;
+  return fallback;
+}
