@@ -1,6 +1,7 @@
 import type { PaymentChallenge } from '@acg/schemas';
 import { encodePaymentRequiredHeader } from '@x402/core/http';
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
+import { PAYMENT_IDENTIFIER, PAYMENT_IDENTIFIER_DECLARATION } from './paymentIdentifier.js';
 import { describePaymentFailure } from './sanitize.js';
 
 /** Where payments go: SPEC 2.9 `network`, `asset`, `payTo`, plus the asset's EIP-712 domain. */
@@ -28,9 +29,13 @@ export interface PaymentTerms {
  */
 export type PaymentChallengeBody = PaymentChallenge;
 
-/** The HTTP answer to give: a 402 challenge, or the (possibly replayed) operation's response. */
+/**
+ * The HTTP answer to give: a 402 challenge (its `body`, and `paymentRequired`, the x402 v2
+ * `PaymentRequired` the `PAYMENT-REQUIRED` header encodes, which MCP puts in `structuredContent`),
+ * or the (possibly replayed) operation's response.
+ */
 export type PaidResponse =
-  | { kind: 'payment_required'; status: 402; headers: Record<string, string>; body: PaymentChallengeBody }
+  | { kind: 'payment_required'; status: 402; headers: Record<string, string>; body: PaymentChallengeBody; paymentRequired: PaymentRequired }
   | { kind: 'response'; status: number; headers: Record<string, string>; body: unknown; replayed: boolean };
 
 /** What a challenge names: the resource, its description, and the price (integer USDC base units). */
@@ -38,6 +43,14 @@ export interface ChallengedResource {
   resourceUrl: string;
   description: string;
   price: bigint;
+  /**
+   * x402 `PaymentRequired.extensions` of this resource, e.g. `{bazaar: ...}` (`@x402/extensions/bazaar`:
+   * how to call it, input and output schemas). `payment-identifier` is always added: every paid
+   * route honours it.
+   */
+  extensions?: Record<string, unknown>;
+  /** `PaymentRequired.error` of an unpaid call; default: how to retry over HTTP (`PAYMENT-SIGNATURE`). */
+  paymentRequiredMessage?: string;
 }
 
 /**
@@ -74,9 +87,10 @@ export class Challenges {
     const accepts = [this.requirements(req.price)];
     const paymentRequired: PaymentRequired = {
       x402Version: 2,
-      ...(error ? { error: error.message } : { error: 'Payment required: sign an x402 exact payment and retry with PAYMENT-SIGNATURE.' }),
+      error: error ? error.message : (req.paymentRequiredMessage ?? 'Payment required: sign an x402 exact payment and retry with PAYMENT-SIGNATURE.'),
       resource: { url: req.resourceUrl, description: req.description, mimeType: 'application/json' },
       accepts,
+      extensions: { ...req.extensions, [PAYMENT_IDENTIFIER]: PAYMENT_IDENTIFIER_DECLARATION },
     };
     const a = accepts[0];
     const body: PaymentChallengeBody = {
@@ -96,6 +110,7 @@ export class Challenges {
       status: 402,
       headers: { 'PAYMENT-REQUIRED': encodePaymentRequiredHeader(paymentRequired), 'Cache-Control': 'no-store' },
       body,
+      paymentRequired,
     };
   }
 

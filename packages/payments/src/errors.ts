@@ -24,13 +24,22 @@ export class PaymentInProgressError extends Error {
 /** A payment authorization already used for a different request (another body or resource). */
 export class PaymentConflictError extends Error {
   override name = 'PaymentConflictError';
-  /** `payment`: the authorization paid for another request; `idempotency`: the Idempotency-Key was used with another body. */
-  constructor(readonly kind: 'payment' | 'idempotency') {
+  /** Stable machine code for the problem's `reason`. */
+  readonly reason: 'payment_conflict' | 'idempotency_key_conflict' | 'payment_identifier_conflict';
+  /**
+   * `payment`: the authorization paid for another request; `idempotency`: the Idempotency-Key was
+   * used with another body; `payment_identifier`: the x402 payment-identifier id was used with
+   * another PaymentPayload.
+   */
+  constructor(readonly kind: 'payment' | 'idempotency' | 'payment_identifier') {
     super(
       kind === 'payment'
         ? 'This payment authorization was already used for a different request; sign a new payment.'
-        : 'This Idempotency-Key was already used with a different request body.',
+        : kind === 'idempotency'
+          ? 'This Idempotency-Key was already used with a different request body.'
+          : 'This payment identifier was already used with a different payment; send the same payment to get its result, or a new identifier for a new payment.',
     );
+    this.reason = kind === 'payment' ? 'payment_conflict' : kind === 'idempotency' ? 'idempotency_key_conflict' : 'payment_identifier_conflict';
   }
 }
 

@@ -3,12 +3,14 @@ export { PaymentChainUnavailableError, PaymentConflictError, PaymentError, Payme
 export { authorizationWindowProblem, DEFAULT_CLOCK_SKEW_SECONDS } from './authorizationWindow.js';
 export { chainFailedDuring, DEFAULT_PAYMENT_RPC_TIMEOUT_MS, isTransportError, PaymentChainMonitor, type PaymentChainSnapshot } from './chainHealth.js';
 export { canonicalHash, requestHash } from './hashing.js';
-export { eip3009Authorization, readPaymentPayload, PAYMENT_HEADERS, type Eip3009Authorization } from './paymentHeader.js';
+export { eip3009Authorization, parsePaymentPayload, readPaymentPayload, PAYMENT_HEADERS, type Eip3009Authorization } from './paymentHeader.js';
+export { PAYMENT_IDENTIFIER, PAYMENT_IDENTIFIER_DECLARATION, readPaymentIdentifier } from './paymentIdentifier.js';
 export {
   Paywall,
   PaymentVerificationUnavailableError,
   type Outcome,
   type PaidRequest,
+  type ChallengedResource,
   type PaidResponse,
   type PaymentChallengeBody,
   type PaymentTerms,
@@ -19,6 +21,7 @@ export {
 } from './paywall.js';
 export {
   readRefund,
+  refundTransferRecord,
   withRefundState,
   RefundQueue,
   startRefunds,
@@ -30,5 +33,16 @@ export {
   type StartRefundsOptions,
 } from './refunds.js';
 export { describePaymentFailure } from './sanitize.js';
+export type { PaymentObserver } from './observer.js';
 export { operationIdFields, recoverOrphanedPayments, startPaymentRecovery, type PaymentRecoveryOptions, type RecoveryRound } from './recovery.js';
 export { AUTHORIZATION_STATE_ABI, authorizationUsed } from './eip3009.js';
+export { OFFER_VALIDITY_SECONDS, OfferReceipts } from './offerReceipt.js';
+export {
+  TransferWouldRevertError,
+  TreasurySender,
+  type SignedTransfer,
+  type TransferHooks,
+  type TransferOutcome,
+  type TransferRecord,
+  type TreasurySenderOptions,
+} from './treasury.js';

@@ -22,9 +22,7 @@ export interface Eip3009Authorization {
 
 /**
  * Reads the x402 payment from request headers: v2 `PAYMENT-SIGNATURE`, or the legacy `X-PAYMENT`
- * carrying a v2 or a v1 payload. A v1 payload (`{x402Version:1, scheme, network:"base", payload}`)
- * is lifted to v2 by matching it against `accepts` (same scheme, same chain), which the reference
- * server refuses and we accept.
+ * carrying a v2 or a v1 payload (see {@link parsePaymentPayload}).
  *
  * Returns `undefined` when no payment header is present.
  * Throws {@link PaymentError} `invalid_payment_header` for a header that is not base64 JSON of a payload.
@@ -42,8 +40,21 @@ export function readPaymentPayload(getHeader: (name: string) => string | undefin
   } catch {
     throw new PaymentError('invalid_payment_header', 'The payment header is not base64-encoded JSON of an x402 PaymentPayload.');
   }
-  if (!decoded || typeof decoded !== 'object') {
-    throw new PaymentError('invalid_payment_header', 'The payment header does not hold an x402 PaymentPayload object.');
+  return parsePaymentPayload(decoded, accepts);
+}
+
+/**
+ * Checks an already-decoded x402 payment, wherever it came from (a header, or MCP's
+ * `_meta["x402/payment"]`, x402 transports-v2/mcp.md): a v2 `PaymentPayload` is returned as is; a v1
+ * payload (`{x402Version:1, scheme, network:"base", payload}`) is lifted to v2 by matching it against
+ * `accepts` (same scheme, same chain), which the reference server refuses and we accept.
+ *
+ * Throws {@link PaymentError}: `invalid_payment_header` (not a payload object), `invalid_x402_version`,
+ * `unsupported_network`, `unsupported_scheme`.
+ */
+export function parsePaymentPayload(decoded: unknown, accepts: PaymentRequirements[]): PaymentPayload {
+  if (!decoded || typeof decoded !== 'object' || Array.isArray(decoded)) {
+    throw new PaymentError('invalid_payment_header', 'The payment is not an x402 PaymentPayload object.');
   }
   const p = decoded as Record<string, unknown>;
   if (p.x402Version === 2) {

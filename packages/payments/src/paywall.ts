@@ -1,4 +1,5 @@
 import { encodePaymentResponseHeader } from '@x402/core/http';
+import type { OfferReceipts } from './offerReceipt.js';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
@@ -10,15 +11,18 @@ import { authorizationWindowProblem } from './authorizationWindow.js';
 import type { PaymentChainMonitor } from './chainHealth.js';
 import { Challenges, type ChallengedResource, type PaidResponse, type PaymentTerms } from './challenge.js';
 import { PaymentConflictError, PaymentError } from './errors.js';
+import type { PaymentObserver } from './observer.js';
 import { canonicalHash } from './hashing.js';
-import { eip3009Authorization, readPaymentPayload } from './paymentHeader.js';
+import { eip3009Authorization, parsePaymentPayload, readPaymentPayload } from './paymentHeader.js';
+import { PaymentIdentifiers, readPaymentIdentifier } from './paymentIdentifier.js';
 import { reconcile } from './reconcile.js';
 import type { RefundQueue } from './refunds.js';
 import { Replays, type StoredResponse } from './replay.js';
 import { Reservations, type AuthorizationRef } from './reservation.js';
 import { Settlement, type SettledPayment } from './settle.js';
+import { inSpan } from './tracing.js';
 
-export type { PaidResponse, PaymentChallengeBody, PaymentTerms } from './challenge.js';
+export type { ChallengedResource, PaidResponse, PaymentChallengeBody, PaymentTerms } from './challenge.js';
 export { PaymentVerificationUnavailableError, type SettledPayment } from './settle.js';
 
 export interface PaywallOptions {
@@ -39,6 +43,10 @@ export interface PaywallOptions {
    * unreachable becomes a 503 (PaymentChainUnavailableError), never a 402 blaming the payment.
    */
   chain?: PaymentChainMonitor;
+  /** Told of each settlement and refusal (metrics). */
+  observer?: PaymentObserver;
+  /** Signs x402 offers into every 402 and a receipt into every successful PAYMENT-RESPONSE (offer-receipt extension); see {@link Paywall.useOfferReceipts}. */
+  offerReceipts?: OfferReceipts;
 }
 
 /** A paid request as the paywall sees it. */
@@ -51,8 +59,14 @@ export interface PaidRequest extends ChallengedResource {
   idempotencyKey?: string;
   /** Operation id created for this request (e.g. `exe_...`); a replay returns the stored one. */
   operationId: string;
-  /** Request header reader (case-insensitive names). */
+  /** Request header reader (case-insensitive names): `PAYMENT-SIGNATURE` / `X-PAYMENT` when no {@link paymentPayload} is given. */
   getHeader: (name: string) => string | undefined;
+  /**
+   * The payment as an object from a transport that carries it decoded, e.g. MCP's
+   * `_meta["x402/payment"]` (x402 transports-v2/mcp.md); when present (not undefined) the headers
+   * are not read. null means "no payment" (answered with the challenge).
+   */
+  paymentPayload?: unknown;
 }
 
 /** What the paid operation produced; `refund: true` on failure returns the payment. */
@@ -68,6 +82,8 @@ export interface Settled {
   readonly authKey: string;
   readonly settle: SettleResponse;
   readonly marked: Promise<unknown>;
+  /** the paid resource (the receipt names it) */
+  readonly resourceUrl?: string;
 }
 
 /**
@@ -89,10 +105,13 @@ const STALE_PENDING_MS = 120_000;
 /**
  * The x402 paywall (DESIGN "x402 payments"), shared by every paid route, in two calls so data flows
  * one way (request → pay → execute → record → respond):
- * 1. {@link begin}: challenge (402 + `PAYMENT-REQUIRED`, challenge.ts) → read `PAYMENT-SIGNATURE`
- *    / `X-PAYMENT` → stored answer of a replay (replay.ts) → verify → reserve (from, nonce)
- *    atomically in Redis → settle on-chain (settle.ts); orphaned or unknown reservations are
- *    reconciled on chain (reconcile.ts);
+ * 1. {@link begin}: challenge (402 + `PAYMENT-REQUIRED`, challenge.ts; every challenge carries the
+ *    resource's `extensions` and the `payment-identifier` declaration) → read `PAYMENT-SIGNATURE`
+ *    / `X-PAYMENT` (or the decoded `paymentPayload` of MCP's `_meta["x402/payment"]`) → payment
+ *    identifier bound to another payload → 409 (paymentIdentifier.ts) → stored answer of a replay
+ *    (replay.ts) → verify → reserve (from, nonce) atomically in Redis → bind the payment
+ *    identifier and Idempotency-Key → settle on-chain (settle.ts; refused → unbound again);
+ *    orphaned or unknown reservations are reconciled on chain (reconcile.ts);
  * 2. the caller runs the operation once with the settled payment;
  * 3. {@link complete}: refund a failure (durable BullMQ job), store the response, answer with
  *    `PAYMENT-RESPONSE`.
@@ -109,6 +128,7 @@ export class Paywall {
   private readonly replays: Replays;
   private readonly reservations: Reservations;
   private readonly settlement: Settlement;
+  private readonly identifiers: PaymentIdentifiers;
   private initialized?: Promise<void>;
   private ready = false;
 
@@ -118,6 +138,7 @@ export class Paywall {
     this.challenges = new Challenges(opts.terms);
     this.replays = new Replays(opts.redis, opts.keys, opts.duplicateWaitMs);
     this.reservations = new Reservations(opts.redis, opts.keys, opts.log, opts.retentionSeconds ?? 7 * 24 * 3600);
+    this.identifiers = new PaymentIdentifiers(opts.redis, opts.keys, this.reservations.retentionSeconds);
     this.settlement = new Settlement(this.server, this.reservations, opts.log, opts.chain);
   }
 
@@ -138,9 +159,26 @@ export class Paywall {
     return this.challenges.requirements(price);
   }
 
-  /** Builds the 402 answer for `req`, with an optional x402 `error` code and its sentence. */
-  challenge(req: ChallengedResource, error?: { reason: string; message: string }): PaidResponse {
-    return this.challenges.challenge(req, error);
+  /** Builds the 402 answer for `req`, with an optional x402 `error` code and its sentence, and signed offers when configured. */
+  challenge(req: ChallengedResource, error?: { reason: string; message: string }): Promise<PaidResponse> {
+    return this.offered(this.challenges.challenge(req, error));
+  }
+
+  /** From now on, 402s carry signed offers and successful settlements a signed receipt (x402 offer-receipt). */
+  useOfferReceipts(offerReceipts: OfferReceipts): void {
+    this.opts.offerReceipts = offerReceipts;
+  }
+
+  /** `response` with signed offers, when configured; unchanged if signing fails (a 402 must still be answered). */
+  private async offered(response: Extract<PaidResponse, { kind: 'payment_required' }>): Promise<Extract<PaidResponse, { kind: 'payment_required' }>> {
+    const o = this.opts.offerReceipts;
+    if (!o) return response;
+    try {
+      return await o.withOffers(response);
+    } catch (e) {
+      this.opts.log.warn({ err: String((e as Error).message).slice(0, 200) }, 'offer signing failed; 402 sent without offers');
+      return response;
+    }
   }
 
   /** Step 1: decides what to do with a paid request (see {@link PaywallStep}). */
@@ -154,13 +192,27 @@ export class Paywall {
     }
 
     let payload: PaymentPayload | undefined;
+    let paymentId: string | undefined;
     try {
-      payload = readPaymentPayload(req.getHeader, [requirements]);
+      payload =
+        req.paymentPayload === undefined
+          ? readPaymentPayload(req.getHeader, [requirements])
+          : req.paymentPayload === null
+            ? undefined
+            : parsePaymentPayload(req.paymentPayload, [requirements]);
+      if (payload) paymentId = readPaymentIdentifier(payload);
     } catch (e) {
-      if (e instanceof PaymentError) return { kind: 'refused', response: this.challenges.challenge(req, { reason: e.reason, message: e.message }) };
+      if (e instanceof PaymentError) {
+        this.opts.observer?.refused?.({ reason: e.reason });
+        return { kind: 'refused', response: await this.offered(this.challenges.challenge(req, { reason: e.reason, message: e.message })) };
+      }
       throw e;
     }
-    if (!payload) return { kind: 'challenge', response: this.challenges.challenge(req) };
+    if (!payload) return { kind: 'challenge', response: await this.offered(this.challenges.challenge(req)) };
+    // x402 payment-identifier: an id bound to another payload is a conflict (409) before anything
+    // is verified; the same payload goes on and finds its reservation (the stored response).
+    const identifierHash = paymentId ? canonicalHash(payload) : undefined;
+    if (paymentId) await this.identifiers.check(paymentId, identifierHash!);
 
     const matched = this.server.findMatchingRequirements([requirements], payload);
     if (!matched) return this.refuse(req, 'requirements_mismatch');
@@ -193,13 +245,30 @@ export class Paywall {
     const reserved = await this.reservations.reserve(ref, { requestHash: req.requestHash, payloadHash, operationId: req.operationId, amount: matched.amount });
     if (!reserved.reserved) return this.resume(ref, reserved.existing, req, payloadHash, matched.amount);
 
-    if (req.idempotencyKey && !(await this.reservations.claimIdempotencyKey(req.route, req.idempotencyKey, req.requestHash, ref.authKey, req.operationId))) {
-      await this.reservations.release(ref.authKey, req.operationId, ['pending']);
-      throw new PaymentConflictError('idempotency');
+    // bind the payment identifier and the Idempotency-Key to this payment before it is charged
+    const bindings: string[] = [];
+    if (paymentId) {
+      if (!(await this.reservations.beforeSettlement(ref.authKey, req.operationId, () => this.identifiers.claim(paymentId, identifierHash!, ref.authKey)))) {
+        await this.reservations.release(ref.authKey, req.operationId, ['pending']);
+        throw new PaymentConflictError('payment_identifier');
+      }
+      bindings.push(this.identifiers.key(paymentId));
+    }
+    if (req.idempotencyKey) {
+      if (!(await this.reservations.claimIdempotencyKey(req.route, req.idempotencyKey, req.requestHash, ref.authKey, req.operationId))) {
+        await this.reservations.release(ref.authKey, req.operationId, ['pending']);
+        await this.reservations.unbind(bindings, ref.authKey);
+        throw new PaymentConflictError('idempotency');
+      }
+      bindings.push(this.opts.keys.idempotency(req.route, req.idempotencyKey));
     }
 
     const settled = await this.settlement.settle(ref, req.operationId, payload, matched);
-    if (settled.kind === 'refused') return this.refuse(req, settled.reason);
+    if (settled.kind === 'refused') {
+      // nothing was charged: the identifier and the key may be used again
+      await this.reservations.unbind(bindings, ref.authKey);
+      return this.refuse(req, settled.reason);
+    }
     const payment: SettledPayment = {
       operationId: req.operationId,
       payer: auth.from,
@@ -214,7 +283,8 @@ export class Paywall {
       amount: payment.amount,
     });
     marked.catch(() => undefined);
-    return { kind: 'settled', payment, authKey: ref.authKey, settle: settled.settle, marked };
+    this.opts.observer?.settled?.({ route: req.route, amount: payment.amount });
+    return { kind: 'settled', payment, authKey: ref.authKey, settle: settled.settle, marked, resourceUrl: req.resourceUrl };
   }
 
   /**
@@ -223,9 +293,21 @@ export class Paywall {
    * before it is returned, retried through a Redis outage. When the crash-recovery sweep took the
    * payment over meanwhile, its stored answer is returned (`replayed: true`).
    */
-  async complete(settled: Settled, outcome: Outcome): Promise<Extract<PaidResponse, { kind: 'response' }>> {
+  complete(settled: Settled, outcome: Outcome): Promise<Extract<PaidResponse, { kind: 'response' }>> {
+    // span `store`: the refund queued for a failure, then the answer stored with the reservation
+    return inSpan('store', { 'acg.operation_id': settled.payment.operationId, 'acg.outcome': outcome.ok ? 'succeeded' : 'failed' }, () =>
+      this.store(settled, outcome),
+    );
+  }
+
+  private async store(settled: Settled, outcome: Outcome): Promise<Extract<PaidResponse, { kind: 'response' }>> {
     const { payment, authKey } = settled;
-    const headers: Record<string, string> = { 'PAYMENT-RESPONSE': encodePaymentResponseHeader(settled.settle), 'Cache-Control': 'no-store' };
+    // a successful answer's settlement response carries a signed receipt (x402 offer-receipt)
+    const settle =
+      outcome.ok && this.opts.offerReceipts && settled.resourceUrl
+        ? await this.opts.offerReceipts.withReceipt(settled.resourceUrl, settled.settle).catch(() => settled.settle)
+        : settled.settle;
+    const headers: Record<string, string> = { 'PAYMENT-RESPONSE': encodePaymentResponseHeader(settle), 'Cache-Control': 'no-store' };
     let stored: StoredResponse;
     if (outcome.ok) {
       stored = { status: outcome.status ?? 200, body: outcome.body, headers: { ...outcome.headers, ...headers } };
@@ -259,16 +341,20 @@ export class Paywall {
    * scripts). `run` is called at most once per payment, only after the payment settled; a throw
    * is a refunded failure ({@link failedOutcome}).
    */
-  async handle(req: PaidRequest, run: (payment: SettledPayment) => Promise<Outcome>): Promise<PaidResponse> {
-    const step = await this.begin(req);
-    if (step.kind !== 'settled') return step.response;
-    let outcome: Outcome;
-    try {
-      outcome = await run(step.payment);
-    } catch (e) {
-      outcome = this.failedOutcome(e, step.payment.operationId);
-    }
-    return this.complete(step, outcome);
+  handle(req: PaidRequest, run: (payment: SettledPayment) => Promise<Outcome>): Promise<PaidResponse> {
+    // span `paywall`, the parent of `verify`, `settle`, the operation's spans (`execute`) and `store`
+    return inSpan('paywall', { 'acg.route': req.route, 'acg.operation_id': req.operationId }, async (span) => {
+      const step = await this.begin(req);
+      span.setAttribute('acg.paywall.step', step.kind);
+      if (step.kind !== 'settled') return step.response;
+      let outcome: Outcome;
+      try {
+        outcome = await run(step.payment);
+      } catch (e) {
+        outcome = this.failedOutcome(e, step.payment.operationId);
+      }
+      return this.complete(step, outcome);
+    });
   }
 
   /** The refunded failure of an operation that threw after payment: 503 (Retry-After) when Redis was unavailable, else 500. */
@@ -306,13 +392,18 @@ export class Paywall {
         prior.operationId,
         amount,
       );
-      if (r.kind === 'settled') return { kind: 'settled', payment: r.payment, authKey: ref.authKey, settle: r.settle, marked: Promise.resolve(true) };
+      if (r.kind === 'settled') {
+        // a settlement whose outcome was not seen, found on chain: counted now
+        this.opts.observer?.settled?.({ route: req.route, amount: r.payment.amount });
+        return { kind: 'settled', payment: r.payment, authKey: ref.authKey, settle: r.settle, marked: Promise.resolve(true), resourceUrl: req.resourceUrl };
+      }
     }
     return replay(await this.replays.waitForStored(ref.authKey));
   }
 
-  private refuse(req: ChallengedResource, reason: string | undefined): PaywallStep {
-    return { kind: 'refused', response: this.challenges.refuse(req, reason) };
+  private async refuse(req: ChallengedResource, reason: string | undefined): Promise<PaywallStep> {
+    this.opts.observer?.refused?.({ reason: reason ?? 'invalid_payment' });
+    return { kind: 'refused', response: await this.offered(this.challenges.refuse(req, reason)) };
   }
 }
 

@@ -2,9 +2,11 @@ import type { RefundRecord } from '@acg/schemas';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, http, keccak256, type Account, type Chain, type Hex } from 'viem';
+import { parseTransaction, type Account, type Chain, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { RedisKeys } from '@acg/redis';
+import { deleteFieldsIfEqual, type RedisKeys } from '@acg/redis';
+import type { PaymentObserver } from './observer.js';
+import { TreasurySender, type TransferRecord } from './treasury.js';
 
 /** A payment to give back: operation id, payer, amount (integer USDC base units), original tx. */
 export interface RefundRequest {
@@ -26,10 +28,14 @@ export const REFUND_QUEUE = 'refunds';
  */
 export class RefundQueue {
   private readonly queue: Queue;
+  /**
+   * @param opts.observer - told once per operation when its refund is first recorded (metrics).
+   */
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
     connection: Redis,
+    private readonly opts: { observer?: PaymentObserver } = {},
   ) {
     this.queue = new Queue(REFUND_QUEUE, { connection, prefix: keys.bullPrefix() });
     this.queue.on('error', () => undefined); // a Redis outage surfaces as the failing enqueue
@@ -39,7 +45,10 @@ export class RefundQueue {
   async enqueue(r: RefundRequest): Promise<void> {
     const key = this.keys.refund(r.operationId);
     const created = await this.redis.hsetnx(key, 'status', 'pending');
-    if (created) await this.redis.hset(key, 'amount', r.amount, 'payer', r.payer, 'payment_tx_hash', r.paymentTxHash);
+    if (created) {
+      await this.redis.hset(key, 'amount', r.amount, 'payer', r.payer, 'payment_tx_hash', r.paymentTxHash);
+      this.opts.observer?.refundQueued?.({ amount: r.amount });
+    }
     await this.queue.add('refund', r, {
       jobId: `refund-${r.operationId}`,
       attempts: 20,
@@ -47,6 +56,11 @@ export class RefundQueue {
       removeOnComplete: { age: 7 * 24 * 3600 },
       removeOnFail: false,
     });
+  }
+
+  /** BullMQ job counts of the refund queue by state (`Queue.getJobCounts`), e.g. for queue-depth metrics. */
+  getJobCounts(...types: string[]): Promise<Record<string, number>> {
+    return this.queue.getJobCounts(...(types as Parameters<Queue['getJobCounts']>));
   }
 
   close(): Promise<void> {
@@ -98,60 +112,58 @@ export interface RefundWorkerOptions {
   /** USDC contract address. */
   asset: `0x${string}`;
   log: Logger;
+  /** Told of each refund sent and each failed attempt (metrics). */
+  observer?: PaymentObserver;
 }
 
 /**
- * Processes refunds: a USDC `transfer(payer, amount)` from the treasury. Exactly once: the
- * transaction is signed and stored in Redis before it is broadcast, so a retry after a crash
- * rebroadcasts the same signed transaction (same nonce) instead of signing a second transfer.
- * Concurrency 1, so treasury nonces never collide.
+ * The signed refund transaction of an operation, kept in its refund record (`raw_tx`, `tx_hash`,
+ * `nonce`): the {@link TransferRecord} that makes the refund exactly once.
+ */
+export function refundTransferRecord(redis: Redis, keys: RedisKeys, operationId: string): TransferRecord {
+  const key = keys.refund(operationId);
+  return {
+    async load() {
+      const [raw, hash, nonce] = await redis.hmget(key, 'raw_tx', 'tx_hash', 'nonce');
+      if (!raw || !hash) return undefined;
+      // records signed before the nonce was stored: the nonce is in the signed bytes
+      return { raw: raw as Hex, hash: hash as Hex, nonce: nonce ? Number(nonce) : (parseTransaction(raw as Hex).nonce ?? 0) };
+    },
+    async save(t) {
+      await redis.hset(key, 'raw_tx', t.raw, 'tx_hash', t.hash, 'nonce', String(t.nonce));
+    },
+    async clear(hash) {
+      await deleteFieldsIfEqual(redis, { key, field: 'tx_hash', expected: hash, fields: ['raw_tx', 'tx_hash', 'nonce'] });
+    },
+  };
+}
+
+/**
+ * Processes refunds: a USDC `transfer(payer, amount)` from the treasury through a
+ * {@link TreasurySender}. Exactly once: the transaction is signed and stored in the refund record
+ * before it is broadcast, so a retry after a crash rebroadcasts the same signed transaction (same
+ * nonce) instead of signing a second transfer, and re-signs only once that nonce was provably
+ * taken by another transaction. Treasury nonces never collide with other senders of the same
+ * treasury (provider payouts, other workers): fresh sends hold the treasury send lock. A reverted
+ * transfer is forgotten and retried (BullMQ backoff).
  */
 export function startRefundWorker(o: RefundWorkerOptions): Worker {
-  const transport = http(o.rpcUrl, { retryCount: 1 });
-  const publicClient = createPublicClient({ chain: o.chain, transport, pollingInterval: 250 });
-  const wallet = createWalletClient({ account: o.treasury, chain: o.chain, transport });
+  const sender = new TreasurySender({ redis: o.redis, keys: o.keys, rpcUrl: o.rpcUrl, chain: o.chain, treasury: o.treasury, asset: o.asset });
 
   const process = async (job: Job<RefundRequest>) => {
     const r = job.data;
     const key = o.keys.refund(r.operationId);
     const rec = await o.redis.hgetall(key);
     if (rec.status === 'sent') return rec.tx_hash;
-    let raw = rec.raw_tx as `0x${string}` | undefined;
-    let hash = rec.tx_hash as `0x${string}` | undefined;
-    if (raw && hash) {
-      const receipt = await publicClient.getTransactionReceipt({ hash }).catch(() => undefined);
-      if (!receipt) {
-        try {
-          await publicClient.sendRawTransaction({ serializedTransaction: raw });
-        } catch (e) {
-          const msg = String((e as Error).message).toLowerCase();
-          if (msg.includes('nonce too low')) {
-            // The nonce was consumed by another transaction: sign anew on the next attempt.
-            await o.redis.hdel(key, 'raw_tx', 'tx_hash');
-            throw new Error('refund nonce was used by another transaction; re-signing');
-          }
-          if (!msg.includes('already known')) throw new Error('refund broadcast failed');
-        }
-      }
-    } else {
-      const request = await wallet.prepareTransactionRequest({
-        to: o.asset,
-        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [r.payer, BigInt(r.amount)] }),
-        chain: o.chain,
-        account: o.treasury,
-      });
-      raw = await wallet.signTransaction(request as never);
-      hash = keccak256(raw);
-      await o.redis.hset(key, 'raw_tx', raw, 'tx_hash', hash);
-      await publicClient.sendRawTransaction({ serializedTransaction: raw });
-    }
-    const receipt = await publicClient.waitForTransactionReceipt({ hash: hash!, timeout: 60_000 });
-    if (receipt.status !== 'success') {
-      await o.redis.hdel(key, 'raw_tx', 'tx_hash');
+    const record = refundTransferRecord(o.redis, o.keys, r.operationId);
+    const { hash, status } = await sender.transferOnce({ to: r.payer, amount: BigInt(r.amount), record });
+    if (status !== 'success') {
+      await record.clear(hash);
       throw new Error('refund transfer reverted');
     }
-    await o.redis.hset(key, 'status', 'sent', 'sent_at', new Date().toISOString());
+    await o.redis.hset(key, 'status', 'sent', 'tx_hash', hash, 'sent_at', new Date().toISOString());
     o.log.info({ operationId: r.operationId, tx_hash: hash, amount: r.amount }, 'refund sent');
+    o.observer?.refundSent?.({ amount: r.amount });
     return hash;
   };
 
@@ -160,7 +172,10 @@ export function startRefundWorker(o: RefundWorkerOptions): Worker {
     prefix: o.keys.bullPrefix(),
     concurrency: 1,
   });
-  worker.on('failed', (job, err) => o.log.warn({ jobId: job?.id, err: err.message.slice(0, 200) }, 'refund attempt failed'));
+  worker.on('failed', (job, err) => {
+    o.observer?.refundAttemptFailed?.();
+    o.log.warn({ jobId: job?.id, err: err.message.slice(0, 200) }, 'refund attempt failed');
+  });
   return worker;
 }
 
@@ -172,7 +187,7 @@ export interface StartRefundsOptions extends Omit<RefundWorkerOptions, 'treasury
 
 /**
  * Starts the refund worker ({@link startRefundWorker}: USDC transfers treasury → payer) of a
- * process, logging as `module: refunds`; a worker error (e.g. Redis unavailable; it reconnects) is
+ * process, logging as `component: refunds`; a worker error (e.g. Redis unavailable; it reconnects) is
  * logged as a warning without upstream detail beyond 200 characters.
  *
  * @returns the BullMQ worker, or undefined when `treasuryPrivateKey` is unset.
@@ -183,7 +198,7 @@ export interface StartRefundsOptions extends Omit<RefundWorkerOptions, 'treasury
 export function startRefunds(o: StartRefundsOptions): Worker | undefined {
   const { treasuryPrivateKey, ...rest } = o;
   if (!treasuryPrivateKey) return undefined;
-  const worker = startRefundWorker({ ...rest, treasury: privateKeyToAccount(treasuryPrivateKey), log: o.log.child({ module: 'refunds' }) });
+  const worker = startRefundWorker({ ...rest, treasury: privateKeyToAccount(treasuryPrivateKey), log: o.log.child({ component: 'refunds' }) });
   worker.on('error', (err) => o.log.warn({ err: String(err?.message ?? err).slice(0, 200) }, 'refund worker error (e.g. Redis unavailable); it reconnects'));
   return worker;
 }

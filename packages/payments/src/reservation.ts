@@ -3,6 +3,7 @@ import {
   isRedisUnavailable,
   readAuthorization,
   releaseAuthorization,
+  releaseBinding,
   reserveAuthorization,
   retryWhileRedisUnavailable,
   transitionAuthorization,
@@ -87,12 +88,25 @@ export class Reservations {
   }
 
   /**
+   * Unbinds Idempotency-Keys and payment identifiers (`bindingKeys`) that still point to `authKey`,
+   * after its payment was refused before it was charged. Best effort: a binding left behind only
+   * keeps its key unusable until it expires.
+   */
+  async unbind(bindingKeys: readonly string[], authKey: string): Promise<void> {
+    for (const bindingKey of bindingKeys) {
+      await releaseBinding(this.redis, { bindingKey, authKey }).catch((e) =>
+        this.log.warn({ err: (e as Error).message?.slice(0, 200) }, 'could not unbind a refused payment'),
+      );
+    }
+  }
+
+  /**
    * Runs a Redis step taken before settlement. When it fails because Redis is unavailable, the
    * reservation may or may not exist: once Redis is back it is released (compare-and-set on this
    * operation id, in the background), so a retry of the payment is not held up; nothing was
    * charged. The error is rethrown (503).
    */
-  private async beforeSettlement<T>(authKey: string, operationId: string, step: () => Promise<T>): Promise<T> {
+  async beforeSettlement<T>(authKey: string, operationId: string, step: () => Promise<T>): Promise<T> {
     try {
       return await step();
     } catch (e) {

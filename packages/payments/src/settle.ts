@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { chainFailedDuring, unlessChainLost, type PaymentChainMonitor } from './chainHealth.js';
 import { PaymentChainUnavailableError, PaymentInProgressError } from './errors.js';
 import type { AuthorizationRef, Reservations } from './reservation.js';
+import { inSpan } from './tracing.js';
 
 /** The settled payment handed to the paid operation. */
 export interface SettledPayment {
@@ -47,7 +48,17 @@ export class Settlement {
     private readonly chain?: PaymentChainMonitor,
   ) {}
 
-  async verify(payload: PaymentPayload, matched: PaymentRequirements): Promise<VerifyResponse> {
+  /** Asks the facilitator whether the payment is valid (span `verify`). */
+  verify(payload: PaymentPayload, matched: PaymentRequirements): Promise<VerifyResponse> {
+    return inSpan('verify', { 'x402.network': matched.network }, async (span) => {
+      const verified = await this.verifyOnce(payload, matched);
+      span.setAttribute('x402.valid', verified.isValid);
+      if (!verified.isValid && verified.invalidReason) span.setAttribute('x402.reason', verified.invalidReason);
+      return verified;
+    });
+  }
+
+  private async verifyOnce(payload: PaymentPayload, matched: PaymentRequirements): Promise<VerifyResponse> {
     const started = Date.now();
     try {
       const verified = await unlessChainLost(this.chain, started, this.server.verifyPayment(payload, matched));
@@ -65,8 +76,17 @@ export class Settlement {
     }
   }
 
-  /** Settles a payment reserved by `operationId` (see the class comment for each outcome). */
-  async settle(ref: AuthorizationRef, operationId: string, payload: PaymentPayload, matched: PaymentRequirements): Promise<SettleResult> {
+  /** Settles a payment reserved by `operationId` (see the class comment for each outcome; span `settle`). */
+  settle(ref: AuthorizationRef, operationId: string, payload: PaymentPayload, matched: PaymentRequirements): Promise<SettleResult> {
+    return inSpan('settle', { 'x402.network': matched.network, 'acg.operation_id': operationId, 'x402.amount': matched.amount }, async (span) => {
+      const result = await this.settleOnce(ref, operationId, payload, matched);
+      if (result.kind === 'settled') span.setAttribute('x402.transaction', result.settle.transaction);
+      else span.setAttribute('x402.reason', result.reason ?? 'refused');
+      return result;
+    });
+  }
+
+  private async settleOnce(ref: AuthorizationRef, operationId: string, payload: PaymentPayload, matched: PaymentRequirements): Promise<SettleResult> {
     const { authKey } = ref;
     const started = Date.now();
     let settle: SettleResponse;

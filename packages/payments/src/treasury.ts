@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto';
+import { releaseLease, takeLease, type RedisKeys } from '@acg/redis';
+import type { Redis } from 'ioredis';
+import {
+  BaseError,
+  createPublicClient,
+  createWalletClient,
+  encodeFunctionData,
+  erc20Abi,
+  http,
+  keccak256,
+  type Account,
+  type Chain,
+  type Hex,
+  type PublicClient,
+  type TransactionReceipt,
+} from 'viem';
+
+/** A signed treasury transaction as stored before it is broadcast: raw bytes, hash and nonce. */
+export interface SignedTransfer {
+  raw: Hex;
+  hash: Hex;
+  nonce: number;
+}
+
+/**
+ * Where one transfer keeps its signed transaction (a refund record, a payout record): the durable
+ * half of exactly-once. `save` must be durable before it resolves (it runs before the broadcast).
+ */
+export interface TransferRecord {
+  load(): Promise<SignedTransfer | undefined>;
+  save(signed: SignedTransfer): Promise<void>;
+  /**
+   * Forgets the signed transaction `hash` (its nonce went to another transaction, or it reverted)
+   * so the next attempt signs anew; a no-op when the record holds another transaction by now
+   * (compare-and-delete: a stale caller never erases what another process stored).
+   */
+  clear(hash: Hex): Promise<void>;
+}
+
+/** Test hooks of {@link TreasurySender.transferOnce} (crash simulation). */
+export interface TransferHooks {
+  /** Runs after the signed transaction is stored and before it is broadcast; a throw stops there, as a crash would. */
+  afterSign?(signed: SignedTransfer): void | Promise<void>;
+}
+
+/** How a transfer ended on chain: mined with `success`, or mined and `reverted`. */
+export interface TransferOutcome {
+  hash: Hex;
+  status: 'success' | 'reverted';
+}
+
+/** The transfer would revert (e.g. the treasury lacks USDC): found while preparing, so nothing was signed or sent. */
+export class TransferWouldRevertError extends Error {
+  override name = 'TransferWouldRevertError';
+}
+
+export interface TreasurySenderOptions {
+  redis: Redis;
+  keys: RedisKeys;
+  rpcUrl: string;
+  chain: Chain;
+  /** The treasury account (TREASURY_PRIVATE_KEY). */
+  treasury: Account;
+  /** USDC contract address. */
+  asset: `0x${string}`;
+  /** Lease on the send lock, ms (default 60 000): a sender that dies holding it blocks others this long at most. */
+  lockMs?: number;
+  /** How long to wait for a receipt, ms (default 60 000). */
+  receiptTimeoutMs?: number;
+  /** How long to wait, after a broadcast, for the node's pending nonce to move past it before releasing the lock, ms (default 5 000). */
+  pendingNonceWaitMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Sends USDC transfers from the treasury, exactly once per {@link TransferRecord}, safely from any
+ * number of processes (the refund worker and the provider payouts both use it).
+ *
+ * Nonces: every fresh send takes the Redis lease `RedisKeys.treasurySendLock(address)` around
+ * prepare (nonce = the node's `pending` transaction count) → sign → store → broadcast → wait until
+ * the node's pending count has moved past that nonce, then releases it. So two senders never sign
+ * the same nonce while both are alive; a sender that dies holding the lease blocks others for at
+ * most `lockMs`.
+ *
+ * Exactly once: the signed transaction is stored in the record before it is broadcast. A later
+ * attempt with a stored transaction first looks for its receipt; without one it reads the
+ * treasury's mined nonce: not yet past ours → rebroadcast the same bytes (same nonce, same hash:
+ * it can only be mined once); past ours and still no receipt (checked again, so a transaction
+ * mined meanwhile is not missed) → that nonce went to another transaction, so ours can never be
+ * mined, and only then is a new one signed (under the lock, only into an empty record, and the
+ * old one is cleared only if it is still the one checked). At any time a record has at most one
+ * signed transaction that can still be mined, even with two attempts on one record at once.
+ */
+export class TreasurySender {
+  readonly address: `0x${string}`;
+  readonly publicClient: PublicClient;
+  private readonly wallet;
+  private readonly lockKey: string;
+
+  constructor(private readonly o: TreasurySenderOptions) {
+    const transport = http(o.rpcUrl, { retryCount: 1 });
+    this.publicClient = createPublicClient({ chain: o.chain, transport, pollingInterval: 250 }) as PublicClient;
+    this.wallet = createWalletClient({ account: o.treasury, chain: o.chain, transport });
+    this.address = o.treasury.address;
+    this.lockKey = o.keys.treasurySendLock(o.treasury.address);
+  }
+
+  /**
+   * Transfers `amount` (integer USDC base units) to `to`, once for this `record`, and waits for the
+   * receipt. Idempotent: call it again after any failure or crash with the same record.
+   *
+   * @returns the mined transaction and its status (`reverted`: the caller decides, e.g. `record.clear(hash)` and retry).
+   * @throws {TransferWouldRevertError} nothing was signed: the transfer would revert (e.g. treasury balance too low).
+   * @throws {Error} RPC unreachable, lock not obtained, receipt timeout...: retry later with the same record.
+   */
+  async transferOnce(p: { to: `0x${string}`; amount: bigint; record: TransferRecord; hooks?: TransferHooks }): Promise<TransferOutcome> {
+    let signed = await p.record.load();
+    if (signed) {
+      const receipt = await this.receipt(signed.hash);
+      if (receipt) return this.outcome(receipt);
+      const mined = await this.publicClient.getTransactionCount({ address: this.address, blockTag: 'latest' });
+      if (mined > signed.nonce) {
+        const again = await this.receipt(signed.hash);
+        if (again) return this.outcome(again);
+        // the nonce went to another transaction: ours can never be mined; sign anew
+        await p.record.clear(signed.hash);
+        signed = undefined;
+      } else {
+        await this.broadcast(signed.raw);
+      }
+    }
+    signed ??= await this.signAndSend(p);
+    const receipt = await this.publicClient.waitForTransactionReceipt({ hash: signed.hash, timeout: this.o.receiptTimeoutMs ?? 60_000 });
+    return this.outcome(receipt);
+  }
+
+  /** Runs `fn` holding the treasury send lock (waits for it up to twice `lockMs`). */
+  async withSendLock<T>(fn: () => Promise<T>): Promise<T> {
+    const holder = randomUUID();
+    const leaseMs = this.o.lockMs ?? 60_000;
+    const deadline = Date.now() + 2 * leaseMs;
+    let wait = 25;
+    while (!(await takeLease(this.o.redis, { leaseKey: this.lockKey, holder, leaseMs }))) {
+      if (Date.now() > deadline) throw new Error('treasury send lock not obtained');
+      await sleep(wait);
+      wait = Math.min(wait * 2, 500);
+    }
+    try {
+      return await fn();
+    } finally {
+      await releaseLease(this.o.redis, { leaseKey: this.lockKey, holder }).catch(() => undefined);
+    }
+  }
+
+  private signAndSend(p: { to: `0x${string}`; amount: bigint; record: TransferRecord; hooks?: TransferHooks }): Promise<SignedTransfer> {
+    return this.withSendLock(async () => {
+      // signing happens only here, under the lock, and only for an empty record: a transaction
+      // another attempt stored meanwhile is used (waited for, rebroadcast later), never doubled
+      const stored = await p.record.load();
+      if (stored) {
+        await this.broadcast(stored.raw).catch(() => undefined); // the same bytes: harmless if already sent
+        return stored;
+      }
+      const nonce = await this.publicClient.getTransactionCount({ address: this.address, blockTag: 'pending' });
+      const request = await this.wallet
+        .prepareTransactionRequest({
+          to: this.o.asset,
+          data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [p.to, p.amount] }),
+          nonce,
+          chain: this.o.chain,
+          account: this.o.treasury,
+        })
+        .catch((e: unknown) => {
+          if (isRevert(e)) throw new TransferWouldRevertError('the transfer would revert (treasury balance too low?)');
+          throw new Error('could not prepare the treasury transfer');
+        });
+      const raw = await this.wallet.signTransaction(request as never);
+      const signed: SignedTransfer = { raw, hash: keccak256(raw), nonce };
+      await p.record.save(signed);
+      await p.hooks?.afterSign?.(signed);
+      await this.broadcast(raw);
+      // release the lock only once the node counts this nonce, so the next sender's `pending` nonce is past it
+      const until = Date.now() + (this.o.pendingNonceWaitMs ?? 5_000);
+      while ((await this.publicClient.getTransactionCount({ address: this.address, blockTag: 'pending' })) <= nonce && Date.now() < until) {
+        await sleep(100);
+      }
+      return signed;
+    });
+  }
+
+  private async broadcast(raw: Hex): Promise<void> {
+    try {
+      await this.publicClient.sendRawTransaction({ serializedTransaction: raw });
+    } catch (e) {
+      const msg = String((e as Error).message).toLowerCase();
+      if (msg.includes('already known') || msg.includes('already imported')) return;
+      if (msg.includes('nonce too low')) throw new Error('treasury transfer nonce already used; reconciled on the next attempt');
+      throw new Error('treasury transfer broadcast failed');
+    }
+  }
+
+  private receipt(hash: Hex): Promise<TransactionReceipt | undefined> {
+    return this.publicClient.getTransactionReceipt({ hash }).catch(() => undefined);
+  }
+
+  private outcome(receipt: TransactionReceipt): TransferOutcome {
+    return { hash: receipt.transactionHash, status: receipt.status === 'success' ? 'success' : 'reverted' };
+  }
+}
+
+function isRevert(e: unknown): boolean {
+  if (!(e instanceof BaseError)) return false;
+  return Boolean(e.walk((x) => (x as Error).name === 'ExecutionRevertedError' || (x as Error).name === 'ContractFunctionRevertedError'));
+}
