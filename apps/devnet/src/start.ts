@@ -3,40 +3,56 @@
  *
  * - Payment chain: `PAYMENT_RPC_URL`, else a local anvil with chain id 8453, real USDC at the Base
  *   address and Multicall3 (port `DEVNET_PAYMENT_PORT`, default 8545, or a free one if taken).
- * - Redis: `REDIS_URL`, else 127.0.0.1:6379 if it answers, else a private redis-server.
+ * - Redis: `REDIS_CLUSTER_NODES` (a Redis Cluster), else `REDIS_URL`, else 127.0.0.1:6379 if it
+ *   answers, else a private redis-server.
  * - Gateway on `GATEWAY_PORT` (default 8080) with the dev accounts: index 0 facilitator (pays gas),
  *   index 1 treasury (payTo, sends refunds), indexes 2-9 funded buyers.
+ * - The example provider (apps/example-provider) as its own child process on `EXAMPLE_PROVIDER_PORT`
+ *   (default 8090, or a free one if taken), wallet dev account 10 (`DEV_ROLES.provider`) unless
+ *   `EXAMPLE_PROVIDER_PRIVATE_KEY` is set, reading the dev chains; it onboards itself through the
+ *   gateway's public API like any third party. Runs with the dev payment chain, or with
+ *   `EXAMPLE_PROVIDER_PRIVATE_KEY`; `EXAMPLE_PROVIDER=off` turns it off.
  * Prints one line per service with its URL. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop everything it
  * started and exit with 128 + the signal number (130, 143, 129); so does the death of the parent
  * process (e.g. `npm` killed), noticed within a second. A second signal exits at once (the managed
  * children are then SIGKILLed by the exit hook of `spawnManaged`).
+ * With the dev payment chain, state lives under a fresh key prefix per run (`acg:dev:<ulid>:`);
+ * the orderly stop deletes that prefix's keys (and only those: SCAN MATCH of the exact prefix,
+ * never FLUSH) from a Redis it did not spawn, so a shared Redis keeps nothing of the run.
+ * `REDIS_KEY_PREFIX` set: the prefix is the user's, and nothing is deleted.
+ * Traces (OpenTelemetry) go to `OTEL_EXPORTER_OTLP_ENDPOINT` when it is set.
  */
 import {
   BUILDER_ENV,
   devDefaultsProblems,
   DEVNET_ENV,
   EnvError,
+  EXAMPLE_PROVIDER_ENV,
   GATEWAY_ENV,
   guardProcess,
   portProblems,
   readEnv,
+  redisClusterProblem,
   redisProblem,
   type PortCheck,
 } from '@acg/env';
 import { builderConfigFromEnv, parseRelayUrls, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '@acg/builder';
 import { configFromEnv, type ConfigDefaults } from '@acg/config';
+import { devReceiptKeys } from '@acg/receipts';
 import { startGateway, type RunningGateway } from '@acg/gateway';
 import { webhookPolicyFromEnv } from '@acg/wallet-monitor';
 import { startWorker, type RunningWorker } from '@acg/worker';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
-import { pino } from 'pino';
+import { createLogger, logPrettyFromEnv, startTracing, type Tracing } from '@acg/observability';
 import { ulid } from 'ulid';
 import {
   BASE_CHAIN_ID,
   devAccount,
   devPrivateKey,
+  deleteKeysWithPrefix,
   DEV_ROLES,
+  freePort,
   isPortFree,
   lendingIndexerConfig,
   resolveRedis,
@@ -50,8 +66,11 @@ import {
   type LendingDevnet,
   type RedisHandle,
 } from '@acg/devnet';
+import { spawnExampleProvider, type ExampleProvider } from './exampleProvider.js';
 
 const env = process.env;
+/** The example provider runs with the dev payment chain (dev wallet), or with a wallet of the user's; `EXAMPLE_PROVIDER=off` stops it. */
+const exampleProviderWanted = env.EXAMPLE_PROVIDER !== 'off' && (!env.PAYMENT_RPC_URL || Boolean(env.EXAMPLE_PROVIDER_PRIVATE_KEY));
 
 /**
  * Every problem of the environment, found before anything boots: each variable's format (zod,
@@ -59,7 +78,7 @@ const env = process.env;
  * `REDIS_URL` (one connection attempt, short timeout). One line per problem, naming the variable.
  */
 async function environmentProblems(): Promise<string[]> {
-  const { values: v, problems } = readEnv({ ...GATEWAY_ENV, ...BUILDER_ENV, ...DEVNET_ENV }, env);
+  const { values: v, problems } = readEnv({ ...GATEWAY_ENV, ...BUILDER_ENV, ...DEVNET_ENV, ...EXAMPLE_PROVIDER_ENV }, env);
   problems.push(...devDefaultsProblems(env));
   try {
     if (env.RELAY_URLS) parseRelayUrls(env.RELAY_URLS);
@@ -75,13 +94,21 @@ async function environmentProblems(): Promise<string[]> {
     { name: 'GATEWAY_PORT', port: v.GATEWAY_PORT ?? 8080, host: env.GATEWAY_HOST || '127.0.0.1' },
     { name: 'BUILDER_PORT', port: v.BUILDER_PORT ?? 8081, host: env.BUILDER_HOST || '127.0.0.1' },
   ];
+  if (v.WORKER_METRICS_PORT) ports.push({ name: 'WORKER_METRICS_PORT', port: v.WORKER_METRICS_PORT, host: env.WORKER_METRICS_HOST || '127.0.0.1' });
   // a dev chain's default port falls back to a free one when taken; a port set explicitly must be free
   if (!env.PAYMENT_RPC_URL && v.DEVNET_PAYMENT_PORT !== undefined) ports.push({ name: 'DEVNET_PAYMENT_PORT', port: v.DEVNET_PAYMENT_PORT });
   if (!env.ETHEREUM_RPC_URL && v.DEVNET_ETHEREUM_PORT !== undefined) ports.push({ name: 'DEVNET_ETHEREUM_PORT', port: v.DEVNET_ETHEREUM_PORT });
   if (!env.ARBITRUM_RPC_URL && v.DEVNET_ARBITRUM_PORT !== undefined) ports.push({ name: 'DEVNET_ARBITRUM_PORT', port: v.DEVNET_ARBITRUM_PORT });
+  if (exampleProviderWanted && v.EXAMPLE_PROVIDER_PORT !== undefined) {
+    ports.push({ name: 'EXAMPLE_PROVIDER_PORT', port: v.EXAMPLE_PROVIDER_PORT, host: v.EXAMPLE_PROVIDER_HOST });
+  }
   const [portIssues, redisIssue] = await Promise.all([
     portProblems(ports.filter((p, i) => ports.findIndex((q) => q.port === p.port) === i)),
-    v.REDIS_URL ? redisProblem('REDIS_URL', v.REDIS_URL) : undefined,
+    v.REDIS_CLUSTER_NODES
+      ? redisClusterProblem('REDIS_CLUSTER_NODES', v.REDIS_CLUSTER_NODES, v.REDIS_URL)
+      : v.REDIS_URL
+        ? redisProblem('REDIS_URL', v.REDIS_URL)
+        : undefined,
   ]);
   return [...problems, ...portIssues, ...(redisIssue ? [redisIssue] : [])];
 }
@@ -92,8 +119,12 @@ if (problems.length > 0) {
   process.exit(2);
 }
 
-const log = pino({ level: env.LOG_LEVEL || 'info', base: { service: 'launcher' } });
+// readable logs by default here (a developer's terminal); LOG_PRETTY=0 gives JSON lines
+const pretty = logPrettyFromEnv(env, true);
+const log = createLogger({ service: 'launcher', level: env.LOG_LEVEL || 'info', pretty });
 const line = (name: string, value: string) => process.stdout.write(`  ${name.padEnd(16)} ${value}\n`);
+// OpenTelemetry traces of all three services (one process, one service.name) when OTEL_EXPORTER_OTLP_ENDPOINT is set
+const tracing: Tracing = startTracing({ serviceName: 'agent-capability-gateway', log });
 
 let anvil: AnvilInstance | undefined;
 let redis: RedisHandle | undefined;
@@ -104,19 +135,30 @@ let relays: DevRelays | undefined;
 let builder: RunningBuilder | undefined;
 let lending: LendingDevnet | undefined;
 let arbitrum: DevChain | undefined;
+let exampleProvider: ExampleProvider | undefined;
 let stopping = false;
 
+/** The per-run key prefix this process made up (deleted from a shared Redis on stop), if any. */
+let runPrefix: string | undefined;
 async function stop(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
     process.stdout.write('\nstopping...\n');
+    await exampleProvider?.stop().catch(() => undefined);
     await gateway?.close().catch(() => undefined);
     await worker?.close().catch(() => undefined);
     await builder?.close().catch(() => undefined);
+    await tracing.shutdown();
     await relays?.close().catch(() => undefined);
     await ethereum?.stop().catch(() => undefined);
     await arbitrum?.stop().catch(() => undefined);
     await anvil?.stop().catch(() => undefined);
+    // this run's keys (its own per-run prefix only; never another prefix, never a FLUSH) leave a shared Redis with it
+    if (runPrefix && redis && !redis.spawned) {
+      const clusterNodes = env.REDIS_CLUSTER_NODES?.split(',').map((n) => n.trim());
+      const removed = await deleteKeysWithPrefix(redis.url, runPrefix, { clusterNodes }).catch(() => undefined);
+      if (removed !== undefined) process.stdout.write(`removed ${removed} Redis keys of this run (prefix ${runPrefix})\n`);
+    }
     await redis?.stop().catch(() => undefined);
   }
   process.exit(code);
@@ -130,7 +172,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 watchParent(() => void stop(128 + osConstants.signals.SIGHUP));
 
 try {
-  const defaults: ConfigDefaults = { payment: {} };
+  const defaults: ConfigDefaults = { payment: {}, logPretty: pretty };
   if (!env.PAYMENT_RPC_URL) {
     const wanted = Number(env.DEVNET_PAYMENT_PORT || 8545);
     const port = (await isPortFree(wanted)) ? wanted : undefined;
@@ -138,7 +180,10 @@ try {
     const chain = await setupPaymentChain(anvil.rpcUrl);
     // State only means something with this chain: a fresh key prefix per run, so a shared Redis
     // never replays an earlier run's jobs or refunds onto a new chain (REDIS_KEY_PREFIX overrides).
-    defaults.keyPrefix = `acg:dev:${ulid()}:`;
+    // (hash-tagged on a Redis Cluster: README "Operating")
+    defaults.keyPrefix = env.REDIS_CLUSTER_NODES ? `{acg:dev:${ulid()}}:` : `acg:dev:${ulid()}:`;
+    // removed on stop, unless REDIS_KEY_PREFIX names the prefix (then the keys are the operator's)
+    if (!env.REDIS_KEY_PREFIX) runPrefix = defaults.keyPrefix;
     defaults.payment = {
       rpcUrl: anvil.rpcUrl,
       payTo: chain.treasury.address,
@@ -165,8 +210,12 @@ try {
     // embedded defaults are a development setup: webhooks may go to http://127.0.0.1 receivers (WEBHOOK_POLICY overrides)
     // a key per run encrypts webhook signing secrets at rest (WEBHOOK_SECRET_KEY overrides; production must set one)
     defaults.walletMonitor = { webhookPolicy: 'development', webhookSecretKey: randomBytes(32).toString('hex') };
+    // development receipt keys (stable, neither the treasury's nor the facilitator's); RECEIPT_JWS_KEY and RECEIPT_SIGNING_KEY override
+    defaults.receipts = devReceiptKeys();
   }
-  redis = await resolveRedis({ url: env.REDIS_URL, log: (msg) => log.info(msg) });
+  redis = env.REDIS_CLUSTER_NODES
+    ? { url: env.REDIS_URL || `redis://${env.REDIS_CLUSTER_NODES.split(',')[0].trim()}`, spawned: false, stop: async () => undefined }
+    : await resolveRedis({ url: env.REDIS_URL, log: (msg) => log.info(msg) });
   defaults.redisUrl = redis.url;
   if (!env.RELAY_URLS) relays = await startDevRelays();
   const builderPort = Number(env.BUILDER_PORT || 8081);
@@ -180,17 +229,58 @@ try {
       ...(relays ? { relays: relays.relays } : {}),
       devMining: Boolean(ethereum),
       slotMs: 12_000,
+      logPretty: pretty,
     }),
-    { log: pino({ level: config.logLevel, base: { service: 'builder' } }) },
+    { log: createLogger({ service: 'builder', level: config.logLevel, pretty }) },
   );
-  // one process (DESIGN 1): the worker runs the job runner and the refunds; the gateway serves HTTP
+  // one process (DESIGN 1): the worker runs the job runner, the refunds and the provider payouts; the gateway serves HTTP
   worker = await startWorker(config, {
-    log: pino({ level: config.logLevel, base: { service: 'worker' } }),
+    log: createLogger({ service: 'worker', level: config.logLevel, pretty }),
     ...(lending && config.chains.ethereum
       ? { liquidations: { chain: 'ethereum' as const, rpcUrl: config.chains.ethereum, ...lendingIndexerConfig(lending.deployment) } }
       : {}),
   });
-  gateway = await startGateway(config, { log: pino({ level: config.logLevel, base: { service: 'gateway' } }), refundWorker: false });
+  gateway = await startGateway(config, { log: createLogger({ service: 'gateway', level: config.logLevel, pretty }), refundWorker: false });
+
+  // the example provider: its own process, onboarded through the gateway's public API (DESIGN "Providers")
+  let exampleProviderLine = 'off (EXAMPLE_PROVIDER=off, or PAYMENT_RPC_URL without EXAMPLE_PROVIDER_PRIVATE_KEY)';
+  if (exampleProviderWanted) {
+    const http = (url: string | undefined) => (url && /^https?:/.test(url) ? url : undefined);
+    // a port set explicitly was checked free before boot; the default falls back to a free one when taken
+    const wanted = Number(env.EXAMPLE_PROVIDER_PORT || 8090);
+    const port = env.EXAMPLE_PROVIDER_PORT || (await isPortFree(wanted)) ? wanted : await freePort();
+    const wallet = env.EXAMPLE_PROVIDER_PRIVATE_KEY ? 'EXAMPLE_PROVIDER_PRIVATE_KEY' : `dev account ${DEV_ROLES.provider}`;
+    try {
+      exampleProvider = await spawnExampleProvider({
+        gatewayUrl: gateway.url,
+        privateKey: env.EXAMPLE_PROVIDER_PRIVATE_KEY || devPrivateKey(DEV_ROLES.provider),
+        port,
+        host: env.EXAMPLE_PROVIDER_HOST || undefined,
+        rpcUrls: {
+          base: http(env.EXAMPLE_PROVIDER_RPC_BASE || config.chains.base),
+          ethereum: http(env.EXAMPLE_PROVIDER_RPC_ETHEREUM || config.chains.ethereum),
+          arbitrum: http(env.EXAMPLE_PROVIDER_RPC_ARBITRUM || config.chains.arbitrum),
+        },
+        logLevel: config.logLevel,
+      });
+      // the first attempt answers at once (the gateway is up); later retries report below
+      const outcome = await exampleProvider.firstOutcome(15_000);
+      const who = `${wallet} ${exampleProvider.address}`;
+      exampleProviderLine =
+        outcome?.event === 'registered'
+          ? `${exampleProvider.url} (provider ${outcome.provider_id}, ${outcome.capabilities.map((c) => c.id).join(', ')}; ${who})`
+          : `${exampleProvider.url} (${who}; onboarding ${outcome?.event === 'onboarding_failed' ? 'refused' : 'retrying'}: ${outcome?.detail ?? 'no answer yet'})`;
+      exampleProvider.onMessage((m) => {
+        if (m.event === 'registered') line('example provider', `${exampleProvider?.url} registered as provider ${m.provider_id}`);
+      });
+      void exampleProvider.process.exited.then((exit) => {
+        if (!stopping) log.warn({ code: exit.code, signal: exit.signal }, 'the example provider exited');
+      });
+    } catch (e) {
+      // the example provider is a demonstration: its failure does not stop the gateway
+      exampleProviderLine = `not running: ${(e as Error).message}`;
+    }
+  }
 
   process.stdout.write('\nAgent capability gateway is up:\n');
   line('gateway', gateway.url);
@@ -198,17 +288,32 @@ try {
   line('registry', `${gateway.url}/registry`);
   line('openapi', `${gateway.url}/openapi.json`);
   line('health', `${gateway.url}/status/health`);
+  line(
+    'metrics',
+    `${gateway.url}/metrics, ${builder.url}/metrics${worker.metrics.server ? `, ${worker.metrics.server.url}` : ' (worker: set WORKER_METRICS_PORT)'}${config.metrics.token ? ' (METRICS_TOKEN)' : ''}`,
+  );
   line('builder', `${builder.rpcUrl} (eth_sendBundle, BLS ${builder.blsPublicKey.slice(0, 18)}…)`);
   line('relays', relays ? `${relays.relays.length} local dev relays: ${relays.relayUrls}` : 'RELAY_URLS');
   line('ethereum chain', `${config.chains.ethereum ?? 'not configured'}${ethereum ? ' (chain 1, local anvil)' : ''}`);
   line('payment chain', `${config.payment.rpcUrl} (eip155:${config.payment.chain.id}${anvil ? ', local anvil' : ''})`);
   line('USDC', config.payment.asset);
-  line('redis', `${redis.url}${redis.spawned ? ' (private, spawned)' : ''}, key prefix ${config.keyPrefix}`);
+  line(
+    'redis',
+    `${config.redisClusterNodes ? `cluster ${config.redisClusterNodes.join(',')}` : redis.url}${redis.spawned ? ' (private, spawned)' : ''}, key prefix ${config.keyPrefix}${runPrefix && !redis.spawned ? ' (this run only: deleted at stop)' : ''}`,
+  );
+  line('traces', tracing.enabled ? `${tracing.url} (OTLP/HTTP)` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)');
   line(
     'worker',
     `in-process: ${worker.workers.map((w) => w.name).join(', ')}${worker.indexer ? ', liquidation indexer' : ''}${worker.walletMonitor ? `, wallet monitor (${worker.walletMonitor.watchers.length} chain watchers, webhook policy ${config.walletMonitor?.webhookPolicy})` : ''}`,
   );
+  line(
+    'payouts',
+    worker.payouts
+      ? `provider payouts every ${config.providers.payoutIntervalSeconds} s from the treasury (min ${Number(config.providers.payoutMinBaseUnits) / 1e6} USDC, fee ${config.providers.feeBps} bps, dispute window ${config.providers.disputeWindowSeconds} s)${config.adminToken ? '' : '; ADMIN_TOKEN unset: no admin routes'}`
+      : 'off',
+  );
   line('arbitrum chain', `${config.chains.arbitrum ?? 'not configured'}${arbitrum ? ' (chain 42161, local anvil)' : ''}`);
+  line('example provider', exampleProviderLine);
   if (lending)
     line(
       'lending',

@@ -1,13 +1,35 @@
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, resolveRedis, sleep, type RedisHandle } from '@acg/devnet';
+import { devPrivateKey, freePort, resolveRedis, sleep, type RedisHandle } from '@acg/devnet';
+import { Redis } from 'ioredis';
 import { descendants, isListening, runNpmStart, stillRunning, type Launcher } from './launcher.js';
 
 let redis: RedisHandle | undefined;
+let client: Redis | undefined;
 const launchers: Launcher[] = [];
 const spawned: number[] = [];
 
+/** Keys of other deployments on the same Redis, written before any run: a run's stop must leave them as they are. */
+const FOREIGN = { 'acg:dev:01J0THERRUN0000000000000000:exe:x': 'another run', 'acg:keep': 'production-like prefix', 'other:acg:dev:x': 'unrelated' };
+
+/** Every key under `prefix` (SCAN; the test's own private Redis). */
+async function keysUnder(prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await client!.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    found.push(...keys);
+  } while (cursor !== '0');
+  return found;
+}
+
 beforeAll(async () => {
   redis = await resolveRedis({ preferPrivate: true });
+  client = new Redis(redis.url);
+  for (const [k, v] of Object.entries(FOREIGN)) await client.set(k, v);
 });
 
 afterAll(async () => {
@@ -19,42 +41,81 @@ afterAll(async () => {
       // gone
     }
   }
+  client?.disconnect();
   await redis?.stop();
 });
 
 describe('npm start', () => {
-  // SIGTERM: npm forwards it to its child; SIGHUP and SIGKILL: npm dies alone and the launcher notices
-  it.each(['SIGTERM', 'SIGHUP', 'SIGKILL'] as const)('%s to npm stops every process it started and closes every port', { timeout: 300_000 }, async (signal) => {
-    const ports = {
-      GATEWAY_PORT: await freePort(),
-      BUILDER_PORT: await freePort(),
-      DEVNET_PAYMENT_PORT: await freePort(),
-      DEVNET_ETHEREUM_PORT: await freePort(),
-      DEVNET_ARBITRUM_PORT: await freePort(),
-    };
-    const launcher = runNpmStart({ ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), REDIS_URL: redis!.url, LOG_LEVEL: 'warn' });
-    launchers.push(launcher);
-    await launcher.waitFor('Ctrl-C stops everything', 240_000);
+  // SIGINT (Ctrl-C) and SIGTERM: npm forwards them to its child; SIGHUP and SIGKILL: npm dies alone and the launcher notices
+  it.each(['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGKILL'] as const)(
+    "%s to npm stops every process it started, closes every port and deletes the run's keys",
+    { timeout: 300_000 },
+    async (signal) => {
+      const ports = {
+        GATEWAY_PORT: await freePort(),
+        BUILDER_PORT: await freePort(),
+        DEVNET_PAYMENT_PORT: await freePort(),
+        DEVNET_ETHEREUM_PORT: await freePort(),
+        DEVNET_ARBITRUM_PORT: await freePort(),
+        EXAMPLE_PROVIDER_PORT: await freePort(),
+      };
+      const launcher = runNpmStart({ ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), REDIS_URL: redis!.url, LOG_LEVEL: 'warn' });
+      launchers.push(launcher);
+      await launcher.waitFor('Ctrl-C stops everything', 240_000);
 
-    const tree = descendants(launcher.child.pid!);
-    spawned.push(...tree.map((r) => r.pid));
-    expect(tree.filter((r) => /\banvil\b/.test(r.args))).toHaveLength(3);
-    const relayPorts = [...launcher.output().matchAll(/=http:\/\/127\.0\.0\.1:(\d+)/g)].map((m) => Number(m[1]));
-    expect(relayPorts).toHaveLength(4);
-    const allPorts = [...Object.values(ports), ...relayPorts];
-    for (const port of allPorts) expect(await isListening(port), `port ${port}`).toBe(true);
+      // this run's own key prefix, on a Redis the launcher did not spawn: it holds the run's state now
+      const prefix = launcher.output().match(/key prefix (acg:dev:[0-9A-Z]{26}:) \(this run only: deleted at stop\)/)?.[1];
+      expect(prefix, launcher.output()).toBeDefined();
+      expect((await keysUnder(prefix!)).length).toBeGreaterThan(10);
 
-    launcher.child.kill(signal);
-    const exit = await launcher.exited;
-    expect(exit.code === 0 && exit.signal === null).toBe(false); // a signal stop is not a success
+      const tree = descendants(launcher.child.pid!);
+      spawned.push(...tree.map((r) => r.pid));
+      expect(tree.filter((r) => /\banvil\b/.test(r.args))).toHaveLength(3);
+      // the example provider is its own process, listening on its port, with its dev wallet (account 10)
+      expect(tree.filter((r) => /example-provider/.test(r.args))).toHaveLength(1);
+      // ... onboarded through the gateway's public API (challenge, EIP-191, POST /api/v1/providers)
+      expect(launcher.output()).toMatch(
+        new RegExp(
+          `example provider +http://127\\.0\\.0\\.1:${ports.EXAMPLE_PROVIDER_PORT} \\(provider prv_[0-9A-Z]{26}, .*0xBcd4042DE499D14e55001CcbB24a551F3b954096`,
+        ),
+      );
+      if (signal === 'SIGTERM') {
+        // once, end to end: a buyer pays the gateway (x402), which routes the signed call to the provider's process
+        const client = new x402Client();
+        registerExactEvmScheme(client, { signer: privateKeyToAccount(devPrivateKey(6)) });
+        const r = await wrapFetchWithPayment(fetch, client)(`http://127.0.0.1:${ports.GATEWAY_PORT}/api/v1/execute`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ capability_id: 'intelligence.token_metadata', input: { chain: 'base', token: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' } }),
+        });
+        const body = (await r.json()) as { status: string; result: Record<string, unknown>; payment: { amount: string } };
+        expect(r.status, JSON.stringify(body)).toBe(200);
+        expect(body).toMatchObject({ status: 'SUCCEEDED', result: { name: 'USD Coin', symbol: 'USDC', decimals: 6 }, payment: { amount: '2000' } });
+      }
+      const relayPorts = [...launcher.output().matchAll(/=http:\/\/127\.0\.0\.1:(\d+)/g)].map((m) => Number(m[1]));
+      expect(relayPorts).toHaveLength(4);
+      const allPorts = [...Object.values(ports), ...relayPorts];
+      for (const port of allPorts) expect(await isListening(port), `port ${port}`).toBe(true);
 
-    // a generous bound that only detects leftovers (each anvil gets 3 s of SIGTERM grace)
-    const pids = tree.map((r) => r.pid);
-    for (let i = 0; i < 300 && stillRunning(pids).length > 0; i++) await sleep(100);
-    expect(stillRunning(pids).map((pid) => tree.find((r) => r.pid === pid)?.args)).toEqual([]);
-    for (const port of allPorts) expect(await isListening(port), `port ${port}`).toBe(false);
-    if (signal === 'SIGTERM') expect(launcher.output()).toContain('stopping...'); // npm's pipe is gone with npm otherwise
-  });
+      launcher.child.kill(signal);
+      const exit = await launcher.exited;
+      expect(exit.code === 0 && exit.signal === null).toBe(false); // a signal stop is not a success
+
+      // a generous bound that only detects leftovers (each anvil gets 3 s of SIGTERM grace)
+      const pids = tree.map((r) => r.pid);
+      for (let i = 0; i < 300 && stillRunning(pids).length > 0; i++) await sleep(100);
+      expect(stillRunning(pids).map((pid) => tree.find((r) => r.pid === pid)?.args)).toEqual([]);
+      for (const port of allPorts) expect(await isListening(port), `port ${port}`).toBe(false);
+      if (signal === 'SIGTERM' || signal === 'SIGINT') {
+        expect(launcher.output()).toContain('stopping...'); // npm's pipe is gone with npm otherwise
+        expect(launcher.output()).toContain(`Redis keys of this run (prefix ${prefix})`);
+        expect(launcher.output()).toMatch(/removed [1-9]\d* Redis keys of this run/);
+      }
+      // nothing of the run is left in Redis (BullMQ queues included), and nothing else was touched
+      expect(await keysUnder(prefix!)).toEqual([]);
+      for (const [k, v] of Object.entries(FOREIGN)) expect(await client!.get(k), k).toBe(v);
+    },
+  );
 });
 
 describe('npm start with an invalid environment', () => {

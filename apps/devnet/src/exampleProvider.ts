@@ -1,0 +1,107 @@
+/**
+ * `npm start`'s example provider (apps/example-provider) as a child process: spawned, never
+ * imported (apps import no other app), with a Node IPC channel over which it reports its steps
+ * (`listening`, `registered`, `onboarding_retry`, `onboarding_failed`; see its `src/main.ts`).
+ */
+import { spawnManaged, type ManagedProcess } from '@acg/devnet';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** A message from the example provider (its `src/main.ts` documents the shapes). */
+export type ExampleProviderMessage =
+  | { event: 'listening'; url: string; address: string; capabilities: string[] }
+  | { event: 'registered'; provider_id: string; created: boolean; capabilities: { id: string; status: string }[] }
+  | { event: 'onboarding_retry' | 'onboarding_failed'; status?: number; detail: string; attempt: number };
+
+/** The running example provider. */
+export interface ExampleProvider {
+  process: ManagedProcess;
+  /** Its endpoint, e.g. `http://127.0.0.1:8090`. */
+  url: string;
+  /** Its wallet (payout address, result signer). */
+  address: string;
+  /** Resolves with the first onboarding outcome (registered, or a failed attempt), or undefined after `timeoutMs` or when the process exits. */
+  firstOutcome(timeoutMs: number): Promise<Exclude<ExampleProviderMessage, { event: 'listening' }> | undefined>;
+  /** Calls `listener` with every later message. */
+  onMessage(listener: (m: ExampleProviderMessage) => void): void;
+  stop(): Promise<void>;
+}
+
+/** Options of {@link spawnExampleProvider}: the variables its `main.ts` reads. */
+export interface SpawnExampleProviderOptions {
+  gatewayUrl: string;
+  privateKey: string;
+  port: number;
+  host?: string;
+  rpcUrls: { base?: string; ethereum?: string; arbitrum?: string };
+  logLevel: string;
+  /** ms to wait for `listening` (default 30000). */
+  startTimeoutMs?: number;
+}
+
+/**
+ * Spawns the example provider with `node` (`dist/example-provider.js` next to a built
+ * `dist/start.js`, else `node --import tsx apps/example-provider/src/main.ts` from the repository
+ * root), its output forwarded to stderr as `[example-provider] ...`, and waits until it listens.
+ *
+ * @throws {Error} when it exits or says nothing within `startTimeoutMs`; the error carries its last output lines.
+ */
+export async function spawnExampleProvider(opts: SpawnExampleProviderOptions): Promise<ExampleProvider> {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const built = path.join(here, 'example-provider.js');
+  const root = path.resolve(here, '../../..');
+  const [args, cwd] = existsSync(built) ? [[built], here] : [['--import', 'tsx', path.join(root, 'apps/example-provider/src/main.ts')], root];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    GATEWAY_URL: opts.gatewayUrl,
+    EXAMPLE_PROVIDER_PORT: String(opts.port),
+    EXAMPLE_PROVIDER_PRIVATE_KEY: opts.privateKey,
+    LOG_LEVEL: opts.logLevel,
+  };
+  if (opts.host) env.EXAMPLE_PROVIDER_HOST = opts.host;
+  for (const [chain, url] of Object.entries(opts.rpcUrls)) {
+    const name = `EXAMPLE_PROVIDER_RPC_${chain.toUpperCase()}`;
+    if (url) env[name] = url;
+    else delete env[name];
+  }
+  const child = spawnManaged(process.execPath, args, { name: 'example-provider', forward: true, cwd, env, ipc: true });
+
+  const seen: ExampleProviderMessage[] = [];
+  const listeners = new Set<(m: ExampleProviderMessage) => void>();
+  child.child.on('message', (m: ExampleProviderMessage) => {
+    seen.push(m);
+    for (const l of listeners) l(m);
+  });
+  const next = <T extends ExampleProviderMessage>(match: (m: ExampleProviderMessage) => m is T, timeoutMs: number) =>
+    new Promise<T | undefined>((resolve) => {
+      const found = seen.find(match);
+      if (found) return resolve(found);
+      const finish = (m: T | undefined) => {
+        clearTimeout(timer);
+        listeners.delete(listener);
+        resolve(m);
+      };
+      const listener = (m: ExampleProviderMessage) => {
+        if (match(m)) finish(m);
+      };
+      const timer = setTimeout(() => finish(undefined), timeoutMs);
+      listeners.add(listener);
+      void child.exited.then(() => finish(undefined));
+    });
+
+  const listening = await next((m): m is Extract<ExampleProviderMessage, { event: 'listening' }> => m.event === 'listening', opts.startTimeoutMs ?? 30_000);
+  if (!listening) {
+    await child.stop();
+    const tail = child.outputTail().trim().split('\n').slice(-5).join('\n');
+    throw new Error(`the example provider did not start${tail ? `:\n${tail}` : ''}`);
+  }
+  return {
+    process: child,
+    url: listening.url,
+    address: listening.address,
+    firstOutcome: (timeoutMs) => next((m): m is Exclude<ExampleProviderMessage, { event: 'listening' }> => m.event !== 'listening', timeoutMs),
+    onMessage: (listener) => listeners.add(listener),
+    stop: () => child.stop(),
+  };
+}

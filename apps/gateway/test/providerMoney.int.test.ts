@@ -1,0 +1,161 @@
+import { TreasurySender } from '@acg/payments';
+import { runPayoutPass } from '@acg/provider-ledger';
+import { ProviderView } from '@acg/schemas';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { pino } from 'pino';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { registerProvider, startTestProvider, type ReceivedCall } from './providerServer.js';
+import { post, usdcReader } from './x402.js';
+
+/**
+ * A provider's money end to end (DESIGN "Providers"): a paid provider execution through
+ * `POST /api/v1/execute` is credited to the provider ledger (the gateway's default earnings),
+ * shown on `GET /api/v1/providers/{id}`, disputed and refunded on-chain, released, and paid out.
+ */
+
+const ADMIN_TOKEN = `admin-${'m'.repeat(32)}`;
+const PRICE = 500_000n; // 0.5 USDC: share 0.45, fee 0.05
+
+let t: TestGateway;
+let provider: Awaited<ReturnType<typeof startTestProvider>>;
+let usdc: (a: `0x${string}`) => Promise<bigint>;
+const owner = privateKeyToAccount(generatePrivateKey());
+let providerId: string;
+
+beforeAll(async () => {
+  provider = await startTestProvider((call: ReceivedCall) => ({
+    status: 200,
+    body: { result: { upper: String((call.body.input as { text: string }).text).toUpperCase() } },
+  }));
+  t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' }, adminToken: ADMIN_TOKEN } });
+  usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
+  const r = await registerProvider(t.url, owner, {
+    name: 'Money Co',
+    endpoint: provider.url,
+    capabilities: [
+      {
+        name: 'upper_money',
+        description: 'Upper-cases text.',
+        price_usdc: '0.5',
+        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+        output_schema: { type: 'object', properties: { upper: { type: 'string' } }, required: ['upper'] },
+        example_request: { text: 'probe' },
+      },
+    ],
+  });
+  expect(r.status).toBe(201);
+  providerId = r.body.provider_id;
+  provider.setSecret(r.body.signing_secret);
+  provider.signAs(owner, ['intelligence.upper_money']);
+});
+afterAll(async () => {
+  await t?.close();
+  await provider?.close();
+});
+
+async function signIn(account: PrivateKeyAccount | (typeof t.stack.payment.buyers)[number]): Promise<string> {
+  const nonce = await post(`${t.url}/v1/auth/nonce`, { address: account.address });
+  const token = await post(`${t.url}/v1/auth/token`, { message: nonce.body.message, signature: await account.signMessage({ message: nonce.body.message }) });
+  return token.body.access_token;
+}
+
+async function execute(): Promise<string> {
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: t.stack.payment.buyers[0] as never });
+  const res = await wrapFetchWithPayment(fetch, client)(`${t.url}/api/v1/execute`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ capability_id: 'intelligence.upper_money', input: { text: 'hi' } }),
+  });
+  const body = (await res.json()) as { status: string; execution_id: string };
+  expect(body.status).toBe('SUCCEEDED');
+  return body.execution_id;
+}
+
+async function providerView(token: string) {
+  const res = await fetch(`${t.url}/api/v1/providers/${providerId}`, { headers: { authorization: `Bearer ${token}` } });
+  expect(res.status).toBe(200);
+  return ProviderView.parse(await res.json());
+}
+
+async function waitFor<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
+  for (let i = 0; ; i++) {
+    const v = await read();
+    if (done(v)) return v;
+    if (i > 300) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('provider money through the public API', () => {
+  it('credits a paid provider execution, refunds a dispute on-chain, releases another and pays the provider', async () => {
+    const buyer = t.stack.payment.buyers[0];
+    const [buyerToken, ownerToken] = [await signIn(buyer), await signIn(owner)];
+    const ledger = t.gateway.services.providerLedger;
+
+    const disputed = await execute();
+    expect(await ledger.entry(disputed)).toMatchObject({
+      provider_id: providerId,
+      payer: buyer.address,
+      price: PRICE,
+      share: 450_000n,
+      fee: 50_000n,
+      status: 'held',
+    });
+    expect((await providerView(ownerToken)).balance).toEqual({ held: '450000', available: '0', paid: '0' });
+
+    const opened = await post(`${t.url}/api/v1/executions/${disputed}/dispute`, { reason: 'not upper-case enough' }, { authorization: `Bearer ${buyerToken}` });
+    expect(opened.status).toBe(201);
+    expect((await providerView(ownerToken)).disputes).toEqual([opened.body]);
+    // the dispute shows evidence from both sides: the result, the gateway's proof, the provider's signature
+    const read = await fetch(`${t.url}/api/v1/disputes/${opened.body.dispute_id}`, { headers: { authorization: `Bearer ${buyerToken}` } }).then(
+      (r) => r.json() as any,
+    );
+    expect(read.evidence.result).toBeTruthy();
+    expect(read.evidence.proof).toMatch(/^ey[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(read.evidence.provider_signature).toMatch(/^0x[0-9a-f]{130}$/);
+    const paidOnce = await usdc(buyer.address);
+    const refund = await post(`${t.url}/api/v1/disputes/${opened.body.dispute_id}/resolve`, { outcome: 'refund' }, { authorization: `Bearer ${ADMIN_TOKEN}` });
+    expect(refund.status).toBe(200);
+    await waitFor(
+      () => ledger.dispute(opened.body.dispute_id),
+      (d) => d?.view.refund?.status === 'sent',
+    );
+    expect(await usdc(buyer.address)).toBe(paidOnce + PRICE);
+    expect((await providerView(ownerToken)).balance).toEqual({ held: '0', available: '0', paid: '0' });
+
+    const released = await execute();
+    const second = await post(`${t.url}/api/v1/executions/${released}/dispute`, { reason: 'slow' }, { authorization: `Bearer ${buyerToken}` });
+    await post(`${t.url}/api/v1/disputes/${second.body.dispute_id}/resolve`, { outcome: 'release' }, { authorization: `Bearer ${ADMIN_TOKEN}` });
+    expect((await providerView(ownerToken)).balance).toEqual({ held: '0', available: '450000', paid: '0' });
+
+    const { services } = t.gateway;
+    const { config } = t;
+    const report = await runPayoutPass({
+      ledger,
+      redis: services.redis,
+      keys: services.keys,
+      sender: new TreasurySender({
+        redis: services.redis,
+        keys: services.keys,
+        rpcUrl: config.payment.rpcUrl,
+        chain: config.payment.chain,
+        treasury: t.stack.payment.treasury,
+        asset: config.payment.asset,
+      }),
+      minimum: 100_000n,
+      disputeAutoResolveSeconds: config.providers.disputeAutoResolveSeconds,
+      log: pino({ level: 'silent' }),
+    });
+    expect(report.sent).toEqual([expect.objectContaining({ provider_id: providerId, amount: 450_000n })]);
+    expect(await usdc(owner.address)).toBe(450_000n);
+    const view = await providerView(ownerToken);
+    expect(view.balance).toEqual({ held: '0', available: '0', paid: '450000' });
+    expect(view.payouts).toEqual([expect.objectContaining({ amount: '450000', status: 'sent', tx_hash: report.sent[0].tx_hash })]);
+    const totals = await ledger.totals();
+    expect(totals).toMatchObject({ credited: 2n * PRICE, refunded: PRICE, fees: 50_000n, paid: 450_000n });
+  });
+});

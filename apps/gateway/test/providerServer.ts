@@ -1,0 +1,115 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resultSha256, resultSignatureMessage } from '@acg/provider';
+import { Webhook } from 'standardwebhooks';
+import type { LocalAccount } from 'viem';
+
+/** One call the test provider received: headers, parsed body, and whether its Standard Webhooks signature verified with the current secret. */
+export interface ReceivedCall {
+  headers: IncomingHttpHeaders;
+  body: { capability_id: string; execution_id: string; input: unknown };
+  verified: boolean;
+}
+
+/** How the test provider answers a verified call (status and JSON body), or `hang` to never answer within the test's timeouts. */
+export type Answer = { status: number; body: unknown } | 'hang';
+
+/**
+ * A provider endpoint speaking the gateway's wire format (DESIGN "Providers"): GET answers 200
+ * (reachability), POST verifies the Standard Webhooks signature with the `standardwebhooks`
+ * library and answers with `answer(call)`; an unverified call gets 401.
+ */
+export async function startTestProvider(answer: (call: ReceivedCall) => Answer) {
+  const secrets = new Set<string>();
+  /** capability id → the provider account that signs its results (EIP-191, as the provider kit does) */
+  const signers = new Map<string, LocalAccount>();
+  const calls: ReceivedCall[] = [];
+  const hanging = new Set<() => void>();
+  const server = createServer((req, res) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      let verified = false;
+      try {
+        for (const secret of secrets) {
+          try {
+            new Webhook(secret).verify(raw, req.headers as Record<string, string>);
+            verified = true;
+          } catch {
+            // another provider's secret
+          }
+        }
+      } catch {
+        verified = false;
+      }
+      const call: ReceivedCall = { headers: req.headers, body: JSON.parse(raw), verified };
+      calls.push(call);
+      if (!verified) {
+        res.writeHead(401, { 'content-type': 'application/json' }).end('{"detail":"bad signature"}');
+        return;
+      }
+      const a = answer(call);
+      if (a === 'hang') {
+        const end = () => res.destroy();
+        hanging.add(end);
+        return;
+      }
+      void (async () => {
+        const body = a.body as { result?: unknown; signature?: string } | null;
+        const signer = signers.get(call.body.capability_id);
+        if (a.status === 200 && signer && body && typeof body === 'object' && 'result' in body && body.signature === undefined) {
+          body.signature = await signer.signMessage({ message: resultSignatureMessage(call.body.execution_id, resultSha256(body.result)) });
+        }
+        res.writeHead(a.status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      })();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/acg`,
+    calls,
+    /** Signs the results of these capabilities as `account` (the provider's registered address). */
+    signAs(account: LocalAccount, capabilityIds: string[]) {
+      for (const id of capabilityIds) signers.set(id, account);
+    },
+    /** Accepts calls signed with `s` too (one server stands in for several providers). */
+    setSecret(s: string) {
+      secrets.add(s);
+    },
+    async close() {
+      for (const end of hanging) end();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/**
+ * Registers a provider through the public API as a third party does: `POST /api/v1/providers/challenge`,
+ * EIP-191 signature of the message by `account`, then `POST /api/v1/providers` with `body` (name,
+ * endpoint, capabilities). Returns status and parsed body.
+ */
+export async function registerProvider(
+  baseUrl: string,
+  account: LocalAccount,
+  body: Record<string, unknown>,
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const post = async (url: string, json: unknown) => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(json) });
+    return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+  };
+  const c = await post(`${baseUrl}/api/v1/providers/challenge`, { address: account.address });
+  if (c.status !== 200) throw new Error(`challenge failed: ${c.status}`);
+  return post(`${baseUrl}/api/v1/providers`, {
+    address: account.address,
+    message: c.body.message,
+    signature: await account.signMessage({ message: c.body.message }),
+    ...body,
+  });
+}

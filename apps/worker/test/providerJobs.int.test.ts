@@ -1,0 +1,111 @@
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
+import { registerProvider, startTestProvider, type ReceivedCall } from '../../gateway/test/providerServer.js';
+import { post, usdcReader } from '../../gateway/test/x402.js';
+import { startWorker, type RunningWorker } from '../src/index.js';
+
+/**
+ * SPEC 2.8's own job shape (`objective`, `budget_usdc`, `capabilities`, no steps) runs a provider
+ * capability that accepts objectives (DESIGN "Providers", Jobs), in the worker process, which
+ * learns about the provider from Redis like any gateway.
+ */
+
+type Json = any;
+let t: TestGateway;
+let worker: RunningWorker;
+let provider: Awaited<ReturnType<typeof startTestProvider>>;
+let balanceOf: (a: `0x${string}`) => Promise<bigint>;
+
+const report = (call: ReceivedCall) => ({ status: 200, body: { result: { summary: `report for: ${(call.body.input as { objective: string }).objective}` } } });
+
+beforeAll(async () => {
+  provider = await startTestProvider(report);
+  t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' } } });
+  const owner = privateKeyToAccount(generatePrivateKey());
+  const objectiveSchema = { type: 'object', properties: { objective: { type: 'string' } }, required: ['objective'] };
+  const r = await registerProvider(t.url, owner, {
+    name: 'Objective Co',
+    endpoint: provider.url,
+    capabilities: [
+      {
+        name: 'objective_report',
+        description: 'Writes a report for an objective.',
+        price_usdc: '0.003',
+        input_schema: objectiveSchema,
+        output_schema: { type: 'object', properties: { summary: { type: 'string' } }, required: ['summary'] },
+        example_request: { objective: 'probe' },
+        accepts_objective: true,
+      },
+      {
+        name: 'needs_text',
+        description: 'Takes text, not an objective.',
+        price_usdc: '0.001',
+        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+        output_schema: { type: 'object' },
+        example_request: { text: 'probe' },
+      },
+    ],
+  });
+  expect(r.status).toBe(201);
+  provider.setSecret(r.body.signing_secret);
+  provider.signAs(owner, ['intelligence.objective_report', 'intelligence.needs_text']);
+  worker = await startWorker(t.config, { walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
+  balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
+});
+afterAll(async () => {
+  await worker?.close();
+  await t?.close();
+  await provider?.close();
+});
+
+async function waitFor(jobId: string, until: (job: Json) => boolean): Promise<Json> {
+  for (let i = 0; i < 600; i++) {
+    const job = await fetch(`${t.url}/api/v1/jobs/${jobId}`).then((r) => r.json());
+    if (until(job)) return job;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`job ${jobId} did not reach the expected state`);
+}
+
+describe('jobs with an objective', () => {
+  it('runs the objective-accepting provider capability with {objective} and refunds the rest of the budget', async () => {
+    const buyer = t.stack.payment.buyers[7];
+    const before = await balanceOf(buyer.address);
+    const client = new x402Client();
+    registerExactEvmScheme(client, { signer: buyer as never });
+    const res = await wrapFetchWithPayment(fetch, client)(`${t.url}/api/v1/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ objective: 'Summarize wallet 0xabc', budget_usdc: 0.01, capabilities: ['intelligence.objective_report'] }),
+    });
+    expect(res.status).toBe(202);
+    const created = (await res.json()) as Json;
+    const job = await waitFor(created.job_id, (j) => ['succeeded', 'failed'].includes(j.status) && j.refund?.status === 'sent');
+    expect(job.status).toBe('succeeded');
+    expect(job.steps).toHaveLength(1);
+    expect(job.steps[0]).toMatchObject({
+      capability_id: 'intelligence.objective_report',
+      status: 'succeeded',
+      result: { summary: 'report for: Summarize wallet 0xabc' },
+    });
+    const call = provider.calls.find((c) => c.body.execution_id === job.steps[0].execution_id)!;
+    expect(call.verified).toBe(true);
+    expect(call.body.input).toEqual({ objective: 'Summarize wallet 0xabc' });
+    expect(job.spent_base_units).toBe('3000');
+    expect(job.refund).toMatchObject({ status: 'sent', amount: '7000' });
+    expect(before - (await balanceOf(buyer.address))).toBe(3000n);
+  });
+
+  it('refuses, before payment, a job without steps that lists a capability not accepting objectives, naming it', async () => {
+    const r = await post(`${t.url}/api/v1/jobs`, {
+      objective: 'x',
+      budget_usdc: 0.01,
+      capabilities: ['intelligence.objective_report', 'intelligence.needs_text'],
+    });
+    expect(r.status).toBe(422);
+    expect(r.body.errors).toEqual([{ path: ['capabilities', 1], message: 'intelligence.needs_text does not accept an objective: give steps with its input' }]);
+  });
+});

@@ -1,0 +1,215 @@
+import { randomUUID } from 'node:crypto';
+import { TransferWouldRevertError, type SignedTransfer, type TreasurySender } from '@acg/payments';
+import { releaseLease, takeLease, type RedisKeys } from '@acg/redis';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { PayoutRecord, ProviderLedger } from './ledger.js';
+
+/** Test hooks of a payout pass: a throw stops that payout where it is, as a crash there would. */
+export interface PayoutHooks {
+  /** After the payout is reserved in Redis, before anything is signed. */
+  afterReserve?(payout: PayoutRecord): void | Promise<void>;
+  /** After the signed transfer is stored in the payout record, before it is broadcast. */
+  afterSign?(payout: PayoutRecord, signed: SignedTransfer): void | Promise<void>;
+}
+
+/** What a payout pass needs. */
+export interface PayoutPassOptions {
+  ledger: ProviderLedger;
+  redis: Redis;
+  keys: RedisKeys;
+  /** Sends the USDC transfers from the treasury (TREASURY_PRIVATE_KEY); without it nothing is reserved or sent (disputes and maturity still run). */
+  sender?: TreasurySender;
+  /** Smallest payout, integer USDC base units (PROVIDER_PAYOUT_MIN_USDC, default 1.00 = 1 000 000). */
+  minimum: bigint;
+  /** Open disputes older than this are resolved automatically, seconds (PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS, default 604800). */
+  disputeAutoResolveSeconds: number;
+  log: Logger;
+  hooks?: PayoutHooks;
+  /** Run only when the last completed pass is at least this old, seconds (the schedule); an on-demand pass leaves it unset. */
+  dueEverySeconds?: number;
+  /** Clock, unix ms (default `Date.now`). */
+  now?: () => number;
+}
+
+/** One payout a pass finished. `amount` integer USDC base units. */
+export interface PayoutDone {
+  payout_id: string;
+  provider_id: string;
+  amount: bigint;
+  tx_hash: `0x${string}` | null;
+}
+
+/** What one pass did. `ran` false: another process holds the pass lock, or the pass was not due. */
+export interface PayoutPassReport {
+  ran: boolean;
+  /** disputes auto-resolved */
+  disputes: { released: string[]; refunded: string[] };
+  /** dispute refunds enqueued now (crash recovery of a resolution) */
+  refundsEnqueued: string[];
+  /** held entries that became available */
+  matured: number;
+  /** payouts mined (`sent`) */
+  sent: PayoutDone[];
+  /** payouts that reverted or would revert (`failed`, amount back to available) */
+  failed: PayoutDone[];
+  /** payouts left `reserved` for the next pass (RPC error, receipt timeout, a hook) */
+  pending: string[];
+}
+
+/** Lease of the pass lock, ms; extended before each payout. */
+const PASS_LEASE_MS = 10 * 60_000;
+
+/**
+ * One payout pass (DESIGN "Providers": money), under a Redis lease so one process of a deployment
+ * runs at a time:
+ * 1. open disputes older than `disputeAutoResolveSeconds` are resolved: `release` when the provider
+ *    answered, `refund` when not; refunds of resolved disputes not yet enqueued are enqueued;
+ * 2. held entries past their dispute window (undisputed) become available;
+ * 3. payouts left `reserved` by an earlier pass are reconciled (see `TreasurySender.transferOnce`:
+ *    receipt, else rebroadcast of the stored transaction, else re-signed only when its nonce went
+ *    to another transaction);
+ * 4. each provider's available balance of at least `minimum` is reserved (available → reserved,
+ *    `pay_<ULID>`), signed and stored, broadcast, and on its receipt marked `sent` (reserved →
+ *    paid); a reverted transfer is `failed` and its amount available again.
+ *
+ * @returns a {@link PayoutPassReport}; `ran: false` when another pass holds the lock or it is not due.
+ * @throws {Error} Redis unavailable (nothing half-done: every step is atomic or reconciled next pass).
+ */
+export async function runPayoutPass(o: PayoutPassOptions): Promise<PayoutPassReport> {
+  const report: PayoutPassReport = { ran: false, disputes: { released: [], refunded: [] }, refundsEnqueued: [], matured: 0, sent: [], failed: [], pending: [] };
+  const now = o.now ?? Date.now;
+  const leaseKey = o.keys.providerPayoutPass('lock');
+  const holder = randomUUID();
+  if (!(await takeLease(o.redis, { leaseKey, holder, leaseMs: PASS_LEASE_MS }))) return report;
+  try {
+    const stateKey = o.keys.providerPayoutPass('state');
+    if (o.dueEverySeconds !== undefined) {
+      const last = Number((await o.redis.hget(stateKey, 'last_run_ms')) ?? 0);
+      if (last + o.dueEverySeconds * 1000 > now()) return report;
+    }
+    report.ran = true;
+    report.disputes = await o.ledger.autoResolveDisputes(o.disputeAutoResolveSeconds);
+    report.refundsEnqueued = await o.ledger.enqueueDueRefunds();
+    report.matured = await o.ledger.matureAll();
+    if (o.sender) {
+      // before each payout the lease is extended; a pass that lost it (it outlived the lease and
+      // another pass took over) stops sending at once
+      const stillHolding = () => takeLease(o.redis, { leaseKey, holder, leaseMs: PASS_LEASE_MS });
+      for (const payout of await o.ledger.reservedPayouts()) {
+        if (!(await stillHolding())) return report;
+        await sendPayout(o, o.sender, payout, report);
+      }
+      for (const providerId of await o.ledger.providers()) {
+        if (!(await stillHolding())) return report;
+        const payout = await o.ledger.reservePayout(providerId, o.minimum);
+        if (!payout) continue;
+        o.log.info({ payout_id: payout.payout_id, provider_id: providerId, amount: payout.amount.toString() }, 'payout reserved');
+        try {
+          await o.hooks?.afterReserve?.(payout);
+        } catch (e) {
+          report.pending.push(payout.payout_id);
+          o.log.warn({ payout_id: payout.payout_id, err: String((e as Error)?.message ?? e).slice(0, 200) }, 'payout interrupted after reservation');
+          continue;
+        }
+        await sendPayout(o, o.sender, payout, report);
+      }
+    }
+    await o.redis.hset(stateKey, 'last_run_ms', String(now()));
+    return report;
+  } finally {
+    await releaseLease(o.redis, { leaseKey, holder }).catch(() => undefined);
+  }
+}
+
+async function sendPayout(o: PayoutPassOptions, sender: TreasurySender, payout: PayoutRecord, report: PayoutPassReport): Promise<void> {
+  const done = (tx_hash: `0x${string}` | null): PayoutDone => ({
+    payout_id: payout.payout_id,
+    provider_id: payout.provider_id,
+    amount: payout.amount,
+    tx_hash,
+  });
+  try {
+    const { hash, status } = await sender.transferOnce({
+      to: payout.address,
+      amount: payout.amount,
+      record: o.ledger.payoutTransferRecord(payout.payout_id),
+      hooks: { afterSign: (signed) => o.hooks?.afterSign?.(payout, signed) },
+    });
+    if (status === 'success') {
+      await o.ledger.settlePayout(payout.payout_id, 'sent', hash);
+      report.sent.push(done(hash));
+      o.log.info({ payout_id: payout.payout_id, provider_id: payout.provider_id, amount: payout.amount.toString(), tx_hash: hash }, 'payout sent');
+    } else {
+      await o.ledger.settlePayout(payout.payout_id, 'failed', hash);
+      report.failed.push(done(hash));
+      o.log.error({ payout_id: payout.payout_id, tx_hash: hash }, 'payout transfer reverted; amount available again');
+    }
+  } catch (e) {
+    if (e instanceof TransferWouldRevertError) {
+      await o.ledger.settlePayout(payout.payout_id, 'failed');
+      report.failed.push(done(null));
+      o.log.error({ payout_id: payout.payout_id, amount: payout.amount.toString() }, 'payout would revert (treasury balance too low?); amount available again');
+      return;
+    }
+    report.pending.push(payout.payout_id);
+    o.log.warn({ payout_id: payout.payout_id, err: String((e as Error)?.message ?? e).slice(0, 200) }, 'payout not finished; reconciled by the next pass');
+  }
+}
+
+/** What {@link startPayouts} needs: a pass's options and the schedule. */
+export interface StartPayoutsOptions extends Omit<PayoutPassOptions, 'dueEverySeconds'> {
+  /** Seconds between passes across all processes (PROVIDER_PAYOUT_INTERVAL_SECONDS, default 3600). */
+  intervalSeconds: number;
+  /** How often a process checks whether a pass is due, seconds (default min(intervalSeconds, 60)). */
+  tickSeconds?: number;
+}
+
+/** The running schedule: `runNow()` runs one pass at once (under the same lock), `stop()` ends the schedule and waits for a running pass. */
+export interface RunningPayouts {
+  runNow(): Promise<PayoutPassReport>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Schedules payout passes ({@link runPayoutPass}) every `intervalSeconds` across all processes that
+ * call it: each process checks every `tickSeconds` (first at once) and runs a pass only if it wins
+ * the pass lease and the last completed pass (`last_run_ms` in Redis) is at least
+ * `intervalSeconds` old. So a deployment with many workers still pays out once per interval, and a
+ * pass that failed (Redis or chain down) is retried at the next tick.
+ *
+ * @example
+ * const payouts = startPayouts({ ledger, redis, keys, sender, minimum: 1_000_000n, disputeAutoResolveSeconds: 604_800, intervalSeconds: 3600, log })
+ * await payouts.stop()
+ */
+export function startPayouts(o: StartPayoutsOptions): RunningPayouts {
+  const tickMs = Math.max(1, o.tickSeconds ?? Math.min(o.intervalSeconds, 60)) * 1000;
+  // passes of this process run one after another (the lease orders them across processes)
+  let chain: Promise<unknown> = Promise.resolve();
+  const serial = (dueEverySeconds?: number): Promise<PayoutPassReport> => {
+    const p = chain.then(() => runPayoutPass({ ...o, dueEverySeconds }));
+    chain = p.catch(() => undefined);
+    return p;
+  };
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = async () => {
+    if (stopped) return;
+    await serial(o.intervalSeconds).catch((e) =>
+      o.log.error({ err: String((e as Error)?.message ?? e).slice(0, 200) }, 'payout pass failed; retried at the next tick'),
+    );
+    if (stopped) return;
+    timer = setTimeout(() => void tick(), tickMs);
+    timer.unref();
+  };
+  timer = setTimeout(() => void tick(), 0);
+  timer.unref();
+  return {
+    runNow: () => serial(),
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await chain;
+    },
+  };
+}

@@ -1,0 +1,293 @@
+import { devClients, mintUsdc, startDevStack, usdcBalance, type DevClients, type DevStack } from '@acg/devnet';
+import { RefundQueue, readRefund, startRefundWorker, TreasurySender, type SignedTransfer } from '@acg/payments';
+import { connectRedis, RedisKeys } from '@acg/redis';
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { ulid } from 'ulid';
+import { parseAbiItem, type Account } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProviderLedger, runPayoutPass, startPayouts, type PayoutHooks } from '../src/index.js';
+
+const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
+const USDC = (n: number) => BigInt(Math.round(n * 1_000_000));
+
+let stack: DevStack;
+let clients: DevClients;
+let redis: Redis;
+let bullRedis: Redis;
+
+beforeAll(async () => {
+  stack = await startDevStack({ quiet: true, preferPrivateRedis: true });
+  clients = await devClients(stack.payment.rpcUrl);
+  redis = connectRedis({ url: stack.redis.url });
+  bullRedis = connectRedis({ url: stack.redis.url, forBullmq: true });
+  // what buyers paid to the treasury (payTo) over time
+  await mintUsdc(stack.payment.rpcUrl, stack.payment.treasury.address, USDC(1_000));
+});
+afterAll(async () => {
+  redis?.disconnect();
+  bullRedis?.disconnect();
+  await stack?.stop();
+});
+
+/** A ledger on a fresh key prefix with a movable clock, a treasury sender, and a pass runner. */
+function setup(o: { treasury?: Account } = {}) {
+  const keys = new RedisKeys(`acg:test:payouts:${ulid()}:`);
+  const clock = { now: Date.now() };
+  const ledger = new ProviderLedger({ redis, keys, feeBps: 1000, disputeWindowSeconds: 60, now: () => clock.now });
+  const sender = new TreasurySender({
+    redis,
+    keys,
+    rpcUrl: stack.payment.rpcUrl,
+    chain: stack.payment.chain,
+    treasury: o.treasury ?? stack.payment.treasury,
+    asset: stack.payment.usdc,
+  });
+  const pass = (hooks?: PayoutHooks) =>
+    runPayoutPass({ ledger, redis, keys, sender, minimum: USDC(1), disputeAutoResolveSeconds: 604_800, log, hooks, now: () => clock.now });
+  return { keys, clock, ledger, sender, pass };
+}
+
+/** A provider with a fresh payout address (no USDC). */
+function provider() {
+  return { id: `prv_${ulid()}`, address: privateKeyToAccount(generatePrivateKey()).address };
+}
+
+async function credit(ledger: ProviderLedger, p: { id: string; address: `0x${string}` }, price: bigint) {
+  return ledger.credit({
+    execution_id: `exe_${ulid()}`,
+    provider_id: p.id,
+    provider_address: p.address,
+    capability_id: 'intelligence.echo',
+    payer: stack.payment.buyers[0].address,
+    price,
+    payment_tx_hash: `0x${'ab'.repeat(32)}`,
+  });
+}
+
+const balanceOf = (address: `0x${string}`) => usdcBalance(stack.payment.rpcUrl, address, stack.payment.usdc);
+const transfersTo = (to: `0x${string}`, from: `0x${string}` = stack.payment.treasury.address) =>
+  clients.publicClient.getLogs({ address: stack.payment.usdc, event: TRANSFER, args: { from, to }, fromBlock: 0n });
+
+describe('payout pass', () => {
+  it('after the dispute window sends exactly the available balance on-chain, once', async () => {
+    const { ledger, clock, pass } = setup();
+    const p = provider();
+    await credit(ledger, p, USDC(1.5));
+    await credit(ledger, p, USDC(0.7));
+    const early = await pass();
+    expect(early).toMatchObject({ ran: true, sent: [], pending: [], failed: [] });
+    expect(await balanceOf(p.address)).toBe(0n);
+
+    clock.now += 60_000;
+    const report = await pass();
+    expect(report.matured).toBe(2);
+    expect(report.sent).toHaveLength(1);
+    expect(report.sent[0]).toMatchObject({ provider_id: p.id, amount: USDC(1.35) + USDC(0.63) });
+    expect(await balanceOf(p.address)).toBe(USDC(1.98));
+    expect(await ledger.balance(p.id)).toEqual({ held: '0', available: '0', paid: '1980000' });
+    const [view] = await ledger.payouts(p.id);
+    expect(view).toMatchObject({ payout_id: report.sent[0].payout_id, amount: '1980000', status: 'sent', tx_hash: report.sent[0].tx_hash });
+    const receipt = await clients.publicClient.getTransactionReceipt({ hash: view.tx_hash as `0x${string}` });
+    expect(receipt.status).toBe('success');
+
+    expect((await pass()).sent).toEqual([]);
+    expect(await transfersTo(p.address)).toHaveLength(1);
+    expect(await balanceOf(p.address)).toBe(USDC(1.98));
+  });
+
+  it('leaves a balance below PROVIDER_PAYOUT_MIN_USDC available until it reaches it', async () => {
+    const { ledger, clock, pass } = setup();
+    const p = provider();
+    await credit(ledger, p, USDC(1)); // share 0.9
+    clock.now += 60_000;
+    expect((await pass()).sent).toEqual([]);
+    expect(await ledger.balance(p.id)).toEqual({ held: '0', available: '900000', paid: '0' });
+    await credit(ledger, p, USDC(0.2)); // share 0.18, held
+    clock.now += 60_000;
+    expect((await pass()).sent.map((s) => s.amount)).toEqual([USDC(1.08)]);
+    expect(await balanceOf(p.address)).toBe(USDC(1.08));
+  });
+
+  it('killed right after the reservation: the next pass sends it once', async () => {
+    const { ledger, clock, pass } = setup();
+    const p = provider();
+    await credit(ledger, p, USDC(2));
+    clock.now += 60_000;
+    const killed = await pass({
+      afterReserve: () => {
+        throw new Error('killed');
+      },
+    });
+    expect(killed.sent).toEqual([]);
+    expect(killed.pending).toHaveLength(1);
+    const [reserved] = await ledger.reservedPayouts();
+    expect(reserved).toMatchObject({ payout_id: killed.pending[0], amount: USDC(1.8), status: 'reserved' });
+    expect(await ledger.balance(p.id)).toEqual({ held: '0', available: '0', paid: '1800000' });
+    expect(await balanceOf(p.address)).toBe(0n);
+
+    const again = await pass();
+    expect(again.sent.map((s) => s.payout_id)).toEqual([reserved.payout_id]);
+    expect(await pass()).toMatchObject({ sent: [], pending: [] });
+    expect(await transfersTo(p.address)).toHaveLength(1);
+    expect(await balanceOf(p.address)).toBe(USDC(1.8));
+    expect(await ledger.totals()).toMatchObject({ reserved: 0n, paid: USDC(1.8), available: 0n });
+  });
+
+  it('killed right after signing: the next pass broadcasts the stored transaction, not a second one', async () => {
+    const { ledger, clock, pass } = setup();
+    const p = provider();
+    await credit(ledger, p, USDC(3));
+    clock.now += 60_000;
+    let signed: SignedTransfer | undefined;
+    const killed = await pass({
+      afterSign: (_payout, s) => {
+        signed = s;
+        throw new Error('killed');
+      },
+    });
+    expect(killed.pending).toHaveLength(1);
+    expect(signed).toBeDefined();
+    await expect(clients.publicClient.getTransaction({ hash: signed!.hash })).rejects.toThrow();
+    expect(await balanceOf(p.address)).toBe(0n);
+
+    const again = await pass();
+    expect(again.sent).toEqual([expect.objectContaining({ payout_id: killed.pending[0], tx_hash: signed!.hash })]);
+    expect(await pass()).toMatchObject({ sent: [], pending: [] });
+    expect(await transfersTo(p.address)).toHaveLength(1);
+    expect(await balanceOf(p.address)).toBe(USDC(2.7));
+  });
+
+  it('killed after signing while another treasury transfer took its nonce: re-signed, still one transfer', async () => {
+    const { ledger, clock, pass, sender, keys } = setup();
+    const p = provider();
+    await credit(ledger, p, USDC(4));
+    clock.now += 60_000;
+    let signed: SignedTransfer | undefined;
+    const killed = await pass({
+      afterSign: (_payout, s) => {
+        signed = s;
+        throw new Error('killed');
+      },
+    });
+    expect(killed.pending).toHaveLength(1);
+    // a refund from the same treasury goes out meanwhile and is mined with the nonce the payout had signed
+    const buyer = stack.payment.buyers[1].address;
+    const before = await balanceOf(buyer);
+    const refundRecord = inMemoryRecord();
+    const refund = await sender.transferOnce({ to: buyer, amount: USDC(0.5), record: refundRecord });
+    expect(refund.status).toBe('success');
+    expect((await refundRecord.load())!.nonce).toBe(signed!.nonce);
+    expect(await balanceOf(buyer)).toBe(before + USDC(0.5));
+
+    const again = await pass();
+    expect(again.sent).toHaveLength(1);
+    expect(again.sent[0].tx_hash).not.toBe(signed!.hash);
+    expect(await transfersTo(p.address)).toHaveLength(1);
+    expect(await balanceOf(p.address)).toBe(USDC(3.6));
+    expect(await redis.hget(keys.providerPayout(killed.pending[0]), 'status')).toBe('sent');
+  });
+
+  it('a transfer that would revert (treasury without USDC) fails the payout and makes the amount available again', async () => {
+    const poor = privateKeyToAccount(generatePrivateKey());
+    await clients.testClient.setBalance({ address: poor.address, value: 10n ** 18n });
+    const { ledger, clock, pass } = setup({ treasury: poor });
+    const p = provider();
+    await credit(ledger, p, USDC(2));
+    clock.now += 60_000;
+    const report = await pass();
+    expect(report.failed).toEqual([expect.objectContaining({ provider_id: p.id, amount: USDC(1.8), tx_hash: null })]);
+    expect(await ledger.balance(p.id)).toEqual({ held: '0', available: '1800000', paid: '0' });
+    expect((await ledger.payouts(p.id))[0]).toMatchObject({ status: 'failed', amount: '1800000' });
+  });
+
+  it('runs on a schedule: one pass per interval across processes, and runNow on demand', async () => {
+    const { ledger, clock, keys, sender } = setup();
+    const p = provider();
+    await credit(ledger, p, USDC(1.2));
+    clock.now += 60_000;
+    const o = { ledger, redis, keys, sender, minimum: USDC(1), disputeAutoResolveSeconds: 604_800, log, now: () => clock.now, intervalSeconds: 3600 };
+    const a = startPayouts(o);
+    const b = startPayouts(o);
+    // both processes tick at once: one pass runs (the lease), the other finds it not due
+    await waitFor(async () => (await balanceOf(p.address)) === USDC(1.08));
+    await credit(ledger, p, USDC(1.2));
+    clock.now += 60_000;
+    expect((await a.runNow()).ran).toBe(true);
+    expect(await balanceOf(p.address)).toBe(USDC(2.16));
+    await Promise.all([a.stop(), b.stop()]);
+    expect(await transfersTo(p.address)).toHaveLength(2);
+  });
+});
+
+describe('treasury send lock', () => {
+  it('two attempts on one transfer at once (e.g. a pass that outlived its lease) send it once', async () => {
+    const { sender } = setup();
+    const to = provider().address;
+    const record = inMemoryRecord();
+    const [a, b] = await Promise.all([sender.transferOnce({ to, amount: 123n, record }), sender.transferOnce({ to, amount: 123n, record })]);
+    expect(a).toEqual(b);
+    expect(a.status).toBe('success');
+    expect(await transfersTo(to)).toHaveLength(1);
+    expect(await balanceOf(to)).toBe(123n);
+  });
+
+  it('lets the refund worker and the payouts send from the same treasury at once without nonce collisions', async () => {
+    const { ledger, clock, pass, keys } = setup();
+    const providers = [provider(), provider(), provider()];
+    for (const p of providers) await credit(ledger, p, USDC(2));
+    clock.now += 60_000;
+    const queue = new RefundQueue(redis, keys, bullRedis);
+    const worker = startRefundWorker({
+      redis,
+      keys,
+      connection: bullRedis,
+      rpcUrl: stack.payment.rpcUrl,
+      chain: stack.payment.chain,
+      treasury: stack.payment.treasury,
+      asset: stack.payment.usdc,
+      log,
+    });
+    let failedAttempts = 0;
+    worker.on('failed', () => failedAttempts++);
+    try {
+      const buyers = stack.payment.buyers.slice(2, 5).map((b) => b.address);
+      const before = await Promise.all(buyers.map(balanceOf));
+      const ops = buyers.map(() => `dsp_${ulid()}`);
+      await Promise.all(buyers.map((payer, i) => queue.enqueue({ operationId: ops[i], payer, amount: '250000', paymentTxHash: `0x${'cd'.repeat(32)}` })));
+      const report = await pass();
+      expect(report.pending).toEqual([]);
+      expect(report.sent).toHaveLength(3);
+      await waitFor(async () => (await Promise.all(ops.map((op) => readRefund(redis, keys, op)))).every((r) => r?.status === 'sent'));
+      expect(failedAttempts).toBe(0);
+      expect(await Promise.all(buyers.map(balanceOf))).toEqual(before.map((b) => b + 250_000n));
+      for (const p of providers) expect(await balanceOf(p.address)).toBe(USDC(1.8));
+    } finally {
+      await worker.close();
+      await queue.close();
+    }
+  });
+});
+
+function inMemoryRecord() {
+  let stored: SignedTransfer | undefined;
+  return {
+    load: async () => stored,
+    save: async (s: SignedTransfer) => {
+      stored = s;
+    },
+    clear: async (hash: `0x${string}`) => {
+      if (stored?.hash === hash) stored = undefined;
+    },
+  };
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

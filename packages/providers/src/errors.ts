@@ -1,0 +1,23 @@
+/**
+ * Why a provider request was refused (DESIGN "Providers"). `status` is the HTTP status to answer,
+ * `code` is stable snake_case, `message` is safe to show; `extra` goes into the problem+json body
+ * (e.g. `provider_id` of an existing provider, `errors` with JSON Schema issues).
+ *
+ * Codes (the problem's `reason`): `invalid_challenge` 400 (not our message, or the address differs), `challenge_expired`
+ * 401, `challenge_used` 401 (a nonce is single use), `bad_signature` 401 (not signed by
+ * `address`), `invalid_schema` 400, `invalid_example` 400, `endpoint_refused` 400 (SSRF rules),
+ * `endpoint_unreachable` 422, `capability_exists` 409 (an id clash), `provider_exists` 409 (this
+ * address already has a provider: update it with PUT), `not_found` 404, `forbidden` 403,
+ * `retired` 409, `busy` 503 (another registration holds the lock; retry).
+ */
+export class ProviderError extends Error {
+  override name = 'ProviderError';
+  constructor(
+    readonly code: string,
+    readonly status: number,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}

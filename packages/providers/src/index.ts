@@ -1,0 +1,17 @@
+/**
+ * @acg/providers: third-party providers (SPEC 1; DESIGN "Providers"): EIP-191 onboarding
+ * ({@link ChallengeStore}, {@link ProviderOnboarding}), provider records ({@link ProviderStore}),
+ * signed routing of calls to provider endpoints ({@link ProviderClient}), the capability an offer
+ * becomes ({@link providerCapability}), the catalog source of provider capabilities
+ * ({@link ProviderDirectory}) and probes ({@link probeProviderCapability}). Money (ledger,
+ * payouts, disputes) is @acg/provider-ledger's; this package only tells it about earnings.
+ */
+export { CHALLENGE_TTL_SECONDS, ChallengeStore, challengeMessage } from './challenge.js';
+export { MAX_PROVIDER_RESPONSE_BYTES, ProviderClient, type ProviderCallOptions, type ProviderCallOutcome } from './client.js';
+export { providerCapability, usdcBaseUnits, type ProviderCredit, type ProviderEarnings, type ProviderRuntime } from './definition.js';
+export { PROVIDERS_SOURCE, ProviderDirectory } from './directory.js';
+export { ProviderError } from './errors.js';
+export { compileJsonSchema, schemaIssues, type SchemaIssue } from './jsonSchema.js';
+export { newSigningSecret, ProviderOnboarding, type ProviderOnboardingOptions } from './onboarding.js';
+export { probeProviderCapability } from './probe.js';
+export { offerCapabilityId, ProviderStore, type ProviderRecord } from './store.js';

@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import type { ProviderChallenge, ProviderOffer, ProviderRegistered, ProviderRegistration, SignedChallenge } from '@acg/schemas';
+import { checkPublicUrl, WebhookUrlError, type HostResolver, type UrlPolicy } from '@acg/wallet-monitor';
+import { ulid } from 'ulid';
+import { getAddress } from 'viem';
+import type { ChallengeStore } from './challenge.js';
+import type { ProviderClient } from './client.js';
+import { ProviderError } from './errors.js';
+import { compileJsonSchema, schemaIssues } from './jsonSchema.js';
+import { offerCapabilityId, type ProviderRecord, type ProviderStore } from './store.js';
+
+/** A new Standard Webhooks signing secret: `whsec_` + 32 random bytes in base64. */
+export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+
+/** What {@link ProviderOnboarding} uses. */
+export interface ProviderOnboardingOptions {
+  store: ProviderStore;
+  challenges: ChallengeStore;
+  client: Pick<ProviderClient, 'reachable'>;
+  /** SSRF policy of endpoints (the webhook policy: `production` https + public only; `development` also loopback). */
+  policy: UrlPolicy;
+  /** True for ids the gateway itself serves (built-ins): a provider can never take them. */
+  reservedId(id: string): boolean;
+  /** DNS for endpoint checks (tests). */
+  resolve?: HostResolver;
+  now?: () => Date;
+}
+
+/**
+ * Onboarding, update and retirement of providers (DESIGN "Providers"): EIP-191 challenges,
+ * offer validation (JSON Schema 2020-12 with Ajv, the example request against the input schema,
+ * ids unique and not the gateway's own), the endpoint's SSRF rules and reachability, then the
+ * store. Every refusal is a {@link ProviderError} with its HTTP status and stable code.
+ */
+export class ProviderOnboarding {
+  constructor(private readonly o: ProviderOnboardingOptions) {}
+
+  /** A challenge for `address`, naming `host` (the gateway's public host). */
+  challenge(address: string, host: string): Promise<ProviderChallenge> {
+    return this.o.challenges.issue(getAddress(address), host);
+  }
+
+  /**
+   * Registers a provider: 201 body with the signing secret (shown once) and its capabilities,
+   * all `PILOT` until probed. Throws {@link ProviderError}: `invalid_schema`/`invalid_example`/
+   * `duplicate_offer`/`capability_exists` (reserved id) 400/409, `endpoint_refused` 400, the
+   * challenge errors (400/401), `endpoint_unreachable` 422, `provider_exists` 409 (with
+   * `provider_id`), `capability_exists` 409.
+   */
+  async register(body: ProviderRegistration): Promise<ProviderRegistered> {
+    await this.validate(body);
+    const address = await this.o.challenges.consume(body);
+    await this.checkReachable(body.endpoint);
+    const now = this.now();
+    const record: ProviderRecord = {
+      provider_id: `prv_${ulid()}`,
+      name: body.name,
+      address,
+      endpoint: body.endpoint,
+      status: 'active',
+      created_at: now,
+      updated_at: now,
+      secret: newSigningSecret(),
+      offers: body.capabilities,
+    };
+    await this.o.store.create(record);
+    return registered(record);
+  }
+
+  /**
+   * Replaces a provider's name, endpoint and offers with a fresh signed challenge by its address,
+   * and rotates its signing secret (the answer shows the new one once). Throws like
+   * {@link register}, plus `not_found` 404 and `forbidden` 403 (signed by another address).
+   */
+  async update(providerId: string, body: ProviderRegistration): Promise<ProviderRegistered> {
+    await this.validate(body);
+    const existing = await this.o.store.get(providerId);
+    if (existing?.status !== 'active') throw new ProviderError('not_found', 404, `No active provider ${providerId}.`);
+    const signer = await this.o.challenges.consume(body);
+    if (signer.toLowerCase() !== existing.address.toLowerCase())
+      throw new ProviderError('forbidden', 403, `Only ${existing.address} may change this provider.`);
+    await this.checkReachable(body.endpoint);
+    const record: ProviderRecord = {
+      ...existing,
+      name: body.name,
+      endpoint: body.endpoint,
+      updated_at: this.now(),
+      secret: newSigningSecret(),
+      offers: body.capabilities,
+    };
+    await this.o.store.replace(record);
+    return registered(record);
+  }
+
+  /** Retires a provider with a fresh signed challenge by its address: its capabilities leave the catalog; held money is still paid out. */
+  async retire(providerId: string, signed: SignedChallenge): Promise<{ provider_id: string; status: 'retired' }> {
+    const existing = await this.o.store.get(providerId);
+    if (existing?.status !== 'active') throw new ProviderError('not_found', 404, `No active provider ${providerId}.`);
+    const signer = await this.o.challenges.consume(signed);
+    if (signer.toLowerCase() !== existing.address.toLowerCase())
+      throw new ProviderError('forbidden', 403, `Only ${existing.address} may retire this provider.`);
+    await this.o.store.retire(providerId, this.now());
+    return { provider_id: providerId, status: 'retired' };
+  }
+
+  private now(): string {
+    return (this.o.now?.() ?? new Date()).toISOString();
+  }
+
+  private async validate(body: ProviderRegistration): Promise<void> {
+    const seen = new Set<string>();
+    body.capabilities.forEach((offer: ProviderOffer, i: number) => {
+      const id = offerCapabilityId(offer);
+      if (seen.has(id))
+        throw new ProviderError('duplicate_offer', 400, `The capability ${id} is offered twice.`, {
+          errors: [{ path: ['capabilities', i, 'name'], message: 'duplicate id' }],
+        });
+      seen.add(id);
+      if (this.o.reservedId(id))
+        throw new ProviderError('capability_exists', 409, `The capability id ${id} is served by the gateway itself.`, { capability_ids: [id] });
+      const at = (e: ProviderError) => new ProviderError(e.code, e.status, `capabilities[${i}] (${id}): ${e.message}`, e.extra);
+      let validateInput: ReturnType<typeof compileJsonSchema>;
+      try {
+        validateInput = compileJsonSchema(offer.input_schema, 'input_schema');
+        compileJsonSchema(offer.output_schema, 'output_schema');
+      } catch (e) {
+        throw e instanceof ProviderError ? at(e) : e;
+      }
+      if (offer.output_schema.type !== 'object') {
+        throw at(new ProviderError('invalid_schema', 400, 'output_schema must describe an object ("type": "object"): a result is a JSON object (SPEC 2.7).'));
+      }
+      if (!validateInput(offer.example_request)) {
+        throw at(
+          new ProviderError('invalid_example', 400, 'example_request does not match input_schema (the prober sends it).', {
+            errors: schemaIssues(validateInput.errors).map((x) => ({ ...x, path: ['capabilities', i, 'example_request', ...x.path] })),
+          }),
+        );
+      }
+      if (offer.accepts_objective && !validateInput({ objective: 'example objective' })) {
+        throw at(new ProviderError('invalid_schema', 400, 'accepts_objective is true but input_schema does not accept {"objective": "<text>"}.'));
+      }
+    });
+    try {
+      await checkPublicUrl(body.endpoint, this.o.policy, { field: 'endpoint', ...(this.o.resolve ? { resolve: this.o.resolve } : {}) });
+    } catch (e) {
+      if (e instanceof WebhookUrlError) throw new ProviderError('endpoint_refused', 400, e.message);
+      throw e;
+    }
+  }
+
+  private async checkReachable(endpoint: string): Promise<void> {
+    const r = await this.o.client.reachable(endpoint);
+    if (!r.ok) throw new ProviderError('endpoint_unreachable', 422, `GET ${endpoint} got no HTTP answer (${r.reason}); start the provider before registering.`);
+  }
+}
+
+/** The registration answer of a record: capabilities start `PILOT`. */
+function registered(r: ProviderRecord): ProviderRegistered {
+  return {
+    provider_id: r.provider_id,
+    name: r.name,
+    address: r.address,
+    endpoint: r.endpoint,
+    capabilities: r.offers.map((o) => ({ id: offerCapabilityId(o), status: 'PILOT' as const })),
+    signing_secret: r.secret,
+  };
+}

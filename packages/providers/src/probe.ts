@@ -1,0 +1,52 @@
+import { createHash } from 'node:crypto';
+import type { ProbeRecord } from '@acg/schemas';
+import { verifyResultSignature } from '@acg/provider';
+import { ulid } from 'ulid';
+import type { ProviderClient } from './client.js';
+import { compileJsonSchema } from './jsonSchema.js';
+import { offerCapabilityId, type ProviderRecord } from './store.js';
+
+/**
+ * Probes one provider capability (DESIGN "Providers", probing): a signed, free call with the
+ * offer's `example_request` (`webhook-id` = `probe_<ULID>`, header `x-acg-probe: 1`). `ok` when
+ * the provider answers 2xx with `{result}` valid against `output_schema`. The record names the
+ * endpoint, the HTTP status (0 without a response) and the SHA-256 of the answer's bytes.
+ */
+export async function probeProviderCapability(
+  client: ProviderClient,
+  record: ProviderRecord,
+  offerName: string,
+): Promise<{ capabilityId: string; record: ProbeRecord }> {
+  const offer = record.offers.find((o) => o.name === offerName);
+  if (!offer) throw new Error(`provider ${record.provider_id} has no offer ${offerName}`);
+  const capabilityId = offerCapabilityId(offer);
+  const messageId = `probe_${ulid()}`;
+  const outcome = await client.call(
+    record.endpoint,
+    record.secret,
+    { capability_id: capabilityId, execution_id: messageId, input: offer.example_request },
+    { timeoutMs: offer.timeout_ms, messageId, probe: true },
+  );
+  let ok = false;
+  let bytes: Buffer = Buffer.alloc(0);
+  if (outcome.ok) {
+    bytes = outcome.raw;
+    const result = (outcome.body as { result?: unknown } | null)?.result;
+    const signature = (outcome.body as { signature?: unknown } | null)?.signature;
+    ok =
+      result !== null &&
+      typeof result === 'object' &&
+      !Array.isArray(result) &&
+      compileJsonSchema(offer.output_schema, 'output_schema')(result) &&
+      typeof signature === 'string' &&
+      (await verifyResultSignature({ address: record.address, executionId: messageId, result, signature: signature as `0x${string}` }));
+  }
+  return {
+    capabilityId,
+    record: {
+      ok,
+      checked_at: new Date().toISOString(),
+      probe: { url: record.endpoint, method: 'POST', status: outcome.status, body_sha256: createHash('sha256').update(bytes).digest('hex') },
+    },
+  };
+}
