@@ -37,6 +37,15 @@ export interface CapabilityCall {
   payer: string;
   /** Settlement transaction hash of the payment. */
   paymentTxHash: string;
+  /** What this call was charged: integer string, USDC base units (6 decimals). */
+  amount?: string;
+  /** Set when a job step runs it (paid from the job's budget). */
+  jobId?: string;
+  /**
+   * Adds evidence to the execution record, e.g. a provider's EIP-191 signature over its result
+   * (`provider_signature`; DESIGN "Proofs and receipts"). Set by the Executor.
+   */
+  attach?(evidence: { provider_signature?: string }): void;
 }
 
 /**
@@ -119,6 +128,18 @@ export interface CapabilityDefinition<I extends z.ZodType = z.ZodType, O extends
   example: CapabilityExample;
   related_capabilities?: CapabilityId[];
   notes?: string;
+  /**
+   * JSON Schema 2020-12 published as `input_schema` instead of the one generated from `input`
+   * (a provider's own schema, which `input` enforces with Ajv).
+   */
+  inputJsonSchema?: Record<string, unknown>;
+  /** Like {@link inputJsonSchema}, for `output_schema`. */
+  outputJsonSchema?: Record<string, unknown>;
+  /**
+   * True when `{objective}` is a valid input: a job without `steps` gives its `objective` to each
+   * listed capability that accepts objectives (SPEC 2.8; DESIGN "Providers", Jobs).
+   */
+  accepts_objective?: boolean;
   /**
    * Runs before payment with the parsed input: a string is the reason it cannot run here (422,
    * nothing charged), e.g. a chain that is not configured.

@@ -21,3 +21,4 @@ export {
 } from './define.js';
 export * from './builtin/index.js';
 export { executableCapabilities, findCapability } from './find.js';
+export { CapabilityCatalog, type CatalogSourceName } from './catalog.js';

@@ -16,6 +16,7 @@ const SPEC_CAPABILITIES = [
   'gateway.execute',
   'gateway.health',
   'gateway.jobs',
+  'gateway.mcp',
   'gateway.providers',
   'gateway.registry',
   'builder.send_bundle',

@@ -40,7 +40,12 @@ export const gatewayJobs = defineCapability({
       capabilities: [WALLET_BALANCES_ID],
       steps: [{ capability_id: WALLET_BALANCES_ID, input: { address: EXAMPLE_ADDRESS, chain: 'base' } }],
     },
-    response: null,
+    // 202 Accepted
+    response: {
+      job_id: 'job_01JD5X0Q6Z8R3M2N4P5Q6R7S8V',
+      status: 'queued',
+      poll_url: 'https://gateway.example.com/api/v1/jobs/job_01JD5X0Q6Z8R3M2N4P5Q6R7S8V',
+    },
   },
   related_capabilities: ['gateway.execute'],
   notes: 'Paid by x402 for budget_usdc; poll GET {base_url}/api/v1/jobs/{job_id}.',

@@ -3,6 +3,7 @@ import { sendBundle } from './builder_send_bundle.js';
 import { gatewayExecute } from './gateway_execute.js';
 import { gatewayHealth } from './gateway_health.js';
 import { gatewayJobs } from './gateway_jobs.js';
+import { gatewayMcp } from './gateway_mcp.js';
 import { gatewayProviders } from './gateway_providers.js';
 import { gatewayRegistry } from './gateway_registry.js';
 import { walletBalances } from './intelligence_wallet_balances.js';
@@ -20,6 +21,7 @@ export {
 export { gatewayExecute, type ExecuteErrorType, type ExecuteParameters, type ExecuteReturnType } from './gateway_execute.js';
 export { gatewayHealth, type HealthErrorType, type HealthParameters, type HealthReturnType } from './gateway_health.js';
 export { gatewayJobs, type JobsErrorType, type JobsParameters, type JobsReturnType } from './gateway_jobs.js';
+export { gatewayMcp, type McpErrorType, type McpParameters, type McpReturnType } from './gateway_mcp.js';
 export { gatewayProviders, type ProvidersErrorType, type ProvidersParameters, type ProvidersReturnType } from './gateway_providers.js';
 export { gatewayRegistry, type RegistryErrorType, type RegistryParameters, type RegistryReturnType } from './gateway_registry.js';
 export { walletBalances, type WalletBalancesErrorType, type WalletBalancesParameters, type WalletBalancesReturnType } from './intelligence_wallet_balances.js';
@@ -40,6 +42,7 @@ export const BUILTIN_CAPABILITIES: readonly CapabilityDefinition[] = [
   gatewayExecute,
   gatewayHealth,
   gatewayJobs,
+  gatewayMcp,
   gatewayProviders,
   gatewayRegistry,
   sendBundle,

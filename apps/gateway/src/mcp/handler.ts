@@ -1,0 +1,71 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Services } from '../services.js';
+import { redisUnavailableProblem } from '../trpc/problem.js';
+import { callCapabilityTool } from './paidTool.js';
+import { problemResult, toolError } from './results.js';
+import { McpTools } from './tools.js';
+
+/** What the gateway's MCP server calls itself in `initialize`. */
+export const MCP_SERVER_INFO = { name: 'agent-capability-gateway', version: '0.1.0' } as const;
+
+const INSTRUCTIONS =
+  'Tools of the Agent Capability Gateway. search_capabilities, get_capability and get_health are free. ' +
+  'Every other tool runs one capability (tool name = capability id with "." replaced by "_") and is paid per call with x402 in USDC: ' +
+  'call it without _meta["x402/payment"] to get the x402 PaymentRequired (isError, in structuredContent and in content[0].text as {"x402/error": ...}), ' +
+  'sign an EIP-3009 transferWithAuthorization for one of its accepts (e.g. with @x402/core and @x402/evm), and call again with the PaymentPayload in _meta["x402/payment"]. ' +
+  'The result carries _meta["x402/payment-response"]. One payment runs the capability once; sending it again returns the stored result; a failure is refunded.';
+
+/**
+ * The MCP endpoint `POST {base_url}/mcp` (DESIGN "Agents: MCP and x402 extensions"): MCP Streamable
+ * HTTP with `@modelcontextprotocol/sdk` in stateless mode (`sessionIdGenerator: undefined`, JSON
+ * responses, no session, any protocol version the SDK supports, the latest by default), so any
+ * replica answers any request. Each request gets its own `Server` and transport (the SDK's
+ * stateless pattern); the tools come from the catalog at each `tools/list` ({@link McpTools}).
+ * The HTTP edge (route table, rate limit, the 1 MiB body limit and JSON parsing of `http/body.ts`)
+ * runs before this; GET and DELETE are 405 there (no SSE stream, no session to end).
+ */
+export class McpEndpoint {
+  private readonly tools: McpTools;
+
+  constructor(private readonly services: Services) {
+    this.tools = new McpTools(services.catalog);
+  }
+
+  /** Answers one POST whose JSON body the HTTP edge already parsed. */
+  async handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const server = this.server();
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
+  private server(): Server {
+    const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools.list() }));
+    server.setRequestHandler(CallToolRequestSchema, (request) => this.call(request.params.name, request.params.arguments, request.params._meta));
+    return server;
+  }
+
+  private async call(name: string, args: unknown, meta: Record<string, unknown> | undefined): Promise<CallToolResult> {
+    const tool = this.tools.resolve(name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name.slice(0, 64)}". Call tools/list for the list.`);
+    try {
+      return tool.kind === 'free' ? await tool.tool.call(this.services, args) : await callCapabilityTool(this.services, tool.definition, args, meta);
+    } catch (e) {
+      const unavailable = redisUnavailableProblem(e);
+      if (unavailable) {
+        this.services.log.warn({ tool: name, err: String((e as Error)?.message ?? e).slice(0, 200) }, 'redis unavailable');
+        return problemResult({ ...unavailable.body, retry_after_seconds: Number(unavailable.headers['Retry-After']) });
+      }
+      this.services.log.error({ tool: name, err: String((e as Error)?.message ?? e).slice(0, 300) }, 'mcp tool call failed');
+      return toolError(500, 'An internal error occurred; it was logged. Retry later.');
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import type { ExecutableCapability } from '@acg/capabilities';
+import { newExecutionId } from '@acg/execution';
+import { requestHash } from '@acg/payments';
+import { inputJsonSchema, outputJsonSchema } from '@acg/registry';
+import { ExecutionSucceeded } from '@acg/schemas';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { decodePaymentResponseHeader } from '@x402/core/http';
+import type { SettleResponse } from '@x402/core/types';
+import { exampleInput, exampleResult, mcpBazaar } from '../payment/bazaar.js';
+import { EXECUTE_ROUTE, executeDescription, paidExecutionOutcome, resolveExecution } from '../payment/execution.js';
+import { payForCall } from '../payment/paidCall.js';
+import type { Services } from '../services.js';
+import { PAYMENT_META, paymentRequiredResult, problemResult, settlementMeta, toolResult } from './results.js';
+import { toolName } from './toolName.js';
+
+/** Path of the MCP endpoint, the `resource.url` of its PaymentRequired. */
+export const MCP_PATH = '/mcp';
+
+const bazaarCache = new WeakMap<ExecutableCapability, Record<string, unknown>>();
+
+/** `{bazaar}` of a capability's MCP tool: tool name, input schema and example, result schema and example (built once per definition). */
+export function toolBazaar(d: ExecutableCapability): Record<string, unknown> {
+  let hit = bazaarCache.get(d);
+  if (!hit) {
+    hit = mcpBazaar({
+      toolName: toolName(d.id),
+      description: d.description,
+      input: { schema: inputJsonSchema(d) ?? { type: 'object' }, example: exampleInput(d) },
+      output: { schema: outputJsonSchema(d) ?? { type: 'object' }, example: exampleResult(d) },
+    });
+    bazaarCache.set(d, hit);
+  }
+  return hit;
+}
+
+/**
+ * Calls a capability's paid tool (x402 transports-v2/mcp.md; DESIGN "Agents: MCP and x402
+ * extensions"), through the same path as `POST /api/v1/execute`: the arguments are resolved and
+ * validated before any payment (400 / 422 tool error); then {@link payForCall} with the payment
+ * from `_meta["x402/payment"]`: none → PaymentRequired (isError, `structuredContent` and
+ * `content[0].text`); refused → the same with the reason; valid → verify, reserve, settle, run
+ * once, record. The paywall's route and request hash are those of `POST /api/v1/execute` with
+ * `{capability_id, input: arguments}`, so one payment buys one execution on either transport and a
+ * replay (or a concurrent duplicate) gets the stored execution. Success: `structuredContent` = the
+ * capability's result, `_meta` = `{"x402/payment-response": SettleResponse, capability_id,
+ * execution_id, payment: {tx_hash, amount}, proof}` (`proof`: the execution's JWS). A failure after settlement is refunded and answered
+ * as an isError problem (with `execution_id`, `refund`) plus the settlement; a conflict
+ * (payment or payment identifier reused) is an isError 409 problem with its `reason`.
+ */
+export async function callCapabilityTool(
+  services: Services,
+  d: ExecutableCapability,
+  args: unknown,
+  meta: Record<string, unknown> | undefined,
+): Promise<CallToolResult> {
+  const input = args ?? {};
+  const resolved = resolveExecution(services, d.id, input);
+  if (!resolved.ok) return problemResult(resolved.body);
+  const result = await payForCall(
+    services.paywall,
+    {
+      resourceUrl: `${services.publicBaseUrl()}${MCP_PATH}`,
+      description: executeDescription(d.id),
+      price: resolved.price,
+      extensions: toolBazaar(d),
+      paymentRequiredMessage:
+        'Payment required: sign an x402 exact payment for one of `accepts` and call the tool again with the PaymentPayload in _meta["x402/payment"].',
+      route: EXECUTE_ROUTE,
+      requestHash: requestHash('POST', EXECUTE_ROUTE, { capability_id: d.id, input }),
+      operationId: newExecutionId(),
+      getHeader: () => undefined,
+      // null: no payment (answered with the challenge); never read from HTTP headers here
+      paymentPayload: meta?.[PAYMENT_META] ?? null,
+    },
+    (payment) => paidExecutionOutcome(services, resolved, payment),
+  );
+  if (result.kind === 'payment_required') return paymentRequiredResult(result.paymentRequired, result.body.reason);
+  if (result.kind === 'problem') return problemResult(result.body);
+  const settle = settlementOf(result.headers);
+  if (result.status >= 400) return problemResult(result.body as Record<string, unknown>, settlementMeta(settle, { capability_id: d.id }));
+  const execution = ExecutionSucceeded.parse(result.body);
+  return toolResult(
+    execution.result,
+    settlementMeta(settle, {
+      capability_id: d.id,
+      execution_id: execution.execution_id,
+      payment: execution.payment,
+      // the JWS proof of the execution (DESIGN "Proofs and receipts"), as REST answers it
+      ...(execution.proof ? { proof: execution.proof } : {}),
+      ...(result.replayed ? { replayed: true } : {}),
+    }),
+  );
+}
+
+/** The SettleResponse of a stored answer's `PAYMENT-RESPONSE` header, if it has one. */
+function settlementOf(headers: Record<string, string>): SettleResponse | undefined {
+  const h = headers['PAYMENT-RESPONSE'];
+  if (!h) return undefined;
+  try {
+    return decodePaymentResponseHeader(h);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,90 @@
+import { Executor, resolveCapability, type ResolvedCapability } from '@acg/execution';
+import type { Outcome, SettledPayment } from '@acg/payments';
+import type { ExecutionSucceeded } from '@acg/schemas';
+import type { Services } from '../services.js';
+import { problemDetails, type Problem } from '../trpc/problem.js';
+
+/** A capability that cannot run here, refused before any payment: 400 / 404 / 422 problem. */
+export interface ExecutionRefusal {
+  ok: false;
+  status: number;
+  body: Problem;
+}
+
+/**
+ * Resolves `capabilityId` and parses `input` once, before any payment (SPEC 2.7; DESIGN "Errors"),
+ * shared by `POST /api/v1/execute` and MCP tools: unknown id → 404, listed but not executable →
+ * 422, input not matching the capability's input schema → 400 with each issue's path under
+ * `input`, precondition unmet (e.g. chain not configured) → 422. Reads the catalog as it is now.
+ */
+export function resolveExecution(services: Services, capabilityId: string, input: unknown): ({ ok: true } & ResolvedCapability) | ExecutionRefusal {
+  const resolved = resolveCapability(services.catalog.list(), capabilityId, input, services.capabilityDeps);
+  if (resolved.ok) return resolved;
+  const { error } = resolved;
+  return {
+    ok: false,
+    status: error.status,
+    body: problemDetails(error.status, error.shortMessage, error.issues ? { errors: error.issues.map((i) => ({ ...i, path: ['input', ...i.path] })) } : {}),
+  };
+}
+
+/** What {@link runPaidExecution} produced: the SPEC 2.7 answer, or the problem of a failure after payment (refunded by the caller). */
+export type PaidExecutionResult = { ok: true; body: ExecutionSucceeded } | { ok: false; status: number; body: Problem };
+
+/**
+ * Runs the resolved capability once through the shared Executor with the settled payment and
+ * records it (DESIGN "x402 payments"). A failure is 502 (or the capability's 503/504) with
+ * extension members `execution_id`, `execution_status: "FAILED"`, `error` and `payment` (RFC 9457
+ * reserves `status` for the HTTP status); the paywall refunds it and adds `refund`.
+ */
+export async function runPaidExecution(
+  services: Services,
+  operationId: string,
+  capability: Pick<ResolvedCapability, 'definition' | 'input'>,
+  payment: SettledPayment,
+): Promise<PaidExecutionResult> {
+  const { record, failure } = await new Executor(services).run(operationId, capability, {
+    tx_hash: payment.txHash,
+    amount: payment.amount,
+    payer: payment.payer,
+  });
+  if (failure) {
+    const status = failure.status >= 500 ? failure.status : 502;
+    return {
+      ok: false,
+      status,
+      body: problemDetails(status, failure.message, {
+        execution_id: record.execution_id,
+        execution_status: 'FAILED',
+        error: record.error,
+        payment: record.payment,
+      }),
+    };
+  }
+  return {
+    ok: true,
+    body: {
+      execution_id: record.execution_id,
+      status: 'SUCCEEDED',
+      result: record.result!,
+      payment: record.payment,
+      ...(record.proof ? { proof: record.proof } : {}),
+    },
+  };
+}
+
+/** {@link runPaidExecution} as the paywall's outcome (a failure is refunded). */
+export async function paidExecutionOutcome(
+  services: Services,
+  capability: Pick<ResolvedCapability, 'definition' | 'input'>,
+  payment: SettledPayment,
+): Promise<Outcome> {
+  const r = await runPaidExecution(services, payment.operationId, capability, payment);
+  return r.ok ? { ok: true, status: 200, body: r.body } : { ok: false, status: r.status, body: r.body, refund: true };
+}
+
+/** The paywall's route name of an execution: REST `POST /api/v1/execute` and MCP tools share it, so one payment buys one execution on either. */
+export const EXECUTE_ROUTE = 'execute';
+
+/** The challenge's description of an execution. */
+export const executeDescription = (capabilityId: string) => `Execute ${capabilityId}`;
