@@ -7,6 +7,10 @@ Same shape as the JavaScript SDK (`@acg/sdk`)::
     gw.capabilities()                      # list of /registry entries (dicts)
     gw.execute("intelligence.wallet_balances", {"address": "0x..."}, payment_signer=my_signer)
 
+    # with an optional extra (eth-account, or coincurve + pycryptodome) it signs by itself:
+    from acg_gateway import local_signer
+    gw = GatewayClient("http://127.0.0.1:8080", payment_signer=local_signer(private_key))
+
 Units: ``price`` strings are decimal USDC ("0.001"); ``amount``, ``price_base_units`` and every
 ``int`` amount in this module are integer USDC base units (6 decimals: 1000 = 0.001 USDC).
 """
@@ -20,6 +24,7 @@ from .client import (
     parse_usdc,
     select_requirement,
 )
+from .signer import LocalSigner, SignerUnavailable, local_signer, signer_available
 from .errors import (
     AcgError,
     GatewayError,
@@ -39,6 +44,10 @@ __all__ = [
     "parse_problem",
     "parse_usdc",
     "select_requirement",
+    "LocalSigner",
+    "SignerUnavailable",
+    "local_signer",
+    "signer_available",
     "AcgError",
     "GatewayError",
     "GatewayRequestError",

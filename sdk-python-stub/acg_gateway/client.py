@@ -189,6 +189,9 @@ class GatewayClient:
     :param registry_ttl: seconds the registry is cached (default 60).
     :param max_retries: re-sends of a paid request, with the SAME signed payment, after a network
         error (default 2); the gateway runs and charges one payment once.
+    :param payment_signer: the default signer of :meth:`execute` (see :data:`PaymentSigner`), e.g.
+        ``local_signer(private_key)`` from :mod:`acg_gateway.signer` (optional extras); without one
+        a paid capability raises :class:`PaymentRequired`.
     """
 
     def __init__(
@@ -201,6 +204,7 @@ class GatewayClient:
         registry_ttl: float = 60.0,
         max_retries: int = 2,
         network: str = PAYMENT_NETWORK,
+        payment_signer: Optional[PaymentSigner] = None,
     ):
         if not re.match(r"^https?://", base_url or ""):
             raise ValueError('base_url must be an http(s) URL, e.g. "http://127.0.0.1:8080"')
@@ -213,6 +217,7 @@ class GatewayClient:
         self._ttl = registry_ttl
         self._max_retries = max(0, max_retries)
         self._network = network
+        self._payment_signer = payment_signer
         self._registry: Optional[dict] = None
         self._registry_at = 0.0
         self._spent = 0
@@ -293,7 +298,7 @@ class GatewayClient:
         Returns ``{"execution_id", "status": "SUCCEEDED", "result", "payment": {"tx_hash",
         "amount"}}`` (amount: integer string, USDC base units).
 
-        On HTTP 402: without ``payment_signer`` raises :class:`PaymentRequired` holding the decoded
+        On HTTP 402: without ``payment_signer`` (here or the client's) raises :class:`PaymentRequired` holding the decoded
         challenge. With one, vets the challenge against ``/registry`` (:class:`PaymentTermsMismatch`)
         and the spend limits (:class:`SpendLimitExceeded`), then calls
         ``payment_signer(payment_required)`` and retries with its value as ``PAYMENT-SIGNATURE``
@@ -303,6 +308,7 @@ class GatewayClient:
         with ``execution_id`` and ``refund`` when the capability failed after payment),
         :class:`GatewayRequestError`.
         """
+        payment_signer = payment_signer or self._payment_signer
         cap = self.capability(capability_id)
         headers = {"content-type": "application/json", "idempotency-key": idempotency_key or str(uuid.uuid4())}
         body = json.dumps({"capability_id": capability_id, "input": input}).encode("utf-8")

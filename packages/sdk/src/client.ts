@@ -1,6 +1,7 @@
 import type { LocalAccount } from 'viem';
 import { cancelJob } from './actions/cancelJob.js';
 import { createJob } from './actions/createJob.js';
+import { callPaidTool, type CallPaidToolParameters, type McpToolResult } from './actions/callPaidTool.js';
 import { execute } from './actions/execute.js';
 import { getExecution } from './actions/getExecution.js';
 import { getJob } from './actions/getJob.js';
@@ -14,6 +15,7 @@ import type { RegistryReadOptions } from './registryCache.js';
 import type { SpendLimits } from './spend.js';
 import { deposit, type DepositParameters, type DepositReturnType } from './actions/deposit.js';
 import { getAccount } from './actions/getAccount.js';
+import { onboardProvider, type OnboardProviderParameters, type OnboardProviderReturnType } from './actions/onboardProvider.js';
 import type { AccountView, Capability, Execution, ExecutionRecord, JobCreated, JobRecord, JobRequest, Registry, SpendTotals } from './types.js';
 import { signIn, type BearerToken } from './actions/signIn.js';
 import { signOut } from './actions/signOut.js';
@@ -154,6 +156,19 @@ export interface GatewayClient {
   deposit(params: DepositParameters): Promise<DepositReturnType>;
   /** `GET /v1/account` with the bearer token (sign in first): balance and usage in USDC base units. */
   account(): Promise<AccountView>;
+  /**
+   * Third-party providers (DESIGN "Providers"). `onboard` registers the account (default: the
+   * client's) as a provider with its endpoint and offers, or updates its existing registration;
+   * see {@link onboardProvider}.
+   */
+  providers: { onboard(params: OnboardProviderParameters): Promise<OnboardProviderReturnType> };
+  /**
+   * MCP with x402 (the gateway's `{base_url}/mcp`): `callTool(mcpClient, {name, arguments})` calls
+   * a tool with a connected MCP client (e.g. `@modelcontextprotocol/sdk` `Client` +
+   * `StreamableHTTPClientTransport`) and pays its x402 PaymentRequired with this client's account,
+   * within its spend limits and counted in `spent()`. See {@link callPaidTool}.
+   */
+  mcp: { callTool(client: CallPaidToolParameters['client'], params: Omit<CallPaidToolParameters, 'client'>): Promise<McpToolResult> };
   /** Asynchronous jobs with a USDC budget (SPEC 2.8, DESIGN "Jobs"). */
   jobs: {
     create(request: JobRequest, opts?: ExecuteOptions): Promise<JobCreated>;
@@ -221,6 +236,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     walletMonitor,
     builder,
     liquidations,
+    providers: { onboard: (params) => onboardProvider(ctx, params) },
+    mcp: { callTool: (client, params) => callPaidTool(ctx, { ...params, client }) },
     jobs: {
       create: (request, opts = {}) => createJob(ctx, { request, ...opts }),
       get: (jobId) => getJob(ctx, { jobId }),
@@ -232,7 +249,11 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     capabilities: async (opts) => (await ctx.registry.get(opts)).capabilities,
     capability: (id, opts) => ctx.registry.capability(id, opts),
     execute: (capabilityId, input, opts = {}) => execute(ctx, { capabilityId, input, ...opts }),
-    getExecution: (executionId) => getExecution(ctx, { executionId }),
+    getExecution: async (executionId) => {
+      // only the payer may read an execution: sign in with the client's account on first use
+      if (!bearer() && account) token = await signIn(ctx, { account });
+      return getExecution(ctx, { executionId, accessToken: bearer() });
+    },
     spent: () => ledger.totals(),
     deposit: (params) => deposit(ctx, params),
     account: () => getAccount(ctx, { accessToken: bearer() }),

@@ -27,13 +27,13 @@ export class AcgError extends Error {
   readonly details?: string;
   /** Extra facts, one per line. */
   readonly metaMessages?: string[];
-  readonly version = `@acg/sdk@${SDK_VERSION}`;
+  readonly version = `agent-capability-gateway-sdk@${SDK_VERSION}`;
 
   constructor(shortMessage: string, options: AcgErrorOptions = {}) {
     const lines = [shortMessage];
     if (options.metaMessages?.length) lines.push('', ...options.metaMessages);
     if (options.details) lines.push('', `Details: ${options.details}`);
-    lines.push(`Version: @acg/sdk@${SDK_VERSION}`);
+    lines.push(`Version: agent-capability-gateway-sdk@${SDK_VERSION}`);
     super(lines.join('\n'), options.cause === undefined ? undefined : { cause: options.cause });
     this.shortMessage = shortMessage;
     this.details = options.details;

@@ -10,7 +10,7 @@ export interface GatewayResponse {
 
 /** Request options of {@link request}. */
 export interface RequestOptions {
-  method?: 'GET' | 'POST';
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   headers?: Record<string, string>;
   /** JSON text */
   body?: string;

@@ -1,5 +1,5 @@
 /**
- * `@acg/sdk`: JavaScript client of the agent capability gateway. It discovers capabilities from
+ * `agent-capability-gateway-sdk` (npm; the workspace packages/sdk): JavaScript client of the agent capability gateway. It discovers capabilities from
  * `GET /registry` and runs them with `execute(capability_id, input)`, paying x402 challenges
  * (USDC on Base, `eip155:8453`) with a viem account within the spend limits the caller sets.
  *
@@ -22,6 +22,7 @@ export {
 export type { AcgErrorOptions } from './errors.js';
 export { PAYMENT_NETWORK, advertisedPrice, parseProblem, readPaymentRequired, selectRequirement } from './protocol.js';
 export { SpendLedger } from './spend.js';
+export { ProofVerificationError, verifyExecutionProof, type ExecutionProofPayload, type VerifyExecutionProofParameters } from './verifyProof.js';
 export { KNOWN_USDC, createGatewayContext, type GatewayContext, type GatewayContextOptions } from './context.js';
 export { request, jsonOf, type GatewayResponse, type RequestOptions } from './http.js';
 export { RegistryCache, fetchRegistry } from './registryCache.js';
@@ -33,7 +34,14 @@ export {
   type ChooseRequirementReturnType,
   type PaymentTerms,
 } from './chooseRequirement.js';
-export { payAndRetry, type PaymentMade, type PayAndRetryErrorType, type PayAndRetryParameters, type PayAndRetryReturnType } from './payAndRetry.js';
+export {
+  payAndRetry,
+  signPaymentPayload,
+  type PaymentMade,
+  type PayAndRetryErrorType,
+  type PayAndRetryParameters,
+  type PayAndRetryReturnType,
+} from './payAndRetry.js';
 export type { SpendLimits, SpendReservation } from './spend.js';
 export { USDC_DECIMALS, formatUsdc, parseBaseUnits, parseUsdc } from './units.js';
 export type {
@@ -58,6 +66,9 @@ export type {
   Registry,
   RegistryX402Terms,
   PaymentChallenge,
+  ProviderChallenge,
+  ProviderOffer,
+  ProviderRegistered,
   SettleResponse,
   SpendTotals,
 } from './types.js';

@@ -16,7 +16,7 @@ import { chooseRequirement, type ChooseRequirementReturnType, type PaymentTerms 
 import { AcgError, GatewayRequestError, PaymentRequiredError, PaymentTermsMismatchError, type SpendLimitExceededError } from './errors.js';
 import { parseJson, parseProblem, readPaymentRequired } from './protocol.js';
 import type { SpendReservation } from './spend.js';
-import type { PaymentRequired, PaymentRequirements, SettleResponse } from './types.js';
+import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from './types.js';
 
 /** Parameters of {@link payAndRetry}. */
 export interface PayAndRetryParameters extends RequestOptions {
@@ -56,7 +56,21 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-async function signPayment(account: LocalAccount, pr: PaymentRequired, requirement: PaymentRequirements, amount: bigint): Promise<Record<string, string>> {
+/**
+ * Signs one x402 payment for `requirement` with the official x402 client (`@x402/core` client +
+ * `@x402/evm` exact scheme: an EIP-3009 `transferWithAuthorization` signed with EIP-712), which is
+ * itself capped to this asset and `amount` (integer USDC base units). The account only signs.
+ * Used by {@link payAndRetry} (HTTP header) and by `callPaidTool` (MCP `_meta["x402/payment"]`).
+ *
+ * @returns the x402 v2 PaymentPayload (`{x402Version: 2, resource, accepted, payload: {signature, authorization}}`).
+ * @throws {AcgError} when the account cannot sign (nothing was paid).
+ */
+export async function signPaymentPayload(
+  account: LocalAccount,
+  paymentRequired: PaymentRequired,
+  requirement: PaymentRequirements,
+  amount: bigint,
+): Promise<PaymentPayload> {
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: account, networks: [requirement.network] });
   // Defence in depth: the official client itself refuses anything but this asset at this amount.
@@ -65,11 +79,15 @@ async function signPayment(account: LocalAccount, pr: PaymentRequired, requireme
     allowedAssets: [{ network: requirement.network, asset: requirement.asset, maxAmountPerPayment: amount.toString() }],
   });
   try {
-    const payload = await client.createPaymentPayload({ ...pr, accepts: [requirement] });
-    return new x402HTTPClient(client).encodePaymentSignatureHeader(payload);
+    return await client.createPaymentPayload({ ...paymentRequired, accepts: [requirement] });
   } catch (cause) {
     throw new AcgError('Could not sign the x402 payment with the given account; nothing was paid.', { cause, details: (cause as Error)?.message });
   }
+}
+
+async function signPayment(account: LocalAccount, pr: PaymentRequired, requirement: PaymentRequirements, amount: bigint): Promise<Record<string, string>> {
+  const payload = await signPaymentPayload(account, pr, requirement, amount);
+  return new x402HTTPClient(new x402Client()).encodePaymentSignatureHeader(payload);
 }
 
 function settlementOf(r: GatewayResponse): SettleResponse | undefined {

@@ -138,3 +138,21 @@ export type AccountView = W.WireAccountView;
 
 /** Answer of `POST /v1/account/deposit` (schema `DepositResponse`): the account after the credit and the settled deposit. */
 export type DepositResponse = W.WireDepositResponse;
+
+/**
+ * One capability a provider offers (schema `ProviderOffer`, DESIGN "Providers"): id `<product>.<name>`
+ * (`product` `intelligence` (default) or `mev`), `price_usdc` decimal USDC (≤ 6 decimals, > 0),
+ * `input_schema`/`output_schema` JSON Schema 2020-12 objects, `example_request` valid against
+ * `input_schema` (the prober sends it), `timeout_ms` 1000..120000 (default 30000), `accepts_objective`.
+ */
+export type ProviderOffer = W.WireProviderOffer;
+
+/** Answer of `POST /api/v1/providers/challenge` (schema `ProviderChallenge`): the text to sign with EIP-191, valid until `expires_at`. */
+export type ProviderChallenge = W.WireProviderChallenge;
+
+/**
+ * A registration (schema `ProviderRegistered`): `provider_id` (`prv_<ULID>`), capabilities with their
+ * catalog status (`PILOT` until a probe passes), and `signing_secret` (`whsec_...`, shown once:
+ * the gateway signs every call to the endpoint with it, Standard Webhooks).
+ */
+export type ProviderRegistered = W.WireProviderRegistered;

@@ -348,14 +348,18 @@ describe('createGatewayClient: execute and x402 payment', () => {
 });
 
 describe('createGatewayClient: getExecution', () => {
-  it('GETs /api/v1/executions/{id} and maps 404 to GatewayError', async () => {
+  it('GETs /api/v1/executions/{id} with the bearer token of the payer and maps 404 to GatewayError', async () => {
     const record = { ...EXECUTION, capability_id: 'intelligence.wallet_balances', created_at: 'x', finished_at: 'y' };
-    const fetch = (async (input: string | URL | Request) => {
+    const fetch = (async (input: string | URL | Request, init?: RequestInit) => {
       const url = String(input);
+      const auth = new Headers(init?.headers).get('authorization');
+      if (auth !== 'Bearer tok_payer') return json(401, { type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'token' });
       if (url === `${BASE}/api/v1/executions/${EXECUTION.execution_id}`) return json(200, record);
       return json(404, { type: 'about:blank', title: 'Not Found', status: 404, detail: 'No execution.' });
     }) as typeof globalThis.fetch;
-    const c = createGatewayClient({ baseUrl: BASE, fetch });
+    const anonymous = createGatewayClient({ baseUrl: BASE, fetch });
+    await expect(anonymous.getExecution(EXECUTION.execution_id)).rejects.toThrow(/bearer token/);
+    const c = createGatewayClient({ baseUrl: BASE, fetch, accessToken: 'tok_payer' });
     expect(await c.getExecution(EXECUTION.execution_id)).toEqual(record);
     const err = (await caught(c.getExecution('exe_missing'))) as GatewayError;
     expect(err).toBeInstanceOf(GatewayError);

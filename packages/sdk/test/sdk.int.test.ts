@@ -1,7 +1,14 @@
 import { createPublicClient, erc20Abi, http, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../../apps/gateway/test/harness.js';
-import { GatewayError, PaymentRequiredError, SpendLimitExceededError, UnknownCapabilityError, createGatewayClient } from '../src/index.js';
+import {
+  GatewayError,
+  PaymentRequiredError,
+  SpendLimitExceededError,
+  UnknownCapabilityError,
+  createGatewayClient,
+  verifyExecutionProof,
+} from '../src/index.js';
 
 /**
  * The SDK against a real gateway on a real anvil chain (chain id 8453, real USDC) and a private
@@ -23,7 +30,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-describe('@acg/sdk against the gateway', () => {
+describe('agent-capability-gateway-sdk against the gateway', () => {
   it('discovers intelligence.wallet_balances with its price and x402 terms', async () => {
     const gw = createGatewayClient({ baseUrl: t.url });
     const caps = await gw.capabilities();
@@ -64,6 +71,20 @@ describe('@acg/sdk against the gateway', () => {
     const record = await gw.getExecution(exe.execution_id);
     expect(record.status).toBe('SUCCEEDED');
     expect(record.payment).toEqual(exe.payment);
+
+    // the result is proven: verifyExecutionProof checks the JWS against the JWKS and both hashes
+    const jwksUrl = (await gw.capability(CAPABILITY)).jwks_url!;
+    const claims = await verifyExecutionProof(exe, { jwksUrl, input: { address: buyer.address } });
+    expect(claims).toMatchObject({
+      execution_id: exe.execution_id,
+      capability_id: CAPABILITY,
+      payment: { payer: buyer.address, tx_hash: exe.payment.tx_hash },
+    });
+    const changed = { ...exe, result: { ...exe.result, address: t.stack.payment.buyers[1]!.address } };
+    await expect(verifyExecutionProof(changed, { jwksUrl })).rejects.toMatchObject({ name: 'ProofVerificationError', code: 'result_mismatch' });
+    await expect(verifyExecutionProof(exe, { jwksUrl, input: { address: t.stack.payment.buyers[1]!.address } })).rejects.toMatchObject({
+      code: 'input_mismatch',
+    });
   });
 
   it('the same Idempotency-Key twice runs and charges once', async () => {
@@ -132,8 +153,8 @@ describe('@acg/sdk against the gateway', () => {
     expect(gw.spent().baseUnits).toBe(0n);
   });
 
-  it('getExecution of an unknown id is a GatewayError 404', async () => {
-    const gw = createGatewayClient({ baseUrl: t.url });
+  it('getExecution of an unknown id is a GatewayError 404 (the client signs in with its account: only payers read executions)', async () => {
+    const gw = createGatewayClient({ baseUrl: t.url, account: t.stack.payment.buyers[5]! });
     const err = await gw.getExecution('exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GatewayError);
     expect((err as GatewayError).status).toBe(404);

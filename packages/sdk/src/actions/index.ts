@@ -36,3 +36,21 @@ export {
 export { subscribe, type SubscribeErrorType, type SubscribeParameters, type SubscribeReturnType } from './walletMonitor/subscribe.js';
 export { DEPOSIT_LABEL, deposit, type DepositErrorType, type DepositParameters, type DepositReturnType } from './deposit.js';
 export { getAccount, type GetAccountErrorType, type GetAccountParameters, type GetAccountReturnType } from './getAccount.js';
+export {
+  onboardProvider,
+  type OnboardProviderErrorType,
+  type OnboardProviderParameters,
+  type OnboardProviderReturnType,
+} from './onboardProvider.js';
+export {
+  MCP_PAYMENT_META,
+  MCP_PAYMENT_RESPONSE_META,
+  callPaidTool,
+  mcpToolName,
+  readMcpPaymentRequired,
+  type CallPaidToolErrorType,
+  type CallPaidToolParameters,
+  type CallPaidToolReturnType,
+  type McpToolClient,
+  type McpToolResult,
+} from './callPaidTool.js';

@@ -42,3 +42,6 @@ export type WireWalletEvent = z.output<typeof S.WalletEvent>;
 export type WireDeadLetter = z.output<typeof S.WalletMonitorDeadLetter>;
 export type WireAccountView = z.output<typeof S.AccountView>;
 export type WireDepositResponse = z.output<typeof S.DepositResponse>;
+export type WireProviderOffer = z.input<typeof S.ProviderOffer>;
+export type WireProviderChallenge = z.output<typeof S.ProviderChallenge>;
+export type WireProviderRegistered = z.output<typeof S.ProviderRegistered>;

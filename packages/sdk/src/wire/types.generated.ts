@@ -147,6 +147,7 @@ export type WireExecutionSucceeded = {
         tx_hash: string;
         amount: string;
     };
+    proof?: string | undefined;
 };
 
 export type WireExecutionError = {
@@ -190,6 +191,9 @@ export type WireExecutionRecord = {
         tx_hash?: string | undefined;
     } | undefined;
     job_id?: string | undefined;
+    payer?: string | undefined;
+    proof?: string | undefined;
+    provider_signature?: string | undefined;
 };
 
 export type WireProblemIssue = {
@@ -278,6 +282,7 @@ export type WireJobRecord = {
             code: string;
             message: string;
         } | null;
+        proof?: string | undefined;
     }[];
     result: Record<string, unknown> | null;
     error: {
@@ -314,6 +319,7 @@ export type WireJobStep = {
         code: string;
         message: string;
     } | null;
+    proof?: string | undefined;
 };
 
 export type WireLendingProtocol = "aave_v3" | "spark" | "compound_v3" | "morpho_blue";
@@ -491,4 +497,34 @@ export type WireDepositResponse = {
         amount: string;
         tx_hash: string;
     };
+};
+
+export type WireProviderOffer = {
+    name: string;
+    description: string;
+    price_usdc: string;
+    input_schema: Record<string, unknown>;
+    output_schema: Record<string, unknown>;
+    example_request: unknown;
+    product?: "mev" | "intelligence" | undefined;
+    timeout_ms?: number | undefined;
+    accepts_objective?: boolean | undefined;
+};
+
+export type WireProviderChallenge = {
+    message: string;
+    nonce: string;
+    expires_at: string;
+};
+
+export type WireProviderRegistered = {
+    provider_id: string;
+    name: string;
+    address: string;
+    endpoint: string;
+    capabilities: {
+        id: string;
+        status: "LIVE" | "STALE" | "PILOT";
+    }[];
+    signing_secret: string;
 };
