@@ -1,64 +1,77 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { defineConfig, type Options } from 'tsup';
+import { sdkBuild } from './packages/sdk/tsup.config.js';
+
+/**
+ * npm packages installed in a workspace's own `node_modules` (apps/* or packages/*), not hoisted
+ * to the root because the root holds another version of them (or none in a production install),
+ * e.g. `jose` 6 of @acg/receipts beside a root `jose` 5. A bare import in dist/ resolves from the
+ * root `node_modules` only, so the apps' build bundles these (esbuild resolves each import from
+ * its importer, as Node does from the sources); every other npm dependency stays external.
+ */
+export function nestedDependencies(root = '.'): string[] {
+  const names = new Set<string>();
+  for (const group of ['apps', 'packages']) {
+    for (const workspace of readdirSync(join(root, group))) {
+      const modules = join(root, group, workspace, 'node_modules');
+      if (!existsSync(modules)) continue;
+      for (const entry of readdirSync(modules)) {
+        if (entry.startsWith('.')) continue;
+        if (entry.startsWith('@')) for (const scoped of readdirSync(join(modules, entry))) names.add(`${entry}/${scoped}`);
+        else names.add(entry);
+      }
+    }
+  }
+  return [...names].filter((n) => !n.startsWith('@acg/')).sort();
+}
 
 /**
  * Builds (DESIGN.md 1): `npm run build` (= `tsup`) runs every config below.
  *
- * 1. `@acg/sdk` → packages/sdk/dist: ESM `index.js`, CJS `index.cjs`, types `index.d.ts` /
- *    `index.d.cts` (the package.json `exports`). viem (peer dependency) and `@x402/*`
- *    (dependencies) stay external so the user's single copy of each is used. The wire types come
- *    from `@acg/schemas` already expanded into plain TypeScript (packages/sdk/src/wire/types.generated.ts,
- *    see packages/sdk/scripts/wire-types.ts), so neither zod nor `@acg/schemas` is bundled or
- *    referenced by the `.d.ts`.
+ * 1. The SDK (`agent-capability-gateway-sdk`) → packages/sdk/dist: its config lives with it (packages/sdk/tsup.config.ts)
+ *    so that `npm pack` / `npm publish` in packages/sdk build it alone (`prepack`).
  */
-const sdk: Options = {
-  name: 'sdk',
-  entry: { index: 'packages/sdk/src/index.ts' },
-  outDir: 'packages/sdk/dist',
-  format: ['esm', 'cjs'],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-  platform: 'node',
-  splitting: false,
-  treeshake: true,
-  external: ['viem', /^viem\//, /^@x402\//],
-  // ESM output is `.js` and CJS `.cjs` because packages/sdk/package.json has "type": "module".
-  outExtension: ({ format }) => ({ js: format === 'cjs' ? '.cjs' : '.js' }),
-  tsconfig: 'packages/sdk/tsconfig.json',
-};
+const sdk: Options = sdkBuild;
 
 /**
  * 2. The apps' entry points → dist/ (ESM, Node 20): `node dist/gateway.js`, `node dist/worker.js`, `node dist/builder.js`,
- *    `node dist/start.js` (the embedded-defaults launcher). Workspace packages (`@acg/*`, consumed
+ *    `node dist/start.js` (the embedded-defaults launcher), `node dist/example-provider.js` (the
+ *    example provider, which `dist/start.js` spawns from next to itself). Workspace packages (`@acg/*`, consumed
  *    from TypeScript source) are bundled in; npm dependencies stay external. The Lua scripts are
  *    read at run time next to the bundle, so they are copied to dist/lua (and the lending dev
- *    contracts' Solidity sources to dist/contracts).
+ *    contracts' Solidity sources to dist/contracts). The container image (Dockerfile) runs these
+ *    files with the production dependencies beside them. `appsBuild(outDir)` is the same build into
+ *    another folder (apps/gateway/test/dist.int.test.ts builds and starts it).
  */
-const apps: Options = {
-  name: 'apps',
-  entry: {
-    gateway: 'apps/gateway/src/main.ts',
-    worker: 'apps/worker/src/main.ts',
-    builder: 'apps/builder/src/main.ts',
-    start: 'apps/devnet/src/start.ts',
-  },
-  outDir: 'dist',
-  format: ['esm'],
-  target: 'node20',
-  platform: 'node',
-  splitting: true,
-  sourcemap: true,
-  clean: true,
-  noExternal: [/^@acg\//],
-  external: [/^[^.@/][^:]*$/, /^@(?!acg\/)[^/]+\/.+/],
-  outExtension: () => ({ js: '.js' }),
-  async onSuccess() {
-    const { cp } = await import('node:fs/promises');
-    await cp('packages/redis/src/lua', 'dist/lua', { recursive: true });
-    // Solidity sources of the lending dev data, compiled at run time by solc-js (packages/devnet/src/lending)
-    await cp('packages/devnet/src/lending/contracts', 'dist/contracts', { recursive: true });
-  },
-};
+export function appsBuild(outDir = 'dist'): Options {
+  return {
+    name: 'apps',
+    entry: {
+      gateway: 'apps/gateway/src/main.ts',
+      worker: 'apps/worker/src/main.ts',
+      builder: 'apps/builder/src/main.ts',
+      start: 'apps/devnet/src/start.ts',
+      'example-provider': 'apps/example-provider/src/main.ts',
+    },
+    outDir,
+    format: ['esm'],
+    target: 'node20',
+    platform: 'node',
+    splitting: true,
+    sourcemap: true,
+    clean: true,
+    // workspace packages, and the npm packages only a workspace's own node_modules holds (see nestedDependencies)
+    noExternal: [/^@acg\//, ...nestedDependencies().map((name) => new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(/|$)`))],
+    external: [/^[^.@/][^:]*$/, /^@(?!acg\/)[^/]+\/.+/],
+    outExtension: () => ({ js: '.js' }),
+    async onSuccess() {
+      const { cp } = await import('node:fs/promises');
+      await cp('packages/redis/src/lua', `${outDir}/lua`, { recursive: true });
+      // Solidity sources of the lending dev data, compiled at run time by solc-js (packages/devnet/src/lending)
+      await cp('packages/devnet/src/lending/contracts', `${outDir}/contracts`, { recursive: true });
+    },
+  };
+}
 
-export default defineConfig([sdk, apps]);
+export default defineConfig([sdk, appsBuild()]);

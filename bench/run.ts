@@ -8,6 +8,8 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { createLogger } from '@acg/observability';
+import { pino } from 'pino';
 import { startTestGateway, type TestGateway } from '../apps/gateway/test/harness.js';
 import { benchExecute, formatExecute, type ExecuteBenchResult } from './execute.js';
 import { benchJobs, formatJobs, type JobsBenchResult } from './jobs.js';
@@ -59,7 +61,18 @@ async function main(): Promise<number> {
   let execute: ExecuteBenchResult | undefined;
   let jobs: JobsBenchResult | undefined;
   try {
-    if (names.some((n) => !STANDALONE[n])) gw = await startTestGateway({ prober: false, config: { rateLimitPerSecond: 100_000 } }); // the limiter stays on (one Redis call per request) with room for one load generator
+    // As deployed: the limiter stays on (one Redis call per request) with room for one load
+    // generator, and every request writes its `info` log line (asynchronously, as in production) to /dev/null.
+    if (names.some((n) => !STANDALONE[n]))
+      gw = await startTestGateway({
+        prober: false,
+        config: { rateLimitPerSecond: 100_000 },
+        log: createLogger({
+          service: 'gateway',
+          level: process.env.BENCH_LOG_LEVEL ?? 'info',
+          destination: pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }),
+        }),
+      });
     if (gw)
       console.log(
         `bench: dev stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (anvil ${gw.stack.payment.rpcUrl}, private redis, gateway ${gw.url})\n`,

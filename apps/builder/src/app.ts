@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connectRedis, RedisKeys, withScripts, type ScriptedRedis } from '@acg/redis';
-import { pino, type Logger } from 'pino';
+import { BuilderMetrics, createLogger, createRegistry, HttpMetrics, type Registry } from '@acg/observability';
+import type { Logger } from 'pino';
 import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
 import { Bidder } from './bidder.js';
 import type { BuilderConfig } from './config.js';
@@ -28,6 +29,8 @@ export interface RunningBuilder {
   redis: ScriptedRedis;
   keys: RedisKeys;
   client: PublicClient;
+  /** This builder's Prometheus registry (`GET /metrics` on the builder port) and its builder counters. */
+  metrics: { registry: Registry; builder: BuilderMetrics };
   close(): Promise<void>;
 }
 
@@ -50,8 +53,10 @@ export interface StartBuilderOptions {
  * console.log(builder.rpcUrl)
  */
 export async function startBuilder(config: BuilderConfig, opts: StartBuilderOptions = {}): Promise<RunningBuilder> {
-  const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'builder' } });
-  const redis = withScripts(connectRedis({ url: config.redisUrl, name: 'builder' }));
+  const log = opts.log ?? createLogger({ service: 'builder', level: config.logLevel, pretty: config.logPretty });
+  const registry = createRegistry();
+  const metrics = { registry, http: new HttpMetrics(registry), builder: new BuilderMetrics(registry), token: config.metricsToken };
+  const redis = withScripts(connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'builder' }));
   try {
     await redis.ping();
   } catch (e) {
@@ -77,8 +82,8 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
 
   const intake = new BundleIntake({ redis, keys, client, bundlePriceBaseUnits: config.bundlePriceBaseUnits });
   const bucket = new TokenBucket(redis, keys, { scope: 'builder:rpc', ...config.rateLimit });
-  const rpc = createRpcServer({ intake, client, feeRecipient: config.feeRecipient, log });
-  const server = createServer(createRpcListener({ server: rpc, bucket, log, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy }));
+  const rpc = createRpcServer({ intake, client, feeRecipient: config.feeRecipient, log, metrics: metrics.builder });
+  const server = createServer(createRpcListener({ server: rpc, bucket, log, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy, metrics }));
   server.keepAliveTimeout = 65_000;
   server.on('connect', refuseConnect);
   await new Promise<void>((resolve, reject) => {
@@ -95,7 +100,7 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
     client,
     pool: intake.pool,
     intake,
-    submitter: new RelaySubmitter({ relays: config.relays, stats, log: log.child({ module: 'relays' }) }),
+    submitter: new RelaySubmitter({ relays: config.relays, stats, log: log.child({ module: 'relays' }), metrics: metrics.builder }),
     signer,
     feeRecipient: config.feeRecipient,
     proposerPubkey: config.proposerPubkey ?? DEV_PROPOSER_PUBKEY,
@@ -104,6 +109,7 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
     headPollMs: config.headPollMs,
     beaconGenesisTime: config.beaconGenesisTime,
     log: log.child({ module: 'bidder' }),
+    metrics: metrics.builder,
   });
   if (opts.bidder ?? true) bidder.start();
 
@@ -118,6 +124,7 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
     redis,
     keys,
     client,
+    metrics: { registry, builder: metrics.builder },
     async close() {
       await bidder.stop();
       await new Promise<void>((resolve) => {

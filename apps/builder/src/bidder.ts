@@ -1,3 +1,4 @@
+import type { BuilderMetrics } from '@acg/observability';
 import type { Logger } from 'pino';
 import {
   parseTransaction,
@@ -41,6 +42,8 @@ export interface BidderOptions {
   /** slot = (timestamp - genesis) / 12 when set; else the block number. */
   beaconGenesisTime?: number;
   log: Logger;
+  /** Counts bundles simulated and blocks submitted (`acg_builder_*`). */
+  metrics?: Pick<BuilderMetrics, 'bundlesSimulated' | 'blockSubmitted'>;
 }
 
 /** Why a bundle was left out of an attempt. */
@@ -217,6 +220,8 @@ export class Bidder {
 
     // 1. each bundle alone, 2. greedy by value with re-simulation on top of the chosen ones
     const alone = await mapLimit(inWindow, SIM_CONCURRENCY, (b) => evaluate([], b));
+    const valid = alone.filter((e) => e.ok).length;
+    this.opts.metrics?.bundlesSimulated(valid, alone.length - valid);
     const ranked = inWindow
       .map((b, i) => ({ b, e: alone[i] }))
       .filter(({ b, e }) => {
@@ -299,6 +304,7 @@ export class Bidder {
     await pool.dropBlock(target).catch(() => undefined);
     const request = this.submission(sealed.block, sealed.raws, sealed.value);
     const submissions = await this.opts.submitter.submitAll(request);
+    this.opts.metrics?.blockSubmitted(included.length);
     const bid: Bid = {
       value: sealed.value,
       blockNumber: sealed.block.number!,

@@ -1,4 +1,4 @@
-import { BUILDER_ENV, EnvError, envProblem, readEnv } from '@acg/env';
+import { BUILDER_ENV, EnvError, envProblem, readEnv, redisKeyPrefix } from '@acg/env';
 import { getAddress, type Hex } from 'viem';
 
 /** One MEV-Boost relay the builder submits block-construction attempts to. */
@@ -32,9 +32,11 @@ export interface BuilderConfig {
   port: number;
   /** Bind address (BUILDER_HOST, default 127.0.0.1). */
   host: string;
-  /** Redis URL (REDIS_URL). */
+  /** Redis URL (REDIS_URL); with `redisClusterNodes` only its user, password and TLS count (default `redis://<first node>`). */
   redisUrl: string;
-  /** Prefix of every Redis key of this deployment (REDIS_KEY_PREFIX, default `acg:`). */
+  /** Redis Cluster startup nodes, `host:port` each (REDIS_CLUSTER_NODES); set, the connection is an ioredis `Cluster`. */
+  redisClusterNodes?: string[];
+  /** Prefix of every Redis key of this deployment (REDIS_KEY_PREFIX, default `acg:`, `{acg}:` on a cluster, where it needs a hash tag). */
   keyPrefix: string;
   /** Ethereum JSON-RPC node the bundles target (ETHEREUM_RPC_URL); needs `eth_simulateV1`. */
   ethereumRpcUrl: string;
@@ -78,6 +80,10 @@ export interface BuilderConfig {
   bundlePriceBaseUnits: bigint;
   /** pino level (LOG_LEVEL, default info). */
   logLevel: string;
+  /** Readable one-line logs for development (LOG_PRETTY=1; default off, on under `npm start` unless LOG_PRETTY=0). */
+  logPretty: boolean;
+  /** METRICS_TOKEN: when set, `GET /metrics` needs `Authorization: Bearer <token>`. */
+  metricsToken?: string;
 }
 
 /**
@@ -129,8 +135,10 @@ const bool = (v: string | undefined): boolean | undefined => (v === undefined ||
  */
 export function builderConfigFromEnv(env: NodeJS.ProcessEnv, defaults: BuilderConfigDefaults = {}): BuilderConfig {
   const { values: v, problems } = readEnv(BUILDER_ENV, env);
-  const redisUrl = v.REDIS_URL ?? defaults.redisUrl;
+  const redisClusterNodes = v.REDIS_CLUSTER_NODES ?? (defaults.redisClusterNodes?.length ? defaults.redisClusterNodes : undefined);
+  const redisUrl = v.REDIS_URL ?? defaults.redisUrl ?? (redisClusterNodes ? `redis://${redisClusterNodes[0]}` : undefined);
   if (!redisUrl && !env.REDIS_URL) problems.push('REDIS_URL: required (or start the embedded defaults with `npm start`)');
+  const keyPrefix = redisKeyPrefix(env, defaults.keyPrefix, redisClusterNodes, problems);
   const ethereumRpcUrl = v.ETHEREUM_RPC_URL ?? defaults.ethereumRpcUrl;
   if (!ethereumRpcUrl && !env.ETHEREUM_RPC_URL) problems.push('ETHEREUM_RPC_URL: required (or start the embedded defaults with `npm start`)');
   let relays = defaults.relays ?? [...PRODUCTION_RELAYS];
@@ -144,7 +152,8 @@ export function builderConfigFromEnv(env: NodeJS.ProcessEnv, defaults: BuilderCo
     port: v.BUILDER_PORT ?? defaults.port ?? 8081,
     host: env.BUILDER_HOST || defaults.host || '127.0.0.1',
     redisUrl,
-    keyPrefix: env.REDIS_KEY_PREFIX || defaults.keyPrefix || 'acg:',
+    ...(redisClusterNodes ? { redisClusterNodes } : {}),
+    keyPrefix,
     ethereumRpcUrl,
     relays,
     blsSecretKey: v.BUILDER_BLS_SECRET_KEY ?? defaults.blsSecretKey,
@@ -160,5 +169,7 @@ export function builderConfigFromEnv(env: NodeJS.ProcessEnv, defaults: BuilderCo
     maxBodyBytes: v.BUILDER_MAX_BODY_BYTES ?? defaults.maxBodyBytes ?? 1_048_576,
     bundlePriceBaseUnits: defaults.bundlePriceBaseUnits ?? 100_000n,
     logLevel: v.LOG_LEVEL ?? defaults.logLevel ?? 'info',
+    logPretty: v.LOG_PRETTY ?? defaults.logPretty ?? false,
+    metricsToken: v.METRICS_TOKEN ?? defaults.metricsToken,
   };
 }

@@ -1,11 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CapabilityDefinition } from '@acg/capabilities';
+import type { ProviderEarnings } from '@acg/providers';
+import { loadReceipts } from '@acg/receipts';
+import { OfferReceipts } from '@acg/payments';
 import type { Worker } from 'bullmq';
-import { pino, type Logger } from 'pino';
+import { createLogger } from '@acg/observability';
+import type { Logger } from 'pino';
 import type { GatewayConfig } from '@acg/config';
 import { createRequestListener } from './http/server.js';
-import { answerOutsideRequests } from './http/socketProblem.js';
+import { answerOutsideRequests, UNPARSED_ROUTE } from './http/socketProblem.js';
 import { probeSpecs } from './probeSpecs.js';
 import { Prober } from './probes.js';
 import { createServices, startRefunds, type Services } from './services.js';
@@ -27,6 +31,8 @@ export interface StartGatewayOptions {
   prober?: boolean;
   /** Capability definitions served besides the built-ins (`defineCapability` of @acg/capabilities): listed in every document and executable when they have `run`. */
   capabilities?: readonly CapabilityDefinition[];
+  /** Where provider shares are credited (the provider ledger). */
+  earnings?: ProviderEarnings;
 }
 
 /**
@@ -35,15 +41,30 @@ export interface StartGatewayOptions {
  * Throws if the facilitator cannot be reached or the port is taken.
  */
 export async function startGateway(config: GatewayConfig, opts: StartGatewayOptions = {}): Promise<RunningGateway> {
-  const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'gateway' } });
-  const services = createServices(config, log, { capabilities: opts.capabilities });
+  const log = opts.log ?? createLogger({ service: 'gateway', level: config.logLevel, pretty: config.logPretty });
+  const services = createServices(config, log, { capabilities: opts.capabilities, earnings: opts.earnings });
   await services.redis.ping();
   await services.paywall.init();
+  if (config.receipts) {
+    services.receipts = await loadReceipts(config.receipts, `eip155:${config.payment.chain.id}`);
+    services.proofs = services.receipts.proofs;
+    const signer = services.receipts.signing.account;
+    // x402 offer-receipt: EIP-712 offers in every 402, a receipt in every successful PAYMENT-RESPONSE
+    services.paywall.useOfferReceipts(
+      new OfferReceipts(`did:pkh:eip155:${config.payment.chain.id}:${signer.address}`, (typed) => signer.signTypedData(typed as never)),
+    );
+  }
+  // provider capabilities: loaded before the first request, then followed through pub/sub
+  await services.providers.directory.start(services.redis.duplicate());
 
   const refundWorker: Worker | undefined = (opts.refundWorker ?? true) ? startRefunds(services) : undefined;
 
   const server = createServer(createRequestListener(services));
-  answerOutsideRequests(server);
+  const httpLog = log.child({ module: 'http' });
+  answerOutsideRequests(server, ({ method, status, ip }) => {
+    services.metrics.http.observe(UNPARSED_ROUTE, method ?? 'other', status, 0);
+    httpLog.info({ method: method ?? null, route: UNPARSED_ROUTE, status, ip }, 'request refused before parsing');
+  });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -59,10 +80,11 @@ export async function startGateway(config: GatewayConfig, opts: StartGatewayOpti
     store: services.probes,
     telemetry: services.telemetry,
     baseUrl: services.publicBaseUrl,
-    specs: probeSpecs(services),
+    specs: () => probeSpecs(services),
     log: log.child({ module: 'prober' }),
     onProbed: () => services.discovery.invalidate(),
   });
+  services.providers.probe = (providerId) => prober.probeProvider(providerId);
   if (opts.prober ?? true) await prober.start(config.probeIntervalSeconds);
 
   return {

@@ -5,13 +5,13 @@ import {
   buildLegacyRegistry,
   renderLlmsTxt,
   renderSitemap,
-  SITEMAP_PATHS,
+  discoverySitemapEntries,
   type BuildContext,
   type HealthSample,
 } from '@acg/registry';
 import type { BuilderHealth, HealthDocument, HealthStatus, RegistryDocument } from '@acg/schemas';
 import type { WalletMonitorHealth } from '@acg/wallet-monitor';
-import type { CapabilityDefinition } from '@acg/capabilities';
+import type { CapabilityCatalog } from '@acg/capabilities';
 import type { Telemetry } from '@acg/execution';
 import type { ProbeStore } from './probes.js';
 
@@ -38,6 +38,8 @@ const PAID_ENTRY_POINTS = new Set(['gateway.execute', 'gateway.jobs']);
  */
 export class Discovery {
   private cache = new Map<string, Promise<Rendered>>();
+  /** When the capability set last changed (process start until a provider comes or goes): the sitemap's lastmod of /openapi.json. */
+  private catalogChangedAt = new Date().toISOString();
 
   constructor(
     private readonly opts: {
@@ -46,14 +48,18 @@ export class Discovery {
       payment: BuildContext['payment'];
       probes: ProbeStore;
       telemetry: Telemetry;
-      /** The definitions the documents list (built-ins plus added ones). */
-      capabilities: readonly CapabilityDefinition[];
+      /** The definitions the documents list (built-ins, added ones and providers'), read at each build. */
+      catalog: Pick<CapabilityCatalog, 'list'>;
       /** The builder's live counters (`readBuilderHealth` of @acg/bundles); null while no builder has reported. */
       builderHealth?: () => Promise<BuilderHealth | null>;
       /** Wallet-monitor delivery latency (block confirmation → 2xx), backlog and watchers; its latency is the capability's. */
       walletMonitorHealth?: () => Promise<WalletMonitorHealth>;
+      /** Calls and failures of a provider capability (`ProviderStore.counts` of @acg/providers). */
+      providerCounts?: (capabilityId: string) => Promise<{ calls: number; failures: number }>;
       /** Whether the payment chain answers; while false the x402-paid entry points (execute, jobs) are `down`. */
       paymentChainReachable?: () => Promise<boolean>;
+      /** The proof scheme and JWKS URL of executable capabilities, when receipt keys are configured (read at each build). */
+      proofs?: () => { scheme: string; jwksUrl: string } | undefined;
       registryTtlMs?: number;
       healthTtlMs?: number;
     },
@@ -84,9 +90,20 @@ export class Discovery {
     });
   }
 
+  /** Records a change of the capability set (a provider registered or retired) and drops the cached documents. */
+  catalogChanged(): void {
+    this.catalogChangedAt = new Date().toISOString();
+    this.invalidate();
+  }
+
+  /** /sitemap.xml, each document with its `lastmod` (rebuilt with the catalog documents, at most every 60 s). */
   sitemap(): Promise<Rendered<string>> {
-    return this.cached('sitemap', 3_600_000, async () => {
-      const xml = renderSitemap(this.opts.baseUrl(), SITEMAP_PATHS);
+    return this.cached('sitemap', this.opts.registryTtlMs ?? 60_000, async () => {
+      const [catalog, health] = await Promise.all([this.catalog(), this.health()]);
+      const xml = renderSitemap(
+        this.opts.baseUrl(),
+        discoverySitemapEntries({ documents: catalog.value.generated_at, catalogChanged: this.catalogChangedAt, health: health.value.generated_at }),
+      );
       return render(xml, xml);
     });
   }
@@ -109,7 +126,7 @@ export class Discovery {
     const doc: HealthDocument['capabilities'] = [];
     const walletMonitor = await this.opts.walletMonitorHealth?.().catch(() => undefined);
     const chainUp = (await this.opts.paymentChainReachable?.().catch(() => false)) ?? true;
-    for (const d of allDescriptors(this.opts.capabilities)) {
+    for (const d of allDescriptors(this.opts.catalog.list())) {
       const measured = await this.opts.telemetry.summary(d.id);
       // The wallet monitor's latency is its delivery latency (SPEC 4: "about 450 ms after block confirmation").
       const lat = d.id === 'intelligence.wallet_monitor' && walletMonitor ? { ...measured, ...walletMonitor.delivery_latency_ms } : measured;
@@ -122,11 +139,13 @@ export class Discovery {
       // paid calls settle on the payment chain: without it they can only answer 503
       if (!chainUp && PAID_ENTRY_POINTS.has(d.id) && status !== 'planned') status = 'down';
       samples[d.id] = { status, latency_ms_p50: lat.p50, latency_ms_p99: lat.p99 };
+      const counts = d.provider && this.opts.providerCounts ? await this.opts.providerCounts(d.id).catch(() => undefined) : undefined;
       doc.push({
         id: d.id,
         status,
         latency_ms: { p50: lat.p50, p99: lat.p99, samples: lat.samples },
         checked_at: probe?.checked_at ?? lat.last_at,
+        ...(d.provider && counts ? { provider: { name: d.provider, ...counts } } : {}),
       });
     }
     return { samples, doc };
@@ -139,7 +158,8 @@ export class Discovery {
       builderUrl: this.opts.builderUrl,
       generatedAt: new Date().toISOString(),
       payment: this.opts.payment,
-      capabilities: this.opts.capabilities,
+      capabilities: this.opts.catalog.list(),
+      proofs: this.opts.proofs?.(),
       probes,
       health: samples,
     };

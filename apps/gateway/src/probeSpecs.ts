@@ -1,4 +1,6 @@
 import { findCapability, walletBalances } from '@acg/capabilities';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { probeProviderCapability } from '@acg/providers';
 import { WALLET_BALANCES_ID } from '@acg/schemas';
 import type { ProbeSpec } from './probes.js';
 import type { Services } from './services.js';
@@ -12,11 +14,22 @@ function isChallenge(body: unknown): boolean {
 /**
  * What the prober checks for each built capability (DESIGN "Registry, catalog and health"):
  * discovery endpoints answer 200; execute answers an unpaid call with a well-formed x402
- * challenge; wallet_balances additionally reads a real balance through its handler.
+ * challenge; wallet_balances additionally reads a real balance through its handler; the MCP
+ * endpoint answers `initialize` and then lists the tools.
  */
 export function probeSpecs(services: Services): ProbeSpec[] {
   const example = walletBalances.example.request as { capability_id: string; input: Record<string, unknown> };
   return [
+    ...providerProbeSpecs(services),
+    {
+      // onboarding answers a challenge (issued, never used: it expires in 10 minutes)
+      capabilityId: 'gateway.providers',
+      method: 'POST',
+      path: '/api/v1/providers/challenge',
+      body: { address: services.config.payment.payTo },
+      expectStatus: 200,
+      check: (body) => typeof (body as { message?: unknown })?.message === 'string' && typeof (body as { nonce?: unknown }).nonce === 'string',
+    },
     { capabilityId: 'gateway.registry', method: 'GET', path: '/registry', expectStatus: 200 },
     // unpaid and unauthenticated: the x402 challenge (needs the liquidation index to be ready: 503 before)
     { capabilityId: 'mev.liquidation_search', method: 'GET', path: '/v1/liquidation-search?chain=ethereum', expectStatus: 402, check: isChallenge },
@@ -32,6 +45,33 @@ export function probeSpecs(services: Services): ProbeSpec[] {
         (body as { jsonrpc?: string; error?: { code?: number } })?.jsonrpc === '2.0' && (body as { error?: { code?: number } }).error?.code === -32600,
     },
     { capabilityId: 'gateway.health', method: 'GET', path: '/status/health', expectStatus: 200 },
+    {
+      // a real MCP session over POST /mcp: initialize, then tools/list must list wallet_balances with its schema
+      capabilityId: 'gateway.mcp',
+      method: 'POST',
+      path: '/mcp',
+      headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'acg-prober', version: '1.0.0' } },
+      },
+      expectStatus: 200,
+      check: (body) => {
+        const r = (body as { result?: { protocolVersion?: string; capabilities?: { tools?: unknown } } })?.result;
+        return typeof r?.protocolVersion === 'string' && r.capabilities?.tools !== undefined;
+      },
+      followUp: [
+        {
+          body: { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+          check: (body) => {
+            const tools = (body as { result?: { tools?: { name: string; inputSchema?: { type?: string } }[] } })?.result?.tools ?? [];
+            return tools.some((x) => x.name === 'intelligence_wallet_balances' && x.inputSchema?.type === 'object');
+          },
+        },
+      ],
+    },
     { capabilityId: 'gateway.execute', method: 'POST', path: '/api/v1/execute', body: example, expectStatus: 402, check: isChallenge },
     {
       capabilityId: 'gateway.jobs',
@@ -80,4 +120,23 @@ export function probeSpecs(services: Services): ProbeSpec[] {
       },
     },
   ];
+}
+
+/**
+ * One probe per provider capability (DESIGN "Providers", probing): a signed, free call with the
+ * offer's `example_request` to the provider's endpoint; `PILOT` until one passes, `LIVE` while they pass.
+ */
+function providerProbeSpecs(services: Services): ProbeSpec[] {
+  return services.providers.directory.providers().flatMap((record) =>
+    record.offers.map(
+      (offer): ProbeSpec => ({
+        capabilityId: `${offer.product}.${offer.name}`,
+        providerId: record.provider_id,
+        method: 'POST',
+        path: record.endpoint,
+        expectStatus: 200,
+        custom: async () => (await probeProviderCapability(services.providers.client, record, offer.name)).record,
+      }),
+    ),
+  );
 }

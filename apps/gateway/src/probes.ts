@@ -14,13 +14,27 @@ export interface ProbeSpec {
   /** Absolute URL instead of a gateway path (e.g. the builder's `/rpc`). */
   url?: () => string;
   body?: unknown;
+  /** Extra request headers (e.g. MCP's `Accept: application/json, text/event-stream`). */
+  headers?: Record<string, string>;
   /** HTTP status that means the surface works (200; 402 for a paid endpoint's challenge). */
   expectStatus: number;
   /** Extra check of the parsed body (e.g. the 402 carries SPEC 2.9 fields). */
   check?(body: unknown): boolean;
+  /**
+   * Requests sent in order after the first one passed, to the same URL with the same method and
+   * headers, each expecting `expectStatus` and its own check (e.g. MCP `tools/list` after
+   * `initialize`); the record shows the last answer.
+   */
+  followUp?: { body: unknown; check(body: unknown): boolean }[];
   /** A direct check of the capability itself, run after the HTTP one (e.g. read a balance). */
   direct?(): Promise<boolean>;
+  /** A probe that makes its own request (a provider capability: a signed call to the provider's endpoint); replaces the HTTP request above. */
+  custom?(): Promise<ProbeRecord>;
+  /** The provider whose capability this is (for {@link Prober.probeProvider}). */
+  providerId?: string;
 }
+
+const EMPTY_SHA256 = createHash('sha256').digest('hex');
 
 /** Probe records in Redis: one hash, capability id → JSON {@link ProbeRecord}. Shared by replicas. */
 export class ProbeStore {
@@ -53,7 +67,8 @@ export class Prober {
       store: ProbeStore;
       telemetry: Telemetry;
       baseUrl: () => string;
-      specs: ProbeSpec[];
+      /** What to probe, read at each round (provider capabilities come and go). */
+      specs: () => ProbeSpec[];
       log: Logger;
       onProbed?: () => void;
     },
@@ -61,8 +76,17 @@ export class Prober {
 
   /** Probes every spec once now; returns the records written. */
   async runOnce(): Promise<Record<string, ProbeRecord>> {
+    return this.runSpecs(this.opts.specs());
+  }
+
+  /** Probes the capabilities of one provider now (right after it registers or changes), so they need not wait a round to go LIVE. */
+  probeProvider(providerId: string): Promise<Record<string, ProbeRecord>> {
+    return this.runSpecs(this.opts.specs().filter((s) => s.providerId === providerId));
+  }
+
+  private async runSpecs(specs: ProbeSpec[]): Promise<Record<string, ProbeRecord>> {
     const out: Record<string, ProbeRecord> = {};
-    for (const spec of this.opts.specs) {
+    for (const spec of specs) {
       const record = await this.probe(spec);
       await this.opts.store.save(spec.capabilityId, record);
       out[spec.capabilityId] = record;
@@ -89,22 +113,37 @@ export class Prober {
   }
 
   private async probe(spec: ProbeSpec): Promise<ProbeRecord> {
+    if (spec.custom) {
+      const started = performance.now();
+      const record = await spec.custom().catch((e): ProbeRecord => {
+        this.opts.log.warn({ capability_id: spec.capabilityId, err: String((e as Error).message).slice(0, 200) }, 'probe failed');
+        return { ok: false, checked_at: new Date().toISOString(), probe: { url: spec.path, method: spec.method, status: 0, body_sha256: EMPTY_SHA256 } };
+      });
+      await this.opts.telemetry.record(spec.capabilityId, performance.now() - started, record.ok).catch(() => undefined);
+      return record;
+    }
     const url = spec.url ? spec.url() : `${this.opts.baseUrl()}${spec.path}`;
     const started = performance.now();
     let status = 599;
     let bytes = Buffer.alloc(0);
     let ok = false;
-    try {
+    const send = async (body: unknown, check: ((body: unknown) => boolean) | undefined): Promise<boolean> => {
       const res = await fetch(url, {
         method: spec.method,
-        headers: spec.body === undefined ? {} : { 'content-type': 'application/json' },
-        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...spec.headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(10_000),
       });
       status = res.status;
       bytes = Buffer.from(await res.arrayBuffer());
-      ok = status === spec.expectStatus;
-      if (ok && spec.check) ok = spec.check(JSON.parse(bytes.toString('utf8')));
+      return status === spec.expectStatus && (!check || check(JSON.parse(bytes.toString('utf8'))));
+    };
+    try {
+      ok = await send(spec.body, spec.check);
+      for (const step of spec.followUp ?? []) {
+        if (!ok) break;
+        ok = await send(step.body, step.check);
+      }
       if (ok && spec.direct) ok = await spec.direct();
     } catch (e) {
       this.opts.log.warn({ capability_id: spec.capabilityId, err: String((e as Error).message).slice(0, 200) }, 'probe failed');

@@ -3,15 +3,20 @@ import { readBuilderHealth } from '@acg/bundles';
 import { JobQueue, JobStore } from '@acg/jobs';
 import { createInProcessFacilitator, createRemoteFacilitator, PaymentChainMonitor, Paywall, RefundQueue, startRefunds as startRefundsOf } from '@acg/payments';
 import type { Worker } from 'bullmq';
+import { ProviderLedger } from '@acg/provider-ledger';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey, WalletMonitorService } from '@acg/wallet-monitor';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { DisputeView, PayoutView, ProviderBalance } from '@acg/schemas';
 import { createPublicClient, type PublicClient } from 'viem';
-import { BUILTIN_CAPABILITIES, type CapabilityDefinition, type CapabilityDeps } from '@acg/capabilities';
-import { ExecutionStore, Telemetry } from '@acg/execution';
+import { BUILTIN_CAPABILITIES, CapabilityCatalog, type CapabilityDefinition, type CapabilityDeps } from '@acg/capabilities';
+import { ExecutionStore, Telemetry, type ExecutionObserver } from '@acg/execution';
+import { PROOF_SCHEME, type Receipts } from '@acg/receipts';
+import { ChallengeStore, ProviderClient, ProviderDirectory, ProviderOnboarding, ProviderStore, type ProviderEarnings } from '@acg/providers';
 import { chainClients, type GatewayConfig } from '@acg/config';
 import { Discovery } from './discovery.js';
+import { createGatewayMetrics, watchSharedState, type GatewayMetrics } from './metrics.js';
 import { ProbeStore } from './probes.js';
 
 /** Everything request handlers use, built once per process (no module-level singletons). */
@@ -29,8 +34,8 @@ export interface Services {
   probes: ProbeStore;
   discovery: Discovery;
   capabilityDeps: CapabilityDeps;
-  /** Every capability this gateway serves: the built-ins plus `CreateServicesOptions.capabilities`, in catalog order. */
-  capabilities: readonly CapabilityDefinition[];
+  /** Every capability this gateway serves now: the built-ins plus `CreateServicesOptions.capabilities` plus providers', in catalog order. */
+  catalog: CapabilityCatalog;
   paymentClient: PublicClient;
   /** Reachability of the payment chain, from every payment RPC outcome (PAYMENT_RPC_TIMEOUT_MS bounds each request). */
   paymentChain: PaymentChainMonitor;
@@ -40,24 +45,68 @@ export interface Services {
   jobs: { store: JobStore; queue: JobQueue };
   /** Wallet-monitor subscriptions, dead letters and health (the watchers and delivery worker run in `startWalletMonitor`). */
   walletMonitor: WalletMonitorService;
+  /** This gateway's Prometheus registry and metric families (`GET /metrics`). */
+  metrics: GatewayMetrics;
+  /** Told of each execution the Executor records (`metrics.executions`). */
+  executionObserver: ExecutionObserver;
+  /**
+   * Providers' money (@acg/provider-ledger): shares held, available and paid, fees, disputes. Its
+   * dispute refunds go to `refunds`; payouts are sent by the worker's payout pass.
+   */
+  providerLedger: ProviderLedger;
+  /**
+   * Third-party providers (DESIGN "Providers"): records, onboarding (EIP-191 challenges), the
+   * signed HTTP client and the directory that keeps `catalog` in step with Redis (started by
+   * `startGateway`).
+   */
+  providers: {
+    store: ProviderStore;
+    onboarding: ProviderOnboarding;
+    client: ProviderClient;
+    directory: ProviderDirectory;
+    /** Probes one provider's capabilities now (set by `startGateway` once its prober exists). */
+    probe?: (providerId: string) => Promise<unknown>;
+  };
+  /**
+   * Receipt keys (DESIGN "Proofs and receipts"), loaded by `startGateway` when configured:
+   * `proofs` signs every SUCCEEDED execution (the Executor reads it), `jwks` is served at
+   * `/.well-known/jwks.json`.
+   */
+  receipts?: Receipts;
+  /** The same proof signer, where the Executor looks for it. */
+  proofs?: Receipts['proofs'];
+  /** The provider ledger's read side (balances, payouts, disputes): `providerLedger`; `GET /api/v1/providers/{id}` shows zeros without it. */
+  providerMoney?: ProviderMoney;
   /** Absolute base URL of this gateway (known once it listens). */
   publicBaseUrl(): string;
   setListenUrl(url: string): void;
   close(): Promise<void>;
 }
 
+/** What `GET /api/v1/providers/{id}` reads of the provider ledger (integer strings, USDC base units). */
+export interface ProviderMoney {
+  balance(providerId: string): Promise<ProviderBalance>;
+  payouts(providerId: string): Promise<PayoutView[]>;
+  disputesOfProvider(providerId: string): Promise<DisputeView[]>;
+}
+
 /** What {@link createServices} adds to the configuration. */
 export interface CreateServicesOptions {
   /** Capability definitions served besides `BUILTIN_CAPABILITIES` (a provider's, a test's); an id used twice throws at the first document build. */
   capabilities?: readonly CapabilityDefinition[];
+  /** Where provider shares are credited; default `Services.providerLedger` (a test may capture credits instead). */
+  earnings?: ProviderEarnings;
 }
 
 /** Builds the services from the configuration; opens Redis connections (closed by `close()`). */
 export function createServices(config: GatewayConfig, log: Logger, opts: CreateServicesOptions = {}): Services {
-  const capabilities = [...BUILTIN_CAPABILITIES, ...(opts.capabilities ?? [])];
+  const fixed = [...BUILTIN_CAPABILITIES, ...(opts.capabilities ?? [])];
+  const catalog = new CapabilityCatalog(fixed);
+  const fixedIds = new Set(fixed.map((d) => d.id));
+  const metrics = createGatewayMetrics();
   const keys = new RedisKeys(config.keyPrefix);
-  const redis = connectRedis({ url: config.redisUrl, name: 'gateway' });
-  const bullRedis = connectRedis({ url: config.redisUrl, name: 'gateway-bull', forBullmq: true });
+  const redis = connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'gateway' });
+  const bullRedis = connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'gateway-bull', forBullmq: true });
   let listenUrl = config.publicBaseUrl ?? `http://${config.host}:${config.port}`;
   const publicBaseUrl = () => (config.publicBaseUrl ?? listenUrl).replace(/\/$/, '');
 
@@ -72,7 +121,14 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
         networks: [`eip155:${config.payment.chain.id}`],
         monitor: paymentChain,
       });
-  const refunds = new RefundQueue(redis, keys, bullRedis);
+  const refunds = new RefundQueue(redis, keys, bullRedis, { observer: metrics.payments });
+  const providerLedger = new ProviderLedger({
+    redis,
+    keys,
+    feeBps: config.providers.feeBps,
+    disputeWindowSeconds: config.providers.disputeWindowSeconds,
+    refunds,
+  });
   const paywall = new Paywall({
     redis,
     keys,
@@ -81,6 +137,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     refunds,
     chain: paymentChain,
     log: log.child({ module: 'paywall' }),
+    observer: metrics.payments,
     terms: {
       network: `eip155:${config.payment.chain.id}`,
       asset: config.payment.asset,
@@ -106,19 +163,52 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     secretBox: secretBoxFromKey(config.walletMonitor?.webhookSecretKey),
   });
 
+  const webhookPolicy = config.walletMonitor?.webhookPolicy ?? 'production';
+  const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
+  const providerClient = new ProviderClient(webhookPolicy);
+  const providers = {
+    store: providerStore,
+    client: providerClient,
+    onboarding: new ProviderOnboarding({
+      store: providerStore,
+      challenges: new ChallengeStore(redis, keys),
+      client: providerClient,
+      policy: webhookPolicy,
+      reservedId: (id) => fixedIds.has(id),
+    }),
+    directory: new ProviderDirectory({
+      store: providerStore,
+      catalog,
+      runtime: { client: providerClient, store: providerStore, earnings: opts.earnings ?? providerLedger },
+      log: log.child({ module: 'providers' }),
+    }),
+  };
+
   const discovery = new Discovery({
     baseUrl: publicBaseUrl,
     builderUrl: config.builderUrl,
     payment: { network: `eip155:${config.payment.chain.id}`, asset: config.payment.asset, payTo: config.payment.payTo },
     probes,
     telemetry,
-    capabilities,
+    catalog,
+    proofs: () => (services.receipts ? { scheme: PROOF_SCHEME, jwksUrl: `${publicBaseUrl()}/.well-known/jwks.json` } : undefined),
     builderHealth: () => readBuilderHealth(redis, keys),
     walletMonitorHealth: () => walletMonitor.health(),
+    providerCounts: (id) => providerStore.counts(id),
     paymentChainReachable: () => paymentChain.reachable(),
   });
+  const jobQueue = new JobQueue(keys, bullRedis);
+  watchSharedState(metrics, {
+    redis,
+    keys,
+    queues: { jobs: jobQueue, refunds, webhook_deliveries: walletMonitor.deliveries.queue },
+    chainClient: (chain) => clients.get(chain),
+  });
+
   // a payment chain going away (or coming back) shows on /status/health at once, not after the 10 s cache
   paymentChain.onChange(() => discovery.invalidate());
+  // a provider registered, changed or retired is listed at once
+  catalog.onChange(() => discovery.catalogChanged());
 
   const siwe = new SiweAuthenticator(
     redis,
@@ -130,14 +220,19 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     paymentClient,
   );
 
-  return {
+  const services: Services = {
     config,
     log,
     siwe,
     tokens: new TokenStore(redis, keys),
     ledger: new Ledger(redis, keys),
-    jobs: { store: new JobStore(redis, keys), queue: new JobQueue(keys, bullRedis) },
+    jobs: { store: new JobStore(redis, keys), queue: jobQueue },
     walletMonitor,
+    providerLedger,
+    providerMoney: providerLedger,
+    metrics,
+    executionObserver: metrics.executions,
+    providers,
     redis,
     bullRedis,
     keys,
@@ -148,7 +243,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     probes,
     discovery,
     capabilityDeps: { chainClient: (chain) => clients.get(chain), redis, keys },
-    capabilities,
+    catalog,
     paymentClient,
     paymentChain,
     publicBaseUrl,
@@ -160,10 +255,13 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
       await refunds.close().catch(() => undefined);
       await this.jobs.queue.close().catch(() => undefined);
       await walletMonitor.close().catch(() => undefined);
+      providers.directory.stop();
+      await providerClient.close().catch(() => undefined);
       redis.disconnect();
       bullRedis.disconnect();
     },
   };
+  return services;
 }
 
 /**
@@ -182,5 +280,6 @@ export function startRefunds(services: Services): Worker | undefined {
     treasuryPrivateKey: config.payment.treasuryPrivateKey,
     asset: config.payment.asset,
     log: services.log,
+    observer: services.metrics.payments,
   });
 }

@@ -3,7 +3,7 @@ import { decodePaymentResponseHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+import { challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
 
 /** Runs counted here: the gateway must call `run` once per payment, with the parsed input. */
 const runs: unknown[] = [];
@@ -135,7 +135,7 @@ describe('a capability added with one defineCapability call', () => {
     const replay = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header });
     expect(replay.body).toEqual(r.body);
     expect(runs).toHaveLength(1);
-    const stored = await fetch(`${t.url}/api/v1/executions/${r.body.execution_id}`).then((res) => res.json());
+    const stored = await readExecution(t.url, r.body.execution_id, buyer);
     expect(stored).toMatchObject({ capability_id: 'intelligence.echo_test', status: 'SUCCEEDED', result: { text: 'PAID ECHO' } });
   });
 });

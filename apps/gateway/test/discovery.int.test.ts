@@ -46,8 +46,9 @@ describe('discovery documents', () => {
     expect(byId['intelligence.wallet_balances'].evidence.probe).toMatchObject({ method: 'POST', status: 402 });
     expect(byId['intelligence.wallet_balances'].evidence.probe.body_sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(byId['gateway.registry'].status).toBe('LIVE');
-    expect(byId['gateway.providers'].status).toBe('PLANNED');
-    expect(byId['gateway.providers'].evidence.probe).toBeUndefined();
+    // provider onboarding is probed by a real challenge request
+    expect(byId['gateway.providers'].status).toBe('LIVE');
+    expect(byId['gateway.providers'].evidence.probe).toMatchObject({ method: 'POST', status: 200 });
     // a schema-valid document with an extra property is refused (no extra properties, SPEC 2.1)
     expect(validate({ ...doc, extra: 1 })).toBe(false);
   });
@@ -120,6 +121,10 @@ describe('discovery documents', () => {
     expect(sitemap.res.headers.get('content-type')).toContain('application/xml');
     expect(sitemap.text).toContain('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">');
     expect(sitemap.text).toContain(`<loc>${t.url}/gateway-catalog.json</loc>`);
+    // every URL is dated: the catalog's generated_at, the health document's
+    const catalog = JSON.parse((await get('/gateway-catalog.json')).text);
+    expect(sitemap.text).toContain(`<loc>${t.url}/gateway-catalog.json</loc><lastmod>${catalog.generated_at}</lastmod>`);
+    expect([...sitemap.text.matchAll(/<url><loc>[^<]+<\/loc><lastmod>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z<\/lastmod>/g)]).toHaveLength(5);
   });
 
   it('serves /status/health from real measurements, not cached by clients', async () => {
@@ -131,8 +136,9 @@ describe('discovery documents', () => {
     expect(wb.status).toBe('up');
     expect(wb.latency_ms.samples).toBeGreaterThan(0);
     expect(wb.latency_ms.p50).toBeGreaterThan(0);
-    const planned = doc.capabilities.find((c: { id: string }) => c.id === 'gateway.providers');
-    expect(planned).toMatchObject({ status: 'planned', latency_ms: { p50: null, p99: null, samples: 0 } });
+    const providers = doc.capabilities.find((c: { id: string }) => c.id === 'gateway.providers');
+    expect(providers.status).toBe('up');
+    expect(providers.latency_ms.samples).toBeGreaterThan(0);
     expect(doc.builder).toBeNull();
   });
 

@@ -2,7 +2,7 @@ import { decodePaymentResponseHeader } from '@x402/core/http';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { challenge, craftPayload, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+import { challenge, craftPayload, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 
 const PRICE = 1000n; // intelligence.wallet_balances: 0.001 USDC in base units
@@ -67,7 +67,7 @@ describe('paid execute', () => {
     expect(treasuryAfter - treasuryBefore).toBe(PRICE);
     // the result was read after settlement: the balance it reports is the payer's new balance
     expect(BigInt(body.result.usdc.balance)).toBe(payerAfter);
-    const stored = await fetch(`${t.url}/api/v1/executions/${body.execution_id}`).then((r) => r.json());
+    const stored = await readExecution(t.url, body.execution_id, buyer);
     expect(stored).toMatchObject({ execution_id: body.execution_id, status: 'SUCCEEDED', capability_id: 'intelligence.wallet_balances' });
   });
 
@@ -258,7 +258,7 @@ describe('failure after settlement', () => {
     expect(r.headers.get('payment-response')).toBeTruthy();
     let record: any;
     for (let i = 0; i < 200; i++) {
-      record = await fetch(`${t.url}/api/v1/executions/${r.body.execution_id}`).then((x) => x.json());
+      record = await readExecution(t.url, r.body.execution_id, buyer);
       if (record.refund?.status === 'sent') break;
       await new Promise((res) => setTimeout(res, 100));
     }

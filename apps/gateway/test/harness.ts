@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { devPrivateKey, startDevStack, type DevStack } from '@acg/devnet';
 import { ulid } from 'ulid';
+import { devReceiptKeys } from '@acg/receipts';
 import { configFromEnv, type ConfigDefaults, type GatewayConfig } from '@acg/config';
 import { startGateway, type RunningGateway, type StartGatewayOptions } from '../src/app.js';
 
@@ -28,6 +29,7 @@ export async function startTestGateway(opts: StartGatewayOptions & { config?: Co
         keyPrefix: `acg:test:${ulid()}:`,
         logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
         probeIntervalSeconds: 0,
+        receipts: devReceiptKeys(),
         payment: {
           rpcUrl: stack.payment.rpcUrl,
           payTo: stack.payment.treasury.address,

@@ -8,17 +8,21 @@ import { appRouter } from '../src/routers/index.js';
 describe('RouteTable', () => {
   const routes = new RouteTable(appRouter, ['/registry']);
   it('resolves documented paths, templates, documents and /trpc procedures', () => {
-    expect(routes.match('POST', '/api/v1/execute')).toEqual({ kind: 'ok' });
-    expect(routes.match('GET', '/api/v1/jobs/job_1')).toEqual({ kind: 'ok' });
-    expect(routes.match('HEAD', '/api/v1/jobs/job_1')).toEqual({ kind: 'ok' });
+    expect(routes.match('POST', '/api/v1/execute')).toEqual({ kind: 'ok', template: '/api/v1/execute' });
+    expect(routes.match('GET', '/api/v1/jobs/job_1')).toEqual({ kind: 'ok', template: '/api/v1/jobs/{job_id}' });
+    expect(routes.match('HEAD', '/api/v1/jobs/job_1')).toEqual({ kind: 'ok', template: '/api/v1/jobs/{job_id}' });
     expect(routes.match('GET', '/api/v1/jobs/a/b')).toEqual({ kind: 'not_found' });
-    expect(routes.match('DELETE', '/api/v1/jobs/job_1')).toEqual({ kind: 'method_not_allowed', allow: 'GET, HEAD, OPTIONS' });
-    expect(routes.match('POST', '/registry')).toEqual({ kind: 'method_not_allowed', allow: 'GET, HEAD, OPTIONS' });
-    expect(routes.match('GET', '/trpc/discovery.health')).toEqual({ kind: 'ok' });
-    expect(routes.match('POST', '/trpc/discovery.health')).toEqual({ kind: 'method_not_allowed', allow: 'GET, OPTIONS' });
-    expect(routes.match('POST', '/trpc/execute.execute')).toEqual({ kind: 'ok' });
+    expect(routes.match('DELETE', '/api/v1/jobs/job_1')).toEqual({
+      kind: 'method_not_allowed',
+      allow: 'GET, HEAD, OPTIONS',
+      template: '/api/v1/jobs/{job_id}',
+    });
+    expect(routes.match('POST', '/registry')).toEqual({ kind: 'method_not_allowed', allow: 'GET, HEAD, OPTIONS', template: '/registry' });
+    expect(routes.match('GET', '/trpc/discovery.health')).toEqual({ kind: 'ok', template: '/trpc/discovery.health' });
+    expect(routes.match('POST', '/trpc/discovery.health')).toEqual({ kind: 'method_not_allowed', allow: 'GET, OPTIONS', template: '/trpc/discovery.health' });
+    expect(routes.match('POST', '/trpc/execute.execute')).toEqual({ kind: 'ok', template: '/trpc/execute.execute' });
     expect(routes.match('TRACE', '/trpc/x')).toEqual({ kind: 'not_found' });
-    expect(routes.match('GET', '/trpc/discovery.health,discovery.registry')).toEqual({ kind: 'ok' });
+    expect(routes.match('GET', '/trpc/discovery.health,discovery.registry')).toEqual({ kind: 'ok', template: '/trpc/{batch}' });
   });
   it('never throws, whatever the method and path', () => {
     fc.assert(

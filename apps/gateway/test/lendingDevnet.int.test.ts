@@ -4,6 +4,7 @@ import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLiquidationsClient } from '../../../packages/sdk/src/liquidations.js';
 import { startTestGateway, type TestGateway } from './harness.js';
+import { Scrape } from '../../../packages/observability/test/prometheus.js';
 import { officialPayload, paymentHeader, post } from './x402.js';
 import { lendingIndexerConfig, setupLendingDevnet, startAnvil, type AnvilInstance, type LendingDevnet } from '@acg/devnet';
 
@@ -18,7 +19,9 @@ let indexer: LiquidationIndexer;
 let url: string;
 
 beforeAll(async () => {
-  [gw, anvil] = await Promise.all([startTestGateway({ prober: false }), startAnvil({ chainId: 1 })]);
+  anvil = await startAnvil({ chainId: 1 });
+  // the gateway reads the chain head for the liquidation index lag metric (ETHEREUM_RPC_URL)
+  gw = await startTestGateway({ prober: false, config: { chains: { ethereum: anvil.rpcUrl } } });
   dev = await setupLendingDevnet(anvil.rpcUrl);
   indexer = await startLiquidationIndexer({
     chain: 'ethereum',
@@ -120,5 +123,29 @@ describe('SDK liquidations.search', () => {
     expect(r.opportunities.length).toBeLessThanOrEqual(5);
     for (const o of r.opportunities) expect(['aave_v3', 'spark']).toContain(o.protocol);
     await expect(createLiquidationsClient({ baseUrl: gw.url }).search()).rejects.toThrow(/payment/i);
+  });
+});
+
+describe('GET /metrics', () => {
+  it('exports the liquidation index lag (chain head − indexed block) and age per chain, read at scrape time', async () => {
+    const head = await indexer.indexNow();
+    const scrape = async () => new Scrape(await (await fetch(`${gw.url}/metrics`)).text());
+    const s = await scrape();
+    expect(s.sample('acg_liquidation_index_lag_blocks', { chain: 'ethereum' })).toBeDefined();
+    expect(s.value('acg_liquidation_index_lag_blocks', { chain: 'ethereum' })).toBeGreaterThanOrEqual(0);
+    expect(s.value('acg_liquidation_index_age_seconds', { chain: 'ethereum' })).toBeGreaterThanOrEqual(0);
+    // three blocks the stopped indexer has not seen: the lag shows them
+    await indexer.stop();
+    for (let i = 0; i < 3; i++)
+      await fetch(anvil.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"evm_mine","params":[]}',
+      });
+    const lagged = await scrape();
+    expect(lagged.value('acg_liquidation_index_lag_blocks', { chain: 'ethereum' })).toBeGreaterThanOrEqual(3);
+    expect(Number(head)).toBeGreaterThan(0);
+    // chains without an index are absent
+    expect(lagged.sample('acg_liquidation_index_lag_blocks', { chain: 'arbitrum' })).toBeUndefined();
   });
 });

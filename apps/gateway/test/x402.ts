@@ -77,3 +77,24 @@ export function usdcReader(rpcUrl: string, usdc: `0x${string}`) {
   const client = createPublicClient({ transport: http(rpcUrl) });
   return (address: `0x${string}`) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
 }
+
+const tokens = new Map<string, string>();
+
+/** A Sign-In with Ethereum bearer token of `account` at `baseUrl` (POST /v1/auth/nonce, sign, POST /v1/auth/token), cached per address. */
+export async function bearerToken(baseUrl: string, account: LocalAccount): Promise<string> {
+  const key = `${baseUrl} ${account.address}`;
+  const cached = tokens.get(key);
+  if (cached) return cached;
+  const nonce = await post(`${baseUrl}/v1/auth/nonce`, { address: account.address });
+  const signature = await account.signMessage({ message: nonce.body.message });
+  const token = await post(`${baseUrl}/v1/auth/token`, { message: nonce.body.message, signature });
+  if (token.status !== 200) throw new Error(`sign-in failed: ${token.status}`);
+  tokens.set(key, token.body.access_token);
+  return token.body.access_token;
+}
+
+/** `GET /api/v1/executions/{id}` as the payer (only the payer may read an execution); the parsed body. */
+export async function readExecution(baseUrl: string, executionId: string, payer: LocalAccount): Promise<any> {
+  const res = await fetch(`${baseUrl}/api/v1/executions/${executionId}`, { headers: { authorization: `Bearer ${await bearerToken(baseUrl, payer)}` } });
+  return res.json();
+}

@@ -11,11 +11,11 @@ export function stepExecutor(deps: ExecutorDeps & { executions: Pick<ExecutionSt
   return {
     async run(executionId, capabilityId, input, charge) {
       const { record, failure } = await executor.runInput(executionId, capabilityId, input, charge);
-      return { status: record.status, result: record.result, error: record.error, transient: failure ? isTransient(failure) : false };
+      return { status: record.status, result: record.result, error: record.error, transient: failure ? isTransient(failure) : false, proof: record.proof };
     },
     async find(executionId) {
       const r = await deps.executions.get(executionId);
-      return r ? { status: r.status, result: r.result, error: r.error } : undefined;
+      return r ? { status: r.status, result: r.result, error: r.error, proof: r.proof } : undefined;
     },
   };
 }

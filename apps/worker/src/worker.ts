@@ -1,14 +1,29 @@
-import { BUILTIN_CAPABILITIES, type CapabilityDefinition } from '@acg/capabilities';
+import { BUILTIN_CAPABILITIES, CapabilityCatalog, type CapabilityDefinition } from '@acg/capabilities';
 import { chainClients, type GatewayConfig } from '@acg/config';
 import { ExecutionStore, Telemetry } from '@acg/execution';
 import { JobStore, startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
-import { PaymentChainMonitor, RefundQueue, startPaymentRecovery, startRefunds } from '@acg/payments';
+import { PaymentChainMonitor, RefundQueue, startPaymentRecovery, startRefunds, TreasurySender } from '@acg/payments';
+import { ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
+import { ProviderClient, ProviderDirectory, ProviderStore, type ProviderEarnings } from '@acg/providers';
+import { loadReceipts } from '@acg/receipts';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey, startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
+import {
+  createLogger,
+  createRegistry,
+  DeliveryMetrics,
+  ExecutionMetrics,
+  JobMetrics,
+  PaymentMetrics,
+  startMetricsServer,
+  type MetricsServer,
+  type Registry,
+} from '@acg/observability';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { privateKeyToAccount } from 'viem/accounts';
 import { createPublicClient, type PublicClient } from 'viem';
 import { stepExecutor } from './stepExecutor.js';
 
@@ -28,24 +43,77 @@ export interface WorkerServices {
   executions: ExecutionStore;
   telemetry: Telemetry;
   refunds: RefundQueue;
+  /** Providers' money (@acg/provider-ledger); dispute refunds go to `refunds`. The payout pass runs on it. */
+  providerLedger: ProviderLedger;
   /** The payment chain (PAYMENT_RPC_URL), each request bounded by PAYMENT_RPC_TIMEOUT_MS: receipts for the crash-recovery sweep. */
   paymentClient: PublicClient;
-  /** Every capability a job step may run: `BUILTIN_CAPABILITIES` plus `StartWorkerOptions.capabilities`. */
-  capabilities: readonly CapabilityDefinition[];
+  /** Every capability a job step may run: `BUILTIN_CAPABILITIES` plus `StartWorkerOptions.capabilities` (and providers', as they register). */
+  catalog: CapabilityCatalog;
+  /** Keeps `catalog` in step with the providers in Redis (started by `startWorker`), so job steps run provider capabilities too. */
+  providers: ProviderDirectory;
+  /** This worker's Prometheus registry and metric families (served on WORKER_METRICS_PORT when set). */
+  metrics: WorkerMetrics;
   /** Closes the refund queue and both Redis connections. */
   close(): Promise<void>;
+}
+
+/**
+ * A worker's Prometheus metrics, in a registry of this worker instance alone: job steps and jobs
+ * ended, executions of job steps, webhook deliveries, refunds queued (a job's unspent budget) and
+ * sent. Queue depths and block lags are the gateway's (`/metrics` on the gateway port).
+ */
+export interface WorkerMetrics {
+  registry: Registry;
+  jobs: JobMetrics;
+  executions: ExecutionMetrics;
+  deliveries: DeliveryMetrics;
+  payments: PaymentMetrics;
+}
+
+/** A new registry with the worker's metric families. */
+export function createWorkerMetrics(): WorkerMetrics {
+  const registry = createRegistry();
+  return {
+    registry,
+    jobs: new JobMetrics(registry),
+    executions: new ExecutionMetrics(registry),
+    deliveries: new DeliveryMetrics(registry),
+    payments: new PaymentMetrics(registry),
+  };
 }
 
 /**
  * Builds the {@link WorkerServices} from the configuration; opens two Redis connections (closed by
  * `close()`). Nothing here listens or starts a BullMQ worker.
  */
-export function createWorkerServices(config: GatewayConfig, log: Logger, capabilities: readonly CapabilityDefinition[] = []): WorkerServices {
+export function createWorkerServices(
+  config: GatewayConfig,
+  log: Logger,
+  capabilities: readonly CapabilityDefinition[] = [],
+  earnings?: ProviderEarnings,
+): WorkerServices {
   const keys = new RedisKeys(config.keyPrefix);
-  const redis = connectRedis({ url: config.redisUrl, name: 'worker' });
-  const bullRedis = connectRedis({ url: config.redisUrl, name: 'worker-bull', forBullmq: true });
+  const redis = connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'worker' });
+  const bullRedis = connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'worker-bull', forBullmq: true });
   const paymentChain = new PaymentChainMonitor(config.payment.rpcUrl, config.payment.rpcTimeoutMs);
-  const refunds = new RefundQueue(redis, keys, bullRedis);
+  const metrics = createWorkerMetrics();
+  const refunds = new RefundQueue(redis, keys, bullRedis, { observer: metrics.payments });
+  const providerLedger = new ProviderLedger({
+    redis,
+    keys,
+    feeBps: config.providers.feeBps,
+    disputeWindowSeconds: config.providers.disputeWindowSeconds,
+    refunds,
+  });
+  const catalog = new CapabilityCatalog([...BUILTIN_CAPABILITIES, ...capabilities]);
+  const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
+  const providerClient = new ProviderClient(config.walletMonitor?.webhookPolicy ?? 'production');
+  const providers = new ProviderDirectory({
+    store: providerStore,
+    catalog,
+    runtime: { client: providerClient, store: providerStore, earnings: earnings ?? providerLedger },
+    log: log.child({ module: 'providers' }),
+  });
   return {
     config,
     log,
@@ -56,9 +124,14 @@ export function createWorkerServices(config: GatewayConfig, log: Logger, capabil
     executions: new ExecutionStore(redis, keys),
     telemetry: new Telemetry(redis, keys),
     refunds,
+    providerLedger,
     paymentClient: createPublicClient({ chain: config.payment.chain, transport: paymentChain.transport(), pollingInterval: 250 }) as PublicClient,
-    capabilities: [...BUILTIN_CAPABILITIES, ...capabilities],
+    catalog,
+    providers,
+    metrics,
     async close() {
+      providers.stop();
+      await providerClient.close().catch(() => undefined);
       await refunds.close().catch(() => undefined);
       redis.disconnect();
       bullRedis.disconnect();
@@ -74,6 +147,10 @@ export interface RunningWorker {
   indexer?: LiquidationIndexer;
   /** the wallet monitor's watchers and deliveries, when chains are configured */
   walletMonitor?: RunningWalletMonitor;
+  /** the provider payout schedule (`runNow()` runs one pass on demand), unless turned off */
+  payouts?: RunningPayouts;
+  /** The registry, and its `GET /metrics` listener when WORKER_METRICS_PORT (`config.metrics.workerPort`) is set. */
+  metrics: { registry: Registry; server?: MetricsServer };
   close(): Promise<void>;
 }
 
@@ -85,6 +162,8 @@ export interface StartWorkerOptions {
    * the gateway accepted for an added capability runs its steps here.
    */
   capabilities?: readonly CapabilityDefinition[];
+  /** Where provider shares of job steps are credited; default `WorkerServices.providerLedger` (a test may capture credits instead). */
+  earnings?: ProviderEarnings;
   /** Job runner tuning (retries, backoff, lock duration, a beforeStep hook). */
   jobs?: Partial<Pick<JobRunnerOptions, 'stepAttempts' | 'backoffMs' | 'lockDurationMs' | 'concurrency' | 'beforeStep' | 'afterStep'>>;
   /** Run the refund worker here (default true when TREASURY_PRIVATE_KEY is set). */
@@ -98,6 +177,13 @@ export interface StartWorkerOptions {
    * chains (`config.chains`; default true); options override its defaults (confirmations, retry schedule...).
    */
   walletMonitor?: boolean | Partial<Omit<WalletMonitorConfig, 'redis' | 'bullRedis' | 'keyPrefix' | 'log'>>;
+  /**
+   * Run the provider payout pass (default true): every PROVIDER_PAYOUT_INTERVAL_SECONDS across all
+   * workers, it auto-resolves old disputes, matures held shares and sends each available balance of
+   * at least PROVIDER_PAYOUT_MIN_USDC from the treasury (only with TREASURY_PRIVATE_KEY; without it
+   * no payout is sent). Options: how often to check whether a pass is due, and test hooks.
+   */
+  payouts?: boolean | { tickSeconds?: number; hooks?: PayoutHooks };
 }
 
 /**
@@ -121,15 +207,34 @@ export function paymentRecoveryFromEnv(env: NodeJS.ProcessEnv): { intervalMs?: n
 
 /**
  * Starts the BullMQ workers (DESIGN 1 `apps/worker`) against the shared Redis: the job runner
- * and the refund worker, plus the payment-recovery sweep, the wallet monitor and the
- * liquidation indexer when configured. Built from packages only ({@link createWorkerServices}); the
- * gateway's HTTP services are never started here. Stateless: run as many as needed; BullMQ
- * distributes work and hands a crashed worker's jobs to a live one.
+ * and the refund worker, plus the payment-recovery sweep, the provider payout pass
+ * (`@acg/provider-ledger` `startPayouts`: one pass per PROVIDER_PAYOUT_INTERVAL_SECONDS across all
+ * workers, under a Redis lease), the wallet monitor and the liquidation indexer when configured.
+ * Built from packages only ({@link createWorkerServices}); the gateway's HTTP services are never
+ * started here. Stateless: run as many as needed; BullMQ distributes work and hands a crashed worker's jobs to a live one. With WORKER_METRICS_PORT set
+ * (`config.metrics.workerPort`; 0 picks a free port) it also serves `GET /metrics` there
+ * (METRICS_TOKEN applies); the worker has no other HTTP listener.
  */
 export async function startWorker(config: GatewayConfig, opts: StartWorkerOptions = {}): Promise<RunningWorker> {
-  const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'worker' } });
-  const services = createWorkerServices(config, log, opts.capabilities);
+  const log = opts.log ?? createLogger({ service: 'worker', level: config.logLevel, pretty: config.logPretty });
+  const services = createWorkerServices(config, log, opts.capabilities, opts.earnings);
   await services.redis.ping();
+  // first, so that a taken port stops the start before any worker runs
+  const { workerPort, workerHost, token } = config.metrics;
+  const metricsServer =
+    workerPort === undefined
+      ? undefined
+      : await startMetricsServer({
+          registry: services.metrics.registry,
+          port: workerPort,
+          host: workerHost,
+          token,
+          log: log.child({ module: 'metrics' }),
+        }).catch(async (e: unknown) => {
+          await services.close();
+          throw e;
+        });
+  await services.providers.start(services.redis.duplicate());
   const clients = chainClients(config);
   const workers: Worker[] = [];
   workers.push(
@@ -142,9 +247,12 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
         telemetry: services.telemetry,
         log,
         capabilityDeps: { chainClient: (chain) => clients.get(chain), redis: services.redis, keys: services.keys },
-        capabilities: services.capabilities,
+        catalog: services.catalog,
+        proofs: config.receipts ? (await loadReceipts(config.receipts, `eip155:${config.payment.chain.id}`)).proofs : undefined,
+        executionObserver: services.metrics.executions,
       }),
       refunds: services.refunds,
+      observer: services.metrics.jobs,
       log: log.child({ module: 'jobs' }),
       ...opts.jobs,
     }),
@@ -160,6 +268,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
           treasuryPrivateKey: config.payment.treasuryPrivateKey,
           asset: config.payment.asset,
           log,
+          observer: services.metrics.payments,
         })
       : undefined;
   if (refunds) workers.push(refunds);
@@ -175,6 +284,31 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
           log: log.child({ module: 'payment-recovery' }),
           ...(typeof opts.paymentRecovery === 'object' ? opts.paymentRecovery : {}),
         });
+  let payouts: RunningPayouts | undefined;
+  if (opts.payouts !== false) {
+    const treasuryKey = config.payment.treasuryPrivateKey;
+    if (!treasuryKey) log.warn('TREASURY_PRIVATE_KEY is not set: provider payouts are not sent (disputes and maturity still run)');
+    payouts = startPayouts({
+      ledger: services.providerLedger,
+      redis: services.redis,
+      keys: services.keys,
+      sender: treasuryKey
+        ? new TreasurySender({
+            redis: services.redis,
+            keys: services.keys,
+            rpcUrl: config.payment.rpcUrl,
+            chain: config.payment.chain,
+            treasury: privateKeyToAccount(treasuryKey),
+            asset: config.payment.asset,
+          })
+        : undefined,
+      minimum: BigInt(config.providers.payoutMinBaseUnits),
+      disputeAutoResolveSeconds: config.providers.disputeAutoResolveSeconds,
+      intervalSeconds: config.providers.payoutIntervalSeconds,
+      log: log.child({ module: 'payouts' }),
+      ...(typeof opts.payouts === 'object' ? opts.payouts : {}),
+    });
+  }
   let monitor: RunningWalletMonitor | undefined;
   if (opts.walletMonitor !== false && Object.keys(config.chains).length > 0) {
     if (config.walletMonitor?.webhookPolicy === 'production' && !config.walletMonitor.webhookSecretKey) {
@@ -190,6 +324,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
       retryScheduleMs: config.walletMonitor?.retryScheduleMs,
       secretBox: secretBoxFromKey(config.walletMonitor?.webhookSecretKey),
       log: log.child({ module: 'wallet-monitor' }),
+      deliveryObserver: services.metrics.deliveries,
       ...extra,
     });
   }
@@ -207,8 +342,12 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
     workers,
     indexer,
     walletMonitor: monitor,
+    payouts,
+    metrics: { registry: services.metrics.registry, server: metricsServer },
     async close() {
+      await metricsServer?.close();
       stopRecovery?.();
+      await payouts?.stop();
       await indexer?.stop();
       await monitor?.stop();
       await Promise.all(workers.map((w) => w.close()));

@@ -7,10 +7,19 @@ import type { LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
-import { challenge, officialPayload, paymentHeader, post, usdcReader } from '../../gateway/test/x402.js';
+import { challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from '../../gateway/test/x402.js';
+import { Scrape } from '../../../packages/observability/test/prometheus.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
 const PRICE = 1000n; // intelligence.wallet_balances
+const METRICS_TOKEN = 'worker-metrics-token-0123456789';
+
+/** The worker's `/metrics` (WORKER_METRICS_PORT), parsed. */
+async function workerMetrics(): Promise<Scrape> {
+  const res = await fetch(worker.metrics.server!.url, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
+  expect(res.status).toBe(200);
+  return new Scrape(await res.text());
+}
 
 /** A capability added at run time (one definition, given to both the gateway and the worker). */
 const shout = defineCapability({
@@ -77,7 +86,9 @@ const ended = (j: Json) => ['succeeded', 'failed', 'cancelled', 'budget_exhauste
 
 beforeAll(async () => {
   t = await startTestGateway({ capabilities: [shout] });
-  worker = await startWorker(t.config, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
+  // WORKER_METRICS_PORT=0 (a free port) with METRICS_TOKEN: the worker's own GET /metrics listener
+  const metrics = { ...t.config.metrics, workerPort: 0, token: METRICS_TOKEN };
+  worker = await startWorker({ ...t.config, metrics }, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
   balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
 });
 afterAll(async () => {
@@ -89,6 +100,7 @@ describe('jobs', () => {
   it('runs a 3-step job; spent + refunded equals the budget to the base unit', async () => {
     const buyer = t.stack.payment.buyers[0];
     const before = await balanceOf(buyer.address);
+    const metricsBefore = await workerMetrics();
     const created = await createJob(buyer, jobBody(0.005, 3, buyer.address));
     expect(created.status).toBe(202);
     expect(created.body.status).toBe('queued');
@@ -104,8 +116,16 @@ describe('jobs', () => {
     expect(BigInt(job.spent_base_units) + BigInt(job.refund.amount)).toBe(BigInt(job.budget_base_units));
     expect(before - (await balanceOf(buyer.address))).toBe(3n * PRICE);
     // every step is a real execution record paid from the job's budget
-    const exe = await fetch(`${t.url}/api/v1/executions/${job.steps[0].execution_id}`).then((r) => r.json());
+    const exe = await readExecution(t.url, job.steps[0].execution_id, buyer);
     expect(exe).toMatchObject({ status: 'SUCCEEDED', job_id: job.job_id, payment: { amount: '1000' } });
+    // the worker's metrics moved with it: 3 steps, 3 executions, 1 job ended, 1 refund queued (the gateway's refund worker sends it)
+    const metrics = await workerMetrics();
+    const delta = (name: string, labels: Record<string, string> = {}) => metrics.value(name, labels) - metricsBefore.value(name, labels);
+    expect(delta('acg_job_steps_total', { outcome: 'succeeded' })).toBe(3);
+    expect(delta('acg_executions_total', { capability: 'intelligence.wallet_balances', outcome: 'succeeded' })).toBe(3);
+    expect(delta('acg_jobs_finished_total', { status: 'succeeded' })).toBe(1);
+    expect(delta('acg_refunds_queued_total')).toBe(1);
+    expect((await fetch(worker.metrics.server!.url)).status).toBe(401);
   });
 
   it('stops with budget_exhausted when the next step does not fit, and refunds the rest', async () => {
@@ -206,18 +226,22 @@ describe('jobs', () => {
     // step 2 ran and its execution is stored, but the job record still says "running"
     const mid: Json = await fetch(`${t.url}/api/v1/jobs/${id}`).then((r) => r.json());
     expect(mid.steps[1].status).toBe('running');
-    const ran: Json = await fetch(`${t.url}/api/v1/executions/${mid.steps[1].execution_id}`).then((r) => r.json());
+    const ran: Json = await readExecution(t.url, mid.steps[1].execution_id, buyer);
     expect(ran.status).toBe('SUCCEEDED');
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
 
-    worker = await startWorker(t.config, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
+    const metrics = { ...t.config.metrics, workerPort: 0, token: METRICS_TOKEN };
+    worker = await startWorker({ ...t.config, metrics }, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
     const job = await waitFor(id, ended);
     expect(job.status).toBe('succeeded');
     // the step that ran before the crash was adopted, not run again (same execution, same record)
     expect(job.steps[1].execution_id).toBe(mid.steps[1].execution_id);
     expect(job.steps[1].attempts).toBe(1);
-    const after: Json = await fetch(`${t.url}/api/v1/executions/${mid.steps[1].execution_id}`).then((r) => r.json());
+    const counted = await workerMetrics();
+    expect(counted.value('acg_job_steps_total', { outcome: 'adopted' })).toBe(1);
+    expect(counted.value('acg_job_steps_total', { outcome: 'succeeded' })).toBe(2);
+    const after: Json = await readExecution(t.url, mid.steps[1].execution_id, buyer);
     expect(after.created_at).toBe(ran.created_at);
     expect(job.spent_base_units).toBe('3000');
     expect(job.refund).toMatchObject({ status: 'sent', amount: '1000' });
@@ -240,7 +264,7 @@ describe('jobs', () => {
     const job = await waitFor(created.body.job_id, ended);
     expect(job.status).toBe('succeeded');
     expect(job.spent_base_units).toBe('2000');
-    const results = await Promise.all(job.steps.map((s: Json) => fetch(`${t.url}/api/v1/executions/${s.execution_id}`).then((r) => r.json())));
+    const results = await Promise.all(job.steps.map((s: Json) => readExecution(t.url, s.execution_id, buyer)));
     expect(results.map((r: Json) => [r.status, r.result])).toEqual([
       ['SUCCEEDED', { text: 'ONE' }],
       ['SUCCEEDED', { text: 'TWO' }],

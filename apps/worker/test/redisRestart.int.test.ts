@@ -8,7 +8,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { createPublicClient, erc20Abi, http, parseAbiItem, type LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
-import { challenge, officialPayload, paymentHeader, post, usdcReader } from '../../gateway/test/x402.js';
+import { challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
 // A Redis this test owns, with AOF persistence (appendfsync always), killed and restarted on the
@@ -165,7 +165,7 @@ describe('Redis restart with persistence', () => {
     expect(new Set(job.steps.map((s: Json) => s.execution_id)).size).toBe(5);
     expect([...runs.entries()].sort(([a], [b]) => a - b)).toEqual([0, 1, 2, 3, 4].map((i) => [i, 1])); // each step ran exactly once
     for (const s of job.steps) {
-      const exe = await fetch(`${t.url}/api/v1/executions/${s.execution_id}`).then((x) => x.json());
+      const exe = await readExecution(t.url, s.execution_id, buyer);
       expect(exe).toMatchObject({ status: 'SUCCEEDED', job_id: jobId });
     }
     expect(job.spent_base_units).toBe((5n * PRICE).toString());

@@ -1,9 +1,20 @@
-import { CapabilityFailure, type CapabilityDefinition, type CapabilityDeps } from '@acg/capabilities';
+import { CapabilityFailure, type CapabilityCatalog, type CapabilityDeps } from '@acg/capabilities';
 import { isRedisUnavailable, retryWhileRedisUnavailable } from '@acg/redis';
 import type { Logger } from 'pino';
 import type { ExecutionRecord, ExecutionStore } from './executions.js';
 import { resolveCapability, type ResolvedCapability } from './resolve.js';
 import type { Telemetry } from './telemetry.js';
+import { inSpan } from './tracing.js';
+
+/** What a proof is signed over (the `ProofSubject` of @acg/receipts, structurally). */
+export interface ProofSubject {
+  execution_id: string;
+  capability_id: string;
+  input: unknown;
+  result: unknown;
+  payment: { payer: string; tx_hash: string; amount: string };
+  provider?: string | null;
+}
 
 /** What paid for an execution: an x402 settlement, or a job's budget (internal debit). */
 export interface ExecutionCharge {
@@ -22,6 +33,15 @@ export interface ExecutionOutcome {
   failure?: CapabilityFailure;
 }
 
+/**
+ * Told of every execution recorded (metrics: `ExecutionMetrics` of @acg/observability). Called
+ * synchronously once the record is saved; must not throw or block.
+ */
+export interface ExecutionObserver {
+  /** `capability_id` is a served definition's id, or `unknown` for an id no definition has; `duration_ms` is the run time. */
+  executed(e: { capability_id: string; status: 'SUCCEEDED' | 'FAILED'; code?: string; duration_ms: number }): void;
+}
+
 /** What an {@link Executor} uses: where records and latency samples go, the definitions, and what `run` may use. */
 export interface ExecutorDeps {
   executions: Pick<ExecutionStore, 'save'>;
@@ -29,8 +49,12 @@ export interface ExecutorDeps {
   log: Pick<Logger, 'info' | 'warn'>;
   /** Chain clients and Redis handed to `precondition` and `run`. */
   capabilityDeps: CapabilityDeps;
-  /** Every definition this deployment serves (built-ins plus added ones); {@link Executor.runInput} resolves among them. */
-  capabilities: readonly CapabilityDefinition[];
+  /** Signs a JWS proof of every SUCCEEDED result (`ProofSigner` of @acg/receipts); without it records carry no proof. */
+  proofs?: { sign(s: ProofSubject): Promise<string> };
+  /** Every definition this deployment serves now (built-ins, added ones, providers'); {@link Executor.runInput} resolves among them. */
+  catalog: Pick<CapabilityCatalog, 'list'>;
+  /** Told of each execution recorded (metrics). */
+  executionObserver?: ExecutionObserver;
 }
 
 /**
@@ -47,15 +71,28 @@ export class Executor {
   constructor(private readonly deps: ExecutorDeps) {}
 
   /** Runs `resolved.definition` with its already-parsed `resolved.input`, paid by `charge`. */
-  async run(executionId: string, resolved: Pick<ResolvedCapability, 'definition' | 'input'>, charge: ExecutionCharge): Promise<ExecutionOutcome> {
+  async run(
+    executionId: string,
+    resolved: Pick<ResolvedCapability, 'definition' | 'input'> & { rawInput?: unknown },
+    charge: ExecutionCharge,
+  ): Promise<ExecutionOutcome> {
     const { definition, input } = resolved;
+    const evidence: { provider_signature?: string } = {};
     return this.record(
       executionId,
       definition.id,
       charge,
+      { input: resolved.rawInput ?? input, provider: definition.provider ?? null, evidence },
       async () =>
         definition.output.parse(
-          await definition.run(input, this.deps.capabilityDeps, { executionId, payer: charge.payer, paymentTxHash: charge.tx_hash }),
+          await definition.run(input, this.deps.capabilityDeps, {
+            executionId,
+            payer: charge.payer,
+            paymentTxHash: charge.tx_hash,
+            amount: charge.amount,
+            ...(charge.job_id ? { jobId: charge.job_id } : {}),
+            attach: (e) => Object.assign(evidence, e),
+          }),
         ) as Record<string, unknown>,
     );
   }
@@ -66,18 +103,38 @@ export class Executor {
    * `not_executable`, `invalid_input`, `precondition_unmet`) and status (404/422/400).
    */
   async runInput(executionId: string, capabilityId: string, rawInput: unknown, charge: ExecutionCharge): Promise<ExecutionOutcome> {
-    const resolved = resolveCapability(this.deps.capabilities, capabilityId, rawInput, this.deps.capabilityDeps);
+    const resolved = resolveCapability(this.deps.catalog.list(), capabilityId, rawInput, this.deps.capabilityDeps);
     if (!resolved.ok) {
       const { error } = resolved;
-      return this.record(executionId, capabilityId, charge, () => Promise.reject(new CapabilityFailure(error.code, error.shortMessage, error.status)));
+      return this.record(executionId, capabilityId, charge, undefined, () =>
+        Promise.reject(new CapabilityFailure(error.code, error.shortMessage, error.status)),
+      );
     }
     return this.run(executionId, resolved, charge);
   }
 
-  private async record(
+  /** Runs and records one execution inside the span `execute` (its parent: the request's `paywall`, or a job's `job.step`). */
+  private record(
     executionId: string,
     capabilityId: string,
     charge: ExecutionCharge,
+    proofOf: { input: unknown; provider: string | null; evidence?: { provider_signature?: string } } | undefined,
+    run: () => Promise<Record<string, unknown>>,
+  ): Promise<ExecutionOutcome> {
+    const attributes = { 'acg.execution_id': executionId, 'acg.capability_id': capabilityId, ...(charge.job_id ? { 'acg.job_id': charge.job_id } : {}) };
+    return inSpan('execute', attributes, async (span) => {
+      const outcome = await this.recordOnce(executionId, capabilityId, charge, proofOf, run);
+      span.setAttribute('acg.execution_status', outcome.record.status);
+      if (outcome.failure) span.setAttribute('acg.error_code', outcome.failure.code);
+      return outcome;
+    });
+  }
+
+  private async recordOnce(
+    executionId: string,
+    capabilityId: string,
+    charge: ExecutionCharge,
+    proofOf: { input: unknown; provider: string | null; evidence?: { provider_signature?: string } } | undefined,
     run: () => Promise<Record<string, unknown>>,
   ): Promise<ExecutionOutcome> {
     const { log } = this.deps;
@@ -88,6 +145,7 @@ export class Executor {
       capability_id: capabilityId,
       payment: { tx_hash: charge.tx_hash, amount: charge.amount },
       ...(charge.job_id ? { job_id: charge.job_id } : {}),
+      payer: charge.payer,
       created_at,
     };
     let result: Record<string, unknown>;
@@ -103,6 +161,7 @@ export class Executor {
       const error = { code: failure.code, message: failure.message };
       const record: ExecutionRecord = { ...base, status: 'FAILED', result: null, error, finished_at: new Date().toISOString(), duration_ms };
       await this.store(record);
+      this.observe(record, failure.code);
       log.warn(
         {
           execution_id: executionId,
@@ -116,13 +175,41 @@ export class Executor {
       return { record, failure };
     }
     const duration_ms = performance.now() - started;
-    const record: ExecutionRecord = { ...base, status: 'SUCCEEDED', result, finished_at: new Date().toISOString(), duration_ms };
+    const proof =
+      proofOf && this.deps.proofs
+        ? await this.deps.proofs.sign({
+            execution_id: executionId,
+            capability_id: capabilityId,
+            input: proofOf.input,
+            result,
+            payment: { payer: charge.payer, tx_hash: charge.tx_hash, amount: charge.amount },
+            provider: proofOf.provider,
+          })
+        : undefined;
+    const record: ExecutionRecord = {
+      ...base,
+      status: 'SUCCEEDED',
+      result,
+      ...(proof ? { proof } : {}),
+      ...(proofOf?.evidence?.provider_signature ? { provider_signature: proofOf.evidence.provider_signature } : {}),
+      finished_at: new Date().toISOString(),
+      duration_ms,
+    };
     await this.store(record);
+    this.observe(record);
     log.info(
       { execution_id: executionId, capability_id: capabilityId, job_id: charge.job_id, duration_ms: Math.round(duration_ms), payer: charge.payer },
       'execution succeeded',
     );
     return { record };
+  }
+
+  /** Reports a stored record to the observer; an id no definition has is labelled `unknown` (labels stay few). */
+  private observe(record: ExecutionRecord, code?: string): void {
+    const observer = this.deps.executionObserver;
+    if (!observer) return;
+    const known = this.deps.catalog.list().some((d) => d.id === record.capability_id);
+    observer.executed({ capability_id: known ? record.capability_id : 'unknown', status: record.status, code, duration_ms: record.duration_ms });
   }
 
   /**

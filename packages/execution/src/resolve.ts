@@ -29,6 +29,8 @@ export interface ResolvedCapability {
   input: unknown;
   /** USDC base units (6 decimals) per call. */
   price: bigint;
+  /** The input as the caller sent it (before defaults): what an execution proof hashes. */
+  rawInput: unknown;
 }
 
 /** {@link resolveCapability}'s answer: the resolved capability, or why not. */
@@ -78,5 +80,5 @@ export function resolveCapability(definitions: readonly CapabilityDefinition[], 
   if (!parsed.ok) return parsed;
   const unmet = checkPrecondition(definition, parsed.input, deps);
   if (unmet) return { ok: false, error: unmet };
-  return { ok: true, definition, input: parsed.input, price: definition.price.base_units };
+  return { ok: true, definition, input: parsed.input, price: definition.price.base_units, rawInput };
 }

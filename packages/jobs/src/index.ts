@@ -1,6 +1,6 @@
 export { MAX_BUDGET, planJob, PlanError, type JobRequestInput } from './plan.js';
 export { JOB_QUEUE, JobQueue } from './queue.js';
-export { startJobRunner, type JobRunnerOptions } from './runner.js';
+export { startJobRunner, type JobObserver, type JobRunnerOptions } from './runner.js';
 export { JobStore } from './store.js';
 export type { JobStatus, StepCapability, StepExecutor, StoredJob, StoredStep } from './types.js';
 export { baseUnitsToUsdc, usdcToBaseUnits } from './units.js';

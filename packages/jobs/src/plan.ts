@@ -27,7 +27,9 @@ export const MAX_BUDGET = 10_000_000_000n;
 /**
  * Validates a job request before any payment and returns its steps (DESIGN "Jobs"):
  * - every listed capability must be executable here (422 otherwise);
- * - `steps` (or, without steps, each capability once with input `{objective}`) must each be in
+ * - without `steps`, every listed capability must accept an objective (`accepts_objective`; 422
+ *   naming the others): each then runs once with input `{objective}`;
+ * - `steps` (or the objective steps) must each be in
  *   `capabilities` and have an input valid for that capability (400 with the path, e.g.
  *   `steps.1.input.address`) and a met precondition (422);
  * - the budget (≤ 6 decimals, ≤ 10,000 USDC) must cover at least the cheapest step (422).
@@ -49,6 +51,19 @@ export function planJob(req: JobRequestInput, resolve: (capabilityId: string) =>
     .map(({ id, i }) => ({ path: ['capabilities', i], message: `${id} is not executable through jobs` }));
   if (unknown.length > 0) throw new PlanError(422, 'Some capabilities are unknown or not executable.', unknown);
 
+  if (!req.steps) {
+    const refusing = req.capabilities
+      .map((id, i) => ({ id, i }))
+      .filter(({ id }) => !resolve(id)!.acceptsObjective)
+      .map(({ id, i }) => ({ path: ['capabilities', i], message: `${id} does not accept an objective: give steps with its input` }));
+    if (refusing.length > 0) {
+      throw new PlanError(
+        422,
+        `Without steps, every listed capability must accept an objective; ${refusing.map((r) => r.message.split(' ')[0]).join(', ')} do not.`,
+        refusing,
+      );
+    }
+  }
   const planned = req.steps ?? req.capabilities.map((capability_id) => ({ capability_id, input: { objective: req.objective } }));
   const issues: { path: (string | number)[]; message: string }[] = [];
   const steps: StoredStep[] = [];

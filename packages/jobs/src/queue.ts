@@ -20,6 +20,10 @@ export class JobQueue {
       { jobId, removeOnComplete: { age: 7 * 24 * 3600 }, removeOnFail: false, attempts: 1000, backoff: { type: 'fixed', delay: 5_000 } },
     );
   }
+  /** BullMQ job counts of the job queue by state (`Queue.getJobCounts`), e.g. for queue-depth metrics. */
+  getJobCounts(...types: string[]): Promise<Record<string, number>> {
+    return this.queue.getJobCounts(...(types as Parameters<Queue['getJobCounts']>));
+  }
   close(): Promise<void> {
     return this.queue.close();
   }

@@ -6,7 +6,19 @@ import type { Logger } from 'pino';
 import { ulid } from 'ulid';
 import { JOB_QUEUE } from './queue.js';
 import type { JobStore } from './store.js';
+import { inSpan } from './tracing.js';
 import type { StepExecutor, StoredJob, StoredStep } from './types.js';
+
+/**
+ * Told of each job step and each job's end (metrics: `JobMetrics` of @acg/observability). Called
+ * synchronously on the runner's path; must not throw or block.
+ */
+export interface JobObserver {
+  /** A step `succeeded` or `failed` (final), was `retried` after a transient failure, or its stored execution was `adopted` after a crash. */
+  step(outcome: 'succeeded' | 'failed' | 'retried' | 'adopted'): void;
+  /** A job ended with this status (`succeeded`, `failed`, `cancelled`, `budget_exhausted`). */
+  jobFinished(status: string): void;
+}
 
 export interface JobRunnerOptions {
   connection: Redis;
@@ -29,6 +41,8 @@ export interface JobRunnerOptions {
    * bound the job is handed back to BullMQ, which retries it later (still resuming, never failing it).
    */
   redisOutageToleranceMs?: number;
+  /** Told of each step and each job's end (metrics). */
+  observer?: JobObserver;
   /** called before each step runs (instrumentation and fault-injection in tests) */
   beforeStep?(job: StoredJob, index: number): Promise<void>;
   /** called after a step's execution is stored, before the job record notes it (crash window in tests) */
@@ -72,6 +86,7 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
     } else {
       await o.store.save(job);
     }
+    o.observer?.jobFinished(status);
     o.log.info({ job_id: job.job_id, status, spent: job.spent, refund: job.refund_amount }, 'job ended');
   };
 
@@ -79,7 +94,10 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
     if (step.status === 'running' && step.execution_id) {
       // resumed after a crash: adopt the execution if it completed, never run or charge it twice
       const prior = await o.executor.find(step.execution_id);
-      if (prior) return settleStep(job, step, prior.status === 'SUCCEEDED', prior.result, prior.error ?? null);
+      if (prior) {
+        o.observer?.step('adopted');
+        return settleStep(job, step, prior.status === 'SUCCEEDED', prior.result, prior.error ?? null, prior.proof);
+      }
     }
     for (;;) {
       if (!step.execution_id || step.status !== 'running') {
@@ -98,8 +116,9 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
         payer: job.payer,
       });
       await o.afterStep?.(job, index);
-      if (out.status === 'SUCCEEDED') return settleStep(job, step, true, out.result, null);
+      if (out.status === 'SUCCEEDED') return settleStep(job, step, true, out.result, null, out.proof);
       if (out.transient && step.attempts < attempts && !(await o.store.cancelRequested(job.job_id))) {
+        o.observer?.step('retried');
         o.log.warn({ job_id: job.job_id, step: index, attempt: step.attempts, code: out.error?.code }, 'transient step failure; retrying');
         step.execution_id = null; // the failed execution is recorded; the retry is a new execution
         step.status = 'pending';
@@ -111,14 +130,16 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
     }
   };
 
-  const settleStep = async (job: StoredJob, step: StoredStep, ok: boolean, result: StoredStep['result'], error: StoredStep['error']) => {
+  const settleStep = async (job: StoredJob, step: StoredStep, ok: boolean, result: StoredStep['result'], error: StoredStep['error'], proof?: string) => {
     step.status = ok ? 'succeeded' : 'failed';
     step.finished_at = now();
     step.result = result;
     step.error = error;
+    if (ok && proof) step.proof = proof;
     step.cost = ok ? step.price : '0';
     if (ok) job.spent = (BigInt(job.spent) + BigInt(step.price)).toString();
     await o.store.save(job);
+    o.observer?.step(ok ? 'succeeded' : 'failed');
     return ok ? ('ok' as const) : ('failed' as const);
   };
 
@@ -144,7 +165,17 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
         for (const s of job.steps.slice(i)) s.status = 'skipped';
         return finish(job, 'budget_exhausted', { code: 'budget_exhausted', message: `Step ${i + 1} costs more than the remaining budget.` });
       }
-      const r = await runStep(job, step, i);
+      // span `job.step` (a root span: jobs run apart from the request that paid them), the parent of the step's `execute`
+      const r = await inSpan(
+        'job.step',
+        { 'acg.job_id': job.job_id, 'acg.step_index': i, 'acg.capability_id': step.capability_id },
+        async (span) => {
+          const outcome = await runStep(job, step, i);
+          span.setAttributes({ 'acg.step_status': step.status, 'acg.step_attempts': step.attempts });
+          return outcome;
+        },
+        { root: true },
+      );
       if (r === 'failed') {
         for (const s of job.steps.slice(i + 1)) s.status = 'skipped';
         return finish(job, 'failed', step.error);

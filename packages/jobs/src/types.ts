@@ -17,6 +17,8 @@ export interface StoredStep {
   finished_at: string | null;
   result: Record<string, unknown> | null;
   error: ExecutionError | null;
+  /** JWS proof of a succeeded step's result, when the executor signs proofs */
+  proof?: string;
 }
 
 /** The stored job (Redis JSON). Amounts are integer strings of USDC base units (6 decimals). */
@@ -49,6 +51,8 @@ export interface StepCapability {
   parseInput(input: unknown): { success: true; data: unknown } | { success: false; issues: { path: (string | number)[]; message: string }[] };
   /** a reason the step cannot run here (e.g. a chain not configured), or undefined */
   precondition?(input: unknown): string | undefined;
+  /** true when the capability takes `{objective}` as input (a job without `steps` runs it with the job's objective) */
+  acceptsObjective?: boolean;
 }
 
 /** Runs one step's capability once, paid from the job's budget (the gateway's Executor). */
@@ -58,9 +62,15 @@ export interface StepExecutor {
     capabilityId: string,
     input: unknown,
     charge: { tx_hash: string; amount: string; job_id: string; payer: string },
-  ): Promise<{ status: 'SUCCEEDED' | 'FAILED'; result: Record<string, unknown> | null; error?: { code: string; message: string }; transient: boolean }>;
+  ): Promise<{
+    status: 'SUCCEEDED' | 'FAILED';
+    result: Record<string, unknown> | null;
+    error?: { code: string; message: string };
+    transient: boolean;
+    proof?: string;
+  }>;
   /** A stored execution by id (to adopt a step that ran before a crash), or undefined. */
   find(
     executionId: string,
-  ): Promise<{ status: 'SUCCEEDED' | 'FAILED'; result: Record<string, unknown> | null; error?: { code: string; message: string } } | undefined>;
+  ): Promise<{ status: 'SUCCEEDED' | 'FAILED'; result: Record<string, unknown> | null; error?: { code: string; message: string }; proof?: string } | undefined>;
 }

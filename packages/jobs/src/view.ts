@@ -29,6 +29,7 @@ export function jobView(job: StoredJob, refund: RefundRecord | undefined, cancel
       finished_at: s.finished_at,
       result: s.result,
       error: s.error,
+      ...(s.proof ? { proof: s.proof } : {}),
     })),
     result: job.result,
     error: job.error,

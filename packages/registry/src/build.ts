@@ -4,6 +4,7 @@ import {
   LegacyRegistry,
   RegistryDocument,
   toJsonSchema,
+  type JsonSchema,
   type HealthStatus,
   type LegacyRegistryEntry,
   type LegacyX402Terms,
@@ -53,6 +54,8 @@ export interface BuildContext {
    * @acg/capabilities) plus those the app adds (providers, tests), in any order.
    */
   capabilities: readonly CapabilityDescriptor[];
+  /** When set, every executable capability carries `proof` = `scheme` and `jwks_url` = `jwksUrl` (SPEC 2.2; DESIGN "Proofs and receipts"). */
+  proofs?: { scheme: string; jwksUrl: string };
   /** Capabilities registered by providers at run time, merged after `capabilities`. */
   extra?: readonly CapabilityDescriptor[];
 }
@@ -131,7 +134,8 @@ function capabilityOf(d: CapabilityDescriptor, ctx: BuildContext): Capability {
     endpoint,
     auth: d.auth,
     provider: d.provider ?? ctx.organization ?? DEFAULT_ORGANIZATION,
-    proof: null,
+    proof: d.executable && ctx.proofs ? ctx.proofs.scheme : null,
+    ...(d.executable && ctx.proofs ? { jwks_url: ctx.proofs.jwksUrl } : {}),
     ...(x402 ? { x402 } : {}),
     docs_url: d.docs === null ? null : expandTemplate(d.docs, ctx),
     ...(d.related_capabilities ? { related_capabilities: [...d.related_capabilities] } : {}),
@@ -186,6 +190,21 @@ function legacyX402(d: CapabilityDescriptor, endpoint: string, price: bigint | n
   };
 }
 
+/**
+ * The JSON Schema 2020-12 a capability publishes for what the caller sends: its own
+ * `inputJsonSchema` (e.g. a provider's) or the one generated from its zod `input` with `io: "input"`
+ * (fields with defaults optional); null when it has none. The same schema feeds `/registry`
+ * `input_schema`, MCP tools' `inputSchema` and x402 Bazaar declarations.
+ */
+export function inputJsonSchema(d: CapabilityDescriptor): JsonSchema | null {
+  return d.inputJsonSchema ?? (d.input ? toJsonSchema(d.input, { io: 'input' }) : null);
+}
+
+/** Like {@link inputJsonSchema}, for what the caller gets (`outputJsonSchema`, or zod `output` with `io: "output"`). */
+export function outputJsonSchema(d: CapabilityDescriptor): JsonSchema | null {
+  return d.outputJsonSchema ?? (d.output ? toJsonSchema(d.output, { io: 'output' }) : null);
+}
+
 function legacyEntryOf(d: CapabilityDescriptor, capability: Capability, ctx: BuildContext): LegacyRegistryEntry {
   const { x402: _advert, ...fields } = capability;
   const price = d.price === null ? null : toBaseUnits(d.price.base_units);
@@ -201,8 +220,8 @@ function legacyEntryOf(d: CapabilityDescriptor, capability: Capability, ctx: Bui
     latency_ms_p99: health?.latency_ms_p99 ?? null,
     authentication: d.auth,
     x402: legacyX402(d, capability.endpoint, price, ctx),
-    input_schema: d.input ? toJsonSchema(d.input, { io: 'input' }) : null,
-    output_schema: d.output ? toJsonSchema(d.output, { io: 'output' }) : null,
+    input_schema: inputJsonSchema(d),
+    output_schema: outputJsonSchema(d),
     availability: health?.status ?? (capability.status === 'PLANNED' ? 'planned' : null),
     example_request: d.example.request ?? null,
     example_response: d.example.response ?? null,

@@ -12,10 +12,12 @@ export {
   buildCatalog,
   buildLegacyRegistry,
   expandTemplate,
+  inputJsonSchema,
+  outputJsonSchema,
   type BuildContext,
   type HealthSample,
 } from './build.js';
 export { deriveStatus, rollupOperationalStatus, type DerivedStatus, type OperationalRollup } from './status.js';
 export { USDC_DECIMALS, formatUsdc, toBaseUnits } from './price.js';
 export { DISCOVERY_DOCUMENTS, renderLlmsTxt } from './llmsTxt.js';
-export { SITEMAP_MAX_URLS, SITEMAP_PATHS, escapeXml, renderSitemap, type SitemapEntry } from './sitemap.js';
+export { SITEMAP_MAX_URLS, SITEMAP_PATHS, discoverySitemapEntries, escapeXml, renderSitemap, type DiscoveryTimes, type SitemapEntry } from './sitemap.js';

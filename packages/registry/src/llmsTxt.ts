@@ -60,11 +60,69 @@ function capabilityLine(c: Capability, d: CapabilityDescriptor | undefined): str
   );
 }
 
+/** The MCP endpoint: what it serves, host configuration snippets, and x402 over MCP (DESIGN "Agents: MCP and x402 extensions"). */
+function mcpSection(base: string): string[] {
+  const url = `${base}/mcp`;
+  return [
+    '## MCP',
+    '',
+    `- [MCP server](${url}): Model Context Protocol over Streamable HTTP (stateless: POST only, no session; send \`Accept: application/json, text/event-stream\`). ` +
+      'Tools: one per executable capability, named by its id with the dot replaced by `_` (`intelligence.wallet_balances` is `intelligence_wallet_balances`; the tool `title` and `_meta.capability_id` carry the id), ' +
+      "with the capability's input and output JSON Schemas, plus the free `search_capabilities` (query, product, max_price_usdc), `get_capability` (id) and `get_health`.",
+    '',
+    'Configuration for an MCP host that speaks Streamable HTTP (Cursor, VS Code, Claude Code, `@modelcontextprotocol/sdk` clients):',
+    '',
+    '```json',
+    JSON.stringify({ mcpServers: { acg: { url } } }),
+    '```',
+    '',
+    'For a host that only starts local (stdio) servers, such as Claude Desktop, bridge it with `mcp-remote`:',
+    '',
+    '```json',
+    JSON.stringify({ mcpServers: { acg: { command: 'npx', args: ['-y', 'mcp-remote', url] } } }),
+    '```',
+    '',
+    "Paid tools follow x402's MCP transport (x402 specs/transports-v2/mcp.md); listing and the free tools work in any host, paying needs a client that signs x402 (for example @x402/core with @x402/evm, or @x402/mcp):",
+    '',
+    '1. Call the tool without payment: the result is `isError: true` with the x402 `PaymentRequired` in `structuredContent` and, as `{"x402/error": {"code": 402, "message", "data"}}`, in `content[0].text`.',
+    '2. Sign one of its `accepts` (EIP-3009 `transferWithAuthorization`, as for REST) and call the tool again with the PaymentPayload in `_meta["x402/payment"]`.',
+    '3. The result is the capability\'s output in `structuredContent`, with `_meta["x402/payment-response"]` (`success`, `transaction`, `network`, `payer`) and `_meta.execution_id`. The payment runs once: sending it again (or over REST) returns the same execution; an invalid payment is `isError` with the PaymentRequired and its `reason`.',
+    '',
+  ];
+}
+
+/** How to get and use a bearer token (Sign-In with Ethereum; DESIGN "Accounts and bearer tokens"). */
+function bearerSection(base: string): string[] {
+  return [
+    '## Bearer tokens (Sign-In with Ethereum)',
+    '',
+    `1. \`POST ${base}/v1/auth/nonce\` with \`{"address": "0x..."}\` returns \`{nonce, message, expires_at}\`: an EIP-4361 message for this gateway.`,
+    '2. Sign `message` with the wallet (EIP-191 `personal_sign`).',
+    `3. \`POST ${base}/v1/auth/token\` with \`{"message", "signature"}\` returns \`{access_token, token_type: "Bearer", expires_in}\`; send \`Authorization: Bearer <access_token>\`. \`POST ${base}/v1/auth/revoke\` revokes it.`,
+    `4. Bearer calls (liquidation search, wallet monitor) debit the metered account: top it up with the x402-paid \`POST ${base}/v1/account/deposit\` \`{"amount_usdc": "1"}\` and read it at \`GET ${base}/v1/account\`. The liquidation search also takes x402 per call, and over MCP every tool is paid per call with x402.`,
+    '',
+  ];
+}
+
+/** The client libraries that exist today. */
+function sdkSection(): string[] {
+  return [
+    '## SDKs',
+    '',
+    '- JavaScript / TypeScript: `agent-capability-gateway-sdk` on npm (`npm install agent-capability-gateway-sdk viem`; `packages/sdk` of the gateway repository; ESM and CommonJS, Node 20.11+): `createGatewayClient({ baseUrl, account, spendLimits })` discovers, pays x402 challenges with the official x402 client within spend limits, and covers jobs, liquidation search, bundles, sign-in, deposits and the wallet monitor; `client.mcp.callTool(mcpClient, { name, arguments })` pays x402 over MCP with the official MCP client.',
+    '- Python: `acg_gateway` (`sdk-python-stub/` of the repository; standard library only): discovery, execute, x402 challenges, spend limits; with an optional extra, `signer` (eth-account) or `signer-light` (coincurve, pycryptodome), `local_signer(private_key)` signs payments by itself, else you pass your own signer.',
+    '- Any x402 client works against REST directly (`@x402/fetch`, `@x402/axios`), and any MCP client against the MCP endpoint.',
+    '',
+  ];
+}
+
 /**
  * llms.txt (llmstxt.org format) for the gateway: an H1 title, a blockquote summary, a Discovery
  * section linking /gateway-catalog.json, /registry, /openapi.json and /status/health, a
  * Capabilities section (one line each: id, status, price, how to call it), the x402 payment flow
- * in three lines, and an Optional section (sitemap). Capabilities come from `doc` (already built
+ * in three lines and the 402's extensions, an MCP section (the endpoint, host configuration
+ * snippets, x402 over MCP), how to get a bearer token (SIWE), the SDKs, and an Optional section
+ * (sitemap). Capabilities come from `doc` (already built
  * by `buildCatalog`); prices and call examples from the definitions (`ctx.capabilities` + `ctx.extra`).
  * Returns text ending in a newline.
  */
@@ -94,6 +152,20 @@ export function renderLlmsTxt(doc: RegistryDocument, ctx: BuildContext): string 
     `1. Call \`POST ${base}/api/v1/execute\` with \`{"capability_id": ..., "input": ...}\`; without payment it answers 402 with a challenge (JSON body and \`PAYMENT-REQUIRED\` header): scheme \`exact\`, network \`${ctx.payment.network}\`, USDC \`asset\` ${ctx.payment.asset}, \`payTo\` ${ctx.payment.payTo}, \`maxAmountRequired\` in USDC base units (6 decimals).`,
     '2. Sign an EIP-3009 `transferWithAuthorization` for that amount with your wallet and retry the same request with the signed payment in the `PAYMENT-SIGNATURE` header (`X-PAYMENT` is accepted too).',
     '3. The gateway settles on-chain, then executes, and returns `execution_id`, `status`, `result` and `payment {tx_hash, amount}` with a `PAYMENT-RESPONSE` header; one payment never runs twice, and a failed run is refunded.',
+    '',
+    'Every 402 carries x402 `extensions`: `bazaar` (how to call the resource, with input and output JSON Schemas) and `payment-identifier`: put an `id` (16-128 characters of letters, digits, `-`, `_`) in your PaymentPayload `extensions["payment-identifier"].info.id`; the same id with the same payload returns the stored response, the same id with another payload is 409.',
+    '',
+    ...mcpSection(base),
+    ...bearerSection(base),
+    ...sdkSection(),
+    '## Becoming a provider',
+    '',
+    `Anyone with an HTTPS endpoint and a USDC wallet on ${ctx.payment.network} can list capabilities here and be paid per call:`,
+    '',
+    `1. \`POST ${base}/api/v1/providers/challenge\` with \`{"address": "<your payout address>"}\` answers \`{message, nonce, expires_at}\`; sign \`message\` with \`personal_sign\` (EIP-191) within 10 minutes.`,
+    `2. \`POST ${base}/api/v1/providers\` with \`{address, message, signature, name, endpoint, capabilities: [{name, product, description, price_usdc, input_schema, output_schema, example_request, timeout_ms, accepts_objective}]}\` (JSON Schema 2020-12) answers 201 with \`provider_id\` and a \`signing_secret\` shown once. The endpoint must answer \`GET\`.`,
+    '3. The gateway calls `POST {endpoint}` with `{capability_id, execution_id, input}` and Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) signed with that secret; answer 200 `{result}` valid against `output_schema`. Probes carry `x-acg-probe: 1` and are free; a capability is PILOT until one passes, then LIVE.',
+    `4. Buyers pay the price to the gateway; your share (the price minus the gateway fee) is held through the dispute window, then paid out in USDC to your address. A failed call (non-2xx, timeout, invalid output) is refunded to the buyer and earns nothing. \`GET ${base}/api/v1/providers/{provider_id}\` (Sign-In with Ethereum bearer token of your address) shows balances, payouts and disputes; \`PUT\` and \`DELETE\` the same path with a fresh signed challenge change or retire you.`,
     '',
     '## Optional',
     '',

@@ -42,3 +42,26 @@ export function renderSitemap(baseUrl: string, paths: readonly (string | Sitemap
 
 /** The discovery paths a gateway's sitemap lists (SPEC 4 "Discovery"). */
 export const SITEMAP_PATHS = ['/gateway-catalog.json', '/registry', '/llms.txt', '/openapi.json', '/status/health'] as const;
+
+/** When each discovery document last changed: W3C datetimes (RFC 3339 UTC, e.g. `2025-01-02T03:04:05.678Z`). */
+export interface DiscoveryTimes {
+  /** `generated_at` of the catalog documents served now (`/gateway-catalog.json`, `/registry`, `/llms.txt`, rebuilt at most every 60 s). */
+  documents: string;
+  /** Last change of the set of capabilities (a provider registered or retired; process start): `/openapi.json` lists the executable ones. */
+  catalogChanged: string;
+  /** Generation time of the health document (`/status/health`, rebuilt every 10 s). */
+  health: string;
+}
+
+/**
+ * The entries of the gateway's sitemap ({@link SITEMAP_PATHS} in order), each with its `lastmod`
+ * (sitemaps.org: when the page last changed) and a `changefreq` hint: health `always`, the catalog
+ * documents `hourly` (probes and providers change them), OpenAPI `daily`.
+ */
+export function discoverySitemapEntries(times: DiscoveryTimes): SitemapEntry[] {
+  return SITEMAP_PATHS.map((path): SitemapEntry => {
+    if (path === '/status/health') return { path, lastmod: times.health, changefreq: 'always' };
+    if (path === '/openapi.json') return { path, lastmod: times.catalogChanged, changefreq: 'daily' };
+    return { path, lastmod: times.documents, changefreq: 'hourly' };
+  });
+}

@@ -11,11 +11,12 @@ function expectValid(doc: unknown) {
   expect(validate(doc), JSON.stringify(validate.errors, null, 2)).toBe(true);
 }
 
-/** Every capability SPEC 1 and 4 describe, in catalog order (product gateway, builder, mev, intelligence; then id). */
+/** Every capability SPEC 1 and 4 describe, plus `gateway.mcp` (issue 12, DESIGN "Agents"), in catalog order (product gateway, builder, mev, intelligence; then id). */
 const SPEC_CAPABILITIES = [
   'gateway.execute',
   'gateway.health',
   'gateway.jobs',
+  'gateway.mcp',
   'gateway.providers',
   'gateway.registry',
   'builder.send_bundle',
@@ -31,6 +32,25 @@ function okProbe(url: string): ProbeRecord {
     probe: { url, method: 'POST', status: 402, body_sha256: 'b'.repeat(64), artifact: 'probes/wallet_balances.json' },
   };
 }
+
+/** A capability announced but not built (SPEC "x402 planned" style): PLANNED whatever the probes say. */
+const plannedCapability: CapabilityDescriptor = defineCapability({
+  id: 'mev.backrun_auction',
+  product: 'mev',
+  name: 'Backrun auction',
+  description: 'Not built yet.',
+  surface: 'REST',
+  auth: 'x402',
+  method: 'POST',
+  endpoint: '{base_url}/v1/backrun',
+  docs: null,
+  built: false,
+  x402: 'planned',
+  price: null,
+  input: null,
+  output: null,
+  example: { request: null, response: null },
+});
 
 const providerCapability: CapabilityDescriptor = defineCapability({
   id: 'intelligence.token_prices',
@@ -68,15 +88,15 @@ describe('buildCatalog (SPEC 2.1/2.2)', () => {
   it('keeps the static catalog data in catalog order, and merges run-time providers into place', () => {
     expect(CATALOG.map((d) => d.id)).toEqual(SPEC_CAPABILITIES);
     const ids = buildCatalog(context({ extra: [providerCapability] })).capabilities.map((c) => c.id);
-    expect(ids).toEqual([...SPEC_CAPABILITIES.slice(0, 7), 'intelligence.token_prices', ...SPEC_CAPABILITIES.slice(7)]);
+    expect(ids).toEqual([...SPEC_CAPABILITIES.slice(0, 8), 'intelligence.token_prices', ...SPEC_CAPABILITIES.slice(8)]);
   });
 
   it('never says LIVE without a probe: built capabilities are PILOT, the rest PLANNED', () => {
-    const doc = buildCatalog(context());
+    const doc = buildCatalog(context({ extra: [plannedCapability] }));
     const statuses = Object.fromEntries(doc.capabilities.map((c) => [c.id, c.status]));
     expect(Object.values(statuses)).not.toContain('LIVE');
     // derived from the data, so building a capability (built: true) moves it from PLANNED to PILOT
-    expect(statuses).toEqual(Object.fromEntries(CATALOG.map((d) => [d.id, d.built ? 'PILOT' : 'PLANNED'])));
+    expect(statuses).toEqual(Object.fromEntries([...CATALOG, plannedCapability].map((d) => [d.id, d.built ? 'PILOT' : 'PLANNED'])));
     expect(Object.values(statuses)).toContain('PILOT');
     expect(Object.values(statuses)).toContain('PLANNED');
   });
@@ -92,8 +112,8 @@ describe('buildCatalog (SPEC 2.1/2.2)', () => {
   });
 
   it('ignores a probe of a capability that is not built (stays PLANNED)', () => {
-    const planned = CATALOG.find((d) => !d.built)!;
-    const doc = buildCatalog(context({ probes: { [planned.id]: okProbe('http://127.0.0.1:8080/api/v1/providers') } }));
+    const planned = plannedCapability;
+    const doc = buildCatalog(context({ extra: [planned], probes: { [planned.id]: okProbe('http://127.0.0.1:8080/api/v1/providers') } }));
     expect(doc.capabilities.find((c) => c.id === planned.id)!.status).toBe('PLANNED');
   });
 
@@ -137,6 +157,7 @@ describe('buildCatalog (SPEC 2.1/2.2)', () => {
     expect(pick('intelligence.wallet_monitor')).toEqual(['WEBHOOK', 'bearer']);
     expect(pick('intelligence.wallet_balances')).toEqual(['REST', 'x402']);
     expect(pick('gateway.registry')).toEqual(['REST', 'none']);
+    expect(pick('gateway.mcp')).toEqual(['MCP', 'x402']);
   });
 
   it('rolls up operational_status from health and says how', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SITEMAP_MAX_URLS, SITEMAP_PATHS, escapeXml, renderSitemap } from '../src/index.js';
+import { SITEMAP_MAX_URLS, SITEMAP_PATHS, discoverySitemapEntries, escapeXml, renderSitemap } from '../src/index.js';
 import { xmlProblems } from './helpers.js';
 
 describe('renderSitemap (sitemaps.org 0.9)', () => {
@@ -38,5 +38,19 @@ describe('renderSitemap (sitemaps.org 0.9)', () => {
     expect(() => renderSitemap('https://gw.example.com', ['https://evil.example.com/'])).toThrow(RangeError);
     expect(() => renderSitemap('https://gw.example.com', [{ path: '/', priority: 2 }])).toThrow(RangeError);
     expect(() => renderSitemap('https://gw.example.com', Array(SITEMAP_MAX_URLS + 1).fill('/'))).toThrow(RangeError);
+  });
+
+  it('dates every discovery document with lastmod', () => {
+    const times = { documents: '2025-01-02T03:04:05.678Z', catalogChanged: '2025-01-01T00:00:00.000Z', health: '2025-01-02T03:04:10.000Z' };
+    const xml = renderSitemap('http://127.0.0.1:8080', discoverySitemapEntries(times));
+    expect(xmlProblems(xml)).toEqual([]);
+    const urls = [...xml.matchAll(/<url><loc>([^<]*)<\/loc><lastmod>([^<]*)<\/lastmod>/g)].map((m) => [m[1].replace('http://127.0.0.1:8080', ''), m[2]]);
+    expect(urls).toEqual([
+      ['/gateway-catalog.json', times.documents],
+      ['/registry', times.documents],
+      ['/llms.txt', times.documents],
+      ['/openapi.json', times.catalogChanged],
+      ['/status/health', times.health],
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Address, CapabilityId, DateTime, Hash32, JsonObject, UintString, prefixedUlid } from './primitives.js';
+import { Address, CapabilityId, DateTime, Hash32, HexData, JsonObject, UintString, prefixedUlid } from './primitives.js';
 
 /** Body of `POST /api/v1/execute`: `capability_id` and the capability's `input` object (SPEC 2.7, 4). */
 export const ExecuteRequest = z.strictObject({
@@ -57,6 +57,13 @@ export const ExecutionSucceeded = z.object({
   status: z.literal('SUCCEEDED'),
   result: JsonObject,
   payment: ExecutionPayment,
+  /**
+   * JWS compact proof of this result (DESIGN "Proofs and receipts"): EdDSA, `kid` in the header,
+   * payload `{execution_id, capability_id, input_sha256, result_sha256, payment, provider,
+   * issued_at}`; verify with the JWKS at the catalog's `jwks_url`. Absent when the gateway has no
+   * receipt key configured.
+   */
+  proof: z.string().optional(),
 });
 export type ExecutionSucceeded = z.infer<typeof ExecutionSucceeded>;
 
@@ -101,6 +108,16 @@ export const ExecutionRecord = z.object({
   payment: ExecutionPayment,
   refund: RefundRecord.optional(),
   job_id: prefixedUlid('job').optional(),
+  /** The address that paid (x402 payer, or the job's payer); only it may read the record. */
+  payer: Address.optional(),
+  /** The JWS proof of a SUCCEEDED result (see {@link ExecutionSucceeded}); FAILED executions carry none. */
+  proof: z.string().optional(),
+  /**
+   * A provider capability's answer signature: EIP-191 by the provider's registered address over
+   * `acg-result:<execution_id>:<result_sha256>` (RFC 8785 SHA-256 of `result`), verified before the
+   * result was accepted. Evidence for disputes.
+   */
+  provider_signature: HexData.optional(),
   created_at: DateTime,
   finished_at: DateTime,
   duration_ms: z.number().nonnegative(),

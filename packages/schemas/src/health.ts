@@ -26,6 +26,8 @@ export const CapabilityHealth = z.object({
   status: HealthStatus,
   latency_ms: LatencySummary,
   checked_at: DateTime.nullable(),
+  /** A third-party provider's capability (DESIGN "Providers"): its provider's name and its paid calls and failures (non-2xx, timeout, invalid or unsigned output) since it was first offered. */
+  provider: z.object({ name: z.string(), calls: z.int().nonnegative(), failures: z.int().nonnegative() }).optional(),
 });
 export type CapabilityHealth = z.infer<typeof CapabilityHealth>;
 

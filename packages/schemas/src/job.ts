@@ -71,6 +71,8 @@ export const JobStep = z.object({
   finished_at: DateTime.nullable(),
   result: JsonObject.nullable(),
   error: ExecutionError.nullable(),
+  /** JWS proof of a succeeded step's result (as on `POST /api/v1/execute`; DESIGN "Proofs and receipts"), when the gateway signs proofs. */
+  proof: z.string().optional(),
 });
 export type JobStep = z.infer<typeof JobStep>;
 

@@ -232,6 +232,15 @@ export class DeliveryQueue {
   }
 }
 
+/**
+ * Told of each delivery attempt (metrics: `DeliveryMetrics` of @acg/observability): `delivered`
+ * (2xx), `failed` (an attempt that is retried), `dead_lettered` (after the last attempt), `dropped`
+ * (cancelled or unknown subscription). Called synchronously; must not throw or block.
+ */
+export interface DeliveryObserver {
+  delivery(outcome: 'delivered' | 'failed' | 'dead_lettered' | 'dropped'): void;
+}
+
 /** Options of {@link startDeliveryWorker}. */
 export interface DeliveryWorkerOptions {
   redis: Redis;
@@ -248,6 +257,8 @@ export interface DeliveryWorkerOptions {
   /** per-attempt timeout, ms (default 10 000) */
   timeoutMs?: number;
   log: Logger;
+  /** Told of each attempt's outcome (metrics). */
+  observer?: DeliveryObserver;
 }
 
 /** A running delivery worker. */
@@ -288,6 +299,7 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     if (!sub || sub.status === 'cancelled') {
       if (sub) await refundHeld(job, sub.owner);
       await o.redis.multi().hincrby(stats, 'pending', -1).hincrby(stats, 'dropped', 1).exec();
+      o.observer?.delivery('dropped');
       return sub ? 'dropped_cancelled' : 'dropped_unknown';
     }
 
@@ -319,6 +331,7 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
           .lpush(k.latency(), latencyMs.toFixed(1))
           .ltrim(k.latency(), 0, LATENCY_WINDOW - 1)
           .exec();
+        o.observer?.delivery('delivered');
         return 'delivered';
       }
       failure = new DeliveryAttemptError(res.status, res.reason ?? 'network_error');
@@ -330,8 +343,12 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
       .hset(stats, 'last_status', failure.status ?? 0)
       .exec();
     const attempts = job.opts.attempts ?? 1;
-    if (job.attemptsMade + 1 < attempts) throw failure; // BullMQ retries after schedule[attemptsMade + 1]
+    if (job.attemptsMade + 1 < attempts) {
+      o.observer?.delivery('failed');
+      throw failure; // BullMQ retries after schedule[attemptsMade + 1]
+    }
     await deadLetter(job, sub.owner, job.attemptsMade + 1, failure);
+    o.observer?.delivery('dead_lettered');
     return 'dead_lettered';
   };
 

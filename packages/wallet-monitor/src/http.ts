@@ -62,7 +62,7 @@ export class WebhookPoster {
       await res.body.dump(); // the answer's body is not used; drain it so the connection is reused
       return status >= 200 && status < 300 ? { status, ok: true } : { status, ok: false, reason: `http_${status}` };
     } catch (e) {
-      return { status: 0, ok: false, reason: failureReason(e) };
+      return { status: 0, ok: false, reason: httpFailureReason(e) };
     }
   }
 
@@ -71,7 +71,12 @@ export class WebhookPoster {
   }
 }
 
-function failureReason(e: unknown): string {
+/**
+ * The short reason of a failed outbound HTTP request (undici): `timeout` (connect, headers, body
+ * or abort), `connection_refused`, `non_public_address` (refused by the SSRF lookup), else
+ * `network_error`. Shared by webhook deliveries and provider calls.
+ */
+export function httpFailureReason(e: unknown): string {
   const err = e as { name?: string; code?: string; cause?: { code?: string } };
   const code = err.code ?? err.cause?.code;
   if (

@@ -23,6 +23,7 @@ export {
   startDeliveryWorker,
   type DeadLetter,
   type DeliveryJobData,
+  type DeliveryObserver,
   type DeliveryWorker,
   type DeliveryWorkerOptions,
   type WalletEventPayload,
@@ -39,7 +40,7 @@ export {
   type TxTrace,
 } from './detect.js';
 export { DeliveryAttemptError, SubscriptionForbiddenError, SubscriptionNotFoundError, WebhookUrlError } from './errors.js';
-export { WebhookPoster, type PostResult } from './http.js';
+export { httpFailureReason, WebhookPoster, type PostResult } from './http.js';
 export { newSubscriptionId, newWebhookSecret, positionKey, webhookId, type TransferPosition } from './ids.js';
 export {
   resolveWsUrl,

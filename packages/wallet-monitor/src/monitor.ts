@@ -6,7 +6,7 @@ import { pino, type Logger } from 'pino';
 import { createPublicClient, http, type PublicClient } from 'viem';
 import { AddressIndex, AddressMatcher } from './addressIndex.js';
 import { CHAIN_NAMES, DEFAULT_RETRY_SCHEDULE_MS, webhookPolicyFromEnv, type ChainName, type WebhookPolicy } from './config.js';
-import { startDeliveryWorker, type DeliveryWorker } from './delivery.js';
+import { startDeliveryWorker, type DeliveryObserver, type DeliveryWorker } from './delivery.js';
 import { WalletMonitorService } from './service.js';
 import { ChainWatcher } from './watcher.js';
 
@@ -31,6 +31,8 @@ export interface WatchedChainConfig {
 export interface WalletMonitorConfig {
   /** Redis URL (or pass `redis` and `bullRedis`). */
   redisUrl?: string;
+  /** Redis Cluster startup nodes, `host:port` each (REDIS_CLUSTER_NODES): with `redisUrl`, the connections are an ioredis `Cluster`. */
+  redisClusterNodes?: string[];
   redis?: Redis;
   bullRedis?: Redis;
   /** key prefix of the deployment (REDIS_KEY_PREFIX, default `acg:`) */
@@ -57,6 +59,12 @@ export interface WalletMonitorConfig {
   watchers?: boolean;
   /** run the delivery worker (default true) */
   deliveryWorker?: boolean;
+  /** told of each delivery attempt's outcome (metrics) */
+  deliveryObserver?: DeliveryObserver;
+  /**
+   * Lines carry `component` (`delivery`, `watcher` with `chain`) under this logger's bindings; give
+   * it `module: 'wallet-monitor'` (the app's key), never `component` or `chain`.
+   */
   log?: Logger;
 }
 
@@ -123,6 +131,7 @@ export function walletMonitorConfigFromEnv(env: NodeJS.ProcessEnv, defaults: Par
   return {
     ...defaults,
     redisUrl: env.REDIS_URL ?? defaults.redisUrl,
+    redisClusterNodes: env.REDIS_CLUSTER_NODES ? env.REDIS_CLUSTER_NODES.split(',').map((n) => n.trim()) : defaults.redisClusterNodes,
     keyPrefix: env.REDIS_KEY_PREFIX ?? defaults.keyPrefix,
     chains,
     policy: webhookPolicyFromEnv(env, defaults.policy),
@@ -144,8 +153,10 @@ export async function startWalletMonitor(config: WalletMonitorConfig): Promise<R
     owned.push(r);
     return r;
   };
-  const redis = config.redis ?? own(connectRedis({ url: need(config.redisUrl), name: 'wallet-monitor' }));
-  const bullRedis = config.bullRedis ?? own(connectRedis({ url: need(config.redisUrl), name: 'wallet-monitor-bull', forBullmq: true }));
+  const clusterNodes = config.redisClusterNodes?.length ? config.redisClusterNodes : undefined;
+  const url = config.redisUrl ?? (clusterNodes ? `redis://${clusterNodes[0]}` : undefined);
+  const redis = config.redis ?? own(connectRedis({ url: need(url), clusterNodes, name: 'wallet-monitor' }));
+  const bullRedis = config.bullRedis ?? own(connectRedis({ url: need(url), clusterNodes, name: 'wallet-monitor-bull', forBullmq: true }));
   await redis.ping();
   const policy = config.policy ?? webhookPolicyFromEnv(process.env);
   const retryScheduleMs = config.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;
@@ -164,7 +175,8 @@ export async function startWalletMonitor(config: WalletMonitorConfig): Promise<R
           retryScheduleMs,
           concurrency: config.concurrency,
           timeoutMs: config.deliveryTimeoutMs,
-          log: log.child({ module: 'delivery' }),
+          log: log.child({ component: 'delivery' }),
+          observer: config.deliveryObserver,
         });
 
   const watchers: ChainWatcher[] = [];
@@ -183,7 +195,7 @@ export async function startWalletMonitor(config: WalletMonitorConfig): Promise<R
           matcher,
           subscriptions: service.subscriptions,
           queue: service.deliveries,
-          log: log.child({ module: 'watcher', chain }),
+          log, // the watcher binds `component` and `chain` itself
           confirmations: c.confirmations,
           traces: c.traces,
           pollIntervalMs: config.pollIntervalMs,

@@ -134,9 +134,12 @@ export class ChainWatcher {
   private subscriptionLive = false;
   private resubscribeTimer?: NodeJS.Timeout;
   private reorgs = 0;
+  /** `o.log` with `component: watcher` and `chain` bound once (lines never repeat them). */
+  private readonly log: Logger;
 
   constructor(private readonly o: ChainWatcherOptions) {
     this.chain = o.chain;
+    this.log = o.log.child({ component: 'watcher', chain: o.chain });
     this.redis = withScripts(o.redis);
     this.tokens = new TokenMetadata(o.redis, o.keys, o.chain, o.client);
     this.confirmations = o.confirmations;
@@ -183,7 +186,7 @@ export class ChainWatcher {
     if (!this.o.wsUrl || this.stopped) return;
     const retry = (e: unknown) => {
       if (this.stopped) return;
-      this.o.log.warn({ chain: this.chain, err: String((e as Error)?.message ?? e).slice(0, 200) }, 'newHeads subscription failed; polling until it is back');
+      this.log.warn({ err: String((e as Error)?.message ?? e).slice(0, 200) }, 'newHeads subscription failed; polling until it is back');
       this.subscriptionLive = false;
       this.unsubscribe?.();
       this.unsubscribe = undefined;
@@ -213,7 +216,7 @@ export class ChainWatcher {
         if (this.stopped) return void unsubscribe().catch(() => undefined);
         this.unsubscribe = () => void unsubscribe().catch(() => undefined);
         this.subscriptionLive = true;
-        this.o.log.info({ chain: this.chain }, 'following new heads by newHeads subscription');
+        this.log.info('following new heads by newHeads subscription');
         this.woken = true; // a head may have arrived while subscribing
         this.wake?.();
       }, retry);
@@ -264,7 +267,7 @@ export class ChainWatcher {
       try {
         busy = await this.tick();
       } catch (e) {
-        this.o.log.warn({ chain: this.chain, err: String((e as Error).message).slice(0, 200) }, 'watcher tick failed; retrying');
+        this.log.warn({ err: String((e as Error).message).slice(0, 200) }, 'watcher tick failed; retrying');
       }
       if (!busy && !this.stopped && !this.woken) {
         await new Promise<void>((resolve) => {
@@ -343,13 +346,13 @@ export class ChainWatcher {
       if (stored && stored === canonical.hash) {
         const c = { number: n, hash: canonical.hash };
         await this.redis.multi().hset(this.cursorKey(), 'number', n.toString(), 'hash', c.hash).hdel(this.historyKey(), cursor.number.toString()).exec();
-        this.o.log.warn({ chain: this.chain, dropped_from: (n + 1n).toString(), to: cursor.number.toString() }, 'reorg: resuming after the last common block');
+        this.log.warn({ dropped_from: (n + 1n).toString(), to: cursor.number.toString() }, 'reorg: resuming after the last common block');
         return c;
       }
       if (n === 0n) break;
     }
     const b = await this.o.client.getBlock({ blockNumber: floor });
-    this.o.log.error({ chain: this.chain, depth: history.toString() }, 'reorg deeper than the kept history: resuming from its floor');
+    this.log.error({ depth: history.toString() }, 'reorg deeper than the kept history: resuming from its floor');
     const c = { number: b.number!, hash: b.hash! };
     await this.saveCursor(c);
     return c;
@@ -420,7 +423,7 @@ export class ChainWatcher {
         const out = await this.readTraces(source, number, blockHash, txHashes);
         if (this.nativeSource === undefined) {
           this.nativeSource = source;
-          this.o.log.info({ chain: this.chain, source }, 'native ETH transfers from traces (internal transfers included)');
+          this.log.info({ source }, 'native ETH transfers from traces (internal transfers included)');
         }
         return out;
       } catch (e) {
@@ -432,7 +435,7 @@ export class ChainWatcher {
       }
     }
     this.nativeSource = 'transactions';
-    this.o.log.info({ chain: this.chain }, 'the node offers no traces: native transfers from block transactions only (no internal transfers)');
+    this.log.info('the node offers no traces: native transfers from block transactions only (no internal transfers)');
     return undefined;
   }
 

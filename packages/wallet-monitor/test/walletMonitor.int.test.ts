@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { devAccount, devClients, startDevChain, type DevChain, type DevClients } from '@acg/devnet';
+import { createLogger, repeatedKeys } from '@acg/observability';
 import { Webhook } from 'standardwebhooks';
 import { ulid } from 'ulid';
 import { erc20Abi, getAddress, parseEther, parseUnits, type Hex, type LocalAccount } from 'viem';
@@ -9,6 +11,7 @@ import { secretBoxFromKey, startWalletMonitor, type RunningWalletMonitor, type W
 import { createAuthClient } from '../../sdk/src/auth.js';
 import { createWalletMonitorClient } from '../../sdk/src/walletMonitor.js';
 import { verifyWebhook } from '../../sdk/src/webhooks.js';
+import { Scrape } from '../../observability/test/prometheus.js';
 import { call, Receiver, signIn, waitFor } from './helpers.js';
 
 /** Short retry schedule for tests (8 attempts, about 5 s in all); DESIGN's is the default. */
@@ -23,6 +26,16 @@ let arbClients: DevClients;
 let baseClients: DevClients;
 let monitor: RunningWalletMonitor;
 const receiver = new Receiver();
+/** Every log line of the monitor (info and up), as the worker logs it: under `module: wallet-monitor`. */
+const logLines: string[] = [];
+const logSink = new Writable({
+  write(chunk, _enc, cb) {
+    for (const l of String(chunk).split('\n')) if (l.trim()) logLines.push(l);
+    cb();
+  },
+});
+/** Delivery outcomes reported to the monitor's `deliveryObserver`. */
+const outcomes: Record<string, number> = {};
 
 beforeAll(async () => {
   [t, eth, arb] = await Promise.all([
@@ -47,7 +60,13 @@ beforeAll(async () => {
     retryScheduleMs: SCHEDULE,
     pollIntervalMs: 50,
     renewalIntervalSeconds: 0,
-    log: (await import('pino')).pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    // the worker's binding (apps/worker): the monitor's parts add `component` (and `chain`) under it
+    log: createLogger({ service: 'worker', level: 'info', destination: logSink }).child({ module: 'wallet-monitor' }),
+    deliveryObserver: {
+      delivery(outcome) {
+        outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+      },
+    },
   });
   // the watchers have a cursor before any test transacts
   await waitFor('watcher cursors', async () => (await Promise.all(monitor.watchers.map((w) => w.cursor()))).every(Boolean));
@@ -479,6 +498,29 @@ describe('billing and health', () => {
     expect(wm.watchers.find((x: { chain: string }) => x.chain === 'ethereum').native_source).toBe('trace_block');
     const cap = r.body.capabilities.find((c: { id: string }) => c.id === 'intelligence.wallet_monitor');
     expect(cap.latency_ms).toEqual(wm.delivery_latency_ms);
+  });
+
+  it("reports each delivery outcome to its observer, and the gateway exports the watchers' block lag", async () => {
+    // the tests above delivered, retried, dead-lettered and dropped (cancelled) deliveries
+    expect(outcomes.delivered).toBeGreaterThan(0);
+    expect(outcomes.failed).toBeGreaterThan(0);
+    expect(outcomes.dead_lettered).toBeGreaterThan(0);
+    const res = await fetch(`${t.url}/metrics`);
+    expect(res.status).toBe(200);
+    const scrape = new Scrape(await res.text());
+    for (const chain of ['ethereum', 'base', 'arbitrum']) {
+      expect(scrape.sample('acg_wallet_monitor_lag_blocks', { chain }), chain).toBeDefined();
+      expect(scrape.value('acg_wallet_monitor_lag_blocks', { chain })).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it('logs without repeated keys: module once, component and chain once (the watcher binds them itself)', () => {
+    const parsed = logLines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const watcherLines = parsed.filter((l) => l.component === 'watcher');
+    expect(watcherLines.length).toBeGreaterThan(0);
+    expect(watcherLines[0]).toMatchObject({ service: 'worker', module: 'wallet-monitor', component: 'watcher', chain: expect.any(String) });
+    expect(parsed.some((l) => l.component === 'delivery')).toBe(true);
+    for (const l of logLines) expect(repeatedKeys(l), l).toEqual([]);
   });
 
   it('is LIVE once probed: an unauthenticated POST answers 401 problem+json', async () => {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type jayson from 'jayson';
+import { createRequestObserver, METRICS_PATH, metricsHandler, setRoute, traceRequest, writeProblem, type HttpMetrics, type Registry } from '@acg/observability';
 import type { Logger } from 'pino';
 import type { TokenBucket } from '../ratelimit.js';
 import type { RpcContext } from '../rpc/context.js';
@@ -17,6 +18,8 @@ export interface RpcListenerOptions {
   maxBodyBytes: number;
   /** Take the client IP from the last X-Forwarded-For hop. */
   trustProxy: boolean;
+  /** The builder's registry (served at `GET /metrics`) and its HTTP request metrics. */
+  metrics?: { registry: Registry; http: HttpMetrics; token?: string };
 }
 
 /** Client IP: the socket peer, or with `trustProxy` the last `X-Forwarded-For` hop. IPv4-mapped IPv6 is unwrapped. */
@@ -79,6 +82,9 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
  * JSON-RPC errors travel with HTTP 200 (clients read the error object); a body of only notifications gets
  * 204 with no body. Other paths → 404; other methods than POST on `/rpc` → 405 with `Allow: POST`
  * (CONNECT, which never reaches this listener, is answered by {@link refuseConnect}).
+ * `GET /metrics` serves the builder's Prometheus metrics (METRICS_TOKEN applies; other methods 405
+ * problem+json). Every answer carries `X-Request-Id` and is logged in one line and counted
+ * (`createRequestObserver` of @acg/observability; routes `/rpc`, `/metrics`, `unmatched`).
  */
 export function createRpcListener(opts: RpcListenerOptions): RequestListener {
   const { server, bucket, log } = opts;
@@ -96,9 +102,24 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
     );
   };
 
-  return (req, res) => {
+  const observe = createRequestObserver({ log: log.child({ module: 'http' }), metrics: opts.metrics?.http, clientIp: (req) => clientIp(req, opts.trustProxy) });
+  const metrics = opts.metrics && metricsHandler(opts.metrics.registry, opts.metrics.token);
+
+  // each request in its OpenTelemetry SERVER span (a plain call without tracing): README "Operating" → Traces
+  return (req, res) => traceRequest(req, res, () => listen(req, res));
+  function listen(req: IncomingMessage, res: ServerResponse): void {
+    observe(req, res);
     void (async () => {
       const path = (req.url ?? '/').split('?')[0];
+      if (path === METRICS_PATH && metrics) {
+        setRoute(req, METRICS_PATH);
+        if (req.method !== 'GET' && req.method !== 'HEAD') {
+          req.resume();
+          return writeProblem(res, 405, 'Use GET.', { Allow: 'GET, HEAD' });
+        }
+        return metrics(req, res);
+      }
+      if (path === '/rpc') setRoute(req, '/rpc');
       if (path !== '/rpc') return send(res, 404, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Not found: JSON-RPC is served at POST /rpc.` }));
       if (req.method !== 'POST')
         return send(res, 405, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: 'Use POST with a JSON-RPC 2.0 body.' }), { allow: 'POST' });
@@ -182,7 +203,7 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
       log.error({ err: (e as Error)?.message?.slice(0, 300) }, 'rpc route failed');
       send(res, 500, errorResponse({ code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' }));
     });
-  };
+  }
 }
 
 /**

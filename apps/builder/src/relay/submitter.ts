@@ -1,3 +1,4 @@
+import type { BuilderMetrics } from '@acg/observability';
 import type { Logger } from 'pino';
 import type { RelayTarget } from '../config.js';
 import type { BuilderStats } from '@acg/bundles';
@@ -23,7 +24,16 @@ export const SUBMIT_BLOCK_PATH = '/relay/v1/builder/blocks';
  * submission"), in parallel, and counts each submission in the live health counters.
  */
 export class RelaySubmitter {
-  constructor(private readonly opts: { relays: readonly RelayTarget[]; stats: BuilderStats; log: Logger; timeoutMs?: number }) {}
+  constructor(
+    private readonly opts: {
+      relays: readonly RelayTarget[];
+      stats: BuilderStats;
+      log: Logger;
+      timeoutMs?: number;
+      /** Counts each submission per relay and outcome (`acg_builder_relay_submissions_total`). */
+      metrics?: Pick<BuilderMetrics, 'relaySubmission'>;
+    },
+  ) {}
 
   get relays(): readonly RelayTarget[] {
     return this.opts.relays;
@@ -58,6 +68,7 @@ export class RelaySubmitter {
     } catch (e) {
       result = { relay: relay.name, url: relay.url, accepted: false, status: 0, reason: (e as Error).name === 'TimeoutError' ? 'timeout' : 'unreachable' };
     }
+    this.opts.metrics?.relaySubmission(relay.name, result.accepted ? 'accepted' : result.status === 0 ? 'unreachable' : 'refused');
     await this.opts.stats
       .recordSubmission(relay.name, result.accepted, at)
       .catch((e) => this.opts.log.warn({ err: (e as Error).message }, 'could not record a relay submission'));

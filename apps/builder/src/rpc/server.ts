@@ -1,4 +1,5 @@
 import jayson from 'jayson';
+import type { BuilderMetrics } from '@acg/observability';
 import type { Logger } from 'pino';
 import type { Address, PublicClient } from 'viem';
 import type { BundleIntake } from '@acg/bundles';
@@ -14,6 +15,8 @@ export interface RpcDeps {
   client: PublicClient;
   feeRecipient: Address;
   log: Logger;
+  /** Told of each bundle `eth_sendBundle` queued (`acg_builder_bundles_received_total`). */
+  metrics?: Pick<BuilderMetrics, 'bundleReceived'>;
 }
 
 /** The methods served on `/rpc`, one file each (STYLE). */
@@ -40,7 +43,11 @@ export function createRpcServer(deps: RpcDeps): jayson.Server {
     );
   };
   const methods: Record<(typeof RPC_METHODS)[number], Handler> = {
-    eth_sendBundle: (p, c) => eth_sendBundle(deps.intake, p, c),
+    eth_sendBundle: async (p, c) => {
+      const result = await eth_sendBundle(deps.intake, p, c);
+      deps.metrics?.bundleReceived();
+      return result;
+    },
     eth_cancelBundle: (p, c) => eth_cancelBundle(deps.intake, p, c),
     eth_callBundle: (p, c) => eth_callBundle(deps, p, c),
   };

@@ -11,8 +11,12 @@ export interface Route {
   methods: ReadonlySet<string>;
 }
 
-/** What a request's method and path resolve to before any handler runs. */
-export type RouteMatch = { kind: 'ok' } | { kind: 'method_not_allowed'; allow: string } | { kind: 'not_found' };
+/**
+ * What a request's method and path resolve to before any handler runs. `template` is the route's
+ * path template (`/api/v1/jobs/{job_id}`, `/trpc/execute.execute`, `/trpc/{batch}` for a tRPC
+ * batch): the low-cardinality `route` of request logs and metrics.
+ */
+export type RouteMatch = { kind: 'ok'; template: string } | { kind: 'method_not_allowed'; allow: string; template: string } | { kind: 'not_found' };
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -36,7 +40,11 @@ export class RouteTable {
   private readonly routes: Route[] = [];
   private readonly trpcProcedures = new Map<string, 'GET' | 'POST'>();
 
-  constructor(router: AnyTRPCRouter, documents: readonly string[]) {
+  /**
+   * @param documents paths served with GET (and HEAD) beside the router's REST paths
+   * @param raw paths the listener serves itself with the given methods (e.g. `/mcp`: POST)
+   */
+  constructor(router: AnyTRPCRouter, documents: readonly string[], raw: readonly { path: string; methods: readonly HttpMethod[] }[] = []) {
     const byTemplate = new Map<string, Set<string>>();
     const procedures = router._def.procedures as Record<string, ProcedureLike>;
     for (const [name, procedure] of Object.entries(procedures)) {
@@ -50,6 +58,7 @@ export class RouteTable {
       byTemplate.set(openapi.path, methods);
     }
     for (const path of documents) byTemplate.set(path, new Set(['GET', ...(byTemplate.get(path) ?? [])]));
+    for (const { path, methods } of raw) byTemplate.set(path, new Set([...methods, ...(byTemplate.get(path) ?? [])]));
     for (const [template, methods] of byTemplate) {
       if (methods.has('GET')) methods.add('HEAD');
       methods.add('OPTIONS');
@@ -72,7 +81,8 @@ export class RouteTable {
     if (path.startsWith('/trpc/')) return this.matchTrpc(method, path.slice('/trpc/'.length));
     for (const route of this.routes) {
       if (!route.pattern.test(path)) continue;
-      return route.methods.has(method) ? { kind: 'ok' } : { kind: 'method_not_allowed', allow: [...route.methods].join(', ') };
+      const { template } = route;
+      return route.methods.has(method) ? { kind: 'ok', template } : { kind: 'method_not_allowed', allow: [...route.methods].join(', '), template };
     }
     return { kind: 'not_found' };
   }
@@ -80,16 +90,19 @@ export class RouteTable {
   private matchTrpc(method: string, names: string): RouteMatch {
     const list = names.split(',');
     const wanted = new Set<string>();
+    let template = '/trpc/{batch}';
     for (const name of list) {
-      const m = this.trpcProcedures.get(decodeURIComponentSafe(name));
+      const decoded = decodeURIComponentSafe(name);
+      const m = this.trpcProcedures.get(decoded);
       if (!m) return { kind: 'not_found' };
       wanted.add(m);
+      if (list.length === 1) template = `/trpc/${decoded}`;
     }
     // A batch mixing queries and mutations has no valid method; tRPC itself answers that one.
     const allowed = wanted.size === 1 ? [...wanted][0] : undefined;
-    if (method === 'OPTIONS') return { kind: 'ok' };
-    if (allowed ? method === allowed : method === 'GET' || method === 'POST') return { kind: 'ok' };
-    return { kind: 'method_not_allowed', allow: allowed ? `${allowed}, OPTIONS` : 'GET, POST, OPTIONS' };
+    if (method === 'OPTIONS') return { kind: 'ok', template };
+    if (allowed ? method === allowed : method === 'GET' || method === 'POST') return { kind: 'ok', template };
+    return { kind: 'method_not_allowed', allow: allowed ? `${allowed}, OPTIONS` : 'GET, POST, OPTIONS', template };
   }
 }
 

@@ -1,5 +1,5 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
-import { randomUUID } from 'node:crypto';
+import { createRequestObserver, METRICS_PATH, metricsHandler, setRoute, traceRequest } from '@acg/observability';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import { createOpenApiNodeHttpHandler, generateOpenApiDocument } from 'trpc-to-openapi';
 import { documentCapabilities } from '../openapi.js';
@@ -9,6 +9,8 @@ import { rawBodies, type Context } from '../trpc/context.js';
 import { GatewayRateLimit } from './rateLimit.js';
 import { problemOf, redisUnavailableProblem, statusTitle } from '../trpc/problem.js';
 import { assertJsonContentType, BodyRefused, jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, parseJsonBody, readBody } from './body.js';
+import { McpEndpoint } from '../mcp/handler.js';
+import { MCP_PATH } from '../mcp/paidTool.js';
 import { RouteTable } from './routes.js';
 import { problemBodyForTrpc } from './trpcProblem.js';
 import type { TRPCError } from '@trpc/server';
@@ -17,15 +19,23 @@ import type { NodeHTTPCreateContextFnOptions, NodeHTTPRequest, NodeHTTPResponse 
 
 const CORS = {
   'Access-Control-Allow-Origin': '*',
-  'Access-Control-Allow-Headers': 'Content-Type, Authorization, PAYMENT-SIGNATURE, X-PAYMENT, Idempotency-Key, If-None-Match',
-  'Access-Control-Expose-Headers': 'PAYMENT-REQUIRED, PAYMENT-RESPONSE, ETag, Retry-After, Location, X-Request-Id, Allow',
+  'Access-Control-Allow-Headers':
+    'Content-Type, Accept, Authorization, PAYMENT-SIGNATURE, X-PAYMENT, Idempotency-Key, If-None-Match, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID',
+  'Access-Control-Expose-Headers': 'PAYMENT-REQUIRED, PAYMENT-RESPONSE, ETag, Retry-After, Location, X-Request-Id, Allow, Mcp-Session-Id',
   'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
 };
 
 const CORS_HEADERS: readonly (readonly [string, string])[] = Object.entries(CORS);
 
-/** Documents the listener serves itself (GET and HEAD), beside the router's REST paths. */
-const DOCUMENTS = ['/openapi.json', '/registry', '/gateway-catalog.json', '/status/health', '/llms.txt', '/sitemap.xml'] as const;
+/**
+ * Documents the listener serves itself (GET and HEAD), beside the router's REST paths. `/metrics`
+ * (Prometheus text) is one of them for the route table (404/405) but is no capability: the
+ * OpenAPI document, built from the router, does not list it.
+ */
+const DOCUMENTS = ['/openapi.json', '/registry', '/gateway-catalog.json', '/status/health', '/llms.txt', '/sitemap.xml', METRICS_PATH] as const;
+
+/** Other paths the listener serves itself: the MCP endpoint (stateless Streamable HTTP: POST only, GET and DELETE are 405). */
+const RAW_ROUTES = [{ path: MCP_PATH, methods: ['POST'] }] as const;
 
 /** Writes an RFC 9457 problem response. */
 export function sendProblem(res: ServerResponse, status: number, detail: string, extra: Record<string, unknown> = {}): void {
@@ -36,9 +46,14 @@ export function sendProblem(res: ServerResponse, status: number, detail: string,
 }
 
 /**
- * The gateway's request listener. Reads and parses JSON bodies itself (413 / 400 problem+json),
- * keeping raw bytes aside; serves /openapi.json, /llms.txt and /sitemap.xml; sends /trpc/* to
- * tRPC's native adapter; everything else to the trpc-to-openapi REST bridge (SPEC paths).
+ * The gateway's request listener. Every request runs in its OpenTelemetry SERVER span
+ * (`traceRequest`, when tracing is on) and first gets its request id (`X-Request-Id`, taken
+ * from the request when sane, else made) and, when its answer ends, one log line and its count in
+ * the metrics (`createRequestObserver` of @acg/observability, labelled by route template). Then:
+ * the route table answers 404/405; the listener serves the discovery documents and `/metrics`
+ * itself; reads and parses JSON bodies (413 / 400 problem+json), keeping raw bytes aside; sends
+ * POST /mcp to the MCP endpoint (`../mcp`), /trpc/* to tRPC's native adapter, and everything else
+ * to the trpc-to-openapi REST bridge (SPEC paths).
  */
 export function createRequestListener(services: Services) {
   const createContext =
@@ -79,7 +94,11 @@ export function createRequestListener(services: Services) {
 
   const rateLimit = new GatewayRateLimit(services.redis, services.keys, services.config.rateLimitPerSecond, services.config.trustProxy);
 
+  // rebuilt when the catalog changes (a provider registered or retired)
   let openapiJson: string | undefined;
+  services.catalog.onChange(() => {
+    openapiJson = undefined;
+  });
   const openapi = () =>
     (openapiJson ??= JSON.stringify(
       documentCapabilities(
@@ -94,24 +113,22 @@ export function createRequestListener(services: Services) {
             x402: { type: 'apiKey', in: 'header', name: 'PAYMENT-SIGNATURE', description: 'x402 v2 PaymentPayload, base64 JSON' },
           },
         }),
-        services.capabilities,
+        services.catalog.list(),
       ),
     ));
 
-  const routes = new RouteTable(appRouter, DOCUMENTS);
+  const routes = new RouteTable(appRouter, DOCUMENTS, RAW_ROUTES);
+  const mcp = new McpEndpoint(services);
+  const metrics = metricsHandler(services.metrics.registry, services.config.metrics.token);
+  const observe = createRequestObserver({
+    log: services.log.child({ module: 'http' }),
+    metrics: services.metrics.http,
+    clientIp: (req) => rateLimit.clientIp(req),
+  });
 
-  const debugLog = services.log.isLevelEnabled('debug');
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const started = debugLog ? performance.now() : 0;
-    const requestId = (req.headers['x-request-id'] as string | undefined)?.slice(0, 64) ?? randomUUID();
-    res.setHeader('X-Request-Id', requestId);
+  const listener = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const requestId = observe(req, res);
     for (const [k, v] of CORS_HEADERS) res.setHeader(k, v);
-    // per-request logging costs a listener and a closure per request: only when it is written
-    if (debugLog) {
-      res.on('finish', () => {
-        services.log.debug({ requestId, method: req.method, url: req.url, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
-      });
-    }
     try {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
@@ -123,6 +140,7 @@ export function createRequestListener(services: Services) {
         req.resume();
         return sendProblem(res, 404, `No resource at ${path.slice(0, 200)}. The documented paths are listed at /openapi.json.`);
       }
+      setRoute(req, route.template);
       if (route.kind === 'method_not_allowed') {
         req.resume();
         res.setHeader('Allow', route.allow);
@@ -137,6 +155,7 @@ export function createRequestListener(services: Services) {
         return sendProblem(res, 400, `The query nests deeper than ${MAX_JSON_DEPTH} levels.`);
       }
       if (method === 'GET' || method === 'HEAD') {
+        if (path === METRICS_PATH) return await metrics(req, res);
         if (path === '/openapi.json') return sendDocument(res, 'application/json', openapi(), 'public, max-age=300');
         // Server-side document cache (SPEC 4: /registry cached 60 s, health 10 s): the bytes the
         // discovery procedures return, rendered once per cache period, served without re-serializing.
@@ -155,7 +174,7 @@ export function createRequestListener(services: Services) {
         }
         if (path === '/sitemap.xml') {
           const d = await services.discovery.sitemap();
-          return sendDocument(res, 'application/xml; charset=utf-8', d.body, 'public, max-age=3600', d.etag);
+          return sendDocument(res, 'application/xml; charset=utf-8', d.body, 'public, max-age=60', d.etag);
         }
       }
       const wait = await rateLimit.take(req);
@@ -185,6 +204,7 @@ export function createRequestListener(services: Services) {
           return sendProblem(res, e.status, e.message);
         }
       }
+      if (path === MCP_PATH) return void (await mcp.handle(req, res, (req as IncomingMessage & { body?: unknown }).body));
       if (path.startsWith('/trpc/')) {
         problemBodyForTrpc(res);
         return void (await trpc(req, res));
@@ -196,14 +216,16 @@ export function createRequestListener(services: Services) {
     } catch (e) {
       const unavailable = redisUnavailableProblem(e);
       if (unavailable) {
-        services.log.warn({ requestId, err: String((e as Error)?.message ?? e).slice(0, 200) }, 'redis unavailable');
+        services.log.warn({ request_id: requestId, err: String((e as Error)?.message ?? e).slice(0, 200) }, 'redis unavailable');
         if (!res.headersSent) res.setHeader('Retry-After', unavailable.headers['Retry-After']);
         return sendProblem(res, 503, unavailable.body.detail);
       }
-      services.log.error({ requestId, err: String((e as Error)?.message ?? e).slice(0, 300) }, 'unhandled request error');
+      services.log.error({ request_id: requestId, err: String((e as Error)?.message ?? e).slice(0, 300) }, 'unhandled request error');
       sendProblem(res, 500, 'An internal error occurred; it was logged. Retry later.');
     }
   };
+  // each request in its OpenTelemetry SERVER span (a plain call without tracing): README "Operating" → Traces
+  return (req: IncomingMessage, res: ServerResponse): Promise<void> => traceRequest(req, res, () => listener(req, res));
 }
 
 /**

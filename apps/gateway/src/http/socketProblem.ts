@@ -18,20 +18,30 @@ function clientErrorStatus(code: string | undefined): number {
   return 400;
 }
 
+/** Route label of answers written on the raw socket (CONNECT, requests node's parser refused): no route was matched, nor a request read. */
+export const UNPARSED_ROUTE = 'unparsed';
+
+/** Told of each answer written on the raw socket: its method (`CONNECT`, or undefined when the head was not parsed), status and client IP. */
+export type OutsideAnswerObserver = (e: { method: string | undefined; status: number; ip: string }) => void;
+
 /**
  * Answers what never reaches the request listener, so no connection is dropped unanswered:
  * CONNECT (the gateway is no proxy: 405) and requests node's parser refuses (unknown method,
- * malformed head, oversized headers: 400/431/408), each as problem+json.
+ * malformed head, oversized headers: 400/431/408), each as problem+json; `observe` logs and counts
+ * each (a reset connection is neither answered nor observed).
  */
-export function answerOutsideRequests(server: Server): void {
+export function answerOutsideRequests(server: Server, observe?: OutsideAnswerObserver): void {
+  const ip = (socket: Duplex) => (socket as Duplex & { remoteAddress?: string }).remoteAddress ?? 'unknown';
   server.on('connect', (_req, socket: Duplex) => {
     socket.on('error', () => undefined);
+    observe?.({ method: 'CONNECT', status: 405, ip: ip(socket) });
     endSocketWithProblem(socket, 405, 'CONNECT is not supported: the gateway is not a proxy.');
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     socket.on('error', () => undefined);
     if (err.code === 'ECONNRESET') return void socket.destroy();
     const status = clientErrorStatus(err.code);
+    observe?.({ method: undefined, status, ip: ip(socket) });
     endSocketWithProblem(socket, status, status === 431 ? 'The request headers are too large.' : 'The request is not valid HTTP/1.1.');
   });
 }

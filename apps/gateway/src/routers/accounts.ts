@@ -2,6 +2,7 @@ import { AuthError } from '@acg/accounts';
 import { AccountView, Address, DepositRequest, DepositResponse } from '@acg/schemas';
 import { ulid } from 'ulid';
 import { z } from 'zod';
+import { depositBazaar } from '../payment/bazaar.js';
 import { router } from '../trpc/init.js';
 import { bearerProcedure, paidProcedure, publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
@@ -88,6 +89,7 @@ export const accountsRouter = router({
     path: '/v1/account/deposit',
     price: (_input, ctx) => ctx.units,
     description: (input) => `Deposit ${input.amount_usdc} USDC into your metered account`,
+    extensions: () => depositBazaar(),
     newOperationId: () => `dep_${ulid()}`,
   })
     .meta({

@@ -4,6 +4,7 @@ import type { Rendered } from '../discovery.js';
 import { header, type Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
 import { publicProcedure } from '../trpc/procedures.js';
+import { problem } from '../trpc/problem.js';
 
 /** Applies caching headers (DESIGN: public 60 s + ETag; 304 on If-None-Match) and returns the value. */
 function cacheable<T>(ctx: Context, doc: Rendered<T>, cacheControl: string): T {
@@ -45,6 +46,27 @@ export const discoveryRouter = router({
     .input(NoInput)
     .output(LegacyRegistry)
     .query(async ({ ctx }) => cacheable(ctx, await ctx.services.discovery.registry(), 'public, max-age=60')),
+
+  jwks: publicProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/.well-known/jwks.json',
+        tags: ['discovery'],
+        summary: 'Receipt keys (RFC 7517 JWKS): the Ed25519 key of execution proofs and the secp256k1 key of x402 offers and receipts',
+        description:
+          'Each key has kid, use "sig" and alg (EdDSA, ES256K). Every proof names its kid in the JWS header; retired keys stay listed while their proofs should verify.',
+        errorResponses: { 404: 'This gateway signs no proofs (no receipt keys configured)' },
+      },
+    })
+    .input(NoInput)
+    .output(z.object({ keys: z.array(z.looseObject({ kty: z.string(), kid: z.string(), use: z.literal('sig'), alg: z.string() })) }))
+    .query(({ ctx }) => {
+      const receipts = ctx.services.receipts;
+      if (!receipts) throw problem(404, 'This gateway signs no proofs: no receipt keys are configured.');
+      ctx.responseHeaders['Cache-Control'] = 'public, max-age=300';
+      return receipts.jwks as { keys: { kty: string; kid: string; use: 'sig'; alg: string }[] };
+    }),
 
   health: publicProcedure
     .meta({

@@ -1,45 +1,27 @@
-import { Executor, newExecutionId, resolveCapability, type ResolvedCapability } from '@acg/execution';
+import { newExecutionId, type ResolvedCapability } from '@acg/execution';
 import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
+import { executeBazaar } from '../payment/bazaar.js';
+import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution } from '../payment/execution.js';
 import type { Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
 import type { PaidContext } from '../trpc/paid.js';
-import { paidProcedure, publicProcedure } from '../trpc/procedures.js';
-import { problem } from '../trpc/problem.js';
+import { bearerProcedure, paidProcedure } from '../trpc/procedures.js';
+import { problem, rawError } from '../trpc/problem.js';
 
-/**
- * Resolves `capability_id` and validates `input` before any payment (SPEC 2.7; DESIGN "Errors"):
- * unknown id → 404, listed but not executable → 422, input not matching the capability's
- * input schema → 400 with each issue's path, precondition unmet (e.g. chain not configured) → 422.
- */
-function resolveExecution(input: ExecuteRequest, ctx: Context): { capability: ResolvedCapability } {
-  const resolved = resolveCapability(ctx.services.capabilities, input.capability_id, input.input, ctx.services.capabilityDeps);
-  if (!resolved.ok) {
-    const { error } = resolved;
-    throw problem(error.status, error.shortMessage, error.issues ? { errors: error.issues.map((i) => ({ ...i, path: ['input', ...i.path] })) } : {});
-  }
+/** Resolves `capability_id` and validates `input` before any payment ({@link resolveExecution}: 404 / 422 / 400 / 422). */
+function prepareExecution(input: ExecuteRequest, ctx: Context): { capability: ResolvedCapability } {
+  const resolved = resolveExecution(ctx.services, input.capability_id, input.input);
+  if (!resolved.ok) throw rawError(resolved.status, resolved.body);
   return { capability: resolved };
 }
 
 /** Runs the capability once through the shared Executor and answers SPEC 2.7 (failures: problem+json, refunded). */
 async function runExecution(ctx: Context & PaidContext & { capability: ResolvedCapability }) {
   if (ctx.replay) return ExecutionSucceeded.parse(ctx.replay);
-  const payment = ctx.payment!;
-  const { record, failure } = await new Executor(ctx.services).run(ctx.operationId, ctx.capability, {
-    tx_hash: payment.txHash,
-    amount: payment.amount,
-    payer: payment.payer,
-  });
-  if (failure) {
-    // RFC 9457 reserves `status` for the HTTP status: the execution's own status is `execution_status`.
-    throw problem(failure.status >= 500 ? failure.status : 502, failure.message, {
-      execution_id: record.execution_id,
-      execution_status: 'FAILED',
-      error: record.error,
-      payment: record.payment,
-    });
-  }
-  return { execution_id: record.execution_id, status: 'SUCCEEDED' as const, result: record.result!, payment: record.payment };
+  const r = await runPaidExecution(ctx.services, ctx.operationId, ctx.capability, ctx.payment!);
+  if (!r.ok) throw rawError(r.status, r.body);
+  return r.body;
 }
 
 const ExecutionIdParam = z.object({ execution_id: ExecutionId });
@@ -48,11 +30,13 @@ const ExecutionIdParam = z.object({ execution_id: ExecutionId });
 export const executeRouter = router({
   execute: paidProcedure({
     input: ExecuteRequest,
-    prepare: resolveExecution,
-    route: 'execute',
+    prepare: prepareExecution,
+    route: EXECUTE_ROUTE,
     path: '/api/v1/execute',
     price: (_input, ctx) => ctx.capability.price,
-    description: (input) => `Execute ${input.capability_id}`,
+    description: (input) => executeDescription(input.capability_id),
+    // Bazaar: this capability's input and output schemas (DESIGN "Agents: MCP and x402 extensions")
+    extensions: (_input, ctx) => executeBazaar(ctx.capability.definition),
     newOperationId: newExecutionId,
   })
     .meta({
@@ -62,7 +46,7 @@ export const executeRouter = router({
         tags: ['execute'],
         summary: 'Execute a capability, paid per call with x402',
         description:
-          'Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and SPEC 2.9 fields in the body. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway verifies, settles on-chain (USDC, EIP-3009 transferWithAuthorization) and executes once. A replayed payment or Idempotency-Key returns the stored execution. A failure after settlement is refunded.',
+          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and SPEC 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway verifies, settles on-chain (USDC, EIP-3009 transferWithAuthorization) and executes once. A replayed payment, Idempotency-Key or payment identifier returns the stored execution; a payment identifier reused with another payment is 409. A failure after settlement is refunded.",
         requestHeaders: z.object({
           'PAYMENT-SIGNATURE': z.string().optional().describe('base64 JSON x402 PaymentPayload (v2)'),
           'X-PAYMENT': z.string().optional().describe('legacy header: base64 JSON PaymentPayload (v1 or v2)'),
@@ -73,7 +57,7 @@ export const executeRouter = router({
           400: 'Invalid input (problem+json with errors)',
           402: 'Payment required (x402 challenge)',
           404: 'Unknown capability',
-          409: 'Payment already used for another request, or in progress',
+          409: 'Payment already used for another request, Idempotency-Key or payment identifier reused, or in progress',
           422: 'Capability not executable',
           502: 'Capability failed after payment; refunded',
           503: 'Upstream unavailable; refunded when paid',
@@ -83,21 +67,25 @@ export const executeRouter = router({
     .output(ExecutionSucceeded)
     .mutation(({ ctx }) => runExecution(ctx)),
 
-  getExecution: publicProcedure
+  getExecution: bearerProcedure
     .meta({
       openapi: {
         method: 'GET',
         path: '/api/v1/executions/{execution_id}',
         tags: ['execute'],
-        summary: 'Read an execution and its refund state',
-        errorResponses: { 400: 'Malformed id', 404: 'Unknown execution' },
+        summary: 'Read an execution, its proof and its refund state (the payer only)',
+        description:
+          'Bearer token of the address that paid (Sign-In with Ethereum: POST /v1/auth/nonce, POST /v1/auth/token). Anyone else gets 404, as for an unknown id.',
+        protect: true,
+        errorResponses: { 400: 'Malformed id', 401: 'Missing or invalid bearer token', 404: 'Unknown execution, or paid by another address' },
       },
     })
     .input(ExecutionIdParam)
     .output(ExecutionRecord)
     .query(async ({ ctx, input }) => {
       const record = await ctx.services.executions.get(input.execution_id);
-      if (!record) throw problem(404, `No execution ${input.execution_id}.`);
+      // another payer's execution is as unknown as a missing one (its result and proof are the payer's)
+      if (!record || record.payer?.toLowerCase() !== ctx.account.toLowerCase()) throw problem(404, `No execution ${input.execution_id} paid by this account.`);
       ctx.responseHeaders['Cache-Control'] = 'no-store';
       return record;
     }),

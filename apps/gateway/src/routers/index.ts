@@ -1,9 +1,11 @@
 import { router } from '../trpc/init.js';
 import { accountsRouter } from './accounts.js';
 import { discoveryRouter } from './discovery.js';
+import { disputesRouter } from './disputes.js';
 import { executeRouter } from './execute.js';
 import { jobsRouter } from './jobs.js';
 import { liquidationsRouter } from './liquidations.js';
+import { providersRouter } from './providers.js';
 import { walletMonitorRouter } from './walletMonitor.js';
 
 /** The gateway's tRPC router: every procedure, served natively at /trpc and as REST by trpc-to-openapi. */
@@ -14,6 +16,8 @@ export const appRouter = router({
   jobs: jobsRouter,
   liquidations: liquidationsRouter,
   walletMonitor: walletMonitorRouter,
+  disputes: disputesRouter,
+  providers: providersRouter,
 });
 
 export type AppRouter = typeof appRouter;

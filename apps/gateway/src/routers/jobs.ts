@@ -5,6 +5,8 @@ import { JobCreated, JobId, JobRecord, JobRequest, JobStatus } from '@acg/schema
 import { ulid } from 'ulid';
 import { hashMessage, recoverAddress } from 'viem';
 import { z } from 'zod';
+import { gatewayJobs } from '@acg/capabilities';
+import { routeBazaar } from '../payment/bazaar.js';
 import { header, type Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
 import { paidProcedure, publicProcedure } from '../trpc/procedures.js';
@@ -14,7 +16,7 @@ const JobIdParam = z.object({ job_id: JobId });
 
 /** Resolves a capability for job steps: executable in-process, with its price and input schema. */
 export function stepCapability(ctx: Pick<Context, 'services'>, id: string) {
-  const definition = executableDefinition(ctx.services.capabilities, id);
+  const definition = executableDefinition(ctx.services.catalog.list(), id);
   if (definition instanceof CapabilityResolutionError) return undefined;
   return {
     price: definition.price.base_units,
@@ -25,6 +27,7 @@ export function stepCapability(ctx: Pick<Context, 'services'>, id: string) {
         : ({ success: false, issues: r.error.issues!.map((i) => ({ path: i.path, message: i.message })) } as const);
     },
     precondition: (input: unknown) => checkPrecondition(definition, input, ctx.services.capabilityDeps)?.shortMessage,
+    acceptsObjective: definition.accepts_objective === true,
   };
 }
 
@@ -50,6 +53,7 @@ export const jobsRouter = router({
     path: '/api/v1/jobs',
     price: (input) => BigInt(Math.round(input.budget_usdc * 1e6)),
     description: (input) => `Job budget of ${input.budget_usdc} USDC: ${input.objective.slice(0, 80)}`,
+    extensions: () => routeBazaar(gatewayJobs),
     newOperationId: () => `job_${ulid()}`,
   })
     .meta({

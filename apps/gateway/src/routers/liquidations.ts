@@ -3,6 +3,7 @@ import { liquidationSearch } from '@acg/capabilities';
 import { LiquidationSearchQuery, LiquidationSearchResponse } from '@acg/schemas';
 import { ulid } from 'ulid';
 import { z } from 'zod';
+import { routeBazaar } from '../payment/bazaar.js';
 import type { Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
 import { bearerOrPaidProcedure } from '../trpc/procedures.js';
@@ -37,6 +38,7 @@ export const liquidationsRouter = router({
     item: CAPABILITY_ID,
     price,
     description: () => 'Liquidation search (mev.liquidation_search)',
+    extensions: () => routeBazaar(liquidationSearch),
     newOperationId: () => `liq_${ulid()}`,
   })
     .meta({

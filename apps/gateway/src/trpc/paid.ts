@@ -1,17 +1,8 @@
-import {
-  PaymentChainUnavailableError,
-  PaymentConflictError,
-  PaymentInProgressError,
-  PaymentVerificationUnavailableError,
-  requestHash,
-  type Outcome,
-  type PaidResponse,
-  type PaywallStep,
-  type SettledPayment,
-} from '@acg/payments';
+import { requestHash, type PaidRequest, type SettledPayment } from '@acg/payments';
 import type { TRPCError } from '@trpc/server';
+import { payForCall } from '../payment/paidCall.js';
 import { header, type Context } from './context.js';
-import { problem, problemOf, rawError } from './problem.js';
+import { problemOf, rawError } from './problem.js';
 
 /** What a paid procedure declares: its route name, price and description for the challenge. */
 export interface PaidSpec<I> {
@@ -22,6 +13,11 @@ export interface PaidSpec<I> {
   /** Price of this call, integer USDC base units (6 decimals). */
   price(input: I, ctx: Context): bigint;
   description(input: I): string;
+  /**
+   * x402 `PaymentRequired.extensions` of this route besides `payment-identifier` (which every 402
+   * carries): `{bazaar}` from `../payment/bazaar.ts`, so an x402 Bazaar indexer can list it.
+   */
+  extensions(input: I, ctx: Context): Record<string, unknown>;
   /** Creates the id of the operation this payment buys (e.g. `exe_...`). */
   newOperationId(): string;
 }
@@ -38,23 +34,27 @@ export interface PaidContext {
 /** What the next middleware or resolver gives back (tRPC's middleware result). */
 type NextResult = { ok: true; data: unknown } | { ok: false; error: TRPCError };
 
-/** 409/503 problems of the paywall's typed errors; anything else is rethrown as is. */
-function paymentProblem(e: unknown): unknown {
-  if (e instanceof PaymentConflictError) return problem(409, e.message);
-  if (e instanceof PaymentInProgressError) return problem(409, e.message, {}, { 'Retry-After': '1' });
-  if (e instanceof PaymentChainUnavailableError) {
-    return problem(503, e.message, { reason: e.reason, payment: { status: e.payment } }, { 'Retry-After': String(e.retryAfterSeconds) });
-  }
-  if (e instanceof PaymentVerificationUnavailableError) return problem(503, e.message, {}, { 'Retry-After': '5' });
-  return e;
+/** The paywall's view of this request: resource, price, extensions, request hash, Idempotency-Key, payment headers. */
+export function paidRequestOf<I>(spec: PaidSpec<I>, input: I, ctx: Context, operationId: string): PaidRequest {
+  return {
+    resourceUrl: `${ctx.services.publicBaseUrl()}${spec.path}`,
+    description: spec.description(input),
+    price: spec.price(input, ctx),
+    extensions: spec.extensions(input, ctx),
+    route: spec.route,
+    requestHash: requestHash('POST', spec.route, input),
+    idempotencyKey: header(ctx, 'idempotency-key')?.slice(0, 200),
+    operationId,
+    getHeader: (name) => header(ctx, name),
+  };
 }
 
 /**
  * The x402 paywall as a tRPC middleware (STYLE "procedures built from procedures"): every paid
  * route does `.use(paid({...}))` after its input validation, so bad input is refused before any
- * payment. Data flows one way: `paywall.begin` (challenge, replay, or a settled payment) → the
- * resolver runs once with the settled payment → `paywall.complete` stores its answer (and refunds
- * a failure) → respond. A replayed payment or Idempotency-Key gets the stored answer
+ * payment. The transport-independent part is {@link payForCall} (shared with MCP tools): the
+ * resolver runs once with the settled payment, its answer is stored (a failure refunded), and a
+ * replayed payment, Idempotency-Key or x402 payment identifier gets the stored answer
  * (DESIGN "x402 payments").
  * Errors: 402 challenge (with `PAYMENT-REQUIRED`), 409 conflict or in-progress, 503 facilitator
  * or Redis down (with `Retry-After`; a payment already settled is then refunded), 503
@@ -63,56 +63,23 @@ function paymentProblem(e: unknown): unknown {
 export function paid<I>(spec: PaidSpec<I>) {
   return async <R extends NextResult>(opts: { ctx: Context; input: I; next: (o: { ctx: PaidContext }) => Promise<R> }): Promise<R> => {
     const { ctx, input } = opts;
-    const { paywall } = ctx.services;
     const operationId = spec.newOperationId();
-    let step: PaywallStep;
-    try {
-      step = await paywall.begin({
-        resourceUrl: `${ctx.services.publicBaseUrl()}${spec.path}`,
-        description: spec.description(input),
-        price: spec.price(input, ctx),
-        route: spec.route,
-        requestHash: requestHash('POST', spec.route, input),
-        idempotencyKey: header(ctx, 'idempotency-key')?.slice(0, 200),
-        operationId,
-        getHeader: (name) => header(ctx, name),
-      });
-    } catch (e) {
-      throw paymentProblem(e);
-    }
-    if (step.kind === 'challenge' || step.kind === 'refused') throw rawError(402, { ...step.response.body }, step.response.headers);
-
     let fresh: R | undefined;
-    let resp: Extract<PaidResponse, { kind: 'response' }>;
-    if (step.kind === 'replay') {
-      resp = step.response;
-    } else {
-      const { payment } = step;
-      let outcome: Outcome;
-      try {
-        // the operation id reserved with the payment (a reconciled replay runs under the first request's id)
-        const next = await opts.next({ ctx: { payment, operationId: payment.operationId } satisfies PaidContext });
-        fresh = next;
-        // the resolver's status (e.g. 202) and headers (e.g. Location) are stored with the body, so replays match
-        if (next.ok) outcome = { ok: true, status: ctx.response.status ?? 200, headers: { ...ctx.responseHeaders }, body: next.data };
-        else {
-          const { status, body, headers } = problemOf(next.error);
-          outcome = { ok: false, status, body, headers, refund: true };
-        }
-      } catch (e) {
-        fresh = undefined;
-        outcome = paywall.failedOutcome(e, payment.operationId);
-      }
-      try {
-        resp = await paywall.complete(step, outcome);
-      } catch (e) {
-        throw paymentProblem(e);
-      }
-    }
-    if (resp.status >= 400) throw rawError(resp.status, resp.body as Record<string, unknown>, resp.headers);
-    Object.assign(ctx.responseHeaders, resp.headers);
-    ctx.response.status = resp.status;
-    if (fresh && !resp.replayed) return fresh;
-    return opts.next({ ctx: { payment: null, operationId, replay: resp.body } satisfies PaidContext });
+    const result = await payForCall(ctx.services.paywall, paidRequestOf(spec, input, ctx, operationId), async (payment) => {
+      // the operation id reserved with the payment (a reconciled replay runs under the first request's id)
+      const next = await opts.next({ ctx: { payment, operationId: payment.operationId } satisfies PaidContext });
+      fresh = next;
+      // the resolver's status (e.g. 202) and headers (e.g. Location) are stored with the body, so replays match
+      if (next.ok) return { ok: true, status: ctx.response.status ?? 200, headers: { ...ctx.responseHeaders }, body: next.data };
+      const { status, body, headers } = problemOf(next.error);
+      return { ok: false, status, body, headers, refund: true };
+    });
+    if (result.kind === 'problem') throw rawError(result.status, result.body, result.headers);
+    if (result.kind === 'payment_required') throw rawError(402, { ...result.body }, result.headers);
+    if (result.status >= 400) throw rawError(result.status, result.body as Record<string, unknown>, result.headers);
+    Object.assign(ctx.responseHeaders, result.headers);
+    ctx.response.status = result.status;
+    if (fresh && !result.replayed) return fresh;
+    return opts.next({ ctx: { payment: null, operationId, replay: result.body } satisfies PaidContext });
   };
 }

@@ -105,8 +105,16 @@ export function statusTitle(status: number): string {
  * `type` defaults to `about:blank`; `extensions` become extension members (e.g. `execution_id`).
  */
 export function problem(status: number, detail: string, extensions: Record<string, unknown> = {}, headers: Record<string, string> = {}): TRPCError {
-  const body: Problem = { ...extensions, type: String(extensions.type ?? 'about:blank'), title: statusTitle(status), status, detail };
-  return new TRPCError({ code: CODE_BY_STATUS[status] ?? 'INTERNAL_SERVER_ERROR', message: detail, cause: new ProblemCause(body, headers) });
+  return new TRPCError({
+    code: CODE_BY_STATUS[status] ?? 'INTERNAL_SERVER_ERROR',
+    message: detail,
+    cause: new ProblemCause(problemDetails(status, detail, extensions), headers),
+  });
+}
+
+/** The RFC 9457 body of {@link problem}, for transports other than tRPC (e.g. an MCP tool's error text). */
+export function problemDetails(status: number, detail: string, extensions: Record<string, unknown> = {}): Problem {
+  return { ...extensions, type: String(extensions.type ?? 'about:blank'), title: statusTitle(status), status, detail };
 }
 
 /** A TRPCError carrying a finished body as-is (stored problems, the 402 challenge). */

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { AuthError, InsufficientBalanceError } from '@acg/accounts';
 import type { z } from 'zod';
 import { header, type Context } from './context.js';
@@ -66,6 +67,7 @@ export interface PaidProcedureSpec<TInput, TPrepared extends object> extends Pai
   input: z.ZodType<TInput>;
   prepare(input: TInput, ctx: Context): TPrepared | Promise<TPrepared>;
   price(input: TInput, ctx: Context & TPrepared): bigint;
+  extensions(input: TInput, ctx: Context & TPrepared): Record<string, unknown>;
 }
 
 /**
@@ -127,10 +129,11 @@ export function bearerOrPaidProcedure<TInput>(spec: BearerOrPaidSpec<TInput>) {
       await ctx.services.ledger.debit(account, price, spec.item, operationId);
     } catch (e) {
       if (!(e instanceof InsufficientBalanceError)) throw e;
-      const challenge = ctx.services.paywall.challenge({
+      const challenge = await ctx.services.paywall.challenge({
         resourceUrl: `${ctx.services.publicBaseUrl()}${spec.path}`,
         description: spec.description(input),
         price,
+        extensions: spec.extensions(input, ctx),
       });
       if (challenge.kind !== 'payment_required') throw e;
       throw rawError(
@@ -150,3 +153,45 @@ export function bearerOrPaidProcedure<TInput>(spec: BearerOrPaidSpec<TInput>) {
     return result;
   });
 }
+
+/** Whether `token` is the admin token (ADMIN_TOKEN; never when unset), compared in constant time. */
+function isAdminToken(ctx: Context, token: string): boolean {
+  const admin = ctx.services.config.adminToken;
+  if (!admin) return false;
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(admin), digest(token));
+}
+
+/** The 404 of a route that does not exist in this deployment (an admin route without ADMIN_TOKEN): the same answer as an unknown path. */
+function noSuchRoute(ctx: Context) {
+  const path = (ctx.req.url ?? '/').split('?')[0];
+  return problem(404, `No resource at ${path.slice(0, 200)}. The documented paths are listed at /openapi.json.`);
+}
+
+/**
+ * Admin routes (DESIGN "Providers": `Authorization: Bearer <ADMIN_TOKEN>`). Without ADMIN_TOKEN the
+ * route does not exist: 404 as for an unknown path. A missing or other token → 401 with
+ * `WWW-Authenticate`.
+ */
+export const adminProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  if (!ctx.services.config.adminToken) throw noSuchRoute(ctx);
+  const token = bearerToken(ctx);
+  if (!token || !isAdminToken(ctx, token)) throw problem(401, 'This endpoint needs Authorization: Bearer <ADMIN_TOKEN>.', {}, WWW_AUTHENTICATE);
+  ctx.responseHeaders['Cache-Control'] = 'no-store';
+  return next({ ctx: { admin: true as const } });
+});
+
+/** Context of {@link bearerOrAdminProcedure}: the admin (`admin: true`, `account: null`), or a wallet's bearer token (`account`). */
+export type BearerOrAdminContext = { admin: true; account: null } | { admin: false; account: AccountAddress };
+
+/**
+ * A route for a wallet's bearer token (SIWE, as {@link bearerProcedure}) or the admin token
+ * (ADMIN_TOKEN, when set). The resolver decides what each may see. Missing or invalid token → 401.
+ */
+export const bearerOrAdminProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const token = bearerToken(ctx);
+  if (!token) throw problem(401, 'This endpoint needs Authorization: Bearer <access_token> (or the admin token).', {}, WWW_AUTHENTICATE);
+  ctx.responseHeaders['Cache-Control'] = 'no-store';
+  if (isAdminToken(ctx, token)) return next({ ctx: { admin: true, account: null } satisfies BearerOrAdminContext as BearerOrAdminContext });
+  return next({ ctx: { admin: false, account: await resolveAccount(ctx, token) } satisfies BearerOrAdminContext as BearerOrAdminContext });
+});
