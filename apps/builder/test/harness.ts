@@ -4,10 +4,12 @@ import { ulid } from 'ulid';
 import { createPublicClient, http, keccak256, parseEther, parseGwei, stringToHex, type Hex, type LocalAccount, type PublicClient } from 'viem';
 import { startBuilder, type RunningBuilder } from '../src/app.js';
 import { builderConfigFromEnv, type BuilderConfig, type BuilderConfigDefaults } from '../src/config.js';
-import { startDevRelays, type DevRelays } from '../src/relay/devRelay.js';
+import { startDevRelays, type DevRelayOptions, type DevRelays } from '../src/relay/devRelay.js';
 
 /** A fixed builder BLS key for tests (any 32 bytes below the curve order). */
 export const TEST_BLS_SECRET_KEY: Hex = `0x${'22'.repeat(32)}`;
+/** A fixed builder coinbase key for tests (not one of the dev mnemonic's accounts). */
+export const TEST_COINBASE_PRIVATE_KEY: Hex = `0x${'33'.repeat(32)}`;
 
 /** The Ethereum dev chain (chain id 1, fifo), a private Redis, four dev relays and a builder, all started by this test file. */
 export interface TestBuilder {
@@ -20,19 +22,29 @@ export interface TestBuilder {
   close(): Promise<void>;
 }
 
-/** Starts the stack with the bidder loop off (tests call `builder.bidder.attempt()`), dev mining on. */
-export async function startTestBuilder(defaults: BuilderConfigDefaults = {}): Promise<TestBuilder> {
-  const [eth, redis, relays] = await Promise.all([startEthereumDevChain(), resolveRedis({ preferPrivate: true }), startDevRelays()]);
+/**
+ * Starts the stack with the bidder loop off (tests call `builder.bidder.attempt()`), dev mining on.
+ * The four dev relays serve registrations for the dev chain; `relay` adds options per relay name.
+ * `ethereumRpcUrl` (a function of the chain's URL) puts something between the builder and the chain.
+ */
+export async function startTestBuilder(
+  defaults: BuilderConfigDefaults = {},
+  opts: { relay?: Record<string, Partial<Omit<DevRelayOptions, 'name'>>>; ethereumRpcUrl?: (chainUrl: string) => string | Promise<string> } = {},
+): Promise<TestBuilder> {
+  const [eth, redis] = await Promise.all([startEthereumDevChain(), resolveRedis({ preferPrivate: true })]);
+  let relays: DevRelays | undefined;
   try {
+    relays = await startDevRelays({ ethereumRpcUrl: eth.rpcUrl, relay: opts.relay });
     const config = builderConfigFromEnv(
       {},
       {
         port: 0,
         redisUrl: redis.url,
         keyPrefix: `acg:test:${ulid()}:`,
-        ethereumRpcUrl: eth.rpcUrl,
+        ethereumRpcUrl: opts.ethereumRpcUrl ? await opts.ethereumRpcUrl(eth.rpcUrl) : eth.rpcUrl,
         relays: relays.relays.map((r) => ({ name: r.name, url: r.url })),
         blsSecretKey: TEST_BLS_SECRET_KEY,
+        coinbasePrivateKey: TEST_COINBASE_PRIVATE_KEY,
         devMining: true,
         slotMs: 0,
         headPollMs: 0,
@@ -45,17 +57,17 @@ export async function startTestBuilder(defaults: BuilderConfigDefaults = {}): Pr
     return {
       eth,
       redis,
-      relays,
+      relays: relays!,
       builder,
       config,
       client,
       async close() {
         await builder.close();
-        await Promise.allSettled([relays.close(), eth.stop(), redis.stop()]);
+        await Promise.allSettled([relays!.close(), eth.stop(), redis.stop()]);
       },
     };
   } catch (e) {
-    await Promise.allSettled([relays.close(), eth.stop(), redis.stop()]);
+    await Promise.allSettled([relays?.close(), eth.stop(), redis.stop()]);
     throw e;
   }
 }
