@@ -1,4 +1,5 @@
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { devAccount, resolveRedis, startEthereumDevChain, type AnvilInstance, type RedisHandle } from '@acg/devnet';
 import { ulid } from 'ulid';
 import { createPublicClient, http, keccak256, parseEther, parseGwei, stringToHex, type Hex, type LocalAccount, type PublicClient } from 'viem';
@@ -29,7 +30,12 @@ export interface TestBuilder {
  */
 export async function startTestBuilder(
   defaults: BuilderConfigDefaults = {},
-  opts: { relay?: Record<string, Partial<Omit<DevRelayOptions, 'name'>>>; ethereumRpcUrl?: (chainUrl: string) => string | Promise<string> } = {},
+  opts: {
+    relay?: Record<string, Partial<Omit<DevRelayOptions, 'name'>>>;
+    ethereumRpcUrl?: (chainUrl: string) => string | Promise<string>;
+    /** Run the registrations poller, head watcher and slot timer (default false: tests call `bidder.attempt()`). */
+    bidder?: boolean;
+  } = {},
 ): Promise<TestBuilder> {
   const [eth, redis] = await Promise.all([startEthereumDevChain(), resolveRedis({ preferPrivate: true })]);
   let relays: DevRelays | undefined;
@@ -52,7 +58,7 @@ export async function startTestBuilder(
         ...defaults,
       },
     );
-    const builder = await startBuilder(config, { bidder: false });
+    const builder = await startBuilder(config, { bidder: opts.bidder ?? false });
     const client = createPublicClient({ transport: http(eth.rpcUrl), cacheTime: 0 }) as PublicClient;
     return {
       eth,
@@ -191,4 +197,78 @@ export async function transfer(
 /** A JSON-RPC eth_sendBundle body. */
 export function sendBundleBody(txs: Hex[], blockNumber: bigint, extra: Record<string, unknown> = {}, id: number | string | null = 1): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_sendBundle', params: [{ txs, blockNumber: `0x${blockNumber.toString(16)}`, ...extra }] });
+}
+
+/** A JSON-RPC proxy in front of a node: what it forwarded and what it refused. */
+export interface RpcProxy {
+  url: string;
+  /** Every method called through it, in order. */
+  calls: string[];
+  /** The methods it refused. */
+  refused: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a small JSON-RPC proxy on 127.0.0.1 that forwards to `target` and answers the methods
+ * matching `refuse` with a JSON-RPC error -32601 (method not found) instead, as a production node
+ * without anvil's methods would. Handles single calls and batches.
+ */
+export async function startRpcProxy(target: string, refuse: RegExp): Promise<RpcProxy> {
+  const calls: string[] = [];
+  const refused: string[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const reply = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        return reply(200, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+      }
+      const one = async (call: { id?: unknown; method?: string }) => {
+        const method = String(call?.method);
+        calls.push(method);
+        if (refuse.test(method)) {
+          refused.push(method);
+          return { jsonrpc: '2.0', id: call?.id ?? null, error: { code: -32601, message: `the method ${method} does not exist/is not available` } };
+        }
+        const upstream = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) });
+        return upstream.json();
+      };
+      try {
+        reply(200, Array.isArray(body) ? await Promise.all(body.map(one)) : await one(body as { id?: unknown; method?: string }));
+      } catch {
+        reply(502, { jsonrpc: '2.0', id: null, error: { code: -32603, message: 'upstream failed' } });
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    calls,
+    refused,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** Polls `check` every 50 ms until it returns a value other than undefined; rejects after `timeoutMs` (detects a hang, not a speed limit). */
+export async function waitFor<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
