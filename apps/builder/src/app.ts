@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createPublicClient, http, type Address, type Hex, type PublicClient } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { Bidder } from './bidder.js';
+import { BeaconPayloadAttributes } from './block/beaconAttributes.js';
 import { checkSealer, type SealerStatus } from './block/seal.js';
 import type { BuilderConfig } from './config.js';
 import { createRpcListener, refuseConnect } from './http/server.js';
@@ -30,6 +31,8 @@ export interface RunningBuilder {
   sealer: SealerStatus;
   /** The relays' validator registrations as this process last fetched them. */
   registrations: ValidatorRegistrations;
+  /** The beacon node's payload attributes (BEACON_API_URL), when configured. */
+  beacon?: BeaconPayloadAttributes;
   intake: BundleIntake;
   bidder: Bidder;
   redis: ScriptedRedis;
@@ -121,6 +124,9 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
   const url = `http://${config.host}:${port}`;
 
   const registrations = new ValidatorRegistrations({ relays: config.relays, log: log.child({ module: 'registrations' }) });
+  const beacon = config.beaconApiUrl ? new BeaconPayloadAttributes({ beaconUrl: config.beaconApiUrl, log: log.child({ module: 'beacon' }) }) : undefined;
+  if (!beacon && sealer.ok && !sealer.zeroStateRoot)
+    log.warn('BEACON_API_URL is not set: blocks carry the dev chain’s stand-in prevRandao and beacon root, which a real network’s relays refuse');
   const bidder = new Bidder({
     client,
     pool: intake.pool,
@@ -135,9 +141,11 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
     slotMs: config.slotMs,
     headPollMs: config.headPollMs,
     beaconGenesisTime: config.beaconGenesisTime,
+    beacon,
     log: log.child({ module: 'bidder' }),
     metrics: metrics.builder,
   });
+  beacon?.start();
   if (opts.bidder ?? true) {
     registrations.start(config.registrationsPollMs);
     bidder.start();
@@ -152,6 +160,7 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
     coinbase: coinbase.address,
     sealer,
     registrations,
+    beacon,
     intake,
     bidder,
     redis,
@@ -160,6 +169,7 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
     metrics: { registry, builder: metrics.builder },
     async close() {
       registrations.stop();
+      beacon?.stop();
       await bidder.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -14,8 +14,9 @@ import {
 } from 'viem';
 import type { BundleIntake } from '@acg/bundles';
 import type { OrderflowPool, StoredBundle } from '@acg/bundles';
+import type { BeaconPayloadAttributes } from './block/beaconAttributes.js';
 import { nextExcessBlobGas, nextGasLimit } from './block/header.js';
-import { devPayloadAttributes } from './block/payloadAttributes.js';
+import { devPayloadAttributes, type PayloadAttributes } from './block/payloadAttributes.js';
 import { SealError, sealBlock, type SealedBlock } from './block/seal.js';
 import { mineEmptyOnDevChain, mineOnDevChain } from './devMining.js';
 import { CONTRACT_TRANSFER_GAS, planRefund, proposerPayment, signCoinbaseTransfer, TRANSFER_GAS, type BundleOutcome, type PlannedRefund } from './payment.js';
@@ -61,8 +62,13 @@ export interface BidderOptions {
   /** Attempt every `slotMs` too (0: only on new heads and explicit `attempt()` calls). */
   slotMs: number;
   headPollMs: number;
-  /** slot = (timestamp - genesis) / 12 when set; else the block number (the dev chain's slots). */
+  /** slot = (timestamp - genesis) / 12 when set; else the block number (the dev chain's slots). Unused with `beacon`. */
   beaconGenesisTime?: number;
+  /**
+   * The beacon node's payload attributes (slot, timestamp, prevRandao, withdrawals, parent beacon
+   * block root of each proposal). Without it: the dev chain's stand-ins (`devPayloadAttributes`).
+   */
+  beacon?: BeaconPayloadAttributes;
   log: Logger;
   /** Counts bundles simulated and blocks submitted (`acg_builder_*`). */
   metrics?: Pick<BuilderMetrics, 'bundlesSimulated' | 'blockSubmitted'>;
@@ -275,7 +281,22 @@ export class Bidder {
       log.info({ target: String(target) }, 'orderflow but no sealer: the node cannot seal blocks');
       return empty(`the node cannot seal blocks: ${this.opts.sealer.reason ?? 'unknown'}`);
     }
-    const { slot, timestamp } = this.slotOf(parent);
+    let slot: bigint;
+    let attributes: PayloadAttributes;
+    if (this.opts.beacon) {
+      const announced = this.opts.beacon.forParent(parent.hash);
+      if (!announced) {
+        await passSlot();
+        return empty(`the beacon node announced no proposal on the head ${parent.hash}`);
+      }
+      slot = announced.slot;
+      attributes = announced;
+    } else {
+      const next = this.slotOf(parent);
+      slot = next.slot;
+      attributes = devPayloadAttributes(parent.hash, next.timestamp);
+    }
+    const timestamp = attributes.timestamp;
     const proposer = await this.opts.registrations.proposerFor(slot);
     if (!proposer) {
       await passSlot();
@@ -284,7 +305,6 @@ export class Bidder {
 
     this.chainId ??= await client.getChainId();
     const baseFeePerGas = await this.nextBaseFee(parent);
-    const attributes = devPayloadAttributes(parent.hash, timestamp);
     const gasLimit = nextGasLimit(parent.gasLimit, proposer.gasLimit);
     const coinbase = this.opts.coinbase.address;
     const simTarget: SimulationTarget = {

@@ -65,6 +65,13 @@ export interface BuilderConfig {
   /** Consensus genesis fork version for DOMAIN_APPLICATION_BUILDER (GENESIS_FORK_VERSION, mainnet `0x00000000`). */
   genesisForkVersion: Hex;
   /**
+   * Beacon node API (BEACON_API_URL): its `payload_attributes` events give each proposal's slot,
+   * timestamp, `prevRandao`, withdrawals and parent beacon block root, which the block commits to.
+   * Unset (the dev chain, which has no beacon chain): dev stand-ins derived from the parent hash,
+   * which a real network's relays refuse.
+   */
+  beaconApiUrl?: string;
+  /**
    * Beacon genesis time, UNIX seconds (BEACON_GENESIS_TIME; mainnet 1606824023). BidTrace `slot` =
    * (timestamp - genesis) / 12 when set; unset (dev chain, no beacon chain) the slot is the block number.
    */
@@ -171,6 +178,7 @@ export function builderConfigFromEnv(env: NodeJS.ProcessEnv, defaults: BuilderCo
     registrationsPollMs: v.BUILDER_REGISTRATIONS_POLL_MS ?? defaults.registrationsPollMs ?? 6_000,
     genesisForkVersion: v.GENESIS_FORK_VERSION ?? defaults.genesisForkVersion ?? '0x00000000',
     beaconGenesisTime: v.BEACON_GENESIS_TIME ?? defaults.beaconGenesisTime,
+    beaconApiUrl: v.BEACON_API_URL ?? defaults.beaconApiUrl,
     devMining: bool(env.BUILDER_DEV_MINING) ?? defaults.devMining ?? false,
     slotMs: v.BUILDER_SLOT_MS ?? defaults.slotMs ?? 12_000,
     headPollMs: v.BUILDER_HEAD_POLL_MS ?? defaults.headPollMs ?? 500,

@@ -1,3 +1,5 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ByteVectorType, ContainerType, UintBigintType, type ValueOf } from '@chainsafe/ssz';
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { devAccount } from '@acg/devnet';
@@ -82,7 +84,7 @@ async function orderedRoot(items: Uint8Array[]): Promise<Hex> {
 }
 
 /** keccak256(RLP(Prague header)) recomputed from a decoded payload, as a relay does, with the dev chain's parent beacon block root. */
-async function recomputeBlockHash(d: Decoded): Promise<Hex> {
+async function recomputeBlockHash(d: Decoded, parentBeaconBlockRoot?: Hex): Promise<Hex> {
   const p = d.executionPayload;
   const r = d.executionRequests;
   const requests = [
@@ -111,7 +113,7 @@ async function recomputeBlockHash(d: Decoded): Promise<Hex> {
     await orderedRoot(p.withdrawals.map((w) => hexToBytes(toRlp([q(w.index), q(w.validatorIndex), bytesToHex(w.address), q(w.amount)])))),
     q(p.blobGasUsed),
     q(p.excessBlobGas),
-    devParentBeaconBlockRoot(parentHash),
+    parentBeaconBlockRoot ?? devParentBeaconBlockRoot(parentHash),
     sha256(requests.length ? concat(requests) : '0x'),
   ] as Hex[];
   return keccak256(toRlp(header));
@@ -374,5 +376,82 @@ describe('a node that cannot seal', () => {
     expect(attempt.bid).toBeNull();
     expect(attempt.reason).toMatch(/cannot seal/);
     for (const r of t.relays.relays) expect(r.submissions).toEqual([]);
+  });
+});
+
+describe('with a beacon node (BEACON_API_URL): the block commits to its payload attributes', () => {
+  // a local stand-in of the beacon node API's event stream, speaking its wire format (Server-Sent Events)
+  const streams = new Set<ServerResponse>();
+  const beacon = createServer((req, res) => {
+    if (req.url !== '/eth/v1/events?topics=payload_attributes') {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.write(': stream open\n\n');
+    streams.add(res);
+    res.on('close', () => streams.delete(res));
+  });
+  const roots = new Map<string, Hex>();
+  let t: TestBuilder;
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => beacon.listen(0, '127.0.0.1', () => resolve()));
+    const beaconApiUrl = `http://127.0.0.1:${(beacon.address() as AddressInfo).port}`;
+    // the relays know the slot's parent beacon block root from "their" beacon node: the same announcements
+    const root = (parentHash: Hex) => roots.get(parentHash) ?? '0x';
+    t = await startTestBuilder(
+      { beaconApiUrl, devMining: false },
+      { relay: Object.fromEntries(['flashbots', 'ultrasound', 'agnostic', 'bloxroute'].map((n) => [n, { parentBeaconBlockRoot: root as never }])) },
+    );
+  });
+  afterAll(async () => {
+    for (const s of streams) s.destroy();
+    await t?.close();
+    await new Promise<void>((resolve) => beacon.close(() => resolve()));
+  });
+
+  it('uses the announced slot, timestamp, prevRandao, withdrawals and parent beacon block root; without an announcement, no bid', async () => {
+    const parent = await t.client.getBlock({ blockTag: 'latest' });
+    const target = parent.number + 1n;
+    const body = sendBundleBody([await transfer(t.client, 9, { to: t.builder.coinbase, value: parseEther('0.01'), tipGwei: '1' })], target);
+    const sent = await post(t.builder.rpcUrl, body, { 'X-Bundle-Signature': await flashbotsSignature(searcher, body) }, freshIp());
+    expect(sent.json).toEqual({ jsonrpc: '2.0', id: 1, result: null });
+    const none = await t.builder.bidder.attempt();
+    expect(none.bid).toBeNull();
+    expect(none.reason).toMatch(/announced no proposal/);
+
+    const announced = {
+      proposal_slot: String(target),
+      parent_block_number: String(parent.number),
+      parent_block_root: `0x${'0b'.repeat(32)}`,
+      parent_block_hash: parent.hash,
+      payload_attributes: {
+        timestamp: String(parent.timestamp + 12n),
+        prev_randao: `0x${'ab'.repeat(32)}`,
+        suggested_fee_recipient: DEV_PROPOSER_FEE_RECIPIENT,
+        withdrawals: [{ index: '5', validator_index: '10', address: '0x000000000000000000000000000000000000dead', amount: '15640' }],
+        parent_beacon_block_root: `0x${'cd'.repeat(32)}`,
+      },
+    };
+    roots.set(parent.hash, announced.payload_attributes.parent_beacon_block_root as Hex);
+    await waitFor(() => (streams.size > 0 ? true : undefined), 30_000, 'the builder subscribes to the beacon node');
+    for (const s of streams) s.write(`event: payload_attributes\ndata: ${JSON.stringify({ version: 'electra', data: announced })}\n\n`);
+    await waitFor(() => t.builder.beacon?.forParent(parent.hash), 30_000, 'the announcement arrives');
+
+    const attempt = await t.builder.bidder.attempt();
+    expect(attempt.reason).toBeUndefined();
+    const accepted = attempt.bid!.submissions.filter((s) => s.accepted).map((s) => s.relay);
+    expect(accepted).toEqual(['flashbots', 'ultrasound', 'agnostic', 'bloxroute']);
+    const d = decode(t.relays.relays[0].submissions[0]);
+    const p = d.executionPayload;
+    expect(p.timestamp).toBe(Number(parent.timestamp + 12n));
+    expect(bytesToHex(p.prevRandao)).toBe(announced.payload_attributes.prev_randao);
+    expect(SubmitBlockRequest.toJson(d).execution_payload).toMatchObject({
+      withdrawals: [{ index: '5', validator_index: '10', address: getAddress('0x000000000000000000000000000000000000dead'), amount: '15640' }],
+    });
+    expect(d.message.slot).toBe(target);
+    // the hash commits to the announced parent beacon block root (and not to the dev stand-in)
+    expect(await recomputeBlockHash(d, announced.payload_attributes.parent_beacon_block_root as Hex)).toBe(bytesToHex(p.blockHash));
+    expect(await recomputeBlockHash(d)).not.toBe(bytesToHex(p.blockHash));
   });
 });

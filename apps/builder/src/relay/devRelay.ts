@@ -7,6 +7,7 @@ import {
   parseTransaction,
   recoverTransactionAddress,
   type Address,
+  type Hash,
   type Hex,
   type PublicClient,
   type TransactionSerialized,
@@ -77,6 +78,12 @@ export interface DevRelayOptions {
   accepts?: { ssz?: boolean; gzip?: boolean };
   /** The validator proposing every slot (default {@link DEV_PROPOSER_SECRET_KEY}, {@link DEV_PROPOSER_FEE_RECIPIENT}). */
   proposer?: { secretKey: Hex; feeRecipient: Address };
+  /**
+   * The parent beacon block root of the block after `parentHash`, which the block hash commits to
+   * and the payload does not carry (a real relay has it from its beacon node). Default: the dev
+   * chain's stand-in, {@link devParentBeaconBlockRoot}.
+   */
+  parentBeaconBlockRoot?: (parentHash: Hash) => Hash;
 }
 
 function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
@@ -148,7 +155,7 @@ export async function startDevRelay(opts: DevRelayOptions): Promise<DevRelay> {
     if (m.proposer_fee_recipient.toLowerCase() !== proposer.feeRecipient.toLowerCase())
       return { signature_valid, reason: 'proposer_fee_recipient is not the registered fee recipient' };
     chainId ??= await client.getChainId();
-    const hashed = await verifyPayloadBlockHash(request, devParentBeaconBlockRoot(p.parent_hash), chainId);
+    const hashed = await verifyPayloadBlockHash(request, (opts.parentBeaconBlockRoot ?? devParentBeaconBlockRoot)(p.parent_hash), chainId);
     if (!hashed.ok) return { signature_valid, reason: `block hash does not match the header: ${hashed.reason}` };
     const last = p.transactions.at(-1);
     if (!last) return { signature_valid, reason: 'no payment transaction: the block is empty' };
