@@ -188,14 +188,12 @@ export class Discovery {
       id === WALLET_MONITOR_ID && this.opts.walletMonitorHealth
         ? { name: DELIVERY_LATENCY_SERIES, source: 'webhook_deliveries' }
         : { name: id, source: 'executions_and_probes' };
-    const read = this.opts.latencySeries
-      ? await this.opts.latencySeries.read(
-          ids.map((id) => sourceOf(id).name),
-          SERIES_WINDOW_MINUTES,
-        )
-      : {};
+    const now = Date.now();
+    const names = ids.map((id) => sourceOf(id).name);
+    const read = this.opts.latencySeries ? await this.opts.latencySeries.read(names, SERIES_WINDOW_MINUTES, now) : {};
     return {
-      generated_at: new Date().toISOString(),
+      // the time the window ends at: its last point is this minute
+      generated_at: new Date(now).toISOString(),
       bucket_seconds: 60,
       window_minutes: SERIES_WINDOW_MINUTES,
       capabilities: ids.flatMap((id) => {

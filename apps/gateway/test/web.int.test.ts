@@ -1,3 +1,4 @@
+import { LatencySeriesDocument } from '@acg/schemas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asset } from '../src/web/assets.js';
 import { startTestGateway, type TestGateway } from './harness.js';
@@ -103,6 +104,39 @@ describe('route table', () => {
     expect(head.text).toBe('');
     const options = await send('OPTIONS', '/');
     expect(options.status).toBe(204);
+  });
+});
+
+describe('/status/series', () => {
+  it('serves the last hour per minute from samples stored as probes run, as JSON to every client, documented in the OpenAPI', async () => {
+    t.gateway.services.discovery.invalidate();
+    const before = LatencySeriesDocument.parse(JSON.parse((await send('GET', '/status/series')).text));
+    const probed = before.capabilities.find((c) => c.id === 'gateway.health')!;
+    await t.gateway.prober.runOnce();
+    t.gateway.services.discovery.invalidate();
+    const r = await send('GET', '/status/series', { accept: BROWSER_ACCEPT });
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe('application/json');
+    expect(r.headers['cache-control']).toBe('no-store');
+    const doc = LatencySeriesDocument.parse(JSON.parse(r.text));
+    expect(doc.bucket_seconds).toBe(60);
+    expect(doc.window_minutes).toBe(60);
+    const after = doc.capabilities.find((c) => c.id === 'gateway.health')!;
+    expect(after.source).toBe('executions_and_probes');
+    expect(after.points).toHaveLength(60);
+    // one more probe: one more sample in the hour, and in the health document's count
+    expect(after.window.samples).toBe(probed.window.samples + 1);
+    const health = JSON.parse((await send('GET', '/status/health')).text);
+    expect(health.capabilities.find((c: { id: string }) => c.id === 'gateway.health').latency_ms).toEqual(after.window);
+    // minutes oldest first, one apart, the current one last
+    const ts = after.points.map((p) => p.t);
+    expect(ts.every((v, i) => i === 0 || v - ts[i - 1] === 60)).toBe(true);
+    expect(ts.at(-1)).toBe(Math.floor(Date.parse(doc.generated_at) / 60_000) * 60);
+    expect(after.points.reduce((n, p) => n + p.samples, 0)).toBe(after.window.samples);
+    // the wallet monitor's latency is its webhook deliveries, as in /status/health
+    expect(doc.capabilities.find((c) => c.id === 'intelligence.wallet_monitor')?.source).toBe('webhook_deliveries');
+    const openapi = JSON.parse((await send('GET', '/openapi.json')).text);
+    expect(openapi.paths['/status/series']?.get).toBeDefined();
   });
 });
 

@@ -34,6 +34,9 @@ export interface WebPage {
 /** Files served to every client (GET and HEAD): the icons, robots.txt and the page assets. */
 const FILE_ROUTES = ['/favicon.ico', '/favicon.svg', '/robots.txt', '/assets/{name}'] as const;
 
+/** Every path template of the default site (the pages of {@link WEB_PAGES}, then the files), for route tables built without services (the fuzz suite). */
+export const WEB_PATHS: readonly string[] = [...WEB_PAGES.map((p) => p.template), ...FILE_ROUTES];
+
 /**
  * The web pages for people (DESIGN "Web pages for people") and their files. Every path is in the
  * gateway's route table (GET, HEAD; other methods 405). A page answers only a client that prefers

@@ -62,7 +62,7 @@ ${c.evidence.checked_at ? html`<dt>Last passing probe</dt><dd>${timeTag(c.eviden
 ${
   probe
     ? html`<dt>Probe request</dt><dd><code>${probe.method} ${probe.url}</code></dd>
-<dt>HTTP status</dt><dd data-field="probe-status">${probe.status}</dd>
+<dt>HTTP status</dt><dd><span data-field="probe-status">${probe.status}</span>${probe.status === 599 ? ' (no HTTP answer: the connection failed or timed out)' : ''}</dd>
 <dt>Body SHA-256</dt><dd><code data-field="probe-sha256">${probe.body_sha256}</code></dd>`
     : ''
 }
