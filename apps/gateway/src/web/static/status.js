@@ -1,0 +1,1 @@
+// Live status page: filled in with the status page.
