@@ -11,10 +11,10 @@ export const INSUFFICIENT_BALANCE = 'insufficient_balance';
 
 const MESSAGES: Record<string, string> = {
   [INSUFFICIENT_BALANCE]:
-    "Nothing was sent: the owner's metered account holds less than the 0.001 USDC one event costs. Deposit with POST /v1/account/deposit; queued events are retried on the schedule (about 27 h in all), and dead letters can be replayed.",
-  timeout: 'The webhook URL did not answer within 10 seconds. The event is retried on the schedule.',
-  connection_refused: 'The webhook host refused the connection (nothing listens on that port). The event is retried on the schedule.',
-  network_error: 'The connection to the webhook URL failed before an HTTP answer arrived (reset, DNS or TLS error). The event is retried on the schedule.',
+    "Nothing was sent: the owner's metered account holds less than the 0.001 USDC one event costs. Deposit with POST /v1/account/deposit; events still queued are retried on the schedule, and dead letters can be replayed.",
+  timeout: 'The webhook URL did not answer within 10 seconds.',
+  connection_refused: 'The webhook host refused the connection: nothing listens on that port.',
+  network_error: 'The connection to the webhook URL failed before an HTTP answer arrived (reset, DNS or TLS error).',
   non_public_address:
     'The webhook host resolved to an address the delivery rules refuse (private, loopback or link-local in production). Point the subscription at a public https URL.',
   invalid_url: 'The stored webhook URL cannot be used. Create a new subscription with a valid https URL.',
@@ -22,9 +22,10 @@ const MESSAGES: Record<string, string> = {
 };
 
 /**
- * One sentence that explains a failed attempt's `code` (`http_<status>`, `timeout`,
- * `insufficient_balance`, ...) and what to do about it. Unknown codes get a generic sentence
- * naming the code.
+ * One or two sentences that explain a failed attempt's `code` (`http_<status>`, `timeout`,
+ * `insufficient_balance`, ...) and, where the owner can act, what to do. A failed attempt is
+ * retried on the schedule until the last one, then dead-lettered; the sentences hold in both
+ * cases. Unknown codes get a generic sentence naming the code.
  *
  * @example
  * deliveryErrorMessage('http_503') // "The webhook URL answered HTTP 503 instead of a 2xx status. ..."
@@ -36,9 +37,9 @@ export function deliveryErrorMessage(code: string): string {
   if (http) {
     const status = Number(http[1]);
     const redirect = status >= 300 && status < 400 ? ' Redirects are not followed: use the final URL.' : '';
-    return `The webhook URL answered HTTP ${status} instead of a 2xx status.${redirect} The event is retried on the schedule.`;
+    return `The webhook URL answered HTTP ${status} instead of a 2xx status.${redirect}`;
   }
-  return `The attempt failed (${code}). The event is retried on the schedule.`;
+  return `The attempt failed (${code}).`;
 }
 
 /** Fields of the stats hash that hold the last failed attempt (cleared by a later delivery). */

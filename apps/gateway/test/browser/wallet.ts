@@ -33,9 +33,9 @@ const BRIDGE = '__acgTestWallet';
  * `Error` with `code`, as a browser wallet throws it. Runs in the page (an init script).
  */
 function installProvider(bridge: string) {
-  const call = (window as unknown as Record<string, (m: string, p: unknown[]) => Promise<{ result?: unknown; error?: { code: number; message: string } }>>)[
-    bridge
-  ];
+  // runs in the page: its globals, typed here without the DOM library
+  const page = globalThis as unknown as Record<string, unknown>;
+  const call = page[bridge] as (m: string, p: unknown[]) => Promise<{ result?: unknown; error?: { code: number; message: string } }>;
   const listeners = new Map<string, Set<(...args: unknown[]) => void>>();
   const provider = {
     isAcgTestWallet: true,
@@ -55,7 +55,7 @@ function installProvider(bridge: string) {
       return provider;
     },
   };
-  Object.defineProperty(window, 'ethereum', { value: provider, configurable: true });
+  Object.defineProperty(page, 'ethereum', { value: provider, configurable: true });
 }
 
 /**

@@ -46,6 +46,12 @@ export function duration(seconds: number): string {
   return plural(seconds, 'second');
 }
 
+/** "every hour", "every 2 hours", "every day": a period for people. */
+export function every(seconds: number): string {
+  const d = duration(seconds);
+  return d.startsWith('1 ') ? `every ${d.slice(2)}` : `every ${d}`;
+}
+
 /** A table in a horizontally scrollable, keyboard-focusable region (narrow screens), with a caption for screen readers. */
 export function scrollTable(label: string, head: SafeHtml, rows: readonly SafeHtml[], empty: string): SafeHtml {
   if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
@@ -57,7 +63,7 @@ export function scrollTable(label: string, head: SafeHtml, rows: readonly SafeHt
 /** The signed-out view: what signing in shows and the sign-in button (the wallet signs an EIP-4361 message; no transaction). */
 export function signInView(what: string, notice?: string): SafeHtml {
   return html`<div id="account-view" data-signed-in="false" data-pending="0">
-${notice ? html`<p class="banner" role="note">${notice}</p>` : ''}
+${notice ? html`<p class="alert" id="account-notice">${notice}</p>` : ''}
 <section aria-labelledby="sign-in-heading" class="card">
 <h2 id="sign-in-heading">Sign in with your wallet</h2>
 <p>${what}</p>
@@ -69,7 +75,7 @@ ${notice ? html`<p class="banner" role="note">${notice}</p>` : ''}
 
 /** The bar above a signed-in view: who is signed in, refresh and sign out. */
 export function signedInBar(account: string): SafeHtml {
-  return html`<p class="signed-in meta">Signed in as <code>${account}</code>.
+  return html`<p class="signed-in meta"><span>Signed in as <code class="id">${account}</code></span>
 <span class="actions"><button type="button" id="refresh" class="secondary">Refresh</button><button type="button" id="sign-out" class="secondary">Sign out</button></span></p>`;
 }
 

@@ -3,7 +3,7 @@ import { providerView } from '../../routers/providers.js';
 import { html, type SafeHtml } from '../html.js';
 import type { PageContext, PageResult, WebPage } from '../routes.js';
 import { formatMs, statusBadge, timeTag } from './components.js';
-import { accountDocument, duration, scrollTable, signedInBar, signInView, usdc, viewerOf } from './account.js';
+import { accountDocument, duration, every, scrollTable, signedInBar, signInView, usdc, viewerOf } from './account.js';
 import { notFoundPage } from './notFound.js';
 
 /** What the dashboard explains with the deployment's numbers (DESIGN "Providers": money). */
@@ -23,7 +23,7 @@ function balances(v: ProviderView, terms: Terms): SafeHtml {
     html`<div class="stat" data-balance="${name}"><dt>${label}</dt><dd><span class="stat-value">${usdc(amount)}</span> <span class="meta">${hint}</span></dd></div>`;
   return html`<dl class="stats">
 ${item('held', 'Held', v.balance.held, `your share of recent calls, held for the ${duration(terms.disputeWindowSeconds)} dispute window`)}
-${item('available', 'Available', v.balance.available, `paid out every ${duration(terms.payoutIntervalSeconds)} once it reaches ${usdc(terms.payoutMinBaseUnits)}`)}
+${item('available', 'Available', v.balance.available, `paid out ${every(terms.payoutIntervalSeconds)} once it reaches ${usdc(terms.payoutMinBaseUnits)}`)}
 ${item('paid', 'Paid', v.balance.paid, `sent to ${v.address} in USDC on Base`)}
 </dl>
 <p class="meta">The gateway keeps ${terms.feeBps / 100} % of each price (rounded down); a failed call is refunded to the buyer and earns nothing.</p>`;

@@ -33,7 +33,8 @@ function statusBadge(status: WalletMonitorSubscription['status']): SafeHtml {
 function lifecycle(d: SubscriptionData): SafeHtml {
   const v = d.view;
   if (v.status === 'cancelled') return html`Cancelled at ${unixTime(v.cancelled_at)}. Queued events are dropped; create a new subscription to resume.`;
-  if (v.status === 'expired') return html`Expired at ${unixTime(v.expires_at)}: the metered account held less than ${usdc(RENEWAL_MIN_BALANCE_BASE_UNITS)} then. Create a new subscription to resume.`;
+  if (v.status === 'expired')
+    return html`Expired at ${unixTime(v.expires_at)}: the metered account held less than ${usdc(RENEWAL_MIN_BALANCE_BASE_UNITS)} then. Create a new subscription to resume.`;
   const renews =
     d.balance >= RENEWAL_MIN_BALANCE_BASE_UNITS
       ? html`It renews by 30 days then, for free, while your metered account holds at least ${usdc(RENEWAL_MIN_BALANCE_BASE_UNITS)} (it holds ${usdc(d.balance)} now).`
@@ -50,7 +51,7 @@ function lastErrorPanel(v: WalletMonitorSubscription): SafeHtml {
 <p>None: no delivery attempt has failed since the last successful delivery.</p>
 </section>`;
   }
-  return html`<section aria-labelledby="last-error-heading" id="last-error" class="banner banner-bad" data-code="${e.code}">
+  return html`<section aria-labelledby="last-error-heading" id="last-error" class="alert alert-bad" data-code="${e.code}">
 <h2 id="last-error-heading">Last error: <code>${e.code}</code></h2>
 <p>${e.message}</p>
 <p class="meta">At ${timeTag(e.at)}${e.status === null ? '; nothing was sent.' : `; the receiver answered HTTP ${e.status === 0 ? '— (no answer)' : e.status}.`}</p>
@@ -74,7 +75,9 @@ ${item('last_status', 'Last HTTP status', d.last_status === null ? '—' : d.las
 <p class="meta">Last delivery: ${timeTag(d.last_delivery_at)}.</p>`;
 }
 
+/** The recent attempts, newest first, then what each error code among them means (once per code). */
 function attemptsTable(attempts: WalletMonitorDeliveryAttempt[]): SafeHtml {
+  const codes = new Map(attempts.flatMap((a) => (a.error ? [[a.error.code, a.error.message] as const] : [])));
   const rows = attempts.map(
     (a) => html`<tr data-webhook-id="${a.webhook_id}" data-outcome="${a.outcome}">
 <td>${timeTag(a.at)}</td>
@@ -83,21 +86,22 @@ function attemptsTable(attempts: WalletMonitorDeliveryAttempt[]): SafeHtml {
 <td class="num">${a.attempt}${a.replay > 0 ? html` <span class="meta">(replay ${a.replay})</span>` : ''}</td>
 <td><span class="badge badge-${OUTCOME_TONE[a.outcome]}">${a.outcome.replace('_', ' ')}</span></td>
 <td class="num">${a.status === null ? '—' : a.status}</td>
-<td>${a.error ? html`<code>${a.error.code}</code>: ${a.error.message}` : ''}</td>
+<td>${a.error ? html`<code>${a.error.code}</code>` : ''}</td>
 </tr>`,
   );
   const head = html`<tr><th scope="col">Time</th><th scope="col">Webhook id</th><th scope="col">Event</th><th scope="col" class="num">Attempt</th><th scope="col">Outcome</th><th scope="col" class="num">HTTP</th><th scope="col">Error</th></tr>`;
-  return scrollTable('Recent delivery attempts', head, rows, 'No delivery attempt yet. Send a test event to try the webhook URL.');
+  return html`${scrollTable('Recent delivery attempts', head, rows, 'No delivery attempt yet. Send a test event to try the webhook URL.')}
+${codes.size ? html`<p class="meta">What the error codes mean:</p><dl class="facts codes">${[...codes].map(([code, message]) => html`<dt><code>${code}</code></dt><dd>${message}</dd>`)}</dl>` : ''}`;
 }
 
 function deadLetterTable(subscriptionId: string, letters: WalletMonitorDeadLetter[]): SafeHtml {
   const api = `/v1/wallet-monitor/${subscriptionId}/dead-letters/replay`;
   const rows = letters.map(
-    (d) => html`<tr data-webhook-id="${d.webhook_id}">
+    (d) => html`<tr data-dead-letter="${d.webhook_id}">
 <td><code>${d.webhook_id}</code></td>
 <td>${d.event.type}${d.event.test ? html` <span class="badge badge-info">test</span>` : ''} on ${d.event.chain}, block ${d.event.block_number}</td>
 <td class="num">${d.attempts}</td>
-<td><code>${d.last_error}</code>: ${deliveryErrorMessage(d.last_error)}</td>
+<td class="text"><code>${d.last_error}</code>: ${deliveryErrorMessage(d.last_error)}</td>
 <td>${unixTime(d.dead_lettered_at)}</td>
 <td><form data-api="${api}" data-body="${JSON.stringify({ webhook_ids: [d.webhook_id] })}" data-done="Queued ${d.webhook_id} for delivery again; it keeps its webhook-id.">
 <button type="submit" class="secondary" aria-label="Replay ${d.webhook_id}">Replay</button></form></td>
