@@ -1,5 +1,5 @@
 import { InsufficientBalanceError, type Ledger } from '@acg/accounts';
-import type { RedisKeys } from '@acg/redis';
+import { LatencySeries, type RedisKeys } from '@acg/redis';
 import type { WalletEvent, WalletMonitorAttemptOutcome, WalletMonitorDeliveryAttempt } from '@acg/schemas';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -68,6 +68,8 @@ export const ATTEMPT_LOG_LENGTH = 100;
 const SEEN_TTL_SECONDS = 7 * 24 * 3600;
 /** Delivery latency samples kept for health (newest first). */
 const LATENCY_WINDOW = 1000;
+/** The `LatencySeries` name of delivery latency (block confirmation → 2xx), per minute. */
+export const DELIVERY_LATENCY_SERIES = 'wallet_monitor.delivery';
 
 /** Redis keys of the delivery side. */
 export class DeliveryKeys {
@@ -402,7 +404,11 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
           .lpush(k.attempts(d.subscriptionId), logAttempt(job, 'delivered', undefined, res.status))
           .ltrim(k.attempts(d.subscriptionId), 0, ATTEMPT_LOG_LENGTH - 1);
         // a test event measures no watcher → receiver path: kept out of the latency samples
-        if (!d.test) m.lpush(k.latency(), latencyMs.toFixed(1)).ltrim(k.latency(), 0, LATENCY_WINDOW - 1);
+        if (!d.test) {
+          m.lpush(k.latency(), latencyMs.toFixed(1)).ltrim(k.latency(), 0, LATENCY_WINDOW - 1);
+          // the same sample per minute, for the /status charts (the health document's wallet-monitor latency is this one)
+          LatencySeries.append(m, o.keys, DELIVERY_LATENCY_SERIES, latencyMs, true);
+        }
         await m.exec();
         o.observer?.delivery('delivered');
         return 'delivered';

@@ -18,6 +18,7 @@ export {
 } from './config.js';
 export {
   ATTEMPT_LOG_LENGTH,
+  DELIVERY_LATENCY_SERIES,
   deliveryJobId,
   DeliveryQueue,
   signWebhook,

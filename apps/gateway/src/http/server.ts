@@ -34,7 +34,16 @@ const CORS_HEADERS: readonly (readonly [string, string])[] = Object.entries(CORS
  * (Prometheus text) is one of them for the route table (404/405) but is no capability: the
  * OpenAPI document, built from the router, does not list it.
  */
-const DOCUMENTS = ['/openapi.json', '/registry', '/gateway-catalog.json', '/status/health', '/llms.txt', '/sitemap.xml', METRICS_PATH] as const;
+const DOCUMENTS = [
+  '/openapi.json',
+  '/registry',
+  '/gateway-catalog.json',
+  '/status/health',
+  '/status/series',
+  '/llms.txt',
+  '/sitemap.xml',
+  METRICS_PATH,
+] as const;
 
 /** Other paths the listener serves itself: the MCP endpoint (stateless Streamable HTTP: POST only, GET and DELETE are 405). */
 const RAW_ROUTES = [{ path: MCP_PATH, methods: ['POST'] }] as const;
@@ -174,6 +183,10 @@ export function createRequestListener(services: Services) {
         }
         if (path === '/status/health') {
           const d = await services.discovery.health();
+          return sendDocument(res, 'application/json', d.body, 'no-store');
+        }
+        if (path === '/status/series') {
+          const d = await services.discovery.series();
           return sendDocument(res, 'application/json', d.body, 'no-store');
         }
         if (path === '/llms.txt') {
