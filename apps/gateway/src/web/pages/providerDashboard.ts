@@ -24,7 +24,7 @@ function balances(v: ProviderView, terms: Terms): SafeHtml {
   return html`<dl class="stats">
 ${item('held', 'Held', v.balance.held, `your share of recent calls, held for the ${duration(terms.disputeWindowSeconds)} dispute window`)}
 ${item('available', 'Available', v.balance.available, `paid out ${every(terms.payoutIntervalSeconds)} once it reaches ${usdc(terms.payoutMinBaseUnits)}`)}
-${item('paid', 'Paid', v.balance.paid, `sent to ${v.address} in USDC on Base`)}
+${item('paid', 'Paid', v.balance.paid, 'sent to your payout address in USDC on Base')}
 </dl>
 <p class="meta">The gateway keeps ${terms.feeBps / 100} % of each price (rounded down); a failed call is refunded to the buyer and earns nothing.</p>`;
 }
