@@ -166,6 +166,7 @@ export function renderLlmsTxt(doc: RegistryDocument, ctx: BuildContext): string 
     `2. \`POST ${base}/api/v1/providers\` with \`{address, message, signature, name, endpoint, capabilities: [{name, product, description, price_usdc, input_schema, output_schema, example_request, timeout_ms, accepts_objective}]}\` (JSON Schema 2020-12) answers 201 with \`provider_id\` and a \`signing_secret\` shown once. The endpoint must answer \`GET\`.`,
     '3. The gateway calls `POST {endpoint}` with `{capability_id, execution_id, input}` and Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) signed with that secret; answer 200 `{result}` valid against `output_schema`. Probes carry `x-acg-probe: 1` and are free; a capability is PILOT until one passes, then LIVE.',
     `4. Buyers pay the price to the gateway; your share (the price minus the gateway fee) is held through the dispute window, then paid out in USDC to your address. A failed call (non-2xx, timeout, invalid output) is refunded to the buyer and earns nothing. \`GET ${base}/api/v1/providers/{provider_id}\` (Sign-In with Ethereum bearer token of your address) shows balances, payouts and disputes; \`PUT\` and \`DELETE\` the same path with a fresh signed challenge change or retire you.`,
+    `5. People can do steps 1 and 2 in a browser with an EIP-1193 wallet at ${base}/providers/onboard, and see the dashboard at ${base}/providers/{provider_id} after signing in with the same wallet.`,
     '',
     '## Optional',
     '',

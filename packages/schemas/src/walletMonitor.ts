@@ -90,7 +90,28 @@ export const WalletMonitorDeliveryStats = z.object({
 });
 export type WalletMonitorDeliveryStats = z.infer<typeof WalletMonitorDeliveryStats>;
 
-/** `GET /v1/wallet-monitor/{sub_id}`: the subscription (without its secret) and its delivery stats. Times are UNIX seconds. */
+/**
+ * Why the most recent delivery attempt of a subscription failed: `code` (machine-readable:
+ * `insufficient_balance` — nothing was sent because the owner's metered account cannot pay the
+ * event's 0.001 USDC; `http_<status>` — the receiver answered non-2xx; `timeout`,
+ * `connection_refused`, `network_error`, `non_public_address` — refused by the SSRF rules at
+ * connect time; `invalid_url`; `internal_error`), `message` (one human sentence saying what to do),
+ * `status` (the receiver's HTTP status, 0 for a network error, null when nothing was sent) and
+ * `at` (RFC 3339 time of the attempt).
+ */
+export const WalletMonitorDeliveryError = z.object({
+  code: z.string(),
+  message: z.string(),
+  status: z.int().nonnegative().nullable(),
+  at: DateTime,
+});
+export type WalletMonitorDeliveryError = z.infer<typeof WalletMonitorDeliveryError>;
+
+/**
+ * `GET /v1/wallet-monitor/{sub_id}`: the subscription (without its secret), its delivery stats,
+ * and `last_error`: why the most recent attempt failed ({@link WalletMonitorDeliveryError}), null
+ * when no attempt failed yet or a later attempt was delivered. Times are UNIX seconds.
+ */
 export const WalletMonitorSubscription = z.object({
   subscription_id: SubscriptionId,
   status: SubscriptionStatus,
@@ -103,6 +124,7 @@ export const WalletMonitorSubscription = z.object({
   cancelled_at: UnixSeconds.nullable(),
   renewals: z.int().nonnegative(),
   delivery: WalletMonitorDeliveryStats,
+  last_error: WalletMonitorDeliveryError.nullable(),
 });
 export type WalletMonitorSubscription = z.infer<typeof WalletMonitorSubscription>;
 
@@ -111,7 +133,9 @@ export type WalletMonitorSubscription = z.infer<typeof WalletMonitorSubscription
  * `chain`, `block_number` (integer string), `block_hash`, `tx_hash`, `log_index` (null for native
  * ETH transfers, top-level or internal), `from`, `to` (checksummed), `asset` (`address` null for
  * native ETH, `symbol`, `decimals`), `amount` (integer string in the asset's base units),
- * `observed_at` (RFC 3339 UTC: when the block reached its confirmation depth).
+ * `observed_at` (RFC 3339 UTC: when the block reached its confirmation depth). `test: true` marks
+ * a test event sent with `POST /v1/wallet-monitor/{sub_id}/test-event`: it has the same shape,
+ * with zero hashes, block 0, amount "0" and native ETH; real events carry no `test` field.
  */
 export const WalletEvent = z.object({
   type: WalletEventName,
@@ -130,6 +154,7 @@ export const WalletEvent = z.object({
   }),
   amount: UintString,
   observed_at: DateTime,
+  test: z.literal(true).optional(),
 });
 export type WalletEvent = z.infer<typeof WalletEvent>;
 
@@ -167,3 +192,47 @@ export const WalletMonitorReplayed = z.object({
   replayed: z.array(WebhookId),
 });
 export type WalletMonitorReplayed = z.infer<typeof WalletMonitorReplayed>;
+
+/** Outcome of one delivery attempt: `delivered` (2xx), `failed` (retried on the schedule), `dead_lettered` (the last attempt failed), `dropped` (the subscription was cancelled). */
+export const WalletMonitorAttemptOutcome = z.enum(['delivered', 'failed', 'dead_lettered', 'dropped']);
+export type WalletMonitorAttemptOutcome = z.infer<typeof WalletMonitorAttemptOutcome>;
+
+/**
+ * One delivery attempt, as listed by `GET /v1/wallet-monitor/{sub_id}/deliveries` (newest first,
+ * the last 100 attempts kept): `webhook_id`, the event `type`, `test` (a test event),
+ * `attempt` (1-based within its run), `replay` (0 for the first run, n for the n-th replay of a
+ * dead letter), `outcome`, `status` (the receiver's HTTP status, 0 for a network error, null when
+ * nothing was sent), `error` (code and human message, null when delivered or dropped) and `at`.
+ */
+export const WalletMonitorDeliveryAttempt = z.object({
+  webhook_id: WebhookId,
+  type: WalletEventName,
+  test: z.boolean(),
+  attempt: z.int().min(1),
+  replay: z.int().nonnegative(),
+  outcome: WalletMonitorAttemptOutcome,
+  status: z.int().nonnegative().nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  at: DateTime,
+});
+export type WalletMonitorDeliveryAttempt = z.infer<typeof WalletMonitorDeliveryAttempt>;
+
+/** `GET /v1/wallet-monitor/{sub_id}/deliveries`: the most recent delivery attempts, newest first. */
+export const WalletMonitorDeliveries = z.object({
+  subscription_id: SubscriptionId,
+  deliveries: z.array(WalletMonitorDeliveryAttempt),
+});
+export type WalletMonitorDeliveries = z.infer<typeof WalletMonitorDeliveries>;
+
+/**
+ * `POST /v1/wallet-monitor/{sub_id}/test-event` (202): a test event queued through the normal
+ * delivery path (signed, retried, dead-lettered and billed 0.001 USDC on a 2xx delivery like any
+ * event). `event` is the payload the receiver will get (`test: true`).
+ */
+export const WalletMonitorTestEventQueued = z.object({
+  subscription_id: SubscriptionId,
+  webhook_id: WebhookId,
+  status: z.literal('queued'),
+  event: WalletEvent,
+});
+export type WalletMonitorTestEventQueued = z.infer<typeof WalletMonitorTestEventQueued>;

@@ -21,8 +21,10 @@ import { signIn, type BearerToken } from './actions/signIn.js';
 import { signOut } from './actions/signOut.js';
 import { cancelSubscription } from './actions/walletMonitor/cancelSubscription.js';
 import { getDeadLetters } from './actions/walletMonitor/getDeadLetters.js';
+import { getDeliveries } from './actions/walletMonitor/getDeliveries.js';
 import { getSubscription } from './actions/walletMonitor/getSubscription.js';
 import { replayDeadLetters } from './actions/walletMonitor/replayDeadLetters.js';
+import { sendTestEvent } from './actions/walletMonitor/sendTestEvent.js';
 import { subscribe } from './actions/walletMonitor/subscribe.js';
 import type { WalletMonitorClient } from './walletMonitor.js';
 
@@ -224,6 +226,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     cancel: (subscriptionId) => cancelSubscription(ctx, { accessToken: bearer(), subscriptionId }),
     deadLetters: (subscriptionId, opts = {}) => getDeadLetters(ctx, { accessToken: bearer(), subscriptionId, limit: opts.limit }),
     replay: (subscriptionId, webhookIds) => replayDeadLetters(ctx, { accessToken: bearer(), subscriptionId, webhookIds }),
+    deliveries: (subscriptionId, opts = {}) => getDeliveries(ctx, { accessToken: bearer(), subscriptionId, limit: opts.limit }),
+    sendTestEvent: (subscriptionId) => sendTestEvent(ctx, { accessToken: bearer(), subscriptionId }),
   };
   const liquidations: LiquidationsClient = {
     search: (params = {}, opts = {}) => searchLiquidations(ctx, { ...params, accessToken: bearer(), signal: opts.signal }),

@@ -101,6 +101,8 @@ export { createAuthClient, type AuthClient, type AuthClientOptions, type BearerT
 export {
   createWalletMonitorClient,
   type DeadLetter,
+  type DeliveryAttempt,
+  type TestEventQueued,
   type SubscribeRequest,
   type Subscription,
   type SubscriptionCreated,

@@ -133,6 +133,12 @@ export type WalletEvent = W.WireWalletEvent;
 /** An event that exhausted its retries (schema `WalletMonitorDeadLetter`). */
 export type DeadLetter = W.WireDeadLetter;
 
+/** One delivery attempt (schema `WalletMonitorDeliveryAttempt`): outcome, HTTP status (null when nothing was sent), error code and human message. */
+export type DeliveryAttempt = W.WireDeliveryAttempt;
+
+/** Answer of `POST /v1/wallet-monitor/{id}/test-event` (schema `WalletMonitorTestEventQueued`): the queued test event (`test: true`) and its webhook id. */
+export type TestEventQueued = W.WireTestEventQueued;
+
 /** A metered account (`GET /v1/account`; schema `AccountView`): amounts are integer strings of USDC base units. */
 export type AccountView = W.WireAccountView;
 

@@ -1,12 +1,24 @@
 import { cancelSubscription } from './actions/walletMonitor/cancelSubscription.js';
 import { getDeadLetters } from './actions/walletMonitor/getDeadLetters.js';
+import { getDeliveries } from './actions/walletMonitor/getDeliveries.js';
 import { getSubscription } from './actions/walletMonitor/getSubscription.js';
 import { replayDeadLetters } from './actions/walletMonitor/replayDeadLetters.js';
+import { sendTestEvent } from './actions/walletMonitor/sendTestEvent.js';
 import { subscribe } from './actions/walletMonitor/subscribe.js';
 import { createGatewayContext } from './context.js';
-import type { DeadLetter, SubscribeRequest, Subscription, SubscriptionCreated } from './types.js';
+import type { DeadLetter, DeliveryAttempt, SubscribeRequest, Subscription, SubscriptionCreated, TestEventQueued } from './types.js';
 
-export type { DeadLetter, SubscribeRequest, Subscription, SubscriptionCreated, WalletEvent, WalletEventType, WalletMonitorChain } from './types.js';
+export type {
+  DeadLetter,
+  DeliveryAttempt,
+  SubscribeRequest,
+  Subscription,
+  SubscriptionCreated,
+  TestEventQueued,
+  WalletEvent,
+  WalletEventType,
+  WalletMonitorChain,
+} from './types.js';
 
 /** Options of {@link createWalletMonitorClient}. */
 export interface WalletMonitorClientOptions {
@@ -29,6 +41,10 @@ export interface WalletMonitorClient {
   deadLetters(subscriptionId: string, opts?: { limit?: number }): Promise<DeadLetter[]>;
   /** `POST /v1/wallet-monitor/{id}/dead-letters/replay`: all dead letters, or those named. Returns the webhook ids queued again. */
   replay(subscriptionId: string, webhookIds?: string[]): Promise<string[]>;
+  /** `GET /v1/wallet-monitor/{id}/deliveries`: the most recent attempts, newest first, each with outcome, status and error. */
+  deliveries(subscriptionId: string, opts?: { limit?: number }): Promise<DeliveryAttempt[]>;
+  /** `POST /v1/wallet-monitor/{id}/test-event`: queues a test event (`test: true`), billed 0.001 USDC when delivered. Throws {@link GatewayError} 409 when not active. */
+  sendTestEvent(subscriptionId: string): Promise<TestEventQueued>;
 }
 
 /**
@@ -50,5 +66,7 @@ export function createWalletMonitorClient(options: WalletMonitorClientOptions): 
     cancel: async (subscriptionId) => cancelSubscription(ctx, { accessToken: await token(), subscriptionId }),
     deadLetters: async (subscriptionId, opts = {}) => getDeadLetters(ctx, { accessToken: await token(), subscriptionId, limit: opts.limit }),
     replay: async (subscriptionId, webhookIds) => replayDeadLetters(ctx, { accessToken: await token(), subscriptionId, webhookIds }),
+    deliveries: async (subscriptionId, opts = {}) => getDeliveries(ctx, { accessToken: await token(), subscriptionId, limit: opts.limit }),
+    sendTestEvent: async (subscriptionId) => sendTestEvent(ctx, { accessToken: await token(), subscriptionId }),
   };
 }

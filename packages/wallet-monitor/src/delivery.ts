@@ -1,11 +1,12 @@
 import { InsufficientBalanceError, type Ledger } from '@acg/accounts';
 import { LatencySeries, type RedisKeys } from '@acg/redis';
-import type { WalletEvent } from '@acg/schemas';
+import type { WalletEvent, WalletMonitorAttemptOutcome, WalletMonitorDeliveryAttempt } from '@acg/schemas';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createHmac } from 'node:crypto';
 import { DEFAULT_RETRY_SCHEDULE_MS, DELIVERY_QUEUE, EVENT_PRICE_BASE_UNITS, WALLET_MONITOR_CAPABILITY_ID, type WebhookPolicy } from './config.js';
+import { deliveryErrorMessage, LAST_ERROR_FIELDS } from './deliveryErrors.js';
 import { DeliveryAttemptError } from './errors.js';
 import { WebhookPoster } from './http.js';
 import type { SubscriptionStore } from './subscriptions.js';
@@ -22,6 +23,8 @@ export interface DeliveryJobData {
   observedAtMs: number;
   /** 0 for the first run; n for the n-th replay of a dead letter */
   generation: number;
+  /** a test event (`POST /v1/wallet-monitor/{id}/test-event`): delivered and billed as any event, kept out of the latency samples */
+  test?: boolean;
   /**
    * Written by earlier versions (the price was debited for this run); now read from the ledger
    * (`Ledger.debited`), so a crash between the debit and this flag cannot lose a refund.
@@ -43,6 +46,23 @@ interface StoredDeadLetter extends DeadLetter {
   observed_at_ms: number;
   generation: number;
 }
+
+/** One delivery attempt as stored in a subscription's attempt log (`wm:sub:<id>:attempts`, newest first). */
+interface StoredAttempt {
+  webhook_id: string;
+  type: WalletEventPayload['type'];
+  test: boolean;
+  attempt: number;
+  replay: number;
+  outcome: WalletMonitorAttemptOutcome;
+  status: number | null;
+  /** the failure's short reason; null when delivered or dropped */
+  code: string | null;
+  at: string;
+}
+
+/** Attempts kept in a subscription's attempt log. */
+export const ATTEMPT_LOG_LENGTH = 100;
 
 /** Days a delivered event's "already queued" marker is kept (re-reading a block within it never re-queues). */
 const SEEN_TTL_SECONDS = 7 * 24 * 3600;
@@ -71,6 +91,10 @@ export class DeliveryKeys {
   }
   stats(subscriptionId: string) {
     return this.keys.walletMonitor('sub', subscriptionId, 'stats');
+  }
+  /** The subscription's last {@link ATTEMPT_LOG_LENGTH} delivery attempts (list of JSON, newest first). */
+  attempts(subscriptionId: string) {
+    return this.keys.walletMonitor('sub', subscriptionId, 'attempts');
   }
 }
 
@@ -206,6 +230,29 @@ export class DeliveryQueue {
     return replayed;
   }
 
+  /**
+   * The subscription's most recent delivery attempts, newest first (at most `limit`, and at most
+   * the last {@link ATTEMPT_LOG_LENGTH} are kept), each with its outcome and, when it failed, the
+   * reason's code and human message.
+   */
+  async attempts(subscriptionId: string, limit = ATTEMPT_LOG_LENGTH): Promise<WalletMonitorDeliveryAttempt[]> {
+    const rows = await this.redis.lrange(this.k.attempts(subscriptionId), 0, limit - 1);
+    return rows.map((r) => {
+      const a = JSON.parse(r) as StoredAttempt;
+      return {
+        webhook_id: a.webhook_id,
+        type: a.type,
+        test: a.test,
+        attempt: a.attempt,
+        replay: a.replay,
+        outcome: a.outcome,
+        status: a.status,
+        error: a.code ? { code: a.code, message: deliveryErrorMessage(a.code) } : null,
+        at: a.at,
+      };
+    });
+  }
+
   /** Jobs not yet finished (waiting, delayed for a retry, running) and dead letters in total. */
   async backlog(): Promise<{ waiting: number; delayed: number; active: number; dead_letters: number }> {
     const [counts, dead] = await Promise.all([
@@ -288,6 +335,23 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
   const item = WALLET_MONITOR_CAPABILITY_ID;
   const billingRef = (d: DeliveryJobData) => deliveryJobId(d.webhookId, d.generation);
 
+  /** The attempt-log entry of this attempt (newest first, capped). */
+  const logAttempt = (job: Job<DeliveryJobData>, outcome: WalletMonitorAttemptOutcome, failure?: DeliveryAttemptError, status?: number): string => {
+    const d = job.data;
+    const entry: StoredAttempt = {
+      webhook_id: d.webhookId,
+      type: d.event.type,
+      test: d.test === true,
+      attempt: job.attemptsMade + 1,
+      replay: d.generation,
+      outcome,
+      status: failure ? failure.status : (status ?? null),
+      code: failure ? failure.reason : null,
+      at: new Date().toISOString(),
+    };
+    return JSON.stringify(entry);
+  };
+
   /** Credits back the price held for this run, if it was debited (idempotent: the credit's reference is the run's). */
   const refundHeld = async (job: Job<DeliveryJobData>, owner: string) => {
     if (!(await o.ledger.debited(owner, billingRef(job.data)))) return;
@@ -300,7 +364,13 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     const sub = await o.subscriptions.deliveryInfo(d.subscriptionId);
     if (!sub || sub.status === 'cancelled') {
       if (sub) await refundHeld(job, sub.owner);
-      await o.redis.multi().hincrby(stats, 'pending', -1).hincrby(stats, 'dropped', 1).exec();
+      await o.redis
+        .multi()
+        .hincrby(stats, 'pending', -1)
+        .hincrby(stats, 'dropped', 1)
+        .lpush(k.attempts(d.subscriptionId), logAttempt(job, 'dropped'))
+        .ltrim(k.attempts(d.subscriptionId), 0, ATTEMPT_LOG_LENGTH - 1)
+        .exec();
       o.observer?.delivery('dropped');
       return sub ? 'dropped_cancelled' : 'dropped_unknown';
     }
@@ -324,29 +394,40 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
       });
       if (res.ok) {
         const latencyMs = Date.now() - d.observedAtMs;
-        const multi = o.redis
+        const m = o.redis
           .multi()
           .hincrby(stats, 'delivered', 1)
           .hincrby(stats, 'pending', -1)
           .hincrby(stats, 'billed', Number(EVENT_PRICE_BASE_UNITS))
           .hset(stats, 'last_delivery_at', new Date().toISOString(), 'last_status', res.status)
-          .lpush(k.latency(), latencyMs.toFixed(1))
-          .ltrim(k.latency(), 0, LATENCY_WINDOW - 1);
-        // the same sample per minute, for the /status charts (the health document's wallet-monitor latency is this one)
-        await LatencySeries.append(multi, o.keys, DELIVERY_LATENCY_SERIES, latencyMs, true).exec();
+          .hdel(stats, ...LAST_ERROR_FIELDS)
+          .lpush(k.attempts(d.subscriptionId), logAttempt(job, 'delivered', undefined, res.status))
+          .ltrim(k.attempts(d.subscriptionId), 0, ATTEMPT_LOG_LENGTH - 1);
+        // a test event measures no watcher → receiver path: kept out of the latency samples
+        if (!d.test) {
+          m.lpush(k.latency(), latencyMs.toFixed(1)).ltrim(k.latency(), 0, LATENCY_WINDOW - 1);
+          // the same sample per minute, for the /status charts (the health document's wallet-monitor latency is this one)
+          LatencySeries.append(m, o.keys, DELIVERY_LATENCY_SERIES, latencyMs, true);
+        }
+        await m.exec();
         o.observer?.delivery('delivered');
         return 'delivered';
       }
       failure = new DeliveryAttemptError(res.status, res.reason ?? 'network_error');
     }
 
-    await o.redis
+    const attempts = job.opts.attempts ?? 1;
+    const final = job.attemptsMade + 1 >= attempts;
+    const m = o.redis
       .multi()
       .hincrby(stats, 'failed_attempts', 1)
-      .hset(stats, 'last_status', failure.status ?? 0)
-      .exec();
-    const attempts = job.opts.attempts ?? 1;
-    if (job.attemptsMade + 1 < attempts) {
+      .hset(stats, 'last_error_code', failure.reason, 'last_error_status', failure.status ?? '', 'last_error_at', new Date().toISOString())
+      .lpush(k.attempts(d.subscriptionId), logAttempt(job, final ? 'dead_lettered' : 'failed', failure))
+      .ltrim(k.attempts(d.subscriptionId), 0, ATTEMPT_LOG_LENGTH - 1);
+    // `last_status` is the receiver's answer: an attempt that sent nothing (insufficient balance) leaves it alone
+    if (failure.status !== null) m.hset(stats, 'last_status', failure.status);
+    await m.exec();
+    if (!final) {
       o.observer?.delivery('failed');
       throw failure; // BullMQ retries after schedule[attemptsMade + 1]
     }
@@ -394,7 +475,15 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     if (job.attemptsMade >= (job.opts.attempts ?? 1)) {
       void o.subscriptions
         .deliveryInfo(job.data.subscriptionId)
-        .then((sub) => sub && deadLetter(job, sub.owner, job.attemptsMade, new DeliveryAttemptError(null, 'internal_error')))
+        .then(async (sub) => {
+          if (!sub) return;
+          const failure = new DeliveryAttemptError(null, 'internal_error');
+          await o.redis
+            .multi()
+            .hset(k.stats(job.data.subscriptionId), 'last_error_code', failure.reason, 'last_error_status', '', 'last_error_at', new Date().toISOString())
+            .exec();
+          await deadLetter(job, sub.owner, job.attemptsMade, failure);
+        })
         .catch((e) => o.log.error({ jobId: job.id, err: String(e.message).slice(0, 200) }, 'could not dead-letter'));
     }
   });

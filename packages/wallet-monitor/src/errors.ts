@@ -45,3 +45,15 @@ export class DeliveryAttemptError extends Error {
     super(`webhook attempt failed: ${reason}`);
   }
 }
+
+/** The subscription is `cancelled` or `expired`, so it takes no test event; → 409. */
+export class SubscriptionNotActiveError extends Error {
+  override name = 'SubscriptionNotActiveError';
+  readonly reason = 'subscription_not_active';
+  constructor(
+    readonly subscriptionId: string,
+    readonly status: string,
+  ) {
+    super(`The subscription ${subscriptionId} is ${status}: only an active subscription receives events.`);
+  }
+}

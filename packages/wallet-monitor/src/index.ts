@@ -17,6 +17,7 @@ export {
   type WebhookPolicy,
 } from './config.js';
 export {
+  ATTEMPT_LOG_LENGTH,
   DELIVERY_LATENCY_SERIES,
   deliveryJobId,
   DeliveryQueue,
@@ -40,7 +41,9 @@ export {
   type RawTransfer,
   type TxTrace,
 } from './detect.js';
-export { DeliveryAttemptError, SubscriptionForbiddenError, SubscriptionNotFoundError, WebhookUrlError } from './errors.js';
+export { deliveryErrorMessage, INSUFFICIENT_BALANCE, lastErrorOf } from './deliveryErrors.js';
+export { DeliveryAttemptError, SubscriptionForbiddenError, SubscriptionNotActiveError, SubscriptionNotFoundError, WebhookUrlError } from './errors.js';
+export { testDelivery } from './testEvent.js';
 export { httpFailureReason, WebhookPoster, type PostResult } from './http.js';
 export { newSubscriptionId, newWebhookSecret, positionKey, webhookId, type TransferPosition } from './ids.js';
 export {

@@ -4,7 +4,10 @@ import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { AddressIndex } from './addressIndex.js';
 import { CHAIN_NAMES, DEFAULT_RETRY_SCHEDULE_MS, type WebhookPolicy } from './config.js';
+import type { WalletMonitorDeliveryAttempt, WalletMonitorTestEventQueued } from '@acg/schemas';
 import { DeliveryQueue, type DeadLetter } from './delivery.js';
+import { SubscriptionNotActiveError } from './errors.js';
+import { testDelivery } from './testEvent.js';
 import { SubscriptionStore, type SubscriptionRequest, type SubscriptionView } from './subscriptions.js';
 import { checkWebhookUrl, type HostResolver } from './webhookUrl.js';
 import { ChainWatcher, type WatcherState } from './watcher.js';
@@ -84,6 +87,31 @@ export class WalletMonitorService {
   async replay(id: string, caller: string, webhookIds?: string[]): Promise<string[]> {
     await this.subscriptions.owned(id, caller);
     return this.deliveries.replay(id, webhookIds);
+  }
+
+  /**
+   * `GET /v1/wallet-monitor/{id}/deliveries`: the most recent delivery attempts, newest first.
+   * Throws SubscriptionNotFoundError / SubscriptionForbiddenError.
+   */
+  async deliveryAttempts(id: string, caller: string, limit?: number): Promise<WalletMonitorDeliveryAttempt[]> {
+    await this.subscriptions.owned(id, caller);
+    return this.deliveries.attempts(id, limit);
+  }
+
+  /**
+   * `POST /v1/wallet-monitor/{id}/test-event`: queues a test event ({@link testDelivery}) through
+   * the normal delivery path: signed with the subscription's secret, retried on the schedule,
+   * dead-lettered after the last attempt, and billed 0.001 USDC when delivered (so an empty
+   * account shows `insufficient_balance`, as a real event would). Throws
+   * SubscriptionNotFoundError / SubscriptionForbiddenError, SubscriptionNotActiveError (cancelled
+   * or expired).
+   */
+  async sendTestEvent(id: string, caller: string): Promise<WalletMonitorTestEventQueued> {
+    const rec = await this.subscriptions.owned(id, caller);
+    if (rec.status !== 'active') throw new SubscriptionNotActiveError(id, rec.status);
+    const job = testDelivery(rec);
+    await this.deliveries.enqueue([job]);
+    return { subscription_id: id, webhook_id: job.webhookId, status: 'queued', event: job.event };
   }
 
   /** Delivery latency p50/p99, backlog and each chain watcher's last report. */

@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { getAddress } from 'viem';
 import type { AddressIndex } from './addressIndex.js';
 import { RENEWAL_MIN_BALANCE_BASE_UNITS, SUBSCRIPTION_TERM_SECONDS, type ChainName } from './config.js';
+import { lastErrorOf } from './deliveryErrors.js';
 import { SubscriptionForbiddenError, SubscriptionNotFoundError } from './errors.js';
 import { newSubscriptionId, newWebhookSecret } from './ids.js';
 
@@ -186,9 +187,14 @@ export class SubscriptionStore {
     return this.secretBox && stored ? this.secretBox.open(stored) : stored;
   }
 
-  /** The owner's view of a subscription with its delivery stats. Throws SubscriptionNotFoundError / SubscriptionForbiddenError. */
+  /**
+   * The owner's view of a subscription with its delivery stats and `last_error` (why the most
+   * recent attempt failed, with a human message; null after a delivery). Throws
+   * SubscriptionNotFoundError / SubscriptionForbiddenError.
+   */
   async view(id: string, caller: string): Promise<SubscriptionView> {
     const rec = await this.owned(id, caller);
+    const h = await this.redis.hgetall(this.statsKey(id));
     return {
       subscription_id: rec.id,
       status: rec.status,
@@ -200,7 +206,8 @@ export class SubscriptionStore {
       expires_at: rec.expires_at,
       cancelled_at: rec.cancelled_at,
       renewals: rec.renewals,
-      delivery: await this.stats(id),
+      delivery: statsOf(h),
+      last_error: lastErrorOf(h),
     };
   }
 
@@ -214,19 +221,7 @@ export class SubscriptionStore {
 
   /** Delivery statistics of a subscription (zeros when none yet). */
   async stats(id: string): Promise<DeliveryStats> {
-    const h = await this.redis.hgetall(this.statsKey(id));
-    const n = (k: string) => Math.max(0, Number(h[k] ?? 0));
-    return {
-      events: n('events'),
-      delivered: n('delivered'),
-      pending: n('pending'),
-      failed_attempts: n('failed_attempts'),
-      dead_lettered: n('dead_lettered'),
-      dropped: n('dropped'),
-      billed: h.billed ?? '0',
-      last_delivery_at: h.last_delivery_at ?? null,
-      last_status: h.last_status === undefined ? null : Number(h.last_status),
-    };
+    return statsOf(await this.redis.hgetall(this.statsKey(id)));
   }
 
   /**
@@ -284,4 +279,20 @@ export class SubscriptionStore {
     }
     return { renewed, expired };
   }
+}
+
+/** Delivery statistics from a subscription's stats hash (zeros when none yet). */
+function statsOf(h: Record<string, string>): DeliveryStats {
+  const n = (k: string) => Math.max(0, Number(h[k] ?? 0));
+  return {
+    events: n('events'),
+    delivered: n('delivered'),
+    pending: n('pending'),
+    failed_attempts: n('failed_attempts'),
+    dead_lettered: n('dead_lettered'),
+    dropped: n('dropped'),
+    billed: h.billed ?? '0',
+    last_delivery_at: h.last_delivery_at ?? null,
+    last_status: h.last_status === undefined ? null : Number(h.last_status),
+  };
 }

@@ -335,14 +335,80 @@ describe('deliveries', () => {
     const w = fresh();
     const sub = await subscribe(auth, { addresses: [w.address], chains: ['base'], events: ['transfer_in'], path: '/broke' });
     await sendEth(baseClients, devAccount(5) as LocalAccount, w.address, 1n);
-    await waitFor(
-      'an attempt refused for balance',
-      async () => (await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, auth)).body.delivery.failed_attempts >= 1,
-    );
+    const refused = await waitFor('an attempt refused for balance', async () => {
+      const v = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, auth);
+      return v.body.delivery.failed_attempts >= 1 ? v.body : undefined;
+    });
     expect(receiver.attempts('/broke')).toHaveLength(0); // nothing is sent that cannot be billed
+    // the reason is in the JSON: a machine code and a sentence; no HTTP status, since nothing was sent
+    expect(refused.last_error).toEqual({ code: 'insufficient_balance', message: expect.stringContaining('0.001 USDC'), status: null, at: expect.any(String) });
+    expect(refused.delivery.last_status).toBeNull();
+    const attempts = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}/deliveries`, undefined, auth);
+    expect(attempts.status).toBe(200);
+    expect(attempts.body.deliveries[0]).toMatchObject({
+      type: 'transfer_in',
+      test: false,
+      attempt: 1,
+      replay: 0,
+      outcome: 'failed',
+      status: null,
+      error: { code: 'insufficient_balance', message: refused.last_error.message },
+    });
     await t.gateway.services.ledger.credit(account.address, 5000n, 'deposit', `test-${ulid()}`);
     await waitFor('delivered after the deposit', () => receiver.delivered('/broke').length === 1);
     await waitFor('billed', async () => (await t.gateway.services.ledger.balance(account.address)) === 4000n);
+    // a delivery clears last_error; the attempt log shows it, newest first
+    const healed = await waitFor('last_error cleared', async () => {
+      const v = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, auth);
+      return v.body.last_error === null ? v.body : undefined;
+    });
+    expect(healed.delivery.last_status).toBe(200);
+    const after = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}/deliveries?limit=1`, undefined, auth);
+    expect(after.body.deliveries).toEqual([expect.objectContaining({ outcome: 'delivered', status: 200, error: null })]);
+  });
+
+  it('sends a test event through the normal path: signed, marked test, billed, listed; 403 for others, 409 once cancelled', async () => {
+    const { account, auth } = await owner(3);
+    const other = await owner(4, 0n);
+    const w = fresh();
+    const sub = await subscribe(auth, { addresses: [w.address], chains: ['arbitrum'], events: ['transfer_out'], path: '/test-event' });
+    const before = await t.gateway.services.ledger.balance(account.address);
+    const r = await call('POST', `${t.url}/v1/wallet-monitor/${sub.subscription_id}/test-event`, undefined, auth);
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    expect(r.body).toMatchObject({
+      subscription_id: sub.subscription_id,
+      status: 'queued',
+      webhook_id: expect.stringMatching(/^msg_[0-9a-f]{32}$/),
+      event: { type: 'transfer_out', chain: 'arbitrum', from: w.address, to: '0x0000000000000000000000000000000000000000', amount: '0', test: true },
+    });
+    const got = await waitFor('the test event', () => receiver.delivered('/test-event')[0]);
+    expect(got.headers['webhook-id']).toBe(r.body.webhook_id);
+    expect(await verifyWebhook(sub.secret, got.headers as Record<string, string>, got.body)).toEqual(r.body.event);
+    await waitFor('billed like any event', async () => before - (await t.gateway.services.ledger.balance(account.address)) === PRICE);
+    const listed = await waitFor('the attempt listed', async () => {
+      const d = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}/deliveries`, undefined, auth);
+      return d.body.deliveries.length === 1 ? d.body.deliveries : undefined;
+    });
+    expect(listed[0]).toMatchObject({
+      webhook_id: r.body.webhook_id,
+      type: 'transfer_out',
+      test: true,
+      attempt: 1,
+      outcome: 'delivered',
+      status: 200,
+      error: null,
+    });
+
+    const foreign = await call('POST', `${t.url}/v1/wallet-monitor/${sub.subscription_id}/test-event`, undefined, other.auth);
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers.get('content-type')).toContain('application/problem+json');
+    expect((await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}/deliveries`, undefined, other.auth)).status).toBe(403);
+    expect((await call('POST', `${t.url}/v1/wallet-monitor/sub_${ulid()}/test-event`, undefined, auth)).status).toBe(404);
+    expect((await call('POST', `${t.url}/v1/wallet-monitor/${sub.subscription_id}/test-event`)).status).toBe(401);
+    await call('POST', `${t.url}/v1/wallet-monitor/${sub.subscription_id}/cancel`, {}, auth);
+    const cancelled = await call('POST', `${t.url}/v1/wallet-monitor/${sub.subscription_id}/test-event`, undefined, auth);
+    expect(cancelled.status).toBe(409);
+    expect(cancelled.body).toMatchObject({ reason: 'subscription_not_active', status: 409, subscription_status: 'cancelled' });
   });
 });
 

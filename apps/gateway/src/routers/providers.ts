@@ -11,7 +11,6 @@ import {
 } from '@acg/schemas';
 import type { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import type { Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
 import { bearerProcedure, publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
@@ -58,9 +57,11 @@ async function afterChange(services: Services, providerId: string): Promise<void
   }
 }
 
-/** `GET /api/v1/providers/{id}`: the provider, its capabilities' status and stats, and its money (from the provider ledger when configured). */
-async function providerView(ctx: Context, record: ProviderRecord): Promise<ProviderViewType> {
-  const { services } = ctx;
+/**
+ * `GET /api/v1/providers/{id}`: the provider, its capabilities' status and stats, and its money
+ * (from the provider ledger when configured). Also what the provider dashboard page renders.
+ */
+export async function providerView(services: Services, record: ProviderRecord): Promise<ProviderViewType> {
   const probes = await services.probes.all();
   const capabilities = await Promise.all(
     record.offers.map(async (offer) => {
@@ -201,6 +202,6 @@ export const providersRouter = router({
       const record = await ctx.services.providers.store.get(input.provider_id);
       // another account's provider is as unknown as a missing one
       if (!record || record.address.toLowerCase() !== ctx.account.toLowerCase()) throw problem(404, `No provider ${input.provider_id} for this account.`);
-      return providerView(ctx, record);
+      return providerView(ctx.services, record);
     }),
 });

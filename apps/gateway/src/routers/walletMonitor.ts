@@ -1,26 +1,29 @@
 import {
   WalletMonitorDeadLetters,
+  WalletMonitorDeliveries,
   WalletMonitorReplayed,
   WalletMonitorReplayRequest,
   WalletMonitorSubscription,
   WalletMonitorSubscriptionCancelled,
   WalletMonitorSubscriptionCreated,
   WalletMonitorSubscriptionRequest,
+  WalletMonitorTestEventQueued,
 } from '@acg/schemas';
-import { SubscriptionForbiddenError, SubscriptionNotFoundError, WebhookUrlError } from '@acg/wallet-monitor';
+import { ATTEMPT_LOG_LENGTH, SubscriptionForbiddenError, SubscriptionNotActiveError, SubscriptionNotFoundError, WebhookUrlError } from '@acg/wallet-monitor';
 import type { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { router } from '../trpc/init.js';
 import { bearerProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 
-/** The RFC 9457 problem of a wallet-monitor error (400 URL rules, 403 not the owner, 404 unknown id); undefined for any other error. */
+/** The RFC 9457 problem of a wallet-monitor error (400 URL rules, 403 not the owner, 404 unknown id, 409 not active); undefined for any other error. */
 function domainProblem(e: unknown): TRPCError | undefined {
   if (e instanceof WebhookUrlError) {
     return problem(400, e.message, { reason: e.reason, errors: [{ path: ['webhook_url'], message: e.message, code: e.reason }] });
   }
   if (e instanceof SubscriptionNotFoundError) return problem(404, e.message, { reason: e.reason });
   if (e instanceof SubscriptionForbiddenError) return problem(403, e.message, { reason: e.reason });
+  if (e instanceof SubscriptionNotActiveError) return problem(409, e.message, { reason: e.reason, subscription_status: e.status });
   return undefined;
 }
 
@@ -79,7 +82,9 @@ export const walletMonitorRouter = router({
         method: 'GET',
         path: '/v1/wallet-monitor/{sub_id}',
         tags: ['wallet-monitor'],
-        summary: 'A subscription: status, expiry, renewals and delivery stats',
+        summary: 'A subscription: status, expiry, renewals, delivery stats and last_error',
+        description:
+          'last_error says why the most recent delivery attempt failed: a machine code (insufficient_balance when the metered account cannot pay the 0.001 USDC of an event and nothing was sent; http_<status>, timeout, connection_refused, network_error, non_public_address) and a human message; null when nothing failed since the last delivery.',
         protect: true,
         errorResponses: { 401: errors[401], 403: errors[403], 404: errors[404] },
       },
@@ -120,6 +125,46 @@ export const walletMonitorRouter = router({
       subscription_id: input.sub_id,
       dead_letters: await ctx.services.walletMonitor.deadLetters(input.sub_id, ctx.account, input.limit),
     })),
+
+  deliveries: walletMonitorProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/v1/wallet-monitor/{sub_id}/deliveries',
+        tags: ['wallet-monitor'],
+        summary: `The most recent delivery attempts (the last ${ATTEMPT_LOG_LENGTH} are kept), newest first, with outcome, HTTP status and error`,
+        protect: true,
+        errorResponses: { 401: errors[401], 403: errors[403], 404: errors[404] },
+      },
+    })
+    .input(SubIdParam.extend({ limit: z.coerce.number().int().min(1).max(ATTEMPT_LOG_LENGTH).default(ATTEMPT_LOG_LENGTH) }))
+    .output(WalletMonitorDeliveries)
+    .query(async ({ ctx, input }) => ({
+      subscription_id: input.sub_id,
+      deliveries: await ctx.services.walletMonitor.deliveryAttempts(input.sub_id, ctx.account, input.limit),
+    })),
+
+  testEvent: walletMonitorProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/v1/wallet-monitor/{sub_id}/test-event',
+        tags: ['wallet-monitor'],
+        summary: 'Queue a test event (test: true) through the normal delivery path: signed, retried, dead-lettered and billed like any event',
+        description:
+          'The payload has a real event\'s shape (the subscription\'s first event type, chain and address; zero hashes, block 0, amount "0", native ETH) plus test: true, and a fresh webhook-id. It is billed 0.001 USDC when delivered, like any event, so an empty metered account shows last_error insufficient_balance. Answers 202 with the queued event.',
+        protect: true,
+        successDescription: '202 Accepted: the test event is queued',
+        errorResponses: { 401: errors[401], 403: errors[403], 404: errors[404], 409: 'The subscription is cancelled or expired' },
+      },
+    })
+    .input(SubIdParam)
+    .output(WalletMonitorTestEventQueued)
+    .mutation(async ({ ctx, input }) => {
+      const queued = await ctx.services.walletMonitor.sendTestEvent(input.sub_id, ctx.account);
+      ctx.response.status = 202;
+      return queued;
+    }),
 
   replay: walletMonitorProcedure
     .meta({

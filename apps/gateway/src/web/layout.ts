@@ -11,6 +11,7 @@ export interface NavLink {
 export const NAV_LINKS: readonly NavLink[] = [
   { href: '/', label: 'Catalog' },
   { href: '/status', label: 'Status' },
+  { href: '/providers/onboard', label: 'Become a provider' },
 ];
 
 /** Machine-readable documents linked from every footer. */

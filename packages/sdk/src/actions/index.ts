@@ -21,6 +21,7 @@ export {
   type CancelSubscriptionReturnType,
 } from './walletMonitor/cancelSubscription.js';
 export { getDeadLetters, type GetDeadLettersErrorType, type GetDeadLettersParameters, type GetDeadLettersReturnType } from './walletMonitor/getDeadLetters.js';
+export { getDeliveries, type GetDeliveriesErrorType, type GetDeliveriesParameters, type GetDeliveriesReturnType } from './walletMonitor/getDeliveries.js';
 export {
   getSubscription,
   type GetSubscriptionErrorType,
@@ -33,6 +34,12 @@ export {
   type ReplayDeadLettersParameters,
   type ReplayDeadLettersReturnType,
 } from './walletMonitor/replayDeadLetters.js';
+export {
+  sendTestEvent,
+  type SendTestEventErrorType,
+  type SendTestEventParameters,
+  type SendTestEventReturnType,
+} from './walletMonitor/sendTestEvent.js';
 export { subscribe, type SubscribeErrorType, type SubscribeParameters, type SubscribeReturnType } from './walletMonitor/subscribe.js';
 export { DEPOSIT_LABEL, deposit, type DepositErrorType, type DepositParameters, type DepositReturnType } from './deposit.js';
 export { getAccount, type GetAccountErrorType, type GetAccountParameters, type GetAccountReturnType } from './getAccount.js';

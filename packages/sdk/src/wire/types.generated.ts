@@ -420,6 +420,12 @@ export type WireSubscription = {
         last_delivery_at: string | null;
         last_status: number | null;
     };
+    last_error: {
+        code: string;
+        message: string;
+        status: number | null;
+        at: string;
+    } | null;
 };
 
 export type WireWalletEvent = {
@@ -439,6 +445,7 @@ export type WireWalletEvent = {
     };
     amount: string;
     observed_at: string;
+    test?: true | undefined;
 };
 
 export type WireDeadLetter = {
@@ -460,11 +467,52 @@ export type WireDeadLetter = {
         };
         amount: string;
         observed_at: string;
+        test?: true | undefined;
     };
     attempts: number;
     last_status: number | null;
     last_error: string;
     dead_lettered_at: number;
+};
+
+export type WireDeliveryAttempt = {
+    webhook_id: string;
+    type: "transfer_in" | "transfer_out";
+    test: boolean;
+    attempt: number;
+    replay: number;
+    outcome: "failed" | "delivered" | "dead_lettered" | "dropped";
+    status: number | null;
+    error: {
+        code: string;
+        message: string;
+    } | null;
+    at: string;
+};
+
+export type WireTestEventQueued = {
+    subscription_id: string;
+    webhook_id: string;
+    status: "queued";
+    event: {
+        type: "transfer_in" | "transfer_out";
+        subscription_id: string;
+        chain: "ethereum" | "base" | "arbitrum";
+        block_number: string;
+        block_hash: string;
+        tx_hash: string;
+        log_index: number | null;
+        from: string;
+        to: string;
+        asset: {
+            address: string | null;
+            symbol: string;
+            decimals: number;
+        };
+        amount: string;
+        observed_at: string;
+        test?: true | undefined;
+    };
 };
 
 export type WireAccountView = {
