@@ -7,8 +7,11 @@
  */
 export {
   bundleHash,
+  clearTxSenderCache,
   decodeBundleTx,
+  decodeBundleTxSync,
   MAX_BLOCKS_AHEAD,
+  TX_SENDER_CACHE_SIZE,
   MAX_BUNDLE_BYTES,
   MAX_BUNDLE_TXS,
   singleParamsObject,
@@ -20,3 +23,12 @@ export { RPC_ERRORS, RpcError, invalidParams, type JsonRpcErrorObject, type RpcE
 export { BundleIntake, bundleIntakeFor, type BundleIntakeOptions, type SubmitBundleResult } from './intake.js';
 export { OrderflowPool, POOL_TTL_SECONDS, type BundleVia, type MempoolTx, type StoredBundle } from './pool.js';
 export { BuilderStats, readBuilderHealth, readSearcherCharges, type SearcherCharges } from './health.js';
+export {
+  nativeSecp256k1Available,
+  recoverAddress,
+  recoverAddressFromSignature,
+  recoverPublicKey,
+  secp256k1Backend,
+  useSecp256k1Backend,
+  type Secp256k1Backend,
+} from './secp256k1.js';
