@@ -4,11 +4,12 @@ import { connectRedis, RedisKeys, withScripts, type ScriptedRedis } from '@acg/r
 import { BuilderMetrics, createLogger, createRegistry, HttpMetrics, type Registry } from '@acg/observability';
 import type { Logger } from 'pino';
 import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
-import { Bidder } from './bidder.js';
+import type { Bidder } from './bidder.js';
 import type { BuilderConfig } from './config.js';
 import { createRpcListener, refuseConnect } from './http/server.js';
 import { BuilderStats, BundleIntake } from '@acg/bundles';
 import { TokenBucket } from './ratelimit.js';
+import { TrackingBidder } from './tracking.js';
 import { blsPublicKey, computeBuilderDomain, randomBlsSecretKey } from './relay/signing.js';
 import { RelaySubmitter } from './relay/submitter.js';
 import { createRpcServer } from './rpc/server.js';
@@ -82,7 +83,7 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
 
   const intake = new BundleIntake({ redis, keys, client, bundlePriceBaseUnits: config.bundlePriceBaseUnits });
   const bucket = new TokenBucket(redis, keys, { scope: 'builder:rpc', ...config.rateLimit });
-  const rpc = createRpcServer({ intake, client, feeRecipient: config.feeRecipient, log, metrics: metrics.builder });
+  const rpc = createRpcServer({ intake, client, feeRecipient: config.feeRecipient, blsPublicKey: signer.publicKey, log, metrics: metrics.builder });
   const server = createServer(createRpcListener({ server: rpc, bucket, log, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy, metrics }));
   server.keepAliveTimeout = 65_000;
   server.on('connect', refuseConnect);
@@ -96,10 +97,11 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host}:${port}`;
 
-  const bidder = new Bidder({
+  const bidder = new TrackingBidder({
     client,
     pool: intake.pool,
     intake,
+    bundleStats: intake.pool.stats,
     submitter: new RelaySubmitter({ relays: config.relays, stats, log: log.child({ module: 'relays' }), metrics: metrics.builder }),
     signer,
     feeRecipient: config.feeRecipient,

@@ -152,6 +152,20 @@ export function decodeBundleTxSync(raw: unknown, field: string, chainId: number)
   return { raw: raw as Hex, hash, from, nonce, bytes };
 }
 
+/**
+ * A target block as a hex quantity: after `head` and at most {@link MAX_BLOCKS_AHEAD} blocks ahead.
+ * @throws {RpcError} -32602 naming `field`.
+ */
+export function targetBlock(value: unknown, field: string, head: bigint): bigint {
+  if (typeof value !== 'string' || !HEX_QUANTITY.test(value)) throw invalidParams(field, 'required: a hex quantity such as "0x1361bd3"');
+  const block = BigInt(value);
+  if (block <= head) {
+    throw invalidParams(field, `block ${block} is in the past (head is ${head}); target ${head + 1n} or later`, { head: `0x${head.toString(16)}` });
+  }
+  if (block > head + MAX_BLOCKS_AHEAD) throw invalidParams(field, `block ${block} is more than ${MAX_BLOCKS_AHEAD} blocks ahead of the head (${head})`);
+  return block;
+}
+
 function hashList(obj: Record<string, unknown>, name: string, bundleHashes: Set<string>, max?: number): Hash[] {
   const v = obj[name];
   if (v === undefined || v === null) return [];
@@ -195,16 +209,7 @@ export async function validateSendBundleParams(obj: Record<string, unknown>, ctx
   if (total > MAX_BUNDLE_BYTES)
     throw invalidParams('txs', `the bundle is ${total} bytes; at most ${MAX_BUNDLE_BYTES} bytes per bundle`, { bytes: total, limit: MAX_BUNDLE_BYTES });
 
-  if (typeof obj.blockNumber !== 'string' || !HEX_QUANTITY.test(obj.blockNumber))
-    throw invalidParams('blockNumber', 'required: a hex quantity such as "0x1361bd3"');
-  const blockNumber = BigInt(obj.blockNumber);
-  if (blockNumber <= ctx.head) {
-    throw invalidParams('blockNumber', `block ${blockNumber} is in the past (head is ${ctx.head}); target ${ctx.head + 1n} or later`, {
-      head: `0x${ctx.head.toString(16)}`,
-    });
-  }
-  if (blockNumber > ctx.head + MAX_BLOCKS_AHEAD)
-    throw invalidParams('blockNumber', `block ${blockNumber} is more than ${MAX_BLOCKS_AHEAD} blocks ahead of the head (${ctx.head})`);
+  const blockNumber = targetBlock(obj.blockNumber, 'blockNumber', ctx.head);
 
   const txs = (obj.txs as string[]).map((raw, i) => decodeBundleTxSync(raw, `txs[${i}]`, ctx.chainId));
   const seen = new Map<string, number>();

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import { withScripts } from './scripts.js';
 
 /**
@@ -244,6 +244,48 @@ export function debitAccount(redis: Redis, p: AccountEntryParameters): Promise<A
 /** `credit_account.lua`: credits at most once per reference (status never `insufficient`). */
 export function creditAccount(redis: Redis, p: AccountEntryParameters): Promise<AccountEntryReturnType> {
   return accountEntry(redis, 'credit_account', p);
+}
+
+export interface ChargeBundleParameters {
+  /** the searcher's metered account hash (`RedisKeys.account`) */
+  accountKey: string;
+  /** its usage list (`RedisKeys.accountUsage`) */
+  usageKey: string;
+  /** the searcher's bundle counters (`builder:searcher:<address>`) */
+  searcherKey: string;
+  /** price of one bundle, integer base units (> 0) */
+  amount: bigint | string;
+  /** usage line (JSON) written when the account pays */
+  usageLine: string;
+  maxUsageLines: number;
+}
+
+/** What `bundle_charge.lua` did: `debited` from the metered account, or recorded as `owed`; `balance` is the account's after. */
+export interface ChargeBundleReturnType {
+  charged: 'debited' | 'owed';
+  balance: string;
+}
+
+/**
+ * `bundle_charge.lua` queued on a MULTI or pipeline (so the charge commits with the bundle it prices):
+ * debits the searcher's metered account when it holds the price, else adds it to `owed_base_units`.
+ * Read the reply with {@link chargeBundleResult}.
+ */
+export function queueChargeBundle(multi: ChainableCommander, p: ChargeBundleParameters): void {
+  (multi as unknown as Record<'bundle_charge', (...a: (string | number)[]) => void>).bundle_charge(
+    p.accountKey,
+    p.usageKey,
+    p.searcherKey,
+    p.amount.toString(),
+    p.usageLine,
+    p.maxUsageLines,
+  );
+}
+
+/** The reply of a queued {@link queueChargeBundle}. */
+export function chargeBundleResult(reply: unknown): ChargeBundleReturnType {
+  const [status, balance] = reply as [0 | 1, string];
+  return { charged: status === 1 ? 'debited' : 'owed', balance };
 }
 
 export interface CancelSubscriptionParameters {

@@ -29,6 +29,7 @@ export const SCRIPTS = {
   pl_dispute_resolve: 6,
   pl_payout_reserve: 4,
   pl_payout_settle: 3,
+  bundle_charge: 3,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;
