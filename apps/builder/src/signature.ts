@@ -1,5 +1,5 @@
-import { getAddress, isAddress, keccak256, type Address, type Hex } from 'viem';
-import { recoverAddressFromSignature, RPC_ERRORS, RpcError } from '@acg/bundles';
+import { getAddress, isAddress, type Address, type Hex } from 'viem';
+import { keccak256Bytes, keccak256Hex, recoverAddressFromSignature, RPC_ERRORS, RpcError } from '@acg/bundles';
 
 /** Request headers carrying the searcher signature; the first is SPEC 4's name, the second the Flashbots alias. */
 export const SIGNATURE_HEADERS = ['x-bundle-signature', 'x-flashbots-signature'] as const;
@@ -11,14 +11,14 @@ export const SIGNATURE_HEADERS = ['x-bundle-signature', 'x-flashbots-signature']
  * `wallet.signMessage(ethers.id(body))` signs the same text.
  */
 export function bundleSignatureMessage(body: Uint8Array | string): Hex {
-  return keccak256(typeof body === 'string' ? new TextEncoder().encode(body) : body);
+  return keccak256Hex(typeof body === 'string' ? new TextEncoder().encode(body) : body);
 }
 
 const PERSONAL_SIGN_PREFIX = Buffer.from('\x19Ethereum Signed Message:\n66', 'latin1');
 
 /** The EIP-191 digest the searcher signed: keccak256("\x19Ethereum Signed Message:\n66" + the 66-character text), as viem's `hashMessage`. */
 export function bundleSignatureDigest(body: Uint8Array | string): Uint8Array {
-  return keccak256(Buffer.concat([PERSONAL_SIGN_PREFIX, Buffer.from(bundleSignatureMessage(body), 'latin1')]), 'bytes');
+  return keccak256Bytes(Buffer.concat([PERSONAL_SIGN_PREFIX, Buffer.from(bundleSignatureMessage(body), 'latin1')]));
 }
 
 /**

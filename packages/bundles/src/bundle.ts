@@ -1,7 +1,6 @@
 import {
   getAddress,
   isAddress,
-  keccak256,
   concat,
   parseTransaction,
   serializeTransaction,
@@ -14,6 +13,7 @@ import {
 import { LRUCache } from 'lru-cache';
 import { MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS } from '@acg/schemas';
 import { invalidParams } from './errors.js';
+import { keccak256Bytes, keccak256Hex } from './keccak.js';
 import { recoverAddress } from './secp256k1.js';
 
 export { MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS };
@@ -66,7 +66,7 @@ const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 
 /** The Flashbots bundle hash: keccak256 of the concatenated transaction hashes, in bundle order. */
 export function bundleHash(txHashes: readonly Hash[]): Hash {
-  return keccak256(concat(txHashes as Hash[]));
+  return keccak256Hex(concat(txHashes as Hash[]));
 }
 
 /**
@@ -121,7 +121,7 @@ export async function decodeBundleTx(raw: unknown, field: string, chainId: numbe
 /** {@link decodeBundleTx} without the promise (it does no I/O). */
 export function decodeBundleTxSync(raw: unknown, field: string, chainId: number): BundleTx {
   if (typeof raw !== 'string' || !HEX_DATA.test(raw)) throw invalidParams(field, 'not a 0x-prefixed hex string of whole bytes');
-  const hash = keccak256(raw as Hex);
+  const hash = keccak256Hex(raw as Hex);
   const bytes = (raw.length - 2) / 2;
   const hit = known.get(hash);
   if (hit) {
@@ -143,7 +143,7 @@ export function decodeBundleTxSync(raw: unknown, field: string, chainId: number)
   let from: Address;
   try {
     const unsigned = serializeTransaction({ ...tx, r: undefined, s: undefined, v: undefined, yParity: undefined } as TransactionSerializable);
-    from = recoverAddress(keccak256(unsigned, 'bytes'), BigInt(tx.r), BigInt(tx.s), recoveryBit(tx));
+    from = recoverAddress(keccak256Bytes(Buffer.from(unsigned.slice(2), 'hex')), BigInt(tx.r), BigInt(tx.s), recoveryBit(tx));
   } catch {
     throw invalidParams(field, 'the sender cannot be recovered from the signature');
   }

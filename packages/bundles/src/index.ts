@@ -35,3 +35,4 @@ export {
   useSecp256k1Backend,
   type Secp256k1Backend,
 } from './secp256k1.js';
+export { keccak256Bytes, keccak256Hex, keccakReady } from './keccak.js';

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { secp256k1 as nobleSecp256k1 } from '@noble/curves/secp256k1.js';
-import { checksumAddress, keccak256, type Address } from 'viem';
+import { checksumAddress, type Address } from 'viem';
+import { keccak256Bytes } from './keccak.js';
 
 /**
  * secp256k1 public-key recovery for bundle intake: the native libsecp256k1 binding of the
@@ -81,8 +82,8 @@ export function recoverPublicKey(hash: Uint8Array, r: bigint, s: bigint, recover
  */
 export function recoverAddress(hash: Uint8Array, r: bigint, s: bigint, recoveryBit: number, backend: Secp256k1Backend = active): Address {
   const pub = recoverPublicKey(hash, r, s, recoveryBit, backend);
-  const h = keccak256(pub.subarray(1));
-  return checksumAddress(`0x${h.slice(26)}`);
+  const h = keccak256Bytes(pub.subarray(1));
+  return checksumAddress(`0x${Buffer.from(h.subarray(12)).toString('hex')}`);
 }
 
 /**
