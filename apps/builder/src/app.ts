@@ -57,7 +57,7 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
   const log = opts.log ?? createLogger({ service: 'builder', level: config.logLevel, pretty: config.logPretty });
   const registry = createRegistry();
   const metrics = { registry, http: new HttpMetrics(registry), builder: new BuilderMetrics(registry), token: config.metricsToken };
-  const redis = withScripts(connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'builder' }));
+  const redis = withScripts(connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'builder', autoPipelining: true }));
   try {
     await redis.ping();
   } catch (e) {
