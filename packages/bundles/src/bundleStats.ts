@@ -1,6 +1,9 @@
 import type { RedisKeys } from '@acg/redis';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Address, Hash } from 'viem';
+
+/** The stats field holding `searcher`'s receipt of a bundle. */
+export const receiptField = (searcher: Address): string => `recv:${searcher.toLowerCase()}`;
 
 /** How long the life of a bundle stays readable (`flashbots_getBundleStatsV2`), seconds: a day. */
 export const BUNDLE_STATS_TTL_SECONDS = 24 * 3600;
@@ -45,8 +48,8 @@ export interface BundleLife {
  * `flashbots_getBundleStatsV2`, per searcher: received, simulated, considered, sealed, sent to
  * relays, landed). One hash per (target block, bundle hash), `builder:bstats:<block>:<bundle_hash>`,
  * kept {@link BUNDLE_STATS_TTL_SECONDS}:
- * - `recv:<searcher>`: first receipt by that searcher (UNIX ms), written by the intake in the
- *   bundle's MULTI, so only searchers who sent the bundle can read it;
+ * - `recv:<searcher>`: first receipt by that searcher (UNIX ms), written by the intake with the
+ *   bundle (`bundle_add.lua`), so only searchers who sent the bundle can read it;
  * - `txs`: the required transaction hashes (comma-separated);
  * - `sim_at`, `considered_at`, `sealed_at` (first time, UNIX ms), `sealed_block_hash`;
  * - `relay:<name>`: JSON `{timestamp, accepted}` of the last submission of a block holding it.
@@ -58,14 +61,9 @@ export class BundleStatsStore {
     private readonly keys: RedisKeys,
   ) {}
 
-  private key(block: bigint | string, hash: Hash): string {
+  /** The stats hash of `hash` for target `block`. */
+  keyOf(block: bigint | string, hash: Hash): string {
     return this.keys.builder('bstats', block.toString(), hash.toLowerCase());
-  }
-
-  /** Queues the receipt of `hash` for `block` by `searcher` on `multi` (the intake's MULTI). */
-  queueReceived(multi: ChainableCommander, p: { block: bigint | string; hash: Hash; searcher: Address; at: number; requiredTxs: readonly Hash[] }): void {
-    const key = this.key(p.block, p.hash);
-    multi.hsetnx(key, `recv:${p.searcher.toLowerCase()}`, String(p.at)).hset(key, 'txs', p.requiredTxs.join(',')).expire(key, BUNDLE_STATS_TTL_SECONDS);
   }
 
   /** Records what one block-construction attempt did with its bundles (first times are kept). */
@@ -73,7 +71,7 @@ export class BundleStatsStore {
     const m = this.redis.multi();
     const at = String(r.at);
     const touch = (hash: Hash, fields: [string, string][], first: string[]) => {
-      const key = this.key(r.block, hash);
+      const key = this.keyOf(r.block, hash);
       // a key without a `recv:` field (its receipt expired) is never read: read() needs the searcher's receipt
       for (const f of first) m.hsetnx(key, f, at);
       if (fields.length > 0) m.hset(key, ...fields.flat());
@@ -95,8 +93,8 @@ export class BundleStatsStore {
 
   /** The life of `hash` for `block` as `searcher` sent it, or undefined when that searcher never sent it (or it expired). */
   async read(searcher: Address, hash: Hash, block: bigint): Promise<BundleLife | undefined> {
-    const h = await this.redis.hgetall(this.key(block, hash));
-    const received = h[`recv:${searcher.toLowerCase()}`];
+    const h = await this.redis.hgetall(this.keyOf(block, hash));
+    const received = h[receiptField(searcher)];
     if (!received) return undefined;
     const num = (v: string | undefined) => (v ? Number(v) : undefined);
     const relays = Object.entries(h)

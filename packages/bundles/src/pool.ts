@@ -1,5 +1,5 @@
-import { chargeBundleResult, queueChargeBundle, withScripts, type RedisKeys } from '@acg/redis';
-import { BundleStatsStore } from './bundleStats.js';
+import { addBundle, withScripts, type RedisKeys } from '@acg/redis';
+import { BUNDLE_STATS_TTL_SECONDS, BundleStatsStore, receiptField } from './bundleStats.js';
 import type { Redis } from 'ioredis';
 import type { Address, Hash, Hex } from 'viem';
 
@@ -70,53 +70,52 @@ export class OrderflowPool {
    * searcher's previous bundle with the same `replacement_uuid`. Pricing (`priceBaseUnits`): an x402
    * bundle adds to `paid_base_units`; any other is debited from the searcher's metered account when
    * that holds the price (`debited_base_units`, a usage line `builder.send_bundle`), else added to
-   * `owed_base_units` (`bundle_charge.lua`). Everything is one MULTI, so of two concurrent
-   * replacements the later always removes the earlier, and a bundle is never queued unpriced.
+   * `owed_base_units`. Everything is one Lua script (`bundle_add.lua`): atomic, so of two concurrent
+   * replacements the later always removes the earlier, a bundle is never queued unpriced, and
+   * concurrent debits never take an account below zero; and one round trip.
    * @returns `replaced`: the bundle hash that was replaced, if any; `charged`: how it was priced.
    */
   async add(bundle: StoredBundle, priceBaseUnits: bigint, opts: { alsoFor?: readonly bigint[] } = {}): Promise<{ replaced?: Hash; charged: Charged }> {
     const field = this.field(bundle);
     const searcher = bundle.searcher.toLowerCase();
-    const searcherKey = this.keys.builder('searcher', searcher);
     const dropping = new Set(bundle.dropping_tx_hashes);
-    const requiredTxs = bundle.txs.map((t) => t.hash).filter((h) => !dropping.has(h));
-    const m = this.redis.multi();
     const blocks = [bundle.block_number, ...(opts.alsoFor ?? []).map(String)];
-    for (const block of blocks) {
-      const poolKey = this.keys.builder('pool', block);
-      m.hset(poolKey, field, JSON.stringify(block === bundle.block_number ? bundle : { ...bundle, block_number: block })).expire(poolKey, POOL_TTL_SECONDS);
-      this.stats.queueReceived(m, { block, hash: bundle.bundle_hash, searcher: bundle.searcher, at: bundle.received_at, requiredTxs });
-    }
-    m.hincrby(this.keys.builder('stats'), 'bids_received', 1)
-      .hincrby(searcherKey, 'bundles', 1)
-      .hset(searcherKey, 'last_bundle_at', new Date(bundle.received_at).toISOString());
-    const chargeAt = blocks.length * 5 + 3; // index of the charge's reply: 5 commands per block (pool 2, stats 3), then 3 counters
-    if (bundle.via.kind === 'x402') m.hincrby(searcherKey, 'paid_base_units', Number(priceBaseUnits));
-    else {
-      const line = {
+    const at = new Date(bundle.received_at).toISOString();
+    const uuidValue = bundle.replacement_uuid ? `${bundle.block_number}|${field}` : '';
+    const { charged, previous } = await addBundle(this.redis, {
+      statsKey: this.keys.builder('stats'),
+      searcherKey: this.keys.builder('searcher', searcher),
+      accountKey: this.keys.account(searcher),
+      usageKey: this.keys.accountUsage(searcher),
+      uuidKey: this.keys.builder('uuid', searcher, bundle.replacement_uuid ?? '-'),
+      uuidValue,
+      blocks: blocks.map((block) => ({
+        poolKey: this.keys.builder('pool', block),
+        statsKey: this.stats.keyOf(block, bundle.bundle_hash),
+        json: JSON.stringify(block === bundle.block_number ? bundle : { ...bundle, block_number: block }),
+      })),
+      field,
+      receiptField: receiptField(bundle.searcher),
+      receivedAtMs: bundle.received_at,
+      receivedAtIso: at,
+      requiredTxs: bundle.txs
+        .map((t) => t.hash)
+        .filter((h) => !dropping.has(h))
+        .join(','),
+      poolTtlSeconds: POOL_TTL_SECONDS,
+      statsTtlSeconds: BUNDLE_STATS_TTL_SECONDS,
+      amount: priceBaseUnits,
+      paidBy: bundle.via.kind === 'x402' ? 'x402' : 'rpc',
+      usageLine: JSON.stringify({
         kind: 'debit',
         amount: priceBaseUnits.toString(),
         item: 'builder.send_bundle',
         ref: `bundle:${bundle.block_number}:${bundle.bundle_hash}`,
-        at: new Date(bundle.received_at).toISOString(),
-      };
-      queueChargeBundle(m, {
-        accountKey: this.keys.account(searcher),
-        usageKey: this.keys.accountUsage(searcher),
-        searcherKey,
-        amount: priceBaseUnits,
-        usageLine: JSON.stringify(line),
-        maxUsageLines: 1000,
-      });
-    }
-    const uuidKey = bundle.replacement_uuid ? this.keys.builder('uuid', searcher, bundle.replacement_uuid) : undefined;
-    if (uuidKey) m.set(uuidKey, `${bundle.block_number}|${field}`, 'EX', POOL_TTL_SECONDS, 'GET');
-    const res = await m.exec();
-    if (!res || res.some(([err]) => err)) throw new Error('orderflow pool: Redis MULTI failed');
-    const charged: Charged = bundle.via.kind === 'x402' ? 'paid' : chargeBundleResult(res[chargeAt][1]).charged;
-    if (!uuidKey) return { charged };
-    const previous = res[res.length - 1][1] as string | null;
-    if (!previous || previous === `${bundle.block_number}|${field}`) return { charged };
+        at,
+      }),
+      maxUsageLines: 1000,
+    });
+    if (!previous || previous === uuidValue) return { charged };
     const [block, prevField] = previous.split('|');
     await this.redis.hdel(this.keys.builder('pool', block), prevField);
     return { replaced: prevField.split(':')[1] as Hash, charged };
