@@ -7,7 +7,7 @@ import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
 import type { Bidder } from './bidder.js';
 import type { BuilderConfig } from './config.js';
 import { createRpcListener, refuseConnect } from './http/server.js';
-import { BuilderStats, BundleIntake } from '@acg/bundles';
+import { BuilderStats, BundleIntake, secp256k1Backend } from '@acg/bundles';
 import { TokenBucket } from './ratelimit.js';
 import { TrackingBidder } from './tracking.js';
 import { blsPublicKey, computeBuilderDomain, randomBlsSecretKey } from './relay/signing.js';
@@ -82,6 +82,7 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
   await stats.register(signer.publicKey, config.relays);
 
   const intake = new BundleIntake({ redis, keys, client, bundlePriceBaseUnits: config.bundlePriceBaseUnits });
+  if (secp256k1Backend() === 'noble') log.warn('the native secp256k1 binding did not load: signatures are recovered in pure JS (@noble/curves), about 25 times slower');
   const bucket = new TokenBucket(redis, keys, { scope: 'builder:rpc', ...config.rateLimit });
   const rpc = createRpcServer({ intake, client, feeRecipient: config.feeRecipient, blsPublicKey: signer.publicKey, log, metrics: metrics.builder });
   const server = createServer(createRpcListener({ server: rpc, bucket, log, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy, metrics }));
