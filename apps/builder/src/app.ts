@@ -3,19 +3,20 @@ import type { AddressInfo } from 'node:net';
 import { connectRedis, RedisKeys, withScripts, type ScriptedRedis } from '@acg/redis';
 import { BuilderMetrics, createLogger, createRegistry, HttpMetrics, type Registry } from '@acg/observability';
 import type { Logger } from 'pino';
-import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
+import { createPublicClient, http, type Address, type Hex, type PublicClient } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { Bidder } from './bidder.js';
+import { BeaconPayloadAttributes } from './block/beaconAttributes.js';
+import { checkSealer, type SealerStatus } from './block/seal.js';
 import type { BuilderConfig } from './config.js';
 import { createRpcListener, refuseConnect } from './http/server.js';
 import { BuilderStats, BundleIntake, secp256k1Backend } from '@acg/bundles';
 import { TokenBucket } from './ratelimit.js';
 import { TrackingBidder } from './tracking.js';
 import { blsPublicKey, computeBuilderDomain, randomBlsSecretKey } from './relay/signing.js';
+import { ValidatorRegistrations } from './relay/registrations.js';
 import { RelaySubmitter } from './relay/submitter.js';
 import { createRpcServer } from './rpc/server.js';
-
-/** BidTrace `proposer_pubkey` used when none is configured: the public key of a fixed dev validator secret (0x11…11). */
-export const DEV_PROPOSER_PUBKEY: Hex = blsPublicKey(`0x${'11'.repeat(32)}`);
 
 /** A running builder: `url` ({builder_url}), `rpcUrl` (`url` + `/rpc`), its parts, and `close()`. */
 export interface RunningBuilder {
@@ -25,6 +26,14 @@ export interface RunningBuilder {
   config: BuilderConfig;
   /** The builder's BLS public key (48 bytes hex), as in health and every BidTrace. */
   blsPublicKey: Hex;
+  /** The builder's coinbase (fee recipient of its blocks; it pays refunds and the proposer). */
+  coinbase: Address;
+  /** What the startup check found: whether the node can seal blocks (no bid is submitted while it cannot). */
+  sealer: SealerStatus;
+  /** The relays' validator registrations as this process last fetched them. */
+  registrations: ValidatorRegistrations;
+  /** The beacon node's payload attributes (BEACON_API_URL), when configured. */
+  beacon?: BeaconPayloadAttributes;
   intake: BundleIntake;
   bidder: Bidder;
   redis: ScriptedRedis;
@@ -44,8 +53,10 @@ export interface StartBuilderOptions {
 
 /**
  * Starts the bundle-submission host ({builder_url}, SPEC 4): connects Redis, checks the Ethereum
- * node, registers the builder (BLS public key and relays) in the live health counters, listens
- * with `POST /rpc`, and starts the bidder. Resolves once it accepts requests.
+ * node and whether it can seal blocks (`checkSealer`: a node that cannot is logged as an error and
+ * reported in health, and then no bid is submitted and `builder.send_bundle` is not LIVE), registers
+ * the builder (BLS public key, relays, sealer) in the live health counters, listens with
+ * `POST /rpc`, and starts the registrations poller and the bidder. Resolves once it accepts requests.
  *
  * @throws {Error} when Redis or the node does not answer, or the port is taken.
  *
@@ -78,13 +89,30 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
     log.warn('BUILDER_BLS_SECRET_KEY is not set: using a random development BLS key for this process');
   }
   const signer = { secretKey, publicKey: blsPublicKey(secretKey), domain: computeBuilderDomain(config.genesisForkVersion) };
+  let coinbaseKey = config.coinbasePrivateKey;
+  if (!coinbaseKey) {
+    coinbaseKey = generatePrivateKey();
+    log.warn('BUILDER_COINBASE_PRIVATE_KEY is not set: using a random development coinbase key for this process');
+  }
+  const coinbase = privateKeyToAccount(coinbaseKey);
+  const sealer = await checkSealer(client);
+  if (sealer.ok) log.info({ client: sealer.client, zero_state_root: sealer.zeroStateRoot }, 'the node can seal blocks (eth_simulateV1 with validation)');
+  else
+    log.error({ client: sealer.client, reason: sealer.reason }, 'the node at ETHEREUM_RPC_URL cannot seal blocks: bundles are accepted, no block is submitted');
   const stats = new BuilderStats(redis, keys);
-  await stats.register(signer.publicKey, config.relays);
+  await stats.register(signer.publicKey, config.relays, {
+    ok: sealer.ok,
+    client: sealer.client,
+    zero_state_root: sealer.zeroStateRoot,
+    ...(sealer.reason ? { reason: sealer.reason } : {}),
+    checked_at: sealer.checked_at,
+  });
 
   const intake = new BundleIntake({ redis, keys, client, bundlePriceBaseUnits: config.bundlePriceBaseUnits });
-  if (secp256k1Backend() === 'noble') log.warn('the native secp256k1 binding did not load: signatures are recovered in pure JS (@noble/curves), about 25 times slower');
+  if (secp256k1Backend() === 'noble')
+    log.warn('the native secp256k1 binding did not load: signatures are recovered in pure JS (@noble/curves), about 25 times slower');
   const bucket = new TokenBucket(redis, keys, { scope: 'builder:rpc', ...config.rateLimit });
-  const rpc = createRpcServer({ intake, client, feeRecipient: config.feeRecipient, blsPublicKey: signer.publicKey, log, metrics: metrics.builder });
+  const rpc = createRpcServer({ intake, client, feeRecipient: coinbase.address, blsPublicKey: signer.publicKey, log, metrics: metrics.builder });
   const server = createServer(createRpcListener({ server: rpc, bucket, log, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy, metrics }));
   server.keepAliveTimeout = 65_000;
   server.on('connect', refuseConnect);
@@ -98,23 +126,34 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host}:${port}`;
 
+  const registrations = new ValidatorRegistrations({ relays: config.relays, log: log.child({ module: 'registrations' }) });
+  const beacon = config.beaconApiUrl ? new BeaconPayloadAttributes({ beaconUrl: config.beaconApiUrl, log: log.child({ module: 'beacon' }) }) : undefined;
+  if (!beacon && sealer.ok && !sealer.zeroStateRoot)
+    log.warn('BEACON_API_URL is not set: blocks carry the dev chain’s stand-in prevRandao and beacon root, which a real network’s relays refuse');
   const bidder = new TrackingBidder({
     client,
     pool: intake.pool,
     intake,
     bundleStats: intake.pool.stats,
     submitter: new RelaySubmitter({ relays: config.relays, stats, log: log.child({ module: 'relays' }), metrics: metrics.builder }),
+    registrations,
     signer,
-    feeRecipient: config.feeRecipient,
-    proposerPubkey: config.proposerPubkey ?? DEV_PROPOSER_PUBKEY,
+    coinbase,
+    sealer: { ok: sealer.ok, reason: sealer.reason, acceptZeroStateRoot: sealer.zeroStateRoot },
+    proposerShareBps: config.proposerShareBps,
     devMining: config.devMining,
     slotMs: config.slotMs,
     headPollMs: config.headPollMs,
     beaconGenesisTime: config.beaconGenesisTime,
+    beacon,
     log: log.child({ module: 'bidder' }),
     metrics: metrics.builder,
   });
-  if (opts.bidder ?? true) bidder.start();
+  beacon?.start();
+  if (opts.bidder ?? true) {
+    registrations.start(config.registrationsPollMs);
+    bidder.start();
+  }
 
   return {
     url,
@@ -122,6 +161,10 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
     server,
     config,
     blsPublicKey: signer.publicKey,
+    coinbase: coinbase.address,
+    sealer,
+    registrations,
+    beacon,
     intake,
     bidder,
     redis,
@@ -129,6 +172,8 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
     client,
     metrics: { registry, builder: metrics.builder },
     async close() {
+      registrations.stop();
+      beacon?.stop();
       await bidder.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -3,19 +3,29 @@ import type { Logger } from 'pino';
 import {
   parseTransaction,
   recoverTransactionAddress,
+  stringToHex,
   type Address,
   type Block,
   type Hash,
   type Hex,
+  type LocalAccount,
   type PublicClient,
   type TransactionSerialized,
 } from 'viem';
 import type { BundleIntake } from '@acg/bundles';
 import type { OrderflowPool, StoredBundle } from '@acg/bundles';
+import type { BeaconPayloadAttributes } from './block/beaconAttributes.js';
+import { nextExcessBlobGas, nextGasLimit } from './block/header.js';
+import { devPayloadAttributes, type PayloadAttributes } from './block/payloadAttributes.js';
+import { SealError, sealBlock, type SealedBlock } from './block/seal.js';
+import { mineEmptyOnDevChain, mineOnDevChain } from './devMining.js';
+import { CONTRACT_TRANSFER_GAS, planRefund, proposerPayment, signCoinbaseTransfer, TRANSFER_GAS, type BundleOutcome, type PlannedRefund } from './payment.js';
+import type { SlotProposer, ValidatorRegistrations } from './relay/registrations.js';
 import { signBidTrace, type BidTraceJson } from './relay/signing.js';
 import type { RelaySubmission, RelaySubmitter } from './relay/submitter.js';
-import type { ExecutionPayloadJson, SubmitBlockRequest } from './relay/types.js';
-import { simulateBlock, type SimTx } from './simulate.js';
+import type { SubmitBlockRequest } from './relay/types.js';
+import { submitBlockRequest, verifyPayloadBlockHash } from './relay/wire.js';
+import { simulateBlock, type SimTx, type SimulationTarget } from './simulate.js';
 
 /** The builder's BLS identity: secret key, public key and the DOMAIN_APPLICATION_BUILDER domain. */
 export interface BuilderSigner {
@@ -24,23 +34,41 @@ export interface BuilderSigner {
   domain: Uint8Array;
 }
 
+/** What the startup check found about sealing on the node (see `checkSealer`). */
+export interface SealerState {
+  ok: boolean;
+  reason?: string;
+  /** Accept a zero state root from `eth_simulateV1` (anvil, the dev chain). */
+  acceptZeroStateRoot: boolean;
+}
+
 /** Options of {@link Bidder}. */
 export interface BidderOptions {
   client: PublicClient;
   pool: OrderflowPool;
   intake: BundleIntake;
   submitter: RelaySubmitter;
+  registrations: ValidatorRegistrations;
   signer: BuilderSigner;
-  feeRecipient: Address;
-  /** BidTrace `proposer_pubkey` (48 bytes hex). */
-  proposerPubkey: Hex;
-  /** Seal the block on the node (anvil) so it lands on the dev chain. */
+  /** The builder's coinbase: fee recipient of its blocks, signer of refunds and of the payment to the proposer. */
+  coinbase: LocalAccount;
+  sealer: SealerState;
+  /** Bid policy: basis points of the coinbase profit paid to the proposer. */
+  proposerShareBps: number;
+  /** `extraData` of the blocks built (at most 32 bytes). */
+  extraData?: Hex;
+  /** Dev chain only: also mine each submitted block on the node (anvil methods) so that it lands. */
   devMining: boolean;
   /** Attempt every `slotMs` too (0: only on new heads and explicit `attempt()` calls). */
   slotMs: number;
   headPollMs: number;
-  /** slot = (timestamp - genesis) / 12 when set; else the block number. */
+  /** slot = (timestamp - genesis) / 12 when set; else the block number (the dev chain's slots). Unused with `beacon`. */
   beaconGenesisTime?: number;
+  /**
+   * The beacon node's payload attributes (slot, timestamp, prevRandao, withdrawals, parent beacon
+   * block root of each proposal). Without it: the dev chain's stand-ins (`devPayloadAttributes`).
+   */
+  beacon?: BeaconPayloadAttributes;
   log: Logger;
   /** Counts bundles simulated and blocks submitted (`acg_builder_*`). */
   metrics?: Pick<BuilderMetrics, 'bundlesSimulated' | 'blockSubmitted'>;
@@ -53,16 +81,33 @@ export interface SkippedBundle {
   reason: string;
 }
 
+/** A refund transaction in the block. */
+export interface BidRefund extends PlannedRefund {
+  tx_hash: Hash;
+}
+
 /** The bid of an attempt: the sealed block, its value and what each relay answered. */
 export interface Bid {
-  /** Wei paid to the proposer's fee recipient (coinbase balance delta of the sealed block). */
+  /** The BidTrace `slot`. */
+  slot: bigint;
+  /** Wei paid to the proposer by the block's last transaction (the BidTrace `value`). */
   value: bigint;
+  /** The slot's proposer as the relays list it. */
+  proposer: { pubkey: Hex; feeRecipient: Address };
   blockNumber: bigint;
+  /** keccak256(RLP(header)) of the sealed block (the BidTrace `block_hash`). */
   blockHash: Hash;
   txCount: number;
-  /** Block transactions in order (hashes). */
+  /** Block transactions in order (hashes), the refunds and the payment last. */
   txHashes: Hash[];
+  refunds: BidRefund[];
+  /** The last transaction: coinbase → proposer fee recipient, `value` wei. */
+  paymentTxHash: Hash;
+  /** The signed submission, as sent to every listed relay. */
+  request: SubmitBlockRequest;
   submissions: RelaySubmission[];
+  /** Dev chain only: the block as mined on the node (its own hash and state root), when BUILDER_DEV_MINING is on. */
+  mined?: { number: bigint; hash: Hash; txHashes: Hash[] };
 }
 
 /** One block-construction attempt for `target`. */
@@ -73,7 +118,7 @@ export interface AttemptResult {
   skipped: SkippedBundle[];
   /** Public mempool transactions in the block. */
   mempoolTxs: number;
-  /** null when the attempt produced no bid (nothing to build, or not sealable); `reason` says why. */
+  /** null when the attempt produced no bid (nothing to build, no registered proposer, not sealable); `reason` says why. */
   bid: Bid | null;
   reason?: string;
 }
@@ -82,9 +127,14 @@ interface Evaluation {
   ok: boolean;
   txs: SimTx[];
   value: bigint;
+  /** Per transaction hash: what it paid the coinbase, wei. */
+  valueByTx: Map<string, bigint>;
   gasUsed: bigint;
   reason?: string;
 }
+
+/** `extraData` of the blocks built when none is configured. */
+export const DEFAULT_EXTRA_DATA: Hex = stringToHex('acg builder');
 
 const SIM_CONCURRENCY = 8;
 
@@ -104,18 +154,27 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (t: T) => 
 
 /**
  * The bidder (DESIGN "Bundle submission"): on each new head N (and every `slotMs`), builds block
- * N+1 from the orderflow pool — simulates every candidate bundle alone with `eth_simulateV1`,
- * orders them by the value they pay the coinbase, adds them greedily while each still simulates
- * cleanly after the ones already chosen (no shared transaction, no nonce clash, no unallowed
- * revert), then appends the valid public mempool transactions. On the dev chain it seals that
- * block (anvil), then signs the BidTrace with the builder BLS key and submits the attempt to every
- * relay (always-submit). One attempt runs at a time per process.
+ * N+1 for its slot, the same way on the dev chain and in production:
+ * 1. the slot's proposer from the relays' validator registrations (no relay lists one: no bid);
+ * 2. the public mempool transactions that simulate validly, then the bundles: each simulated alone
+ *    with `eth_simulateV1`, ranked by what it pays the coinbase, added greedily while it still
+ *    simulates cleanly after what is already in (no shared transaction, no nonce clash, no
+ *    unallowed revert);
+ * 3. a refund transaction per bundle with `refundPercent`, then the payment of the bid (the
+ *    proposer's share of the coinbase profit) from the builder's coinbase to the proposer's
+ *    registered `fee_recipient`, last;
+ * 4. sealed against the node's state (`sealBlock`: `eth_simulateV1` with validation), its block hash
+ *    checked the way a relay checks it, the BidTrace signed with the builder's BLS key, and the
+ *    Electra `SubmitBlockRequest` sent to every relay listing the proposer (always-submit).
+ * On the dev chain (`devMining`) the submitted block is then also mined on anvil (`devMining.ts`).
+ * One attempt runs at a time per process.
  */
 export class Bidder {
   private chain: Promise<unknown> = Promise.resolve();
   private timers: NodeJS.Timeout[] = [];
   private lastHead = -1n;
   private stopped = false;
+  private chainId?: number;
 
   constructor(private readonly opts: BidderOptions) {}
 
@@ -164,21 +223,100 @@ export class Bidder {
     return run;
   }
 
+  /** The slot and timestamp of the block after `parent`: slot = block number on the dev chain, else the beacon slot. */
+  private slotOf(parent: Block): { slot: bigint; timestamp: bigint } {
+    const genesis = this.opts.beaconGenesisTime;
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    if (genesis === undefined) {
+      const timestamp = parent.timestamp + 1n > now ? parent.timestamp + 1n : now;
+      return { slot: parent.number! + 1n, timestamp };
+    }
+    const g = BigInt(genesis);
+    const parentSlot = (parent.timestamp - g) / 12n;
+    const nowSlot = now > g ? (now - g) / 12n : 0n;
+    const slot = nowSlot > parentSlot ? nowSlot : parentSlot + 1n;
+    return { slot, timestamp: g + slot * 12n };
+  }
+
+  /** The node's base fee of the next block (`eth_feeHistory`: its last entry is the block after the newest). */
+  private async nextBaseFee(parent: Block): Promise<bigint> {
+    const history = await this.opts.client.getFeeHistory({ blockCount: 1, blockNumber: parent.number!, rewardPercentiles: [] });
+    const next = history.baseFeePerGas.at(-1);
+    if (next === undefined) throw new SealError('the node returned no base fee in eth_feeHistory');
+    return next;
+  }
+
+  /** Gas limit of a transfer from the coinbase to `to`: 21000, or more when `to` has code. */
+  private async transferGas(to: Address, parent: bigint): Promise<bigint> {
+    const code = await this.opts.client.getCode({ address: to, blockNumber: parent }).catch(() => undefined);
+    return code && code !== '0x' ? CONTRACT_TRANSFER_GAS : TRANSFER_GAS;
+  }
+
   private async run(wanted: bigint | undefined, flags: { onlyIfOrderflow?: boolean; mineEmpty?: boolean }): Promise<AttemptResult> {
     const { client, pool, log } = this.opts;
     const parent = await client.getBlock({ blockTag: 'latest' });
     const target = wanted ?? parent.number + 1n;
-    const empty = (reason: string, skipped: SkippedBundle[] = []): AttemptResult => ({ target, included: [], skipped, mempoolTxs: 0, bid: null, reason });
+    const empty = (reason: string, skipped: SkippedBundle[] = [], included: Hash[] = [], mempoolTxs = 0): AttemptResult => ({
+      target,
+      included,
+      skipped,
+      mempoolTxs,
+      bid: null,
+      reason,
+    });
+    const passSlot = async () => {
+      if (flags.mineEmpty && this.opts.devMining) await mineEmptyOnDevChain(client).catch(() => undefined);
+    };
     if (this.stopped && wanted === undefined) return empty('stopped');
     if (target !== parent.number + 1n) return empty(`head is ${parent.number}: block ${target} is not the next block`);
     await pool.dropBlock(parent.number).catch(() => undefined);
 
     await this.captureMempool(target);
     const [bundles, mempool] = await Promise.all([pool.bundlesFor(target), pool.mempoolFor(target)]);
-    if (flags.onlyIfOrderflow && bundles.length === 0 && mempool.length === 0) return empty('no orderflow');
+    if (bundles.length === 0 && mempool.length === 0) {
+      if (!flags.onlyIfOrderflow) await passSlot();
+      return empty('no orderflow');
+    }
+    if (!this.opts.sealer.ok) {
+      log.info({ target: String(target) }, 'orderflow but no sealer: the node cannot seal blocks');
+      return empty(`the node cannot seal blocks: ${this.opts.sealer.reason ?? 'unknown'}`);
+    }
+    let slot: bigint;
+    let attributes: PayloadAttributes;
+    if (this.opts.beacon) {
+      const announced = this.opts.beacon.forParent(parent.hash);
+      if (!announced) {
+        await passSlot();
+        return empty(`the beacon node announced no proposal on the head ${parent.hash}`);
+      }
+      slot = announced.slot;
+      attributes = announced;
+    } else {
+      const next = this.slotOf(parent);
+      slot = next.slot;
+      attributes = devPayloadAttributes(parent.hash, next.timestamp);
+    }
+    const timestamp = attributes.timestamp;
+    const proposer = await this.opts.registrations.proposerFor(slot);
+    if (!proposer) {
+      await passSlot();
+      return empty(`no relay lists a registered proposer for slot ${slot}`);
+    }
 
-    const timestamp = BigInt(Math.max(Number(parent.timestamp) + 1, Math.floor(Date.now() / 1000)));
-    const simTarget = { parent: parent.number, feeRecipient: this.opts.feeRecipient, timestamp };
+    this.chainId ??= await client.getChainId();
+    const baseFeePerGas = await this.nextBaseFee(parent);
+    const gasLimit = nextGasLimit(parent.gasLimit, proposer.gasLimit);
+    const coinbase = this.opts.coinbase.address;
+    const simTarget: SimulationTarget = {
+      parent: parent.number,
+      feeRecipient: coinbase,
+      timestamp,
+      gasLimit,
+      baseFeePerGas,
+      prevRandao: attributes.prevRandao,
+      parentBeaconBlockRoot: attributes.parentBeaconBlockRoot,
+      withdrawals: attributes.withdrawals,
+    };
     const nonces = new Map<string, number>();
     const skipped: SkippedBundle[] = [];
     const skip = (b: StoredBundle, reason: string) => skipped.push({ bundle_hash: b.bundle_hash, searcher: b.searcher, reason });
@@ -194,71 +332,43 @@ export class Bidder {
       }
       return true;
     });
+    const failed = (txs: SimTx[], reason: string): Evaluation => ({ ok: false, txs, value: 0n, valueByTx: new Map(), gasUsed: 0n, reason });
     const evaluate = async (prefix: SimTx[], b: StoredBundle): Promise<Evaluation> => {
       const reverting = new Set(b.reverting_tx_hashes);
       const dropping = new Set(b.dropping_tx_hashes);
       let txs: SimTx[] = b.txs.map((t) => ({ raw: t.raw, hash: t.hash, from: t.from, nonce: t.nonce }));
       for (let round = 0; round <= b.txs.length; round++) {
         const sim = await simulateBlock(client, simTarget, [...prefix, ...txs], nonces);
-        if (!sim.ok) return { ok: false, txs, value: 0n, gasUsed: 0n, reason: `simulation refused: ${sim.error}` };
+        if (!sim.ok) return failed(txs, `simulation refused: ${sim.error}`);
         const mine = sim.txs.slice(prefix.length);
         const drop = new Set<Hash>();
         for (const r of mine) {
           if (r.status === 'success' || (r.status === 'reverted' && reverting.has(r.hash))) continue;
           if (dropping.has(r.hash) || reverting.has(r.hash)) drop.add(r.hash);
-          else return { ok: false, txs, value: 0n, gasUsed: 0n, reason: `transaction ${r.hash} ${r.status}${r.reason ? ` (${r.reason})` : ''}` };
+          else return failed(txs, `transaction ${r.hash} ${r.status}${r.reason ? ` (${r.reason})` : ''}`);
         }
         if (drop.size === 0) {
-          const value = mine.reduce((a, r) => a + r.gasFees + r.coinbaseTransfer, 0n);
-          return { ok: true, txs, value, gasUsed: mine.reduce((a, r) => a + r.gasUsed, 0n) };
+          const valueByTx = new Map(mine.map((r) => [r.hash as string, r.gasFees + r.coinbaseTransfer]));
+          const value = [...valueByTx.values()].reduce((a, v) => a + v, 0n);
+          return { ok: true, txs, value, valueByTx, gasUsed: mine.reduce((a, r) => a + r.gasUsed, 0n) };
         }
         txs = txs.filter((t) => !drop.has(t.hash));
-        if (txs.length === 0) return { ok: false, txs, value: 0n, gasUsed: 0n, reason: 'every transaction was dropped' };
+        if (txs.length === 0) return failed(txs, 'every transaction was dropped');
       }
-      return { ok: false, txs, value: 0n, gasUsed: 0n, reason: 'did not settle' };
+      return failed(txs, 'did not settle');
     };
 
-    // 1. each bundle alone, 2. greedy by value with re-simulation on top of the chosen ones
-    const alone = await mapLimit(inWindow, SIM_CONCURRENCY, (b) => evaluate([], b));
-    const valid = alone.filter((e) => e.ok).length;
-    this.opts.metrics?.bundlesSimulated(valid, alone.length - valid);
-    const ranked = inWindow
-      .map((b, i) => ({ b, e: alone[i] }))
-      .filter(({ b, e }) => {
-        if (!e.ok) skip(b, e.reason!);
-        return e.ok;
-      })
-      .sort((x, y) => (y.e.value > x.e.value ? 1 : y.e.value < x.e.value ? -1 : x.b.received_at - y.b.received_at));
+    // 1. public mempool transactions first (those a bundle carries land with their bundle)
     const blockTxs: SimTx[] = [];
     const used = new Set<string>();
-    const included: Hash[] = [];
+    const inBundles = new Set(inWindow.flatMap((b) => b.txs.map((t) => t.hash as string)));
     let gasUsed = 0n;
-    for (const { b } of ranked) {
-      const clash = b.txs.find((t) => used.has(t.hash));
-      if (clash) {
-        skip(b, `transaction ${clash.hash} is already in the block (another bundle)`);
-        continue;
-      }
-      const e = await evaluate(blockTxs, b);
-      if (!e.ok) {
-        skip(b, `conflicts with the bundles chosen before it: ${e.reason}`);
-        continue;
-      }
-      if (gasUsed + e.gasUsed > parent.gasLimit) {
-        skip(b, 'does not fit in the block gas limit');
-        continue;
-      }
-      blockTxs.push(...e.txs);
-      for (const t of e.txs) used.add(t.hash);
-      gasUsed += e.gasUsed;
-      included.push(b.bundle_hash);
-    }
-    // 3. public mempool transactions after the bundles
+    let profit = 0n;
     let mempoolTxs = 0;
     const candidates = (
       await Promise.all(
         mempool
-          .filter((m) => !used.has(m.hash))
+          .filter((m) => !inBundles.has(m.hash))
           .map(async (m) => {
             try {
               const from = await recoverTransactionAddress({ serializedTransaction: m.raw as TransactionSerialized });
@@ -270,55 +380,162 @@ export class Bidder {
       )
     ).filter((x): x is SimTx => x !== undefined);
     if (candidates.length > 0) {
-      const sim = await simulateBlock(client, simTarget, [...blockTxs, ...candidates], nonces);
+      const sim = await simulateBlock(client, simTarget, candidates, nonces);
       if (sim.ok) {
-        for (const r of sim.txs.slice(blockTxs.length)) {
-          if (r.status === 'invalid' || gasUsed + r.gasUsed > parent.gasLimit) continue;
+        // invalid ones (nonce, fee cap) were left out of the simulated calls: the rest ran in this order
+        for (const r of sim.txs) {
+          if (r.status === 'invalid') continue;
+          if (gasUsed + r.gasUsed > gasLimit) break;
           blockTxs.push(candidates.find((c) => c.hash === r.hash)!);
+          used.add(r.hash);
           gasUsed += r.gasUsed;
+          profit += r.gasFees + r.coinbaseTransfer;
           mempoolTxs++;
         }
       }
     }
 
+    // 2. bundles: each alone, then greedy by value with re-simulation on top of what is in
+    const alone = await mapLimit(inWindow, SIM_CONCURRENCY, (b) => evaluate([], b));
+    const valid = alone.filter((e) => e.ok).length;
+    this.opts.metrics?.bundlesSimulated(valid, alone.length - valid);
+    const ranked = inWindow
+      .map((b, i) => ({ b, e: alone[i] }))
+      .filter(({ b, e }) => {
+        if (!e.ok) skip(b, e.reason!);
+        return e.ok;
+      })
+      .sort((x, y) => (y.e.value > x.e.value ? 1 : y.e.value < x.e.value ? -1 : x.b.received_at - y.b.received_at));
+    const included: Hash[] = [];
+    const outcomes: BundleOutcome[] = [];
+    for (const { b } of ranked) {
+      const clash = b.txs.find((t) => used.has(t.hash));
+      if (clash) {
+        skip(b, `transaction ${clash.hash} is already in the block (another bundle)`);
+        continue;
+      }
+      const e = await evaluate(blockTxs, b);
+      if (!e.ok) {
+        skip(b, `conflicts with the bundles chosen before it: ${e.reason}`);
+        continue;
+      }
+      if (gasUsed + e.gasUsed > gasLimit) {
+        skip(b, 'does not fit in the block gas limit');
+        continue;
+      }
+      blockTxs.push(...e.txs);
+      for (const t of e.txs) used.add(t.hash);
+      gasUsed += e.gasUsed;
+      profit += e.value;
+      included.push(b.bundle_hash);
+      outcomes.push({
+        bundle_hash: b.bundle_hash,
+        txHashes: e.txs.map((t) => t.hash),
+        valueByTx: e.valueByTx,
+        refundPercent: b.refund_percent,
+        refundRecipient: b.refund_recipient,
+        refundTxHashes: b.refund_tx_hashes,
+        firstSender: b.txs[0].from,
+      });
+    }
     if (blockTxs.length === 0) {
-      if (flags.mineEmpty && this.opts.devMining) await this.devRpc('evm_mine', []).catch(() => undefined);
-      return {
-        target,
-        included,
-        skipped,
-        mempoolTxs,
-        bid: null,
-        reason: bundles.length + mempool.length === 0 ? 'no orderflow' : 'no valid bundle or transaction',
-      };
+      await passSlot();
+      return empty('no valid bundle or transaction', skipped, included, mempoolTxs);
     }
-    if (!this.opts.devMining) {
-      log.info(
-        { target: String(target), bundles: included.length, txs: blockTxs.length },
-        'attempt has a block but no sealer (BUILDER_DEV_MINING off): not submitted',
-      );
-      return { target, included, skipped, mempoolTxs, bid: null, reason: 'no sealer: block payloads are sealed on the dev chain only' };
+
+    // 3. refunds, then the proposer payment, from the builder's coinbase
+    const refunds: PlannedRefund[] = [];
+    for (const o of outcomes) {
+      if (!o.refundPercent) continue;
+      const gas = await this.transferGas(o.refundRecipient ?? o.firstSender, parent.number);
+      const r = planRefund(o, baseFeePerGas, gas);
+      if (r) refunds.push(r);
     }
-    const sealed = await this.sealOnDevChain(parent, blockTxs);
-    if (!sealed) return { target, included: [], skipped, mempoolTxs: 0, bid: null, reason: 'the head moved while sealing; retried at the next head' };
-    await pool.dropBlock(target).catch(() => undefined);
-    const request = this.submission(sealed.block, sealed.raws, sealed.value);
-    const submissions = await this.opts.submitter.submitAll(request);
+    const paymentGas = await this.transferGas(proposer.feeRecipient, parent.number);
+    const costs = refunds.reduce((a, r) => a + r.value + r.gas * baseFeePerGas, 0n) + paymentGas * baseFeePerGas;
+    const value = proposerPayment(profit, costs, this.opts.proposerShareBps);
+    if (value <= 0n) {
+      await passSlot();
+      return empty(`the block pays the coinbase ${profit} wei: not enough for refunds and the proposer payment (${costs} wei)`, skipped, included, mempoolTxs);
+    }
+    let nonce = await client.getTransactionCount({ address: coinbase, blockNumber: parent.number });
+    const signed = { chainId: this.chainId, baseFeePerGas };
+    const refundTxs: SimTx[] = [];
+    for (const r of refunds)
+      refundTxs.push(await signCoinbaseTransfer(this.opts.coinbase, { ...signed, nonce: nonce++, to: r.recipient, value: r.value, gas: r.gas }));
+    const payment = await signCoinbaseTransfer(this.opts.coinbase, { ...signed, nonce: nonce++, to: proposer.feeRecipient, value, gas: paymentGas });
+
+    // 4. seal, check, sign, submit
+    let sealed: SealedBlock;
+    try {
+      sealed = await sealBlock(client, {
+        parent: { number: parent.number, hash: parent.hash },
+        coinbase,
+        gasLimit,
+        baseFeePerGas,
+        excessBlobGas: nextExcessBlobGas(parent),
+        attributes,
+        extraData: this.opts.extraData ?? DEFAULT_EXTRA_DATA,
+        txs: [...blockTxs, ...refundTxs, payment],
+        acceptZeroStateRoot: this.opts.sealer.acceptZeroStateRoot,
+      });
+    } catch (e) {
+      if (!(e instanceof SealError)) throw e;
+      log.warn({ target: String(target), reason: e.shortMessage }, 'block not sealed');
+      await passSlot();
+      return empty(`not sealed: ${e.shortMessage}`, skipped, included, mempoolTxs);
+    }
+    const builderTxs = sealed.outcomes.slice(blockTxs.length);
+    const failedOwn = builderTxs.find((t) => t.status !== 'success');
+    if (failedOwn) {
+      await passSlot();
+      return empty(`the builder's transaction ${failedOwn.hash} ${failedOwn.status} in the sealed block`, skipped, included, mempoolTxs);
+    }
+    const request = this.submission(sealed, slot, proposer, value);
+    const checked = await verifyPayloadBlockHash(request, attributes.parentBeaconBlockRoot, this.chainId);
+    if (!checked.ok) {
+      log.error({ target: String(target), reason: checked.reason }, 'the sealed block hash does not recompute from its payload: not submitted');
+      await passSlot();
+      return empty(`block hash check failed: ${checked.reason}`, skipped, included, mempoolTxs);
+    }
+    const submissions = await this.opts.submitter.submitAll(request, proposer.relays);
     this.opts.metrics?.blockSubmitted(included.length);
     const bid: Bid = {
-      value: sealed.value,
-      blockNumber: sealed.block.number!,
-      blockHash: sealed.block.hash!,
-      txCount: sealed.raws.length,
-      txHashes: (sealed.block.transactions as { hash: Hash }[]).map((t) => t.hash),
+      slot,
+      value,
+      proposer: { pubkey: proposer.pubkey, feeRecipient: proposer.feeRecipient },
+      blockNumber: sealed.header.number,
+      blockHash: sealed.hash,
+      txCount: sealed.transactions.length,
+      txHashes: [...blockTxs, ...refundTxs, payment].map((t) => t.hash),
+      refunds: refunds.map((r, i) => ({ ...r, tx_hash: refundTxs[i].hash })),
+      paymentTxHash: payment.hash,
+      request,
       submissions,
     };
+    if (this.opts.devMining) {
+      const mined = await mineOnDevChain(client, {
+        parent: parent.number,
+        coinbase,
+        timestamp,
+        transactions: [...blockTxs, ...refundTxs, payment],
+      }).catch((e) => {
+        log.warn({ err: String((e as Error).message).slice(0, 200) }, 'dev mining failed');
+        return undefined;
+      });
+      if (mined) {
+        bid.mined = mined;
+        await pool.dropBlock(target).catch(() => undefined);
+      }
+    }
     log.info(
       {
         target: String(target),
+        slot: String(slot),
         bundles: included.length,
         txs: bid.txCount,
         value_wei: String(bid.value),
+        relays: proposer.relays.length,
         accepted: submissions.filter((s) => s.accepted).length,
       },
       'block built and submitted to relays',
@@ -326,120 +543,41 @@ export class Bidder {
     return { target, included, skipped, mempoolTxs, bid };
   }
 
-  private async devRpc<T = unknown>(method: string, params: unknown[]): Promise<T> {
+  private async rpc<T = unknown>(method: string, params: unknown[]): Promise<T> {
     return (await this.opts.client.request({ method: method as never, params: params as never })) as T;
   }
 
-  /** Copies the node's pending public transactions into the pool of `target` (where the node exposes `txpool_content`). */
+  /** Copies the node's pending public transactions (`txpool_content`, where the node exposes it) into the pool of `target`. */
   private async captureMempool(target: bigint): Promise<void> {
     let content: { pending?: Record<string, Record<string, { hash: Hash }>> };
     try {
-      content = await this.devRpc('txpool_content', []);
+      content = await this.rpc('txpool_content', []);
     } catch {
       return;
     }
     const hashes = Object.values(content.pending ?? {}).flatMap((byNonce) => Object.values(byNonce).map((t) => t.hash));
     if (hashes.length === 0) return;
-    const raws = await Promise.all(hashes.map((h) => this.devRpc<Hex | null>('eth_getRawTransactionByHash', [h]).catch(() => null)));
+    const raws = await Promise.all(hashes.map((h) => this.rpc<Hex | null>('eth_getRawTransactionByHash', [h]).catch(() => null)));
     await this.opts.pool.addMempoolTxs(
       target,
       hashes.flatMap((hash, i) => (raws[i] ? [{ hash, raw: raws[i]! }] : [])),
     );
   }
 
-  /**
-   * Seals `txs` as the next block on anvil, in this order: automine off, pending public
-   * transactions taken out (`anvil_dropTransaction`, re-sent after ours), coinbase set to the fee
-   * recipient, our transactions sent in order, `evm_mine`, automine restored. Needs anvil's
-   * `--order fifo` for the order to hold. Returns undefined when the head moved meanwhile.
-   */
-  private async sealOnDevChain(parent: Block, txs: SimTx[]): Promise<{ block: Block; raws: Hex[]; value: bigint } | undefined> {
-    await this.devRpc('evm_setAutomine', [false]);
-    let block: Block | undefined;
-    try {
-      const head = await this.opts.client.getBlockNumber({ cacheTime: 0 });
-      if (head !== parent.number) return undefined;
-      type TxPool = { pending?: Record<string, Record<string, { hash: Hash }>> };
-      const content = await this.devRpc<TxPool>('txpool_content', []).catch((): TxPool => ({ pending: {} }));
-      const pendingHashes = Object.values(content.pending ?? {}).flatMap((byNonce) => Object.values(byNonce).map((t) => t.hash));
-      const ours = new Set(txs.map((t) => t.hash));
-      const held: Hex[] = [];
-      for (const h of pendingHashes) {
-        if (ours.has(h)) continue;
-        const raw = await this.devRpc<Hex | null>('eth_getRawTransactionByHash', [h]).catch(() => null);
-        await this.devRpc('anvil_dropTransaction', [h]).catch(() => undefined);
-        if (raw) held.push(raw);
-      }
-      await this.devRpc('anvil_setCoinbase', [this.opts.feeRecipient]);
-      for (const t of txs) {
-        if (pendingHashes.includes(t.hash)) await this.devRpc('anvil_dropTransaction', [t.hash]).catch(() => undefined);
-        await this.devRpc('eth_sendRawTransaction', [t.raw]);
-      }
-      for (const raw of held) await this.devRpc('eth_sendRawTransaction', [raw]).catch(() => undefined);
-      await this.devRpc('evm_mine', []);
-      block = await this.opts.client.getBlock({ blockNumber: parent.number + 1n, includeTransactions: true });
-    } finally {
-      await this.devRpc('evm_setAutomine', [true]).catch(() => undefined);
-    }
-    // A transaction that arrived between evm_mine and automine on would wait for the next one.
-    const left = await this.devRpc<{ pending?: string }>('txpool_status', []).catch(() => ({ pending: '0x0' }));
-    if (left.pending && BigInt(left.pending) > 0n) await this.devRpc('evm_mine', []).catch(() => undefined);
-    const [before, after] = await Promise.all([
-      this.opts.client.getBalance({ address: this.opts.feeRecipient, blockNumber: parent.number }),
-      this.opts.client.getBalance({ address: this.opts.feeRecipient, blockNumber: block.number! }),
-    ]);
-    const raws = await Promise.all(
-      (block.transactions as { hash: Hash }[]).map(
-        async (t) => txs.find((x) => x.hash === t.hash)?.raw ?? (await this.devRpc<Hex>('eth_getRawTransactionByHash', [t.hash])),
-      ),
-    );
-    return { block, raws, value: after - before };
-  }
-
-  /** The signed `SubmitBlockRequest` (Deneb) for a sealed block. */
-  private submission(block: Block, raws: Hex[], value: bigint): SubmitBlockRequest {
-    const genesis = this.opts.beaconGenesisTime;
-    const slot = genesis !== undefined ? (block.timestamp - BigInt(genesis)) / 12n : block.number!;
+  /** The signed Electra `SubmitBlockRequest` of a sealed block for `slot`'s proposer. */
+  private submission(sealed: SealedBlock, slot: bigint, proposer: SlotProposer, value: bigint): SubmitBlockRequest {
+    const h = sealed.header;
     const message: BidTraceJson = {
       slot: slot.toString(),
-      parent_hash: block.parentHash,
-      block_hash: block.hash!,
+      parent_hash: h.parentHash,
+      block_hash: sealed.hash,
       builder_pubkey: this.opts.signer.publicKey,
-      proposer_pubkey: this.opts.proposerPubkey,
-      proposer_fee_recipient: block.miner,
-      gas_limit: block.gasLimit.toString(),
-      gas_used: block.gasUsed.toString(),
+      proposer_pubkey: proposer.pubkey,
+      proposer_fee_recipient: proposer.feeRecipient.toLowerCase() as Hex,
+      gas_limit: h.gasLimit.toString(),
+      gas_used: h.gasUsed.toString(),
       value: value.toString(),
     };
-    const execution_payload: ExecutionPayloadJson = {
-      parent_hash: block.parentHash,
-      fee_recipient: block.miner,
-      state_root: block.stateRoot,
-      receipts_root: block.receiptsRoot,
-      logs_bloom: block.logsBloom!,
-      prev_randao: block.mixHash,
-      block_number: block.number!.toString(),
-      gas_limit: block.gasLimit.toString(),
-      gas_used: block.gasUsed.toString(),
-      timestamp: block.timestamp.toString(),
-      extra_data: block.extraData,
-      base_fee_per_gas: (block.baseFeePerGas ?? 0n).toString(),
-      block_hash: block.hash!,
-      transactions: raws,
-      withdrawals: (block.withdrawals ?? []).map((w) => ({
-        index: BigInt(w.index).toString(),
-        validator_index: BigInt(w.validatorIndex).toString(),
-        address: w.address,
-        amount: BigInt(w.amount).toString(),
-      })),
-      blob_gas_used: (block.blobGasUsed ?? 0n).toString(),
-      excess_blob_gas: (block.excessBlobGas ?? 0n).toString(),
-    };
-    return {
-      message,
-      execution_payload,
-      blobs_bundle: { commitments: [], proofs: [], blobs: [] },
-      signature: signBidTrace(message, this.opts.signer.secretKey, this.opts.signer.domain),
-    };
+    return submitBlockRequest(sealed, message, signBidTrace(message, this.opts.signer.secretKey, this.opts.signer.domain));
   }
 }

@@ -1,5 +1,5 @@
 import { BUILDER_ENV, EnvError, envProblem, readEnv, redisKeyPrefix } from '@acg/env';
-import { getAddress, type Hex } from 'viem';
+import type { Hex } from 'viem';
 
 /** One MEV-Boost relay the builder submits block-construction attempts to. */
 export interface RelayTarget {
@@ -47,20 +47,39 @@ export interface BuilderConfig {
    * generated at startup (development only; each process then has its own public key).
    */
   blsSecretKey?: Hex;
-  /** Coinbase of the blocks built, which is also the BidTrace `proposer_fee_recipient` (BUILDER_FEE_RECIPIENT). */
-  feeRecipient: `0x${string}`;
-  /** BidTrace `proposer_pubkey`, 48 bytes hex (PROPOSER_PUBKEY; dev default: a fixed dev validator key). */
-  proposerPubkey?: Hex;
+  /**
+   * secp256k1 private key of the builder's coinbase, 32 bytes hex (BUILDER_COINBASE_PRIVATE_KEY):
+   * the fee recipient of the blocks built, which signs the refund transactions and the final payment
+   * to the proposer. Unset: a random key is generated at startup (development; the payment is paid
+   * out of the block's own fees, so the coinbase needs no balance).
+   */
+  coinbasePrivateKey?: Hex;
+  /**
+   * Bid policy (BUILDER_PROPOSER_SHARE_BPS, default 9000 = 90 %): the share, in basis points, of the
+   * block's coinbase profit (priority fees and direct transfers, less refunds and the gas of the
+   * builder's own transactions) paid to the proposer; the BidTrace `value`.
+   */
+  proposerShareBps: number;
+  /** How often each relay's validator registrations are fetched, ms (BUILDER_REGISTRATIONS_POLL_MS, default 6000; 0: only when a slot needs them). */
+  registrationsPollMs: number;
   /** Consensus genesis fork version for DOMAIN_APPLICATION_BUILDER (GENESIS_FORK_VERSION, mainnet `0x00000000`). */
   genesisForkVersion: Hex;
+  /**
+   * Beacon node API (BEACON_API_URL): its `payload_attributes` events give each proposal's slot,
+   * timestamp, `prevRandao`, withdrawals and parent beacon block root, which the block commits to.
+   * Unset (the dev chain, which has no beacon chain): dev stand-ins derived from the parent hash,
+   * which a real network's relays refuse.
+   */
+  beaconApiUrl?: string;
   /**
    * Beacon genesis time, UNIX seconds (BEACON_GENESIS_TIME; mainnet 1606824023). BidTrace `slot` =
    * (timestamp - genesis) / 12 when set; unset (dev chain, no beacon chain) the slot is the block number.
    */
   beaconGenesisTime?: number;
   /**
-   * Seal the chosen block on the node (BUILDER_DEV_MINING=1): anvil only (`evm_setAutomine`,
-   * `anvil_setCoinbase`, `evm_mine`). The embedded defaults turn it on so inclusion is observable.
+   * Dev chain only (BUILDER_DEV_MINING=1): after a block is submitted, also mine it on the node
+   * (anvil: `evm_setAutomine`, `anvil_setCoinbase`, `evm_mine`) so that inclusion is observable.
+   * Sealing and submission never depend on it. The embedded defaults turn it on.
    */
   devMining: boolean;
   /**
@@ -96,9 +115,6 @@ export class BuilderConfigError extends EnvError {
 
 /** Values used where the environment is silent (the embedded dev stack fills these in). */
 export type BuilderConfigDefaults = Partial<BuilderConfig>;
-
-/** Dev fee recipient / coinbase: a fixed address outside the dev mnemonic's accounts. */
-export const DEV_FEE_RECIPIENT = getAddress('0x00000000000000000000000000000000000b0175');
 
 /**
  * Parses `RELAY_URLS`: comma-separated entries, each `name=url` or a bare `url` (its name is then
@@ -157,10 +173,12 @@ export function builderConfigFromEnv(env: NodeJS.ProcessEnv, defaults: BuilderCo
     ethereumRpcUrl,
     relays,
     blsSecretKey: v.BUILDER_BLS_SECRET_KEY ?? defaults.blsSecretKey,
-    feeRecipient: getAddress(v.BUILDER_FEE_RECIPIENT ?? defaults.feeRecipient ?? DEV_FEE_RECIPIENT),
-    proposerPubkey: v.PROPOSER_PUBKEY ?? defaults.proposerPubkey,
+    coinbasePrivateKey: v.BUILDER_COINBASE_PRIVATE_KEY ?? defaults.coinbasePrivateKey,
+    proposerShareBps: v.BUILDER_PROPOSER_SHARE_BPS ?? defaults.proposerShareBps ?? 9_000,
+    registrationsPollMs: v.BUILDER_REGISTRATIONS_POLL_MS ?? defaults.registrationsPollMs ?? 6_000,
     genesisForkVersion: v.GENESIS_FORK_VERSION ?? defaults.genesisForkVersion ?? '0x00000000',
     beaconGenesisTime: v.BEACON_GENESIS_TIME ?? defaults.beaconGenesisTime,
+    beaconApiUrl: v.BEACON_API_URL ?? defaults.beaconApiUrl,
     devMining: bool(env.BUILDER_DEV_MINING) ?? defaults.devMining ?? false,
     slotMs: v.BUILDER_SLOT_MS ?? defaults.slotMs ?? 12_000,
     headPollMs: v.BUILDER_HEAD_POLL_MS ?? defaults.headPollMs ?? 500,

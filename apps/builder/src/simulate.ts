@@ -1,4 +1,6 @@
 import { hexToBigInt, parseTransaction, toHex, type Address, type Hash, type Hex, type PublicClient, type TransactionSerialized } from 'viem';
+import type { RpcHeader } from './block/header.js';
+import type { ReceiptLog, WithdrawalData } from './block/tries.js';
 
 /** A signed transaction to simulate: raw bytes with its hash and recovered sender. */
 export interface SimTx {
@@ -23,6 +25,8 @@ export interface SimulatedTx {
   /** ETH sent to the coinbase by the transaction itself (direct transfers, incl. internal calls), wei. */
   coinbaseTransfer: bigint;
   returnData: Hex;
+  /** The transaction's logs as the node returned them, without `traceTransfers`' synthetic ETH transfer logs. */
+  logs: ReceiptLog[];
   /** Why an `invalid` or `reverted` transaction failed (short, never upstream text verbatim). */
   reason?: string;
 }
@@ -37,6 +41,8 @@ export interface BlockSimulation {
   gasUsed: bigint;
   /** Σ gasFees + Σ coinbaseTransfer, wei: what the block pays its fee recipient. */
   coinbaseValue: bigint;
+  /** The simulated block's header as the node returned it (absent when `ok` is false). */
+  header?: RpcHeader;
 }
 
 /** Where a simulation runs: on top of block `parent` (number), as block `parent + 1` with these overrides. */
@@ -47,6 +53,25 @@ export interface SimulationTarget {
   timestamp?: bigint;
   /** Block number of the simulated block (default `parent + 1`; eth_callBundle may simulate block N on older state). */
   number?: bigint;
+  /** Block gas limit (default: the node's choice, usually the parent's). */
+  gasLimit?: bigint;
+  /** Base fee per gas, wei (default: the node's choice). */
+  baseFeePerGas?: bigint;
+  /** `prevRandao` of the block (from the payload attributes). */
+  prevRandao?: Hash;
+  /** EIP-4788 parent beacon block root (geth's `beaconRoot` override). */
+  parentBeaconBlockRoot?: Hash;
+  /** Withdrawals credited at the end of the block (EIP-4895; amounts in Gwei). */
+  withdrawals?: readonly WithdrawalData[];
+}
+
+/** Options of {@link simulateBlock}. */
+export interface SimulateOptions {
+  /**
+   * Ask the node for `traceTransfers` (default true): ETH sent to the coinbase is then seen. Off
+   * when sealing, so that the logs are exactly the receipts' logs.
+   */
+  traceTransfers?: boolean;
 }
 
 /** ERC-7528 pseudo-address of native ETH in `traceTransfers` logs, and the ERC-20 Transfer topic. */
@@ -111,7 +136,9 @@ export async function simulateBlock(
   target: SimulationTarget,
   txs: readonly SimTx[],
   nonces = new Map<string, number>(),
+  options: SimulateOptions = {},
 ): Promise<BlockSimulation> {
+  const traceTransfers = options.traceTransfers ?? true;
   const parentTag = toHex(target.parent);
   const senders = [...new Set(txs.map((t) => t.from.toLowerCase()))].filter((s) => !nonces.has(s));
   await Promise.all(senders.map(async (s) => nonces.set(s, await client.getTransactionCount({ address: s as Address, blockNumber: target.parent }))));
@@ -130,18 +157,25 @@ export async function simulateBlock(
   }
   const overrides: Record<string, unknown> = { number: toHex(target.number ?? target.parent + 1n), feeRecipient: target.feeRecipient };
   if (target.timestamp !== undefined) overrides.time = toHex(target.timestamp);
+  if (target.gasLimit !== undefined) overrides.gasLimit = toHex(target.gasLimit);
+  if (target.baseFeePerGas !== undefined) overrides.baseFeePerGas = toHex(target.baseFeePerGas);
+  if (target.prevRandao !== undefined) overrides.prevRandao = target.prevRandao;
+  if (target.parentBeaconBlockRoot !== undefined) overrides.beaconRoot = target.parentBeaconBlockRoot;
+  if (target.withdrawals !== undefined)
+    overrides.withdrawals = target.withdrawals.map((w) => ({
+      index: toHex(w.index),
+      validatorIndex: toHex(w.validatorIndex),
+      address: w.address,
+      amount: toHex(w.amount),
+    }));
 
-  let block: {
-    baseFeePerGas?: Hex;
-    calls: { status: Hex; gasUsed: Hex; returnData: Hex; logs?: { address: string; topics: Hex[]; data: Hex }[]; error?: { message?: string } }[];
+  let block: RpcHeader & {
+    calls: { status: Hex; gasUsed: Hex; returnData: Hex; logs?: { address: Address; topics: Hex[]; data: Hex }[]; error?: { message?: string } }[];
   };
   try {
     const res = (await client.request({
       method: 'eth_simulateV1' as never,
-      params: [
-        { blockStateCalls: [{ blockOverrides: overrides, calls: included.map((i) => i.call) }], validation: true, traceTransfers: true },
-        parentTag,
-      ] as never,
+      params: [{ blockStateCalls: [{ blockOverrides: overrides, calls: included.map((i) => i.call) }], validation: true, traceTransfers }, parentTag] as never,
     })) as unknown as (typeof block)[];
     block = res[0];
   } catch (e) {
@@ -168,6 +202,7 @@ export async function simulateBlock(
         gasFees: 0n,
         coinbaseTransfer: 0n,
         returnData: '0x',
+        logs: [],
         reason,
       });
       continue;
@@ -186,16 +221,20 @@ export async function simulateBlock(
         gasFees: 0n,
         coinbaseTransfer: 0n,
         returnData: '0x',
+        logs: [],
         reason: `fee cap below the base fee ${baseFee}`,
       });
       continue;
     }
     const used = hexToBigInt(r.gasUsed);
     let transfer = 0n;
+    const logs: ReceiptLog[] = [];
     for (const log of r.logs ?? []) {
-      if (log.address.toLowerCase() === ETH_TRANSFER_ADDRESS && log.topics[0] === TRANSFER_TOPIC && log.topics[2]?.toLowerCase() === coinbaseTopic) {
-        transfer += hexToBigInt(log.data);
+      if (traceTransfers && log.address.toLowerCase() === ETH_TRANSFER_ADDRESS) {
+        if (log.topics[0] === TRANSFER_TOPIC && log.topics[2]?.toLowerCase() === coinbaseTopic) transfer += hexToBigInt(log.data);
+        continue;
       }
+      logs.push({ address: log.address, topics: log.topics, data: log.data });
     }
     const status = r.status === '0x1' ? 'success' : 'reverted';
     out.push({
@@ -208,10 +247,12 @@ export async function simulateBlock(
       gasFees: tip * used,
       coinbaseTransfer: status === 'success' ? transfer : 0n,
       returnData: r.returnData,
+      logs,
       reason: status === 'reverted' ? 'execution reverted' : undefined,
     });
     gasUsed += used;
     value += tip * used + (status === 'success' ? transfer : 0n);
   }
-  return { ok: true, baseFeePerGas: baseFee, txs: out, gasUsed, coinbaseValue: value };
+  const { calls: _calls, ...header } = block;
+  return { ok: true, baseFeePerGas: baseFee, txs: out, gasUsed, coinbaseValue: value, header };
 }

@@ -19,7 +19,11 @@ export function attemptRecord(r: AttemptResult, at: number): AttemptRecord {
     simulated,
     chosen: r.included,
     sealed: r.bid
-      ? { blockHash: r.bid.blockHash, submissions: r.bid.submissions.map((s) => ({ relay: s.relay, timestamp, accepted: s.accepted })) }
+      ? {
+          blockHash: r.bid.blockHash,
+          submissions: r.bid.submissions.map((s) => ({ relay: s.relay, timestamp, accepted: s.accepted })),
+          minedBlockHash: r.bid.mined?.hash,
+        }
       : undefined,
   };
 }

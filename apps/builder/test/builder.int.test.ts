@@ -3,6 +3,7 @@ import { Wallet, id as ethersId } from 'ethers';
 import { parseEther, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBuilderHealth, readSearcherCharges } from '@acg/bundles';
+import { DEV_PROPOSER_FEE_RECIPIENT } from '../src/relay/devRelay.js';
 import { blsPublicKey, computeBuilderDomain, verifyBidTrace } from '../src/relay/signing.js';
 import { flashbotsSignature, freshIp, post, sendBundleBody, startTestBuilder, TEST_BLS_SECRET_KEY, transfer, type TestBuilder } from './harness.js';
 
@@ -22,7 +23,7 @@ const signed = async (body: string, ip = freshIp()) => rpc(body, { 'X-Bundle-Sig
 describe('eth_sendBundle: accepted bundles land on the dev chain and go to all four relays', () => {
   it('accepts a bundle signed the Flashbots way (viem), builds it into the next block in order, and submits a BLS-valid BidTrace to each relay', async () => {
     const target = (await head()) + 1n;
-    const coinbaseTip = await transfer(t.client, 6, { to: t.config.feeRecipient, value: parseEther('0.05'), tipGwei: '1' });
+    const coinbaseTip = await transfer(t.client, 6, { to: t.builder.coinbase, value: parseEther('0.05'), tipGwei: '1' });
     const first = await transfer(t.client, 7, { tipGwei: '0' });
     const body = sendBundleBody([first, coinbaseTip], target);
     const before = await readBuilderHealth(t.builder.redis, t.builder.keys);
@@ -35,14 +36,18 @@ describe('eth_sendBundle: accepted bundles land on the dev chain and go to all f
     expect(attempt.included).toHaveLength(1);
     expect(attempt.bid).not.toBeNull();
     const bid = attempt.bid!;
+    // dev mining: the same transactions land on the dev chain, in order (anvil's block has its own state root and hash)
     const block = await t.client.getBlock({ blockNumber: target });
-    expect(block.hash).toBe(bid.blockHash);
-    expect(block.miner.toLowerCase()).toBe(t.config.feeRecipient.toLowerCase());
+    expect(block.hash).toBe(bid.mined?.hash);
+    expect(block.transactions).toEqual(bid.txHashes);
+    expect(block.miner.toLowerCase()).toBe(t.builder.coinbase.toLowerCase());
     const receipts = await Promise.all(block.transactions.map((h) => t.client.getTransactionReceipt({ hash: h as Hex })));
-    expect(receipts.map((r) => r.status)).toEqual(['success', 'success']);
-    expect(receipts.map((r) => r.from.toLowerCase())).toEqual([devAccount(7).address.toLowerCase(), devAccount(6).address.toLowerCase()]);
-    // value = coinbase balance delta: the 0.05 ETH transfer plus priority fees
-    expect(bid.value).toBeGreaterThanOrEqual(parseEther('0.05'));
+    expect(receipts.map((r) => r.status)).toEqual(['success', 'success', 'success']);
+    expect(receipts.map((r) => r.from.toLowerCase())).toEqual([devAccount(7).address, devAccount(6).address, t.builder.coinbase].map((a) => a.toLowerCase()));
+    // the last transaction pays the bid to the registered proposer: 90 % (default share) of the 0.05 ETH transfer plus priority fees, less its gas
+    expect(receipts[2].to?.toLowerCase()).toBe(DEV_PROPOSER_FEE_RECIPIENT.toLowerCase());
+    expect(bid.value).toBeGreaterThanOrEqual((parseEther('0.05') * 9n) / 10n - parseEther('0.0001'));
+    expect(bid.value).toBeLessThan(parseEther('0.05'));
 
     expect(bid.submissions.map((s) => s.accepted)).toEqual([true, true, true, true]);
     const domain = computeBuilderDomain('0x00000000');
@@ -53,14 +58,15 @@ describe('eth_sendBundle: accepted bundles land on the dev chain and go to all f
       expect(s.signature_valid).toBe(true);
       expect(verifyBidTrace(s.request.message, s.request.signature, domain)).toBe(true);
       expect(s.request.message.builder_pubkey).toBe(blsPublicKey(TEST_BLS_SECRET_KEY));
-      expect(s.request.message.block_hash).toBe(block.hash);
       expect(s.request.message.value).toBe(bid.value.toString());
-      expect(s.request.execution_payload.transactions).toEqual([first, coinbaseTip]);
+      expect(s.request.message.block_hash).toBe(bid.blockHash);
+      expect(s.request.execution_payload.transactions.slice(0, 2)).toEqual([first, coinbaseTip]);
+      expect(s.request.execution_payload.transactions).toHaveLength(3);
       // the relay's data API lists the accepted BidTrace
       const listed = (await (await fetch(`${relay.url}/relay/v1/data/bidtraces/builder_blocks_received?block_number=${target}`)).json()) as {
         block_hash: string;
       }[];
-      expect(listed.map((l) => l.block_hash)).toEqual([block.hash]);
+      expect(listed.map((l) => l.block_hash)).toEqual([bid.blockHash]);
     }
 
     const after = (await readBuilderHealth(t.builder.redis, t.builder.keys))!;
@@ -87,7 +93,8 @@ describe('eth_sendBundle: accepted bundles land on the dev chain and go to all f
       paid_base_units: '0',
     });
     const attempt = await t.builder.bidder.attempt();
-    expect(attempt.bid?.txCount).toBe(1);
+    // the bundle's transaction, then the payment to the proposer
+    expect(attempt.bid?.txCount).toBe(2);
   });
 
   it('picks the best non-conflicting set: of two bundles spending the same nonce, the one paying more lands', async () => {
@@ -102,7 +109,7 @@ describe('eth_sendBundle: accepted bundles land on the dev chain and go to all f
     expect(attempt.skipped).toHaveLength(1);
     expect(attempt.skipped[0].reason).toMatch(/nonce|conflicts/);
     const block = await t.client.getBlock({ blockNumber: target });
-    expect(block.transactions).toHaveLength(1);
+    expect(block.transactions).toHaveLength(2);
     const tx = await t.client.getTransaction({ hash: block.transactions[0] as Hex });
     expect(tx.maxPriorityFeePerGas).toBe(9_000_000_000n);
   });
@@ -271,7 +278,7 @@ describe('JSON-RPC 2.0 batches and notifications', () => {
 describe('eth_callBundle', () => {
   it('simulates with eth_simulateV1 and reports gas, fees and ETH sent to the coinbase', async () => {
     const target = (await head()) + 1n;
-    const pay = await transfer(t.client, 6, { to: t.config.feeRecipient, value: parseEther('0.01') });
+    const pay = await transfer(t.client, 6, { to: t.builder.coinbase, value: parseEther('0.01') });
     const body = JSON.stringify({
       jsonrpc: '2.0',
       id: 9,

@@ -1,9 +1,13 @@
 import { Wallet, id as ethersId } from 'ethers';
-import { bytesToHex, keccak256, parseGwei, stringToHex, type Hex } from 'viem';
+import { bytesToHex, concat, getAddress, keccak256, parseGwei, sha256, stringToHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 import { MAX_BUNDLE_BYTES, validateSendBundleParams } from '@acg/bundles';
+import { blockHash, EMPTY_OMMERS_HASH, EMPTY_REQUESTS_HASH, EMPTY_TRIE_ROOT, nextGasLimit } from '../src/block/header.js';
+import { NO_REQUESTS, requestsHash } from '../src/block/requests.js';
 import { builderConfigFromEnv, BuilderConfigError, parseRelayUrls, PRODUCTION_RELAYS } from '../src/config.js';
+import { planRefund, proposerPayment } from '../src/payment.js';
+import { parseRegistrationEntry } from '../src/relay/registrations.js';
 import { blsPublicKey, computeBuilderDomain, signBidTrace, verifyBidTrace, type BidTraceJson } from '../src/relay/signing.js';
 import { RpcError } from '@acg/bundles';
 import { bundleSignatureMessage, verifyBundleSignature } from '../src/signature.js';
@@ -137,5 +141,100 @@ describe('configuration', () => {
       BuilderConfigError,
     );
     expect(() => builderConfigFromEnv({}, { redisUrl: 'redis://x' })).toThrow(/ETHEREUM_RPC_URL/);
+  });
+});
+
+describe('bid policy, refunds, gas limit, registrations, requests', () => {
+  it('pays the proposer BUILDER_PROPOSER_SHARE_BPS of the profit after costs (default 9000), rounding down', () => {
+    const c = builderConfigFromEnv({}, { redisUrl: 'redis://x', ethereumRpcUrl: 'http://node' });
+    expect(c.proposerShareBps).toBe(9_000);
+    expect(builderConfigFromEnv({ BUILDER_PROPOSER_SHARE_BPS: '10000' }, { redisUrl: 'redis://x', ethereumRpcUrl: 'http://node' }).proposerShareBps).toBe(
+      10_000,
+    );
+    expect(() => builderConfigFromEnv({ BUILDER_PROPOSER_SHARE_BPS: '10001' }, { redisUrl: 'redis://x', ethereumRpcUrl: 'http://node' })).toThrow(
+      /BUILDER_PROPOSER_SHARE_BPS/,
+    );
+    expect(proposerPayment(1_000n, 100n, 9_000)).toBe(810n);
+    expect(proposerPayment(1_001n, 0n, 3_333)).toBe(333n);
+    expect(proposerPayment(100n, 200n, 9_000)).toBeLessThan(0n);
+  });
+
+  it('refunds refundPercent of what the refund transaction (default: the last) paid, less its gas, to refundRecipient (default: the first sender)', () => {
+    const a = `0x${'aa'.repeat(32)}` as Hex;
+    const b = `0x${'bb'.repeat(32)}` as Hex;
+    const first = privateKeyToAccount(`0x${'12'.repeat(32)}`).address;
+    const outcome = {
+      bundle_hash: `0x${'cc'.repeat(32)}` as Hex,
+      txHashes: [a, b],
+      valueByTx: new Map([
+        [a, 1_000_000n],
+        [b, 3_000_000n],
+      ]),
+      refundPercent: 50,
+      refundTxHashes: [],
+      firstSender: first,
+    };
+    expect(planRefund(outcome, 10n, 21_000n)).toEqual({ bundle_hash: outcome.bundle_hash, recipient: first, value: 1_500_000n - 210_000n, gas: 21_000n });
+    expect(planRefund({ ...outcome, refundTxHashes: [a], refundRecipient: account.address }, 10n, 21_000n)).toMatchObject({
+      recipient: account.address,
+      value: 500_000n - 210_000n,
+    });
+    // a refund that does not cover its own gas, or no refundPercent: nothing
+    expect(planRefund(outcome, 100n, 21_000n)).toBeUndefined();
+    expect(planRefund({ ...outcome, refundPercent: undefined }, 10n, 21_000n)).toBeUndefined();
+  });
+
+  it('moves the gas limit toward the registered preference by less than parent/1024', () => {
+    expect(nextGasLimit(30_000_000n, 30_000_000n)).toBe(30_000_000n);
+    expect(nextGasLimit(30_000_000n, 36_000_000n)).toBe(30_000_000n + 30_000_000n / 1024n - 1n);
+    expect(nextGasLimit(30_000_000n, 29_000_000n)).toBe(30_000_000n - 30_000_000n / 1024n + 1n);
+    expect(nextGasLimit(30_000_000n, 30_010_000n)).toBe(30_010_000n);
+  });
+
+  it('reads relay registration entries, skipping malformed ones', () => {
+    const entry = {
+      slot: '123',
+      validator_index: '7',
+      entry: { message: { fee_recipient: `0x${'ab'.repeat(20)}`, gas_limit: '36000000', timestamp: '1', pubkey: `0x${'CD'.repeat(48)}` }, signature: '0x' },
+    };
+    expect(parseRegistrationEntry(entry)).toEqual({
+      slot: 123n,
+      validatorIndex: 7n,
+      pubkey: `0x${'cd'.repeat(48)}`,
+      feeRecipient: getAddress(`0x${'ab'.repeat(20)}`),
+      gasLimit: 36_000_000n,
+    });
+    expect(parseRegistrationEntry({ ...entry, slot: 'x' })).toBeUndefined();
+    expect(parseRegistrationEntry({ ...entry, entry: { message: { ...entry.entry.message, pubkey: '0x12' } } })).toBeUndefined();
+    expect(parseRegistrationEntry(null)).toBeUndefined();
+  });
+
+  it('hashes EIP-7685 requests: sha256("") without any, else sha256 of each non-empty type hash', () => {
+    expect(requestsHash(NO_REQUESTS)).toBe(EMPTY_REQUESTS_HASH);
+    const withdrawals = `0x${'11'.repeat(76)}` as Hex;
+    expect(requestsHash({ ...NO_REQUESTS, withdrawals })).toBe(sha256(sha256(concat(['0x01', withdrawals]))));
+  });
+
+  it('refuses a header with a later fork field but not an earlier one', () => {
+    expect(() =>
+      blockHash({
+        parentHash: EMPTY_TRIE_ROOT,
+        ommersHash: EMPTY_OMMERS_HASH,
+        coinbase: account.address,
+        stateRoot: EMPTY_TRIE_ROOT,
+        transactionsRoot: EMPTY_TRIE_ROOT,
+        receiptsRoot: EMPTY_TRIE_ROOT,
+        logsBloom: `0x${'00'.repeat(256)}`,
+        difficulty: 0n,
+        number: 1n,
+        gasLimit: 30_000_000n,
+        gasUsed: 0n,
+        timestamp: 1n,
+        extraData: '0x',
+        mixHash: EMPTY_TRIE_ROOT,
+        nonce: '0x0000000000000000',
+        requestsHash: EMPTY_REQUESTS_HASH,
+      }),
+    ).toThrow(/requestsHash but not baseFeePerGas/);
   });
 });

@@ -1,13 +1,16 @@
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { devAccount, resolveRedis, startEthereumDevChain, type AnvilInstance, type RedisHandle } from '@acg/devnet';
 import { ulid } from 'ulid';
 import { createPublicClient, http, keccak256, parseEther, parseGwei, stringToHex, type Hex, type LocalAccount, type PublicClient } from 'viem';
 import { startBuilder, type RunningBuilder } from '../src/app.js';
 import { builderConfigFromEnv, type BuilderConfig, type BuilderConfigDefaults } from '../src/config.js';
-import { startDevRelays, type DevRelays } from '../src/relay/devRelay.js';
+import { startDevRelays, type DevRelayOptions, type DevRelays } from '../src/relay/devRelay.js';
 
 /** A fixed builder BLS key for tests (any 32 bytes below the curve order). */
 export const TEST_BLS_SECRET_KEY: Hex = `0x${'22'.repeat(32)}`;
+/** A fixed builder coinbase key for tests (not one of the dev mnemonic's accounts). */
+export const TEST_COINBASE_PRIVATE_KEY: Hex = `0x${'33'.repeat(32)}`;
 
 /** The Ethereum dev chain (chain id 1, fifo), a private Redis, four dev relays and a builder, all started by this test file. */
 export interface TestBuilder {
@@ -20,19 +23,34 @@ export interface TestBuilder {
   close(): Promise<void>;
 }
 
-/** Starts the stack with the bidder loop off (tests call `builder.bidder.attempt()`), dev mining on. */
-export async function startTestBuilder(defaults: BuilderConfigDefaults = {}): Promise<TestBuilder> {
-  const [eth, redis, relays] = await Promise.all([startEthereumDevChain(), resolveRedis({ preferPrivate: true }), startDevRelays()]);
+/**
+ * Starts the stack with the bidder loop off (tests call `builder.bidder.attempt()`), dev mining on.
+ * The four dev relays serve registrations for the dev chain; `relay` adds options per relay name.
+ * `ethereumRpcUrl` (a function of the chain's URL) puts something between the builder and the chain.
+ */
+export async function startTestBuilder(
+  defaults: BuilderConfigDefaults = {},
+  opts: {
+    relay?: Record<string, Partial<Omit<DevRelayOptions, 'name'>>>;
+    ethereumRpcUrl?: (chainUrl: string) => string | Promise<string>;
+    /** Run the registrations poller, head watcher and slot timer (default false: tests call `bidder.attempt()`). */
+    bidder?: boolean;
+  } = {},
+): Promise<TestBuilder> {
+  const [eth, redis] = await Promise.all([startEthereumDevChain(), resolveRedis({ preferPrivate: true })]);
+  let relays: DevRelays | undefined;
   try {
+    relays = await startDevRelays({ ethereumRpcUrl: eth.rpcUrl, relay: opts.relay });
     const config = builderConfigFromEnv(
       {},
       {
         port: 0,
         redisUrl: redis.url,
         keyPrefix: `acg:test:${ulid()}:`,
-        ethereumRpcUrl: eth.rpcUrl,
+        ethereumRpcUrl: opts.ethereumRpcUrl ? await opts.ethereumRpcUrl(eth.rpcUrl) : eth.rpcUrl,
         relays: relays.relays.map((r) => ({ name: r.name, url: r.url })),
         blsSecretKey: TEST_BLS_SECRET_KEY,
+        coinbasePrivateKey: TEST_COINBASE_PRIVATE_KEY,
         devMining: true,
         slotMs: 0,
         headPollMs: 0,
@@ -40,22 +58,22 @@ export async function startTestBuilder(defaults: BuilderConfigDefaults = {}): Pr
         ...defaults,
       },
     );
-    const builder = await startBuilder(config, { bidder: false });
+    const builder = await startBuilder(config, { bidder: opts.bidder ?? false });
     const client = createPublicClient({ transport: http(eth.rpcUrl), cacheTime: 0 }) as PublicClient;
     return {
       eth,
       redis,
-      relays,
+      relays: relays!,
       builder,
       config,
       client,
       async close() {
         await builder.close();
-        await Promise.allSettled([relays.close(), eth.stop(), redis.stop()]);
+        await Promise.allSettled([relays!.close(), eth.stop(), redis.stop()]);
       },
     };
   } catch (e) {
-    await Promise.allSettled([relays.close(), eth.stop(), redis.stop()]);
+    await Promise.allSettled([relays?.close(), eth.stop(), redis.stop()]);
     throw e;
   }
 }
@@ -179,4 +197,78 @@ export async function transfer(
 /** A JSON-RPC eth_sendBundle body. */
 export function sendBundleBody(txs: Hex[], blockNumber: bigint, extra: Record<string, unknown> = {}, id: number | string | null = 1): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_sendBundle', params: [{ txs, blockNumber: `0x${blockNumber.toString(16)}`, ...extra }] });
+}
+
+/** A JSON-RPC proxy in front of a node: what it forwarded and what it refused. */
+export interface RpcProxy {
+  url: string;
+  /** Every method called through it, in order. */
+  calls: string[];
+  /** The methods it refused. */
+  refused: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a small JSON-RPC proxy on 127.0.0.1 that forwards to `target` and answers the methods
+ * matching `refuse` with a JSON-RPC error -32601 (method not found) instead, as a production node
+ * without anvil's methods would. Handles single calls and batches.
+ */
+export async function startRpcProxy(target: string, refuse: RegExp): Promise<RpcProxy> {
+  const calls: string[] = [];
+  const refused: string[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const reply = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        return reply(200, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+      }
+      const one = async (call: { id?: unknown; method?: string }) => {
+        const method = String(call?.method);
+        calls.push(method);
+        if (refuse.test(method)) {
+          refused.push(method);
+          return { jsonrpc: '2.0', id: call?.id ?? null, error: { code: -32601, message: `the method ${method} does not exist/is not available` } };
+        }
+        const upstream = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) });
+        return upstream.json();
+      };
+      try {
+        reply(200, Array.isArray(body) ? await Promise.all(body.map(one)) : await one(body as { id?: unknown; method?: string }));
+      } catch {
+        reply(502, { jsonrpc: '2.0', id: null, error: { code: -32603, message: 'upstream failed' } });
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    calls,
+    refused,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** Polls `check` every 50 ms until it returns a value other than undefined; rejects after `timeoutMs` (detects a hang, not a speed limit). */
+export async function waitFor<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

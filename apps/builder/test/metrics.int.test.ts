@@ -28,7 +28,7 @@ describe('GET /metrics on the builder port', () => {
     const before = await scrape();
     const searcher = devAccount(5);
     const target = (await t.client.getBlockNumber({ cacheTime: 0 })) + 1n;
-    const tip = await transfer(t.client, 6, { to: t.config.feeRecipient, value: parseEther('0.01'), tipGwei: '1' });
+    const tip = await transfer(t.client, 6, { to: t.builder.coinbase, value: parseEther('0.01'), tipGwei: '1' });
     const body = sendBundleBody([tip], target);
     const sent = await post(t.builder.rpcUrl, body, { 'X-Bundle-Signature': await flashbotsSignature(searcher, body) }, freshIp());
     expect(sent.json).toEqual({ jsonrpc: '2.0', id: 1, result: null });

@@ -34,7 +34,7 @@ describe('mev_sendBundle (MEV-Share v0.1)', () => {
     const searcher = privateKeyToAccount(generatePrivateKey());
     const target = (await head()) + 1n;
     const a = await transfer(t.client, 2, { tipGwei: '3' });
-    const b = await transfer(t.client, 3, { to: t.config.feeRecipient, value: parseEther('0.01'), tipGwei: '1' });
+    const b = await transfer(t.client, 3, { to: t.builder.coinbase, value: parseEther('0.01'), tipGwei: '1' });
     const body = call('mev_sendBundle', [
       {
         version: 'v0.1',
@@ -62,7 +62,9 @@ describe('mev_sendBundle (MEV-Share v0.1)', () => {
     const attempt = await t.builder.bidder.attempt();
     expect(attempt.included).toEqual([expected]);
     const block = await t.client.getBlock({ blockNumber: target });
-    expect(block.transactions).toEqual([txHash(a), txHash(b)]);
+    // the bundle, then the builder's payment to the proposer
+    expect(block.transactions.slice(0, 2)).toEqual([txHash(a), txHash(b)]);
+    expect(block.transactions.at(-1)).toBe(attempt.bid!.paymentTxHash);
   });
 
   it('maps validity.refund and refundConfig onto refundPercent, refundTxHashes and refundRecipient', async () => {
@@ -166,7 +168,7 @@ describe('flashbots_getBundleStatsV2', () => {
       sealedByBuildersAt: [{ pubkey, timestamp: iso }],
       sentToRelaysAt: ['agnostic', 'bloxroute', 'flashbots', 'ultrasound'].map((relay) => ({ relay, timestamp: iso, accepted: true })),
       landed: true,
-      landedBlockHash: attempt.bid!.blockHash,
+      landedBlockHash: attempt.bid!.mined?.hash ?? attempt.bid!.blockHash,
       landedAt: iso,
       landedInSealedBlock: true,
     });

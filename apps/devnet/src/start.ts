@@ -217,7 +217,8 @@ try {
     ? { url: env.REDIS_URL || `redis://${env.REDIS_CLUSTER_NODES.split(',')[0].trim()}`, spawned: false, stop: async () => undefined }
     : await resolveRedis({ url: env.REDIS_URL, log: (msg) => log.info(msg) });
   defaults.redisUrl = redis.url;
-  if (!env.RELAY_URLS) relays = await startDevRelays();
+  // the four dev relays list the dev validator as the proposer of each upcoming dev slot (slot = block number)
+  if (!env.RELAY_URLS) relays = await startDevRelays({ ethereumRpcUrl: env.ETHEREUM_RPC_URL || ethereum?.rpcUrl });
   const builderPort = Number(env.BUILDER_PORT || 8081);
   defaults.builderUrl = env.BUILDER_URL ?? `http://127.0.0.1:${builderPort}`;
   const config = configFromEnv(env, defaults);

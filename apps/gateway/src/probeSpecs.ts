@@ -1,3 +1,4 @@
+import { readBuilderHealth } from '@acg/bundles';
 import { findCapability, walletBalances } from '@acg/capabilities';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { probeProviderCapability } from '@acg/providers';
@@ -34,7 +35,8 @@ export function probeSpecs(services: Services): ProbeSpec[] {
     // unpaid and unauthenticated: the x402 challenge (needs the liquidation index to be ready: 503 before)
     { capabilityId: 'mev.liquidation_search', method: 'GET', path: '/v1/liquidation-search?chain=ethereum', expectStatus: 402, check: isChallenge },
     {
-      // the builder's JSON-RPC answers an unsigned eth_sendBundle with -32600 (signature required)
+      // the builder's JSON-RPC answers an unsigned eth_sendBundle with -32600 (signature required),
+      // and the builder reported that its node can seal blocks (else no block reaches a relay)
       capabilityId: 'builder.send_bundle',
       method: 'POST',
       path: '/rpc',
@@ -43,6 +45,7 @@ export function probeSpecs(services: Services): ProbeSpec[] {
       expectStatus: 200,
       check: (body) =>
         (body as { jsonrpc?: string; error?: { code?: number } })?.jsonrpc === '2.0' && (body as { error?: { code?: number } }).error?.code === -32600,
+      gate: async () => (await readBuilderHealth(services.redis, services.keys))?.sealer?.ok === true,
     },
     { capabilityId: 'gateway.health', method: 'GET', path: '/status/health', expectStatus: 200 },
     {

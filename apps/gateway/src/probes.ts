@@ -28,6 +28,12 @@ export interface ProbeSpec {
   followUp?: { body: unknown; check(body: unknown): boolean }[];
   /** A direct check of the capability itself, run after the HTTP one (e.g. read a balance). */
   direct?(): Promise<boolean>;
+  /**
+   * A condition that must hold too, checked after the HTTP request passed, without measuring the
+   * capability (the latency recorded is the HTTP request's, as without it): e.g. the builder's node
+   * can seal blocks. False fails the probe.
+   */
+  gate?(): Promise<boolean>;
   /** A probe that makes its own request (a provider capability: a signed call to the provider's endpoint); replaces the HTTP request above. */
   custom?(): Promise<ProbeRecord>;
   /** The provider whose capability this is (for {@link Prober.probeProvider}). */
@@ -144,6 +150,7 @@ export class Prober {
         if (!ok) break;
         ok = await send(step.body, step.check);
       }
+      if (ok && spec.gate) ok = await spec.gate();
       if (ok && spec.direct) ok = await spec.direct();
     } catch (e) {
       this.opts.log.warn({ capability_id: spec.capabilityId, err: String((e as Error).message).slice(0, 200) }, 'probe failed');

@@ -24,25 +24,55 @@ const health = async () => {
 };
 
 describe('/status/health builder part', () => {
-  it('is null until a builder registers, then shows its counters and relays', async () => {
+  it('is null until a builder registers, then shows its counters, its relays (accepted, rejected by reason, latency) and its sealer', async () => {
     expect((await health()).builder).toBeNull();
     const { redis, keys } = t.gateway.services;
     const stats = new BuilderStats(redis, keys);
-    await stats.register(`0x${'a'.repeat(96)}`, [
-      { name: 'flashbots', url: 'http://127.0.0.1:1/flashbots' },
-      { name: 'ultrasound', url: 'http://127.0.0.1:1/ultrasound' },
-    ]);
-    await stats.recordSubmission('flashbots', true, new Date('2026-01-01T00:00:00Z'));
-    await stats.recordSubmission('ultrasound', false, new Date('2026-01-01T00:00:01Z'));
+    const sealer = { ok: true, client: 'Geth/v1.15.11-stable', zero_state_root: false, checked_at: '2026-01-01T00:00:00.000Z' };
+    await stats.register(
+      `0x${'a'.repeat(96)}`,
+      [
+        { name: 'flashbots', url: 'http://127.0.0.1:1/flashbots' },
+        { name: 'ultrasound', url: 'http://127.0.0.1:1/ultrasound' },
+      ],
+      sealer,
+    );
+    await stats.recordSubmission('flashbots', true, new Date('2026-01-01T00:00:00Z'), { latencyMs: 40 });
+    await stats.recordSubmission('flashbots', true, new Date('2026-01-01T00:00:00Z'), { latencyMs: 10 });
+    await stats.recordSubmission('ultrasound', false, new Date('2026-01-01T00:00:01Z'), { latencyMs: 7, reason: 'invalid signature' });
+    await stats.recordSubmission('ultrasound', false, new Date('2026-01-01T00:00:01Z'), { reason: 'timeout' });
+    await stats.recordSubmission('ultrasound', false, new Date('2026-01-01T00:00:01Z'), { latencyMs: 9, reason: 'invalid signature' });
     const doc = await health();
     expect(doc.builder).toEqual(await readBuilderHealth(redis, keys));
     expect(doc.builder).toMatchObject({
-      submits: 2,
-      accepted: 1,
+      submits: 5,
+      accepted: 2,
       bls_public_key: `0x${'a'.repeat(96)}`,
+      sealer,
       relays: [
-        { name: 'flashbots', status: 'up', submits: 1, accepted: 1, last_submit_at: '2026-01-01T00:00:00.000Z' },
-        { name: 'ultrasound', status: 'down', submits: 1, accepted: 0, last_submit_at: '2026-01-01T00:00:01.000Z' },
+        {
+          name: 'flashbots',
+          status: 'up',
+          submits: 2,
+          accepted: 2,
+          rejected: 0,
+          rejections: [],
+          latency_ms: { p50: 10, p99: 40, samples: 2 },
+          last_submit_at: '2026-01-01T00:00:00.000Z',
+        },
+        {
+          name: 'ultrasound',
+          status: 'down',
+          submits: 3,
+          accepted: 0,
+          rejected: 3,
+          rejections: [
+            { reason: 'invalid signature', count: 2 },
+            { reason: 'timeout', count: 1 },
+          ],
+          latency_ms: { p50: 7, p99: 9, samples: 2 },
+          last_submit_at: '2026-01-01T00:00:01.000Z',
+        },
       ],
     });
   });

@@ -8,7 +8,7 @@ import { startTestGateway, type TestGateway } from './harness.js';
 const PRICE = 1000n; // intelligence.wallet_balances: 0.001 USDC in base units
 
 let t: TestGateway;
-let balanceOf: (a: `0x${string}`) => Promise<bigint>;
+let balanceOf: ReturnType<typeof usdcReader>;
 let executeUrl: string;
 const request = (address: string, chain = 'base') => ({ capability_id: 'intelligence.wallet_balances', input: { address, chain } });
 
@@ -65,8 +65,10 @@ describe('paid execute', () => {
     const [payerAfter, treasuryAfter] = await Promise.all([balanceOf(buyer.address), balanceOf(treasury)]);
     expect(payerBefore - payerAfter).toBe(PRICE);
     expect(treasuryAfter - treasuryBefore).toBe(PRICE);
-    // the result was read after settlement: the balance it reports is the payer's new balance
-    expect(BigInt(body.result.usdc.balance)).toBe(payerAfter);
+    // a read-only capability may run while its payment settles: the balance it reports is the
+    // payer's balance at the block it names, before or after this payment
+    expect(BigInt(body.result.usdc.balance)).toBe(await balanceOf(buyer.address, BigInt(body.result.block_number)));
+    expect([payerBefore, payerAfter]).toContain(BigInt(body.result.usdc.balance));
     const stored = await readExecution(t.url, body.execution_id, buyer);
     expect(stored).toMatchObject({ execution_id: body.execution_id, status: 'SUCCEEDED', capability_id: 'intelligence.wallet_balances' });
   });

@@ -22,7 +22,7 @@ const PRICE = 1000n; // intelligence.wallet_balances: 0.001 USDC in base units
 const TOOL = 'intelligence_wallet_balances';
 
 let t: TestGateway;
-let balanceOf: (a: `0x${string}`) => Promise<bigint>;
+let balanceOf: ReturnType<typeof usdcReader>;
 const clients: Client[] = [];
 
 beforeAll(async () => {
@@ -200,8 +200,10 @@ describe('x402 over MCP', () => {
     expect((first._meta!.payment as { tx_hash: string }).tx_hash).toBe(settle.transaction);
     const after = await balanceOf(buyer.address);
     expect(before - after).toBe(PRICE);
-    // read after settlement: the balance it reports is the payer's new balance
-    expect(BigInt((first.structuredContent as { usdc: { balance: string } }).usdc.balance)).toBe(after);
+    // read while or after the payment settled: the payer's balance at the block it names
+    const reported = first.structuredContent as { block_number: string; usdc: { balance: string } };
+    expect(BigInt(reported.usdc.balance)).toBe(await balanceOf(buyer.address, BigInt(reported.block_number)));
+    expect([before, after]).toContain(BigInt(reported.usdc.balance));
 
     // a replay later returns the stored result, charged nothing more
     const replay = await call(a, TOOL, args, payload);

@@ -75,7 +75,8 @@ export const paymentHeader = (p: PaymentPayload) => encodePaymentSignatureHeader
 /** USDC balance reader on the dev chain. */
 export function usdcReader(rpcUrl: string, usdc: `0x${string}`) {
   const client = createPublicClient({ transport: http(rpcUrl) });
-  return (address: `0x${string}`) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] });
+  return (address: `0x${string}`, blockNumber?: bigint) =>
+    client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address], ...(blockNumber === undefined ? {} : { blockNumber }) });
 }
 
 const tokens = new Map<string, string>();

@@ -26,8 +26,11 @@ export interface AttemptRecord {
   simulated: Hash[];
   /** Bundles chosen for the block (Flashbots' "considered": selected to be included in the target block). */
   chosen: Hash[];
-  /** Set when the block was sealed: its hash, and what each relay answered. Every chosen bundle is in it. */
-  sealed?: { blockHash: Hash; submissions: RelaySent[] };
+  /**
+   * Set when the block was sealed: its hash, and what each relay answered. Every chosen bundle is in it.
+   * `minedBlockHash`: on the dev chain, the hash the same block got when mined on anvil (anvil's own state root).
+   */
+  sealed?: { blockHash: Hash; submissions: RelaySent[]; minedBlockHash?: Hash };
 }
 
 /** The life of one bundle for one target block, as the searcher who sent it reads it. */
@@ -40,6 +43,8 @@ export interface BundleLife {
   consideredAt?: number;
   sealedAt?: number;
   sealedBlockHash?: Hash;
+  /** Dev chain: the hash of the same block as anvil mined it. */
+  minedBlockHash?: Hash;
   relays: RelaySent[];
 }
 
@@ -51,7 +56,8 @@ export interface BundleLife {
  * - `recv:<searcher>`: first receipt by that searcher (UNIX ms), written by the intake with the
  *   bundle (`bundle_add.lua`), so only searchers who sent the bundle can read it;
  * - `txs`: the required transaction hashes (comma-separated);
- * - `sim_at`, `considered_at`, `sealed_at` (first time, UNIX ms), `sealed_block_hash`;
+ * - `sim_at`, `considered_at`, `sealed_at` (first time, UNIX ms), `sealed_block_hash` (and on the dev
+ *   chain `mined_block_hash`);
  * - `relay:<name>`: JSON `{timestamp, accepted}` of the last submission of a block holding it.
  * Landing is read from the chain when asked (the block at the target height holds every required tx).
  */
@@ -84,6 +90,7 @@ export class BundleStatsStore {
       if (r.sealed) {
         first.push('sealed_at');
         fields.push(['sealed_block_hash', r.sealed.blockHash]);
+        if (r.sealed.minedBlockHash) fields.push(['mined_block_hash', r.sealed.minedBlockHash]);
         for (const s of r.sealed.submissions) fields.push([`relay:${s.relay}`, JSON.stringify({ timestamp: s.timestamp, accepted: s.accepted })]);
       }
       touch(h, fields, first);
@@ -108,6 +115,7 @@ export class BundleStatsStore {
       consideredAt: num(h.considered_at),
       sealedAt: num(h.sealed_at),
       sealedBlockHash: h.sealed_block_hash as Hash | undefined,
+      minedBlockHash: h.mined_block_hash as Hash | undefined,
       relays,
     };
   }

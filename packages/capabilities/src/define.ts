@@ -145,6 +145,14 @@ export interface CapabilityDefinition<I extends z.ZodType = z.ZodType, O extends
    * nothing charged), e.g. a chain that is not configured.
    */
   precondition?(input: z.output<I>, deps: CapabilityDeps): string | undefined;
+  /**
+   * True when `run` only reads (no side effects, and it does not use the payment fields of its
+   * `call`): a paid call may start it as soon as the payment is verified and reserved for this
+   * request, while the payment settles on-chain. Its result is released only after settlement,
+   * and discarded (nothing charged) when settlement is refused. The reservation makes one payment
+   * start it at most once. Never set for provider capabilities (a call costs the provider).
+   */
+  readOnly?: boolean;
   /** Runs after payment with the parsed input; throws {@link CapabilityFailure} (refunded) on failure. Its result must match `output`. */
   run?(input: z.output<I>, deps: CapabilityDeps, call?: CapabilityCall): Promise<z.input<O>>;
 }

@@ -27,6 +27,16 @@ export interface ExecutionCharge {
   payer: string;
 }
 
+/**
+ * A read-only capability's run started before its payment settled ({@link Executor.startEarly}):
+ * its result (or failure) and when it started and ended (`performance.now()` ms), so the
+ * recorded duration is the run's own time.
+ */
+export interface EarlyRun {
+  readonly outcome: Promise<{ ok: true; value: unknown; endedAt: number } | { ok: false; error: unknown; endedAt: number }>;
+  readonly startedAt: number;
+}
+
 /** Result of {@link Executor.run}: the stored record, and the failure when it failed. */
 export interface ExecutionOutcome {
   record: ExecutionRecord;
@@ -70,14 +80,60 @@ export interface ExecutorDeps {
 export class Executor {
   constructor(private readonly deps: ExecutorDeps) {}
 
-  /** Runs `resolved.definition` with its already-parsed `resolved.input`, paid by `charge`. */
+  /**
+   * Starts a `readOnly` capability's `run` before its payment settled (DESIGN "x402 payments":
+   * the payment is verified and reserved for this request, so it starts at most once per
+   * payment); undefined for any other capability. Hand the result to {@link run}, which records
+   * it only once the payment settled; a run never handed over is simply dropped (nothing is
+   * stored, nothing charged).
+   */
+  startEarly(resolved: Pick<ResolvedCapability, 'definition' | 'input'>, call: { executionId: string; payer: string }): EarlyRun | undefined {
+    const { definition, input } = resolved;
+    if (!definition.readOnly || definition.provider) return undefined;
+    const startedAt = performance.now();
+    const outcome = Promise.resolve()
+      .then(() =>
+        definition.run(input, this.deps.capabilityDeps, {
+          executionId: call.executionId,
+          payer: call.payer,
+          paymentTxHash: '',
+          amount: '0',
+          attach: () => undefined,
+        }),
+      )
+      .then(
+        (value) => ({ ok: true as const, value, endedAt: performance.now() }),
+        (error: unknown) => ({ ok: false as const, error, endedAt: performance.now() }),
+      );
+    return { outcome, startedAt };
+  }
+
+  /**
+   * Runs `resolved.definition` with its already-parsed `resolved.input`, paid by `charge`; with
+   * `early` (from {@link startEarly}), records that run's result instead of running again.
+   */
   async run(
     executionId: string,
     resolved: Pick<ResolvedCapability, 'definition' | 'input'> & { rawInput?: unknown },
     charge: ExecutionCharge,
+    early?: EarlyRun,
   ): Promise<ExecutionOutcome> {
     const { definition, input } = resolved;
     const evidence: { provider_signature?: string } = {};
+    if (early) {
+      return this.record(
+        executionId,
+        definition.id,
+        charge,
+        { input: resolved.rawInput ?? input, provider: definition.provider ?? null, evidence },
+        async () => {
+          const r = await early.outcome;
+          if (!r.ok) throw r.error;
+          return definition.output.parse(r.value) as Record<string, unknown>;
+        },
+        { startedAt: early.startedAt, endedAt: async () => (await early.outcome).endedAt },
+      );
+    }
     return this.record(
       executionId,
       definition.id,
@@ -120,10 +176,11 @@ export class Executor {
     charge: ExecutionCharge,
     proofOf: { input: unknown; provider: string | null; evidence?: { provider_signature?: string } } | undefined,
     run: () => Promise<Record<string, unknown>>,
+    timing?: RunTiming,
   ): Promise<ExecutionOutcome> {
     const attributes = { 'acg.execution_id': executionId, 'acg.capability_id': capabilityId, ...(charge.job_id ? { 'acg.job_id': charge.job_id } : {}) };
     return inSpan('execute', attributes, async (span) => {
-      const outcome = await this.recordOnce(executionId, capabilityId, charge, proofOf, run);
+      const outcome = await this.recordOnce(executionId, capabilityId, charge, proofOf, run, timing);
       span.setAttribute('acg.execution_status', outcome.record.status);
       if (outcome.failure) span.setAttribute('acg.error_code', outcome.failure.code);
       return outcome;
@@ -136,10 +193,12 @@ export class Executor {
     charge: ExecutionCharge,
     proofOf: { input: unknown; provider: string | null; evidence?: { provider_signature?: string } } | undefined,
     run: () => Promise<Record<string, unknown>>,
+    timing?: RunTiming,
   ): Promise<ExecutionOutcome> {
     const { log } = this.deps;
     const created_at = new Date().toISOString();
-    const started = performance.now();
+    const started = timing?.startedAt ?? performance.now();
+    const runTime = async () => (timing ? await timing.endedAt() : performance.now()) - started;
     const base = {
       execution_id: executionId,
       capability_id: capabilityId,
@@ -157,7 +216,7 @@ export class Executor {
       if (isRedisUnavailable(e)) throw e;
       const failure =
         e instanceof CapabilityFailure ? e : new CapabilityFailure('internal_error', 'The capability failed unexpectedly; the error was logged.', 500, e);
-      const duration_ms = performance.now() - started;
+      const duration_ms = await runTime();
       const error = { code: failure.code, message: failure.message };
       const record: ExecutionRecord = { ...base, status: 'FAILED', result: null, error, finished_at: new Date().toISOString(), duration_ms };
       await this.store(record);
@@ -174,7 +233,7 @@ export class Executor {
       );
       return { record, failure };
     }
-    const duration_ms = performance.now() - started;
+    const duration_ms = await runTime();
     const proof =
       proofOf && this.deps.proofs
         ? await this.deps.proofs.sign({
@@ -224,6 +283,12 @@ export class Executor {
     await retryWhileRedisUnavailable(() => executions.save(record));
     await sample;
   }
+}
+
+/** When a run started and ended, for a run started before {@link Executor.run} was called (an {@link EarlyRun}). */
+interface RunTiming {
+  startedAt: number;
+  endedAt(): Promise<number>;
 }
 
 /** A failure worth retrying (the upstream or chain was unavailable or timed out). */

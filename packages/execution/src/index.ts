@@ -4,7 +4,7 @@
  * (`Executor`, `ExecutionStore`) and its latency (`Telemetry`). Used by the gateway's execute and
  * jobs routes and by the worker's job steps.
  */
-export { Executor, isTransient, type ExecutionCharge, type ExecutionObserver, type ExecutionOutcome, type ExecutorDeps } from './executor.js';
+export { Executor, isTransient, type EarlyRun, type ExecutionCharge, type ExecutionObserver, type ExecutionOutcome, type ExecutorDeps } from './executor.js';
 export { ExecutionStore, newExecutionId, type ExecutionRecord } from './executions.js';
 export {
   CapabilityResolutionError,

@@ -67,6 +67,13 @@ export interface PaidRequest extends ChallengedResource {
    * are not read. null means "no payment" (answered with the challenge).
    */
   paymentPayload?: unknown;
+  /**
+   * Called once, with the payer, when this request holds the payment exclusively (verified,
+   * reserved in Redis, identifiers bound) and settlement is about to start. A read-only operation
+   * may start here and overlap the on-chain settlement; its result must be used only once
+   * {@link Paywall.begin} returns `settled` (and dropped otherwise: nothing was charged).
+   */
+  onReserved?: (payer: `0x${string}`) => void;
 }
 
 /** What the paid operation produced; `refund: true` on failure returns the payment. */
@@ -263,6 +270,13 @@ export class Paywall {
       bindings.push(this.opts.keys.idempotency(req.route, req.idempotencyKey));
     }
 
+    if (req.onReserved) {
+      try {
+        req.onReserved(auth.from);
+      } catch (e) {
+        this.opts.log.warn({ err: String((e as Error)?.message).slice(0, 200), operationId: req.operationId }, 'onReserved threw; ignored');
+      }
+    }
     const settled = await this.settlement.settle(ref, req.operationId, payload, matched);
     if (settled.kind === 'refused') {
       // nothing was charged: the identifier and the key may be used again

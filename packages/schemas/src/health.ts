@@ -36,8 +36,11 @@ export const RelayStatus = z.enum(['up', 'down', 'unknown']);
 export type RelayStatus = z.infer<typeof RelayStatus>;
 
 /**
- * One relay the builder submits to: `name`, `url`, `status`, counts of `submits` and `accepted`
- * block-construction attempts, and `last_submit_at` (RFC 3339 UTC or null) (DESIGN).
+ * One relay the builder submits to: `name`, `url`, `status`, counts of `submits`, `accepted` and
+ * `rejected` block-construction attempts (refused or unanswered), the most frequent rejection
+ * reasons with their counts, the submission `latency_ms` (send to answer, p50/p99 over the last
+ * 1,000), and `last_submit_at` (RFC 3339 UTC or null) (DESIGN). The last three are absent from a
+ * builder that does not report them yet.
  */
 export const RelayHealth = z.object({
   name: z.string().min(1),
@@ -45,9 +48,28 @@ export const RelayHealth = z.object({
   status: RelayStatus,
   submits: z.int().nonnegative(),
   accepted: z.int().nonnegative(),
+  rejected: z.int().nonnegative().optional(),
+  rejections: z.array(z.object({ reason: z.string(), count: z.int().nonnegative() })).optional(),
+  latency_ms: LatencySummary.optional(),
   last_submit_at: DateTime.nullable(),
 });
 export type RelayHealth = z.infer<typeof RelayHealth>;
+
+/**
+ * Whether the builder's Ethereum node can seal blocks (`eth_simulateV1` with validation returning
+ * a full header; DESIGN "Bundle submission"), as checked at the builder's startup: `ok`, the
+ * node's `client` (`web3_clientVersion`), `zero_state_root` (anvil's simulation computes none:
+ * accepted on the dev chain only), the `reason` when not ok, and `checked_at`. While `ok` is false
+ * no block is submitted and `builder.send_bundle` is not LIVE.
+ */
+export const SealerHealth = z.object({
+  ok: z.boolean(),
+  client: z.string().nullable(),
+  zero_state_root: z.boolean(),
+  reason: z.string().optional(),
+  checked_at: DateTime,
+});
+export type SealerHealth = z.infer<typeof SealerHealth>;
 
 /**
  * Bundle-builder infrastructure state (SPEC 2.4): counters `bids_received`, `submits`, `accepted`,
@@ -63,6 +85,7 @@ export const BuilderHealth = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{96}$/, 'must be a 48-byte hex BLS public key')
     .nullable(),
+  sealer: SealerHealth.optional(),
 });
 export type BuilderHealth = z.infer<typeof BuilderHealth>;
 

@@ -1,4 +1,5 @@
 import { ByteVectorType, ContainerType, UintBigintType } from '@chainsafe/ssz';
+import { ssz } from '@lodestar/types';
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { bytesToHex, hexToBytes, type Hex } from 'viem';
 
@@ -14,18 +15,24 @@ const Bytes48 = new ByteVectorType(48);
 const Uint64 = new UintBigintType(8);
 const Uint256 = new UintBigintType(32);
 
-/** SSZ `BidTrace` (builder-specs, `bellatrix/builder.md`): what a relay submission signs. */
-export const BidTraceType = new ContainerType({
-  slot: Uint64,
-  parent_hash: Bytes32,
-  block_hash: Bytes32,
-  builder_pubkey: Bytes48,
-  proposer_pubkey: Bytes48,
-  proposer_fee_recipient: Bytes20,
-  gas_limit: Uint64,
-  gas_used: Uint64,
-  value: Uint256,
-});
+/**
+ * SSZ `BidTrace` (builder-specs, `bellatrix/builder.md`): what a relay submission signs. Its JSON
+ * (`toJson`/`fromJson`) is the relay API's: snake_case keys, decimal strings, 0x hex bytes.
+ */
+export const BidTraceType = new ContainerType(
+  {
+    slot: Uint64,
+    parentHash: Bytes32,
+    blockHash: Bytes32,
+    builderPubkey: Bytes48,
+    proposerPubkey: Bytes48,
+    proposerFeeRecipient: Bytes20,
+    gasLimit: Uint64,
+    gasUsed: Uint64,
+    value: Uint256,
+  },
+  { typeName: 'BidTrace', jsonCase: 'eth2' },
+);
 
 const ForkDataType = new ContainerType({ current_version: Bytes4, genesis_validators_root: Bytes32 });
 const SigningDataType = new ContainerType({ object_root: Bytes32, domain: Bytes32 });
@@ -57,23 +64,9 @@ export function computeBuilderDomain(genesisForkVersion: Hex = '0x00000000'): Ui
   return domain;
 }
 
-function toSsz(m: BidTraceJson) {
-  return {
-    slot: BigInt(m.slot),
-    parent_hash: hexToBytes(m.parent_hash),
-    block_hash: hexToBytes(m.block_hash),
-    builder_pubkey: hexToBytes(m.builder_pubkey),
-    proposer_pubkey: hexToBytes(m.proposer_pubkey),
-    proposer_fee_recipient: hexToBytes(m.proposer_fee_recipient),
-    gas_limit: BigInt(m.gas_limit),
-    gas_used: BigInt(m.gas_used),
-    value: BigInt(m.value),
-  };
-}
-
 /** `compute_signing_root(bid_trace, domain)` = hash_tree_root(SigningData{hash_tree_root(bid_trace), domain}). */
 export function bidTraceSigningRoot(message: BidTraceJson, domain: Uint8Array): Uint8Array {
-  const objectRoot = BidTraceType.hashTreeRoot(toSsz(message));
+  const objectRoot = BidTraceType.hashTreeRoot(BidTraceType.fromJson(message));
   return SigningDataType.hashTreeRoot({ object_root: objectRoot, domain });
 }
 
@@ -100,6 +93,41 @@ export function verifyBidTrace(message: BidTraceJson, signature: Hex, domain: Ui
     const bls = bls12_381.longSignatures;
     const point = bls.hash(bidTraceSigningRoot(message, domain), ETH_BLS_DST);
     return bls.verify(hexToBytes(signature), point, hexToBytes(message.builder_pubkey));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A validator's registration with the builder network (builder-specs `ValidatorRegistrationV1`),
+ * as the relay API writes it: `fee_recipient`, `gas_limit` (decimal), `timestamp` (UNIX seconds,
+ * decimal), `pubkey` (48 bytes hex).
+ */
+export interface ValidatorRegistrationJson {
+  fee_recipient: Hex;
+  gas_limit: string;
+  timestamp: string;
+  pubkey: Hex;
+}
+
+function registrationSigningRoot(message: ValidatorRegistrationJson, domain: Uint8Array): Uint8Array {
+  const type = ssz.bellatrix.ValidatorRegistrationV1;
+  return SigningDataType.hashTreeRoot({ object_root: type.hashTreeRoot(type.fromJson(message)), domain });
+}
+
+/** Signs a validator registration under DOMAIN_APPLICATION_BUILDER with the validator's BLS key (what a proposer's mev-boost sends to relays). */
+export function signValidatorRegistration(message: ValidatorRegistrationJson, secretKey: Hex, domain: Uint8Array): Hex {
+  const bls = bls12_381.longSignatures;
+  const point = bls.hash(registrationSigningRoot(message, domain), ETH_BLS_DST);
+  return bytesToHex(bls.Signature.toBytes(bls.sign(point, hexToBytes(secretKey))));
+}
+
+/** Verifies a validator registration signature by `message.pubkey` under `domain`; false on any malformed input. */
+export function verifyValidatorRegistration(message: ValidatorRegistrationJson, signature: Hex, domain: Uint8Array): boolean {
+  try {
+    const bls = bls12_381.longSignatures;
+    const point = bls.hash(registrationSigningRoot(message, domain), ETH_BLS_DST);
+    return bls.verify(hexToBytes(signature), point, hexToBytes(message.pubkey));
   } catch {
     return false;
   }

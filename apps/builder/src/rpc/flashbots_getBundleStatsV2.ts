@@ -27,7 +27,10 @@ export interface BundleStatsV2 {
   sentToRelaysAt: { relay: string; timestamp: string; accepted: boolean }[];
   /** The canonical block at the target height holds every transaction of the bundle (all but droppingTxHashes). */
   landed: boolean;
-  /** When landed: that block's hash and timestamp, and whether it is the block this builder sealed. */
+  /**
+   * When landed: that block's hash and timestamp, and whether it is the block this builder sealed (on the
+   * dev chain: the same block as anvil mined it, which has anvil's own state root and so its own hash).
+   */
   landedBlockHash?: Hash;
   landedAt?: string;
   landedInSealedBlock?: boolean;
@@ -82,7 +85,8 @@ export async function flashbots_getBundleStatsV2(
       out.landed = true;
       out.landedBlockHash = onChain.hash!;
       out.landedAt = iso(Number(onChain.timestamp) * 1000);
-      out.landedInSealedBlock = life.sealedBlockHash?.toLowerCase() === onChain.hash?.toLowerCase();
+      const canonical = onChain.hash?.toLowerCase();
+      out.landedInSealedBlock = [life.sealedBlockHash, life.minedBlockHash].some((h) => h !== undefined && h.toLowerCase() === canonical);
     }
   }
   return out;

@@ -1,3 +1,4 @@
+import type { EarlyRun } from '@acg/execution';
 import type { ExecutableCapability } from '@acg/capabilities';
 import { newExecutionId } from '@acg/execution';
 import { requestHash } from '@acg/payments';
@@ -7,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import type { SettleResponse } from '@x402/core/types';
 import { exampleInput, exampleResult, mcpBazaar } from '../payment/bazaar.js';
-import { EXECUTE_ROUTE, executeDescription, paidExecutionOutcome, resolveExecution } from '../payment/execution.js';
+import { EXECUTE_ROUTE, executeDescription, paidExecutionOutcome, resolveExecution, startEarlyExecution } from '../payment/execution.js';
 import { payForCall } from '../payment/paidCall.js';
 import type { Services } from '../services.js';
 import { PAYMENT_META, paymentRequiredResult, problemResult, settlementMeta, toolResult } from './results.js';
@@ -56,6 +57,9 @@ export async function callCapabilityTool(
   const input = args ?? {};
   const resolved = resolveExecution(services, d.id, input);
   if (!resolved.ok) return problemResult(resolved.body);
+  const operationId = newExecutionId();
+  // a read-only capability starts while its payment settles (as on REST); released after settlement
+  let early: EarlyRun | undefined;
   const result = await payForCall(
     services.paywall,
     {
@@ -67,12 +71,13 @@ export async function callCapabilityTool(
         'Payment required: sign an x402 exact payment for one of `accepts` and call the tool again with the PaymentPayload in _meta["x402/payment"].',
       route: EXECUTE_ROUTE,
       requestHash: requestHash('POST', EXECUTE_ROUTE, { capability_id: d.id, input }),
-      operationId: newExecutionId(),
+      operationId,
       getHeader: () => undefined,
+      onReserved: (payer) => (early = startEarlyExecution(services, resolved, { executionId: operationId, payer })),
       // null: no payment (answered with the challenge); never read from HTTP headers here
       paymentPayload: meta?.[PAYMENT_META] ?? null,
     },
-    (payment) => paidExecutionOutcome(services, resolved, payment),
+    (payment) => paidExecutionOutcome(services, resolved, payment, payment.operationId === operationId ? early : undefined),
   );
   if (result.kind === 'payment_required') return paymentRequiredResult(result.paymentRequired, result.body.reason);
   if (result.kind === 'problem') return problemResult(result.body);

@@ -1,4 +1,4 @@
-import { Executor, resolveCapability, type ResolvedCapability } from '@acg/execution';
+import { Executor, resolveCapability, type EarlyRun, type ResolvedCapability } from '@acg/execution';
 import type { Outcome, SettledPayment } from '@acg/payments';
 import type { ExecutionSucceeded } from '@acg/schemas';
 import type { Services } from '../services.js';
@@ -33,7 +33,8 @@ export type PaidExecutionResult = { ok: true; body: ExecutionSucceeded } | { ok:
 
 /**
  * Runs the resolved capability once through the shared Executor with the settled payment and
- * records it (DESIGN "x402 payments"). A failure is 502 (or the capability's 503/504) with
+ * records it (DESIGN "x402 payments"); `early` is a read-only capability's run started while the
+ * payment settled (`Executor.startEarly`), recorded instead of running again. A failure is 502 (or the capability's 503/504) with
  * extension members `execution_id`, `execution_status: "FAILED"`, `error` and `payment` (RFC 9457
  * reserves `status` for the HTTP status); the paywall refunds it and adds `refund`.
  */
@@ -42,12 +43,14 @@ export async function runPaidExecution(
   operationId: string,
   capability: Pick<ResolvedCapability, 'definition' | 'input'>,
   payment: SettledPayment,
+  early?: EarlyRun,
 ): Promise<PaidExecutionResult> {
-  const { record, failure } = await new Executor(services).run(operationId, capability, {
-    tx_hash: payment.txHash,
-    amount: payment.amount,
-    payer: payment.payer,
-  });
+  const { record, failure } = await new Executor(services).run(
+    operationId,
+    capability,
+    { tx_hash: payment.txHash, amount: payment.amount, payer: payment.payer },
+    early,
+  );
   if (failure) {
     const status = failure.status >= 500 ? failure.status : 502;
     return {
@@ -78,9 +81,19 @@ export async function paidExecutionOutcome(
   services: Services,
   capability: Pick<ResolvedCapability, 'definition' | 'input'>,
   payment: SettledPayment,
+  early?: EarlyRun,
 ): Promise<Outcome> {
-  const r = await runPaidExecution(services, payment.operationId, capability, payment);
+  const r = await runPaidExecution(services, payment.operationId, capability, payment, early);
   return r.ok ? { ok: true, status: 200, body: r.body } : { ok: false, status: r.status, body: r.body, refund: true };
+}
+
+/** Starts a read-only capability while its payment settles (`Executor.startEarly`); undefined for others. */
+export function startEarlyExecution(
+  services: Services,
+  capability: Pick<ResolvedCapability, 'definition' | 'input'>,
+  call: { executionId: string; payer: string },
+): EarlyRun | undefined {
+  return new Executor(services).startEarly(capability, call);
 }
 
 /** The paywall's route name of an execution: REST `POST /api/v1/execute` and MCP tools share it, so one payment buys one execution on either. */

@@ -2,7 +2,7 @@ import { newExecutionId, type ResolvedCapability } from '@acg/execution';
 import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
 import { executeBazaar } from '../payment/bazaar.js';
-import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution } from '../payment/execution.js';
+import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution, startEarlyExecution } from '../payment/execution.js';
 import type { Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
 import type { PaidContext } from '../trpc/paid.js';
@@ -19,7 +19,7 @@ function prepareExecution(input: ExecuteRequest, ctx: Context): { capability: Re
 /** Runs the capability once through the shared Executor and answers SPEC 2.7 (failures: problem+json, refunded). */
 async function runExecution(ctx: Context & PaidContext & { capability: ResolvedCapability }) {
   if (ctx.replay) return ExecutionSucceeded.parse(ctx.replay);
-  const r = await runPaidExecution(ctx.services, ctx.operationId, ctx.capability, ctx.payment!);
+  const r = await runPaidExecution(ctx.services, ctx.operationId, ctx.capability, ctx.payment!, ctx.early);
   if (!r.ok) throw rawError(r.status, r.body);
   return r.body;
 }
@@ -38,6 +38,8 @@ export const executeRouter = router({
     // Bazaar: this capability's input and output schemas (DESIGN "Agents: MCP and x402 extensions")
     extensions: (_input, ctx) => executeBazaar(ctx.capability.definition),
     newOperationId: newExecutionId,
+    // a read-only capability runs while its payment settles; its result is released after settlement
+    early: (_input, ctx, call) => startEarlyExecution(ctx.services, ctx.capability, call),
   })
     .meta({
       openapi: {

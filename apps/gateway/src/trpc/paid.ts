@@ -1,3 +1,4 @@
+import type { EarlyRun } from '@acg/execution';
 import { requestHash, type PaidRequest, type SettledPayment } from '@acg/payments';
 import type { TRPCError } from '@trpc/server';
 import { payForCall } from '../payment/paidCall.js';
@@ -20,6 +21,13 @@ export interface PaidSpec<I> {
   extensions(input: I, ctx: Context): Record<string, unknown>;
   /** Creates the id of the operation this payment buys (e.g. `exe_...`). */
   newOperationId(): string;
+  /**
+   * Starts a read-only operation once the payment is verified and reserved for this request, so
+   * it overlaps the on-chain settlement (`Executor.startEarly`); the resolver gets it as
+   * `ctx.early` and uses its result only after settlement. Undefined: the operation runs after
+   * settlement.
+   */
+  early?(input: I, ctx: Context, call: { executionId: string; payer: string }): EarlyRun | undefined;
 }
 
 /** Context a paid procedure's resolver receives. */
@@ -29,6 +37,8 @@ export interface PaidContext {
   operationId: string;
   /** The stored response of an earlier identical paid request (idempotent replay). */
   replay?: unknown;
+  /** The operation started while the payment settled ({@link PaidSpec.early}), if any. */
+  early?: EarlyRun;
 }
 
 /** What the next middleware or resolver gives back (tRPC's middleware result). */
@@ -65,9 +75,13 @@ export function paid<I>(spec: PaidSpec<I>) {
     const { ctx, input } = opts;
     const operationId = spec.newOperationId();
     let fresh: R | undefined;
-    const result = await payForCall(ctx.services.paywall, paidRequestOf(spec, input, ctx, operationId), async (payment) => {
+    let early: EarlyRun | undefined;
+    const request = paidRequestOf(spec, input, ctx, operationId);
+    if (spec.early) request.onReserved = (payer) => (early = spec.early?.(input, ctx, { executionId: operationId, payer }));
+    const result = await payForCall(ctx.services.paywall, request, async (payment) => {
       // the operation id reserved with the payment (a reconciled replay runs under the first request's id)
-      const next = await opts.next({ ctx: { payment, operationId: payment.operationId } satisfies PaidContext });
+      const started = payment.operationId === operationId ? early : undefined;
+      const next = await opts.next({ ctx: { payment, operationId: payment.operationId, ...(started ? { early: started } : {}) } satisfies PaidContext });
       fresh = next;
       // the resolver's status (e.g. 202) and headers (e.g. Location) are stored with the body, so replays match
       if (next.ok) return { ok: true, status: ctx.response.status ?? 200, headers: { ...ctx.responseHeaders }, body: next.data };

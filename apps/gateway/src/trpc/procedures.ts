@@ -1,3 +1,4 @@
+import type { EarlyRun } from '@acg/execution';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AuthError, InsufficientBalanceError } from '@acg/accounts';
 import type { z } from 'zod';
@@ -68,6 +69,7 @@ export interface PaidProcedureSpec<TInput, TPrepared extends object> extends Pai
   prepare(input: TInput, ctx: Context): TPrepared | Promise<TPrepared>;
   price(input: TInput, ctx: Context & TPrepared): bigint;
   extensions(input: TInput, ctx: Context & TPrepared): Record<string, unknown>;
+  early?(input: TInput, ctx: Context & TPrepared, call: { executionId: string; payer: string }): EarlyRun | undefined;
 }
 
 /**

@@ -46,6 +46,8 @@ export const walletBalances = defineCapability({
   example: { request: walletBalancesRequest, response: walletBalancesResponse },
   related_capabilities: ['gateway.execute'],
   notes: 'Call POST /api/v1/execute with capability_id and input; input_schema describes input and output_schema describes result.',
+  // reads balances only: may start while the payment settles
+  readOnly: true,
   /** The chain must be configured before anyone pays for it. */
   precondition(input, deps) {
     return deps.chainClient(input.chain) ? undefined : `The chain "${input.chain}" is not configured on this gateway.`;

@@ -1,0 +1,201 @@
+import { defineCapability, type CapabilityDefinition } from '@acg/capabilities';
+import { devPrivateKey } from '@acg/devnet';
+import { createInProcessFacilitator, Paywall } from '@acg/payments';
+import type { FacilitatorClient } from '@x402/core/server';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
+
+// A read-only capability (`readOnly: true`) starts once its payment is verified and reserved, while
+// the payment settles on-chain; its result is released only after settlement, and dropped when
+// settlement is refused. Settlement is held deterministically here: the facilitator's settle
+// waits for a gate the test opens.
+
+/** Generous bound that only detects a hang (a run that never starts while settlement is held). */
+const HANG_MS = 30_000;
+
+function within<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`hang: ${what}`)), HANG_MS);
+  });
+  return Promise.race([p, hang]).finally(() => clearTimeout(timer));
+}
+
+/** A promise with its resolve function. */
+function signal<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+let started = signal<{ text: string }>();
+const runs: string[] = [];
+
+const example = (id: string) => ({
+  request: { capability_id: id, input: { text: 'hi' } },
+  response: {
+    execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
+    status: 'SUCCEEDED' as const,
+    result: { text: 'hi' },
+    payment: { tx_hash: `0x${'1'.repeat(64)}`, amount: '1000' },
+  },
+});
+
+const base = {
+  product: 'intelligence' as const,
+  surface: 'REST' as const,
+  auth: 'x402' as const,
+  method: 'POST' as const,
+  endpoint: '{base_url}/api/v1/execute',
+  docs: null,
+  built: true,
+  x402: 'accepted' as const,
+  price: { base_units: 1000n, unit: 'call' as const },
+  input: z.strictObject({ text: z.string().min(1) }),
+  output: z.strictObject({ text: z.string() }),
+};
+
+/** Read-only: may start while its payment settles. */
+const readOnlyEcho: CapabilityDefinition = defineCapability({
+  ...base,
+  id: 'intelligence.early_echo_test',
+  name: 'Early echo (test)',
+  description: 'Returns its text; read-only.',
+  example: example('intelligence.early_echo_test'),
+  readOnly: true,
+  async run(input) {
+    runs.push(`early:${input.text}`);
+    started.resolve(input);
+    return { text: input.text };
+  },
+});
+
+/** Not read-only: runs only after its payment settled. */
+const laterEcho: CapabilityDefinition = defineCapability({
+  ...base,
+  id: 'intelligence.later_echo_test',
+  name: 'Later echo (test)',
+  description: 'Returns its text; runs after settlement.',
+  example: example('intelligence.later_echo_test'),
+  async run(input) {
+    runs.push(`later:${input.text}`);
+    started.resolve(input);
+    return { text: input.text };
+  },
+});
+
+let t: TestGateway;
+let balanceOf: ReturnType<typeof usdcReader>;
+/** The facilitator's settle waits for this gate; `settling` resolves when it is reached. */
+let gate = signal();
+let settling = signal();
+/** When set, settle answers this refusal instead of settling. */
+let refuseWith: string | undefined;
+
+beforeAll(async () => {
+  t = await startTestGateway({ capabilities: [readOnlyEcho, laterEcho] });
+  balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
+  const { services } = t.gateway;
+  const inner = createInProcessFacilitator({
+    rpcUrl: t.config.payment.rpcUrl,
+    chain: t.config.payment.chain,
+    signer: devPrivateKey(0),
+    networks: ['eip155:8453'],
+    monitor: services.paymentChain,
+  });
+  const facilitator: FacilitatorClient = {
+    verify: (p, r) => inner.verify(p, r),
+    settle: async (p, r) => {
+      settling.resolve();
+      await gate.promise;
+      if (refuseWith) return { success: false, errorReason: refuseWith, transaction: '', network: r.network, payer: '' } as never;
+      return inner.settle(p, r);
+    },
+    getSupported: () => inner.getSupported(),
+  };
+  const paywall = new Paywall({
+    redis: services.redis,
+    keys: services.keys,
+    facilitator,
+    publicClient: services.paymentClient,
+    refunds: services.refunds,
+    chain: services.paymentChain,
+    log: services.log,
+    terms: services.paywall.terms,
+  });
+  await paywall.init();
+  services.paywall = paywall;
+}, 120_000);
+
+afterAll(async () => {
+  await t?.close();
+});
+
+beforeEach(() => {
+  started = signal();
+  gate = signal();
+  settling = signal();
+  refuseWith = undefined;
+  runs.length = 0;
+});
+
+const executeUrl = () => `${t.url}/api/v1/execute`;
+
+async function paidRequest(capabilityId: string, buyerIndex: number, text: string) {
+  const buyer = t.stack.payment.buyers[buyerIndex];
+  const body = { capability_id: capabilityId, input: { text } };
+  const header = paymentHeader(await officialPayload(buyer, await challenge(executeUrl(), body)));
+  return { buyer, response: post(executeUrl(), body, { 'PAYMENT-SIGNATURE': header }) };
+}
+
+describe('a read-only capability runs while its payment settles', () => {
+  it('starts before settlement ends, answers only after it, and records the settled payment', { timeout: 60_000 }, async () => {
+    const { buyer, response } = await paidRequest('intelligence.early_echo_test', 3, 'overlap');
+    await within(settling.promise, 'settlement reached');
+    // settlement is held: the run starts anyway
+    expect(await within(started.promise, 'read-only run started while settlement is held')).toEqual({ text: 'overlap' });
+    const before = await balanceOf(buyer.address);
+    gate.resolve();
+    const res = await response;
+    expect(res.status).toBe(200);
+    const body = res.body as { execution_id: string; status: string; result: unknown; payment: { tx_hash: string; amount: string } };
+    expect(body).toMatchObject({ status: 'SUCCEEDED', result: { text: 'overlap' }, payment: { amount: '1000' } });
+    expect(body.payment.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(before - (await balanceOf(buyer.address))).toBe(1000n);
+    expect(runs).toEqual(['early:overlap']);
+    const stored = await readExecution(t.url, body.execution_id, buyer);
+    expect(stored).toMatchObject({ status: 'SUCCEEDED', result: { text: 'overlap' }, payment: { tx_hash: body.payment.tx_hash } });
+    expect(stored.duration_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('a capability that is not read-only does not start until settlement ends', { timeout: 60_000 }, async () => {
+    const { response } = await paidRequest('intelligence.later_echo_test', 4, 'after');
+    await within(settling.promise, 'settlement reached');
+    // give a wrongly early run every chance to show up: a round trip to the gateway while settlement is held
+    expect((await fetch(`${t.url}/status/health`)).status).toBe(200);
+    expect(runs).toEqual([]);
+    gate.resolve();
+    const res = await response;
+    expect(res.status).toBe(200);
+    expect(runs).toEqual(['later:after']);
+  });
+
+  it('settlement refused: the early result is dropped, nothing is stored or charged, and 402 says why', { timeout: 60_000 }, async () => {
+    const { buyer, response } = await paidRequest('intelligence.early_echo_test', 5, 'dropped');
+    await within(settling.promise, 'settlement reached');
+    await within(started.promise, 'read-only run started');
+    const before = await balanceOf(buyer.address);
+    refuseWith = 'invalid_exact_evm_payload_signature';
+    gate.resolve();
+    const res = await response;
+    expect(res.status).toBe(402);
+    expect(res.body).toMatchObject({ reason: 'invalid_exact_evm_payload_signature' });
+    expect(JSON.stringify(res.body)).not.toContain('dropped');
+    expect(await balanceOf(buyer.address)).toBe(before);
+    expect(runs).toEqual(['early:dropped']);
+  });
+});
