@@ -40,7 +40,7 @@ const sdk: Options = sdkBuild;
  *    example provider, which `dist/start.js` spawns from next to itself). Workspace packages (`@acg/*`, consumed
  *    from TypeScript source) are bundled in; npm dependencies stay external. The Lua scripts are
  *    read at run time next to the bundle, so they are copied to dist/lua (and the lending dev
- *    contracts' Solidity sources to dist/contracts). The container image (Dockerfile) runs these
+ *    contracts' Solidity sources to dist/contracts, the web pages' static files to dist/static). The container image (Dockerfile) runs these
  *    files with the production dependencies beside them. `appsBuild(outDir)` is the same build into
  *    another folder (apps/gateway/test/dist.int.test.ts builds and starts it).
  */
@@ -70,6 +70,8 @@ export function appsBuild(outDir = 'dist'): Options {
       await cp('packages/redis/src/lua', `${outDir}/lua`, { recursive: true });
       // Solidity sources of the lending dev data, compiled at run time by solc-js (packages/devnet/src/lending)
       await cp('packages/devnet/src/lending/contracts', `${outDir}/contracts`, { recursive: true });
+      // the web pages' own stylesheet, scripts and icons (apps/gateway/src/web/assets.ts reads ./static next to the bundle)
+      await cp('apps/gateway/src/web/static', `${outDir}/static`, { recursive: true });
     },
   };
 }

@@ -9,8 +9,9 @@ import {
   type BuildContext,
   type HealthSample,
 } from '@acg/registry';
-import type { BuilderHealth, HealthDocument, HealthStatus, RegistryDocument } from '@acg/schemas';
-import type { WalletMonitorHealth } from '@acg/wallet-monitor';
+import type { LatencySeries } from '@acg/redis';
+import type { BuilderHealth, HealthDocument, HealthStatus, LatencySeriesDocument, LatencySource, RegistryDocument } from '@acg/schemas';
+import { DELIVERY_LATENCY_SERIES, type WalletMonitorHealth } from '@acg/wallet-monitor';
 import type { CapabilityCatalog } from '@acg/capabilities';
 import type { Telemetry } from '@acg/execution';
 import type { ProbeStore } from './probes.js';
@@ -27,6 +28,12 @@ function render<T>(value: T, text?: string): Rendered<T> {
   const body = Buffer.from(text ?? JSON.stringify(value));
   return { value, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`, builtAt: Date.now() };
 }
+
+/** The capability whose latency is its webhook delivery latency (SPEC 4: "about 450 ms after block confirmation"). */
+const WALLET_MONITOR_ID = 'intelligence.wallet_monitor';
+
+/** Minutes the latency series covers (`/status/series`, the `/status` charts). */
+export const SERIES_WINDOW_MINUTES = 60;
 
 /** Capabilities whose every call is x402-paid on the payment chain (DESIGN "x402 payments"). */
 const PAID_ENTRY_POINTS = new Set(['gateway.execute', 'gateway.jobs']);
@@ -56,6 +63,8 @@ export class Discovery {
       walletMonitorHealth?: () => Promise<WalletMonitorHealth>;
       /** Calls and failures of a provider capability (`ProviderStore.counts` of @acg/providers). */
       providerCounts?: (capabilityId: string) => Promise<{ calls: number; failures: number }>;
+      /** Per-minute latency samples (`/status/series`); without it the series document has no capability. */
+      latencySeries?: LatencySeries;
       /** Whether the payment chain answers; while false the x402-paid entry points (execute, jobs) are `down`. */
       paymentChainReachable?: () => Promise<boolean>;
       /** The proof scheme and JWKS URL of executable capabilities, when receipt keys are configured (read at each build). */
@@ -80,6 +89,14 @@ export class Discovery {
 
   health(): Promise<Rendered<HealthDocument>> {
     return this.cached('health', this.opts.healthTtlMs ?? 10_000, async () => render(await this.buildHealth()));
+  }
+
+  /**
+   * `/status/series`: per capability, p50/p99 per minute over the last hour, from the same samples
+   * as health (the wallet monitor: its delivery latency, as health reports it). Cached like health.
+   */
+  series(): Promise<Rendered<LatencySeriesDocument>> {
+    return this.cached('series', this.opts.healthTtlMs ?? 10_000, async () => render(await this.buildSeries()));
   }
 
   llmsTxt(): Promise<Rendered<string>> {
@@ -129,7 +146,7 @@ export class Discovery {
     for (const d of allDescriptors(this.opts.catalog.list())) {
       const measured = await this.opts.telemetry.summary(d.id);
       // The wallet monitor's latency is its delivery latency (SPEC 4: "about 450 ms after block confirmation").
-      const lat = d.id === 'intelligence.wallet_monitor' && walletMonitor ? { ...measured, ...walletMonitor.delivery_latency_ms } : measured;
+      const lat = d.id === WALLET_MONITOR_ID && walletMonitor ? { ...measured, ...walletMonitor.delivery_latency_ms } : measured;
       const probe = probes[d.id];
       let status: HealthStatus;
       if (!d.built) status = 'planned';
@@ -162,6 +179,28 @@ export class Discovery {
       proofs: this.opts.proofs?.(),
       probes,
       health: samples,
+    };
+  }
+
+  private async buildSeries(): Promise<LatencySeriesDocument> {
+    const ids = allDescriptors(this.opts.catalog.list()).map((d) => d.id);
+    const sourceOf = (id: string): { name: string; source: LatencySource } =>
+      id === WALLET_MONITOR_ID && this.opts.walletMonitorHealth
+        ? { name: DELIVERY_LATENCY_SERIES, source: 'webhook_deliveries' }
+        : { name: id, source: 'executions_and_probes' };
+    const now = Date.now();
+    const names = ids.map((id) => sourceOf(id).name);
+    const read = this.opts.latencySeries ? await this.opts.latencySeries.read(names, SERIES_WINDOW_MINUTES, now) : {};
+    return {
+      // the time the window ends at: its last point is this minute
+      generated_at: new Date(now).toISOString(),
+      bucket_seconds: 60,
+      window_minutes: SERIES_WINDOW_MINUTES,
+      capabilities: ids.flatMap((id) => {
+        const { name, source } = sourceOf(id);
+        const s = read[name];
+        return s ? [{ id, source, window: s.window, points: s.points }] : [];
+      }),
     };
   }
 

@@ -4,7 +4,7 @@ import { JobQueue, JobStore } from '@acg/jobs';
 import { createInProcessFacilitator, createRemoteFacilitator, PaymentChainMonitor, Paywall, RefundQueue, startRefunds as startRefundsOf } from '@acg/payments';
 import type { Worker } from 'bullmq';
 import { ProviderLedger } from '@acg/provider-ledger';
-import { connectRedis, RedisKeys } from '@acg/redis';
+import { connectRedis, LatencySeries, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey, WalletMonitorService } from '@acg/wallet-monitor';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -195,6 +195,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     builderHealth: () => readBuilderHealth(redis, keys),
     walletMonitorHealth: () => walletMonitor.health(),
     providerCounts: (id) => providerStore.counts(id),
+    latencySeries: new LatencySeries(redis, keys),
     paymentChainReachable: () => paymentChain.reachable(),
   });
   const jobQueue = new JobQueue(keys, bullRedis);

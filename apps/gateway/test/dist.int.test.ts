@@ -123,6 +123,16 @@ describe('dist entry points', () => {
     const health = await fetch(`${gateway.match[1]}/status/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ operational_status: expect.any(String), capabilities: expect.any(Array) });
+    // the web pages from the bundle: their own files read from dist/static, uPlot from node_modules
+    const page = await fetch(`${gateway.match[1]}/status`, { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    for (const name of ['site.css', 'status.js', 'uplot.min.js']) {
+      const href = new RegExp(`"(/assets/${name.replace('.', '\\.')}\\?v=[^"]+)"`).exec(html)?.[1];
+      expect(href, name).toBeDefined();
+      expect((await fetch(`${gateway.match[1]}${href}`)).status, name).toBe(200);
+    }
+    expect((await fetch(`${gateway.match[1]}/favicon.ico`)).status).toBe(200);
     expect((await fetch(worker.match[1])).status).toBe(200);
     const builderMetrics = await fetch(`${builder.match[1]}/metrics`);
     expect(builderMetrics.status).toBe(200);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../src/http/body.js';
 import { RouteTable } from '../src/http/routes.js';
 import { appRouter } from '../src/routers/index.js';
+import { WEB_PATHS } from '../src/web/routes.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { isProblem, rawRequest, type RawResult } from './rawHttp.js';
 
@@ -38,7 +39,8 @@ afterAll(async () => {
   );
 });
 
-const routes = new RouteTable(appRouter, ['/openapi.json', '/registry', '/gateway-catalog.json', '/status/health', '/llms.txt', '/sitemap.xml']);
+// the documents and the web pages' paths (API clients get the 404 problem+json on a page path, the files are served)
+const routes = new RouteTable(appRouter, ['/openapi.json', '/registry', '/gateway-catalog.json', '/status/health', '/llms.txt', '/sitemap.xml', ...WEB_PATHS]);
 const stats = new Map<string, { tried: number; failed: number }>();
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND'] as const;

@@ -1,4 +1,4 @@
-import type { RedisKeys } from '@acg/redis';
+import { LatencySeries, type RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 
 /** Latency summary of one capability, milliseconds (SPEC 2.4). */
@@ -16,7 +16,9 @@ const WINDOW = 1000;
 
 /**
  * Real latency measurements per capability, shared by replicas: a capped Redis list of the last
- * 1,000 samples (`<ms>:<ok>:<unix ms>`). Health and /registry read percentiles from it.
+ * 1,000 samples (`<ms>:<ok>:<unix ms>`). Health and /registry read percentiles from it. Each
+ * sample also goes into its minute's bucket (`LatencySeries` of @acg/redis, kept two hours), from
+ * which `/status/series` and the `/status` charts read the last hour.
  */
 export class Telemetry {
   constructor(
@@ -27,11 +29,12 @@ export class Telemetry {
   /** Records one measured run of `capabilityId`: `ms` wall time, `ok` whether it succeeded. */
   async record(capabilityId: string, ms: number, ok: boolean): Promise<void> {
     const key = this.keys.latency(capabilityId);
-    await this.redis
+    const now = Date.now();
+    const multi = this.redis
       .multi()
-      .lpush(key, `${ms.toFixed(1)}:${ok ? 1 : 0}:${Date.now()}`)
-      .ltrim(key, 0, WINDOW - 1)
-      .exec();
+      .lpush(key, `${ms.toFixed(1)}:${ok ? 1 : 0}:${now}`)
+      .ltrim(key, 0, WINDOW - 1);
+    await LatencySeries.append(multi, this.keys, capabilityId, ms, ok, now).exec();
   }
 
   /** Nearest-rank p50/p99 over the window. */

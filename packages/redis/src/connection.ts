@@ -166,6 +166,13 @@ export class RedisKeys {
   latency(capabilityId: string): string {
     return `${this.prefix}lat:${capabilityId}`;
   }
+  /**
+   * Latency samples of one series (a capability id, or `wallet_monitor.delivery`) in one minute
+   * (a capped list of `<ms>:<ok>`, expiring; `LatencySeries`). `minute` is unix ms / 60,000, floored.
+   */
+  latencyMinute(series: string, minute: number): string {
+    return `${this.prefix}latm:${series}:${minute}`;
+  }
   /** Probe records of capabilities (hash: capability id -> JSON ProbeRecord). */
   probes(): string {
     return `${this.prefix}probes`;

@@ -45,4 +45,13 @@ export {
   type TokenBucketReturnType,
   type TransitionAuthorizationParameters,
 } from './commands.js';
+export {
+  LATENCY_BUCKET_CAP,
+  LATENCY_BUCKET_MS,
+  LATENCY_RETENTION_SECONDS,
+  LatencySeries,
+  nearestRank,
+  type LatencyPoint,
+  type LatencyWindow,
+} from './latencySeries.js';
 export { luaSource, withScripts, SCRIPTS, type ScriptName, type ScriptedRedis } from './scripts.js';

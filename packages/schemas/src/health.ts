@@ -131,3 +131,46 @@ export const HealthDocument = z.object({
   wallet_monitor: WalletMonitorHealth.optional(),
 });
 export type HealthDocument = z.infer<typeof HealthDocument>;
+
+/**
+ * Latency of one minute (`/status/series`): `t` the minute's start (unix seconds), nearest-rank
+ * `p50`/`p99` in milliseconds (null in a minute without samples), `samples` and failed `errors`.
+ */
+export const LatencyPoint = z.object({
+  t: z.int().nonnegative(),
+  p50: z.number().nonnegative().nullable(),
+  p99: z.number().nonnegative().nullable(),
+  samples: z.int().nonnegative(),
+  errors: z.int().nonnegative(),
+});
+export type LatencyPoint = z.infer<typeof LatencyPoint>;
+
+/**
+ * Where a capability's latency samples come from: `executions_and_probes` (every execution and
+ * every probe, the samples of `/status/health`), or `webhook_deliveries` for the wallet monitor
+ * (block confirmation → 2xx, as `/status/health` reports it).
+ */
+export const LatencySource = z.enum(['executions_and_probes', 'webhook_deliveries']);
+export type LatencySource = z.infer<typeof LatencySource>;
+
+/**
+ * The latency series document at `/status/series` (DESIGN "Web pages for people"; the `/status`
+ * charts): per capability, one point per minute over the last `window_minutes` (oldest first, the
+ * current minute last) read from samples stored in Redis as they happen, never constants, and
+ * `window`, the nearest-rank percentiles over all samples of those minutes (equal to
+ * `/status/health`'s `latency_ms` while the hour holds all of its latest 1,000 samples).
+ */
+export const LatencySeriesDocument = z.object({
+  generated_at: DateTime,
+  bucket_seconds: z.int().positive(),
+  window_minutes: z.int().positive(),
+  capabilities: z.array(
+    z.object({
+      id: CapabilityId,
+      source: LatencySource,
+      window: LatencySummary,
+      points: z.array(LatencyPoint),
+    }),
+  ),
+});
+export type LatencySeriesDocument = z.infer<typeof LatencySeriesDocument>;

@@ -1,5 +1,5 @@
 import { InsufficientBalanceError, type Ledger } from '@acg/accounts';
-import type { RedisKeys } from '@acg/redis';
+import { LatencySeries, type RedisKeys } from '@acg/redis';
 import type { WalletEvent } from '@acg/schemas';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -48,6 +48,8 @@ interface StoredDeadLetter extends DeadLetter {
 const SEEN_TTL_SECONDS = 7 * 24 * 3600;
 /** Delivery latency samples kept for health (newest first). */
 const LATENCY_WINDOW = 1000;
+/** The `LatencySeries` name of delivery latency (block confirmation → 2xx), per minute. */
+export const DELIVERY_LATENCY_SERIES = 'wallet_monitor.delivery';
 
 /** Redis keys of the delivery side. */
 export class DeliveryKeys {
@@ -322,15 +324,16 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
       });
       if (res.ok) {
         const latencyMs = Date.now() - d.observedAtMs;
-        await o.redis
+        const multi = o.redis
           .multi()
           .hincrby(stats, 'delivered', 1)
           .hincrby(stats, 'pending', -1)
           .hincrby(stats, 'billed', Number(EVENT_PRICE_BASE_UNITS))
           .hset(stats, 'last_delivery_at', new Date().toISOString(), 'last_status', res.status)
           .lpush(k.latency(), latencyMs.toFixed(1))
-          .ltrim(k.latency(), 0, LATENCY_WINDOW - 1)
-          .exec();
+          .ltrim(k.latency(), 0, LATENCY_WINDOW - 1);
+        // the same sample per minute, for the /status charts (the health document's wallet-monitor latency is this one)
+        await LatencySeries.append(multi, o.keys, DELIVERY_LATENCY_SERIES, latencyMs, true).exec();
         o.observer?.delivery('delivered');
         return 'delivered';
       }

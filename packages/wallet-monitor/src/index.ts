@@ -17,6 +17,7 @@ export {
   type WebhookPolicy,
 } from './config.js';
 export {
+  DELIVERY_LATENCY_SERIES,
   deliveryJobId,
   DeliveryQueue,
   signWebhook,

@@ -13,6 +13,8 @@ import { McpEndpoint } from '../mcp/handler.js';
 import { MCP_PATH } from '../mcp/paidTool.js';
 import { RouteTable } from './routes.js';
 import { problemBodyForTrpc } from './trpcProblem.js';
+import { prefersHtml } from '../web/negotiate.js';
+import { WebSite } from '../web/routes.js';
 import type { TRPCError } from '@trpc/server';
 import type { ResponseMeta } from '@trpc/server/http';
 import type { NodeHTTPCreateContextFnOptions, NodeHTTPRequest, NodeHTTPResponse } from '@trpc/server/adapters/node-http';
@@ -32,7 +34,16 @@ const CORS_HEADERS: readonly (readonly [string, string])[] = Object.entries(CORS
  * (Prometheus text) is one of them for the route table (404/405) but is no capability: the
  * OpenAPI document, built from the router, does not list it.
  */
-const DOCUMENTS = ['/openapi.json', '/registry', '/gateway-catalog.json', '/status/health', '/llms.txt', '/sitemap.xml', METRICS_PATH] as const;
+const DOCUMENTS = [
+  '/openapi.json',
+  '/registry',
+  '/gateway-catalog.json',
+  '/status/health',
+  '/status/series',
+  '/llms.txt',
+  '/sitemap.xml',
+  METRICS_PATH,
+] as const;
 
 /** Other paths the listener serves itself: the MCP endpoint (stateless Streamable HTTP: POST only, GET and DELETE are 405). */
 const RAW_ROUTES = [{ path: MCP_PATH, methods: ['POST'] }] as const;
@@ -50,8 +61,9 @@ export function sendProblem(res: ServerResponse, status: number, detail: string,
  * (`traceRequest`, when tracing is on) and first gets its request id (`X-Request-Id`, taken
  * from the request when sane, else made) and, when its answer ends, one log line and its count in
  * the metrics (`createRequestObserver` of @acg/observability, labelled by route template). Then:
- * the route table answers 404/405; the listener serves the discovery documents and `/metrics`
- * itself; reads and parses JSON bodies (413 / 400 problem+json), keeping raw bytes aside; sends
+ * the route table answers 404/405 (a browser's GET of an unknown path gets the HTML 404 page); the
+ * listener serves the web pages (`../web`: HTML to clients that prefer it, the JSON 404 to others),
+ * the discovery documents and `/metrics` itself; reads and parses JSON bodies (413 / 400 problem+json), keeping raw bytes aside; sends
  * POST /mcp to the MCP endpoint (`../mcp`), /trpc/* to tRPC's native adapter, and everything else
  * to the trpc-to-openapi REST bridge (SPEC paths).
  */
@@ -117,7 +129,9 @@ export function createRequestListener(services: Services) {
       ),
     ));
 
-  const routes = new RouteTable(appRouter, DOCUMENTS, RAW_ROUTES);
+  // the web pages for people and their files (src/web): GET and HEAD, in the route table like the documents
+  const web = new WebSite(services);
+  const routes = new RouteTable(appRouter, [...DOCUMENTS, ...web.paths()], RAW_ROUTES);
   const mcp = new McpEndpoint(services);
   const metrics = metricsHandler(services.metrics.registry, services.config.metrics.token);
   const observe = createRequestObserver({
@@ -138,6 +152,8 @@ export function createRequestListener(services: Services) {
       const route = routes.match(method, path);
       if (route.kind === 'not_found') {
         req.resume();
+        // a browser gets the HTML 404 page; every other client the problem+json
+        if ((method === 'GET' || method === 'HEAD') && prefersHtml(req)) return web.notFound(res, path);
         return sendProblem(res, 404, `No resource at ${path.slice(0, 200)}. The documented paths are listed at /openapi.json.`);
       }
       setRoute(req, route.template);
@@ -155,6 +171,7 @@ export function createRequestListener(services: Services) {
         return sendProblem(res, 400, `The query nests deeper than ${MAX_JSON_DEPTH} levels.`);
       }
       if (method === 'GET' || method === 'HEAD') {
+        if (await web.serve(route.template, req, res, path, q === -1 ? '' : url.slice(q + 1), sendProblem)) return;
         if (path === METRICS_PATH) return await metrics(req, res);
         if (path === '/openapi.json') return sendDocument(res, 'application/json', openapi(), 'public, max-age=300');
         // Server-side document cache (SPEC 4: /registry cached 60 s, health 10 s): the bytes the
@@ -166,6 +183,10 @@ export function createRequestListener(services: Services) {
         }
         if (path === '/status/health') {
           const d = await services.discovery.health();
+          return sendDocument(res, 'application/json', d.body, 'no-store');
+        }
+        if (path === '/status/series') {
+          const d = await services.discovery.series();
           return sendDocument(res, 'application/json', d.body, 'no-store');
         }
         if (path === '/llms.txt') {

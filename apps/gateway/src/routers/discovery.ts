@@ -1,4 +1,4 @@
-import { HealthDocument, LegacyRegistry, RegistryDocument } from '@acg/schemas';
+import { HealthDocument, LatencySeriesDocument, LegacyRegistry, RegistryDocument } from '@acg/schemas';
 import { z } from 'zod';
 import type { Rendered } from '../discovery.js';
 import { header, type Context } from '../trpc/context.js';
@@ -81,6 +81,25 @@ export const discoveryRouter = router({
     .output(HealthDocument)
     .query(async ({ ctx }) => {
       const doc = await ctx.services.discovery.health();
+      ctx.responseHeaders['Cache-Control'] = 'no-store';
+      return doc.value;
+    }),
+
+  series: publicProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/status/series',
+        tags: ['discovery'],
+        summary: 'Latency per minute over the last hour, per capability (the /status charts); server cache 10 s, no client cache',
+        description:
+          'One point per minute (t: unix seconds of the minute start; p50, p99: milliseconds, nearest rank; samples; errors), oldest first, from samples stored in Redis as executions, probes and webhook deliveries happen. window: the percentiles over the whole hour.',
+      },
+    })
+    .input(NoInput)
+    .output(LatencySeriesDocument)
+    .query(async ({ ctx }) => {
+      const doc = await ctx.services.discovery.series();
       ctx.responseHeaders['Cache-Control'] = 'no-store';
       return doc.value;
     }),

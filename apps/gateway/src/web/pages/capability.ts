@@ -1,0 +1,113 @@
+import type { LegacyRegistryEntry } from '@acg/schemas';
+import { html } from '../html.js';
+import { layout } from '../layout.js';
+import type { PageContext, PageResult, WebPage } from '../routes.js';
+import { formatMs, healthBadge, priceText, statusBadge, timeTag } from './components.js';
+import { notFoundPage } from './notFound.js';
+import { schemaSection } from './schema.js';
+import { snippetsFor } from './snippets.js';
+
+const STATUS_MEANING: Record<LegacyRegistryEntry['status'], string> = {
+  LIVE: 'the latest probe of this capability passed',
+  STALE: 'the latest probe failed: the capability is advertised but does not answer as it should',
+  PILOT: 'offered, not yet proven by a passing probe',
+  PARTIAL: 'part of it works',
+  PLANNED: 'not built yet',
+};
+
+/**
+ * `/capabilities/{capability_id}`: one capability of `/registry` (the same entry): description,
+ * price, status and its evidence (last probe: when, URL, HTTP status, body hash), p50/p99 latency
+ * from `/status/health`, the input and output schemas as tables (raw JSON collapsed), the example
+ * request and response, and copy-paste snippets (curl with the 402 step, JS SDK, Python, MCP).
+ * An unknown id is the HTML 404 page.
+ */
+async function render({ services, params }: PageContext): Promise<PageResult> {
+  const id = params.capability_id ?? '';
+  const [registry, health] = await Promise.all([services.discovery.registry(), services.discovery.health()]);
+  const c = registry.value.capabilities.find((x) => x.id === id);
+  if (!c) return { status: 404, html: notFoundPage(`/capabilities/${id}`, 'capability') };
+  const h = health.value.capabilities.find((x) => x.id === id);
+  const base = services.publicBaseUrl();
+  const executable = services.catalog.executable().some((d) => d.id === id);
+  const snippets = snippetsFor(c, base, executable);
+  // the latest probe record (passed or failed) and the evidence the registry shows
+  const record = (await services.probes.all())[id];
+  const probe = c.evidence.probe;
+
+  const main = html`<p class="meta"><a href="/">Catalog</a> › ${c.product}</p>
+<h1>${c.name}</h1>
+<p><code>${c.id}</code> ${statusBadge(c.status)} <span class="badge badge-idle">${c.product}</span></p>
+${c.description ? html`<p class="lead">${c.description}</p>` : ''}
+<section aria-labelledby="facts-title">
+<h2 id="facts-title">Overview</h2>
+<dl class="facts">
+<dt>Price</dt><dd data-field="price">${priceText(c)}${c.price_base_units !== null ? html` <span class="meta">(${c.price_base_units} base units, 6 decimals)</span>` : ''}</dd>
+<dt>Surface</dt><dd>${c.surface}</dd>
+<dt>Endpoint</dt><dd><code>${c.method} ${c.endpoint}</code></dd>
+<dt>Authentication</dt><dd>${c.auth}</dd>
+<dt>Provider</dt><dd>${c.provider}</dd>
+${c.x402 ? html`<dt>x402</dt><dd>${c.x402.scheme} on <code>${c.x402.network}</code>, USDC <code>${c.x402.asset}</code>, pay to <code>${c.x402.payTo}</code></dd>` : ''}
+${c.proof ? html`<dt>Proof</dt><dd>${c.proof}${c.jwks_url ? html` (keys: <a href="${new URL(c.jwks_url).pathname}">JWKS</a>)` : ''}</dd>` : ''}
+${c.docs_url ? html`<dt>Docs</dt><dd><a href="${c.docs_url}">${c.docs_url}</a></dd>` : ''}
+</dl>
+</section>
+<section aria-labelledby="status-title">
+<h2 id="status-title">Status and evidence</h2>
+<p>${statusBadge(c.status)} ${STATUS_MEANING[c.status]}.</p>
+<dl class="facts" data-evidence>
+<dt>Source</dt><dd>${c.evidence.source}</dd>
+<dt>Last probe</dt><dd data-field="probe-checked-at">${record ? html`${timeTag(record.checked_at)} (${record.ok ? 'passed' : 'failed'})` : 'none recorded'}</dd>
+${c.evidence.checked_at ? html`<dt>Last passing probe</dt><dd>${timeTag(c.evidence.checked_at)}</dd>` : ''}
+${
+  probe
+    ? html`<dt>Probe request</dt><dd><code>${probe.method} ${probe.url}</code></dd>
+<dt>HTTP status</dt><dd><span data-field="probe-status">${probe.status}</span>${probe.status === 599 ? ' (no HTTP answer: the connection failed or timed out)' : ''}</dd>
+<dt>Body SHA-256</dt><dd><code data-field="probe-sha256">${probe.body_sha256}</code></dd>`
+    : ''
+}
+${c.evidence.advertised_by ? html`<dt>Advertised by</dt><dd>${c.evidence.advertised_by}</dd>` : ''}
+${c.evidence.next_action ? html`<dt>Next action</dt><dd>${c.evidence.next_action}</dd>` : ''}
+${c.notes ? html`<dt>Notes</dt><dd>${c.notes}</dd>` : ''}
+</dl>
+</section>
+<section aria-labelledby="latency-title">
+<h2 id="latency-title">Latency</h2>
+${
+  h
+    ? html`<dl class="facts" data-latency data-p50="${h.latency_ms.p50 ?? ''}" data-p99="${h.latency_ms.p99 ?? ''}" data-samples="${h.latency_ms.samples}">
+<dt>Health</dt><dd>${healthBadge(h.status)}</dd>
+<dt>p50</dt><dd>${formatMs(h.latency_ms.p50)}</dd>
+<dt>p99</dt><dd>${formatMs(h.latency_ms.p99)}</dd>
+<dt>Samples</dt><dd>${h.latency_ms.samples} measured (executions and probes)</dd>
+<dt>Last measured</dt><dd>${timeTag(h.checked_at)}</dd>
+</dl>
+<p><a href="/status#cap-${c.id}">Latency over the last hour</a></p>`
+    : html`<p class="empty">No measurement yet.</p>`
+}
+</section>
+<section aria-labelledby="schemas-title">
+<h2 id="schemas-title">Input and output</h2>
+${schemaSection('input', 'Input', c.input_schema)}
+${schemaSection('output', 'Output', c.output_schema)}
+</section>
+<section aria-labelledby="example-title">
+<h2 id="example-title">Example</h2>
+<h3>Request</h3>
+${c.example_request === null || c.example_request === undefined ? html`<p class="empty">No request body.</p>` : html`<pre tabindex="0"><code id="example-request">${JSON.stringify(c.example_request, null, 2)}</code></pre>`}
+<h3>Response</h3>
+${c.example_response === null || c.example_response === undefined ? html`<p class="empty">No example response published.</p>` : html`<pre tabindex="0"><code id="example-response">${JSON.stringify(c.example_response, null, 2)}</code></pre>`}
+</section>
+<section aria-labelledby="use-title">
+<h2 id="use-title">Use it</h2>
+${snippets.map(
+  (s) => html`<div class="snippet" data-snippet="${s.id}">
+<div class="snippet-head"><h3 id="snippet-${s.id}-title">${s.title}</h3><button type="button" class="secondary" data-copy="snippet-${s.id}" aria-label="Copy the ${s.title} snippet" hidden>Copy</button></div>
+<pre tabindex="0" aria-labelledby="snippet-${s.id}-title"><code id="snippet-${s.id}">${s.code}</code></pre>
+</div>`,
+)}
+</section>`;
+  return { html: layout({ title: `${c.name} (${c.id})`, description: c.description, current: '/', main, scripts: ['copy.js'] }) };
+}
+
+export const capabilityPage: WebPage = { template: '/capabilities/{capability_id}', render };
