@@ -1,27 +1,41 @@
 /**
- * `npx tsx bench/builder.ts [--connections=16] [--duration=5] [--warmup=1] [--bundles=200]`
+ * `npx tsx bench/builder.ts [--connections=16] [--duration=5] [--warmup=1] [--bundles=20000]`
  *
- * eth_sendBundle intake latency (p50/p99) and throughput of the builder's `POST /rpc`, against a
- * baseline measured in the same run: a bare jayson 5 server on node:http that only reads and
- * parses the JSON body and answers `result: null`. SPEC 4's figures (about 420 ms p50, 1200 ms p99)
- * are printed beside them as the reference.
+ * eth_sendBundle intake latency (p50/p99) and throughput of the builder's `POST /rpc`, against two
+ * baselines measured in the same run:
+ * - a bare jayson 5 server on node:http that only reads and parses the JSON body and answers
+ *   `result: null` (the HTTP + JSON floor);
+ * - the crypto limit: the same two secp256k1 recoveries per bundle as the builder does (the
+ *   X-Bundle-Signature signer and the tx sender), with the same implementation, in a loop on one
+ *   thread with no HTTP, Redis or parsing. Printed for the native binding the builder uses and for
+ *   pure-JS @noble/curves (viem's), the fallback.
+ * SPEC 4's figures (about 420 ms p50, 1200 ms p99) are printed beside them as the reference.
  *
  * Setup (all started here, all stopped at the end): the Ethereum dev chain (anvil, chain id 1), a
  * private redis-server, four local relays and the builder with its bidder off (intake only). Bodies
- * are signed ahead of time (distinct one-transaction bundles, Flashbots signature), so the load
- * generator — a forked child process running autocannon — does no crypto. The builder's path per
- * request: token bucket (one Redis Lua call) → body → X-Bundle-Signature recovery → tx decode and
- * sender recovery → head check → pool MULTI. The rate limit is raised for the bench (one IP sends
- * everything); its Redis call still runs. Nothing here asserts on speed.
+ * are signed ahead of time, so the load generator — a forked child process running autocannon —
+ * does no crypto. Every body is a distinct one-transaction bundle whose transaction was never sent
+ * before (`--bundles` of them, enough that none is sent twice in a run: the output says if any
+ * was), so every request costs both recoveries; the builder's cache of known tx senders never hits.
+ * A second builder row sends distinct bodies that reuse 200 transactions (a searcher resending its
+ * transactions in bundles for the next blocks): the header signature is still recovered for each,
+ * the sender comes from the cache. The builder's path per request: token bucket (one Redis Lua call)
+ * → body → X-Bundle-Signature recovery → tx decode and sender recovery → head check → pool MULTI.
+ * The rate limit is raised for the bench (one IP sends everything); its Redis call still runs.
+ * Nothing here asserts on speed.
  */
 import { fork } from 'node:child_process';
+import { createRequire } from 'node:module';
+import os from 'node:os';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { devAccount, resolveRedis, startEthereumDevChain, type AnvilInstance, type RedisHandle } from '@acg/devnet';
+import { resolveRedis, startEthereumDevChain, type AnvilInstance, type RedisHandle } from '@acg/devnet';
 import autocannon from 'autocannon';
 import jayson from 'jayson';
-import { createPublicClient, http, keccak256, parseGwei, stringToHex } from 'viem';
+import { clearTxSenderCache, recoverAddress, secp256k1Backend, type Secp256k1Backend } from '@acg/bundles';
+import { createPublicClient, hashMessage, hexToBytes, http, keccak256, parseGwei, serializeTransaction, stringToHex, type Address, type Hex } from 'viem';
+import { privateKeyToAddress } from 'viem/accounts';
 import { builderConfigFromEnv, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '../apps/builder/src/index.js';
 import { fmt, fmtRatio, machine, percentile, ratio, table } from './lib/stats.js';
 
@@ -29,9 +43,17 @@ import { fmt, fmtRatio, machine, percentile, ratio, table } from './lib/stats.js
 const SPEC_P50_MS = 420;
 const SPEC_P99_MS = 1200;
 
+/** A signed request: the exact body bytes and its X-Bundle-Signature header. */
+interface Body {
+  body: string;
+  signature: string;
+}
+/** Load-generator messages: store a named set of bodies once, then run jobs over it. */
+type ChildMessage = { kind: 'bodies'; set: string; bodies: Body[] } | ({ kind: 'run' } & Job);
 interface Job {
   url: string;
-  bodies: { body: string; signature: string }[];
+  /** Name of a body set sent before; bodies are taken in order, continuing where the last job over this set stopped. */
+  set: string;
   connections: number;
   durationSeconds: number;
 }
@@ -42,12 +64,17 @@ interface Summary {
   non2xx: number;
   errors: number;
   durationSeconds: number;
+  /** Requests that reused a body already sent in this run (the set ran out). */
+  reused: number;
 }
 
 // ---- load-generator child -------------------------------------------------------------------
+const sets = new Map<string, { bodies: Body[]; next: number }>();
 async function runJob(job: Job): Promise<Summary> {
   const latenciesMs: number[] = [];
-  let next = 0;
+  const set = sets.get(job.set);
+  if (!set) throw new Error(`no body set ${job.set}`);
+  let reused = 0;
   const r = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       {
@@ -59,7 +86,8 @@ async function runJob(job: Job): Promise<Summary> {
           {
             method: 'POST',
             setupRequest: (req) => {
-              const b = job.bodies[next++ % job.bodies.length];
+              if (set.next >= set.bodies.length) reused++;
+              const b = set.bodies[set.next++ % set.bodies.length];
               return { ...req, body: b.body, headers: { 'content-type': 'application/json', 'x-bundle-signature': b.signature } };
             },
           },
@@ -71,12 +99,17 @@ async function runJob(job: Job): Promise<Summary> {
       if (status >= 200 && status < 300) latenciesMs.push(ms);
     });
   });
-  return { latenciesMs, requests: r.requests.total, ok: r['2xx'], non2xx: r.non2xx, errors: r.errors + r.timeouts, durationSeconds: r.duration };
+  return { latenciesMs, requests: r.requests.total, ok: r['2xx'], non2xx: r.non2xx, errors: r.errors + r.timeouts, durationSeconds: r.duration, reused };
 }
 
 if (process.argv.includes('--child')) {
-  process.on('message', (job: Job) => {
-    runJob(job).then(
+  process.on('message', (m: ChildMessage) => {
+    if (m.kind === 'bodies') {
+      sets.set(m.set, { bodies: m.bodies, next: 0 });
+      process.send!({ ok: true });
+      return;
+    }
+    runJob(m).then(
       (s) => process.send!({ ok: true, s }),
       (e: unknown) => process.send!({ ok: false, error: String(e) }),
     );
@@ -94,12 +127,12 @@ if (process.argv.includes('--child')) {
 
 // ---- parent ---------------------------------------------------------------------------------
 function flags(): Record<string, number> {
-  const out: Record<string, number> = { connections: 16, duration: 5, warmup: 1, bundles: 200 };
+  const out: Record<string, number> = { connections: 16, duration: 5, warmup: 1, bundles: 20_000 };
   for (const a of process.argv.slice(2)) {
     const m = /^--([a-z]+)=(\d+(?:\.\d+)?)$/.exec(a);
     if (m && m[1] in out) out[m[1]] = Number(m[2]);
     else {
-      console.error(`unknown argument ${a}\nusage: npx tsx bench/builder.ts [--connections=16] [--duration=5] [--warmup=1] [--bundles=200]`);
+      console.error(`unknown argument ${a}\nusage: npx tsx bench/builder.ts [--connections=16] [--duration=5] [--warmup=1] [--bundles=20000]`);
       process.exit(2);
     }
   }
@@ -108,22 +141,81 @@ function flags(): Record<string, number> {
 
 function loadGenerator() {
   const child = fork(fileURLToPath(import.meta.url), ['--child'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ask = <T>(m: ChildMessage, timeoutMs: number) =>
+    new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('load generator timed out')), timeoutMs);
+      child.once('message', (a: { ok: boolean; s?: T; error?: string }) => {
+        clearTimeout(timer);
+        if (a.ok) resolve(a.s as T);
+        else reject(new Error(a.error));
+      });
+      child.send(m);
+    });
   return {
-    run: (job: Job) =>
-      new Promise<Summary>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('load generator timed out')), (job.durationSeconds + 30) * 1000);
-        child.once('message', (m: { ok: boolean; s?: Summary; error?: string }) => {
-          clearTimeout(timer);
-          if (m.ok) resolve(m.s!);
-          else reject(new Error(m.error));
-        });
-        child.send(job);
-      }),
+    load: (set: string, bodies: Body[]) => ask<void>({ kind: 'bodies', set, bodies }, 60_000),
+    run: (job: Job) => ask<Summary>({ kind: 'run', ...job }, (job.durationSeconds + 30) * 1000),
     close: () => {
       if (child.connected) child.disconnect();
       child.kill('SIGKILL');
     },
   };
+}
+
+// ---- signing ahead of time (native secp256k1: 20,000 bundles in a few seconds) -------------------
+const nativeSign = (
+  createRequire(import.meta.url)('secp256k1/bindings') as {
+    ecdsaSign(msg32: Uint8Array, seckey: Uint8Array): { signature: Uint8Array; recid: number };
+  }
+).ecdsaSign;
+const hex = (b: Uint8Array): Hex => `0x${Buffer.from(b).toString('hex')}`;
+
+/** One signature as the crypto-only baseline replays it: the 32-byte digest and (r, s, recovery bit). */
+interface Recovery {
+  digest: Uint8Array;
+  r: bigint;
+  s: bigint;
+  bit: number;
+}
+interface SignedTx {
+  raw: Hex;
+  recovery: Recovery;
+}
+function sign(digest: Uint8Array, key: Uint8Array): Recovery & { sig: Uint8Array } {
+  const { signature, recid } = nativeSign(digest, key);
+  return { digest, sig: signature, r: BigInt(hex(signature.subarray(0, 32))), s: BigInt(hex(signature.subarray(32))), bit: recid };
+}
+function signTx(key: Uint8Array, nonce: number, to: Address): SignedTx {
+  const tx = {
+    type: 'eip1559',
+    chainId: 1,
+    nonce,
+    to,
+    value: 1n,
+    gas: 21_000n,
+    maxFeePerGas: parseGwei('50'),
+    maxPriorityFeePerGas: parseGwei('2'),
+  } as const;
+  const rec = sign(keccak256(serializeTransaction(tx), 'bytes'), key);
+  return { raw: serializeTransaction(tx, { r: hex(rec.sig.subarray(0, 32)), s: hex(rec.sig.subarray(32)), yParity: rec.bit }), recovery: rec };
+}
+function signBody(body: string, key: Uint8Array, address: Address): { body: Body; recovery: Recovery } {
+  const rec = sign(hexToBytes(hashMessage(keccak256(stringToHex(body)))), key);
+  return { body: { body, signature: `${address}:0x${Buffer.from(rec.sig).toString('hex')}${(27 + rec.bit).toString(16)}` }, recovery: rec };
+}
+
+/** Bundles per second of `recoveries` (two per bundle) replayed on this thread with `backend`, over at least `minMs`. */
+function cryptoOnly(bundles: readonly { header: Recovery; tx: Recovery }[], backend: Secp256k1Backend, minMs: number): { perSecond: number; bundles: number } {
+  let done = 0;
+  const t0 = performance.now();
+  while (performance.now() - t0 < minMs) {
+    for (const b of bundles) {
+      recoverAddress(b.header.digest, b.header.r, b.header.s, b.header.bit, backend);
+      recoverAddress(b.tx.digest, b.tx.r, b.tx.s, b.tx.bit, backend);
+      done++;
+      if ((done & 63) === 0 && performance.now() - t0 >= minMs) break;
+    }
+  }
+  return { perSecond: done / ((performance.now() - t0) / 1000), bundles: done };
 }
 
 /** The baseline: a bare jayson server on node:http that reads and parses the body and answers null. */
@@ -204,66 +296,101 @@ async function main(): Promise<number> {
     const base = await startBaseline();
     baseline = base;
 
-    // distinct signed one-transaction bundles, signed by 4 searchers, targeting a block ahead
+    // distinct signed one-transaction bundles from 64 senders, signed by 4 searchers, targeting a block ahead
     const client = createPublicClient({ transport: http(eth.rpcUrl) });
     const target = `0x${((await client.getBlockNumber()) + 50n).toString(16)}`;
-    const bodies: Job['bodies'] = [];
+    const tSign = performance.now();
+    const key = (i: number) => hexToBytes(keccak256(stringToHex(`acg bench key ${i}`)));
+    const senders = Array.from({ length: 64 }, (_, i) => key(i));
+    const searchers = Array.from({ length: 4 }, (_, i) => ({ key: key(1000 + i), address: privateKeyToAddress(hex(key(1000 + i))) }));
+    const to = privateKeyToAddress(hex(key(2000)));
+    const bodyFor = (id: number, raw: Hex) => JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_sendBundle', params: [{ txs: [raw], blockNumber: target }] });
+    const fresh: Body[] = [];
+    const replay: { header: Recovery; tx: Recovery }[] = [];
     for (let i = 0; i < f.bundles; i++) {
-      const sender = devAccount(2 + (i % 8));
-      const raw = await sender.signTransaction({
-        type: 'eip1559',
-        chainId: 1,
-        nonce: Math.floor(i / 8),
-        to: devAccount(1).address,
-        value: 1n,
-        gas: 21_000n,
-        maxFeePerGas: parseGwei('50'),
-        maxPriorityFeePerGas: parseGwei('2'),
-      });
-      const body = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_sendBundle', params: [{ txs: [raw], blockNumber: target }] });
-      const searcher = devAccount(i % 4);
-      bodies.push({ body, signature: `${searcher.address}:${await searcher.signMessage({ message: keccak256(stringToHex(body)) })}` });
+      const tx = signTx(senders[i % senders.length], Math.floor(i / senders.length), to);
+      const searcher = searchers[i % searchers.length];
+      const signed = signBody(bodyFor(i, tx.raw), searcher.key, searcher.address);
+      fresh.push(signed.body);
+      if (replay.length < 2000) replay.push({ header: signed.recovery, tx: tx.recovery });
     }
-    // every body is accepted (result null) before anything is timed
-    for (const b of bodies.slice(0, 8)) {
+    // distinct bodies (new ids) carrying the first 200 transactions again
+    const resent: Body[] = [];
+    const resentTxs = fresh.slice(0, 200).map((b) => (JSON.parse(b.body) as { params: [{ txs: [Hex] }] }).params[0].txs[0]);
+    for (let i = 0; i < f.bundles; i++) {
+      const searcher = searchers[i % searchers.length];
+      resent.push(signBody(bodyFor(1_000_000 + i, resentTxs[i % resentTxs.length]), searcher.key, searcher.address).body);
+    }
+    const signSeconds = (performance.now() - tSign) / 1000;
+    // a few extra bodies check that the builder accepts what the bench sends (result null), before anything is timed
+    for (let i = 0; i < 8; i++) {
+      const tx = signTx(senders[i], 1_000_000 + i, to);
+      const b = signBody(bodyFor(2_000_000 + i, tx.raw), searchers[0].key, searchers[0].address).body;
       const res = (await (
         await fetch(builder.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'x-bundle-signature': b.signature }, body: b.body })
       ).json()) as { result?: unknown; error?: unknown };
       if (res.result !== null || res.error) throw new Error(`the builder did not accept a bench bundle: ${JSON.stringify(res)}`);
     }
+    clearTxSenderCache();
+    await gen.load('fresh', fresh);
+    await gen.load('resent', resent);
     console.log(
-      `bench: stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (anvil ${eth.rpcUrl}, private redis, 4 relays, builder ${builder.rpcUrl}); ${bodies.length} signed bundles\n`,
+      `bench: stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (anvil ${eth.rpcUrl}, private redis, 4 relays, builder ${builder.rpcUrl}); ${fresh.length} + ${resent.length} signed bundles (${signSeconds.toFixed(1)} s to sign)\n`,
     );
 
-    const job = (url: string, durationSeconds: number): Job => ({ url, bodies, connections: f.connections, durationSeconds });
+    const job = (url: string, set: string, durationSeconds: number): Job => ({ url, set, connections: f.connections, durationSeconds });
     if (f.warmup > 0) {
-      await gen.run(job(builder.rpcUrl, f.warmup));
-      await gen.run(job(base.url, f.warmup));
+      await gen.run(job(builder.rpcUrl, 'fresh', f.warmup));
+      await gen.run(job(base.url, 'resent', f.warmup));
     }
-    const b = side(await gen.run(job(builder.rpcUrl, f.duration)));
-    const r = side(await gen.run(job(base.url, f.duration)));
+    const bFresh = await gen.run(job(builder.rpcUrl, 'fresh', f.duration));
+    const rBare = await gen.run(job(base.url, 'resent', f.duration));
+    const bResent = await gen.run(job(builder.rpcUrl, 'resent', f.duration));
+    const b = side(bFresh);
+    const br = side(bResent);
+    const r = side(rBare);
     const health = await (await import('@acg/bundles')).readBuilderHealth(builder.redis, builder.keys);
+    // the crypto limit: the same two recoveries per bundle, on this thread, no HTTP (after the load, on a quiet process)
+    const backend = secp256k1Backend();
+    const cryptoNative = cryptoOnly(replay, backend, 2000);
+    const cryptoJs = cryptoOnly(replay.slice(0, 200), 'noble', 1500);
 
     console.log(
       `eth_sendBundle intake, ${f.connections} connections, ${f.duration} s each (HTTP 200 JSON-RPC responses; latency = request sent → response received)`,
     );
     console.log(
       table(
-        ['', 'p50 ms', 'p99 ms', 'req/s', 'ok', 'failed'],
+        ['', 'p50 ms', 'p99 ms', 'bundles/s', 'ok', 'failed'],
         [
-          ['builder POST /rpc', fmt(b.p50, 2), fmt(b.p99, 2), fmt(b.reqPerSec, 0), String(b.ok), String(b.failures)],
+          ['builder POST /rpc, every tx new (2 recoveries)', fmt(b.p50, 2), fmt(b.p99, 2), fmt(b.reqPerSec, 0), String(b.ok), String(b.failures)],
+          ['builder POST /rpc, txs resent (sender cached)', fmt(br.p50, 2), fmt(br.p99, 2), fmt(br.reqPerSec, 0), String(br.ok), String(br.failures)],
           ['baseline: bare jayson (JSON parse only)', fmt(r.p50, 2), fmt(r.p99, 2), fmt(r.reqPerSec, 0), String(r.ok), String(r.failures)],
+          [`crypto only: 2 recoveries/bundle, ${backend}, 1 thread`, '', '', fmt(cryptoNative.perSecond, 0), String(cryptoNative.bundles), ''],
+          ['crypto only: 2 recoveries/bundle, noble (pure JS)', '', '', fmt(cryptoJs.perSecond, 0), String(cryptoJs.bundles), ''],
           ['SPEC 4 reference', fmt(SPEC_P50_MS, 0), fmt(SPEC_P99_MS, 0), 'n/a', '', ''],
         ],
       ),
     );
-    console.log(`\nbundles counted by the builder (bids_received): ${health?.bids_received ?? 0}`);
+    const reused = bFresh.reused;
+    console.log(
+      `\nbundles counted by the builder (bids_received): ${health?.bids_received ?? 0}; secp256k1 backend: ${backend}; ` +
+        (reused > 0 ? `${reused} requests of the "every tx new" run reused a body (raise --bundles)` : 'no body of the "every tx new" run was sent twice'),
+    );
     console.log('Ratios:');
+    console.log(
+      `  builder (every tx new) / crypto limit (${backend}): bundles/s ${fmtRatio(ratio(b.reqPerSec, cryptoNative.perSecond))} (1.00x would mean intake costs nothing but the two recoveries)`,
+    );
     console.log(
       `  builder / bare jayson: req/s ${fmtRatio(ratio(b.reqPerSec, r.reqPerSec))}, p50 ${fmtRatio(ratio(b.p50, r.p50))}, p99 ${fmtRatio(ratio(b.p99, r.p99))}`,
     );
     console.log(
       `  builder / SPEC figure: p50 ${fmtRatio(ratio(b.p50, SPEC_P50_MS))}, p99 ${fmtRatio(ratio(b.p99, SPEC_P99_MS))} (below 1: faster than the SPEC's typical latency)`,
+    );
+    console.log(
+      `  load average (1, 5, 15 min) at the end: ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(', ')}`,
     );
     console.log(`  machine: ${machine()}`);
   } finally {

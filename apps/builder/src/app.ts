@@ -5,13 +5,14 @@ import { BuilderMetrics, createLogger, createRegistry, HttpMetrics, type Registr
 import type { Logger } from 'pino';
 import { createPublicClient, http, type Address, type Hex, type PublicClient } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { Bidder } from './bidder.js';
+import type { Bidder } from './bidder.js';
 import { BeaconPayloadAttributes } from './block/beaconAttributes.js';
 import { checkSealer, type SealerStatus } from './block/seal.js';
 import type { BuilderConfig } from './config.js';
 import { createRpcListener, refuseConnect } from './http/server.js';
-import { BuilderStats, BundleIntake } from '@acg/bundles';
+import { BuilderStats, BundleIntake, secp256k1Backend } from '@acg/bundles';
 import { TokenBucket } from './ratelimit.js';
+import { TrackingBidder } from './tracking.js';
 import { blsPublicKey, computeBuilderDomain, randomBlsSecretKey } from './relay/signing.js';
 import { ValidatorRegistrations } from './relay/registrations.js';
 import { RelaySubmitter } from './relay/submitter.js';
@@ -67,7 +68,7 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
   const log = opts.log ?? createLogger({ service: 'builder', level: config.logLevel, pretty: config.logPretty });
   const registry = createRegistry();
   const metrics = { registry, http: new HttpMetrics(registry), builder: new BuilderMetrics(registry), token: config.metricsToken };
-  const redis = withScripts(connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'builder' }));
+  const redis = withScripts(connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'builder', autoPipelining: true }));
   try {
     await redis.ping();
   } catch (e) {
@@ -108,8 +109,10 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
   });
 
   const intake = new BundleIntake({ redis, keys, client, bundlePriceBaseUnits: config.bundlePriceBaseUnits });
+  if (secp256k1Backend() === 'noble')
+    log.warn('the native secp256k1 binding did not load: signatures are recovered in pure JS (@noble/curves), about 25 times slower');
   const bucket = new TokenBucket(redis, keys, { scope: 'builder:rpc', ...config.rateLimit });
-  const rpc = createRpcServer({ intake, client, feeRecipient: coinbase.address, log, metrics: metrics.builder });
+  const rpc = createRpcServer({ intake, client, feeRecipient: coinbase.address, blsPublicKey: signer.publicKey, log, metrics: metrics.builder });
   const server = createServer(createRpcListener({ server: rpc, bucket, log, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy, metrics }));
   server.keepAliveTimeout = 65_000;
   server.on('connect', refuseConnect);
@@ -127,10 +130,11 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
   const beacon = config.beaconApiUrl ? new BeaconPayloadAttributes({ beaconUrl: config.beaconApiUrl, log: log.child({ module: 'beacon' }) }) : undefined;
   if (!beacon && sealer.ok && !sealer.zeroStateRoot)
     log.warn('BEACON_API_URL is not set: blocks carry the dev chain’s stand-in prevRandao and beacon root, which a real network’s relays refuse');
-  const bidder = new Bidder({
+  const bidder = new TrackingBidder({
     client,
     pool: intake.pool,
     intake,
+    bundleStats: intake.pool.stats,
     submitter: new RelaySubmitter({ relays: config.relays, stats, log: log.child({ module: 'relays' }), metrics: metrics.builder }),
     registrations,
     signer,

@@ -1,5 +1,5 @@
-import { getAddress, isAddress, keccak256, recoverMessageAddress, type Address, type Hex } from 'viem';
-import { RPC_ERRORS, RpcError } from '@acg/bundles';
+import { getAddress, isAddress, type Address, type Hex } from 'viem';
+import { keccak256Bytes, keccak256Hex, recoverAddressFromSignature, RPC_ERRORS, RpcError } from '@acg/bundles';
 
 /** Request headers carrying the searcher signature; the first is SPEC 4's name, the second the Flashbots alias. */
 export const SIGNATURE_HEADERS = ['x-bundle-signature', 'x-flashbots-signature'] as const;
@@ -11,12 +11,20 @@ export const SIGNATURE_HEADERS = ['x-bundle-signature', 'x-flashbots-signature']
  * `wallet.signMessage(ethers.id(body))` signs the same text.
  */
 export function bundleSignatureMessage(body: Uint8Array | string): Hex {
-  return keccak256(typeof body === 'string' ? new TextEncoder().encode(body) : body);
+  return keccak256Hex(typeof body === 'string' ? new TextEncoder().encode(body) : body);
+}
+
+const PERSONAL_SIGN_PREFIX = Buffer.from('\x19Ethereum Signed Message:\n66', 'latin1');
+
+/** The EIP-191 digest the searcher signed: keccak256("\x19Ethereum Signed Message:\n66" + the 66-character text), as viem's `hashMessage`. */
+export function bundleSignatureDigest(body: Uint8Array | string): Uint8Array {
+  return keccak256Bytes(Buffer.concat([PERSONAL_SIGN_PREFIX, Buffer.from(bundleSignatureMessage(body), 'latin1')]));
 }
 
 /**
  * Verifies `X-Bundle-Signature: <address>:<signature>` (or `X-Flashbots-Signature`) over the exact
- * raw request bytes and returns the searcher identity (checksummed address).
+ * raw request bytes and returns the searcher identity (checksummed address). The key is recovered
+ * with the native secp256k1 binding where it loads (`@acg/bundles` `secp256k1Backend()`).
  *
  * @param rawBody - The request body exactly as received (never re-serialized JSON).
  * @param header - The header value, or undefined when absent.
@@ -37,7 +45,7 @@ export async function verifyBundleSignature(rawBody: Uint8Array, header: string 
   }
   let signer: Address;
   try {
-    signer = await recoverMessageAddress({ message: bundleSignatureMessage(rawBody), signature: signature as Hex });
+    signer = recoverAddressFromSignature(bundleSignatureDigest(rawBody), Buffer.from(signature.slice(2), 'hex'));
   } catch {
     throw fail('Invalid X-Bundle-Signature: the signature cannot be recovered.', 'signature_invalid');
   }

@@ -1,17 +1,20 @@
 import {
   getAddress,
   isAddress,
-  keccak256,
   concat,
   parseTransaction,
-  recoverTransactionAddress,
+  serializeTransaction,
   type Address,
   type Hash,
   type Hex,
+  type TransactionSerializable,
   type TransactionSerialized,
 } from 'viem';
+import { LRUCache } from 'lru-cache';
 import { MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS } from '@acg/schemas';
 import { invalidParams } from './errors.js';
+import { keccak256Bytes, keccak256Hex } from './keccak.js';
+import { recoverAddress } from './secp256k1.js';
 
 export { MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS };
 /** Farthest target block accepted, in blocks past the head (keeps the pool bounded; about 3.3 h of mainnet slots). */
@@ -63,7 +66,7 @@ const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 
 /** The Flashbots bundle hash: keccak256 of the concatenated transaction hashes, in bundle order. */
 export function bundleHash(txHashes: readonly Hash[]): Hash {
-  return keccak256(concat(txHashes as Hash[]));
+  return keccak256Hex(concat(txHashes as Hash[]));
 }
 
 /**
@@ -77,13 +80,55 @@ export function singleParamsObject(params: unknown, method: string): Record<stri
   return params[0] as Record<string, unknown>;
 }
 
+/** Decoded senders of transactions seen before, by transaction hash (see {@link decodeBundleTx}). */
+interface KnownTx {
+  from: Address;
+  nonce: number;
+  chainId: number;
+}
+
+/** How many decoded transactions {@link decodeBundleTx} remembers (about 200 bytes each). */
+export const TX_SENDER_CACHE_SIZE = 50_000;
+const known = new LRUCache<Hash, KnownTx>({ max: TX_SENDER_CACHE_SIZE });
+
+/** Forgets every remembered sender (tests and the bench measure cold decoding with it). */
+export function clearTxSenderCache(): void {
+  known.clear();
+}
+
+/** The recovery bit of a parsed transaction's signature, as viem's `recoverPublicKey` derives it. */
+function recoveryBit(tx: { v?: bigint; yParity?: number }): number {
+  if (tx.yParity === undefined && tx.v !== undefined && tx.v >= 35n) return tx.v % 2n === 0n ? 1 : 0;
+  const n = Number(tx.yParity ?? tx.v);
+  return n === 0 || n === 1 ? n : n === 27 ? 0 : n === 28 ? 1 : -1;
+}
+
 /**
  * Decodes and recovers the sender of one signed transaction (typed envelopes: legacy with EIP-155,
  * EIP-2930, EIP-1559, EIP-7702). Blob transactions (EIP-4844) are refused: a bundle carries no sidecar.
+ *
+ * The sender is recovered from the signature over the unsigned serialization (viem
+ * `parseTransaction` + `serializeTransaction`, as viem's `recoverTransactionAddress` does) with
+ * the native secp256k1 binding where it loads (`./secp256k1.ts`). A transaction decoded before
+ * (same hash, so the same bytes) is answered from a bounded LRU of {@link TX_SENDER_CACHE_SIZE}
+ * senders: searchers resend the same transaction in bundles for the next blocks.
  * @throws {RpcError} -32602 naming `field`.
  */
 export async function decodeBundleTx(raw: unknown, field: string, chainId: number): Promise<BundleTx> {
+  return decodeBundleTxSync(raw, field, chainId);
+}
+
+/** {@link decodeBundleTx} without the promise (it does no I/O). */
+export function decodeBundleTxSync(raw: unknown, field: string, chainId: number): BundleTx {
   if (typeof raw !== 'string' || !HEX_DATA.test(raw)) throw invalidParams(field, 'not a 0x-prefixed hex string of whole bytes');
+  const hash = keccak256Hex(raw as Hex);
+  const bytes = (raw.length - 2) / 2;
+  const hit = known.get(hash);
+  if (hit) {
+    if (hit.chainId !== chainId)
+      throw invalidParams(field, `chain id ${hit.chainId} does not match this builder's chain id ${chainId}`, { chain_id: hit.chainId, expected: chainId });
+    return { raw: raw as Hex, hash, from: hit.from, nonce: hit.nonce, bytes };
+  }
   let tx: ReturnType<typeof parseTransaction>;
   try {
     tx = parseTransaction(raw as TransactionSerialized);
@@ -97,11 +142,28 @@ export async function decodeBundleTx(raw: unknown, field: string, chainId: numbe
     throw invalidParams(field, `chain id ${tx.chainId} does not match this builder's chain id ${chainId}`, { chain_id: tx.chainId, expected: chainId });
   let from: Address;
   try {
-    from = await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerialized });
+    const unsigned = serializeTransaction({ ...tx, r: undefined, s: undefined, v: undefined, yParity: undefined } as TransactionSerializable);
+    from = recoverAddress(keccak256Bytes(Buffer.from(unsigned.slice(2), 'hex')), BigInt(tx.r), BigInt(tx.s), recoveryBit(tx));
   } catch {
     throw invalidParams(field, 'the sender cannot be recovered from the signature');
   }
-  return { raw: raw as Hex, hash: keccak256(raw as Hex), from, nonce: tx.nonce ?? 0, bytes: (raw.length - 2) / 2 };
+  const nonce = tx.nonce ?? 0;
+  known.set(hash, { from, nonce, chainId: tx.chainId });
+  return { raw: raw as Hex, hash, from, nonce, bytes };
+}
+
+/**
+ * A target block as a hex quantity: after `head` and at most {@link MAX_BLOCKS_AHEAD} blocks ahead.
+ * @throws {RpcError} -32602 naming `field`.
+ */
+export function targetBlock(value: unknown, field: string, head: bigint): bigint {
+  if (typeof value !== 'string' || !HEX_QUANTITY.test(value)) throw invalidParams(field, 'required: a hex quantity such as "0x1361bd3"');
+  const block = BigInt(value);
+  if (block <= head) {
+    throw invalidParams(field, `block ${block} is in the past (head is ${head}); target ${head + 1n} or later`, { head: `0x${head.toString(16)}` });
+  }
+  if (block > head + MAX_BLOCKS_AHEAD) throw invalidParams(field, `block ${block} is more than ${MAX_BLOCKS_AHEAD} blocks ahead of the head (${head})`);
+  return block;
 }
 
 function hashList(obj: Record<string, unknown>, name: string, bundleHashes: Set<string>, max?: number): Hash[] {
@@ -147,18 +209,9 @@ export async function validateSendBundleParams(obj: Record<string, unknown>, ctx
   if (total > MAX_BUNDLE_BYTES)
     throw invalidParams('txs', `the bundle is ${total} bytes; at most ${MAX_BUNDLE_BYTES} bytes per bundle`, { bytes: total, limit: MAX_BUNDLE_BYTES });
 
-  if (typeof obj.blockNumber !== 'string' || !HEX_QUANTITY.test(obj.blockNumber))
-    throw invalidParams('blockNumber', 'required: a hex quantity such as "0x1361bd3"');
-  const blockNumber = BigInt(obj.blockNumber);
-  if (blockNumber <= ctx.head) {
-    throw invalidParams('blockNumber', `block ${blockNumber} is in the past (head is ${ctx.head}); target ${ctx.head + 1n} or later`, {
-      head: `0x${ctx.head.toString(16)}`,
-    });
-  }
-  if (blockNumber > ctx.head + MAX_BLOCKS_AHEAD)
-    throw invalidParams('blockNumber', `block ${blockNumber} is more than ${MAX_BLOCKS_AHEAD} blocks ahead of the head (${ctx.head})`);
+  const blockNumber = targetBlock(obj.blockNumber, 'blockNumber', ctx.head);
 
-  const txs = await Promise.all((obj.txs as string[]).map((raw, i) => decodeBundleTx(raw, `txs[${i}]`, ctx.chainId)));
+  const txs = (obj.txs as string[]).map((raw, i) => decodeBundleTxSync(raw, `txs[${i}]`, ctx.chainId));
   const seen = new Map<string, number>();
   txs.forEach((tx, i) => {
     const prev = seen.get(tx.hash);

@@ -131,13 +131,15 @@ export async function readBuilderHealth(redis: Redis, keys: RedisKeys): Promise<
   };
 }
 
-/** What one searcher has sent and owes (USDC base units, 6 decimals; 100000 = 0.10 USD per bundle). */
+/** What one searcher has sent, paid and owes (USDC base units, 6 decimals; 100000 = 0.10 USD per bundle). */
 export interface SearcherCharges {
   bundles: number;
-  /** Accrued over /rpc, settled out-of-band (SPEC 4). */
+  /** Accrued over /rpc while the searcher's metered account did not hold the price; settled out-of-band (SPEC 4). */
   owed_base_units: string;
   /** Paid per bundle through x402 execute. */
   paid_base_units: string;
+  /** Debited per bundle sent over /rpc from the searcher's metered account (the SIWE account of the signing address). */
+  debited_base_units: string;
   last_bundle_at: string | null;
 }
 
@@ -148,6 +150,7 @@ export async function readSearcherCharges(redis: Redis, keys: RedisKeys, searche
     bundles: int(h.bundles),
     owed_base_units: h.owed_base_units ?? '0',
     paid_base_units: h.paid_base_units ?? '0',
+    debited_base_units: h.debited_base_units ?? '0',
     last_bundle_at: h.last_bundle_at ?? null,
   };
 }

@@ -7,16 +7,32 @@
  */
 export {
   bundleHash,
+  clearTxSenderCache,
   decodeBundleTx,
+  decodeBundleTxSync,
   MAX_BLOCKS_AHEAD,
+  TX_SENDER_CACHE_SIZE,
   MAX_BUNDLE_BYTES,
   MAX_BUNDLE_TXS,
   singleParamsObject,
+  targetBlock,
   validateSendBundleParams,
   type BundleTx,
   type ValidBundleParams,
 } from './bundle.js';
 export { RPC_ERRORS, RpcError, invalidParams, type JsonRpcErrorObject, type RpcErrorCode } from './errors.js';
 export { BundleIntake, bundleIntakeFor, type BundleIntakeOptions, type SubmitBundleResult } from './intake.js';
-export { OrderflowPool, POOL_TTL_SECONDS, type BundleVia, type MempoolTx, type StoredBundle } from './pool.js';
+export { OrderflowPool, POOL_TTL_SECONDS, type BundleVia, type Charged, type MempoolTx, type StoredBundle } from './pool.js';
+export { MAX_MEV_BLOCK_RANGE, MEV_SHARE_HINTS, MEV_SHARE_VERSION, validateMevSendBundleParams, type ValidMevBundle } from './mevShare.js';
+export { BUNDLE_STATS_TTL_SECONDS, BundleStatsStore, type AttemptRecord, type BundleLife, type RelaySent } from './bundleStats.js';
 export { BuilderStats, readBuilderHealth, readSearcherCharges, type SearcherCharges } from './health.js';
+export {
+  nativeSecp256k1Available,
+  recoverAddress,
+  recoverAddressFromSignature,
+  recoverPublicKey,
+  secp256k1Backend,
+  useSecp256k1Backend,
+  type Secp256k1Backend,
+} from './secp256k1.js';
+export { keccak256Bytes, keccak256Hex, keccakReady } from './keccak.js';

@@ -2,7 +2,8 @@ import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { Address, Hash, PublicClient } from 'viem';
 import { bundleHash, validateSendBundleParams, type ValidBundleParams } from './bundle.js';
-import { OrderflowPool, type BundleVia, type StoredBundle } from './pool.js';
+import { validateMevSendBundleParams } from './mevShare.js';
+import { OrderflowPool, type BundleVia, type Charged, type StoredBundle } from './pool.js';
 import { invalidParams } from './errors.js';
 
 /** Options of {@link BundleIntake}. */
@@ -24,6 +25,10 @@ export interface SubmitBundleResult {
   searcher: Address;
   /** Hash of the searcher's bundle this one replaced (same replacementUuid), if any. */
   replaced?: Hash;
+  /** Last block the bundle may land in (`inclusion.maxBlock` of `mev_sendBundle`; else `blockNumber`). */
+  maxBlock: bigint;
+  /** How it was priced: `paid` (x402), `debited` from the searcher's metered account, or `owed`. */
+  charged: Charged;
 }
 
 /**
@@ -85,8 +90,19 @@ export class BundleIntake {
     return this.store(searcher, valid, via);
   }
 
-  /** Queues an already validated bundle (see {@link submit}). */
-  async store(searcher: Address, valid: ValidBundleParams, via: BundleVia): Promise<SubmitBundleResult> {
+  /**
+   * Validates the one params object of `mev_sendBundle` (MEV-Share v0.1, {@link validateMevSendBundleParams})
+   * and queues the bundle for every block from `inclusion.block` to `inclusion.maxBlock`, counted and priced once.
+   * @throws {RpcError} -32602 naming the bad field.
+   */
+  async submitMevShare(searcher: Address, params: Record<string, unknown>, via: BundleVia = { kind: 'rpc' }): Promise<SubmitBundleResult> {
+    const [chainId, head] = await Promise.all([this.chainId(), this.headBlock()]);
+    const { bundle, maxBlock } = validateMevSendBundleParams(params, { chainId, head });
+    return this.store(searcher, bundle, via, maxBlock);
+  }
+
+  /** Queues an already validated bundle for `valid.blockNumber` up to `maxBlock` (see {@link submit}). */
+  async store(searcher: Address, valid: ValidBundleParams, via: BundleVia, maxBlock = valid.blockNumber): Promise<SubmitBundleResult> {
     const hash = bundleHash(valid.txs.map((t) => t.hash));
     const stored: StoredBundle = {
       bundle_hash: hash,
@@ -104,8 +120,10 @@ export class BundleIntake {
       received_at: Date.now(),
       via,
     };
-    const { replaced } = await this.pool.add(stored, this.opts.bundlePriceBaseUnits ?? 100_000n);
-    return { bundleHash: hash, blockNumber: valid.blockNumber, searcher, replaced };
+    const alsoFor: bigint[] = [];
+    for (let b = valid.blockNumber + 1n; b <= maxBlock; b++) alsoFor.push(b);
+    const { replaced, charged } = await this.pool.add(stored, this.opts.bundlePriceBaseUnits ?? 100_000n, { alsoFor });
+    return { bundleHash: hash, blockNumber: valid.blockNumber, maxBlock, searcher, replaced, charged };
   }
 
   /**

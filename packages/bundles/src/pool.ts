@@ -1,4 +1,5 @@
-import type { RedisKeys } from '@acg/redis';
+import { addBundle, withScripts, type RedisKeys } from '@acg/redis';
+import { BUNDLE_STATS_TTL_SECONDS, BundleStatsStore, receiptField } from './bundleStats.js';
 import type { Redis } from 'ioredis';
 import type { Address, Hash, Hex } from 'viem';
 
@@ -28,6 +29,9 @@ export interface StoredBundle {
   via: BundleVia;
 }
 
+/** How one accepted bundle was priced: `paid` through x402, `debited` from the metered account, or recorded as `owed`. */
+export type Charged = 'paid' | 'debited' | 'owed';
+
 /** A public transaction seen in the node's mempool, stored for the block it may land in. */
 export interface MempoolTx {
   hash: Hash;
@@ -44,44 +48,77 @@ export interface MempoolTx {
  * `builder:stats` and `builder:searcher:<address>` counters (see health.ts).
  */
 export class OrderflowPool {
+  /** The per-bundle life records the pool writes receipts into. */
+  readonly stats: BundleStatsStore;
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
-  ) {}
+  ) {
+    withScripts(redis);
+    this.stats = new BundleStatsStore(redis, keys);
+  }
 
   private field(b: Pick<StoredBundle, 'searcher' | 'bundle_hash'>): string {
     return `${b.searcher.toLowerCase()}:${b.bundle_hash}`;
   }
 
   /**
-   * Adds `bundle` to the pool of its target block, counts it (`bids_received`, and per searcher
-   * `bundles` plus `owed_base_units` or `paid_base_units` of `priceBaseUnits`), and removes the
-   * searcher's previous bundle with the same `replacement_uuid`. The add and the uuid swap are one
-   * MULTI, so of two concurrent replacements the later always removes the earlier.
-   * @returns `replaced`: the bundle hash that was replaced, if any.
+   * Adds `bundle` to the pool of its target block (and of each block in `alsoFor`: an MEV-Share
+   * bundle with `inclusion.maxBlock`), records its receipt for `flashbots_getBundleStatsV2`,
+   * counts it once (`bids_received`, and per searcher `bundles`), prices it once, and removes the
+   * searcher's previous bundle with the same `replacement_uuid`. Pricing (`priceBaseUnits`): an x402
+   * bundle adds to `paid_base_units`; any other is debited from the searcher's metered account when
+   * that holds the price (`debited_base_units`, a usage line `builder.send_bundle`), else added to
+   * `owed_base_units`. Everything is one Lua script (`bundle_add.lua`): atomic, so of two concurrent
+   * replacements the later always removes the earlier, a bundle is never queued unpriced, and
+   * concurrent debits never take an account below zero; and one round trip.
+   * @returns `replaced`: the bundle hash that was replaced, if any; `charged`: how it was priced.
    */
-  async add(bundle: StoredBundle, priceBaseUnits: bigint): Promise<{ replaced?: Hash }> {
-    const poolKey = this.keys.builder('pool', bundle.block_number);
+  async add(bundle: StoredBundle, priceBaseUnits: bigint, opts: { alsoFor?: readonly bigint[] } = {}): Promise<{ replaced?: Hash; charged: Charged }> {
     const field = this.field(bundle);
-    const searcherKey = this.keys.builder('searcher', bundle.searcher.toLowerCase());
-    const m = this.redis
-      .multi()
-      .hset(poolKey, field, JSON.stringify(bundle))
-      .expire(poolKey, POOL_TTL_SECONDS)
-      .hincrby(this.keys.builder('stats'), 'bids_received', 1)
-      .hincrby(searcherKey, 'bundles', 1)
-      .hincrby(searcherKey, bundle.via.kind === 'x402' ? 'paid_base_units' : 'owed_base_units', Number(priceBaseUnits))
-      .hset(searcherKey, 'last_bundle_at', new Date(bundle.received_at).toISOString());
-    const uuidKey = bundle.replacement_uuid ? this.keys.builder('uuid', bundle.searcher.toLowerCase(), bundle.replacement_uuid) : undefined;
-    if (uuidKey) m.set(uuidKey, `${bundle.block_number}|${field}`, 'EX', POOL_TTL_SECONDS, 'GET');
-    const res = await m.exec();
-    if (!res || res.some(([err]) => err)) throw new Error('orderflow pool: Redis MULTI failed');
-    if (!uuidKey) return {};
-    const previous = res[res.length - 1][1] as string | null;
-    if (!previous || previous === `${bundle.block_number}|${field}`) return {};
+    const searcher = bundle.searcher.toLowerCase();
+    const dropping = new Set(bundle.dropping_tx_hashes);
+    const blocks = [bundle.block_number, ...(opts.alsoFor ?? []).map(String)];
+    const at = new Date(bundle.received_at).toISOString();
+    const uuidValue = bundle.replacement_uuid ? `${bundle.block_number}|${field}` : '';
+    const { charged, previous } = await addBundle(this.redis, {
+      statsKey: this.keys.builder('stats'),
+      searcherKey: this.keys.builder('searcher', searcher),
+      accountKey: this.keys.account(searcher),
+      usageKey: this.keys.accountUsage(searcher),
+      uuidKey: this.keys.builder('uuid', searcher, bundle.replacement_uuid ?? '-'),
+      uuidValue,
+      blocks: blocks.map((block) => ({
+        poolKey: this.keys.builder('pool', block),
+        statsKey: this.stats.keyOf(block, bundle.bundle_hash),
+        json: JSON.stringify(block === bundle.block_number ? bundle : { ...bundle, block_number: block }),
+      })),
+      field,
+      receiptField: receiptField(bundle.searcher),
+      receivedAtMs: bundle.received_at,
+      receivedAtIso: at,
+      requiredTxs: bundle.txs
+        .map((t) => t.hash)
+        .filter((h) => !dropping.has(h))
+        .join(','),
+      poolTtlSeconds: POOL_TTL_SECONDS,
+      statsTtlSeconds: BUNDLE_STATS_TTL_SECONDS,
+      amount: priceBaseUnits,
+      paidBy: bundle.via.kind === 'x402' ? 'x402' : 'rpc',
+      usageLine: JSON.stringify({
+        kind: 'debit',
+        amount: priceBaseUnits.toString(),
+        item: 'builder.send_bundle',
+        ref: `bundle:${bundle.block_number}:${bundle.bundle_hash}`,
+        at,
+      }),
+      maxUsageLines: 1000,
+    });
+    if (!previous || previous === uuidValue) return { charged };
     const [block, prevField] = previous.split('|');
     await this.redis.hdel(this.keys.builder('pool', block), prevField);
-    return { replaced: prevField.split(':')[1] as Hash };
+    return { replaced: prevField.split(':')[1] as Hash, charged };
   }
 
   /**

@@ -246,6 +246,75 @@ export function creditAccount(redis: Redis, p: AccountEntryParameters): Promise<
   return accountEntry(redis, 'credit_account', p);
 }
 
+export interface AddBundleParameters {
+  /** builder stats hash (`bids_received`) */
+  statsKey: string;
+  /** the searcher's bundle counters (`builder:searcher:<address>`) */
+  searcherKey: string;
+  /** the searcher's metered account hash (`RedisKeys.account`) and its usage list (`RedisKeys.accountUsage`) */
+  accountKey: string;
+  usageKey: string;
+  /** the searcher's replacement-uuid key (any key of the deployment when `uuidValue` is empty) */
+  uuidKey: string;
+  /** `<first block>|<pool field>`, or '' when the bundle has no replacement uuid */
+  uuidValue: string;
+  /** per target block: pool hash, bundle-stats hash and the stored bundle (JSON) */
+  blocks: readonly { poolKey: string; statsKey: string; json: string }[];
+  /** pool field, `<searcher>:<bundle_hash>` */
+  field: string;
+  /** stats field of the receipt, `recv:<searcher>` */
+  receiptField: string;
+  receivedAtMs: number;
+  receivedAtIso: string;
+  /** required tx hashes, comma-separated */
+  requiredTxs: string;
+  poolTtlSeconds: number;
+  statsTtlSeconds: number;
+  /** price of one bundle, integer base units */
+  amount: bigint | string;
+  /** `x402`: already paid; `rpc`: from the metered account when it holds the price, else owed */
+  paidBy: 'x402' | 'rpc';
+  /** usage line (JSON) written when the account pays */
+  usageLine: string;
+  maxUsageLines: number;
+}
+
+/** What `bundle_add.lua` did: how the bundle was priced, the account balance after, and the uuid key's former value. */
+export interface AddBundleReturnType {
+  charged: 'paid' | 'debited' | 'owed';
+  /** integer base units ('' for x402) */
+  balance: string;
+  /** the replacement-uuid key's former value (`<block>|<field>`), or undefined */
+  previous?: string;
+}
+
+/**
+ * `bundle_add.lua`: queues one accepted bundle in the pool of each target block, records its
+ * receipt, counts it and prices it (x402: paid; else debited from the searcher's metered account
+ * when it holds the price, or owed), and swaps its replacement uuid, atomically in one round trip.
+ */
+export async function addBundle(redis: Redis, p: AddBundleParameters): Promise<AddBundleReturnType> {
+  const keys = [p.statsKey, p.searcherKey, p.accountKey, p.usageKey, p.uuidKey, ...p.blocks.flatMap((b) => [b.poolKey, b.statsKey])];
+  const [charged, balance, previous] = (await withScripts(redis).bundle_add(
+    keys.length,
+    ...keys,
+    p.field,
+    p.receiptField,
+    p.receivedAtMs,
+    p.receivedAtIso,
+    p.requiredTxs,
+    p.poolTtlSeconds,
+    p.statsTtlSeconds,
+    p.amount.toString(),
+    p.paidBy,
+    p.uuidValue,
+    p.usageLine,
+    p.maxUsageLines,
+    ...p.blocks.map((b) => b.json),
+  )) as [0 | 1 | 2, string, string];
+  return { charged: charged === 2 ? 'paid' : charged === 1 ? 'debited' : 'owed', balance, previous: previous || undefined };
+}
+
 export interface CancelSubscriptionParameters {
   subscriptionKey: string;
   expiryKey: string;

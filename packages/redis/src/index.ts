@@ -3,6 +3,7 @@ export { isRedisUnavailable, REDIS_OUTAGE_TOLERANCE_MS, retryWhileRedisUnavailab
 export {
   AUTHORIZATION_STATES,
   cancelSubscription,
+  addBundle,
   claimIdempotencyKey,
   creditAccount,
   debitAccount,
@@ -28,6 +29,8 @@ export {
   type AccountEntryReturnType,
   type AuthorizationRecord,
   type AuthorizationState,
+  type AddBundleParameters,
+  type AddBundleReturnType,
   type ClaimIdempotencyKeyReturnType,
   type CreditProviderParameters,
   type DisputeState,

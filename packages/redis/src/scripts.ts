@@ -29,6 +29,8 @@ export const SCRIPTS = {
   pl_dispute_resolve: 6,
   pl_payout_reserve: 4,
   pl_payout_settle: 3,
+  // dynamic: the caller passes numkeys first (2 keys per target block)
+  bundle_add: null,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;
@@ -55,7 +57,7 @@ export function withScripts(redis: Redis): ScriptedRedis {
   const r = redis as ScriptedRedis & { __acgScripts?: boolean };
   if (!r.__acgScripts) {
     for (const [name, numberOfKeys] of Object.entries(SCRIPTS)) {
-      redis.defineCommand(name, { numberOfKeys, lua: luaSource(name as ScriptName) });
+      redis.defineCommand(name, { numberOfKeys: numberOfKeys ?? undefined, lua: luaSource(name as ScriptName) });
     }
     r.__acgScripts = true;
   }

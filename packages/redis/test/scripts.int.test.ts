@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  addBundle,
   claimIdempotencyKey,
   deleteFieldsIfEqual,
   readAuthorization,
@@ -9,6 +10,7 @@ import {
   releaseBinding,
   reserveAuthorization,
   transitionAuthorization,
+  type AddBundleParameters,
   type AuthorizationState,
 } from '../src/index.js';
 import { BACKENDS, startBackend, testPrefix } from './backends.js';
@@ -138,6 +140,61 @@ describe.each(BACKENDS)('on %s', (backend) => {
       expect(await releaseBinding(raw, { bindingKey: key, authKey: 'auth1' })).toBe(false);
       // free again: the next payment binds it
       expect(await claimIdempotencyKey(raw, { idempotencyKey: key, requestHash: 'payload2', authKey: 'auth2', ttlSeconds: 60 })).toEqual({ claimed: true });
+    });
+  });
+
+  describe('bundle_add', () => {
+    const searcher = '0xabc';
+    const params = (over: Partial<AddBundleParameters> = {}): AddBundleParameters => ({
+      statsKey: keys.builder('stats'),
+      searcherKey: keys.builder('searcher', searcher),
+      accountKey: keys.account(searcher),
+      usageKey: keys.accountUsage(searcher),
+      uuidKey: keys.builder('uuid', searcher, '-'),
+      uuidValue: '',
+      blocks: [10, 11].map((b) => ({ poolKey: keys.builder('pool', b), statsKey: keys.builder('bstats', b, '0xh1'), json: `{"b":${b}}` })),
+      field: `${searcher}:0xh1`,
+      receiptField: `recv:${searcher}`,
+      receivedAtMs: 1000,
+      receivedAtIso: '1970-01-01T00:00:01.000Z',
+      requiredTxs: '0xt1,0xt2',
+      poolTtlSeconds: 60,
+      statsTtlSeconds: 120,
+      amount: 100_000n,
+      paidBy: 'rpc',
+      usageLine: '{"kind":"debit"}',
+      maxUsageLines: 10,
+      ...over,
+    });
+
+    it('queues for every block, keeps the first receipt, counts once, and prices: paid, debited while the account holds the price, else owed', async () => {
+      await raw.hset(keys.account(searcher), 'balance', '150000');
+      expect(await addBundle(raw, params())).toEqual({ charged: 'debited', balance: '50000' });
+      expect(await raw.hgetall(keys.builder('pool', 10))).toEqual({ [`${searcher}:0xh1`]: '{"b":10}' });
+      expect(await raw.hgetall(keys.builder('pool', 11))).toEqual({ [`${searcher}:0xh1`]: '{"b":11}' });
+      expect(await raw.hgetall(keys.builder('bstats', 11, '0xh1'))).toEqual({ [`recv:${searcher}`]: '1000', txs: '0xt1,0xt2' });
+      expect(await raw.ttl(keys.builder('bstats', 11, '0xh1'))).toBeGreaterThan(60);
+      expect(await raw.lrange(keys.accountUsage(searcher), 0, -1)).toEqual(['{"kind":"debit"}']);
+
+      expect(await addBundle(raw, params({ receivedAtMs: 2000 }))).toEqual({ charged: 'owed', balance: '50000' });
+      expect(await raw.hget(keys.builder('bstats', 10, '0xh1'), `recv:${searcher}`)).toBe('1000');
+      expect(await addBundle(raw, params({ paidBy: 'x402' }))).toEqual({ charged: 'paid', balance: '' });
+      expect(await raw.hgetall(keys.builder('searcher', searcher))).toEqual({
+        bundles: '3',
+        last_bundle_at: '1970-01-01T00:00:01.000Z',
+        debited_base_units: '100000',
+        owed_base_units: '100000',
+        paid_base_units: '100000',
+      });
+      expect(await raw.hgetall(keys.account(searcher))).toMatchObject({ balance: '50000', spent: '100000' });
+      expect(await raw.hget(keys.builder('stats'), 'bids_received')).toBe('3');
+    });
+
+    it('swaps the replacement uuid and returns the former value', async () => {
+      const uuidKey = keys.builder('uuid', searcher, 'u1');
+      expect((await addBundle(raw, params({ uuidKey, uuidValue: '10|a' }))).previous).toBeUndefined();
+      expect((await addBundle(raw, params({ uuidKey, uuidValue: '10|b' }))).previous).toBe('10|a');
+      expect(await raw.get(uuidKey)).toBe('10|b');
     });
   });
 });

@@ -1,26 +1,30 @@
 import jayson from 'jayson';
 import type { BuilderMetrics } from '@acg/observability';
 import type { Logger } from 'pino';
-import type { Address, PublicClient } from 'viem';
+import type { Address, Hex, PublicClient } from 'viem';
 import type { BundleIntake } from '@acg/bundles';
 import type { RpcContext } from './context.js';
 import { RPC_ERRORS, RpcError, type JsonRpcErrorObject } from '@acg/bundles';
 import { eth_callBundle } from './eth_callBundle.js';
 import { eth_cancelBundle } from './eth_cancelBundle.js';
 import { eth_sendBundle } from './eth_sendBundle.js';
+import { flashbots_getBundleStatsV2 } from './flashbots_getBundleStatsV2.js';
+import { mev_sendBundle } from './mev_sendBundle.js';
 
 /** What the JSON-RPC methods use. */
 export interface RpcDeps {
   intake: BundleIntake;
   client: PublicClient;
   feeRecipient: Address;
+  /** The builder's BLS public key (`consideredByBuildersAt` / `sealedByBuildersAt` of `flashbots_getBundleStatsV2`). */
+  blsPublicKey: Hex;
   log: Logger;
-  /** Told of each bundle `eth_sendBundle` queued (`acg_builder_bundles_received_total`). */
+  /** Told of each bundle `eth_sendBundle` or `mev_sendBundle` queued (`acg_builder_bundles_received_total`). */
   metrics?: Pick<BuilderMetrics, 'bundleReceived'>;
 }
 
 /** The methods served on `/rpc`, one file each (STYLE). */
-export const RPC_METHODS = ['eth_sendBundle', 'eth_cancelBundle', 'eth_callBundle'] as const;
+export const RPC_METHODS = ['eth_sendBundle', 'eth_cancelBundle', 'eth_callBundle', 'mev_sendBundle', 'flashbots_getBundleStatsV2'] as const;
 
 function toJsonRpcError(e: unknown, log: Logger, method: string): JsonRpcErrorObject {
   if (e instanceof RpcError) return e.toJSON();
@@ -50,6 +54,13 @@ export function createRpcServer(deps: RpcDeps): jayson.Server {
     },
     eth_cancelBundle: (p, c) => eth_cancelBundle(deps.intake, p, c),
     eth_callBundle: (p, c) => eth_callBundle(deps, p, c),
+    mev_sendBundle: async (p, c) => {
+      const result = await mev_sendBundle(deps.intake, p, c);
+      deps.metrics?.bundleReceived();
+      return result;
+    },
+    flashbots_getBundleStatsV2: (p, c) =>
+      flashbots_getBundleStatsV2({ stats: deps.intake.pool.stats, client: deps.client, blsPublicKey: deps.blsPublicKey }, p, c),
   };
   return new jayson.Server(Object.fromEntries(Object.entries(methods).map(([name, fn]) => [name, wrap(name, fn)])) as never, { useContext: true, version: 2 });
 }
