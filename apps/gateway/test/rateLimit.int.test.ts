@@ -26,4 +26,16 @@ describe('gateway rate limit', () => {
     const docs = await Promise.all(Array.from({ length: 20 }, () => fetch(`${t.url}/registry`)));
     expect(docs.every((r) => r.status === 200)).toBe(true);
   });
+
+  it('counts rendered web pages against the limit, but not the static files (icons, robots.txt)', async () => {
+    const html = { accept: 'text/html' };
+    const pages = await Promise.all(Array.from({ length: 40 }, () => fetch(`${t.url}/`, { headers: html })));
+    const statuses = pages.map((r) => r.status);
+    await Promise.all(pages.map((r) => r.arrayBuffer()));
+    // 5 per second: 40 requests cannot all pass unless they spread over 8 seconds
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(1);
+    expect(statuses.filter((s) => s !== 429).every((s) => s === 200)).toBe(true);
+    const files = await Promise.all(Array.from({ length: 40 }, (_, i) => fetch(`${t.url}${i % 2 ? '/favicon.ico' : '/robots.txt'}`, { headers: html })));
+    expect(files.map((r) => r.status).every((s) => s === 200)).toBe(true);
+  });
 });

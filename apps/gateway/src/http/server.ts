@@ -171,7 +171,7 @@ export function createRequestListener(services: Services) {
         return sendProblem(res, 400, `The query nests deeper than ${MAX_JSON_DEPTH} levels.`);
       }
       if (method === 'GET' || method === 'HEAD') {
-        if (await web.serve(route.template, req, res, path, q === -1 ? '' : url.slice(q + 1), sendProblem)) return;
+        if (web.kind(route.template) === 'file' && (await web.serve(route.template, req, res, path, q === -1 ? '' : url.slice(q + 1), sendProblem))) return;
         if (path === METRICS_PATH) return await metrics(req, res);
         if (path === '/openapi.json') return sendDocument(res, 'application/json', openapi(), 'public, max-age=300');
         // Server-side document cache (SPEC 4: /registry cached 60 s, health 10 s): the bytes the
@@ -203,6 +203,10 @@ export function createRequestListener(services: Services) {
         req.resume();
         res.setHeader('Retry-After', String(wait));
         return sendProblem(res, 429, `Too many requests from this address: at most ${rateLimit.perSecond} per second. Retry after ${wait} s.`);
+      }
+      // a web page is rendered per request (some read Redis): after the rate limit, unlike the cached documents
+      if ((method === 'GET' || method === 'HEAD') && web.kind(route.template) === 'page') {
+        if (await web.serve(route.template, req, res, path, q === -1 ? '' : url.slice(q + 1), sendProblem)) return;
       }
       if (method !== 'GET' && method !== 'HEAD') {
         try {

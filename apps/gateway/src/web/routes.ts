@@ -41,8 +41,9 @@ export const WEB_PATHS: readonly string[] = [...WEB_PAGES.map((p) => p.template)
  * The web pages for people (DESIGN "Web pages for people") and their files. Every path is in the
  * gateway's route table (GET, HEAD; other methods 405). A page answers only a client that prefers
  * HTML (`Accept`, {@link prefersHtml}); any other client gets the 404 problem+json it got before
- * pages existed, so API clients keep their JSON everywhere. Served before the rate limit, like
- * the discovery documents.
+ * pages existed, so API clients keep their JSON everywhere. The files (icons, robots.txt,
+ * assets) are served before the rate limit, like the discovery documents; a page is rendered
+ * per request (some read Redis), so pages count against the per-IP rate limit like API calls.
  */
 export class WebSite {
   private readonly pages: Map<string, WebPage>;
@@ -52,6 +53,12 @@ export class WebSite {
     pages: readonly WebPage[] = WEB_PAGES,
   ) {
     this.pages = new Map(pages.map((p) => [p.template, p]));
+  }
+
+  /** Whether `template` is a rendered page, a static file, or neither (another route). */
+  kind(template: string): 'page' | 'file' | undefined {
+    if (this.pages.has(template)) return 'page';
+    return (FILE_ROUTES as readonly string[]).includes(template) ? 'file' : undefined;
   }
 
   /** Path templates for the route table: the pages, then the files. */
