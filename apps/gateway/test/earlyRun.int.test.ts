@@ -1,10 +1,7 @@
 import { defineCapability, type CapabilityDefinition } from '@acg/capabilities';
-import { devPrivateKey } from '@acg/devnet';
-import { createInProcessFacilitator, Paywall } from '@acg/payments';
-import type { FacilitatorClient } from '@x402/core/server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { paywallWithSettle, startTestGateway, type TestGateway } from './harness.js';
 import { challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
 
 // A read-only capability (`readOnly: true`) starts once its payment is verified and reserved, while
@@ -99,36 +96,14 @@ let refuseWith: string | undefined;
 beforeAll(async () => {
   t = await startTestGateway({ capabilities: [readOnlyEcho, laterEcho] });
   balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
-  const { services } = t.gateway;
-  const inner = createInProcessFacilitator({
-    rpcUrl: t.config.payment.rpcUrl,
-    chain: t.config.payment.chain,
-    signer: devPrivateKey(0),
-    networks: ['eip155:8453'],
-    monitor: services.paymentChain,
-  });
-  const facilitator: FacilitatorClient = {
-    verify: (p, r) => inner.verify(p, r),
-    settle: async (p, r) => {
-      settling.resolve();
-      await gate.promise;
-      if (refuseWith) return { success: false, errorReason: refuseWith, transaction: '', network: r.network, payer: '' } as never;
-      return inner.settle(p, r);
-    },
-    getSupported: () => inner.getSupported(),
-  };
-  const paywall = new Paywall({
-    redis: services.redis,
-    keys: services.keys,
-    facilitator,
-    publicClient: services.paymentClient,
-    refunds: services.refunds,
-    chain: services.paymentChain,
-    log: services.log,
-    terms: services.paywall.terms,
+  const paywall = paywallWithSettle(t, async (inner, p, r) => {
+    settling.resolve();
+    await gate.promise;
+    if (refuseWith) return { success: false, errorReason: refuseWith, transaction: '', network: r.network, payer: '' } as never;
+    return inner.settle(p, r);
   });
   await paywall.init();
-  services.paywall = paywall;
+  t.gateway.services.paywall = paywall;
 }, 120_000);
 
 afterAll(async () => {

@@ -3,6 +3,8 @@ import { devPrivateKey, startDevStack, type DevStack } from '@acg/devnet';
 import { ulid } from 'ulid';
 import { devReceiptKeys } from '@acg/receipts';
 import { configFromEnv, type ConfigDefaults, type GatewayConfig } from '@acg/config';
+import { createInProcessFacilitator, Paywall } from '@acg/payments';
+import type { FacilitatorClient } from '@x402/core/server';
 import { startGateway, type RunningGateway, type StartGatewayOptions } from '../src/app.js';
 
 /** A gateway on a fresh dev chain and a private Redis that this test run started (and stops). */
@@ -56,4 +58,39 @@ export async function startTestGateway(opts: StartGatewayOptions & { config?: Co
     await stack.stop();
     throw e;
   }
+}
+
+/**
+ * A Paywall on `gw`'s Redis, chain monitor and refund queue whose facilitator is the in-process one
+ * (dev account 0) with `settle` replaced by `settle(inner, payload, requirements)`: a test holds,
+ * fails or interrupts settlement deterministically. Assign it to `gw.gateway.services.paywall`
+ * to put it on the gateway's paid routes.
+ */
+export function paywallWithSettle(
+  gw: TestGateway,
+  settle: (inner: FacilitatorClient, ...args: Parameters<FacilitatorClient['settle']>) => ReturnType<FacilitatorClient['settle']>,
+): Paywall {
+  const { services } = gw.gateway;
+  const inner = createInProcessFacilitator({
+    rpcUrl: gw.config.payment.rpcUrl,
+    chain: gw.config.payment.chain,
+    signer: devPrivateKey(0),
+    networks: ['eip155:8453'],
+    monitor: services.paymentChain,
+  });
+  const facilitator: FacilitatorClient = {
+    verify: (p, r) => inner.verify(p, r),
+    settle: (p, r) => settle(inner, p, r),
+    getSupported: () => inner.getSupported(),
+  };
+  return new Paywall({
+    redis: services.redis,
+    keys: services.keys,
+    facilitator,
+    publicClient: services.paymentClient,
+    refunds: services.refunds,
+    chain: services.paymentChain,
+    log: services.log,
+    terms: services.paywall.terms,
+  });
 }

@@ -1,8 +1,6 @@
-import { devPrivateKey } from '@acg/devnet';
-import { createInProcessFacilitator, Paywall, PaymentChainUnavailableError, requestHash } from '@acg/payments';
-import type { FacilitatorClient } from '@x402/core/server';
+import { PaymentChainUnavailableError, requestHash } from '@acg/payments';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { paywallWithSettle, startTestGateway, type TestGateway } from './harness.js';
 import { challenge, officialPayload, paymentHeader, post } from './x402.js';
 
 // The payment chain's node dies (SIGKILL of its anvil): paid calls must answer 503 with
@@ -93,31 +91,10 @@ describe('payment chain unreachable', () => {
     const gw = t;
     const { services } = gw.gateway;
     const buyer = gw.stack.payment.buyers[2];
-    const inner = createInProcessFacilitator({
-      rpcUrl: gw.config.payment.rpcUrl,
-      chain: gw.config.payment.chain,
-      signer: devPrivateKey(0),
-      networks: ['eip155:8453'],
-      monitor: services.paymentChain,
-    });
     // deterministic: verify runs against the live chain, then the node is SIGKILLed right before settlement
-    const facilitator: FacilitatorClient = {
-      verify: (p, r) => inner.verify(p, r),
-      settle: async (p, r) => {
-        await killPaymentChain(gw);
-        return inner.settle(p, r);
-      },
-      getSupported: () => inner.getSupported(),
-    };
-    const paywall = new Paywall({
-      redis: services.redis,
-      keys: services.keys,
-      facilitator,
-      publicClient: services.paymentClient,
-      refunds: services.refunds,
-      chain: services.paymentChain,
-      log: services.log,
-      terms: services.paywall.terms,
+    const paywall = paywallWithSettle(gw, async (inner, p, r) => {
+      await killPaymentChain(gw);
+      return inner.settle(p, r);
     });
     const executeUrl = `${gw.url}/api/v1/execute`;
     const body = { capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } };

@@ -12,6 +12,7 @@ import { assertJsonContentType, BodyRefused, jsonTooDeep, MAX_BODY_BYTES, MAX_JS
 import { McpEndpoint } from '../mcp/handler.js';
 import { MCP_PATH } from '../mcp/paidTool.js';
 import { RouteTable } from './routes.js';
+import { sendDocument } from './sendDocument.js';
 import { problemBodyForTrpc } from './trpcProblem.js';
 import { prefersHtml } from '../web/negotiate.js';
 import { WebSite } from '../web/routes.js';
@@ -274,22 +275,6 @@ function safeDecode(s: string): string {
   } catch {
     return s;
   }
-}
-
-function sendDocument(res: ServerResponse, type: string, body: string | Buffer, cacheControl: string, etag?: string): void {
-  res.statusCode = 200;
-  res.setHeader('Content-Type', type);
-  res.setHeader('Cache-Control', cacheControl);
-  if (etag) {
-    res.setHeader('ETag', etag);
-    const inm = res.req.headers['if-none-match'];
-    if (inm?.split(',').some((t) => t.trim() === etag)) {
-      res.statusCode = 304;
-      res.end();
-      return;
-    }
-  }
-  res.end(body);
 }
 
 export { problemOf };

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendDocument } from '../http/sendDocument.js';
 import type { Services } from '../services.js';
 import { asset } from './assets.js';
 import type { SafeHtml } from './html.js';
@@ -150,18 +151,6 @@ function sendHtml(res: ServerResponse, status: number, body: SafeHtml, cacheCont
 }
 
 function sendFile(res: ServerResponse, type: string, body: Buffer, cacheControl: string, etag?: string): void {
-  res.statusCode = 200;
-  res.setHeader('Content-Type', type);
-  res.setHeader('Cache-Control', cacheControl);
   res.setHeader('X-Content-Type-Options', 'nosniff');
-  if (etag) {
-    res.setHeader('ETag', etag);
-    const inm = res.req.headers['if-none-match'];
-    if (inm?.split(',').some((t) => t.trim() === etag)) {
-      res.statusCode = 304;
-      res.end();
-      return;
-    }
-  }
-  res.end(body);
+  sendDocument(res, type, body, cacheControl, etag);
 }
