@@ -142,28 +142,7 @@ async function spawnRedis(): Promise<RedisHandle> {
     const port = await freePort();
     if (!(await isPortFree(port))) continue;
     const dir = mkdtempSync(path.join(os.tmpdir(), 'acg-redis-'));
-    const proc = spawnManaged(
-      binary,
-      [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--maxmemory-policy',
-        'noeviction',
-        '--dir',
-        dir,
-        '--daemonize',
-        'no',
-        '--logfile',
-        '',
-      ],
-      { name: `redis:${port}`, cwd: dir },
-    );
+    const proc = spawnManaged(binary, ['--port', String(port), '--bind', '127.0.0.1', ...ephemeralServerArgs(dir)], { name: `redis:${port}`, cwd: dir });
     const cleanup = async () => {
       await proc.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -290,18 +269,7 @@ async function spawnClusterNode(binary: string, dir: string): Promise<{ proc: Ma
         path.join(dir, `nodes-${port}.conf`),
         '--cluster-node-timeout',
         '5000',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--maxmemory-policy',
-        'noeviction',
-        '--dir',
-        dir,
-        '--daemonize',
-        'no',
-        '--logfile',
-        '',
+        ...ephemeralServerArgs(dir),
       ],
       { name: `redis-cluster:${port}`, cwd: dir },
     );
@@ -407,4 +375,9 @@ async function unlinkMatching(node: RedisClient, prefix: string, unlink: (keys: 
     removed += typeof r === 'number' ? r : ((r as [Error | null, number][] | null) ?? []).reduce((n, [err, v]) => n + (err ? 0 : Number(v)), 0);
   } while (cursor !== '0');
   return removed;
+}
+
+/** redis-server arguments of a throwaway server in `dir`: no persistence, no eviction (BullMQ needs noeviction), foreground, log to stdout. */
+function ephemeralServerArgs(dir: string): string[] {
+  return ['--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--dir', dir, '--daemonize', 'no', '--logfile', ''];
 }

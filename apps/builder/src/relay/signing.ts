@@ -80,19 +80,31 @@ export function randomBlsSecretKey(): Hex {
   return bytesToHex(bls12_381.utils.randomSecretKey());
 }
 
+/** BLS signature (Ethereum's G2 DST) of a 32-byte signing root: the 96-byte compressed signature as 0x hex. */
+function signRoot(root: Uint8Array, secretKey: Hex): Hex {
+  const bls = bls12_381.longSignatures;
+  return bytesToHex(bls.Signature.toBytes(bls.sign(bls.hash(root, ETH_BLS_DST), hexToBytes(secretKey))));
+}
+
+/** Whether `signature` by `pubkey` signs `root`; false on any malformed input. */
+function verifyRoot(root: Uint8Array, signature: Hex, pubkey: Hex): boolean {
+  try {
+    const bls = bls12_381.longSignatures;
+    return bls.verify(hexToBytes(signature), bls.hash(root, ETH_BLS_DST), hexToBytes(pubkey));
+  } catch {
+    return false;
+  }
+}
+
 /** Signs `message` under `domain` with the builder's BLS key: the 96-byte compressed G2 signature as 0x hex. */
 export function signBidTrace(message: BidTraceJson, secretKey: Hex, domain: Uint8Array): Hex {
-  const bls = bls12_381.longSignatures;
-  const point = bls.hash(bidTraceSigningRoot(message, domain), ETH_BLS_DST);
-  return bytesToHex(bls.Signature.toBytes(bls.sign(point, hexToBytes(secretKey))));
+  return signRoot(bidTraceSigningRoot(message, domain), secretKey);
 }
 
 /** Verifies a BidTrace signature by `message.builder_pubkey` under `domain`; false on any malformed input. */
 export function verifyBidTrace(message: BidTraceJson, signature: Hex, domain: Uint8Array): boolean {
   try {
-    const bls = bls12_381.longSignatures;
-    const point = bls.hash(bidTraceSigningRoot(message, domain), ETH_BLS_DST);
-    return bls.verify(hexToBytes(signature), point, hexToBytes(message.builder_pubkey));
+    return verifyRoot(bidTraceSigningRoot(message, domain), signature, message.builder_pubkey);
   } catch {
     return false;
   }
@@ -117,17 +129,13 @@ function registrationSigningRoot(message: ValidatorRegistrationJson, domain: Uin
 
 /** Signs a validator registration under DOMAIN_APPLICATION_BUILDER with the validator's BLS key (what a proposer's mev-boost sends to relays). */
 export function signValidatorRegistration(message: ValidatorRegistrationJson, secretKey: Hex, domain: Uint8Array): Hex {
-  const bls = bls12_381.longSignatures;
-  const point = bls.hash(registrationSigningRoot(message, domain), ETH_BLS_DST);
-  return bytesToHex(bls.Signature.toBytes(bls.sign(point, hexToBytes(secretKey))));
+  return signRoot(registrationSigningRoot(message, domain), secretKey);
 }
 
 /** Verifies a validator registration signature by `message.pubkey` under `domain`; false on any malformed input. */
 export function verifyValidatorRegistration(message: ValidatorRegistrationJson, signature: Hex, domain: Uint8Array): boolean {
   try {
-    const bls = bls12_381.longSignatures;
-    const point = bls.hash(registrationSigningRoot(message, domain), ETH_BLS_DST);
-    return bls.verify(hexToBytes(signature), point, hexToBytes(message.pubkey));
+    return verifyRoot(registrationSigningRoot(message, domain), signature, message.pubkey);
   } catch {
     return false;
   }
