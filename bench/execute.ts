@@ -57,6 +57,12 @@ export interface ExecuteSide {
   p99Ms: number;
   /** Payments that reached the treasury on-chain during this side's run (warm-up included). */
   settledOnChain: bigint;
+  /**
+   * CPU time of this process (the server under test and the facilitator, which both sides share)
+   * per successful measured call, ms: user + system over the measured runs. anvil, Redis and the
+   * load generator are other processes and not counted.
+   */
+  serverCpuMsPerCall: number;
 }
 
 export interface ExecuteBenchResult {
@@ -127,6 +133,8 @@ interface Side {
   runs: PaidSummary[];
   warmup: PaidSummary[];
   settled: bigint;
+  /** Process CPU microseconds (user + system) spent during the measured runs. */
+  cpuMicros: number;
 }
 
 /** Runs `callsPerBuyer` paid calls per buyer against `side`, counting the payments that reached the treasury. */
@@ -141,6 +149,7 @@ async function paidRun(
   if (callsPerBuyer <= 0) return;
   const { rpcUrl, usdc, treasury } = stack.payment;
   const before = await usdcBalance(rpcUrl, treasury.address, usdc);
+  const cpu = process.cpuUsage();
   const summary = await load.run(
     {
       kind: 'paid',
@@ -153,6 +162,8 @@ async function paidRun(
     // Every call is bounded; this bounds the whole run.
     callsPerBuyer * s.callTimeoutMs + 30_000,
   );
+  const used = process.cpuUsage(cpu);
+  if (!warmup) side.cpuMicros += used.user + used.system;
   const after = await usdcBalance(rpcUrl, treasury.address, usdc);
   side.settled += (after - before) / PRICE_UNITS;
   (warmup ? side.warmup : side.runs).push(summary);
@@ -174,6 +185,7 @@ function summarize(side: Side): ExecuteSide {
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
     settledOnChain: side.settled,
+    serverCpuMsPerCall: ok > 0 ? side.cpuMicros / 1000 / ok : Number.NaN,
   };
 }
 
@@ -194,8 +206,8 @@ export async function benchExecute(gatewayUrl: string, stack: DevStack, opts: Ex
   const reference = await startReference(stack);
   const load = LoadGenerator.start();
   try {
-    const g: Side = { name: 'gateway', url: `${gatewayUrl}/api/v1/execute`, runs: [], warmup: [], settled: 0n };
-    const r: Side = { name: '@x402/express reference', url: `${reference.url}/api/v1/execute`, runs: [], warmup: [], settled: 0n };
+    const g: Side = { name: 'gateway', url: `${gatewayUrl}/api/v1/execute`, runs: [], warmup: [], settled: 0n, cpuMicros: 0 };
+    const r: Side = { name: '@x402/express reference', url: `${reference.url}/api/v1/execute`, runs: [], warmup: [], settled: 0n, cpuMicros: 0 };
     await paidRun(load, stack, g, settings, settings.warmupPerBuyer, true);
     await paidRun(load, stack, r, settings, settings.warmupPerBuyer, true);
     await paidRun(load, stack, g, settings, first, false);
@@ -216,14 +228,22 @@ export async function benchExecute(gatewayUrl: string, stack: DevStack, opts: Ex
 export function formatExecute(r: ExecuteBenchResult): string {
   const s = r.settings;
   const perSide = r.callsPerSide;
-  const row = (x: ExecuteSide) => [x.name, fmt(x.throughput, 1), fmt(x.p50Ms, 0), fmt(x.p99Ms, 0), `${x.ok}/${perSide}`, String(x.settledOnChain)];
+  const row = (x: ExecuteSide) => [
+    x.name,
+    fmt(x.throughput, 1),
+    fmt(x.p50Ms, 0),
+    fmt(x.p99Ms, 0),
+    `${x.ok}/${perSide}`,
+    String(x.settledOnChain),
+    fmt(x.serverCpuMsPerCall, 1),
+  ];
   const lines = [
     `POST /api/v1/execute (${CAPABILITY}, 0.001 USDC), paid with @x402/fetch: ${s.buyers} buyers concurrently,`,
     `  ${perSide} measured paid calls per side (2 halves, order G R R G) after ${s.warmupPerBuyer * s.buyers} warm-up calls each;`,
     '  one call = 402 challenge + EIP-3009 signature + paid retry (verify, settle on anvil, multicall read)',
     '',
     table(
-      ['', 'paid calls/s', 'p50 ms', 'p99 ms', 'ok', 'settled on-chain*'],
+      ['', 'paid calls/s', 'p50 ms', 'p99 ms', 'ok', 'settled on-chain*', 'server CPU ms/call**'],
       [
         row(r.gateway),
         row(r.reference),
@@ -234,10 +254,13 @@ export function formatExecute(r: ExecuteBenchResult): string {
           fmtRatio(ratio(r.gateway.p99Ms, r.reference.p99Ms)),
           '',
           '',
+          fmtRatio(ratio(r.gateway.serverCpuMsPerCall, r.reference.serverCpuMsPerCall)),
         ],
       ],
     ),
     "* payments that reached the treasury in USDC during that side's runs, warm-up included.",
+    '** CPU of the bench process (server + the shared in-process facilitator; not anvil, Redis or the clients)',
+    '   per successful measured call.',
     '',
     'Note: happy path only. The reference middleware verifies, runs the handler, then settles: a payment sent',
     'twice concurrently runs its handler twice (one settlement then reverts, gas paid for nothing). The gateway',
