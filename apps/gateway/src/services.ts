@@ -120,6 +120,8 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
         signer: config.payment.facilitatorPrivateKey!,
         networks: [`eip155:${config.payment.chain.id}`],
         monitor: paymentChain,
+        // the x402 `upfront` flow (below): settle verifies and simulates, no separate verify call
+        simulateInSettle: true,
       });
   const refunds = new RefundQueue(redis, keys, bullRedis, { observer: metrics.payments });
   const providerLedger = new ProviderLedger({
@@ -144,6 +146,10 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
       payTo: config.payment.payTo,
       assetName: 'USD Coin',
       assetVersion: '2',
+      // x402 `upfront` with the in-process facilitator (one facilitator call per payment: settle,
+      // which verifies and simulates); `authorization` (verify, then settle) with a remote one,
+      // whose settle may not simulate. The operation runs after settlement in both. DESIGN "x402 payments".
+      paymentFlow: config.payment.facilitatorUrl ? 'authorization' : 'upfront',
     },
   });
 

@@ -69,7 +69,14 @@ export async function startTestGateway(opts: StartGatewayOptions & { config?: Co
 export function paywallWithSettle(
   gw: TestGateway,
   settle: (inner: FacilitatorClient, ...args: Parameters<FacilitatorClient['settle']>) => ReturnType<FacilitatorClient['settle']>,
+  opts: {
+    /** The x402 payment flow (default `authorization`: verify, then settle, as with a remote facilitator; the gateway's own is `upfront`). */
+    paymentFlow?: 'authorization' | 'upfront';
+    /** Replaces the facilitator's verify (default: the in-process one's). */
+    verify?: FacilitatorClient['verify'];
+  } = {},
 ): Paywall {
+  const paymentFlow = opts.paymentFlow ?? 'authorization';
   const { services } = gw.gateway;
   const inner = createInProcessFacilitator({
     rpcUrl: gw.config.payment.rpcUrl,
@@ -77,9 +84,10 @@ export function paywallWithSettle(
     signer: devPrivateKey(0),
     networks: ['eip155:8453'],
     monitor: services.paymentChain,
+    simulateInSettle: paymentFlow === 'upfront',
   });
   const facilitator: FacilitatorClient = {
-    verify: (p, r) => inner.verify(p, r),
+    verify: opts.verify ?? ((p, r) => inner.verify(p, r)),
     settle: (p, r) => settle(inner, p, r),
     getSupported: () => inner.getSupported(),
   };
@@ -91,6 +99,6 @@ export function paywallWithSettle(
     refunds: services.refunds,
     chain: services.paymentChain,
     log: services.log,
-    terms: services.paywall.terms,
+    terms: { ...services.paywall.terms, paymentFlow },
   });
 }

@@ -57,6 +57,8 @@ export class PaymentChainMonitor {
   private seq = 0;
   private lastSuccessSeq = 0;
   private lastFailureSeq = 0;
+  /** When a transaction was last handed to the node (`eth_sendRawTransaction` / `eth_sendTransaction` sent, answered or not), Unix ms. */
+  private lastBroadcastAt = 0;
   private readonly listeners: Array<(reachable: boolean) => void> = [];
   private probing?: Promise<boolean>;
   private readonly probeTransport: ReturnType<Transport>;
@@ -82,6 +84,8 @@ export class PaymentChainMonitor {
     return ((params: Parameters<Transport>[0]) => {
       const t = base(params);
       const request = (async (args: unknown, opts?: unknown) => {
+        const method = (args as { method?: unknown } | undefined)?.method;
+        if (method === 'eth_sendRawTransaction' || method === 'eth_sendTransaction') this.lastBroadcastAt = Date.now();
         try {
           const r = await (t.request as (a: unknown, o?: unknown) => Promise<unknown>)(args, opts);
           this.record(true);
@@ -108,6 +112,15 @@ export class PaymentChainMonitor {
   /** Whether a transport failure was observed at or after `since` (Unix ms). */
   failedSince(since: number): boolean {
     return this.lastFailureAt >= since;
+  }
+
+  /**
+   * Whether any transaction was handed to the node through this monitor's transports at or after
+   * `since` (Unix ms), whether or not the node answered. False proves that a settlement that began
+   * at `since` and has ended broadcast nothing, so nothing was charged.
+   */
+  broadcastSince(since: number): boolean {
+    return this.lastBroadcastAt >= since;
   }
 
   /** One `eth_blockNumber` (bounded by min(timeout, 3 s), no retry); concurrent callers share it. */

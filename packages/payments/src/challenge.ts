@@ -19,6 +19,15 @@ export interface PaymentTerms {
   maxTimeoutSeconds?: number;
   /** Clock skew tolerated on validBefore/validAfter, seconds (default 30; see authorizationWindow.ts). */
   clockSkewSeconds?: number;
+  /**
+   * The x402 payment flow offered (`PaymentRequirements.extra.paymentFlow`, @x402/core
+   * `PAYMENT_FLOWS`): `authorization` (default, not written on the wire) verifies with the
+   * facilitator before the operation runs; `upfront` settles without a separate verify, the
+   * facilitator's settle verifying (and simulating) the payment itself. The paywall settles before
+   * the operation runs in both; `upfront` needs a facilitator that simulates in settle
+   * (`createInProcessFacilitator({ simulateInSettle: true })`). DESIGN "x402 payments".
+   */
+  paymentFlow?: 'authorization' | 'upfront';
 }
 
 /**
@@ -75,7 +84,7 @@ export class Challenges {
         amount: price.toString(),
         payTo: t.payTo,
         maxTimeoutSeconds: t.maxTimeoutSeconds ?? 300,
-        extra: { name: t.assetName, version: t.assetVersion },
+        extra: { name: t.assetName, version: t.assetVersion, ...(t.paymentFlow === 'upfront' ? { paymentFlow: 'upfront' } : {}) },
       };
       this.requirementsCache.set(price, r);
     }

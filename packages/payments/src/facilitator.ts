@@ -25,6 +25,14 @@ export interface InProcessFacilitatorOptions {
    * Without it: viem's default http transport (10 s timeout), no retry.
    */
   monitor?: PaymentChainMonitor;
+  /**
+   * Runs the on-chain simulation of `transferWithAuthorization` inside settle's own re-verify
+   * (`simulateInSettle` of @x402/evm's exact facilitator; default false, as in the library). Needed
+   * by the x402 `upfront` payment flow, where the resource server settles without calling `verify`
+   * first: without it a payment that cannot transfer (balance, used nonce) would be broadcast and
+   * revert, with the gas paid for nothing.
+   */
+  simulateInSettle?: boolean;
 }
 
 /**
@@ -75,7 +83,7 @@ export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): F
     { confirmationTimeoutMs: opts.confirmationTimeoutMs ?? 60_000 },
   );
   const facilitator = new x402Facilitator();
-  registerExactEvmScheme(facilitator, { signer, networks: opts.networks });
+  registerExactEvmScheme(facilitator, { signer, networks: opts.networks, simulateInSettle: opts.simulateInSettle ?? false });
   return {
     address: account.address,
     verify: (payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> => facilitator.verify(payload, requirements),

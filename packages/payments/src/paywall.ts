@@ -1,4 +1,5 @@
 import { encodePaymentResponseHeader } from '@x402/core/http';
+import { OFFER_RECEIPT } from '@x402/extensions/offer-receipt';
 import type { OfferReceipts } from './offerReceipt.js';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
@@ -10,7 +11,7 @@ import type { PublicClient } from 'viem';
 import { authorizationWindowProblem } from './authorizationWindow.js';
 import type { PaymentChainMonitor } from './chainHealth.js';
 import { Challenges, type ChallengedResource, type PaidResponse, type PaymentTerms } from './challenge.js';
-import { PaymentConflictError, PaymentError } from './errors.js';
+import { PaymentChainUnavailableError, PaymentConflictError, PaymentError } from './errors.js';
 import type { PaymentObserver } from './observer.js';
 import { canonicalHash } from './hashing.js';
 import { eip3009Authorization, parsePaymentPayload, readPaymentPayload } from './paymentHeader.js';
@@ -106,6 +107,9 @@ export type PaywallStep =
   | { kind: 'replay'; response: Extract<PaidResponse, { kind: 'response' }> }
   | Settled;
 
+/** How long the 402 of an unpaid request is reused, ms (see {@link Paywall.plainChallenge}). */
+const CHALLENGE_CACHE_MS = 30_000;
+
 /** A reservation older than this with no progress is treated as orphaned by a crashed process. */
 const STALE_PENDING_MS = 120_000;
 
@@ -116,7 +120,7 @@ const STALE_PENDING_MS = 120_000;
  *    resource's `extensions` and the `payment-identifier` declaration) → read `PAYMENT-SIGNATURE`
  *    / `X-PAYMENT` (or the decoded `paymentPayload` of MCP's `_meta["x402/payment"]`) → payment
  *    identifier bound to another payload → 409 (paymentIdentifier.ts) → stored answer of a replay
- *    (replay.ts) → verify → reserve (from, nonce) atomically in Redis → bind the payment
+ *    (replay.ts) → verify (x402 `authorization` flow only; in the `upfront` flow settle verifies) → reserve (from, nonce) atomically in Redis → bind the payment
  *    identifier and Idempotency-Key → settle on-chain (settle.ts; refused → unbound again);
  *    orphaned or unknown reservations are reconciled on chain (reconcile.ts);
  * 2. the caller runs the operation once with the settled payment;
@@ -138,6 +142,7 @@ export class Paywall {
   private readonly identifiers: PaymentIdentifiers;
   private initialized?: Promise<void>;
   private ready = false;
+  private readonly challengeCache = new Map<string, { response: Promise<Extract<PaidResponse, { kind: 'payment_required' }>>; expiresAt: number }>();
 
   constructor(private readonly opts: PaywallOptions) {
     this.server = new x402ResourceServer(opts.facilitator);
@@ -146,7 +151,7 @@ export class Paywall {
     this.replays = new Replays(opts.redis, opts.keys, opts.duplicateWaitMs);
     this.reservations = new Reservations(opts.redis, opts.keys, opts.log, opts.retentionSeconds ?? 7 * 24 * 3600);
     this.identifiers = new PaymentIdentifiers(opts.redis, opts.keys, this.reservations.retentionSeconds);
-    this.settlement = new Settlement(this.server, this.reservations, opts.log, opts.chain);
+    this.settlement = new Settlement(this.server, this.reservations, opts.log, opts.chain, opts.terms.paymentFlow === 'upfront');
   }
 
   /** Fetches the facilitator's supported kinds; call once at startup (idempotent). */
@@ -168,12 +173,35 @@ export class Paywall {
 
   /** Builds the 402 answer for `req`, with an optional x402 `error` code and its sentence, and signed offers when configured. */
   challenge(req: ChallengedResource, error?: { reason: string; message: string }): Promise<PaidResponse> {
-    return this.offered(this.challenges.challenge(req, error));
+    return error ? this.offered(this.challenges.challenge(req, error)) : this.plainChallenge(req);
+  }
+
+  /**
+   * The 402 of an unpaid request, reused for {@link CHALLENGE_CACHE_MS} per resource, price,
+   * texts and extensions: building it encodes the `PAYMENT-REQUIRED` header twice (with and without
+   * the signed offers), the largest part of an unpaid request's work. Signed offers stay valid
+   * (5 min) well beyond the reuse (their own cache refreshes them after 150 s).
+   */
+  private plainChallenge(req: ChallengedResource): Promise<Extract<PaidResponse, { kind: 'payment_required' }>> {
+    const key = `${req.resourceUrl}\n${req.price}\n${req.description}\n${req.paymentRequiredMessage ?? ''}\n${JSON.stringify(req.extensions ?? {})}`;
+    const now = Date.now();
+    const hit = this.challengeCache.get(key);
+    if (hit && hit.expiresAt > now) return hit.response;
+    const response = this.offered(this.challenges.challenge(req));
+    if (this.challengeCache.size >= 1_000) this.challengeCache.clear();
+    this.challengeCache.set(key, { response, expiresAt: now + CHALLENGE_CACHE_MS });
+    // a 402 whose offers could not be signed is not reused: the next request tries again
+    response.then(
+      (r) => this.opts.offerReceipts && !(OFFER_RECEIPT in (r.paymentRequired.extensions ?? {})) && this.challengeCache.delete(key),
+      () => this.challengeCache.delete(key),
+    );
+    return response;
   }
 
   /** From now on, 402s carry signed offers and successful settlements a signed receipt (x402 offer-receipt). */
   useOfferReceipts(offerReceipts: OfferReceipts): void {
     this.opts.offerReceipts = offerReceipts;
+    this.challengeCache.clear();
   }
 
   /** `response` with signed offers, when configured; unchanged if signing fails (a 402 must still be answered). */
@@ -215,7 +243,7 @@ export class Paywall {
       }
       throw e;
     }
-    if (!payload) return { kind: 'challenge', response: await this.offered(this.challenges.challenge(req)) };
+    if (!payload) return { kind: 'challenge', response: await this.plainChallenge(req) };
     // x402 payment-identifier: an id bound to another payload is a conflict (409) before anything
     // is verified; the same payload goes on and finds its reservation (the stored response).
     const identifierHash = paymentId ? canonicalHash(payload) : undefined;
@@ -236,18 +264,22 @@ export class Paywall {
     };
     const payloadHash = canonicalHash(payload.payload);
 
-    // The replay lookup and the facilitator's verify are both read-only: run them side by side.
-    // A payment seen before is answered from its reservation (never run or charged twice), and
-    // the verdict of its verify is ignored.
-    const verifying = this.settlement.verify(payload, matched).then(
-      (v) => ({ v }),
-      (e: unknown) => ({ e }),
-    );
-    const prior = await this.reservations.read(ref.authKey);
-    if (prior) return this.resume(ref, prior, req, payloadHash, matched.amount);
-    const verified = await verifying;
-    if ('e' in verified) throw verified.e;
-    if (!verified.v.isValid) return this.refuse(req, verified.v.invalidReason);
+    // `authorization` flow: the replay lookup and the facilitator's verify are both read-only, so
+    // they run side by side; a payment seen before is answered from its reservation (never run or
+    // charged twice), and the verdict of its verify is ignored. `upfront` flow: no verify (settle
+    // verifies and simulates); the reservation below finds a payment seen before.
+    const upfront = this.opts.terms.paymentFlow === 'upfront';
+    if (!upfront) {
+      const verifying = this.settlement.verify(payload, matched).then(
+        (v) => ({ v }),
+        (e: unknown) => ({ e }),
+      );
+      const prior = await this.reservations.read(ref.authKey);
+      if (prior) return this.resume(ref, prior, req, payloadHash, matched.amount);
+      const verified = await verifying;
+      if ('e' in verified) throw verified.e;
+      if (!verified.v.isValid) return this.refuse(req, verified.v.invalidReason);
+    }
 
     const reserved = await this.reservations.reserve(ref, { requestHash: req.requestHash, payloadHash, operationId: req.operationId, amount: matched.amount });
     if (!reserved.reserved) return this.resume(ref, reserved.existing, req, payloadHash, matched.amount);
@@ -270,14 +302,20 @@ export class Paywall {
       bindings.push(this.opts.keys.idempotency(req.route, req.idempotencyKey));
     }
 
-    if (req.onReserved) {
+    // only a verified payment may start a read-only operation before settlement (`authorization`
+    // flow); in the `upfront` flow the payment is verified by settle, and the operation runs after it
+    if (req.onReserved && !upfront) {
       try {
         req.onReserved(auth.from);
       } catch (e) {
         this.opts.log.warn({ err: String((e as Error)?.message).slice(0, 200), operationId: req.operationId }, 'onReserved threw; ignored');
       }
     }
-    const settled = await this.settlement.settle(ref, req.operationId, payload, matched);
+    const settled = await this.settlement.settle(ref, req.operationId, payload, matched).catch(async (e: unknown) => {
+      // released without a charge (chain down before anything was broadcast): the identifier and the key are free again
+      if (e instanceof PaymentChainUnavailableError && e.payment === 'not_charged') await this.reservations.unbind(bindings, ref.authKey);
+      throw e;
+    });
     if (settled.kind === 'refused') {
       // nothing was charged: the identifier and the key may be used again
       await this.reservations.unbind(bindings, ref.authKey);

@@ -41,11 +41,18 @@ export class PaymentVerificationUnavailableError extends Error {
  *   PaymentInProgressError.
  */
 export class Settlement {
+  /**
+   * @param upfront the x402 `upfront` flow: settle is the first facilitator call, so a refusal
+   *   while the chain was failing may come from settle's own verification; when the monitor saw no
+   *   transaction handed to the node since the settlement began, nothing was broadcast and the
+   *   reservation is released with PaymentChainUnavailableError('not_charged').
+   */
   constructor(
     private readonly server: x402ResourceServer,
     private readonly reservations: Reservations,
     private readonly log: Logger,
     private readonly chain?: PaymentChainMonitor,
+    private readonly upfront = false,
   ) {}
 
   /** Asks the facilitator whether the payment is valid (span `verify`). */
@@ -97,7 +104,7 @@ export class Settlement {
       settle = first;
     } catch (e) {
       const reason = (e as { errorReason?: string }).errorReason;
-      if (reason && (await chainFailedDuring(this.chain, started))) return this.unknown(authKey, operationId, reason);
+      if (reason && (await chainFailedDuring(this.chain, started))) return this.chainFailed(authKey, operationId, reason, started);
       if (reason) {
         await this.reservations.release(authKey, operationId, ['pending']);
         return { kind: 'refused', reason };
@@ -109,13 +116,26 @@ export class Settlement {
     }
     if (!settle.success) {
       // broadcast but unconfirmed, or failed while the node was unreachable: the outcome is unknown, keep the reservation
-      if (settle.errorReason === 'settlement_pending' || (await chainFailedDuring(this.chain, started))) {
-        return this.unknown(authKey, operationId, settle.errorReason);
-      }
+      if (settle.errorReason === 'settlement_pending') return this.unknown(authKey, operationId, settle.errorReason);
+      if (await chainFailedDuring(this.chain, started)) return this.chainFailed(authKey, operationId, settle.errorReason, started);
       await this.reservations.release(authKey, operationId, ['pending']);
       return { kind: 'refused', reason: settle.errorReason };
     }
     return { kind: 'settled', settle };
+  }
+
+  /**
+   * A refusal that ended while the chain was failing: in the `upfront` flow with no transaction
+   * handed to the node since `started`, nothing was broadcast (the facilitator's settle has
+   * returned, so it will not broadcast later): released, 503 `not_charged`. Otherwise unknown.
+   */
+  private async chainFailed(authKey: string, operationId: string, why: string | undefined, started: number): Promise<never> {
+    if (this.upfront && this.chain && !this.chain.broadcastSince(started)) {
+      this.log.warn({ operationId, reason: why?.slice(0, 100) }, 'payment not settled: payment chain unreachable, nothing broadcast');
+      await this.reservations.release(authKey, operationId, ['pending']);
+      throw new PaymentChainUnavailableError('not_charged');
+    }
+    return this.unknown(authKey, operationId, why);
   }
 
   /** Settlement outcome not seen (chain lost, or broadcast but unconfirmed): keep the reservation for reconciliation, answer 503. */

@@ -1,7 +1,7 @@
 import { HttpRequestError, TimeoutError, ContractFunctionExecutionError, BaseError } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { authorizationWindowProblem } from '../src/authorizationWindow.js';
-import { isTransportError } from '../src/chainHealth.js';
+import { isTransportError, PaymentChainMonitor } from '../src/chainHealth.js';
 
 describe('authorizationWindowProblem', () => {
   const now = 1_700_000_000;
@@ -34,5 +34,20 @@ describe('isTransportError', () => {
     expect(isTransportError(new BaseError('execution reverted: FiatTokenV2: invalid signature'))).toBe(false);
     expect(isTransportError(new Error('invalid signature'))).toBe(false);
     expect(isTransportError(undefined)).toBe(false);
+  });
+});
+
+describe('PaymentChainMonitor.broadcastSince', () => {
+  it('records a transaction handed to the node even when the node never answers, and nothing for reads', async () => {
+    // a port nothing listens on: every request fails with a transport error
+    const monitor = new PaymentChainMonitor('http://127.0.0.1:9', 1_000);
+    const request = monitor.transport({ retryCount: 0 })({}).request as (a: { method: string; params?: unknown[] }) => Promise<unknown>;
+    const since = Date.now();
+    await expect(request({ method: 'eth_call', params: [{ to: `0x${'1'.repeat(40)}`, data: '0x' }, 'latest'] })).rejects.toThrow();
+    expect(monitor.broadcastSince(since)).toBe(false);
+    expect(monitor.failedSince(since)).toBe(true);
+    await expect(request({ method: 'eth_sendRawTransaction', params: ['0x02'] })).rejects.toThrow();
+    expect(monitor.broadcastSince(since)).toBe(true);
+    expect(monitor.broadcastSince(Date.now() + 1)).toBe(false);
   });
 });
