@@ -40,6 +40,7 @@ export interface AutocannonSummary {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** seconds from the start of the run to its last response (measured by the load process) */
   durationSeconds: number;
 }
 

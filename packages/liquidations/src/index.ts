@@ -7,7 +7,7 @@ export { aaveV3Adapter, type AaveAdapterOptions } from './adapters/aave.js';
 export { compoundV3Adapter, type CometAdapterOptions } from './adapters/comet.js';
 export { morphoBlueAdapter, type MorphoAdapterOptions } from './adapters/morpho.js';
 export { adapterFor, startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from './indexer.js';
-export { liquidationIndexReady, LiquidationIndexNotReadyError, searchLiquidations } from './query.js';
+export { cachedLiquidationSearch, liquidationIndexReady, LiquidationIndexNotReadyError, searchLiquidations } from './query.js';
 export { LiquidationIndexStore, PROTOCOLS, type IndexMeta, type PositionWrite } from './store.js';
 export { COMET_EXTRA_ASSET_GAS, DEFAULT_GAS_UNITS, gasCostUsd } from './gas.js';
 export * as aaveMath from './math/aave.js';

@@ -30,7 +30,8 @@ export interface PositionWrite {
 /**
  * The liquidation index of one chain in Redis (shared by every gateway replica). Keys, all under
  * the `{chain}` hash tag (see `RedisKeys.liquidationIndex`):
- * - `meta` hash: IndexMeta of the last indexed block;
+ * - `meta` hash: IndexMeta of the last indexed block, and `version`, a counter incremented by every
+ *   block written (answers read at one version are the same for the same query);
  * - `pos` hash: position key → opportunity JSON (every tracked position with debt);
  * - `hf` hash: position key → health factor (decimal string);
  * - `opp:<protocol>` sorted sets: score estimated_profit_usd, member position key, for positions
@@ -124,6 +125,8 @@ export class LiquidationIndexStore {
     }
     const c = Object.entries(cursors).flatMap(([k, v]) => [k, v.toString()]);
     if (c.length > 0) m.hset(this.keys.cursor, ...c);
+    // the write counter: a reader may reuse an answer while it is unchanged (cachedLiquidationSearch)
+    m.hincrby(this.keys.meta, 'version', 1);
     m.hset(this.keys.meta, {
       block_number: String(meta.block_number),
       block_timestamp: String(meta.block_timestamp),

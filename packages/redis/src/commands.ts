@@ -388,8 +388,15 @@ export interface LiquidationSearchParameters {
   include: readonly [boolean, boolean, boolean, boolean];
 }
 
-/** `liquidation_search.lua`: the top opportunities of one consistent index block; `blockNumber` undefined when never indexed. */
-export async function liquidationSearch(redis: Redis, p: LiquidationSearchParameters): Promise<{ blockNumber?: string; documents: string[] }> {
+/**
+ * `liquidation_search.lua`: the top opportunities of one consistent index block; `blockNumber`
+ * undefined when never indexed; `version` the meta hash's write counter at that read (undefined for
+ * an index written before the counter existed).
+ */
+export async function liquidationSearch(
+  redis: Redis,
+  p: LiquidationSearchParameters,
+): Promise<{ blockNumber?: string; version?: string; documents: string[] }> {
   const out = (await withScripts(redis).liquidation_search(
     p.metaKey,
     p.positionsKey,
@@ -400,7 +407,7 @@ export async function liquidationSearch(redis: Redis, p: LiquidationSearchParame
     p.limit,
     p.include.map((b) => (b ? '1' : '0')).join(''),
   )) as string[];
-  return { blockNumber: out[0] || undefined, documents: out.slice(1) };
+  return { blockNumber: out[0] || undefined, version: out[1] || undefined, documents: out.slice(2) };
 }
 
 /** `release_lease.lua`: releases a lease taken with {@link takeLease}, only by its holder; true when released. */

@@ -44,12 +44,27 @@ export type Address = z.infer<typeof Address>;
 export const ChecksumAddress = Address.refine(isChecksummed, 'must be an EIP-55 checksummed address');
 export type ChecksumAddress = z.infer<typeof ChecksumAddress>;
 
+/**
+ * Addresses already found checksummed (up to 65,536, then forgotten at once). Output validation
+ * checks the same addresses on every answer (a liquidation search answer holds 200), and viem's own
+ * checksum cache (an LRU of 8,192 that deletes and re-inserts on every hit) thrashes over a larger
+ * set: that was a fifth of a cached liquidation query's CPU.
+ */
+const checksummed = new Set<string>();
+
 function isChecksummed(value: string): boolean {
+  if (checksummed.has(value)) return true;
+  let ok: boolean;
   try {
-    return getAddress(value) === value;
+    ok = getAddress(value) === value;
   } catch {
     return false;
   }
+  if (ok) {
+    if (checksummed.size >= 65_536) checksummed.clear();
+    checksummed.add(value);
+  }
+  return ok;
 }
 
 /** 32-byte hash (transaction or block hash): `0x` + 64 hex characters. */

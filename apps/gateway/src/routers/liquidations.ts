@@ -1,4 +1,4 @@
-import { liquidationIndexReady, LiquidationIndexNotReadyError, searchLiquidations, type LiquidationChain } from '@acg/liquidations';
+import { liquidationIndexReady, LiquidationIndexNotReadyError, cachedLiquidationSearch, type LiquidationChain } from '@acg/liquidations';
 import { liquidationSearch } from '@acg/capabilities';
 import { LiquidationSearchQuery, LiquidationSearchResponse } from '@acg/schemas';
 import { ulid } from 'ulid';
@@ -70,7 +70,7 @@ export const liquidationsRouter = router({
       if (ctx.replay) return LiquidationSearchResponse.parse(ctx.replay);
       ctx.responseHeaders['Cache-Control'] = 'no-store';
       try {
-        return await searchLiquidations(ctx.services.redis, ctx.services.keys, input);
+        return await cachedLiquidationSearch(ctx.services.redis, ctx.services.keys, input);
       } catch (e) {
         if (e instanceof LiquidationIndexNotReadyError) throw problem(503, e.message, {}, { 'Retry-After': '5' });
         throw e;

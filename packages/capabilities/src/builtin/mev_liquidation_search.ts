@@ -1,4 +1,4 @@
-import { LiquidationIndexNotReadyError, searchLiquidations } from '@acg/liquidations';
+import { LiquidationIndexNotReadyError, cachedLiquidationSearch } from '@acg/liquidations';
 import { LiquidationSearchQuery, LiquidationSearchResponse } from '@acg/schemas';
 import type { z } from 'zod';
 import { CapabilityFailure, defineCapability } from '../define.js';
@@ -77,7 +77,7 @@ export const liquidationSearch = defineCapability({
   },
   async run(input, deps) {
     try {
-      return await searchLiquidations(deps.redis!, deps.keys!, input);
+      return await cachedLiquidationSearch(deps.redis!, deps.keys!, input);
     } catch (e) {
       if (e instanceof LiquidationIndexNotReadyError) throw new CapabilityFailure('index_not_ready', e.message, 503, e);
       throw new CapabilityFailure('index_unavailable', 'The liquidation index could not be read.', 503, e);

@@ -13,18 +13,25 @@ ARGV[2]  max_health_factor (decimal string; inclusive)
 ARGV[3]  limit (integer >= 1)
 ARGV[4]  four '0'/'1' flags, one per sorted set: include that protocol
 
-Returns { block_number or '', json1, json2, ... } (at most `limit` documents).
-Each sorted set is walked from the highest profit down, in pages of 256, skipping members above
+Returns { block_number or '', version or '', json1, json2, ... } (at most `limit` documents);
+`version` is the meta hash's write counter (one per written block), so a caller can reuse the
+answer until the next write.
+Each sorted set is walked from the highest profit down, in pages of max(64, 2 x limit) (at most
+512), skipping members above
 max_health_factor, until `limit` members passed or the set is exhausted; the per-protocol lists
 are then merged (profit desc, key asc on ties).
 ]]
-local block = redis.call('HGET', KEYS[1], 'block_number')
-if not block then return { '' } end
+local meta = redis.call('HMGET', KEYS[1], 'block_number', 'version')
+local block = meta[1]
+if not block then return { '', '' } end
+local version = meta[2] or ''
 local minProfit = ARGV[1]
 local maxHf = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local flags = ARGV[4]
-local PAGE = 256
+-- most queried members pass (the sets hold health factors <= 1.1 only): a page a little larger than
+-- `limit` usually ends the walk in one read
+local PAGE = math.min(512, math.max(64, 2 * limit))
 
 local picked = {}
 for i = 1, 4 do
@@ -57,7 +64,7 @@ table.sort(picked, function(a, b)
   return a[1] > b[1]
 end)
 
-local out = { block }
+local out = { block, version }
 local n = math.min(limit, #picked)
 if n == 0 then return out end
 local keys = {}
