@@ -56,6 +56,29 @@ describe('every method and path gets an answer', () => {
     await stillServing();
   });
 
+  it('CORS: every answer lets any origin read it and exposes the x402 headers; the preflight names the methods and request headers', async () => {
+    const origin = { origin: 'https://agent.example' };
+    const get = answer(await send('GET', '/registry', { headers: origin }));
+    expect(get.status).toBe(200);
+    expect(get.headers['access-control-allow-origin']).toBe('*');
+    expect(String(get.headers['access-control-expose-headers']).split(', ')).toEqual(
+      expect.arrayContaining(['PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-Request-Id']),
+    );
+    // request-side permissions belong to the preflight only
+    expect(get.headers['access-control-allow-methods']).toBeUndefined();
+    expect(get.headers['access-control-allow-headers']).toBeUndefined();
+    const preflight = answer(
+      await send('OPTIONS', '/api/v1/execute', {
+        headers: { ...origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, payment-signature' },
+      }),
+    );
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('*');
+    expect(String(preflight.headers['access-control-allow-methods']).split(', ')).toContain('POST');
+    expect(String(preflight.headers['access-control-allow-headers']).split(', ')).toEqual(expect.arrayContaining(['Content-Type', 'PAYMENT-SIGNATURE']));
+    expect(preflight.headers['access-control-max-age']).toBe('600');
+  });
+
   it('answers HEAD on an unknown path with 404, and HEAD on a document like GET without a body', async () => {
     const unknown = answer(await send('HEAD', '/does-not-exist'));
     expect(unknown.status).toBe(404);
