@@ -1,5 +1,6 @@
 import { getAddress, isAddress, type Address, type Hex } from 'viem';
-import { keccak256Bytes, keccak256Hex, recoverAddressFromSignature, RPC_ERRORS, RpcError } from '@acg/bundles';
+import { RPC_ERRORS, RpcError } from '@acg/bundles';
+import { keccak256Bytes, keccak256Hex, recoverAddressFromSignature } from '@acg/secp256k1';
 
 /** Request headers carrying the searcher signature; the first is SPEC 4's name, the second the Flashbots alias. */
 export const SIGNATURE_HEADERS = ['x-bundle-signature', 'x-flashbots-signature'] as const;

@@ -13,8 +13,7 @@ import {
 import { LRUCache } from 'lru-cache';
 import { MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS } from '@acg/schemas';
 import { invalidParams } from './errors.js';
-import { keccak256Bytes, keccak256Hex } from './keccak.js';
-import { recoverAddress } from './secp256k1.js';
+import { keccak256Bytes, keccak256Hex, recoverAddress } from '@acg/secp256k1';
 
 export { MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS };
 /** Farthest target block accepted, in blocks past the head (keeps the pool bounded; about 3.3 h of mainnet slots). */

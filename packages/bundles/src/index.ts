@@ -26,13 +26,3 @@ export { OrderflowPool, POOL_TTL_SECONDS, type BundleVia, type Charged, type Mem
 export { MAX_MEV_BLOCK_RANGE, MEV_SHARE_HINTS, MEV_SHARE_VERSION, validateMevSendBundleParams, type ValidMevBundle } from './mevShare.js';
 export { BUNDLE_STATS_TTL_SECONDS, BundleStatsStore, type AttemptRecord, type BundleLife, type RelaySent } from './bundleStats.js';
 export { BuilderStats, readBuilderHealth, readSearcherCharges, type SearcherCharges } from './health.js';
-export {
-  nativeSecp256k1Available,
-  recoverAddress,
-  recoverAddressFromSignature,
-  recoverPublicKey,
-  secp256k1Backend,
-  useSecp256k1Backend,
-  type Secp256k1Backend,
-} from './secp256k1.js';
-export { keccak256Bytes, keccak256Hex, keccakReady } from './keccak.js';

@@ -1,16 +1,8 @@
 import { hashMessage, hexToBytes, parseGwei, recoverMessageAddress, recoverTransactionAddress, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  clearTxSenderCache,
-  decodeBundleTx,
-  nativeSecp256k1Available,
-  recoverAddressFromSignature,
-  RpcError,
-  secp256k1Backend,
-  useSecp256k1Backend,
-  type Secp256k1Backend,
-} from '../src/index.js';
+import { nativeSecp256k1Available, recoverAddressFromSignature, secp256k1Backend, useSecp256k1Backend, type Secp256k1Backend } from '@acg/secp256k1';
+import { clearTxSenderCache, decodeBundleTx, RpcError } from '../src/index.js';
 
 const backends: Secp256k1Backend[] = ['native', 'noble'];
 const initial = secp256k1Backend();

@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
+import { signTypedDataWith } from '@acg/secp256k1';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { hexToBytes, keccak256, stringToHex, type Hex } from 'viem';
 
@@ -50,7 +51,10 @@ export async function signingKeyFromHex(keyHex: string, variable = 'RECEIPT_SIGN
   if (!/^0x[0-9a-fA-F]{64}$/.test(keyHex)) throw new ReceiptKeyError(`${variable} must be 0x followed by 64 hex characters (a secp256k1 private key)`);
   let account: PrivateKeyAccount;
   try {
-    account = privateKeyToAccount(keyHex as Hex);
+    const viemAccount = privateKeyToAccount(keyHex as Hex);
+    // EIP-712 offers and receipts (one per paid answer) through the native binding: the same
+    // signature as viem's, about 20 times cheaper (@acg/secp256k1)
+    account = { ...viemAccount, signTypedData: async (typedData) => signTypedDataWith(keyHex as Hex, typedData as never) };
   } catch {
     throw new ReceiptKeyError(`${variable} is not a valid secp256k1 private key`);
   }

@@ -4,7 +4,8 @@ import { checksumAddress, type Address } from 'viem';
 import { keccak256Bytes } from './keccak.js';
 
 /**
- * secp256k1 public-key recovery for bundle intake: the native libsecp256k1 binding of the
+ * secp256k1 public-key recovery and signing for the hot paths (bundle intake, x402 payment
+ * checks, receipt signing): the native libsecp256k1 binding of the
  * `secp256k1` package (v5, prebuilt binaries for linux-x64 glibc/musl, darwin-arm64 and
  * win32-x64, loaded by node-gyp-build without any install script), and `@noble/curves` (pure JS,
  * the library viem uses) where the binding does not load. Both give the same answers; the native
@@ -15,13 +16,14 @@ export type Secp256k1Backend = 'native' | 'noble';
 /** The subset of the `secp256k1` package's API used here. */
 interface NativeSecp256k1 {
   ecdsaRecover(sig: Uint8Array, recid: number, msg32: Uint8Array, compressed: boolean): Uint8Array;
+  ecdsaSign(msg32: Uint8Array, privateKey: Uint8Array): { signature: Uint8Array; recid: number };
 }
 
 function loadNative(): NativeSecp256k1 | undefined {
   try {
     // `secp256k1/bindings` is the native addon alone (the package's main entry would fall back to elliptic.js)
     const mod = createRequire(import.meta.url)('secp256k1/bindings') as NativeSecp256k1;
-    return typeof mod.ecdsaRecover === 'function' ? mod : undefined;
+    return typeof mod.ecdsaRecover === 'function' && typeof mod.ecdsaSign === 'function' ? mod : undefined;
   } catch {
     return undefined;
   }
@@ -98,4 +100,26 @@ export function recoverAddressFromSignature(hash: Uint8Array, signature: Uint8Ar
   const r = BigInt(`0x${Buffer.from(signature.subarray(0, 32)).toString('hex')}`);
   const s = BigInt(`0x${Buffer.from(signature.subarray(32, 64)).toString('hex')}`);
   return recoverAddress(hash, r, s, bit, backend);
+}
+
+/**
+ * Signs the 32-byte `hash` with `privateKey` (32 bytes): RFC 6979 deterministic nonce and low-s, as
+ * libsecp256k1 and @noble/curves (viem's `sign`) both do, so both backends and viem give the same
+ * bytes. Returns 65 bytes `r || s || v` with v = 27 + recovery bit (viem's serialized signature).
+ * @throws {Error} when the key is not a valid secp256k1 private key or the hash is not 32 bytes.
+ */
+export function signDigest(hash: Uint8Array, privateKey: Uint8Array, backend: Secp256k1Backend = active): Uint8Array {
+  if (hash.length !== 32 || privateKey.length !== 32) throw new Error('hash and private key must be 32 bytes');
+  const out = new Uint8Array(65);
+  if (backend === 'native' && native) {
+    const { signature, recid } = native.ecdsaSign(hash, privateKey);
+    out.set(signature, 0);
+    out[64] = 27 + recid;
+    return out;
+  }
+  // noble's 'recovered' format is the recovery bit, then r || s
+  const rec = nobleSecp256k1.sign(hash, privateKey, { prehash: false, format: 'recovered' });
+  out.set(rec.subarray(1, 65), 0);
+  out[64] = 27 + rec[0];
+  return out;
 }
