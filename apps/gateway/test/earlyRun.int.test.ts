@@ -1,8 +1,10 @@
 import { defineCapability, type CapabilityDefinition } from '@acg/capabilities';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { Paywall } from '@acg/payments';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { paywallWithSettle, startTestGateway, type TestGateway } from './harness.js';
-import { challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
+import { challenge, craftPayload, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
 
 // A read-only capability (`readOnly: true`) starts once its payment is verified and reserved, while
 // the payment settles on-chain; its result is released only after settlement, and dropped when
@@ -93,17 +95,27 @@ let settling = signal();
 /** When set, settle answers this refusal instead of settling. */
 let refuseWith: string | undefined;
 
+type Flow = 'authorization' | 'upfront';
+const paywalls = {} as Record<Flow, Paywall>;
+
 beforeAll(async () => {
   t = await startTestGateway({ capabilities: [readOnlyEcho, laterEcho] });
   balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
-  const paywall = paywallWithSettle(t, async (inner, p, r) => {
-    settling.resolve();
-    await gate.promise;
-    if (refuseWith) return { success: false, errorReason: refuseWith, transaction: '', network: r.network, payer: '' } as never;
-    return inner.settle(p, r);
-  });
-  await paywall.init();
-  t.gateway.services.paywall = paywall;
+  // the same held settlement in both x402 flows: `authorization` (verify first, as with a remote
+  // facilitator) and `upfront` (the gateway's own: settle verifies; the payer's signature is checked locally)
+  for (const paymentFlow of ['authorization', 'upfront'] as const) {
+    paywalls[paymentFlow] = paywallWithSettle(
+      t,
+      async (inner, p, r) => {
+        settling.resolve();
+        await gate.promise;
+        if (refuseWith) return { success: false, errorReason: refuseWith, transaction: '', network: r.network, payer: '' } as never;
+        return inner.settle(p, r);
+      },
+      { paymentFlow },
+    );
+    await paywalls[paymentFlow].init();
+  }
 }, 120_000);
 
 afterAll(async () => {
@@ -127,7 +139,11 @@ async function paidRequest(capabilityId: string, buyerIndex: number, text: strin
   return { buyer, response: post(executeUrl(), body, { 'PAYMENT-SIGNATURE': header }) };
 }
 
-describe('a read-only capability runs while its payment settles', () => {
+describe.each(['authorization', 'upfront'] as const)('a read-only capability runs while its payment settles (x402 %s flow)', (flow) => {
+  beforeAll(() => {
+    t.gateway.services.paywall = paywalls[flow];
+  });
+
   it('starts before settlement ends, answers only after it, and records the settled payment', { timeout: 60_000 }, async () => {
     const { buyer, response } = await paidRequest('intelligence.early_echo_test', 3, 'overlap');
     await within(settling.promise, 'settlement reached');
@@ -172,5 +188,29 @@ describe('a read-only capability runs while its payment settles', () => {
     expect(JSON.stringify(res.body)).not.toContain('dropped');
     expect(await balanceOf(buyer.address)).toBe(before);
     expect(runs).toEqual(['early:dropped']);
+  });
+});
+
+describe('x402 upfront flow: a payment not signed by its payer', () => {
+  beforeAll(() => {
+    t.gateway.services.paywall = paywalls.upfront;
+  });
+
+  it('does not start the read-only run early; settlement refuses it and it never runs', { timeout: 60_000 }, async () => {
+    const buyer = t.stack.payment.buyers[6];
+    const body = { capability_id: 'intelligence.early_echo_test', input: { text: 'forged' } };
+    const pr = await challenge(executeUrl(), body);
+    // signed by another key in the buyer's name
+    const forged = await craftPayload(privateKeyToAccount(generatePrivateKey()), pr.accepts[0], 8453, { from: buyer.address });
+    const response = post(executeUrl(), body, { 'PAYMENT-SIGNATURE': paymentHeader(forged) });
+    await within(settling.promise, 'settlement reached');
+    // give a wrongly early run every chance to show up while settlement is held
+    expect((await fetch(`${t.url}/status/health`)).status).toBe(200);
+    expect(runs).toEqual([]);
+    gate.resolve();
+    const res = await response;
+    expect(res.status).toBe(402);
+    expect(res.body).toMatchObject({ reason: 'invalid_exact_evm_signature' });
+    expect(runs).toEqual([]);
   });
 });

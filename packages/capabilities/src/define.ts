@@ -147,9 +147,9 @@ export interface CapabilityDefinition<I extends z.ZodType = z.ZodType, O extends
   precondition?(input: z.output<I>, deps: CapabilityDeps): string | undefined;
   /**
    * True when `run` only reads (no side effects, and it does not use the payment fields of its
-   * `call`): in the x402 `authorization` flow a paid call may start it as soon as the payment is
-   * verified and reserved for this request, while the payment settles on-chain (in the `upfront`
-   * flow nothing verifies before settlement, so it runs after it). Its result is released only after settlement,
+   * `call`): a paid call may start it as soon as the payment is reserved for this request and
+   * checked (verified by the facilitator in the x402 `authorization` flow; in the `upfront` flow its
+   * EIP-712 signature recovered to the payer), while the payment settles on-chain. Its result is released only after settlement,
    * and discarded (nothing charged) when settlement is refused. The reservation makes one payment
    * start it at most once. Never set for provider capabilities (a call costs the provider).
    */

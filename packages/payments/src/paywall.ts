@@ -13,6 +13,7 @@ import type { PaymentChainMonitor } from './chainHealth.js';
 import { Challenges, type ChallengedResource, type PaidResponse, type PaymentTerms } from './challenge.js';
 import { PaymentChainUnavailableError, PaymentConflictError, PaymentError } from './errors.js';
 import type { PaymentObserver } from './observer.js';
+import { signedByPayer } from './eip3009.js';
 import { canonicalHash } from './hashing.js';
 import { eip3009Authorization, parsePaymentPayload, readPaymentPayload } from './paymentHeader.js';
 import { PaymentIdentifiers, readPaymentIdentifier } from './paymentIdentifier.js';
@@ -69,8 +70,9 @@ export interface PaidRequest extends ChallengedResource {
    */
   paymentPayload?: unknown;
   /**
-   * Called once, with the payer, when this request holds the payment exclusively (verified,
-   * reserved in Redis, identifiers bound) and settlement is about to start. A read-only operation
+   * Called once, with the payer, when this request holds the payment exclusively (reserved in
+   * Redis, identifiers bound; verified by the facilitator in the `authorization` flow, its signature
+   * recovered to the payer in the `upfront` flow) and settlement is about to start. A read-only operation
    * may start here and overlap the on-chain settlement; its result must be used only once
    * {@link Paywall.begin} returns `settled` (and dropped otherwise: nothing was charged).
    */
@@ -302,9 +304,10 @@ export class Paywall {
       bindings.push(this.opts.keys.idempotency(req.route, req.idempotencyKey));
     }
 
-    // only a verified payment may start a read-only operation before settlement (`authorization`
-    // flow); in the `upfront` flow the payment is verified by settle, and the operation runs after it
-    if (req.onReserved && !upfront) {
+    // a read-only operation may start before settlement on a payment the facilitator verified
+    // (`authorization` flow), or, in the `upfront` flow, whose signature is the payer's (checked
+    // here; settle verifies the rest). Its result is used only once settlement succeeded.
+    if (req.onReserved && (!upfront || signedByPayer(payload, matched, auth))) {
       try {
         req.onReserved(auth.from);
       } catch (e) {
