@@ -25,6 +25,8 @@ export interface RegistrySide {
   p99Ms: number;
   requests: number;
   failures: number;
+  /** CPU time of the bench process (where both servers run) per request, microseconds (user + system, measured runs only). */
+  cpuMicrosPerRequest: number;
 }
 
 export interface RegistryBenchResult {
@@ -35,7 +37,7 @@ export interface RegistryBenchResult {
   settings: Required<RegistryBenchOptions>;
 }
 
-function merge(runs: AutocannonSummary[]): RegistrySide {
+function merge(runs: (AutocannonSummary & { cpuMicros: number })[]): RegistrySide {
   const latencies = runs.flatMap((r) => r.latenciesMs);
   const seconds = runs.reduce((a, r) => a + r.durationSeconds, 0);
   const requests = runs.reduce((a, r) => a + r.requests, 0);
@@ -45,6 +47,7 @@ function merge(runs: AutocannonSummary[]): RegistrySide {
     p99Ms: percentile(latencies, 99),
     requests,
     failures: runs.reduce((a, r) => a + r.non2xx + r.errors, 0),
+    cpuMicrosPerRequest: runs.reduce((a, r) => a + r.cpuMicros, 0) / requests,
   };
 }
 
@@ -103,8 +106,15 @@ export async function benchRegistry(gatewayUrl: string, opts: RegistryBenchOptio
 
     const load = LoadGenerator.start();
     try {
-      const run = (url: string, durationSeconds: number) =>
-        load.run({ kind: 'autocannon', url: `${url}/registry`, connections: settings.connections, durationSeconds }, (durationSeconds + 30) * 1000);
+      const run = async (url: string, durationSeconds: number) => {
+        const cpu = process.cpuUsage();
+        const r = await load.run(
+          { kind: 'autocannon', url: `${url}/registry`, connections: settings.connections, durationSeconds },
+          (durationSeconds + 30) * 1000,
+        );
+        const used = process.cpuUsage(cpu);
+        return { ...r, cpuMicros: used.user + used.system };
+      };
       // Warm both (JIT, keep-alive sockets, the gateway's discovery cache), then measure in the
       // order gateway, baseline, baseline, gateway (half the duration each) so drift cancels out.
       if (settings.warmupSeconds > 0) {
@@ -131,18 +141,35 @@ export async function benchRegistry(gatewayUrl: string, opts: RegistryBenchOptio
 /** The result as a compact table with the ratios gateway/baseline. */
 export function formatRegistry(r: RegistryBenchResult): string {
   const { gateway: g, baseline: b, settings: s } = r;
-  const row = (name: string, x: RegistrySide) => [name, fmt(x.reqPerSec, 0), fmt(x.p50Ms, 2), fmt(x.p99Ms, 2), String(x.requests), String(x.failures)];
+  const row = (name: string, x: RegistrySide) => [
+    name,
+    fmt(x.reqPerSec, 0),
+    fmt(x.p50Ms, 2),
+    fmt(x.p99Ms, 2),
+    String(x.requests),
+    String(x.failures),
+    fmt(x.cpuMicrosPerRequest, 0),
+  ];
   return [
     `GET /registry: autocannon, ${s.connections} connections; per side a ${s.warmupSeconds} s warm-up, then 2 x ${s.durationSeconds / 2} s measured (order G B B G)`,
     `  body ${r.bytes} bytes (sha256 ${r.sha256.slice(0, 16)}...), same bytes and Content-Type/ETag/Cache-Control on both sides`,
     '',
     table(
-      ['', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx+errors'],
+      ['', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx+errors', 'server CPU µs/req*'],
       [
         row('gateway', g),
         row('baseline (bare node:http)', b),
-        ['ratio gateway/baseline', fmtRatio(ratio(g.reqPerSec, b.reqPerSec)), fmtRatio(ratio(g.p50Ms, b.p50Ms)), fmtRatio(ratio(g.p99Ms, b.p99Ms)), '', ''],
+        [
+          'ratio gateway/baseline',
+          fmtRatio(ratio(g.reqPerSec, b.reqPerSec)),
+          fmtRatio(ratio(g.p50Ms, b.p50Ms)),
+          fmtRatio(ratio(g.p99Ms, b.p99Ms)),
+          '',
+          '',
+          fmtRatio(ratio(g.cpuMicrosPerRequest, b.cpuMicrosPerRequest)),
+        ],
       ],
     ),
+    '* CPU of the bench process (both servers run in it, one at a time) per request; the load generator is another process.',
   ].join('\n');
 }
