@@ -183,7 +183,7 @@ describe('OpenTelemetry traces', () => {
     expect(providerRegistered()).toBe(false);
   });
 
-  it('a paid execute exports request → paywall → verify, settle → execute → store in one trace; a job exports job.step → execute', async () => {
+  it('a paid execute exports request → paywall → settle → execute → store in one trace (x402 upfront: no verify); a job exports job.step → execute', async () => {
     const tracing = startTracing({ serviceName: 'gateway-under-test', env: { OTEL_EXPORTER_OTLP_ENDPOINT: `${receiver.url}/` } });
     tracings.push(tracing);
     expect(tracing).toMatchObject({ enabled: true, url: `${receiver.url}/v1/traces` });
@@ -212,9 +212,9 @@ describe('OpenTelemetry traces', () => {
     expect(others).toEqual([]);
     expect(paywall).toMatchObject({ name: 'paywall', scope: '@acg/payments', attributes: { 'acg.route': 'execute', 'acg.paywall.step': 'settled' } });
     const steps = childrenOf(paywall).sort((a, b) => Number(BigInt(a.startTimeUnixNano) - BigInt(b.startTimeUnixNano)));
-    expect(steps.map((s) => s.name)).toEqual(['verify', 'settle', 'execute', 'store']);
-    const [verify, settle, run, store] = steps;
-    expect(verify.attributes).toMatchObject({ 'x402.network': 'eip155:8453', 'x402.valid': true });
+    // the gateway's in-process facilitator offers x402's upfront flow: settle verifies, no verify call
+    expect(steps.map((s) => s.name)).toEqual(['settle', 'execute', 'store']);
+    const [settle, run, store] = steps;
     expect(settle.attributes).toMatchObject({ 'x402.network': 'eip155:8453', 'x402.amount': '1000' });
     expect(settle.attributes['x402.transaction']).toMatch(/^0x[0-9a-f]{64}$/);
     expect(run).toMatchObject({
@@ -255,7 +255,7 @@ describe('OpenTelemetry traces', () => {
     const stepChildren = receiver.spans.filter((s) => s.parentSpanId === step!.spanId);
     expect(stepChildren.map((s) => s.name)).toEqual(['execute']);
     expect(stepChildren[0].attributes).toMatchObject({ 'acg.job_id': jobId, 'acg.capability_id': echo.id, 'acg.execution_status': 'SUCCEEDED' });
-    // the job's paid request: request → paywall → verify, settle, store (creating a job executes nothing)
+    // the job's paid request: request → paywall → settle, store (creating a job executes nothing)
     const jobRequest = receiver.spans.find((s) => s.name === 'POST /api/v1/jobs' && s.attributes['http.response.status_code'] === 202)!;
     const jobPaywall = receiver.spans.find((s) => s.parentSpanId === jobRequest.spanId)!;
     expect(jobPaywall.attributes).toMatchObject({ 'acg.route': 'jobs', 'acg.paywall.step': 'settled' });
@@ -264,7 +264,7 @@ describe('OpenTelemetry traces', () => {
         .filter((s) => s.parentSpanId === jobPaywall.spanId)
         .map((s) => s.name)
         .sort(),
-    ).toEqual(['settle', 'store', 'verify']);
+    ).toEqual(['settle', 'store']);
 
     // shut down: the globals are gone, and what runs now is not exported
     await tracing.shutdown();
