@@ -39,7 +39,7 @@ export function toolBazaar(d: ExecutableCapability): Record<string, unknown> {
  * extensions"), through the same path as `POST /api/v1/execute`: the arguments are resolved and
  * validated before any payment (400 / 422 tool error); then {@link payForCall} with the payment
  * from `_meta["x402/payment"]`: none → PaymentRequired (isError, `structuredContent` and
- * `content[0].text`); refused → the same with the reason; valid → verify, reserve, settle, run
+ * `content[0].text`); refused → the same with the reason; valid → reserve, settle (verify first in the `authorization` flow), run
  * once, record. The paywall's route and request hash are those of `POST /api/v1/execute` with
  * `{capability_id, input: arguments}`, so one payment buys one execution on either transport and a
  * replay (or a concurrent duplicate) gets the stored execution. Success: `structuredContent` = the

@@ -48,7 +48,7 @@ export const executeRouter = router({
         tags: ['execute'],
         summary: 'Execute a capability, paid per call with x402',
         description:
-          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and SPEC 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway verifies, settles on-chain (USDC, EIP-3009 transferWithAuthorization) and executes once. A replayed payment, Idempotency-Key or payment identifier returns the stored execution; a payment identifier reused with another payment is 409. A failure after settlement is refunded.",
+          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and SPEC 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway reserves the authorization, settles it on-chain (USDC, EIP-3009 transferWithAuthorization; the settlement verifies and simulates it first: x402 paymentFlow upfront) and executes once. A replayed payment, Idempotency-Key or payment identifier returns the stored execution; a payment identifier reused with another payment is 409. A failure after settlement is refunded.",
         requestHeaders: z.object({
           'PAYMENT-SIGNATURE': z.string().optional().describe('base64 JSON x402 PaymentPayload (v2)'),
           'X-PAYMENT': z.string().optional().describe('legacy header: base64 JSON PaymentPayload (v1 or v2)'),
