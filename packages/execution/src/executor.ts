@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { ExecutionRecord, ExecutionStore } from './executions.js';
 import { resolveCapability, type ResolvedCapability } from './resolve.js';
 import type { Telemetry } from './telemetry.js';
-import { inSpan } from './tracing.js';
+import { inSpan } from '@acg/tracing';
 
 /** What a proof is signed over (the `ProofSubject` of @acg/receipts, structurally). */
 export interface ProofSubject {
@@ -179,7 +179,7 @@ export class Executor {
     timing?: RunTiming,
   ): Promise<ExecutionOutcome> {
     const attributes = { 'acg.execution_id': executionId, 'acg.capability_id': capabilityId, ...(charge.job_id ? { 'acg.job_id': charge.job_id } : {}) };
-    return inSpan('execute', attributes, async (span) => {
+    return inSpan('@acg/execution', 'execute', attributes, async (span) => {
       const outcome = await this.recordOnce(executionId, capabilityId, charge, proofOf, run, timing);
       span.setAttribute('acg.execution_status', outcome.record.status);
       if (outcome.failure) span.setAttribute('acg.error_code', outcome.failure.code);

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { ulid } from 'ulid';
 import { JOB_QUEUE } from './queue.js';
 import type { JobStore } from './store.js';
-import { inSpan } from './tracing.js';
+import { inSpan } from '@acg/tracing';
 import type { StepExecutor, StoredJob, StoredStep } from './types.js';
 
 /**
@@ -167,6 +167,7 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
       }
       // span `job.step` (a root span: jobs run apart from the request that paid them), the parent of the step's `execute`
       const r = await inSpan(
+        '@acg/jobs',
         'job.step',
         { 'acg.job_id': job.job_id, 'acg.step_index': i, 'acg.capability_id': step.capability_id },
         async (span) => {

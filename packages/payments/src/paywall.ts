@@ -22,7 +22,7 @@ import type { RefundQueue } from './refunds.js';
 import { Replays, type StoredResponse } from './replay.js';
 import { Reservations, type AuthorizationRef } from './reservation.js';
 import { Settlement, type SettledPayment } from './settle.js';
-import { inSpan } from './tracing.js';
+import { inSpan } from '@acg/tracing';
 
 export type { ChallengedResource, PaidResponse, PaymentChallengeBody, PaymentTerms } from './challenge.js';
 export { PaymentVerificationUnavailableError, type SettledPayment } from './settle.js';
@@ -350,7 +350,7 @@ export class Paywall {
    */
   complete(settled: Settled, outcome: Outcome): Promise<Extract<PaidResponse, { kind: 'response' }>> {
     // span `store`: the refund queued for a failure, then the answer stored with the reservation
-    return inSpan('store', { 'acg.operation_id': settled.payment.operationId, 'acg.outcome': outcome.ok ? 'succeeded' : 'failed' }, () =>
+    return inSpan('@acg/payments', 'store', { 'acg.operation_id': settled.payment.operationId, 'acg.outcome': outcome.ok ? 'succeeded' : 'failed' }, () =>
       this.store(settled, outcome),
     );
   }
@@ -398,7 +398,7 @@ export class Paywall {
    */
   handle(req: PaidRequest, run: (payment: SettledPayment) => Promise<Outcome>): Promise<PaidResponse> {
     // span `paywall`, the parent of `verify`, `settle`, the operation's spans (`execute`) and `store`
-    return inSpan('paywall', { 'acg.route': req.route, 'acg.operation_id': req.operationId }, async (span) => {
+    return inSpan('@acg/payments', 'paywall', { 'acg.route': req.route, 'acg.operation_id': req.operationId }, async (span) => {
       const step = await this.begin(req);
       span.setAttribute('acg.paywall.step', step.kind);
       if (step.kind !== 'settled') return step.response;

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { chainFailedDuring, unlessChainLost, type PaymentChainMonitor } from './chainHealth.js';
 import { PaymentChainUnavailableError, PaymentInProgressError } from './errors.js';
 import type { AuthorizationRef, Reservations } from './reservation.js';
-import { inSpan } from './tracing.js';
+import { inSpan } from '@acg/tracing';
 
 /** The settled payment handed to the paid operation. */
 export interface SettledPayment {
@@ -57,7 +57,7 @@ export class Settlement {
 
   /** Asks the facilitator whether the payment is valid (span `verify`). */
   verify(payload: PaymentPayload, matched: PaymentRequirements): Promise<VerifyResponse> {
-    return inSpan('verify', { 'x402.network': matched.network }, async (span) => {
+    return inSpan('@acg/payments', 'verify', { 'x402.network': matched.network }, async (span) => {
       const verified = await this.verifyOnce(payload, matched);
       span.setAttribute('x402.valid', verified.isValid);
       if (!verified.isValid && verified.invalidReason) span.setAttribute('x402.reason', verified.invalidReason);
@@ -85,12 +85,17 @@ export class Settlement {
 
   /** Settles a payment reserved by `operationId` (see the class comment for each outcome; span `settle`). */
   settle(ref: AuthorizationRef, operationId: string, payload: PaymentPayload, matched: PaymentRequirements): Promise<SettleResult> {
-    return inSpan('settle', { 'x402.network': matched.network, 'acg.operation_id': operationId, 'x402.amount': matched.amount }, async (span) => {
-      const result = await this.settleOnce(ref, operationId, payload, matched);
-      if (result.kind === 'settled') span.setAttribute('x402.transaction', result.settle.transaction);
-      else span.setAttribute('x402.reason', result.reason ?? 'refused');
-      return result;
-    });
+    return inSpan(
+      '@acg/payments',
+      'settle',
+      { 'x402.network': matched.network, 'acg.operation_id': operationId, 'x402.amount': matched.amount },
+      async (span) => {
+        const result = await this.settleOnce(ref, operationId, payload, matched);
+        if (result.kind === 'settled') span.setAttribute('x402.transaction', result.settle.transaction);
+        else span.setAttribute('x402.reason', result.reason ?? 'refused');
+        return result;
+      },
+    );
   }
 
   private async settleOnce(ref: AuthorizationRef, operationId: string, payload: PaymentPayload, matched: PaymentRequirements): Promise<SettleResult> {
