@@ -8,8 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createLogger } from '@acg/observability';
-import { pino } from 'pino';
+import { asyncLogDestination, createLogger } from '@acg/observability';
 import { startTestGateway, type TestGateway } from '../apps/gateway/test/harness.js';
 import { benchExecute, formatExecute, type ExecuteBenchResult } from './execute.js';
 import { benchJobs, formatJobs, type JobsBenchResult } from './jobs.js';
@@ -62,8 +61,8 @@ async function main(): Promise<number> {
   let jobs: JobsBenchResult | undefined;
   try {
     // As deployed: the limiter stays on (one Redis call per request) with room for one load
-    // generator, and every request writes its `info` log line to /dev/null through the same kind
-    // of destination createLogger gives production (sonic-boom, asynchronous, default minLength).
+    // generator, and every request writes its `info` log line to /dev/null through the destination
+    // createLogger gives production (sonic-boom, asynchronous, batched: asyncLogDestination).
     if (names.some((n) => !STANDALONE[n]))
       gw = await startTestGateway({
         prober: false,
@@ -71,7 +70,7 @@ async function main(): Promise<number> {
         log: createLogger({
           service: 'gateway',
           level: process.env.BENCH_LOG_LEVEL ?? 'info',
-          destination: pino.destination({ dest: '/dev/null', sync: false }),
+          destination: asyncLogDestination('/dev/null'),
         }),
       });
     if (gw)
