@@ -5,7 +5,8 @@
  * (4 subscriptions of 250) and 200 transfers per block (half USDC `transfer`, half ETH), against
  * baselines measured in the same run:
  *
- * - **monitor**: `startWalletMonitor` as deployed (watcher polling every 200 ms, callTracer traces,
+ * - **monitor**: `startWalletMonitor` as deployed (watcher woken by an `eth_subscribe` `newHeads`
+ *   subscription on anvil's WebSocket port, head polling every 200 ms as the fallback, callTracer traces,
  *   address index, BullMQ queue, Standard Webhooks signing, ledger debit per event, keep-alive POST).
  * - **naive poller**: the least a watcher can do: poll `eth_blockNumber` at the same interval, read
  *   the block's transactions and `Transfer` logs, match a `Set` of addresses in memory, POST
@@ -281,11 +282,14 @@ async function main(): Promise<number> {
       monitor: { name: 'wallet monitor (signed, queued, billed)', latencies: [], blocks: 0, expected: 0, received: 0 },
       naive: { name: 'naive poller (unsigned, direct POST)', latencies: [], blocks: 0, expected: 0, received: 0 },
     };
+    // where the watcher learned of each measured block's head (newHeads subscription, or the polling fallback)
+    const headSources = new Set<string>();
     const runMonitor = async (blocks: number, record: boolean) => {
       await watcher.start();
       const head = await clients.publicClient.getBlockNumber({ cacheTime: 0 });
       for (let i = 0; i < 200 && ((await watcher.cursor())?.number ?? 0n) < head; i++) await new Promise((r) => setTimeout(r, 25));
       for (let b = 0; b < blocks; b++) {
+        if (record) headSources.add(watcher.headSource);
         const l = await mineBlock(watched, '/monitor', flags.transfers);
         if (record) {
           sides.monitor.latencies.push(...l);
@@ -365,6 +369,7 @@ async function main(): Promise<number> {
         `   (SPEC: about 450 ms after block confirmation; monitor p50 ${fmt(m50, 0)} ms)`,
     );
     console.log(`machine: ${machine()}`);
+    console.log(`monitor head source during the measured blocks: ${[...headSources].join(', ')} (newHeads over WebSocket = subscription)`);
     console.log(
       `monitor health: delivery latency measured from the watcher's view p50 ${fmt(health.delivery_latency_ms.p50 ?? NaN)} ms / p99 ${fmt(health.delivery_latency_ms.p99 ?? NaN)} ms over ${health.delivery_latency_ms.samples} samples; backlog ${JSON.stringify(health.backlog)}`,
     );
