@@ -190,4 +190,17 @@ describe('/trpc errors are problem objects', () => {
     expect(ok.status).toBe(200);
     expect(JSON.parse(ok.text).result).toBeDefined();
   });
+
+  it('never sends a server stack trace, whatever NODE_ENV says (tRPC adds one outside production by default)', async () => {
+    expect(process.env.NODE_ENV).not.toBe('production');
+    const bad = answer(await send('POST', '/trpc/execute.execute', { body: '{"capability_id":1}', headers: { 'content-type': 'application/json' } }));
+    expect(bad.status).toBe(400);
+    const body = JSON.parse(bad.text);
+    expect(body.error.data).toBeDefined();
+    expect(body.error.data).not.toHaveProperty('stack');
+    expect(bad.text).not.toMatch(/\bat [^\s]+ \(|node_modules|\.ts:\d+/);
+    const rest = answer(await send('POST', '/api/v1/execute', { body: '{"capability_id":1}', headers: { 'content-type': 'application/json' } }));
+    expect(rest.status).toBe(400);
+    expect(rest.text).not.toMatch(/\bat [^\s]+ \(|node_modules|\.ts:\d+/);
+  });
 });

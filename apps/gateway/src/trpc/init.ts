@@ -12,6 +12,10 @@ export const t = initTRPC
   .context<Context>()
   .meta<OpenApiMeta>()
   .create({
+    // No server stack trace in any answer. tRPC's default (isDev unless NODE_ENV=production) puts
+    // `data.stack` in every /trpc error, and formats the stack (with source maps under tsx) for
+    // every error shape, a 402 challenge included, even where it is dropped.
+    isDev: false,
     errorFormatter({ shape, error, ctx }): Record<string, unknown> {
       const { body } = problemOf(error);
       // The REST bridge sends the problem as it is, with `message` set to the problem's own
