@@ -94,4 +94,36 @@ describe('SDK: packages/sdk/src/builder.ts', () => {
     expect(err).toBeInstanceOf(BundleRpcError);
     expect(err).toMatchObject({ code: -32602, data: { field: 'blockNumber' } });
   });
+
+  it('sends a MEV-Share bundle over a block range and follows its life with getBundleStats; only its signer sees it', async () => {
+    const { createBuilderClient, BundleRpcError, computeBundleHash } = await import('../../../packages/sdk/src/builder.js');
+    const account = devAccount(8);
+    const builder = createBuilderClient({ rpcUrl: t.builder.rpcUrl, account });
+    const target = (await t.client.getBlockNumber()) + 1n;
+    const tx = await transfer(t.client, 8);
+    const { bundleHash } = await builder.mevSendBundle({
+      inclusion: { block: target, maxBlock: target + 2n },
+      body: [{ tx, canRevert: false }],
+      privacy: { hints: ['hash'] },
+    });
+    expect(bundleHash).toBe(computeBundleHash([tx]));
+    for (const block of [target, target + 1n, target + 2n])
+      expect((await t.builder.intake.pool.bundlesFor(block)).map((b) => b.bundle_hash)).toContain(bundleHash);
+    expect((await t.builder.intake.pool.bundlesFor(target + 3n)).map((b) => b.bundle_hash)).not.toContain(bundleHash);
+
+    const received = await builder.getBundleStats(bundleHash, target);
+    expect(received).toMatchObject({ isHighPriority: true, isSimulated: false, landed: false, consideredByBuildersAt: [], sentToRelaysAt: [] });
+    expect('receivedAt' in received && received.receivedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const attempt = await t.builder.bidder.attempt();
+    expect(attempt.included).toContain(bundleHash);
+    const sealed = await builder.getBundleStats(bundleHash, target);
+    expect(sealed).toMatchObject({ isSimulated: true, landed: true, sealedByBuildersAt: [{ pubkey: t.builder.blsPublicKey }] });
+
+    // another searcher learns nothing; a matchmaker-style {hash} entry is refused naming the field
+    const other = createBuilderClient({ rpcUrl: t.builder.rpcUrl, account: devAccount(9) });
+    expect(await other.getBundleStats(bundleHash, target)).toEqual({ isSimulated: false });
+    const refused = await builder.mevSendBundle({ inclusion: { block: target + 5n }, body: [{ hash: bundleHash } as never] }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(BundleRpcError);
+    expect(refused).toMatchObject({ code: -32602, data: { field: 'body[0]', reason: 'unsupported_body_entry' } });
+  });
 });

@@ -3,7 +3,8 @@ import { AcgError } from './errors.js';
 
 /**
  * Bundle submission to `{builder_url}/rpc` (SPEC 4): JSON-RPC 2.0 `eth_sendBundle`,
- * `eth_cancelBundle`, `eth_callBundle`, signed the Flashbots way: header
+ * `eth_cancelBundle`, `eth_callBundle`, `mev_sendBundle` (MEV-Share v0.1) and
+ * `flashbots_getBundleStatsV2`, signed the Flashbots way: header
  * `X-Bundle-Signature: <address>:<signature>` where the signature is EIP-191 `personal_sign` of the
  * text `0x` + hex(keccak256(exact body bytes)). The signing address is the searcher identity
  * (replacement and cancellation by `replacementUuid` are scoped to it).
@@ -178,6 +179,116 @@ export async function callBundle({
   return (await call(rpcUrl, account, 'eth_callBundle', [params], transport)) as Record<string, unknown>;
 }
 
+/** One `mev_sendBundle` body entry: a signed transaction, and whether it may revert without failing the bundle. */
+export interface MevShareBodyTx {
+  tx: Hex;
+  canRevert: boolean;
+}
+
+/** The privacy hints MEV-Share defines (accepted by the builder, which shares nothing with anyone). */
+export type MevShareHint = 'calldata' | 'contract_address' | 'logs' | 'function_selector' | 'hash' | 'tx_hash' | 'full' | 'default_logs';
+
+/**
+ * A MEV-Share bundle (format v0.1, Flashbots' `mev_sendBundle`; `version` is added by
+ * {@link mevSendBundle}). This builder runs no matchmaker: every body entry is a signed transaction
+ * (`{hash}` and nested `{bundle}` entries are refused with -32602 `unsupported_body_entry`).
+ */
+export interface MevShareBundle {
+  /** First target block and, optionally, the last one (at most 30 blocks later). */
+  inclusion: { block: bigint | number; maxBlock?: bigint | number };
+  /** The transactions, in bundle order. */
+  body: MevShareBodyTx[];
+  /** At most one refund: `percent` (0-99) of the bundle's value to the sender of `body[bodyIdx]`, or to `refundConfig[0].address` (`percent: 100`). */
+  validity?: { refund?: { bodyIdx: number; percent: number }[]; refundConfig?: { address: Address; percent: 100 }[] };
+  privacy?: { hints?: MevShareHint[]; builders?: string[] };
+  metadata?: { originId?: string };
+}
+
+/** Parameters of {@link mevSendBundle}. */
+export interface MevSendBundleParameters {
+  /** `{builder_url}/rpc`. */
+  rpcUrl: string;
+  /** viem local account that signs the request (the searcher identity); it needs no ETH. */
+  account: LocalAccount;
+  bundle: MevShareBundle;
+  opts?: BundleTransportOptions;
+}
+
+/**
+ * Sends a MEV-Share bundle with `mev_sendBundle`, signed by `account`: the bundle joins the pool
+ * for every block from `inclusion.block` to `inclusion.maxBlock`.
+ *
+ * @returns `{bundleHash}` as the builder answered it: keccak256 of the concatenated transaction
+ *   hashes (what {@link computeBundleHash} gives for the body's txs), the key of {@link getBundleStats}.
+ * @throws {BundleRpcError} -32602 with `data.field` naming the bad field (`body[1].tx`, `inclusion.maxBlock`, ...).
+ *
+ * @example
+ * const { bundleHash } = await mevSendBundle({ rpcUrl, account, bundle: { inclusion: { block: head + 1n, maxBlock: head + 3n }, body: [{ tx: signedTx, canRevert: false }] } })
+ */
+export async function mevSendBundle({ rpcUrl, account, bundle, opts }: MevSendBundleParameters): Promise<{ bundleHash: Hash }> {
+  const { inclusion, ...rest } = bundle;
+  const params = {
+    version: 'v0.1',
+    inclusion: { block: toHex(BigInt(inclusion.block)), ...(inclusion.maxBlock !== undefined ? { maxBlock: toHex(BigInt(inclusion.maxBlock)) } : {}) },
+    ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
+  };
+  return (await call(rpcUrl, account, 'mev_sendBundle', [params], opts)) as { bundleHash: Hash };
+}
+
+/** One builder's time for a bundle: its BLS public key and an RFC 3339 UTC time. */
+export interface BuilderTimestamp {
+  pubkey: Hex;
+  timestamp: string;
+}
+
+/**
+ * `flashbots_getBundleStatsV2` for a bundle this searcher sent (Flashbots' fields plus this
+ * builder's relays and landing). Times are RFC 3339 UTC with milliseconds.
+ */
+export interface BundleStats {
+  isHighPriority: boolean;
+  isSimulated: boolean;
+  simulatedAt?: string;
+  receivedAt: string;
+  /** When the builder chose the bundle for a block of the target height. */
+  consideredByBuildersAt: BuilderTimestamp[];
+  /** When the builder sealed a block holding the bundle. */
+  sealedByBuildersAt: BuilderTimestamp[];
+  /** The last submission of a block holding the bundle, per relay, and whether the relay accepted it. */
+  sentToRelaysAt: { relay: string; timestamp: string; accepted: boolean }[];
+  /** The canonical block at the target height holds every transaction of the bundle (all but droppingTxHashes). */
+  landed: boolean;
+  landedBlockHash?: Hash;
+  landedAt?: string;
+  /** Whether the landed block is the one this builder sealed. */
+  landedInSealedBlock?: boolean;
+}
+
+/**
+ * The life of a bundle (`flashbots_getBundleStatsV2`): received, simulated, considered, sealed,
+ * sent to each relay, landed. A bundle `account` did not send, an unknown hash or another block
+ * answer Flashbots' `{isSimulated: false}` (no searcher learns about another's bundles).
+ *
+ * @throws {BundleRpcError} -32602 naming `bundleHash` or `blockNumber`.
+ */
+export async function getBundleStats({
+  rpcUrl,
+  account,
+  bundleHash,
+  blockNumber,
+  opts,
+}: {
+  rpcUrl: string;
+  account: LocalAccount;
+  bundleHash: Hash;
+  blockNumber: bigint | number;
+  opts?: BundleTransportOptions;
+}): Promise<BundleStats | { isSimulated: false }> {
+  return (await call(rpcUrl, account, 'flashbots_getBundleStatsV2', [{ bundleHash, blockNumber: toHex(BigInt(blockNumber)) }], opts)) as
+    | BundleStats
+    | { isSimulated: false };
+}
+
 /** The bundle part of the client (`client.builder`), bound to one builder URL and account. */
 export interface BuilderClient {
   sendBundle(txs: Hex[], blockNumber: bigint | number, opts?: SendBundleOptions & BundleTransportOptions): Promise<SendBundleReturnType>;
@@ -187,6 +298,8 @@ export interface BuilderClient {
     blockNumber: bigint | number,
     opts?: BundleTransportOptions & { stateBlockNumber?: bigint | 'latest'; timestamp?: number },
   ): Promise<Record<string, unknown>>;
+  mevSendBundle(bundle: MevShareBundle, opts?: BundleTransportOptions): Promise<{ bundleHash: Hash }>;
+  getBundleStats(bundleHash: Hash, blockNumber: bigint | number, opts?: BundleTransportOptions): Promise<BundleStats | { isSimulated: false }>;
 }
 
 /**
@@ -201,5 +314,7 @@ export function createBuilderClient({ rpcUrl, account, fetch }: { rpcUrl: string
     sendBundle: (txs, blockNumber, opts) => sendBundle({ rpcUrl, account, txs, blockNumber, opts: { fetch, ...opts } }),
     cancelBundle: (replacementUuid, opts) => cancelBundle({ rpcUrl, account, replacementUuid, opts: { fetch, ...opts } }),
     callBundle: (txs, blockNumber, opts) => callBundle({ rpcUrl, account, txs, blockNumber, opts: { fetch, ...opts } }),
+    mevSendBundle: (bundle, opts) => mevSendBundle({ rpcUrl, account, bundle, opts: { fetch, ...opts } }),
+    getBundleStats: (bundleHash, blockNumber, opts) => getBundleStats({ rpcUrl, account, bundleHash, blockNumber, opts: { fetch, ...opts } }),
   };
 }

@@ -206,6 +206,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     sendBundle: async (txs, blockNumber, opts) => (await builderClient()).sendBundle(txs, blockNumber, opts),
     cancelBundle: async (uuid, opts) => (await builderClient()).cancelBundle(uuid, opts),
     callBundle: async (txs, blockNumber, opts) => (await builderClient()).callBundle(txs, blockNumber, opts),
+    mevSendBundle: async (bundle, opts) => (await builderClient()).mevSendBundle(bundle, opts),
+    getBundleStats: async (bundleHash, blockNumber, opts) => (await builderClient()).getBundleStats(bundleHash, blockNumber, opts),
   };
   let token: BearerToken | undefined;
   const currentToken = () => (token && token.expires_at - 30_000 > Date.now() ? token : undefined);
