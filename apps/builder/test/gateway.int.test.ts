@@ -75,19 +75,27 @@ describe('builder.send_bundle as a gateway capability (x402 execute path)', () =
   });
 });
 
+/** Bundle hashes in the builder's pool for `block`. */
+const pooled = async (block: bigint) => (await t.builder.intake.pool.bundlesFor(block)).map((b) => b.bundle_hash);
+
+/** The SDK's builder module, a client signing as dev account `index`, the next block and a signed transfer from that account. */
+async function sdkSearcher(index: number) {
+  const sdk = await import('../../../packages/sdk/src/builder.js');
+  const account = devAccount(index);
+  const builder = sdk.createBuilderClient({ rpcUrl: t.builder.rpcUrl, account });
+  return { sdk, account, builder, target: (await t.client.getBlockNumber()) + 1n, tx: await transfer(t.client, index) };
+}
+
 describe('SDK: packages/sdk/src/builder.ts', () => {
   it('sends, cancels and simulates bundles signed with a viem account; errors carry the JSON-RPC code and field', async () => {
-    const { createBuilderClient, BundleRpcError, computeBundleHash } = await import('../../../packages/sdk/src/builder.js');
-    const account = devAccount(7);
-    const builder = createBuilderClient({ rpcUrl: t.builder.rpcUrl, account });
-    const target = (await t.client.getBlockNumber()) + 1n;
-    const tx = await transfer(t.client, 7);
+    const { sdk, account, builder, target, tx } = await sdkSearcher(7);
+    const { BundleRpcError, computeBundleHash } = sdk;
     const uuid = '3f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b';
     const sent = await builder.sendBundle([tx], target, { replacementUuid: uuid });
     expect(sent).toEqual({ bundleHash: computeBundleHash([tx]), blockNumber: `0x${target.toString(16)}`, searcher: account.address });
-    expect((await t.builder.intake.pool.bundlesFor(target)).map((b) => b.bundle_hash)).toContain(sent.bundleHash);
+    expect(await pooled(target)).toContain(sent.bundleHash);
     await builder.cancelBundle(uuid);
-    expect((await t.builder.intake.pool.bundlesFor(target)).map((b) => b.bundle_hash)).not.toContain(sent.bundleHash);
+    expect(await pooled(target)).not.toContain(sent.bundleHash);
     const sim = await builder.callBundle([tx], target);
     expect(sim.totalGasUsed).toBe(21000);
     const err = await builder.sendBundle([tx], target - 1n).catch((e: unknown) => e);
@@ -96,20 +104,16 @@ describe('SDK: packages/sdk/src/builder.ts', () => {
   });
 
   it('sends a MEV-Share bundle over a block range and follows its life with getBundleStats; only its signer sees it', async () => {
-    const { createBuilderClient, BundleRpcError, computeBundleHash } = await import('../../../packages/sdk/src/builder.js');
-    const account = devAccount(8);
-    const builder = createBuilderClient({ rpcUrl: t.builder.rpcUrl, account });
-    const target = (await t.client.getBlockNumber()) + 1n;
-    const tx = await transfer(t.client, 8);
+    const { sdk, builder, target, tx } = await sdkSearcher(8);
+    const { createBuilderClient, BundleRpcError, computeBundleHash } = sdk;
     const { bundleHash } = await builder.mevSendBundle({
       inclusion: { block: target, maxBlock: target + 2n },
       body: [{ tx, canRevert: false }],
       privacy: { hints: ['hash'] },
     });
     expect(bundleHash).toBe(computeBundleHash([tx]));
-    for (const block of [target, target + 1n, target + 2n])
-      expect((await t.builder.intake.pool.bundlesFor(block)).map((b) => b.bundle_hash)).toContain(bundleHash);
-    expect((await t.builder.intake.pool.bundlesFor(target + 3n)).map((b) => b.bundle_hash)).not.toContain(bundleHash);
+    for (const block of [target, target + 1n, target + 2n]) expect(await pooled(block)).toContain(bundleHash);
+    expect(await pooled(target + 3n)).not.toContain(bundleHash);
 
     const received = await builder.getBundleStats(bundleHash, target);
     expect(received).toMatchObject({ isHighPriority: true, isSimulated: false, landed: false, consideredByBuildersAt: [], sentToRelaysAt: [] });

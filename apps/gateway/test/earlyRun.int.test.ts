@@ -139,6 +139,16 @@ async function paidRequest(capabilityId: string, buyerIndex: number, text: strin
   return { buyer, response: post(executeUrl(), body, { 'PAYMENT-SIGNATURE': header }) };
 }
 
+/**
+ * Waits until the payment under test is held in settlement, then makes a round trip to the gateway,
+ * giving a wrongly early run every chance to show up, and checks that nothing ran.
+ */
+async function expectNoRunWhileSettlementHeld(): Promise<void> {
+  await within(settling.promise, 'settlement reached');
+  expect((await fetch(`${t.url}/status/health`)).status).toBe(200);
+  expect(runs).toEqual([]);
+}
+
 describe.each(['authorization', 'upfront'] as const)('a read-only capability runs while its payment settles (x402 %s flow)', (flow) => {
   beforeAll(() => {
     t.gateway.services.paywall = paywalls[flow];
@@ -165,10 +175,7 @@ describe.each(['authorization', 'upfront'] as const)('a read-only capability run
 
   it('a capability that is not read-only does not start until settlement ends', { timeout: 60_000 }, async () => {
     const { response } = await paidRequest('intelligence.later_echo_test', 4, 'after');
-    await within(settling.promise, 'settlement reached');
-    // give a wrongly early run every chance to show up: a round trip to the gateway while settlement is held
-    expect((await fetch(`${t.url}/status/health`)).status).toBe(200);
-    expect(runs).toEqual([]);
+    await expectNoRunWhileSettlementHeld();
     gate.resolve();
     const res = await response;
     expect(res.status).toBe(200);
@@ -203,10 +210,7 @@ describe('x402 upfront flow: a payment not signed by its payer', () => {
     // signed by another key in the buyer's name
     const forged = await craftPayload(privateKeyToAccount(generatePrivateKey()), pr.accepts[0], 8453, { from: buyer.address });
     const response = post(executeUrl(), body, { 'PAYMENT-SIGNATURE': paymentHeader(forged) });
-    await within(settling.promise, 'settlement reached');
-    // give a wrongly early run every chance to show up while settlement is held
-    expect((await fetch(`${t.url}/status/health`)).status).toBe(200);
-    expect(runs).toEqual([]);
+    await expectNoRunWhileSettlementHeld();
     gate.resolve();
     const res = await response;
     expect(res.status).toBe(402);
