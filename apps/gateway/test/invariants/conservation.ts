@@ -237,6 +237,7 @@ export async function checkRedis(truth: MoneyTruth, scope: Scope): Promise<strin
  * - per payment of amount `a` (operation `op`): `refund(op) + dispute refund + provider share +
  *   fee ≤ a`, and `= a` for a provider capability; a deposit: `refund(op) + account credit = a`;
  *   an execution is SUCCEEDED and unrefunded, or refunded in full and not SUCCEEDED (one outcome);
+ * - every provider credit was paid on-chain (its payment's reservation names its execution);
  * - every USDC transfer out of the treasury is exactly one `sent` refund or payout record of the
  *   same recipient and amount, and every `sent` record is mined;
  * - the treasury's USDC change = payments − refunds − payouts of the scope.
@@ -292,6 +293,11 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
       const credit = sum(lines.filter((l) => l.kind === 'credit' && l.item === 'deposit' && l.ref === op).map((l) => BigInt(l.amount)));
       if (refunded + credit !== p.amount) v.push(`${tag}: deposit ${op} paid ${p.amount} but refunded ${refunded} + credited ${credit}`);
     } else if (refunded > p.amount) v.push(`${tag}: ${op} refunded ${refunded} > paid ${p.amount}`);
+  }
+  // every provider credit was paid on-chain, by its payer, for its execution
+  for (const e of await truth.entriesOf(scope.providerId)) {
+    const p = payments.find((x) => x.tx_hash === e.payment_tx_hash && x.reservation.operation_id === e.execution_id);
+    if (!p) v.push(`provider credit ${e.execution_id} (${e.status}): no payment ${e.payment_tx_hash} for it on-chain`);
   }
   // every metered deposit credit is a payment of this sequence's chain range
   for (const payer of scope.payers) {
