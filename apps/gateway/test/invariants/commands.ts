@@ -1,11 +1,12 @@
 import { newExecutionId } from '@acg/execution';
-import { recoverOrphanedPayments, requestHash, TreasurySender } from '@acg/payments';
+import { authorizationUsed, recoverOrphanedPayments, requestHash, TreasurySender } from '@acg/payments';
+import { decodePaymentSignatureHeader } from '@x402/core/http';
 import { ProviderLedger, runPayoutPass } from '@acg/provider-ledger';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import type { LocalAccount } from 'viem';
 import { EXECUTE_ROUTE, paidExecutionOutcome, resolveExecution } from '../../src/payment/execution.js';
-import type { TestGateway } from '../harness.js';
+import { paywallWithSettle, type TestGateway } from '../harness.js';
 import { bearerToken, challenge, officialPayload, paymentHeader, post } from '../x402.js';
 import { checkRedis, type MoneyTruth, type Scope } from './conservation.js';
 
@@ -341,16 +342,18 @@ async function waitUntil(what: string, done: () => Promise<boolean>): Promise<vo
 }
 
 /**
- * A process kill at an injected point: the gateway settles the payment and then dies before the
- * operation runs (`after: 'settle'`) or after it ran and was recorded, provider credit included,
- * but before the answer was stored (`after: 'run'`). Nothing completes the request; the crash
- * sweep ({@link Sweep}, and the end of every sequence) must then make the money add up.
+ * A process kill at an injected point: the gateway dies while the settlement is on its way (the
+ * transfer is mined but the reservation never hears of it: `after: 'broadcast'`, a Paywall whose
+ * facilitator settles and then never returns), after settlement before the operation runs
+ * (`after: 'settle'`), or after the operation ran and was recorded, provider credit included, but
+ * before the answer was stored (`after: 'run'`). Nothing completes the request; the crash sweep
+ * ({@link Sweep}, and the end of every sequence) must then make the money add up.
  */
 export class Crash implements MoneyCommand {
   constructor(
     readonly payer: number,
     readonly kind: 'builtin' | 'provider',
-    readonly after: 'settle' | 'run',
+    readonly after: 'broadcast' | 'settle' | 'run',
   ) {}
   check = () => true;
   async run(m: Model, r: Real) {
@@ -362,11 +365,26 @@ export class Crash implements MoneyCommand {
     const req = { ...paidRequest(r, body, header), price: resolved.definition.price.base_units };
     r.mode.current = 'ok';
     const hang = () => new Promise<never>(() => undefined);
-    void services.paywall.handle(req, async (payment) => {
+    const paywall =
+      this.after === 'broadcast'
+        ? paywallWithSettle(
+            r.t,
+            async (inner, payload, requirements) => {
+              await inner.settle(payload, requirements);
+              return hang();
+            },
+            { paymentFlow: 'upfront' },
+          )
+        : services.paywall;
+    void paywall.handle(req, async (payment) => {
       if (this.after === 'run') await paidExecutionOutcome(services, resolved, payment);
       return hang();
     });
-    if (this.after === 'run') await waitUntil(String(this), async () => (await services.executions.get(req.operationId)) !== undefined);
+    if (this.after === 'broadcast') {
+      const { payload } = decodePaymentSignatureHeader(header);
+      const { from, nonce } = (payload as { authorization: { from: `0x${string}`; nonce: `0x${string}` } }).authorization;
+      await waitUntil(String(this), () => authorizationUsed(services.paymentClient, r.t.stack.payment.usdc, from, nonce));
+    } else if (this.after === 'run') await waitUntil(String(this), async () => (await services.executions.get(req.operationId)) !== undefined);
     else
       await waitUntil(String(this), async () => {
         const keys = await services.redis.zrange(services.keys.authorizationsInFlight(), '0', '-1');
@@ -501,7 +519,7 @@ export function moneyCommands(enabled: ReadonlySet<string>): fc.Arbitrary<MoneyC
     fc.constant(new PayoutPass()),
     fc.tuple(payer, fc.integer({ min: 1, max: 10 })).map(([p, c]) => new Deposit(p, c)),
     payer.map((p) => new BearerSearch(p)),
-    fc.tuple(payer, kind).map(([p, k]) => new Crash(p, k, 'settle')),
+    fc.tuple(payer, kind, fc.constantFrom<'broadcast' | 'settle'>('broadcast', 'settle')).map(([p, k, a]) => new Crash(p, k, a)),
     fc.constant(new Sweep()),
   ];
   if (on('IdempotencyReuseOtherPayer')) arbs.push(index.map((i) => new IdempotencyReuseOtherPayer(i)));
