@@ -1,0 +1,333 @@
+import { readRefund } from '@acg/payments';
+import type { LedgerEntry, PayoutRecord } from '@acg/provider-ledger';
+import { createPublicClient, erc20Abi, http, parseAbiItem, type Hex, type PublicClient } from 'viem';
+import type { TestGateway } from '../harness.js';
+
+/**
+ * The money conservation checks of the invariant suite (`money.int.test.ts`; docs/money-invariants.md).
+ * Every check reads ground truth only: USDC logs and balances on anvil, and the records the
+ * gateway keeps in Redis (payment reservations, refund records, execution records, provider
+ * ledger entries and payouts, metered accounts). The suite's model only says which payers and which
+ * provider belong to the sequence under test (its scope); it never supplies an amount.
+ */
+
+type Address = `0x${string}`;
+
+/** What one sequence owns: its payers and provider, and the chain state when it began. */
+export interface Scope {
+  /** first block of the sequence (its payments, refunds and payouts are mined from here) */
+  fromBlock: bigint;
+  /** the treasury's USDC balance (base units) at `fromBlock - 1` */
+  treasuryBefore: bigint;
+  /** the fresh payers of this sequence (every payment into the treasury in range must be theirs) */
+  payers: Address[];
+  /** the provider registered for this sequence and its capability id */
+  providerId: string;
+  capabilityId: string;
+}
+
+const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
+const AUTHORIZATION_USED = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
+
+/** One settled x402 payment into the treasury, read from the chain, with its reservation in Redis. */
+export interface ChainPayment {
+  payer: Address;
+  nonce: Hex;
+  tx_hash: Hex;
+  /** USDC base units moved payer → treasury by this authorization */
+  amount: bigint;
+  /** the reservation's fields (state, operation_id, amount...), empty when Redis has none */
+  reservation: Record<string, string>;
+}
+
+const lower = (a: string) => a.toLowerCase();
+
+/** Reads ground truth for `scope` from the chain and Redis. */
+export class MoneyTruth {
+  readonly client: PublicClient;
+
+  constructor(readonly t: TestGateway) {
+    this.client = createPublicClient({ transport: http(t.stack.payment.rpcUrl) }) as PublicClient;
+  }
+
+  get usdc(): Address {
+    return this.t.stack.payment.usdc;
+  }
+
+  get treasury(): Address {
+    return this.t.stack.payment.treasury.address;
+  }
+
+  /** USDC balance (base units), at `blockNumber` when given. */
+  balanceOf(address: Address, blockNumber?: bigint): Promise<bigint> {
+    return this.client.readContract({
+      address: this.usdc,
+      abi: erc20Abi,
+      functionName: 'balanceOf',
+      args: [address],
+      ...(blockNumber === undefined ? {} : { blockNumber }),
+    });
+  }
+
+  /** A scope starting at the next block. */
+  async begin(payers: Address[], providerId: string, capabilityId: string): Promise<Scope> {
+    const head = await this.client.getBlockNumber({ cacheTime: 0 });
+    return { fromBlock: head + 1n, treasuryBefore: await this.balanceOf(this.treasury, head), payers, providerId, capabilityId };
+  }
+
+  /** Every USDC Transfer mined since `fromBlock` (none when the chain has not reached it: anvil would answer older logs). */
+  async transfers(fromBlock: bigint) {
+    const head = await this.client.getBlockNumber({ cacheTime: 0 });
+    if (head < fromBlock) return [];
+    return this.client.getLogs({ address: this.usdc, event: TRANSFER, fromBlock, toBlock: head });
+  }
+
+  /** Every EIP-3009 payment into the treasury since `scope.fromBlock`, each with its Redis reservation. */
+  async payments(scope: Scope): Promise<ChainPayment[]> {
+    const { redis, keys } = this.t.gateway.services;
+    const head = await this.client.getBlockNumber({ cacheTime: 0 });
+    if (head < scope.fromBlock) return [];
+    const [used, transfers] = await Promise.all([
+      this.client.getLogs({ address: this.usdc, event: AUTHORIZATION_USED, fromBlock: scope.fromBlock, toBlock: head }),
+      this.transfers(scope.fromBlock),
+    ]);
+    const out: ChainPayment[] = [];
+    for (const u of used) {
+      const payer = u.args.authorizer as Address;
+      const nonce = u.args.nonce as Hex;
+      const moved = transfers.filter((x) => x.transactionHash === u.transactionHash && lower(x.args.from!) === lower(payer));
+      const amount = moved.reduce((s, x) => s + (lower(x.args.to!) === lower(this.treasury) ? x.args.value! : 0n), 0n);
+      const reservation = await redis.hgetall(keys.authorization(`eip155:${this.t.config.payment.chain.id}`, this.usdc, payer, nonce));
+      out.push({ payer, nonce, tx_hash: u.transactionHash, amount, reservation });
+    }
+    return out;
+  }
+
+  /** A refund record (`refund:<operation id>`) with what was sent: the amount when `sent`, else 0. */
+  async refund(operationId: string | null | undefined) {
+    if (!operationId) return undefined;
+    return readRefund(this.t.gateway.services.redis, this.t.gateway.services.keys, operationId);
+  }
+
+  /** Every key of this deployment matching `pattern` (after the prefix), by SCAN (the private Redis of this test). */
+  async scan(pattern: string): Promise<string[]> {
+    const { redis, keys } = this.t.gateway.services;
+    const found: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, batch] = await redis.scan(cursor, 'MATCH', `${keys.prefix}${pattern}`, 'COUNT', 1000);
+      found.push(...batch);
+      cursor = next;
+    } while (cursor !== '0');
+    return found;
+  }
+
+  /** Every refund record of the deployment: operation id → {status, amount, payer, tx_hash}. */
+  async refundRecords(): Promise<{ operation_id: string; status: string; amount: bigint; payer: string; tx_hash?: string }[]> {
+    const { redis, keys } = this.t.gateway.services;
+    const prefix = keys.refund('');
+    const out = [];
+    for (const key of await this.scan('refund:*')) {
+      const h = await redis.hgetall(key);
+      if (!h.status) continue;
+      out.push({ operation_id: key.slice(prefix.length), status: h.status, amount: BigInt(h.amount ?? '0'), payer: h.payer ?? '', tx_hash: h.tx_hash });
+    }
+    return out;
+  }
+
+  /** Every payout record of the deployment. */
+  async payoutRecords(): Promise<PayoutRecord[]> {
+    const ledger = this.t.gateway.services.providerLedger;
+    const prefix = this.t.gateway.services.keys.providerPayout('');
+    const out: PayoutRecord[] = [];
+    for (const key of await this.scan('pl:{pl}:payout:*')) {
+      const p = await ledger.payout(key.slice(prefix.length));
+      if (p) out.push(p);
+    }
+    return out;
+  }
+
+  /** The ledger entries of one provider. */
+  async entriesOf(providerId: string): Promise<LedgerEntry[]> {
+    const ledger = this.t.gateway.services.providerLedger;
+    const prefix = this.t.gateway.services.keys.providerLedgerEntry('');
+    const out: LedgerEntry[] = [];
+    for (const key of await this.scan('pl:{pl}:entry:*')) {
+      const e = await ledger.entry(key.slice(prefix.length));
+      if (e && e.provider_id === providerId) out.push(e);
+    }
+    return out;
+  }
+
+  /** A metered account: its stored balance fields and every usage line (newest first). */
+  async account(address: Address) {
+    const { redis, keys } = this.t.gateway.services;
+    const [h, lines] = await Promise.all([redis.hgetall(keys.account(address)), redis.lrange(keys.accountUsage(address), 0, -1)]);
+    return {
+      balance: BigInt(h.balance ?? '0'),
+      lines: lines.map((l) => JSON.parse(l) as { kind: 'debit' | 'credit'; amount: string; item: string; ref: string }),
+    };
+  }
+}
+
+const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
+
+/**
+ * Redis-only invariants, cheap enough after every command:
+ * - every metered account of the scope: balance = Σ credits − Σ debits of its usage lines (deposits
+ *   and credit-backs are the credits), never below zero; a credit-back names a debit of the same
+ *   reference, at most once;
+ * - the scope's provider: `held` = Σ share of held entries, `available + reserved + paid` = Σ share
+ *   of available entries, `paid` = Σ sent payouts, `reserved` = Σ reserved payouts (so no payout
+ *   exceeds what became available); every entry splits its price as share + fee with the configured fee;
+ * - every provider credit not refunded belongs to a SUCCEEDED execution of the same payer and price
+ *   that has no refund record (a refunded payment must not stay credited).
+ */
+export async function checkRedis(truth: MoneyTruth, scope: Scope): Promise<string[]> {
+  const v: string[] = [];
+  for (const payer of scope.payers) {
+    const { balance, lines } = await truth.account(payer);
+    const credits = sum(lines.filter((l) => l.kind === 'credit').map((l) => BigInt(l.amount)));
+    const debits = sum(lines.filter((l) => l.kind === 'debit').map((l) => BigInt(l.amount)));
+    if (balance !== credits - debits) v.push(`account ${payer}: balance ${balance} ≠ credits ${credits} − debits ${debits}`);
+    if (balance < 0n) v.push(`account ${payer}: negative balance ${balance}`);
+    const creditBacks = lines.filter((l) => l.kind === 'credit' && l.item.startsWith('refund:'));
+    for (const c of creditBacks) {
+      if (!lines.some((l) => l.kind === 'debit' && l.ref === c.ref && l.amount === c.amount))
+        v.push(`account ${payer}: credit-back ${c.ref} without its debit`);
+      if (creditBacks.filter((x) => x.ref === c.ref).length > 1) v.push(`account ${payer}: credit-back ${c.ref} twice`);
+    }
+  }
+
+  const { services } = truth.t.gateway;
+  const { config } = truth.t;
+  const entries = await truth.entriesOf(scope.providerId);
+  const feeBps = BigInt(config.providers.feeBps);
+  for (const e of entries) {
+    if (e.share + e.fee !== e.price || e.fee !== (e.price * feeBps) / 10_000n)
+      v.push(`entry ${e.execution_id}: price ${e.price} split as share ${e.share} + fee ${e.fee}`);
+    if (e.status === 'refunded') continue;
+    const rec = await services.executions.get(e.execution_id);
+    if (rec?.status !== 'SUCCEEDED') v.push(`provider credit ${e.execution_id} (${e.status}) belongs to an execution that is ${rec?.status ?? 'missing'}`);
+    else if (lower(rec.payer ?? '') !== lower(e.payer) || BigInt(rec.payment.amount) !== e.price)
+      v.push(`provider credit ${e.execution_id}: payer/price ${e.payer}/${e.price} ≠ execution's ${rec.payer}/${rec.payment.amount}`);
+    const refund = await truth.refund(e.execution_id);
+    if (refund)
+      v.push(`provider credit ${e.execution_id} (${e.status}, share ${e.share}) stays while its payment is refunded (${refund.status} ${refund.amount})`);
+  }
+  const totals = await services.providerLedger.providerTotals(scope.providerId);
+  const held = sum(entries.filter((e) => e.status === 'held').map((e) => e.share));
+  const matured = sum(entries.filter((e) => e.status === 'available').map((e) => e.share));
+  const payouts = (await truth.payoutRecords()).filter((p) => p.provider_id === scope.providerId);
+  const sent = sum(payouts.filter((p) => p.status === 'sent').map((p) => p.amount));
+  const reserved = sum(payouts.filter((p) => p.status === 'reserved').map((p) => p.amount));
+  if (totals.held !== held) v.push(`provider ${scope.providerId}: held ${totals.held} ≠ Σ held entries ${held}`);
+  if (totals.available + totals.reserved + totals.paid !== matured)
+    v.push(`provider ${scope.providerId}: available ${totals.available} + reserved ${totals.reserved} + paid ${totals.paid} ≠ Σ available entries ${matured}`);
+  if (totals.paid !== sent || totals.reserved !== reserved)
+    v.push(`provider ${scope.providerId}: paid/reserved ${totals.paid}/${totals.reserved} ≠ payouts ${sent}/${reserved}`);
+  if (sent + reserved > matured) v.push(`provider ${scope.providerId}: payouts ${sent + reserved} exceed what became available ${matured}`);
+  return v;
+}
+
+/**
+ * Every invariant, after a sequence has settled (refunds mined): {@link checkRedis}, plus against the chain:
+ * - every payment into the treasury since the scope began is an EIP-3009 authorization of one of
+ *   the scope's payers, with a completed reservation of the same amount;
+ * - per payment of amount `a` (operation `op`): `refund(op) + dispute refund + provider share +
+ *   fee ≤ a`, and `= a` for a provider capability; a deposit: `refund(op) + account credit = a`;
+ *   an execution is SUCCEEDED and unrefunded, or refunded in full and not SUCCEEDED (one outcome);
+ * - every provider credit was paid on-chain (its payment's reservation names its execution);
+ * - every USDC transfer out of the treasury is exactly one `sent` refund or payout record of the
+ *   same recipient and amount, and every `sent` record is mined;
+ * - the treasury's USDC change = payments − refunds − payouts of the scope.
+ */
+export async function checkConservation(truth: MoneyTruth, scope: Scope): Promise<string[]> {
+  const v = await checkRedis(truth, scope);
+  const { services } = truth.t.gateway;
+  const payers = new Set(scope.payers.map(lower));
+  const payments = await truth.payments(scope);
+  const transfers = await truth.transfers(scope.fromBlock);
+  const treasury = lower(truth.treasury);
+
+  const intoTreasury = transfers.filter((x) => lower(x.args.to!) === treasury);
+  for (const x of intoTreasury) {
+    if (!payments.some((p) => p.tx_hash === x.transactionHash))
+      v.push(`treasury received ${x.args.value} from ${x.args.from} (${x.transactionHash}) outside any x402 payment`);
+  }
+  for (const p of payments) {
+    const tag = `payment ${p.tx_hash.slice(0, 10)} by ${p.payer.slice(0, 8)}`;
+    if (!payers.has(lower(p.payer))) {
+      v.push(`${tag}: not a payer of this sequence`);
+      continue;
+    }
+    const r = p.reservation;
+    const op = r.operation_id;
+    if (r.state !== 'completed') v.push(`${tag}: reservation ${r.state ?? 'missing'} (operation ${op}) after the sequence settled`);
+    if (r.amount !== undefined && BigInt(r.amount) !== p.amount) v.push(`${tag}: reservation amount ${r.amount} ≠ paid ${p.amount}`);
+    if (!op) continue;
+    const refund = await truth.refund(op);
+    if (refund && refund.status !== 'sent') v.push(`${tag}: refund of ${op} still ${refund.status}`);
+    const refunded = refund ? BigInt(refund.amount) : 0n;
+    if (op.startsWith('exe_')) {
+      const rec = await services.executions.get(op);
+      const entry = await services.providerLedger.entry(op);
+      const dispute = entry?.status === 'refunded' ? await truth.refund(entry.dispute_id) : undefined;
+      const disputeRefund = dispute ? BigInt(dispute.amount) : 0n;
+      const credited = entry && entry.status !== 'refunded' ? entry.share + entry.fee : 0n;
+      const total = refunded + disputeRefund + credited;
+      if (total > p.amount)
+        v.push(`${tag}: ${op} paid ${p.amount} but refunds ${refunded} + dispute refund ${disputeRefund} + share and fee ${credited} = ${total}`);
+      const isProvider = rec?.capability_id === scope.capabilityId || entry !== undefined;
+      if (isProvider && total !== p.amount)
+        v.push(
+          `${tag}: provider execution ${op} (${rec?.status ?? 'no record'}) paid ${p.amount} but refunds ${refunded} + dispute refund ${disputeRefund} + share and fee ${credited} = ${total}`,
+        );
+      if (rec?.status === 'SUCCEEDED' && refunded !== 0n) v.push(`${tag}: ${op} is SUCCEEDED and its payment refunded ${refunded}`);
+      if (rec?.status !== 'SUCCEEDED' && refunded !== p.amount)
+        v.push(`${tag}: ${op} is ${rec?.status ?? 'not recorded'} and refunded ${refunded} of ${p.amount}`);
+      if (entry && (entry.price !== p.amount || lower(entry.payer) !== lower(p.payer) || entry.payment_tx_hash !== p.tx_hash))
+        v.push(`${tag}: ledger entry ${op} names price/payer/tx ${entry.price}/${entry.payer}/${entry.payment_tx_hash}`);
+    } else if (op.startsWith('dep_')) {
+      const { lines } = await truth.account(p.payer);
+      const credit = sum(lines.filter((l) => l.kind === 'credit' && l.item === 'deposit' && l.ref === op).map((l) => BigInt(l.amount)));
+      if (refunded + credit !== p.amount) v.push(`${tag}: deposit ${op} paid ${p.amount} but refunded ${refunded} + credited ${credit}`);
+    } else if (refunded > p.amount) v.push(`${tag}: ${op} refunded ${refunded} > paid ${p.amount}`);
+  }
+  // every provider credit was paid on-chain, by its payer, for its execution
+  for (const e of await truth.entriesOf(scope.providerId)) {
+    const p = payments.find((x) => x.tx_hash === e.payment_tx_hash && x.reservation.operation_id === e.execution_id);
+    if (!p) v.push(`provider credit ${e.execution_id} (${e.status}): no payment ${e.payment_tx_hash} for it on-chain`);
+  }
+  // every metered deposit credit is a payment of this sequence's chain range
+  for (const payer of scope.payers) {
+    const { lines } = await truth.account(payer);
+    for (const l of lines.filter((x) => x.kind === 'credit' && x.item === 'deposit')) {
+      if (!payments.some((p) => p.reservation.operation_id === l.ref)) v.push(`account ${payer}: deposit credit ${l.ref} without a payment`);
+    }
+  }
+
+  // the treasury's outflows: each one record, each record mined
+  const outOfTreasury = transfers.filter((x) => lower(x.args.from!) === treasury);
+  const refunds = (await truth.refundRecords()).filter((r) => r.status === 'sent' && r.tx_hash);
+  const payouts = (await truth.payoutRecords()).filter((p) => p.status === 'sent' && p.tx_hash);
+  let refundsOut = 0n;
+  let payoutsOut = 0n;
+  for (const x of outOfTreasury) {
+    const byRefund = refunds.filter((r) => r.tx_hash === x.transactionHash && lower(r.payer) === lower(x.args.to!) && r.amount === x.args.value);
+    const byPayout = payouts.filter((p) => p.tx_hash === x.transactionHash && lower(p.address) === lower(x.args.to!) && p.amount === x.args.value);
+    if (byRefund.length + byPayout.length !== 1)
+      v.push(`treasury sent ${x.args.value} to ${x.args.to} (${x.transactionHash}) matching ${byRefund.length} refund and ${byPayout.length} payout records`);
+    refundsOut += sum(byRefund.map((r) => r.amount));
+    payoutsOut += sum(byPayout.map((p) => p.amount));
+  }
+  const mined = new Set(outOfTreasury.map((x) => x.transactionHash));
+  for (const op of new Set(payments.map((p) => p.reservation.operation_id).filter(Boolean))) {
+    const r = refunds.find((x) => x.operation_id === op);
+    if (r && !mined.has(r.tx_hash as Hex)) v.push(`refund of ${op} marked sent (${r.tx_hash}) but not mined in this sequence`);
+  }
+  const paid = sum(payments.map((p) => p.amount));
+  const delta = (await truth.balanceOf(truth.treasury)) - scope.treasuryBefore;
+  if (delta !== paid - refundsOut - payoutsOut) v.push(`treasury changed by ${delta} ≠ payments ${paid} − refunds ${refundsOut} − payouts ${payoutsOut}`);
+  return v;
+}
