@@ -1,6 +1,7 @@
 /**
  * @acg/devnet: the embedded defaults (DESIGN.md "The dev chain"): local anvil chains with real contracts
- * (Multicall3, Circle FiatTokenV2_2 USDC at the Base address), lending dev data, dev accounts, and a
+ * (Multicall3, Circle FiatTokenV2_2 USDC at the Base address, Uniswap Permit2 at its canonical address),
+ * lending dev data, dev accounts, and a
  * Redis found or spawned. A library for tests, the bench and the `npm start` launcher (apps/devnet);
  * it imports no app.
  */
@@ -11,6 +12,16 @@ export { DEV_POLLING_INTERVAL_MS, devChain, devClients, type DevClients } from '
 export { BASE_CHAIN_ID, BASE_USDC_ADDRESS, BUYER_USDC_FUNDING, MULTICALL3_ADDRESS, USDC_DECIMALS } from './constants.js';
 export { installMulticall3, multicall3CreationCode } from './multicall3.js';
 export { setupPaymentChain, type PaymentChainInfo } from './paymentChain.js';
+export {
+  DETERMINISTIC_DEPLOYER_ADDRESS,
+  installPermit2,
+  isPermit2Runtime,
+  PERMIT2_ADDRESS,
+  PERMIT2_SALT,
+  permit2Abi,
+  permit2Create2Address,
+  permit2DomainSeparator,
+} from './permit2/index.js';
 export { freePort, isPortFree, sleep } from './ports.js';
 export { findExecutable, lastLines, spawnManaged, watchParent, type ManagedProcess, type ProcessExit } from './processes.js';
 export {

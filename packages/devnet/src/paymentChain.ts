@@ -4,6 +4,7 @@ import { devAccount, DEV_ROLES } from './accounts.js';
 import { devClients } from './clients.js';
 import { BUYER_USDC_FUNDING } from './constants.js';
 import { installMulticall3 } from './multicall3.js';
+import { installPermit2 } from './permit2/index.js';
 import { installUsdc, mintUsdcBatch, usdcBalance } from './usdc.js';
 
 /** A ready payment chain: where things are and who is who (DESIGN.md "The dev chain"). */
@@ -20,6 +21,8 @@ export type PaymentChainInfo = {
   usdc: Address;
   /** Multicall3 address `0xcA11bde05977b3631167028862bE2a173976CA11`. */
   multicall3: Address;
+  /** Uniswap Permit2 at its canonical address `0x000000000022D473030F116dDEE9F6B43aC78BA3` (x402 `upto`, `exact` via Permit2). */
+  permit2: Address;
   /** Dev account 0: deployed and owns USDC (sole minter), pays gas for settlements. */
   facilitator: HDAccount;
   /** Dev account 1: the gateway's x402 payTo. Holds no USDC at start. */
@@ -29,13 +32,13 @@ export type PaymentChainInfo = {
 };
 
 /**
- * Turns a fresh anvil node into the payment chain: Multicall3 at its canonical address, real USDC at the
- * Base address (owner and minter: the facilitator), and each buyer (dev accounts 2 to 9) topped up to
+ * Turns a fresh anvil node into the payment chain: Multicall3 and Uniswap Permit2 at their canonical addresses,
+ * real USDC at the Base address (owner and minter: the facilitator), and each buyer (dev accounts 2 to 9) topped up to
  * 10,000 USDC (`10_000_000_000n` base units). Safe to run twice on one node (nothing is doubled). All ten dev accounts already hold 10,000 ETH from anvil.
  *
  * @param rpcUrl - HTTP JSON-RPC URL of an anvil node (any chain id; the embedded default uses 8453).
  * @returns {@link PaymentChainInfo}.
- * @throws {Error} From {@link installMulticall3}, {@link installUsdc} or minting (node unreachable, revert).
+ * @throws {Error} From {@link installMulticall3}, {@link installPermit2}, {@link installUsdc} or minting (node unreachable, revert).
  *
  * @example
  * const anvil = await startAnvil({ chainId: 8453 })
@@ -47,7 +50,7 @@ export async function setupPaymentChain(rpcUrl: string): Promise<PaymentChainInf
   const treasury = devAccount(DEV_ROLES.treasury);
   const buyers = DEV_ROLES.buyers.map((i) => devAccount(i));
 
-  const [multicall3, usdc] = await Promise.all([installMulticall3(rpcUrl), installUsdc(rpcUrl, { owner: facilitator })]);
+  const [multicall3, permit2, usdc] = await Promise.all([installMulticall3(rpcUrl), installPermit2(rpcUrl), installUsdc(rpcUrl, { owner: facilitator })]);
   // Top up to the funding level, so running setup twice on one node does not double the balances.
   const balances = await Promise.all(buyers.map((b) => usdcBalance(rpcUrl, b.address, usdc.address)));
   const mints = buyers.map((b, i) => ({ to: b.address, amount: BUYER_USDC_FUNDING - balances[i] })).filter((m) => m.amount > 0n);
@@ -60,6 +63,7 @@ export async function setupPaymentChain(rpcUrl: string): Promise<PaymentChainInf
     chain,
     usdc: usdc.address,
     multicall3,
+    permit2: permit2.address,
     facilitator,
     treasury,
     buyers,
