@@ -41,7 +41,7 @@ import { configFromEnv, type ConfigDefaults } from '@acg/config';
 import { devReceiptKeys } from '@acg/receipts';
 import { startGateway, type RunningGateway } from '@acg/gateway';
 import { webhookPolicyFromEnv } from '@acg/wallet-monitor';
-import { startWorker, type RunningWorker } from '@acg/worker';
+import { paymentRecoveryFromEnv, startWorker, workerOptionsFromEnv, type RunningWorker } from '@acg/worker';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { createLogger, logPrettyFromEnv, startTracing, type Tracing } from '@acg/observability';
@@ -84,6 +84,11 @@ async function environmentProblems(): Promise<string[]> {
     if (env.RELAY_URLS) parseRelayUrls(env.RELAY_URLS);
   } catch (e) {
     problems.push(...(e as EnvError).problems);
+  }
+  try {
+    paymentRecoveryFromEnv(env);
+  } catch (e) {
+    problems.push((e as Error).message);
   }
   try {
     webhookPolicyFromEnv(env);
@@ -235,9 +240,11 @@ try {
     { log: createLogger({ service: 'builder', level: config.logLevel, pretty }) },
   );
   // one process (DESIGN 1): the worker runs the job runner, the refunds and the provider payouts; the gateway serves HTTP
+  // the worker's variables (PAYMENT_RECOVERY_*, LIQUIDATION_*) through the same function as `node dist/worker.js`
   worker = await startWorker(config, {
     log: createLogger({ service: 'worker', level: config.logLevel, pretty }),
-    ...(lending && config.chains.ethereum
+    ...workerOptionsFromEnv(env, config),
+    ...(lending && config.chains.ethereum && !env.LIQUIDATION_DEPLOYMENTS
       ? { liquidations: { chain: 'ethereum' as const, rpcUrl: config.chains.ethereum, ...lendingIndexerConfig(lending.deployment) } }
       : {}),
   });
