@@ -39,15 +39,31 @@ export function clientIp(req: IncomingMessage, trustProxy: boolean): string {
 
 class BodyTooLarge extends Error {}
 
+/**
+ * How much of an oversized body is still read and discarded after the 413, bytes, so the client can
+ * read the answer (closing a socket on unread data resets it, and the 413 is lost); past it the
+ * socket is closed. The request timeout bounds the time ({@link BUILDER_REQUEST_TIMEOUT_MS}).
+ */
+export const MAX_DISCARDED_BYTES = 8 * 1_048_576;
+/** Longest wait for a request's head, ms (node's `server.headersTimeout`; 408 past it). */
+export const BUILDER_HEADERS_TIMEOUT_MS = 10_000;
+/** Longest wait for a whole request, ms (node's `server.requestTimeout`; 408 past it). */
+export const BUILDER_REQUEST_TIMEOUT_MS = 30_000;
+
 function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let refused = false;
     req.on('data', (c: Buffer) => {
       size += c.length;
+      if (refused) {
+        if (size > max + MAX_DISCARDED_BYTES) req.socket.destroy();
+        return;
+      }
       if (size > max) {
-        req.removeAllListeners('data');
-        req.resume();
+        refused = true;
+        chunks.length = 0;
         reject(new BodyTooLarge());
         return;
       }
@@ -55,6 +71,7 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
     });
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
+    req.on('close', () => reject(new Error('the connection closed before the request body ended')));
   });
 }
 
@@ -131,12 +148,15 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
       }
       const declared = Number(req.headers['content-length'] ?? 0);
       if (declared > opts.maxBodyBytes) {
-        req.resume();
+        // the rest is read and discarded (up to a bound) so the client reads the 413; only a body too large even for that closes the connection
+        const closeAfter = declared > opts.maxBodyBytes + MAX_DISCARDED_BYTES;
+        if (!closeAfter) void readBody(req, 0).catch(() => undefined);
+        else req.resume();
         return send(
           res,
           413,
           errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body of ${declared} bytes is larger than ${opts.maxBodyBytes} bytes.` }),
-          { connection: 'close' },
+          closeAfter ? { connection: 'close' } : {},
         );
       }
       let raw: Buffer;
@@ -144,9 +164,7 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
         raw = await readBody(req, opts.maxBodyBytes);
       } catch (e) {
         if (e instanceof BodyTooLarge)
-          return send(res, 413, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body is larger than ${opts.maxBodyBytes} bytes.` }), {
-            connection: 'close',
-          });
+          return send(res, 413, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body is larger than ${opts.maxBodyBytes} bytes.` }));
         return;
       }
       const text = raw.toString('utf8');

@@ -8,7 +8,7 @@ import type { Services } from '../services.js';
 import { rawBodies, type Context } from '../trpc/context.js';
 import { GatewayRateLimit } from './rateLimit.js';
 import { problemOf, redisUnavailableProblem, statusTitle } from '../trpc/problem.js';
-import { assertJsonContentType, BodyRefused, jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, parseJsonBody, readBody } from './body.js';
+import { assertJsonContentType, BodyIncomplete, BodyRefused, jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, parseJsonBody, readBody } from './body.js';
 import { McpEndpoint } from '../mcp/handler.js';
 import { MCP_PATH } from '../mcp/paidTool.js';
 import { RouteTable } from './routes.js';
@@ -233,9 +233,12 @@ export function createRequestListener(services: Services) {
             (req as IncomingMessage & { body?: unknown }).body = parseJsonBody(raw);
           }
         } catch (e) {
+          // nobody is left to answer (a 408 was written by node's request timeout, or the client left)
+          if (e instanceof BodyIncomplete) return;
           if (!(e instanceof BodyRefused)) throw e;
-          // The rest of an oversized body is not read: close the connection after answering.
-          if (e.status === 413) res.setHeader('Connection', 'close');
+          // The rest of an oversized body is read and discarded (up to a bound, readBody) so the
+          // client reads this answer; only a body too large even for that closes the connection.
+          if (e.closeAfter) res.setHeader('Connection', 'close');
           return sendProblem(res, e.status, e.message);
         }
       }
