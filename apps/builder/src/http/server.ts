@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type jayson from 'jayson';
 import { createRequestObserver, METRICS_PATH, metricsHandler, setRoute, traceRequest, writeProblem, type HttpMetrics, type Registry } from '@acg/observability';
 import type { Logger } from 'pino';
+import { isRedisUnavailable } from '@acg/redis';
 import type { TokenBucket } from '../ratelimit.js';
 import type { RpcContext } from '../rpc/context.js';
 import { RPC_ERRORS, RpcError } from '../rpc/errors.js';
@@ -218,6 +219,20 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
       if (out === undefined) return send(res, 204, undefined);
       send(res, 200, out);
     })().catch((e) => {
+      if (isRedisUnavailable(e)) {
+        // Redis down or frozen (answered within its bounds, @acg/redis): retry later, nothing was taken
+        log.warn({ err: (e as Error)?.message?.slice(0, 200) }, 'redis unavailable');
+        return send(
+          res,
+          503,
+          errorResponse({
+            code: RPC_ERRORS.INTERNAL_ERROR,
+            message: 'The service is briefly unavailable; retry after 5 s.',
+            data: { reason: 'service_unavailable' },
+          }),
+          { 'retry-after': '5' },
+        );
+      }
       log.error({ err: (e as Error)?.message?.slice(0, 300) }, 'rpc route failed');
       send(res, 500, errorResponse({ code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' }));
     });
