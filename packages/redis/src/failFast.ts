@@ -19,6 +19,16 @@ export class RedisUnanswered extends Error {
   }
 }
 
+const HEALTH = new WeakMap<object, RedisHealth>();
+
+/**
+ * The live health of a connection made by `connectRedis` (standalone request connections), or
+ * undefined for one without the fail-fast check (BullMQ, a Cluster, a connection made elsewhere).
+ */
+export function redisHealth(redis: object): RedisHealth | undefined {
+  return HEALTH.get(redis);
+}
+
 /** What {@link failFastWhileUnanswered} reports. */
 export interface RedisHealth {
   /** True while Redis counts as unavailable: commands fail at once with {@link RedisUnanswered}. */
@@ -49,6 +59,7 @@ export interface RedisHealth {
 export function failFastWhileUnanswered(redis: Redis, opts: { unansweredAfterMs?: number; pingEveryMs?: number } = {}): RedisHealth {
   const unansweredAfterMs = opts.unansweredAfterMs ?? UNANSWERED_AFTER_MS;
   const health = { down: false };
+  HEALTH.set(redis, health);
   const send = redis.sendCommand.bind(redis) as (command: Command, stream?: unknown) => unknown;
   const probes = new WeakSet<Command>();
   redis.sendCommand = ((command: Command, stream?: unknown) => {

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { findRedisServer, freePort, pingRedis, spawnManaged, type ManagedProcess } from '@acg/devnet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
+import { requestHash } from '@acg/payments';
+import { isRedisUnavailable } from '@acg/redis';
 import { challenge, officialPayload, paymentHeader, post, usdcReader } from '../x402.js';
 
 // issue 28 item 2: a frozen Redis (SIGSTOP of the private redis-server this test started) is
@@ -110,6 +112,66 @@ describe('a 10 s Redis freeze', () => {
     expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
     const again = await paid();
     expect(again.body.execution_id).toBe(replay.body.execution_id);
+    expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
+  });
+
+  it('a paid call whose Redis freezes after settlement answers 503 (payment settled) during the freeze; its answer is stored once Redis resumes and a replay returns it, charged once', {
+    timeout: 120_000,
+  }, async () => {
+    const { services } = t.gateway;
+    const buyer = t.stack.payment.buyers[1];
+    const balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
+    const body = { capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } };
+    const header = paymentHeader(await officialPayload(buyer, await challenge(`${t.url}/api/v1/execute`, body)));
+    const before = await balanceOf(buyer.address);
+    const req = {
+      resourceUrl: `${t.url}/api/v1/execute`,
+      description: 'Execute intelligence.wallet_balances',
+      price: PRICE,
+      route: 'execute',
+      requestHash: requestHash('POST', 'execute', body),
+      operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S9V',
+      getHeader: (name: string) => (name === 'payment-signature' ? header : undefined),
+    };
+    let runs = 0;
+    let frozenAt = 0;
+    const answered = await services.paywall.handle(req, async () => {
+      runs++;
+      // the payment settled; Redis freezes before the answer is stored
+      process.kill(redis!.child.pid!, 'SIGSTOP');
+      frozenAt = Date.now();
+      return { ok: true, body: { status: 'SUCCEEDED', result: { frozen: true } } };
+    });
+    const answeredAt = Date.now();
+    console.log(`after settlement: answered ${answeredAt - frozenAt} ms into the freeze`);
+    expect(answered).toMatchObject({
+      kind: 'response',
+      status: 503,
+      headers: { 'Retry-After': expect.stringMatching(/^\d+$/) },
+      body: { reason: 'service_unavailable', payment: { status: 'settled', amount: String(PRICE) } },
+    });
+    await sleep(frozenAt + FREEZE_MS - Date.now());
+    process.kill(redis!.child.pid!, 'SIGCONT');
+    expect(answeredAt).toBeLessThan(frozenAt + FREEZE_MS); // answered while Redis was still frozen
+
+    // once Redis is back the answer is stored: the same payment returns it without running again
+    // (right after SIGCONT the store may still count as down for one health PING: that is a 503 over HTTP, retried here)
+    const sendAgain = () =>
+      services.paywall
+        .handle(req, async () => {
+          throw new Error('must not run again');
+        })
+        .catch((e: unknown) => {
+          if (isRedisUnavailable(e)) return undefined;
+          throw e;
+        });
+    let replay = await sendAgain();
+    for (let i = 0; i < 100 && !(replay?.kind === 'response' && replay.status === 200); i++) {
+      await sleep(100);
+      replay = await sendAgain();
+    }
+    expect(replay).toMatchObject({ kind: 'response', status: 200, replayed: true, body: { result: { frozen: true } } });
+    expect(runs).toBe(1);
     expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
   });
 });
