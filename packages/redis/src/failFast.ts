@@ -49,6 +49,8 @@ export interface RedisHealth {
  * land at once: a burst of 429s). The first PING answered again closes it; the next PING is at
  * most {@link HEALTH_PING_EVERY_MS} after Redis is back.
  *
+ * Only a ready connection fails fast: while it reconnects (a restarted Redis) ioredis's handshake
+ * goes through and commands wait in the offline queue, bounded by `maxRetriesPerRequest`.
  * Commands already in flight when Redis froze keep their own `commandTimeout`. The check runs after
  * node's poll phase (`setImmediate`), so a busy event loop is not taken for a silent Redis. The
  * timer is unref'd and stops when the connection ends. Standalone connections only (a Cluster's
@@ -63,7 +65,9 @@ export function failFastWhileUnanswered(redis: Redis, opts: { unansweredAfterMs?
   const send = redis.sendCommand.bind(redis) as (command: Command, stream?: unknown) => unknown;
   const probes = new WeakSet<Command>();
   redis.sendCommand = ((command: Command, stream?: unknown) => {
-    if (health.down && !probes.has(command)) {
+    // only on an open, ready connection: while it (re)connects, ioredis's own handshake (INFO ready
+    // check, CLIENT SETNAME) must go through, and commands wait in the offline queue, bounded by maxRetriesPerRequest
+    if (health.down && redis.status === 'ready' && !probes.has(command)) {
       command.reject(new RedisUnanswered(unansweredAfterMs));
       return command.promise;
     }
