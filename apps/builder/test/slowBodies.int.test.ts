@@ -47,7 +47,7 @@ function paced(head: string, body: Buffer): Promise<{ status: number; text: stri
       if (!answer) resolve({ dropped: writeError ?? 'closed without an answer' });
     });
     void (async () => {
-      const pieces = [Buffer.from(head)];
+      const pieces: Buffer[] = [Buffer.from(head)];
       for (let i = 0; i < body.length; i += 64 * 1024) pieces.push(body.subarray(i, i + 64 * 1024));
       for (const p of pieces) {
         if (socket.destroyed || writeError) break;
