@@ -9,7 +9,7 @@ import type { Bidder } from './bidder.js';
 import { BeaconPayloadAttributes } from './block/beaconAttributes.js';
 import { checkSealer, type SealerStatus } from './block/seal.js';
 import type { BuilderConfig } from './config.js';
-import { createRpcListener, refuseConnect } from './http/server.js';
+import { BUILDER_HEADERS_TIMEOUT_MS, BUILDER_REQUEST_TIMEOUT_MS, createRpcListener, refuseConnect } from './http/server.js';
 import { BuilderStats, BundleIntake } from '@acg/bundles';
 import { secp256k1Backend } from '@acg/secp256k1';
 import { TokenBucket } from './ratelimit.js';
@@ -114,7 +114,11 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
     log.warn('the native secp256k1 binding did not load: signatures are recovered in pure JS (@noble/curves), about 25 times slower');
   const bucket = new TokenBucket(redis, keys, { scope: 'builder:rpc', ...config.rateLimit });
   const rpc = createRpcServer({ intake, client, feeRecipient: coinbase.address, blsPublicKey: signer.publicKey, log, metrics: metrics.builder });
-  const server = createServer(createRpcListener({ server: rpc, bucket, log, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy, metrics }));
+  // slow clients are bounded: the head within 10 s, the whole request within 30 s, else 408 (apps/builder README)
+  const server = createServer(
+    { headersTimeout: BUILDER_HEADERS_TIMEOUT_MS, requestTimeout: BUILDER_REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
+    createRpcListener({ server: rpc, bucket, log, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy, metrics }),
+  );
   server.keepAliveTimeout = 65_000;
   server.on('connect', refuseConnect);
   await new Promise<void>((resolve, reject) => {

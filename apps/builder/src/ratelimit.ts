@@ -1,4 +1,4 @@
-import { takeTokens, type RedisKeys, type ScriptedRedis } from '@acg/redis';
+import { COMMAND_TIMEOUT_MS, takeTokens, type RedisKeys, type ScriptedRedis } from '@acg/redis';
 
 /** Outcome of {@link TokenBucket.take}. */
 export interface TakeResult {
@@ -23,13 +23,19 @@ export class TokenBucket {
     readonly opts: { scope: string; ratePerSecond: number; burst: number },
   ) {}
 
-  /** Takes `cost` tokens for `id` (e.g. an IP) if it has them. */
+  /**
+   * Takes `cost` tokens for `id` (e.g. an IP) if it has them. A take that Redis executes more than
+   * 2 × COMMAND_TIMEOUT_MS after it was sent (Redis was frozen; the request got its 503 long ago)
+   * takes nothing, so a backlog released when Redis resumes drains no bucket.
+   */
   async take(id: string, cost = 1): Promise<TakeResult> {
     const r = await takeTokens(this.redis, {
       bucketKey: this.keys.rateLimit(this.opts.scope, id),
       ratePerSecond: this.opts.ratePerSecond,
       burst: this.opts.burst,
       cost,
+      sentAtMs: Date.now(),
+      staleAfterMs: 2 * COMMAND_TIMEOUT_MS,
     });
     return { allowed: r.allowed, tokens: r.tokens, retryAfterMs: Math.ceil(r.retryAfterUs / 1000), nowUs: r.nowUs };
   }

@@ -18,8 +18,12 @@
  * children are then SIGKILLed by the exit hook of `spawnManaged`).
  * With the dev payment chain, state lives under a fresh key prefix per run (`acg:dev:<ulid>:`);
  * the orderly stop deletes that prefix's keys (and only those: SCAN MATCH of the exact prefix,
- * never FLUSH) from a Redis it did not spawn, so a shared Redis keeps nothing of the run.
+ * never FLUSH) from a Redis it did not spawn, so a shared Redis keeps nothing of the run. A run
+ * killed without stopping (`kill -9`) is cleaned up by the next launcher on that Redis: each run
+ * registers its prefix in `acg:dev:runs` with a liveness key it renews (@acg/devnet `registerDevRun`),
+ * and a start first removes the keys of registered runs whose liveness key expired (`removeDeadDevRuns`).
  * `REDIS_KEY_PREFIX` set: the prefix is the user's, and nothing is deleted.
+ * The worker's variables (PAYMENT_RECOVERY_*, LIQUIDATION_*) are read as `node dist/worker.js` reads them (`workerOptionsFromEnv`).
  * Traces (OpenTelemetry) go to `OTEL_EXPORTER_OTLP_ENDPOINT` when it is set.
  */
 import {
@@ -41,7 +45,7 @@ import { configFromEnv, type ConfigDefaults } from '@acg/config';
 import { devReceiptKeys } from '@acg/receipts';
 import { startGateway, type RunningGateway } from '@acg/gateway';
 import { webhookPolicyFromEnv } from '@acg/wallet-monitor';
-import { startWorker, type RunningWorker } from '@acg/worker';
+import { paymentRecoveryFromEnv, startWorker, workerOptionsFromEnv, type RunningWorker } from '@acg/worker';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { createLogger, logPrettyFromEnv, startTracing, type Tracing } from '@acg/observability';
@@ -52,6 +56,8 @@ import {
   devPrivateKey,
   deleteKeysWithPrefix,
   DEV_ROLES,
+  registerDevRun,
+  removeDeadDevRuns,
   freePort,
   isPortFree,
   lendingIndexerConfig,
@@ -84,6 +90,11 @@ async function environmentProblems(): Promise<string[]> {
     if (env.RELAY_URLS) parseRelayUrls(env.RELAY_URLS);
   } catch (e) {
     problems.push(...(e as EnvError).problems);
+  }
+  try {
+    paymentRecoveryFromEnv(env);
+  } catch (e) {
+    problems.push((e as Error).message);
   }
   try {
     webhookPolicyFromEnv(env);
@@ -140,6 +151,8 @@ let stopping = false;
 
 /** The per-run key prefix this process made up (deleted from a shared Redis on stop), if any. */
 let runPrefix: string | undefined;
+/** This run's registration on a shared Redis (so a later run can clean up after a `kill -9`). */
+let runRegistration: { stop(): Promise<void> } | undefined;
 async function stop(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
@@ -156,6 +169,7 @@ async function stop(code: number): Promise<never> {
     // this run's keys (its own per-run prefix only; never another prefix, never a FLUSH) leave a shared Redis with it
     if (runPrefix && redis && !redis.spawned) {
       const clusterNodes = env.REDIS_CLUSTER_NODES?.split(',').map((n) => n.trim());
+      await runRegistration?.stop().catch(() => undefined);
       const removed = await deleteKeysWithPrefix(redis.url, runPrefix, { clusterNodes }).catch(() => undefined);
       if (removed !== undefined) process.stdout.write(`removed ${removed} Redis keys of this run (prefix ${runPrefix})\n`);
     }
@@ -217,6 +231,13 @@ try {
     ? { url: env.REDIS_URL || `redis://${env.REDIS_CLUSTER_NODES.split(',')[0].trim()}`, spawned: false, stop: async () => undefined }
     : await resolveRedis({ url: env.REDIS_URL, log: (msg) => log.info(msg) });
   defaults.redisUrl = redis.url;
+  if (runPrefix && !redis.spawned) {
+    // a run killed without stopping (kill -9) left its keys: remove them now (only runs whose launcher is gone), then register this one
+    const clusterNodes = env.REDIS_CLUSTER_NODES?.split(',').map((n) => n.trim());
+    const dead = await removeDeadDevRuns(redis.url, { clusterNodes });
+    for (const run of dead) process.stdout.write(`removed ${run.removed} Redis keys of an earlier run that did not stop (prefix ${run.prefix})\n`);
+    runRegistration = await registerDevRun(redis.url, runPrefix, { clusterNodes });
+  }
   // the four dev relays list the dev validator as the proposer of each upcoming dev slot (slot = block number)
   if (!env.RELAY_URLS) relays = await startDevRelays({ ethereumRpcUrl: env.ETHEREUM_RPC_URL || ethereum?.rpcUrl });
   const builderPort = Number(env.BUILDER_PORT || 8081);
@@ -235,9 +256,11 @@ try {
     { log: createLogger({ service: 'builder', level: config.logLevel, pretty }) },
   );
   // one process (DESIGN 1): the worker runs the job runner, the refunds and the provider payouts; the gateway serves HTTP
+  // the worker's variables (PAYMENT_RECOVERY_*, LIQUIDATION_*) through the same function as `node dist/worker.js`
   worker = await startWorker(config, {
     log: createLogger({ service: 'worker', level: config.logLevel, pretty }),
-    ...(lending && config.chains.ethereum
+    ...workerOptionsFromEnv(env, config),
+    ...(lending && config.chains.ethereum && !env.LIQUIDATION_DEPLOYMENTS
       ? { liquidations: { chain: 'ethereum' as const, rpcUrl: config.chains.ethereum, ...lendingIndexerConfig(lending.deployment) } }
       : {}),
   });

@@ -9,7 +9,7 @@ import { createLogger } from '@acg/observability';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '@acg/config';
 import { createRequestListener } from './http/server.js';
-import { answerOutsideRequests, UNPARSED_ROUTE } from './http/socketProblem.js';
+import { answerOutsideRequests, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS, UNPARSED_ROUTE } from './http/socketProblem.js';
 import { probeSpecs } from './probeSpecs.js';
 import { Prober } from './probes.js';
 import { createServices, startRefunds, type Services } from './services.js';
@@ -27,6 +27,12 @@ export interface StartGatewayOptions {
   log?: Logger;
   /** Run the refund worker in this process (default true when a treasury key is configured). */
   refundWorker?: boolean;
+  /**
+   * HTTP timeouts, ms (answered 408 problem+json): the request head within `headersTimeoutMs`
+   * (default {@link HEADERS_TIMEOUT_MS}, 10 s), the whole request within `requestTimeoutMs`
+   * (default {@link REQUEST_TIMEOUT_MS}, 30 s). Tests shorten them.
+   */
+  http?: { headersTimeoutMs?: number; requestTimeoutMs?: number };
   /** Run the prober in this process (default true). */
   prober?: boolean;
   /** Capability definitions served besides the built-ins (`defineCapability` of @acg/capabilities): listed in every document and executable when they have `run`. */
@@ -59,7 +65,15 @@ export async function startGateway(config: GatewayConfig, opts: StartGatewayOpti
 
   const refundWorker: Worker | undefined = (opts.refundWorker ?? true) ? startRefunds(services) : undefined;
 
-  const server = createServer(createRequestListener(services));
+  // slow clients are bounded: the head within 10 s, the whole request within 30 s, else 408 (README "Operating": HTTP timeouts)
+  const server = createServer(
+    {
+      headersTimeout: opts.http?.headersTimeoutMs ?? HEADERS_TIMEOUT_MS,
+      requestTimeout: opts.http?.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    },
+    createRequestListener(services),
+  );
   const httpLog = log.child({ module: 'http' });
   answerOutsideRequests(server, ({ method, status, ip }) => {
     services.metrics.http.observe(UNPARSED_ROUTE, method ?? 'other', status, 0);

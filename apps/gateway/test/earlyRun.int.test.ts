@@ -69,6 +69,8 @@ const readOnlyEcho: CapabilityDefinition = defineCapability({
   async run(input) {
     runs.push(`early:${input.text}`);
     started.resolve(input);
+    // `fail-once...`: the first run fails (as a chain read does while the chain is down), later ones succeed
+    if (input.text.startsWith('fail-once') && runs.filter((r) => r === `early:${input.text}`).length === 1) throw new Error('chain unreachable');
     return { text: input.text };
   },
 });
@@ -171,6 +173,23 @@ describe.each(['authorization', 'upfront'] as const)('a read-only capability run
     const stored = await readExecution(t.url, body.execution_id, buyer);
     expect(stored).toMatchObject({ status: 'SUCCEEDED', result: { text: 'overlap' }, payment: { tx_hash: body.payment.tx_hash } });
     expect(stored.duration_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('an early run that failed while the payment settled is run once more after settlement: SUCCEEDED, charged once, no refund', {
+    timeout: 60_000,
+  }, async () => {
+    const text = `fail-once-${flow}`;
+    const { buyer, response } = await paidRequest('intelligence.early_echo_test', 7, text);
+    await within(settling.promise, 'settlement reached');
+    await within(started.promise, 'read-only run started while settlement is held');
+    const before = await balanceOf(buyer.address);
+    gate.resolve();
+    const res = await response;
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ status: 'SUCCEEDED', result: { text }, payment: { amount: '1000' } });
+    expect(runs).toEqual([`early:${text}`, `early:${text}`]);
+    expect(before - (await balanceOf(buyer.address))).toBe(1000n);
+    expect(res.body.refund).toBeUndefined();
   });
 
   it('a capability that is not read-only does not start until settlement ends', { timeout: 60_000 }, async () => {

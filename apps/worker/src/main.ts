@@ -2,13 +2,12 @@
 import { assertNoProblems, guardProcess, portProblems, redisTargetProblem } from '@acg/env';
 import { createLogger, startTracing } from '@acg/observability';
 import { configFromEnv } from '@acg/config';
-import { liquidationsFromEnv } from './liquidationsConfig.js';
-import { paymentRecoveryFromEnv, startWorker } from './worker.js';
+import { startWorker, workerOptionsFromEnv } from './worker.js';
 
 try {
   // every variable is checked before anything starts; all problems are reported at once
   const config = configFromEnv(process.env);
-  const paymentRecovery = paymentRecoveryFromEnv(process.env);
+  const fromEnv = workerOptionsFromEnv(process.env, config);
   const redis = await redisTargetProblem(config);
   const { workerPort, workerHost } = config.metrics;
   const ports = workerPort ? await portProblems([{ name: 'WORKER_METRICS_PORT', port: workerPort, host: workerHost }]) : [];
@@ -16,7 +15,7 @@ try {
   const log = createLogger({ service: 'worker', level: config.logLevel, pretty: config.logPretty });
   // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (README "Operating" → Traces); nothing otherwise
   const tracing = startTracing({ serviceName: 'worker', log });
-  const worker = await startWorker(config, { liquidations: liquidationsFromEnv(process.env, config), paymentRecovery, log });
+  const worker = await startWorker(config, { ...fromEnv, log });
   process.stdout.write(`worker up: ${worker.workers.map((w) => w.name).join(', ')}${worker.metrics.server ? `; metrics ${worker.metrics.server.url}` : ''}\n`);
   const stop = async () => {
     await worker.close();

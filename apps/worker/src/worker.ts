@@ -26,6 +26,7 @@ import type { Logger } from 'pino';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createPublicClient, type PublicClient } from 'viem';
 import { stepExecutor } from './stepExecutor.js';
+import { liquidationsFromEnv } from './liquidationsConfig.js';
 
 /**
  * What a worker process builds from packages for itself (never the gateway's HTTP services): Redis
@@ -203,6 +204,19 @@ export function paymentRecoveryFromEnv(env: NodeJS.ProcessEnv): { intervalMs?: n
   const intervalMs = ms('PAYMENT_RECOVERY_INTERVAL_MS');
   const olderThanMs = ms('PAYMENT_RECOVERY_AFTER_MS');
   return { ...(intervalMs ? { intervalMs } : {}), ...(olderThanMs ? { olderThanMs } : {}) };
+}
+
+/**
+ * The worker options the environment sets, one function for every entry that starts a worker
+ * (`node dist/worker.js` and the `npm start` launcher), so they cannot diverge:
+ * `paymentRecovery` from PAYMENT_RECOVERY_INTERVAL_MS / PAYMENT_RECOVERY_AFTER_MS
+ * ({@link paymentRecoveryFromEnv}) and `liquidations` from LIQUIDATION_DEPLOYMENTS,
+ * LIQUIDATION_USD_FEEDS and LIQUIDATION_NATIVE_TOKEN (`liquidationsFromEnv`; undefined when unset).
+ * Throws an Error naming the variable on a malformed value (README "Configuration").
+ */
+export function workerOptionsFromEnv(env: NodeJS.ProcessEnv, config: GatewayConfig): Pick<StartWorkerOptions, 'paymentRecovery' | 'liquidations'> {
+  const liquidations = liquidationsFromEnv(env, config);
+  return { paymentRecovery: paymentRecoveryFromEnv(env), ...(liquidations ? { liquidations } : {}) };
 }
 
 /**

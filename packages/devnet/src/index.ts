@@ -38,6 +38,7 @@ export {
   type ResolveRedisOptions,
   type StartRedisClusterOptions,
 } from './redis.js';
+export { DEV_RUN_ALIVE_TTL_MS, DEV_RUN_RENEW_MS, DEV_RUNS_KEY, devRunAliveKey, registerDevRun, removeDeadDevRuns } from './devRuns.js';
 export { startDevStack, type DevStack, type StartDevStackOptions } from './stack.js';
 export {
   installUsdc,

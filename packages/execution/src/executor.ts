@@ -110,7 +110,9 @@ export class Executor {
 
   /**
    * Runs `resolved.definition` with its already-parsed `resolved.input`, paid by `charge`; with
-   * `early` (from {@link startEarly}), records that run's result instead of running again.
+   * `early` (from {@link startEarly}), records that run's result instead of running again, unless
+   * the early run failed: then it runs once more now that the payment settled, and that run's
+   * outcome is recorded (issue 28: a failure refunded costs a second transaction).
    */
   async run(
     executionId: string,
@@ -121,6 +123,7 @@ export class Executor {
     const { definition, input } = resolved;
     const evidence: { provider_signature?: string } = {};
     if (early) {
+      let retriedEndedAt: number | undefined;
       return this.record(
         executionId,
         definition.id,
@@ -128,10 +131,25 @@ export class Executor {
         { input: resolved.rawInput ?? input, provider: definition.provider ?? null, evidence },
         async () => {
           const r = await early.outcome;
-          if (!r.ok) throw r.error;
-          return definition.output.parse(r.value) as Record<string, unknown>;
+          if (r.ok) return definition.output.parse(r.value) as Record<string, unknown>;
+          // The early run failed (e.g. the chain was down while the payment settled). The payment
+          // has settled now: run it once more, as a call that did not start early would, before a
+          // failure is recorded and refunded (a refund costs a second transaction). Read-only, so safe to repeat.
+          try {
+            return definition.output.parse(
+              await definition.run(input, this.deps.capabilityDeps, {
+                executionId,
+                payer: charge.payer,
+                paymentTxHash: charge.tx_hash,
+                amount: charge.amount,
+                attach: (e) => Object.assign(evidence, e),
+              }),
+            ) as Record<string, unknown>;
+          } finally {
+            retriedEndedAt = performance.now();
+          }
         },
-        { startedAt: early.startedAt, endedAt: async () => (await early.outcome).endedAt },
+        { startedAt: early.startedAt, endedAt: async () => retriedEndedAt ?? (await early.outcome).endedAt },
       );
     }
     return this.record(

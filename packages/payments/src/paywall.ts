@@ -23,6 +23,7 @@ import { Replays, type StoredResponse } from './replay.js';
 import { Reservations, type AuthorizationRef } from './reservation.js';
 import { Settlement, type SettledPayment } from './settle.js';
 import { inSpan } from '@acg/tracing';
+import { answerWithinStoreOutage } from './storeOutage.js';
 
 export type { ChallengedResource, PaidResponse, PaymentChallengeBody, PaymentTerms } from './challenge.js';
 export { PaymentVerificationUnavailableError, type SettledPayment } from './settle.js';
@@ -394,7 +395,8 @@ export class Paywall {
   /**
    * begin → `run` → complete in one call, for callers without a pipeline of their own (tests,
    * scripts). `run` is called at most once per payment, only after the payment settled; a throw
-   * is a refunded failure ({@link failedOutcome}).
+   * is a refunded failure ({@link failedOutcome}). Once the payment settled, the answer comes within the Redis
+   * outage bound: a 503 while Redis is down, the answer stored in the background (`answerWithinStoreOutage`).
    */
   handle(req: PaidRequest, run: (payment: SettledPayment) => Promise<Outcome>): Promise<PaidResponse> {
     // span `paywall`, the parent of `verify`, `settle`, the operation's spans (`execute`) and `store`
@@ -402,13 +404,17 @@ export class Paywall {
       const step = await this.begin(req);
       span.setAttribute('acg.paywall.step', step.kind);
       if (step.kind !== 'settled') return step.response;
-      let outcome: Outcome;
-      try {
-        outcome = await run(step.payment);
-      } catch (e) {
-        outcome = this.failedOutcome(e, step.payment.operationId);
-      }
-      return this.complete(step, outcome);
+      const work = (async () => {
+        let outcome: Outcome;
+        try {
+          outcome = await run(step.payment);
+        } catch (e) {
+          outcome = this.failedOutcome(e, step.payment.operationId);
+        }
+        return this.complete(step, outcome);
+      })();
+      // settled: while Redis is down the client gets a 503 at once and the answer is stored in the background (issue 28)
+      return answerWithinStoreOutage(work, this.opts.redis, step.payment, this.opts.log);
     });
   }
 

@@ -85,7 +85,9 @@ export async function readRefund(redis: Redis, keys: RedisKeys, operationId: str
  * operation fails, or by the crash-recovery sweep) with `refund: {status: "pending", amount}`;
  * the refund worker later marks the refund record `sent`. Replays read through this, so they show
  * `refund: {status: "sent", amount, tx_hash}` once the transfer is mined (the refund record is the
- * single source of truth, so no write can race the worker). Other answers are returned unchanged.
+ * single source of truth, so no write can race the worker). A stored 503 (a transient failure that
+ * said "retry after") whose refund is sent replays as 502 without `Retry-After`, saying the payment
+ * was refunded. Other answers are returned unchanged.
  */
 export async function withRefundState<T extends { body: unknown }>(
   redis: Redis,
@@ -97,7 +99,26 @@ export async function withRefundState<T extends { body: unknown }>(
   if (!operationId || !body || typeof body !== 'object' || body.refund?.status !== 'pending') return stored;
   const refund = await readRefund(redis, keys, operationId);
   if (refund?.status !== 'sent') return stored;
-  return { ...stored, body: { ...body, refund: { ...body.refund, status: 'sent', ...(refund.tx_hash ? { tx_hash: refund.tx_hash } : {}) } } };
+  const refunded = { ...body.refund, status: 'sent', ...(refund.tx_hash ? { tx_hash: refund.tx_hash } : {}) };
+  const answer = stored as T & { status?: number; headers?: Record<string, string> };
+  if (answer.status === 503) {
+    // a "retry after" answer (e.g. the store was out) whose payment has been refunded since: the
+    // replay says so, and no longer invites a retry with this payment (issue 28)
+    const headers = Object.fromEntries(Object.entries(answer.headers ?? {}).filter(([k]) => k.toLowerCase() !== 'retry-after'));
+    return {
+      ...stored,
+      status: 502,
+      headers,
+      body: {
+        ...body,
+        status: 502,
+        title: 'Bad Gateway',
+        detail: 'The call did not complete and its payment was refunded (see refund); to try again, pay again with a new payment.',
+        refund: refunded,
+      },
+    };
+  }
+  return { ...stored, body: { ...body, refund: refunded } };
 }
 
 export interface RefundWorkerOptions {

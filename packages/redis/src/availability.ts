@@ -18,6 +18,7 @@ const MESSAGES = [
   /max retries per request/i,
   /Stream isn't writeable/i,
   /^Command timed out/i,
+  /^Redis unavailable\b/, // failFastWhileUnanswered: no PONG lately
   /^LOADING\b/, // a restarted Redis replaying its AOF or RDB
   /^TRYAGAIN\b/,
   /^CLUSTERDOWN\b/,

@@ -176,6 +176,13 @@ export interface TokenBucketParameters {
   burst: number;
   /** tokens this request takes */
   cost: number;
+  /**
+   * When the request was sent, unix ms (this process's clock), and the age past which Redis treats
+   * it as stale (allowed, no token taken): a command Redis executes late because it was frozen.
+   * Both or neither; the age must exceed the clock skew between this host and Redis's.
+   */
+  sentAtMs?: number;
+  staleAfterMs?: number;
 }
 
 export interface TokenBucketReturnType {
@@ -190,12 +197,13 @@ export interface TokenBucketReturnType {
 
 /** `token_bucket.lua`: takes `cost` tokens from a bucket refilled continuously on the Redis clock. */
 export async function takeTokens(redis: Redis, p: TokenBucketParameters): Promise<TokenBucketReturnType> {
-  const [allowed, tokens, retryUs, nowUs] = (await withScripts(redis).token_bucket(p.bucketKey, p.ratePerSecond, p.burst, p.cost)) as [
-    number,
-    string,
-    number,
-    string,
-  ];
+  const [allowed, tokens, retryUs, nowUs] = (await withScripts(redis).token_bucket(
+    p.bucketKey,
+    p.ratePerSecond,
+    p.burst,
+    p.cost,
+    ...(p.sentAtMs !== undefined && p.staleAfterMs !== undefined ? [p.sentAtMs, p.staleAfterMs] : []),
+  )) as [number, string, number, string];
   return { allowed: allowed === 1, tokens: Number(tokens), retryAfterUs: Number(retryUs), nowUs: BigInt(nowUs) };
 }
 

@@ -1,4 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { failFastWhileUnanswered } from './failFast.js';
 
 /** Options of {@link connectRedis}. */
 export interface ConnectRedisOptions {
@@ -27,8 +28,12 @@ export interface ConnectRedisOptions {
 /** Reconnect delay after the n-th failed attempt, ms: 50, 100, 200... capped at 1 s, never giving up. */
 export const reconnectDelay = (attempt: number): number => Math.min(50 * 2 ** Math.max(0, attempt - 1), 1_000);
 
-/** Longest time one command may wait for its reply on a request connection, ms. */
-export const COMMAND_TIMEOUT_MS = 5_000;
+/**
+ * Longest time one command may wait for its reply on a request connection, ms. With the fail-fast
+ * health check (`failFastWhileUnanswered`: Redis counts as down after 1.5 s without a PONG) a
+ * request waits for at most one such command, so it is answered within about 3 s of Redis freezing.
+ */
+export const COMMAND_TIMEOUT_MS = 3_000;
 
 /**
  * Parses REDIS_CLUSTER_NODES: comma-separated `host:port` entries (`[v6]:port` for an IPv6
@@ -75,7 +80,8 @@ export function hashTag(key: string): string | undefined {
  * (`enableOfflineQueue`). A request connection bounds each command's wait: it fails after 2
  * reconnect attempts (about 150 ms when Redis refuses connections) or {@link COMMAND_TIMEOUT_MS}
  * without a reply, with an error `isRedisUnavailable` recognizes, so callers answer 503
- * instead of hanging. A BullMQ connection (`forBullmq`) waits as long as it takes
+ * instead of hanging; and while Redis does not answer its health PING (frozen, 1.5 s), every
+ * command on it fails at once (`failFastWhileUnanswered`, standalone connections). A BullMQ connection (`forBullmq`) waits as long as it takes
  * (`maxRetriesPerRequest: null`, no command timeout: blocking commands wait by design).
  *
  * With `clusterNodes` the connection is an ioredis `Cluster` (the same per-command bounds apply to
@@ -128,6 +134,8 @@ export function connectRedis(opts: ConnectRedisOptions): Redis {
   const redis = new Redis(opts.url, options);
   // an outage is reported by the commands that fail; without a listener ioredis prints every reconnect error
   redis.on('error', () => undefined);
+  // a frozen Redis (no replies, socket open): fail at once instead of queueing (README "Redis outage tolerance")
+  if (!opts.forBullmq) failFastWhileUnanswered(redis);
   return redis;
 }
 

@@ -1,4 +1,5 @@
-export { connectRedis, hashTag, parseClusterNodes, RedisKeys, type ConnectRedisOptions } from './connection.js';
+export { COMMAND_TIMEOUT_MS, connectRedis, hashTag, parseClusterNodes, RedisKeys, type ConnectRedisOptions } from './connection.js';
+export { failFastWhileUnanswered, HEALTH_PING_EVERY_MS, redisHealth, RedisUnanswered, UNANSWERED_AFTER_MS, type RedisHealth } from './failFast.js';
 export { isRedisUnavailable, REDIS_OUTAGE_TOLERANCE_MS, retryWhileRedisUnavailable, waitForRedis } from './availability.js';
 export {
   AUTHORIZATION_STATES,

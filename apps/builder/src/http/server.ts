@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type jayson from 'jayson';
 import { createRequestObserver, METRICS_PATH, metricsHandler, setRoute, traceRequest, writeProblem, type HttpMetrics, type Registry } from '@acg/observability';
 import type { Logger } from 'pino';
+import { isRedisUnavailable } from '@acg/redis';
 import type { TokenBucket } from '../ratelimit.js';
 import type { RpcContext } from '../rpc/context.js';
 import { RPC_ERRORS, RpcError } from '../rpc/errors.js';
@@ -39,15 +40,31 @@ export function clientIp(req: IncomingMessage, trustProxy: boolean): string {
 
 class BodyTooLarge extends Error {}
 
+/**
+ * How much of an oversized body is still read and discarded after the 413, bytes, so the client can
+ * read the answer (closing a socket on unread data resets it, and the 413 is lost); past it the
+ * socket is closed. The request timeout bounds the time ({@link BUILDER_REQUEST_TIMEOUT_MS}).
+ */
+export const MAX_DISCARDED_BYTES = 8 * 1_048_576;
+/** Longest wait for a request's head, ms (node's `server.headersTimeout`; 408 past it). */
+export const BUILDER_HEADERS_TIMEOUT_MS = 10_000;
+/** Longest wait for a whole request, ms (node's `server.requestTimeout`; 408 past it). */
+export const BUILDER_REQUEST_TIMEOUT_MS = 30_000;
+
 function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let refused = false;
     req.on('data', (c: Buffer) => {
       size += c.length;
+      if (refused) {
+        if (size > max + MAX_DISCARDED_BYTES) req.socket.destroy();
+        return;
+      }
       if (size > max) {
-        req.removeAllListeners('data');
-        req.resume();
+        refused = true;
+        chunks.length = 0;
         reject(new BodyTooLarge());
         return;
       }
@@ -55,6 +72,7 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
     });
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
+    req.on('close', () => reject(new Error('the connection closed before the request body ended')));
   });
 }
 
@@ -131,12 +149,15 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
       }
       const declared = Number(req.headers['content-length'] ?? 0);
       if (declared > opts.maxBodyBytes) {
-        req.resume();
+        // the rest is read and discarded (up to a bound) so the client reads the 413; only a body too large even for that closes the connection
+        const closeAfter = declared > opts.maxBodyBytes + MAX_DISCARDED_BYTES;
+        if (!closeAfter) void readBody(req, 0).catch(() => undefined);
+        else req.resume();
         return send(
           res,
           413,
           errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body of ${declared} bytes is larger than ${opts.maxBodyBytes} bytes.` }),
-          { connection: 'close' },
+          closeAfter ? { connection: 'close' } : {},
         );
       }
       let raw: Buffer;
@@ -144,9 +165,7 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
         raw = await readBody(req, opts.maxBodyBytes);
       } catch (e) {
         if (e instanceof BodyTooLarge)
-          return send(res, 413, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body is larger than ${opts.maxBodyBytes} bytes.` }), {
-            connection: 'close',
-          });
+          return send(res, 413, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body is larger than ${opts.maxBodyBytes} bytes.` }));
         return;
       }
       const text = raw.toString('utf8');
@@ -200,6 +219,20 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
       if (out === undefined) return send(res, 204, undefined);
       send(res, 200, out);
     })().catch((e) => {
+      if (isRedisUnavailable(e)) {
+        // Redis down or frozen (answered within its bounds, @acg/redis): retry later, nothing was taken
+        log.warn({ err: (e as Error)?.message?.slice(0, 200) }, 'redis unavailable');
+        return send(
+          res,
+          503,
+          errorResponse({
+            code: RPC_ERRORS.INTERNAL_ERROR,
+            message: 'The service is briefly unavailable; retry after 5 s.',
+            data: { reason: 'service_unavailable' },
+          }),
+          { 'retry-after': '5' },
+        );
+      }
       log.error({ err: (e as Error)?.message?.slice(0, 300) }, 'rpc route failed');
       send(res, 500, errorResponse({ code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' }));
     });

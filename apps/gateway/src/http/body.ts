@@ -17,43 +17,73 @@ export class BodyRefused extends Error {
   constructor(
     readonly status: 400 | 413 | 415,
     message: string,
+    /** Answer with `Connection: close`: the rest of the body is too large to read and discard. */
+    readonly closeAfter = false,
   ) {
     super(message);
   }
 }
 
+/** The connection closed before the request body ended (the client left, or the request timed out and was answered 408). */
+export class BodyIncomplete extends Error {
+  override name = 'BodyIncomplete';
+  constructor() {
+    super('the connection closed before the request body ended');
+  }
+}
+
+/**
+ * How much of an oversized body is still read (and thrown away) after the 413, bytes: the client
+ * keeps sending while the answer goes out, and a connection closed on unread data is reset, which
+ * takes the 413 with it (the client sees EPIPE or ECONNRESET instead). Past this the socket is
+ * closed; node's `requestTimeout` bounds the time (README "Operating": HTTP timeouts).
+ */
+export const MAX_DISCARDED_BYTES = 8 * 1_048_576;
+
 /**
  * Reads the request body up to `limit` bytes, also when it is sent chunked. Past the limit it
  * stops buffering and rejects with a 413 `BodyRefused` without destroying the socket, so the
- * caller can still answer; the rest of the body is discarded.
+ * caller can still answer on a kept-alive connection; the rest of the body is read and discarded
+ * up to {@link MAX_DISCARDED_BYTES}, then the socket is closed. A body declared larger than
+ * `limit + MAX_DISCARDED_BYTES` is refused at once with `closeAfter` set (answer with
+ * `Connection: close`). A connection that closes before the body ends rejects with the socket's error.
  */
 export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const tooLarge = () => new BodyRefused(413, `The request body exceeds ${limit} bytes.`);
+    const tooLarge = (closeAfter = false) => new BodyRefused(413, `The request body exceeds ${limit} bytes.`, closeAfter);
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limit) {
+    if (declared > limit + MAX_DISCARDED_BYTES) {
       req.resume();
-      return reject(tooLarge());
+      return reject(tooLarge(true));
     }
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    const refuse = () => {
+      done = true;
+      chunks.length = 0;
+      reject(tooLarge());
+    };
+    if (declared > limit) refuse();
     req.on('data', (c: Buffer) => {
-      if (done) return;
       size += c.length;
-      if (size > limit) {
-        done = true;
-        chunks.length = 0;
-        reject(tooLarge());
-      } else chunks.push(c);
+      if (done) {
+        if (size > limit + MAX_DISCARDED_BYTES) req.socket.destroy();
+        return;
+      }
+      if (size > limit) refuse();
+      else chunks.push(c);
     });
     req.on('end', () => {
       if (!done) resolve(Buffer.concat(chunks));
-    });
-    req.on('error', (e) => {
-      if (!done) reject(e);
       done = true;
     });
+    const fail = (e: Error) => {
+      if (!done) reject(e);
+      done = true;
+    };
+    req.on('error', fail);
+    req.on('close', () => fail(new BodyIncomplete()));
   });
 }
 

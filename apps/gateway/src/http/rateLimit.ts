@@ -37,12 +37,18 @@ export class GatewayRateLimit {
 
   /**
    * Counts one request of `req`'s IP. Returns undefined when allowed, else the seconds to wait.
-   * A Redis failure lets the request through (the limit protects, it must not take the service down).
+   * A Redis failure lets the request through (the limit protects, it must not take the service down;
+   * the request's own Redis work then answers 503 during an outage).
+   *
+   * The window is named by this process's clock (`<ip>:<unix second>`), not opened by the first
+   * count Redis sees: counts sent just before Redis froze, which Redis executes when it resumes,
+   * land in the windows of their own (past) seconds, so they never add up to a burst of 429s
+   * after the outage (README "Redis outage tolerance").
    */
   async take(req: IncomingMessage): Promise<number | undefined> {
     if (!this.limiter) return undefined;
     try {
-      await this.limiter.consume(this.clientIp(req), 1);
+      await this.limiter.consume(`${this.clientIp(req)}:${Math.floor(Date.now() / 1000)}`, 1);
       return undefined;
     } catch (e) {
       if (e instanceof RateLimiterRes) return Math.max(1, Math.ceil(e.msBeforeNext / 1000));

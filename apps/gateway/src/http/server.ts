@@ -7,8 +7,8 @@ import { appRouter } from '../routers/index.js';
 import type { Services } from '../services.js';
 import { rawBodies, type Context } from '../trpc/context.js';
 import { GatewayRateLimit } from './rateLimit.js';
-import { problemOf, redisUnavailableProblem, statusTitle } from '../trpc/problem.js';
-import { assertJsonContentType, BodyRefused, jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, parseJsonBody, readBody } from './body.js';
+import { problemOf, redisUnavailableProblem, SERVICE_UNAVAILABLE, statusTitle } from '../trpc/problem.js';
+import { assertJsonContentType, BodyIncomplete, BodyRefused, jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, parseJsonBody, readBody } from './body.js';
 import { McpEndpoint } from '../mcp/handler.js';
 import { MCP_PATH } from '../mcp/paidTool.js';
 import { RouteTable } from './routes.js';
@@ -91,9 +91,11 @@ export function createRequestListener(services: Services) {
     }
     return { status: ctx?.response.status ?? 200, headers: ctx?.responseHeaders ?? {} };
   };
-  const onError = ({ error, path }: { error: TRPCError; path?: string }) => {
+  const onError = ({ error, path, ctx }: { error: TRPCError; path?: string; ctx?: Context }) => {
     if (redisUnavailableProblem(error.cause)) {
       services.log.warn({ path, err: error.cause?.message?.slice(0, 200) }, 'redis unavailable');
+      // the REST bridge writes the tRPC code into the problem's `code` (INTERNAL_SERVER_ERROR): a store outage says `service_unavailable`
+      if (ctx?.transport === 'rest') Object.defineProperty(error, 'code', { value: SERVICE_UNAVAILABLE });
     } else if (problemOf(error).status >= 500 || error.code === 'INTERNAL_SERVER_ERROR') {
       services.log.error({ path, err: error.cause?.message?.slice(0, 300) ?? error.message.slice(0, 300) }, 'internal error');
     }
@@ -233,9 +235,12 @@ export function createRequestListener(services: Services) {
             (req as IncomingMessage & { body?: unknown }).body = parseJsonBody(raw);
           }
         } catch (e) {
+          // nobody is left to answer (a 408 was written by node's request timeout, or the client left)
+          if (e instanceof BodyIncomplete) return;
           if (!(e instanceof BodyRefused)) throw e;
-          // The rest of an oversized body is not read: close the connection after answering.
-          if (e.status === 413) res.setHeader('Connection', 'close');
+          // The rest of an oversized body is read and discarded (up to a bound, readBody) so the
+          // client reads this answer; only a body too large even for that closes the connection.
+          if (e.closeAfter) res.setHeader('Connection', 'close');
           return sendProblem(res, e.status, e.message);
         }
       }
@@ -253,7 +258,7 @@ export function createRequestListener(services: Services) {
       if (unavailable) {
         services.log.warn({ request_id: requestId, err: String((e as Error)?.message ?? e).slice(0, 200) }, 'redis unavailable');
         if (!res.headersSent) res.setHeader('Retry-After', unavailable.headers['Retry-After']);
-        return sendProblem(res, 503, unavailable.body.detail);
+        return sendProblem(res, 503, unavailable.body.detail, { reason: SERVICE_UNAVAILABLE, code: SERVICE_UNAVAILABLE });
       }
       services.log.error({ request_id: requestId, err: String((e as Error)?.message ?? e).slice(0, 300) }, 'unhandled request error');
       sendProblem(res, 500, 'An internal error occurred; it was logged. Retry later.');

@@ -64,6 +64,9 @@ const TITLES: Record<number, string> = {
 /** Seconds a caller is told to wait (`Retry-After`) when Redis is briefly unavailable. */
 export const REDIS_RETRY_AFTER_SECONDS = 5;
 
+/** The stable machine code (`reason` and `code`) of a 503 for a store outage (README "Redis outage tolerance"). */
+export const SERVICE_UNAVAILABLE = 'service_unavailable';
+
 /**
  * The 503 problem for an error caused by Redis being unavailable (`isRedisUnavailable`), with
  * `Retry-After`, or undefined for any other error. The detail is fixed: no Redis text leaks.
@@ -77,6 +80,8 @@ export function redisUnavailableProblem(err: unknown): { status: 503; body: Prob
       title: statusTitle(503),
       status: 503,
       detail: `The service is briefly unavailable; retry after ${REDIS_RETRY_AFTER_SECONDS} s.`,
+      reason: SERVICE_UNAVAILABLE,
+      code: SERVICE_UNAVAILABLE,
     },
     headers: { 'Retry-After': String(REDIS_RETRY_AFTER_SECONDS) },
   };
