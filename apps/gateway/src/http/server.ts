@@ -6,6 +6,7 @@ import { documentCapabilities } from '../openapi.js';
 import { appRouter } from '../routers/index.js';
 import type { Services } from '../services.js';
 import { rawBodies, type Context } from '../trpc/context.js';
+import { carriesBearer, mcpOriginRefusal, OriginPolicy } from './origin.js';
 import { GatewayRateLimit } from './rateLimit.js';
 import { problemOf, redisUnavailableProblem, statusTitle } from '../trpc/problem.js';
 import { assertJsonContentType, BodyRefused, jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, parseJsonBody, readBody } from './body.js';
@@ -113,6 +114,7 @@ export function createRequestListener(services: Services) {
     onError,
   });
 
+  const origins = new OriginPolicy(services.publicBaseUrl, services.config.allowedOrigins ?? []);
   const rateLimit = new GatewayRateLimit(services.redis, services.keys, services.config.rateLimitPerSecond, services.config.trustProxy);
 
   // rebuilt when the catalog changes (a provider registered or retired)
@@ -170,6 +172,25 @@ export function createRequestListener(services: Services) {
         req.resume();
         res.setHeader('Allow', route.allow);
         return sendProblem(res, 405, `${method.slice(0, 20)} is not allowed on ${path.slice(0, 200)}; allowed: ${route.allow}.`);
+      }
+      // DNS rebinding and cross-site use of a token (README "Configuration" → ALLOWED_ORIGINS): a
+      // browser request from a foreign Origin may not reach /mcp nor act with a bearer token; the
+      // CORS preflight of such a request is refused the same way.
+      const foreign = origins.foreignOrigin(req);
+      if (foreign !== undefined && (path === MCP_PATH || carriesBearer(req))) {
+        req.resume();
+        if (path === MCP_PATH) {
+          res.statusCode = 403;
+          res.setHeader('Content-Type', 'application/json');
+          res.end(mcpOriginRefusal(foreign));
+          return;
+        }
+        return sendProblem(
+          res,
+          403,
+          `Origin ${foreign.slice(0, 200)} may not act with a bearer token on this gateway; allowed are the origin of its public base URL and ALLOWED_ORIGINS.`,
+          { reason: 'origin_not_allowed' },
+        );
       }
       if (method === 'OPTIONS') {
         for (const [k, v] of CORS_PREFLIGHT_HEADERS) res.setHeader(k, v);
