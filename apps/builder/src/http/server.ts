@@ -200,7 +200,7 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
       if (out === undefined) return send(res, 204, undefined);
       send(res, 200, out);
     })().catch((e) => {
-      log.error({ err: (e as Error)?.message?.slice(0, 300) }, 'rpc route failed');
+      log.error({ err: e }, 'rpc route failed');
       send(res, 500, errorResponse({ code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' }));
     });
   }

@@ -92,11 +92,14 @@ export function createRequestListener(services: Services) {
     }
     return { status: ctx?.response.status ?? 200, headers: ctx?.responseHeaders ?? {} };
   };
-  const onError = ({ error, path }: { error: TRPCError; path?: string }) => {
+  // A 5xx's line carries its real cause: the error's class (`err.type`), message and stack, and
+  // its causes (the logger redacts URLs and secrets), with the request id of the answer.
+  const onError = ({ error, path, req }: { error: TRPCError; path?: string; req?: IncomingMessage }) => {
+    const request_id = (req as (IncomingMessage & { id?: string }) | undefined)?.id;
     if (redisUnavailableProblem(error.cause)) {
-      services.log.warn({ path, err: error.cause?.message?.slice(0, 200) }, 'redis unavailable');
+      services.log.warn({ request_id, path, err: error.cause?.message?.slice(0, 200) }, 'redis unavailable');
     } else if (problemOf(error).status >= 500 || error.code === 'INTERNAL_SERVER_ERROR') {
-      services.log.error({ path, err: error.cause?.message?.slice(0, 300) ?? error.message.slice(0, 300) }, 'internal error');
+      services.log.error({ request_id, path, err: error.cause ?? error }, 'internal error');
     }
   };
   const rest = createOpenApiNodeHttpHandler({
@@ -276,7 +279,7 @@ export function createRequestListener(services: Services) {
         if (!res.headersSent) res.setHeader('Retry-After', unavailable.headers['Retry-After']);
         return sendProblem(res, 503, unavailable.body.detail);
       }
-      services.log.error({ request_id: requestId, err: String((e as Error)?.message ?? e).slice(0, 300) }, 'unhandled request error');
+      services.log.error({ request_id: requestId, err: e }, 'unhandled request error');
       sendProblem(res, 500, 'An internal error occurred; it was logged. Retry later.');
     }
   };
