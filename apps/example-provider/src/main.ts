@@ -13,7 +13,7 @@
  */
 import { guardProcess } from '@acg/env';
 import { createProvider } from '@acg/provider';
-import { pino } from 'pino';
+import { createLogger } from '@acg/observability';
 import { privateKeyToAccount } from 'viem/accounts';
 import { exampleCapabilities } from './capabilities/index.js';
 import { chainReaders } from './chains.js';
@@ -28,7 +28,8 @@ if (!config) {
   process.exit(2);
 }
 
-const log = pino({ level: config.logLevel, base: { service: 'example-provider' } });
+// the services' logger: JSON lines with URLs and secret values redacted (README "Operating" → Logs)
+const log = createLogger({ service: 'example-provider', level: config.logLevel });
 const account = privateKeyToAccount(config.privateKey);
 const capabilities = exampleCapabilities(config.rpcUrls);
 const provider = createProvider({ capabilities, account, log });

@@ -20,6 +20,12 @@ export interface GatewayConfig {
   host: string;
   /** Public base URL used in documents and PaymentRequired.resource (PUBLIC_BASE_URL, default http://host:port). */
   publicBaseUrl?: string;
+  /**
+   * Web origins allowed on `/mcp` and on requests carrying a bearer token, besides the origin of
+   * the public base URL (ALLOWED_ORIGINS, comma-separated `scheme://host[:port]`; default none).
+   * A request from any other `Origin` is refused with 403 (README "Configuration").
+   */
+  allowedOrigins?: string[];
   /** Public URL of the bundle-submission host (BUILDER_URL, default http://127.0.0.1:BUILDER_PORT). */
   builderUrl: string;
   /**
@@ -189,6 +195,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
     port,
     host,
     publicBaseUrl: v.PUBLIC_BASE_URL ?? defaults.publicBaseUrl,
+    allowedOrigins: v.ALLOWED_ORIGINS ?? defaults.allowedOrigins ?? [],
     builderUrl: v.BUILDER_URL ?? defaults.builderUrl ?? `http://127.0.0.1:${builderPort}`,
     redisUrl,
     ...(redisClusterNodes ? { redisClusterNodes } : {}),

@@ -110,6 +110,34 @@ export const envHostPorts = z
     (entries) => entries.length > 0 && entries.every((e) => HOST_PORT.test(e) && Number(HOST_PORT.exec(e)![1]) >= 1 && Number(HOST_PORT.exec(e)![1]) <= 65535),
     'must be comma-separated host:port entries, e.g. 10.0.0.1:7000,10.0.0.2:7000',
   );
+/**
+ * Web origins (ALLOWED_ORIGINS): comma-separated `scheme://host[:port]` entries, http or https,
+ * without path, query or credentials (spaces ignored), parsed to their serialized origins
+ * (lower-case host, default port dropped), e.g. `'https://App.example.com, http://localhost:3000'`
+ * → `['https://app.example.com', 'http://localhost:3000']`.
+ */
+export const envOrigins = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
+  .refine(
+    (entries) =>
+      entries.length > 0 &&
+      entries.every((e) => {
+        try {
+          const u = new URL(e);
+          return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && u.pathname === '/' && !u.search && !u.hash;
+        } catch {
+          return false;
+        }
+      }),
+    'must be comma-separated http(s) origins (scheme://host[:port], no path), e.g. https://app.example.com,http://localhost:3000',
+  )
+  .transform((entries) => entries.map((e) => new URL(e).origin));
 /** An http(s) URL. */
 export const envHttpUrl = envUrl(['http', 'https']);
 
@@ -219,6 +247,8 @@ export const GATEWAY_ENV = {
   GATEWAY_PORT: envPort,
   BUILDER_PORT: envPort,
   PUBLIC_BASE_URL: envHttpUrl,
+  /** Web origins besides PUBLIC_BASE_URL's allowed on /mcp and bearer routes (README "Configuration"). */
+  ALLOWED_ORIGINS: envOrigins,
   BUILDER_URL: envHttpUrl,
   REDIS_URL: envRedisUrl,
   /** Redis Cluster startup nodes; set, every connection is an ioredis `Cluster` (README "Operating"). */

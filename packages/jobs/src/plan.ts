@@ -1,3 +1,4 @@
+import { MAX_JOB_STEP_INPUT_BYTES } from '@acg/schemas';
 import type { StepCapability, StoredStep } from './types.js';
 import { usdcToBaseUnits } from './units.js';
 
@@ -9,13 +10,18 @@ export interface JobRequestInput {
   steps?: { capability_id: string; input: Record<string, unknown> }[];
 }
 
-/** Why a plan cannot run: HTTP status (400 bad input, 422 not executable / budget), sentence, issues. */
+/**
+ * Why a plan cannot run: HTTP status (400 bad input, 413 a step's input over its size limit, 422 not
+ * executable / budget), sentence, issues, and for a limit its name and maximum (`limit`, `max`:
+ * extension members of the problem).
+ */
 export class PlanError extends Error {
   override name = 'PlanError';
   constructor(
-    readonly status: 400 | 422,
+    readonly status: 400 | 413 | 422,
     message: string,
     readonly issues: { path: (string | number)[]; message: string }[] = [],
+    readonly limit?: { limit: string; max: number },
   ) {
     super(message);
   }
@@ -32,7 +38,10 @@ export const MAX_BUDGET = 10_000_000_000n;
  * - `steps` (or the objective steps) must each be in
  *   `capabilities` and have an input valid for that capability (400 with the path, e.g.
  *   `steps.1.input.address`) and a met precondition (422);
- * - the budget (≤ 6 decimals, ≤ 10,000 USDC) must cover at least the cheapest step (422).
+ * - the budget (≤ 6 decimals, ≤ 10,000 USDC) must cover at least the cheapest step (422);
+ * - each step's `input` is at most `MAX_JOB_STEP_INPUT_BYTES` of JSON (413, `limit:
+ *   "step_input_bytes"`); the counts of capabilities and steps are bounded by the wire schema.
+ * Linear in the request: each distinct capability is resolved once.
  * Throws PlanError; returns the planned steps and the budget in base units.
  */
 export function planJob(req: JobRequestInput, resolve: (capabilityId: string) => StepCapability | undefined): { steps: StoredStep[]; budget: bigint } {
@@ -45,16 +54,32 @@ export function planJob(req: JobRequestInput, resolve: (capabilityId: string) =>
   if (budget <= 0n || budget > MAX_BUDGET) {
     throw new PlanError(400, 'budget_usdc must be greater than 0 and at most 10000.', [{ path: ['budget_usdc'], message: 'out of range' }]);
   }
+  // each step input at most MAX_JOB_STEP_INPUT_BYTES of JSON (413 naming the limit)
+  req.steps?.forEach((step, index) => {
+    const bytes = Buffer.byteLength(JSON.stringify(step.input), 'utf8');
+    if (bytes > MAX_JOB_STEP_INPUT_BYTES) {
+      throw new PlanError(
+        413,
+        `steps.${index}.input is ${bytes} bytes of JSON; a step input may have at most ${MAX_JOB_STEP_INPUT_BYTES}.`,
+        [{ path: ['steps', index, 'input'], message: `at most ${MAX_JOB_STEP_INPUT_BYTES} bytes` }],
+        { limit: 'step_input_bytes', max: MAX_JOB_STEP_INPUT_BYTES },
+      );
+    }
+  });
+  // every distinct capability resolved once; later lookups are O(1) (linear in the request size)
+  const resolved = new Map<string, StepCapability | undefined>();
+  for (const id of req.capabilities) if (!resolved.has(id)) resolved.set(id, resolve(id));
+  const lookup = (id: string) => resolved.get(id);
   const unknown = req.capabilities
     .map((id, i) => ({ id, i }))
-    .filter(({ id }) => !resolve(id))
+    .filter(({ id }) => !lookup(id))
     .map(({ id, i }) => ({ path: ['capabilities', i], message: `${id} is not executable through jobs` }));
   if (unknown.length > 0) throw new PlanError(422, 'Some capabilities are unknown or not executable.', unknown);
 
   if (!req.steps) {
     const refusing = req.capabilities
       .map((id, i) => ({ id, i }))
-      .filter(({ id }) => !resolve(id)!.acceptsObjective)
+      .filter(({ id }) => !lookup(id)!.acceptsObjective)
       .map(({ id, i }) => ({ path: ['capabilities', i], message: `${id} does not accept an objective: give steps with its input` }));
     if (refusing.length > 0) {
       throw new PlanError(
@@ -68,11 +93,11 @@ export function planJob(req: JobRequestInput, resolve: (capabilityId: string) =>
   const issues: { path: (string | number)[]; message: string }[] = [];
   const steps: StoredStep[] = [];
   planned.forEach((step, index) => {
-    if (!req.capabilities.includes(step.capability_id)) {
+    if (!resolved.has(step.capability_id)) {
       issues.push({ path: ['steps', index, 'capability_id'], message: `${step.capability_id} is not listed in capabilities` });
       return;
     }
-    const cap = resolve(step.capability_id)!;
+    const cap = lookup(step.capability_id)!;
     const parsed = cap.parseInput(step.input);
     if (!parsed.success) {
       const base = req.steps ? ['steps', index, 'input'] : ['steps'];

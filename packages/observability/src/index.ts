@@ -9,6 +9,7 @@
 export * from './endpoint.js';
 export * from './logger.js';
 export * from './logKeys.js';
+export * from './redact.js';
 export * from './metrics.js';
 export * from './requestLog.js';
 export * from './tracing.js';

@@ -1,5 +1,6 @@
-import { pino, type DestinationStream, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import pinoPretty from 'pino-pretty';
+import { lineRedactor, REDACT_PATHS, REDACTED, secretValuesFromEnv } from './redact.js';
 
 /** Options of {@link createLogger}. */
 export interface CreateLoggerOptions {
@@ -11,6 +12,12 @@ export interface CreateLoggerOptions {
   pretty?: boolean;
   /** Where lines go (tests); default stdout. With `pretty`, the readable lines go there. */
   destination?: DestinationStream;
+  /**
+   * Secret values masked in every line (`[redacted]`), besides those of the environment's
+   * `*_KEY`/`*_SECRET`/`*_TOKEN`/`*PASSWORD*` variables ({@link secretValuesFromEnv}), e.g. keys
+   * given in code rather than in the environment.
+   */
+  secrets?: readonly string[];
 }
 
 /**
@@ -19,13 +26,28 @@ export interface CreateLoggerOptions {
  * only base field (no pid or hostname), or with `pretty` readable lines (pino-pretty, in this thread, synchronous so they keep
  * their order with the launcher's own prints): `12:00:00.123 INFO gateway/paywall: message {fields}`.
  *
+ * Secrets (README "Operating" → Logs): fields named like secrets are censored (pino `redact`,
+ * `REDACT_PATHS`), and each written line passes through `lineRedactor`: URLs keep scheme, host and
+ * port only, and the values of secret environment variables (and `secrets`) become `[redacted]`.
+ * An `err` field is serialized with its class (`type`), message, stack and causes.
+ *
  * Key rule (no repeated keys in a line; pino repeats a key bound twice): the app binds `module` once
  * (`log.child({ module: 'paywall' })`); a package binds `component` for its own parts
  * (`component: 'watcher'`) and binds a field such as `chain` in one place only, then leaves it out
  * of each line.
  */
 export function createLogger(o: CreateLoggerOptions): Logger {
-  const options = { level: o.level ?? 'info', base: { service: o.service } };
+  const secrets = [...new Set([...secretValuesFromEnv(), ...(o.secrets ?? [])].filter((s) => s.length >= 8))];
+  const options: LoggerOptions = {
+    level: o.level ?? 'info',
+    base: { service: o.service },
+    // fields named like secrets are censored; then every serialized line loses URL paths,
+    // queries and credentials and every secret value (redact.ts)
+    redact: { paths: [...REDACT_PATHS], censor: REDACTED },
+    hooks: { streamWrite: lineRedactor(secrets) },
+    // an error logged as `err` keeps its class (`type`), message, stack and causes
+    serializers: { err: pino.stdSerializers.errWithCause },
+  };
   if (o.pretty) return pino(options, prettyDestination(o.destination));
   if (o.destination) return pino(options, o.destination);
   return pino(options, asyncLogDestination(1));

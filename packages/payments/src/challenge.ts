@@ -1,5 +1,6 @@
 import type { PaymentChallenge } from '@acg/schemas';
 import { encodePaymentRequiredHeader } from '@x402/core/http';
+import { LRUCache } from 'lru-cache';
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { PAYMENT_IDENTIFIER, PAYMENT_IDENTIFIER_DECLARATION } from './paymentIdentifier.js';
 import { describePaymentFailure } from './sanitize.js';
@@ -63,16 +64,29 @@ export interface ChallengedResource {
 }
 
 /**
+ * Most prices whose PaymentRequirements {@link Challenges} keeps built. Callers choose prices
+ * (deposits, job budgets): the cache keeps the most recently used ones (LRU) and never grows past
+ * this, whatever the number of distinct prices asked for.
+ */
+export const REQUIREMENTS_CACHE_MAX = 512;
+
+/**
  * The 402 side of the paywall (x402 v2 `PaymentRequired`, SPEC 2.9): the exact-scheme
- * requirements for a price (built once per price), the challenge, and the refusal of a payment
- * with a stable reason and a safe sentence (never facilitator text).
+ * requirements for a price (built once per price while among the {@link REQUIREMENTS_CACHE_MAX}
+ * most recently used), the challenge, and the refusal of a payment with a stable reason and a safe
+ * sentence (never facilitator text).
  */
 export class Challenges {
-  private readonly requirementsCache = new Map<bigint, PaymentRequirements>();
+  private readonly requirementsCache = new LRUCache<bigint, PaymentRequirements>({ max: REQUIREMENTS_CACHE_MAX });
 
   constructor(readonly terms: PaymentTerms) {}
 
-  /** The exact-scheme PaymentRequirements for `price` (integer USDC base units); one object per price. */
+  /** How many prices have their requirements cached (at most {@link REQUIREMENTS_CACHE_MAX}). */
+  get cachedPrices(): number {
+    return this.requirementsCache.size;
+  }
+
+  /** The exact-scheme PaymentRequirements for `price` (integer USDC base units); one object per price while it stays cached. */
   requirements(price: bigint): PaymentRequirements {
     let r = this.requirementsCache.get(price);
     if (!r) {

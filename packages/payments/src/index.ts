@@ -3,6 +3,7 @@ export { PaymentChainUnavailableError, PaymentConflictError, PaymentError, Payme
 export { authorizationWindowProblem, DEFAULT_CLOCK_SKEW_SECONDS } from './authorizationWindow.js';
 export { chainFailedDuring, DEFAULT_PAYMENT_RPC_TIMEOUT_MS, isTransportError, PaymentChainMonitor, type PaymentChainSnapshot } from './chainHealth.js';
 export { canonicalHash, requestHash } from './hashing.js';
+export { REQUIREMENTS_CACHE_MAX } from './challenge.js';
 export { eip3009Authorization, parsePaymentPayload, readPaymentPayload, PAYMENT_HEADERS, type Eip3009Authorization } from './paymentHeader.js';
 export { PAYMENT_IDENTIFIER, PAYMENT_IDENTIFIER_DECLARATION, readPaymentIdentifier } from './paymentIdentifier.js';
 export {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { limitMessage, MAX_DECIMAL_AMOUNT_CHARS } from './limits.js';
 import { DecimalString } from './primitives.js';
 
 /** One line of a metered account's usage: a `debit` or `credit` of `amount` (integer string, USDC base units). */
@@ -18,9 +19,14 @@ export const AccountView = z.object({
 });
 export type AccountView = z.infer<typeof AccountView>;
 
-/** Body of `POST /v1/account/deposit`: `amount_usdc`, decimal USDC (string or number), 0.01 to 10,000, at most 6 decimals. */
+/**
+ * Body of `POST /v1/account/deposit`: `amount_usdc`, decimal USDC (string of at most
+ * {@link MAX_DECIMAL_AMOUNT_CHARS} characters, or number), 0.01 to 10,000, at most 6 decimals.
+ */
 export const DepositRequest = z.object({
-  amount_usdc: z.union([DecimalString, z.number().positive()]).describe('USDC to deposit, decimal (e.g. "1.5")'),
+  amount_usdc: z
+    .union([DecimalString.max(MAX_DECIMAL_AMOUNT_CHARS, limitMessage('amount_usdc', MAX_DECIMAL_AMOUNT_CHARS, 'characters')), z.number().positive()])
+    .describe('USDC to deposit, decimal (e.g. "1.5")'),
 });
 export type DepositRequest = z.infer<typeof DepositRequest>;
 

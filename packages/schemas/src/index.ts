@@ -12,6 +12,7 @@ export * from './liquidation.js';
 export * from './walletMonitor.js';
 export * from './execution.js';
 export * from './job.js';
+export * from './limits.js';
 export * from './paymentChallenge.js';
 export * from './problem.js';
 export * from './bundle.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ExecutionError, ExecutionId, ExecutionPayment, Refund } from './execution.js';
+import { limitMessage, MAX_JOB_CAPABILITIES, MAX_JOB_OBJECTIVE_CHARS, MAX_JOB_STEPS } from './limits.js';
 import { Address, CapabilityId, DateTime, JsonObject, UintString, Uri, prefixedUlid } from './primitives.js';
 
 /** Job id: `job_` + ULID (DESIGN "Jobs"). */
@@ -21,20 +22,34 @@ export const JobStepPlan = z.strictObject({
 export type JobStepPlan = z.infer<typeof JobStepPlan>;
 
 /**
- * Body of `POST /api/v1/jobs` (SPEC 2.8 + DESIGN "Jobs"): `objective` (non-empty),
- * `budget_usdc` (> 0, whole USDC, paid by x402), `capabilities` (>= 1 id) and optional `steps`
- * (ordered plan; each step's capability must be listed in `capabilities`).
+ * Body of `POST /api/v1/jobs` (SPEC 2.8 + DESIGN "Jobs"): `objective` (1 to
+ * {@link MAX_JOB_OBJECTIVE_CHARS} characters), `budget_usdc` (> 0, whole USDC, paid by x402),
+ * `capabilities` (1 to {@link MAX_JOB_CAPABILITIES} ids) and optional `steps` (1 to
+ * {@link MAX_JOB_STEPS}; ordered plan; each step's capability must be listed in `capabilities`).
+ * Over a count or length bound the zod issue names the limit (`limits.ts`: 422 with `limit`, `max`).
  */
 export const JobRequest = z
   .strictObject({
-    objective: z.string().min(1),
+    objective: z
+      .string()
+      .min(1)
+      .max(MAX_JOB_OBJECTIVE_CHARS, limitMessage('objective', MAX_JOB_OBJECTIVE_CHARS, 'characters')),
     budget_usdc: UsdcAmount.refine((n) => n > 0, 'must be greater than 0'),
-    capabilities: z.array(CapabilityId).min(1),
-    steps: z.array(JobStepPlan).min(1).optional(),
+    capabilities: z
+      .array(CapabilityId)
+      .min(1)
+      .max(MAX_JOB_CAPABILITIES, limitMessage('capabilities', MAX_JOB_CAPABILITIES, 'capabilities')),
+    steps: z
+      .array(JobStepPlan)
+      .min(1)
+      .max(MAX_JOB_STEPS, limitMessage('steps', MAX_JOB_STEPS, 'steps'))
+      .optional(),
   })
   .superRefine((job, ctx) => {
+    // one set lookup per step (a list scan per step was quadratic in the request size)
+    const listed = new Set(job.capabilities);
     job.steps?.forEach((step, index) => {
-      if (!job.capabilities.includes(step.capability_id)) {
+      if (!listed.has(step.capability_id)) {
         ctx.addIssue({
           code: 'custom',
           message: `step capability ${step.capability_id} is not listed in capabilities`,

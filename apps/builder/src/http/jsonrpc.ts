@@ -76,7 +76,7 @@ function callOne(server: jayson.Server, request: unknown, context: RpcContext, l
         resolve(nullId ? { ...out, id: null } : out);
       });
     } catch (e) {
-      log.error({ err: (e as Error)?.message?.slice(0, 300) }, 'JSON-RPC dispatch failed');
+      log.error({ err: e }, 'JSON-RPC dispatch failed');
       resolve(
         errorResponse(
           { code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' },

@@ -233,7 +233,7 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
           { 'retry-after': '5' },
         );
       }
-      log.error({ err: (e as Error)?.message?.slice(0, 300) }, 'rpc route failed');
+      log.error({ err: e }, 'rpc route failed');
       send(res, 500, errorResponse({ code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' }));
     });
   }

@@ -28,7 +28,7 @@ export const RPC_METHODS = ['eth_sendBundle', 'eth_cancelBundle', 'eth_callBundl
 
 function toJsonRpcError(e: unknown, log: Logger, method: string): JsonRpcErrorObject {
   if (e instanceof RpcError) return e.toJSON();
-  log.error({ method, err: (e as Error)?.message?.slice(0, 300) }, 'JSON-RPC method failed');
+  log.error({ method, err: e }, 'JSON-RPC method failed');
   return { code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' };
 }
 

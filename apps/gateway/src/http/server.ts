@@ -6,6 +6,7 @@ import { documentCapabilities } from '../openapi.js';
 import { appRouter } from '../routers/index.js';
 import type { Services } from '../services.js';
 import { rawBodies, type Context } from '../trpc/context.js';
+import { carriesBearer, mcpOriginRefusal, OriginPolicy } from './origin.js';
 import { GatewayRateLimit } from './rateLimit.js';
 import { problemOf, redisUnavailableProblem, SERVICE_UNAVAILABLE, statusTitle } from '../trpc/problem.js';
 import { assertJsonContentType, BodyIncomplete, BodyRefused, jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, parseJsonBody, readBody } from './body.js';
@@ -91,13 +92,16 @@ export function createRequestListener(services: Services) {
     }
     return { status: ctx?.response.status ?? 200, headers: ctx?.responseHeaders ?? {} };
   };
-  const onError = ({ error, path, ctx }: { error: TRPCError; path?: string; ctx?: Context }) => {
+  // A 5xx's line carries its real cause: the error's class (`err.type`), message and stack, and
+  // its causes (the logger redacts URLs and secrets), with the request id of the answer.
+  const onError = ({ error, path, req, ctx }: { error: TRPCError; path?: string; req?: IncomingMessage; ctx?: Context }) => {
+    const request_id = (req as (IncomingMessage & { id?: string }) | undefined)?.id;
     if (redisUnavailableProblem(error.cause)) {
-      services.log.warn({ path, err: error.cause?.message?.slice(0, 200) }, 'redis unavailable');
+      services.log.warn({ request_id, path, err: error.cause?.message?.slice(0, 200) }, 'redis unavailable');
       // the REST bridge writes the tRPC code into the problem's `code` (INTERNAL_SERVER_ERROR): a store outage says `service_unavailable`
       if (ctx?.transport === 'rest') Object.defineProperty(error, 'code', { value: SERVICE_UNAVAILABLE });
     } else if (problemOf(error).status >= 500 || error.code === 'INTERNAL_SERVER_ERROR') {
-      services.log.error({ path, err: error.cause?.message?.slice(0, 300) ?? error.message.slice(0, 300) }, 'internal error');
+      services.log.error({ request_id, path, err: error.cause ?? error }, 'internal error');
     }
   };
   const rest = createOpenApiNodeHttpHandler({
@@ -115,6 +119,7 @@ export function createRequestListener(services: Services) {
     onError,
   });
 
+  const origins = new OriginPolicy(services.publicBaseUrl, services.config.allowedOrigins ?? []);
   const rateLimit = new GatewayRateLimit(services.redis, services.keys, services.config.rateLimitPerSecond, services.config.trustProxy);
 
   // rebuilt when the catalog changes (a provider registered or retired)
@@ -172,6 +177,25 @@ export function createRequestListener(services: Services) {
         req.resume();
         res.setHeader('Allow', route.allow);
         return sendProblem(res, 405, `${method.slice(0, 20)} is not allowed on ${path.slice(0, 200)}; allowed: ${route.allow}.`);
+      }
+      // DNS rebinding and cross-site use of a token (README "Configuration" → ALLOWED_ORIGINS): a
+      // browser request from a foreign Origin may not reach /mcp nor act with a bearer token; the
+      // CORS preflight of such a request is refused the same way.
+      const foreign = origins.foreignOrigin(req);
+      if (foreign !== undefined && (path === MCP_PATH || carriesBearer(req))) {
+        req.resume();
+        if (path === MCP_PATH) {
+          res.statusCode = 403;
+          res.setHeader('Content-Type', 'application/json');
+          res.end(mcpOriginRefusal(foreign));
+          return;
+        }
+        return sendProblem(
+          res,
+          403,
+          `Origin ${foreign.slice(0, 200)} may not act with a bearer token on this gateway; allowed are the origin of its public base URL and ALLOWED_ORIGINS.`,
+          { reason: 'origin_not_allowed' },
+        );
       }
       if (method === 'OPTIONS') {
         for (const [k, v] of CORS_PREFLIGHT_HEADERS) res.setHeader(k, v);
@@ -260,7 +284,7 @@ export function createRequestListener(services: Services) {
         if (!res.headersSent) res.setHeader('Retry-After', unavailable.headers['Retry-After']);
         return sendProblem(res, 503, unavailable.body.detail, { reason: SERVICE_UNAVAILABLE, code: SERVICE_UNAVAILABLE });
       }
-      services.log.error({ request_id: requestId, err: String((e as Error)?.message ?? e).slice(0, 300) }, 'unhandled request error');
+      services.log.error({ request_id: requestId, err: e }, 'unhandled request error');
       sendProblem(res, 500, 'An internal error occurred; it was logged. Retry later.');
     }
   };

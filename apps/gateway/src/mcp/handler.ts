@@ -36,7 +36,7 @@ export class McpEndpoint {
 
   /** Answers one POST whose JSON body the HTTP edge already parsed. */
   async handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    const server = this.server();
+    const server = this.server((req as IncomingMessage & { id?: string }).id);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();
@@ -46,14 +46,14 @@ export class McpEndpoint {
     await transport.handleRequest(req, res, body);
   }
 
-  private server(): Server {
+  private server(requestId: string | undefined): Server {
     const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools.list() }));
-    server.setRequestHandler(CallToolRequestSchema, (request) => this.call(request.params.name, request.params.arguments, request.params._meta));
+    server.setRequestHandler(CallToolRequestSchema, (request) => this.call(request.params.name, request.params.arguments, request.params._meta, requestId));
     return server;
   }
 
-  private async call(name: string, args: unknown, meta: Record<string, unknown> | undefined): Promise<CallToolResult> {
+  private async call(name: string, args: unknown, meta: Record<string, unknown> | undefined, requestId: string | undefined): Promise<CallToolResult> {
     const tool = this.tools.resolve(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name.slice(0, 64)}". Call tools/list for the list.`);
     try {
@@ -64,7 +64,8 @@ export class McpEndpoint {
         this.services.log.warn({ tool: name, err: String((e as Error)?.message ?? e).slice(0, 200) }, 'redis unavailable');
         return problemResult({ ...unavailable.body, retry_after_seconds: Number(unavailable.headers['Retry-After']) });
       }
-      this.services.log.error({ tool: name, err: String((e as Error)?.message ?? e).slice(0, 300) }, 'mcp tool call failed');
+      // the real cause (class, message, stack; URLs and secrets redacted by the logger)
+      this.services.log.error({ request_id: requestId, tool: name, err: e }, 'mcp tool call failed');
       return toolError(500, 'An internal error occurred; it was logged. Retry later.');
     }
   }

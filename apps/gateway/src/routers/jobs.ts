@@ -36,7 +36,7 @@ function validatePlan(input: JobRequest, ctx: Context): { plan: ReturnType<typeo
   try {
     return { plan: planJob(input, (id) => stepCapability(ctx, id)) };
   } catch (e) {
-    if (e instanceof PlanError) throw problem(e.status, e.message, { errors: e.issues });
+    if (e instanceof PlanError) throw problem(e.status, e.message, { ...e.limit, errors: e.issues });
     throw e;
   }
 }
@@ -63,7 +63,7 @@ export const jobsRouter = router({
         tags: ['jobs'],
         summary: 'Create a job paid with x402 for its whole budget; the unspent budget is refunded when it ends',
         description:
-          'Validates the plan first (unknown or non-executable capabilities, steps outside `capabilities`, inputs, budget below the cheapest step: 400/422, nothing charged), then asks for the budget through x402, then answers 202 with a Location to poll.',
+          'Validates the plan first (unknown or non-executable capabilities, steps outside `capabilities`, inputs, budget below the cheapest step: 400/422; at most 50 capabilities, 100 steps, an objective of 4000 characters: 422 naming the `limit`; a step input over 64 KiB of JSON: 413; nothing charged), then asks for the budget through x402, then answers 202 with a Location to poll.',
         requestHeaders: z.object({
           'PAYMENT-SIGNATURE': z.string().optional(),
           'Idempotency-Key': z.string().optional(),
@@ -73,7 +73,8 @@ export const jobsRouter = router({
           400: 'Bad request',
           402: 'Payment required (x402 challenge for budget_usdc)',
           409: 'Payment or Idempotency-Key reused',
-          422: 'Plan cannot run',
+          413: 'A step input is over its size limit (`limit: "step_input_bytes"`, `max`)',
+          422: 'Plan cannot run, or a count or length over its limit (`limit`: `capabilities`, `steps`, `objective`; `max`)',
         },
       },
     })

@@ -1,6 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/unstable-core-do-not-import';
 import { isRedisUnavailable } from '@acg/redis';
+import { namedLimitOf } from '@acg/schemas';
 import { ZodError } from 'zod';
 
 /** An RFC 9457 problem body: `type, title, status, detail`, optional `instance`, `errors` and extension members. */
@@ -136,6 +137,22 @@ export function zodIssues(err: ZodError): Problem['errors'] {
   return err.issues.map((i) => ({ path: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), message: i.message, code: i.code }));
 }
 
+type ZodIssue = ZodError['issues'][number];
+
+/** The first zod `too_big` issue of a named limit (@acg/schemas limits.ts), also inside a union's branches; its path is from the root. */
+function namedLimitIssue(issues: readonly ZodIssue[], base: PropertyKey[] = []): Extract<ZodIssue, { code: 'too_big' }> | undefined {
+  for (const i of issues) {
+    if (i.code === 'too_big' && namedLimitOf(i.message)) return { ...i, path: [...base, ...i.path] };
+    if (i.code === 'invalid_union') {
+      for (const branch of i.errors) {
+        const found = namedLimitIssue(branch, [...base, ...i.path]);
+        if (found) return found;
+      }
+    }
+  }
+  return undefined;
+}
+
 /**
  * The problem body and headers for any error thrown inside tRPC. Client errors keep their
  * message; server errors get a fixed sentence, so no stack, key, calldata or upstream text leaks.
@@ -148,6 +165,24 @@ export function problemOf(error: TRPCError): { status: number; body: Record<stri
   if (unavailable) return unavailable;
   const status = STATUS_BY_CODE[error.code] ?? 500;
   if (cause instanceof ZodError || (cause as { name?: string } | undefined)?.name === 'ZodError') {
+    // a count or length over a named limit (@acg/schemas limits.ts) is 422 naming it, not a malformed request
+    const over = namedLimitIssue((cause as ZodError).issues);
+    if (over) {
+      const field = over.path.map(String).join('.');
+      return {
+        status: 422,
+        body: {
+          type: 'about:blank',
+          title: statusTitle(422),
+          status: 422,
+          detail: `${field} is over its limit: ${over.message}.`,
+          limit: namedLimitOf(over.message),
+          max: Number(over.maximum),
+          errors: zodIssues(cause as ZodError),
+        },
+        headers: {},
+      };
+    }
     return {
       status: 400,
       body: {
