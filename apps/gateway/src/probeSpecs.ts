@@ -136,9 +136,12 @@ function providerProbeSpecs(services: Services): ProbeSpec[] {
         capabilityId: `${offer.product}.${offer.name}`,
         providerId: record.provider_id,
         method: 'POST',
-        path: record.endpoint,
+        // the provider's endpoint is private (only its owner sees it): the public record names the gateway's URL
+        path: '/api/v1/execute',
         expectStatus: 200,
-        custom: async () => (await probeProviderCapability(services.providers.client, record, offer.name)).record,
+        custom: async () =>
+          (await probeProviderCapability(services.providers.client, record, offer.name, `${services.publicBaseUrl().replace(/\/+$/, '')}/api/v1/execute`))
+            .record,
       }),
     ),
   );
