@@ -23,11 +23,12 @@ export function probeSpecs(services: Services): ProbeSpec[] {
   return [
     ...providerProbeSpecs(services),
     {
-      // onboarding answers a challenge (issued, never used: it expires in 10 minutes)
+      // onboarding answers a challenge (issued, never used: it expires in 10 minutes); the smallest
+      // well-formed request is a retirement of a provider id that does not exist (nothing is checked at issue)
       capabilityId: 'gateway.providers',
       method: 'POST',
       path: '/api/v1/providers/challenge',
-      body: { address: services.config.payment.payTo },
+      body: { address: services.config.payment.payTo, action: 'retire', provider_id: 'prv_00000000000000000000000000' },
       expectStatus: 200,
       check: (body) => typeof (body as { message?: unknown })?.message === 'string' && typeof (body as { nonce?: unknown }).nonce === 'string',
     },
@@ -136,9 +137,12 @@ function providerProbeSpecs(services: Services): ProbeSpec[] {
         capabilityId: `${offer.product}.${offer.name}`,
         providerId: record.provider_id,
         method: 'POST',
-        path: record.endpoint,
+        // the provider's endpoint is private (only its owner sees it): the public record names the gateway's URL
+        path: '/api/v1/execute',
         expectStatus: 200,
-        custom: async () => (await probeProviderCapability(services.providers.client, record, offer.name)).record,
+        custom: async () =>
+          (await probeProviderCapability(services.providers.client, record, offer.name, `${services.publicBaseUrl().replace(/\/+$/, '')}/api/v1/execute`))
+            .record,
       }),
     ),
   );

@@ -91,8 +91,8 @@ export async function startTestProvider(answer: (call: ReceivedCall) => Answer) 
 }
 
 /**
- * Registers a provider through the public API as a third party does: `POST /api/v1/providers/challenge`,
- * EIP-191 signature of the message by `account`, then `POST /api/v1/providers` with `body` (name,
+ * Registers a provider through the public API as a third party does: `POST /api/v1/providers/challenge`
+ * (action `register` and the body), EIP-191 signature of the message by `account`, then `POST /api/v1/providers` with `body` (name,
  * endpoint, capabilities). Returns status and parsed body.
  */
 export async function registerProvider(
@@ -104,8 +104,9 @@ export async function registerProvider(
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(json) });
     return { status: res.status, headers: res.headers, body: (await res.json()) as any };
   };
-  const c = await post(`${baseUrl}/api/v1/providers/challenge`, { address: account.address });
-  if (c.status !== 200) throw new Error(`challenge failed: ${c.status}`);
+  // the challenge authorizes this action and exactly this body (name, endpoint, capabilities)
+  const c = await post(`${baseUrl}/api/v1/providers/challenge`, { address: account.address, action: 'register', ...body });
+  if (c.status !== 200) return c; // the body was refused already (zod), before any signature
   return post(`${baseUrl}/api/v1/providers`, {
     address: account.address,
     message: c.body.message,

@@ -42,8 +42,9 @@ let provider: Awaited<ReturnType<typeof startTestProvider>>;
 
 const upper = (call: ReceivedCall): Answer => ({ status: 200, body: { result: { upper: String((call.body.input as { text: string }).text).toUpperCase() } } });
 
-async function signedChallenge(account: PrivateKeyAccount) {
-  const c = await post(`${t.url}/api/v1/providers/challenge`, { address: account.address });
+/** A signed challenge for `scope` (action, provider_id, and the body it authorizes). */
+async function signedChallenge(account: PrivateKeyAccount, scope: Record<string, unknown>) {
+  const c = await post(`${t.url}/api/v1/providers/challenge`, { address: account.address, ...scope });
   expect(c.status).toBe(200);
   return { address: account.address, message: c.body.message as string, signature: await account.signMessage({ message: c.body.message }) };
 }
@@ -93,22 +94,22 @@ describe('onboarding (EIP-191)', () => {
 
   it('refuses a signature by another key, a replayed nonce, and an address that already has a provider', async () => {
     const other = privateKeyToAccount(generatePrivateKey());
-    const c = await post(`${t.url}/api/v1/providers/challenge`, { address: owner.address });
+    const forgedBody = { name: 'Forger', endpoint: provider.url, capabilities: [offer('forged')] };
+    const c = await post(`${t.url}/api/v1/providers/challenge`, { address: owner.address, action: 'register', ...forgedBody });
     const forged = await post(`${t.url}/api/v1/providers`, {
       address: owner.address,
       message: c.body.message,
       signature: await other.signMessage({ message: c.body.message }),
-      name: 'Forger',
-      endpoint: provider.url,
-      capabilities: [offer('forged')],
+      ...forgedBody,
     });
     expect(forged.status).toBe(401);
     expect(forged.contentType).toMatch(/application\/problem\+json/);
     expect(forged.body.reason).toBe('bad_signature');
 
     const newcomer = privateKeyToAccount(generatePrivateKey());
-    const signed = await signedChallenge(newcomer);
-    const first = await post(`${t.url}/api/v1/providers`, { ...signed, name: 'Once', endpoint: provider.url, capabilities: [offer('once_only')] });
+    const onceBody = { name: 'Once', endpoint: provider.url, capabilities: [offer('once_only')] };
+    const signed = await signedChallenge(newcomer, { action: 'register', ...onceBody });
+    const first = await post(`${t.url}/api/v1/providers`, { ...signed, ...onceBody });
     expect(first.status).toBe(201);
     const replay = await post(`${t.url}/api/v1/providers`, { ...signed, name: 'Twice', endpoint: provider.url, capabilities: [offer('twice_only')] });
     expect(replay.status).toBe(401);
@@ -295,7 +296,7 @@ describe('paid provider calls', () => {
   });
 
   it('a retired provider leaves the catalog at once; execute answers 404', async () => {
-    const c = await post(`${t.url}/api/v1/providers/challenge`, { address: owner.address });
+    const c = await post(`${t.url}/api/v1/providers/challenge`, { address: owner.address, action: 'retire', provider_id: providerId });
     const q = new URLSearchParams({ address: owner.address, message: c.body.message, signature: await owner.signMessage({ message: c.body.message }) });
     const res = await fetch(`${t.url}/api/v1/providers/${providerId}?${q}`, { method: 'DELETE' });
     expect(res.status).toBe(200);

@@ -102,12 +102,7 @@ describe('gateway and worker on a Redis Cluster', () => {
 
   it('registers a provider; the gateway and the worker both learn its capability; a paid call credits its ledger', async () => {
     const owner = privateKeyToAccount(generatePrivateKey());
-    const c = await post(`${t.url}/api/v1/providers/challenge`, { address: owner.address });
-    expect(c.status).toBe(200);
-    const r = await post(`${t.url}/api/v1/providers`, {
-      address: owner.address,
-      message: c.body.message,
-      signature: await owner.signMessage({ message: c.body.message }),
+    const body = {
       name: 'Cluster Co',
       endpoint: provider.url,
       capabilities: [
@@ -121,6 +116,15 @@ describe('gateway and worker on a Redis Cluster', () => {
           timeout_ms: 1000,
         },
       ],
+    };
+    // the challenge authorizes this action and exactly this body
+    const c = await post(`${t.url}/api/v1/providers/challenge`, { address: owner.address, action: 'register', ...body });
+    expect(c.status).toBe(200);
+    const r = await post(`${t.url}/api/v1/providers`, {
+      address: owner.address,
+      message: c.body.message,
+      signature: await owner.signMessage({ message: c.body.message }),
+      ...body,
     });
     expect(r.status).toBe(201);
     provider.setSecret(r.body.signing_secret);

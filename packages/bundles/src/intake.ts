@@ -27,8 +27,10 @@ export interface SubmitBundleResult {
   replaced?: Hash;
   /** Last block the bundle may land in (`inclusion.maxBlock` of `mev_sendBundle`; else `blockNumber`). */
   maxBlock: bigint;
-  /** How it was priced: `paid` (x402), `debited` from the searcher's metered account, or `owed`. */
+  /** How it was priced: `paid` (x402), `debited` from the searcher's metered account, or `owed` (for a resend: how the first was). */
   charged: Charged;
+  /** True when this searcher's bundle was already priced: a resend, answered alike, nothing charged. */
+  resent: boolean;
 }
 
 /**
@@ -122,8 +124,8 @@ export class BundleIntake {
     };
     const alsoFor: bigint[] = [];
     for (let b = valid.blockNumber + 1n; b <= maxBlock; b++) alsoFor.push(b);
-    const { replaced, charged } = await this.pool.add(stored, this.opts.bundlePriceBaseUnits ?? 100_000n, { alsoFor });
-    return { bundleHash: hash, blockNumber: valid.blockNumber, maxBlock, searcher, replaced, charged };
+    const { replaced, charged, resent } = await this.pool.add(stored, this.opts.bundlePriceBaseUnits ?? 100_000n, { alsoFor });
+    return { bundleHash: hash, blockNumber: valid.blockNumber, maxBlock, searcher, replaced, charged, resent };
   }
 
   /**

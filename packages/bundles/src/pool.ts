@@ -73,22 +73,36 @@ export class OrderflowPool {
    * `owed_base_units`. Everything is one Lua script (`bundle_add.lua`): atomic, so of two concurrent
    * replacements the later always removes the earlier, a bundle is never queued unpriced, and
    * concurrent debits never take an account below zero; and one round trip.
-   * @returns `replaced`: the bundle hash that was replaced, if any; `charged`: how it was priced.
+   * Priced once (issue 23 item 5): a searcher's bundle is identified by its first target block and
+   * its `replacement_uuid`, else its transactions (`bundle_hash`); sending it again (the same signed
+   * body replayed, by the searcher or anyone holding it) stores it again but neither counts nor
+   * prices it again, for {@link POOL_TTL_SECONDS}. x402 bundles are paid per call and not deduplicated.
+   * @returns `replaced`: the bundle hash that was replaced, if any; `charged`: how it was priced
+   *   (for a resend, how the first was); `resent`: true when it was already priced.
    */
-  async add(bundle: StoredBundle, priceBaseUnits: bigint, opts: { alsoFor?: readonly bigint[] } = {}): Promise<{ replaced?: Hash; charged: Charged }> {
+  async add(
+    bundle: StoredBundle,
+    priceBaseUnits: bigint,
+    opts: { alsoFor?: readonly bigint[] } = {},
+  ): Promise<{ replaced?: Hash; charged: Charged; resent: boolean }> {
     const field = this.field(bundle);
     const searcher = bundle.searcher.toLowerCase();
     const dropping = new Set(bundle.dropping_tx_hashes);
     const blocks = [bundle.block_number, ...(opts.alsoFor ?? []).map(String)];
     const at = new Date(bundle.received_at).toISOString();
     const uuidValue = bundle.replacement_uuid ? `${bundle.block_number}|${field}` : '';
-    const { charged, previous } = await addBundle(this.redis, {
+    // a bundle's identity for pricing: the same replacementUuid in the same first block, else the same transactions and block
+    const identity = bundle.replacement_uuid
+      ? `${bundle.block_number}:uuid:${bundle.replacement_uuid.toLowerCase()}`
+      : `${bundle.block_number}:${bundle.bundle_hash}`;
+    const { charged, previous, resent } = await addBundle(this.redis, {
       statsKey: this.keys.builder('stats'),
       searcherKey: this.keys.builder('searcher', searcher),
       accountKey: this.keys.account(searcher),
       usageKey: this.keys.accountUsage(searcher),
       uuidKey: this.keys.builder('uuid', searcher, bundle.replacement_uuid ?? '-'),
       uuidValue,
+      pricedKey: this.keys.builder('priced', searcher, identity),
       blocks: blocks.map((block) => ({
         poolKey: this.keys.builder('pool', block),
         statsKey: this.stats.keyOf(block, bundle.bundle_hash),
@@ -115,10 +129,10 @@ export class OrderflowPool {
       }),
       maxUsageLines: 1000,
     });
-    if (!previous || previous === uuidValue) return { charged };
+    if (!previous || previous === uuidValue) return { charged, resent };
     const [block, prevField] = previous.split('|');
     await this.redis.hdel(this.keys.builder('pool', block), prevField);
-    return { replaced: prevField.split(':')[1] as Hash, charged };
+    return { replaced: prevField.split(':')[1] as Hash, charged, resent };
   }
 
   /**

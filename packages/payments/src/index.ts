@@ -40,6 +40,7 @@ export { AUTHORIZATION_STATE_ABI, authorizationUsed } from './eip3009.js';
 export { OFFER_VALIDITY_SECONDS, OfferReceipts } from './offerReceipt.js';
 export {
   TransferWouldRevertError,
+  TreasuryReadError,
   TreasurySender,
   type SignedTransfer,
   type TransferHooks,

@@ -14,6 +14,8 @@ import {
   type Hex,
   type PublicClient,
   type TransactionReceipt,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
 } from 'viem';
 
 /** A signed treasury transaction as stored before it is broadcast: raw bytes, hash and nonce. */
@@ -48,6 +50,14 @@ export interface TransferHooks {
 export interface TransferOutcome {
   hash: Hex;
   status: 'success' | 'reverted';
+}
+
+/**
+ * A chain read the exactly-once decision needs failed (e.g. a receipt read got a 429 or a 5xx).
+ * Nothing was signed or cleared: retry later with the same record (issue 23 item 6).
+ */
+export class TreasuryReadError extends Error {
+  override name = 'TreasuryReadError';
 }
 
 /** The transfer would revert (e.g. the treasury lacks USDC): found while preparing, so nothing was signed or sent. */
@@ -88,10 +98,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * attempt with a stored transaction first looks for its receipt; without one it reads the
  * treasury's mined nonce: not yet past ours → rebroadcast the same bytes (same nonce, same hash:
  * it can only be mined once); past ours and still no receipt (checked again, so a transaction
- * mined meanwhile is not missed) → that nonce went to another transaction, so ours can never be
- * mined, and only then is a new one signed (under the lock, only into an empty record, and the
+ * mined meanwhile is not missed, and the node must not know the transaction at all) → that nonce
+ * went to another transaction, so ours can never be mined, and only then is a new one signed (under the lock, only into an empty record, and the
  * old one is cleared only if it is still the one checked). At any time a record has at most one
  * signed transaction that can still be mined, even with two attempts on one record at once.
+ * Only the node's explicit "not found" answers count as absence: a failed read (timeout, 429, 5xx)
+ * throws {@link TreasuryReadError} and the attempt is retried later, never re-signed.
  */
 export class TreasurySender {
   readonly address: `0x${string}`;
@@ -124,6 +136,8 @@ export class TreasurySender {
       if (mined > signed.nonce) {
         const again = await this.receipt(signed.hash);
         if (again) return this.outcome(again);
+        // and the node does not know the transaction either (a failed read throws: never a reason to re-sign)
+        if (await this.knownTransaction(signed.hash)) throw new TreasuryReadError(`${signed.hash} is known but has no receipt yet; retry later`);
         // the nonce went to another transaction: ours can never be mined; sign anew
         await p.record.clear(signed.hash);
         signed = undefined;
@@ -201,13 +215,41 @@ export class TreasurySender {
     }
   }
 
-  private receipt(hash: Hex): Promise<TransactionReceipt | undefined> {
-    return this.publicClient.getTransactionReceipt({ hash }).catch(() => undefined);
+  /**
+   * The receipt of `hash`, or undefined only when the node answers that it has none
+   * (`TransactionReceiptNotFoundError`). Any other failure (timeout, 429, 5xx, a malformed answer)
+   * throws {@link TreasuryReadError}: a failed read proves nothing, so the caller retries later
+   * instead of treating the transfer as unmined (which would sign it a second time).
+   */
+  private async receipt(hash: Hex): Promise<TransactionReceipt | undefined> {
+    try {
+      return await this.publicClient.getTransactionReceipt({ hash });
+    } catch (e) {
+      if (isReceiptNotFound(e)) return undefined;
+      throw new TreasuryReadError(`could not read the receipt of ${hash}; retry later`);
+    }
+  }
+
+  /** Whether the node knows `hash` (pending or mined); throws {@link TreasuryReadError} when the read fails. */
+  private async knownTransaction(hash: Hex): Promise<boolean> {
+    try {
+      await this.publicClient.getTransaction({ hash });
+      return true;
+    } catch (e) {
+      if (e instanceof TransactionNotFoundError || (e instanceof BaseError && e.walk((x) => x instanceof TransactionNotFoundError))) return false;
+      throw new TreasuryReadError(`could not read the transaction ${hash}; retry later`);
+    }
   }
 
   private outcome(receipt: TransactionReceipt): TransferOutcome {
     return { hash: receipt.transactionHash, status: receipt.status === 'success' ? 'success' : 'reverted' };
   }
+}
+
+/** True only for the node's answer "no receipt for this hash" (null), never for a transport or server error. */
+function isReceiptNotFound(e: unknown): boolean {
+  if (e instanceof TransactionReceiptNotFoundError) return true;
+  return e instanceof BaseError && Boolean(e.walk((x) => x instanceof TransactionReceiptNotFoundError));
 }
 
 function isRevert(e: unknown): boolean {

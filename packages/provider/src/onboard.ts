@@ -63,11 +63,12 @@ export type OnboardReturnType = ProviderRegistered & { created: boolean };
 
 /**
  * Registers a provider through the gateway's public API (DESIGN "Providers"):
- * 1. `POST {gatewayUrl}/api/v1/providers/challenge {address}` → `{message, nonce, expires_at}`;
+ * 1. `POST {gatewayUrl}/api/v1/providers/challenge {address, action: "register", name, endpoint, capabilities}`
+ *    → `{message, nonce, expires_at}` (the message names the action and the SHA-256 of that body: it authorizes nothing else);
  * 2. signs `message` with EIP-191 (`account.signMessage`);
  * 3. `POST {gatewayUrl}/api/v1/providers {address, message, signature, name, endpoint, capabilities}` → 201;
  *    if the address already has a provider (409 `provider_exists` in `reason` or `code`, with `provider_id`),
- *    gets a fresh challenge and `PUT {gatewayUrl}/api/v1/providers/{provider_id}` with the same
+ *    gets a fresh challenge (`action: "update"`, `provider_id`) and `PUT {gatewayUrl}/api/v1/providers/{provider_id}` with the same
  *    body shape → 200, which replaces the offers and rotates the signing secret.
  *
  * With `provider`, its signing secret is set from the answer before this returns.
@@ -122,14 +123,22 @@ export async function onboard(params: OnboardParameters): Promise<OnboardReturnT
     throw new ProviderOnboardingError(step, `${what} answered HTTP ${r.status}${detail}`, r.status, r.json);
   };
 
-  async function signedBody(step: OnboardingStep): Promise<ProviderRegistrationInput> {
-    const r = await send(step, 'POST', '/api/v1/providers/challenge', { address: account.address });
+  // the challenge names the action, the provider and the SHA-256 of exactly this body: a signature authorizes only this request
+  async function signedBody(step: OnboardingStep, providerId?: string): Promise<ProviderRegistrationInput> {
+    const fields = { name: params.name, endpoint: params.endpoint, capabilities: offers };
+    const action = step === 'update' ? 'update' : 'register';
+    const r = await send(step, 'POST', '/api/v1/providers/challenge', {
+      address: account.address,
+      action,
+      ...(providerId ? { provider_id: providerId } : {}),
+      ...fields,
+    });
     if (r.status !== 200 && r.status !== 201) refuse(step, 'POST /api/v1/providers/challenge', r);
     const challenge = ProviderChallenge.safeParse(r.json);
     if (!challenge.success)
       throw new ProviderOnboardingError(step, 'POST /api/v1/providers/challenge answered something other than {message, nonce, expires_at}.', r.status, r.json);
     const signature = await account.signMessage({ message: challenge.data.message });
-    return { address: account.address, message: challenge.data.message, signature, name: params.name, endpoint: params.endpoint, capabilities: offers };
+    return { address: account.address, message: challenge.data.message, signature, ...fields };
   }
 
   const registered = (step: OnboardingStep, r: { status: number; json: Record<string, unknown> | undefined }) => {
@@ -150,7 +159,7 @@ export async function onboard(params: OnboardParameters): Promise<OnboardReturnT
     result = { ...registered('register', created), created: true };
   } else if (created.status === 409 && problemCode(created.json) === 'provider_exists' && typeof created.json?.provider_id === 'string') {
     const id = created.json.provider_id;
-    const updated = await send('update', 'PUT', `/api/v1/providers/${encodeURIComponent(id)}`, await signedBody('update'));
+    const updated = await send('update', 'PUT', `/api/v1/providers/${encodeURIComponent(id)}`, await signedBody('update', id));
     if (updated.status !== 200 && updated.status !== 201) refuse('update', `PUT /api/v1/providers/${id}`, updated);
     result = { ...registered('update', updated), created: false };
   } else {

@@ -41,13 +41,13 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 }
 
 export async function startStandInGateway(): Promise<StandInGateway> {
-  const challenges = new Map<string, string>(); // message -> address (single use)
+  const challenges = new Map<string, string>(); // message -> `<address>|<action>|<provider_id>` (single use; the gateway binds a challenge to its action)
   const providers = new Map<string, ProviderRegistered & { offers: unknown[] }>();
   const requests: { method: string; path: string }[] = [];
   let seq = 0;
   const gw: Partial<StandInGateway> = { requests, providers };
 
-  async function checkRegistration(body: unknown, res: ServerResponse) {
+  async function checkRegistration(body: unknown, res: ServerResponse, action: 'register' | 'update', providerId = '') {
     const parsed = ProviderRegistration.safeParse(body);
     if (!parsed.success) {
       problem(res, 400, 'invalid registration', { errors: parsed.error.issues.map((i) => ({ path: i.path, message: i.message })) });
@@ -55,7 +55,7 @@ export async function startStandInGateway(): Promise<StandInGateway> {
     }
     const reg = parsed.data;
     const address = getAddress(reg.address);
-    if (challenges.get(reg.message) !== address) {
+    if (challenges.get(reg.message) !== `${address}|${action}|${providerId}`) {
       problem(res, 401, 'unknown, used or foreign challenge', { reason: 'invalid_challenge' });
       return undefined;
     }
@@ -94,14 +94,17 @@ export async function startStandInGateway(): Promise<StandInGateway> {
     if (gw.failWith) return problem(res, gw.failWith.status, 'failing on purpose', { reason: gw.failWith.code });
     const body = await readJson(req);
     if (req.method === 'POST' && path === '/api/v1/providers/challenge') {
-      const address = getAddress((body as { address: string }).address);
+      const req = body as { address: string; action?: string; provider_id?: string; name?: unknown; capabilities?: unknown };
+      const address = getAddress(req.address);
+      if ((req.action !== 'register' && req.action !== 'update') || req.name === undefined || req.capabilities === undefined)
+        return problem(res, 400, 'a challenge names its action and the body it authorizes', { reason: 'invalid_challenge_request' });
       const nonce = randomBytes(12).toString('hex');
       const message = `127.0.0.1 wants you to register a provider with your Ethereum account:\n${address}\n\nNonce: ${nonce}\nIssued At: ${new Date().toISOString()}`;
-      challenges.set(message, address);
+      challenges.set(message, `${address}|${req.action}|${req.provider_id ?? ''}`);
       return send(res, 200, { message, nonce, expires_at: new Date(Date.now() + 600_000).toISOString() });
     }
     if (req.method === 'POST' && path === '/api/v1/providers') {
-      const ok = await checkRegistration(body, res);
+      const ok = await checkRegistration(body, res, 'register');
       if (!ok) return;
       const existing = providers.get(ok.address);
       if (existing) return problem(res, 409, 'this address already has a provider', { reason: 'provider_exists', provider_id: existing.provider_id });
@@ -109,7 +112,7 @@ export async function startStandInGateway(): Promise<StandInGateway> {
     }
     const put = path.match(/^\/api\/v1\/providers\/(prv_[0-9A-Z]{26})$/);
     if (req.method === 'PUT' && put) {
-      const ok = await checkRegistration(body, res);
+      const ok = await checkRegistration(body, res, 'update', put[1]);
       if (!ok) return;
       const existing = providers.get(ok.address);
       if (!existing || existing.provider_id !== put[1]) return problem(res, 404, 'no such provider for this address');

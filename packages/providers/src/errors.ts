@@ -8,7 +8,9 @@
  * `address`), `invalid_schema` 400, `invalid_example` 400, `endpoint_refused` 400 (SSRF rules),
  * `endpoint_unreachable` 422, `capability_exists` 409 (an id clash), `provider_exists` 409 (this
  * address already has a provider: update it with PUT), `not_found` 404, `forbidden` 403,
- * `retired` 409, `busy` 503 (another registration holds the lock; retry).
+ * `retired` 409, `busy` 503 (another registration holds the lock; retry), `challenge_mismatch` 403
+ * (the challenge was signed for another action, provider or body), `invalid_challenge_request` 400,
+ * `invalid_body` 400, `schema_too_large` 413 and `schema_too_deep` 422 (a JSON Schema over a limit).
  */
 export class ProviderError extends Error {
   override name = 'ProviderError';

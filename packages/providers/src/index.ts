@@ -6,12 +6,12 @@
  * ({@link ProviderDirectory}) and probes ({@link probeProviderCapability}). Money (ledger,
  * payouts, disputes) is @acg/provider-ledger's; this package only tells it about earnings.
  */
-export { CHALLENGE_TTL_SECONDS, ChallengeStore, challengeMessage } from './challenge.js';
+export { authorizedDigest, CHALLENGE_TTL_SECONDS, ChallengeStore, challengeMessage, type AuthorizedFields, type ChallengeScope } from './challenge.js';
 export { MAX_PROVIDER_RESPONSE_BYTES, ProviderClient, type ProviderCallOptions, type ProviderCallOutcome } from './client.js';
 export { providerCapability, usdcBaseUnits, type ProviderCredit, type ProviderEarnings, type ProviderRuntime } from './definition.js';
 export { PROVIDERS_SOURCE, ProviderDirectory } from './directory.js';
 export { ProviderError } from './errors.js';
-export { compileJsonSchema, schemaIssues, type SchemaIssue } from './jsonSchema.js';
+export { compileJsonSchema, MAX_COMPILED_VALIDATORS, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, schemaIssues, type SchemaIssue } from './jsonSchema.js';
 export { newSigningSecret, ProviderOnboarding, type ProviderOnboardingOptions } from './onboarding.js';
 export { probeProviderCapability } from './probe.js';
 export { offerCapabilityId, ProviderStore, type ProviderRecord } from './store.js';

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { ProviderChallenge, ProviderOffer, ProviderRegistered, ProviderRegistration, SignedChallenge } from '@acg/schemas';
+import type { ProviderChallenge, ProviderChallengeRequest, ProviderOffer, ProviderRegistered, ProviderRegistration, SignedChallenge } from '@acg/schemas';
 import { checkPublicUrl, WebhookUrlError, type HostResolver, type UrlPolicy } from '@acg/wallet-monitor';
 import { ulid } from 'ulid';
 import { getAddress } from 'viem';
-import type { ChallengeStore } from './challenge.js';
+import { authorizedDigest, type ChallengeScope, type ChallengeStore } from './challenge.js';
 import type { ProviderClient } from './client.js';
 import { ProviderError } from './errors.js';
 import { compileJsonSchema, schemaIssues } from './jsonSchema.js';
@@ -35,21 +35,47 @@ export interface ProviderOnboardingOptions {
 export class ProviderOnboarding {
   constructor(private readonly o: ProviderOnboardingOptions) {}
 
-  /** A challenge for `address`, naming `host` (the gateway's public host). */
-  challenge(address: string, host: string): Promise<ProviderChallenge> {
-    return this.o.challenges.issue(getAddress(address), host);
+  /**
+   * A challenge for `req.address`, naming `host` (the gateway's public host) and what it authorizes:
+   * `req.action`, `req.provider_id` (required for update and retire, refused for register) and the
+   * {@link authorizedDigest} of `name`, `endpoint`, `capabilities` (required for register and update,
+   * refused for retire). Throws {@link ProviderError} `invalid_challenge_request` 400 naming the field.
+   */
+  challenge(req: ProviderChallengeRequest, host: string): Promise<ProviderChallenge> {
+    const bad = (field: string, why: string) =>
+      new ProviderError('invalid_challenge_request', 400, `${field} ${why} for action ${req.action}.`, { errors: [{ path: [field], message: why }] });
+    const needsBody = req.action !== 'retire';
+    if (req.action === 'register' && req.provider_id !== undefined) throw bad('provider_id', 'must be absent');
+    if (req.action !== 'register' && req.provider_id === undefined) throw bad('provider_id', 'is required');
+    for (const field of ['name', 'endpoint', 'capabilities'] as const) {
+      if (needsBody && req[field] === undefined) throw bad(field, 'is required (the signature authorizes exactly this body)');
+      if (!needsBody && req[field] !== undefined) throw bad(field, 'must be absent');
+    }
+    const scope: ChallengeScope = {
+      action: req.action,
+      ...(req.provider_id ? { providerId: req.provider_id } : {}),
+      ...(needsBody
+        ? { digest: authorizedDigest({ name: req.name as string, endpoint: req.endpoint as string, capabilities: req.capabilities as ProviderOffer[] }) }
+        : {}),
+    };
+    return this.o.challenges.issue(getAddress(req.address), host, scope);
   }
 
   /**
    * Registers a provider: 201 body with the signing secret (shown once) and its capabilities,
-   * all `PILOT` until probed. Throws {@link ProviderError}: `invalid_schema`/`invalid_example`/
+   * all `PILOT` until probed. Order: the signed challenge (scope `register` + body digest) before
+   * any schema work, then the offers, then the nonce is used up, then reachability.
+   * Throws {@link ProviderError}: the challenge errors (400/401, `challenge_mismatch` 403),
+   * `schema_too_large` 413, `schema_too_deep` 422, `invalid_schema`/`invalid_example`/
    * `duplicate_offer`/`capability_exists` (reserved id) 400/409, `endpoint_refused` 400, the
    * challenge errors (400/401), `endpoint_unreachable` 422, `provider_exists` 409 (with
    * `provider_id`), `capability_exists` 409.
    */
   async register(body: ProviderRegistration): Promise<ProviderRegistered> {
+    // the signature first: nothing of the body is compiled or fetched for an unsigned request
+    const address = await this.o.challenges.verify(body, { action: 'register', digest: authorizedDigest(body) });
     await this.validate(body);
-    const address = await this.o.challenges.consume(body);
+    await this.o.challenges.take(body);
     await this.checkReachable(body.endpoint);
     const now = this.now();
     const record: ProviderRecord = {
@@ -73,12 +99,13 @@ export class ProviderOnboarding {
    * {@link register}, plus `not_found` 404 and `forbidden` 403 (signed by another address).
    */
   async update(providerId: string, body: ProviderRegistration): Promise<ProviderRegistered> {
-    await this.validate(body);
+    const signer = await this.o.challenges.verify(body, { action: 'update', providerId, digest: authorizedDigest(body) });
     const existing = await this.o.store.get(providerId);
     if (existing?.status !== 'active') throw new ProviderError('not_found', 404, `No active provider ${providerId}.`);
-    const signer = await this.o.challenges.consume(body);
     if (signer.toLowerCase() !== existing.address.toLowerCase())
       throw new ProviderError('forbidden', 403, `Only ${existing.address} may change this provider.`);
+    await this.validate(body);
+    await this.o.challenges.take(body);
     await this.checkReachable(body.endpoint);
     const record: ProviderRecord = {
       ...existing,
@@ -94,11 +121,12 @@ export class ProviderOnboarding {
 
   /** Retires a provider with a fresh signed challenge by its address: its capabilities leave the catalog; held money is still paid out. */
   async retire(providerId: string, signed: SignedChallenge): Promise<{ provider_id: string; status: 'retired' }> {
+    const signer = await this.o.challenges.verify(signed, { action: 'retire', providerId });
     const existing = await this.o.store.get(providerId);
     if (existing?.status !== 'active') throw new ProviderError('not_found', 404, `No active provider ${providerId}.`);
-    const signer = await this.o.challenges.consume(signed);
     if (signer.toLowerCase() !== existing.address.toLowerCase())
       throw new ProviderError('forbidden', 403, `Only ${existing.address} may retire this provider.`);
+    await this.o.challenges.take(signed);
     await this.o.store.retire(providerId, this.now());
     return { provider_id: providerId, status: 'retired' };
   }

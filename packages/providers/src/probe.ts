@@ -9,13 +9,17 @@ import { offerCapabilityId, type ProviderRecord } from './store.js';
 /**
  * Probes one provider capability (DESIGN "Providers", probing): a signed, free call with the
  * offer's `example_request` (`webhook-id` = `probe_<ULID>`, header `x-acg-probe: 1`). `ok` when
- * the provider answers 2xx with `{result}` valid against `output_schema`. The record names the
- * endpoint, the HTTP status (0 without a response) and the SHA-256 of the answer's bytes.
+ * the provider answers 2xx with `{result}` valid against `output_schema`. The record is public
+ * (`evidence.probe` of /registry and the capability page), so it never names the provider's own
+ * endpoint (issue 23 item 9): `url` is `publicUrl`, the gateway's URL that serves the capability
+ * (`{PUBLIC_BASE_URL}/api/v1/execute`); with the HTTP status the provider answered (0 without a
+ * response) and the SHA-256 of the answer's bytes.
  */
 export async function probeProviderCapability(
   client: ProviderClient,
   record: ProviderRecord,
   offerName: string,
+  publicUrl: string,
 ): Promise<{ capabilityId: string; record: ProbeRecord }> {
   const offer = record.offers.find((o) => o.name === offerName);
   if (!offer) throw new Error(`provider ${record.provider_id} has no offer ${offerName}`);
@@ -46,7 +50,7 @@ export async function probeProviderCapability(
     record: {
       ok,
       checked_at: new Date().toISOString(),
-      probe: { url: record.endpoint, method: 'POST', status: outcome.status, body_sha256: createHash('sha256').update(bytes).digest('hex') },
+      probe: { url: publicUrl, method: 'POST', status: outcome.status, body_sha256: createHash('sha256').update(bytes).digest('hex') },
     },
   };
 }

@@ -266,6 +266,8 @@ export interface AddBundleParameters {
   uuidKey: string;
   /** `<first block>|<pool field>`, or '' when the bundle has no replacement uuid */
   uuidValue: string;
+  /** the searcher's priced-bundle marker of this bundle's identity (same transactions and block, or same uuid and block): set once priced, for the pool TTL */
+  pricedKey: string;
   /** per target block: pool hash, bundle-stats hash and the stored bundle (JSON) */
   blocks: readonly { poolKey: string; statsKey: string; json: string }[];
   /** pool field, `<searcher>:<bundle_hash>` */
@@ -294,16 +296,19 @@ export interface AddBundleReturnType {
   balance: string;
   /** the replacement-uuid key's former value (`<block>|<field>`), or undefined */
   previous?: string;
+  /** true when this searcher's bundle was already priced (a resend): `charged` is how the first was priced, nothing moved now */
+  resent: boolean;
 }
 
 /**
  * `bundle_add.lua`: queues one accepted bundle in the pool of each target block, records its
  * receipt, counts it and prices it (x402: paid; else debited from the searcher's metered account
  * when it holds the price, or owed), and swaps its replacement uuid, atomically in one round trip.
+ * A bundle whose `pricedKey` is set (a resend) is stored again but neither counted nor priced.
  */
 export async function addBundle(redis: Redis, p: AddBundleParameters): Promise<AddBundleReturnType> {
-  const keys = [p.statsKey, p.searcherKey, p.accountKey, p.usageKey, p.uuidKey, ...p.blocks.flatMap((b) => [b.poolKey, b.statsKey])];
-  const [charged, balance, previous] = (await withScripts(redis).bundle_add(
+  const keys = [p.statsKey, p.searcherKey, p.accountKey, p.usageKey, p.uuidKey, p.pricedKey, ...p.blocks.flatMap((b) => [b.poolKey, b.statsKey])];
+  const [charged, balance, previous, resent] = (await withScripts(redis).bundle_add(
     keys.length,
     ...keys,
     p.field,
@@ -319,8 +324,8 @@ export async function addBundle(redis: Redis, p: AddBundleParameters): Promise<A
     p.usageLine,
     p.maxUsageLines,
     ...p.blocks.map((b) => b.json),
-  )) as [0 | 1 | 2, string, string];
-  return { charged: charged === 2 ? 'paid' : charged === 1 ? 'debited' : 'owed', balance, previous: previous || undefined };
+  )) as [0 | 1 | 2, string, string, 0 | 1];
+  return { charged: charged === 2 ? 'paid' : charged === 1 ? 'debited' : 'owed', balance, previous: previous || undefined, resent: resent === 1 };
 }
 
 export interface CancelSubscriptionParameters {

@@ -152,6 +152,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
       usageKey: keys.accountUsage(searcher),
       uuidKey: keys.builder('uuid', searcher, '-'),
       uuidValue: '',
+      pricedKey: keys.builder('priced', searcher, '10:0xh1'),
       blocks: [10, 11].map((b) => ({ poolKey: keys.builder('pool', b), statsKey: keys.builder('bstats', b, '0xh1'), json: `{"b":${b}}` })),
       field: `${searcher}:0xh1`,
       receiptField: `recv:${searcher}`,
@@ -169,16 +170,20 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
     it('queues for every block, keeps the first receipt, counts once, and prices: paid, debited while the account holds the price, else owed', async () => {
       await raw.hset(keys.account(searcher), 'balance', '150000');
-      expect(await addBundle(raw, params())).toEqual({ charged: 'debited', balance: '50000' });
+      expect(await addBundle(raw, params())).toEqual({ charged: 'debited', balance: '50000', resent: false });
       expect(await raw.hgetall(keys.builder('pool', 10))).toEqual({ [`${searcher}:0xh1`]: '{"b":10}' });
       expect(await raw.hgetall(keys.builder('pool', 11))).toEqual({ [`${searcher}:0xh1`]: '{"b":11}' });
       expect(await raw.hgetall(keys.builder('bstats', 11, '0xh1'))).toEqual({ [`recv:${searcher}`]: '1000', txs: '0xt1,0xt2' });
       expect(await raw.ttl(keys.builder('bstats', 11, '0xh1'))).toBeGreaterThan(60);
       expect(await raw.lrange(keys.accountUsage(searcher), 0, -1)).toEqual(['{"kind":"debit"}']);
 
-      expect(await addBundle(raw, params({ receivedAtMs: 2000 }))).toEqual({ charged: 'owed', balance: '50000' });
+      expect(await addBundle(raw, params({ receivedAtMs: 2000, pricedKey: keys.builder('priced', searcher, '10:0xh2') }))).toEqual({
+        charged: 'owed',
+        balance: '50000',
+        resent: false,
+      });
       expect(await raw.hget(keys.builder('bstats', 10, '0xh1'), `recv:${searcher}`)).toBe('1000');
-      expect(await addBundle(raw, params({ paidBy: 'x402' }))).toEqual({ charged: 'paid', balance: '' });
+      expect(await addBundle(raw, params({ paidBy: 'x402' }))).toEqual({ charged: 'paid', balance: '', resent: false });
       expect(await raw.hgetall(keys.builder('searcher', searcher))).toEqual({
         bundles: '3',
         last_bundle_at: '1970-01-01T00:00:01.000Z',
@@ -188,6 +193,29 @@ describe.each(BACKENDS)('on %s', (backend) => {
       });
       expect(await raw.hgetall(keys.account(searcher))).toMatchObject({ balance: '50000', spent: '100000' });
       expect(await raw.hget(keys.builder('stats'), 'bids_received')).toBe('3');
+    });
+
+    it('a resend of a priced bundle (same marker) is stored again but neither counted nor priced again', async () => {
+      const who = '0xdef';
+      const mine = (over: Partial<AddBundleParameters> = {}) =>
+        params({
+          searcherKey: keys.builder('searcher', who),
+          accountKey: keys.account(who),
+          usageKey: keys.accountUsage(who),
+          pricedKey: keys.builder('priced', who, '10:0xh1'),
+          statsKey: keys.builder('stats', who),
+          ...over,
+        });
+      await raw.hset(keys.account(who), 'balance', '500000');
+      expect(await addBundle(raw, mine())).toEqual({ charged: 'debited', balance: '400000', resent: false });
+      for (let i = 0; i < 3; i++) expect(await addBundle(raw, mine())).toEqual({ charged: 'debited', balance: '', resent: true });
+      expect(await raw.hget(keys.account(who), 'balance')).toBe('400000');
+      expect(await raw.llen(keys.accountUsage(who))).toBe(1);
+      expect(await raw.hget(keys.builder('searcher', who), 'bundles')).toBe('1');
+      expect(await raw.hget(keys.builder('stats', who), 'bids_received')).toBe('1');
+      // another bundle (another marker) is priced
+      expect(await addBundle(raw, mine({ pricedKey: keys.builder('priced', who, '10:0xh9') }))).toMatchObject({ charged: 'debited', resent: false });
+      expect(await raw.hget(keys.account(who), 'balance')).toBe('300000');
     });
 
     it('swaps the replacement uuid and returns the former value', async () => {

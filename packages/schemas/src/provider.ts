@@ -69,8 +69,25 @@ export const ProviderOffer = z.strictObject({
 export type ProviderOffer = z.infer<typeof ProviderOffer>;
 export type ProviderOfferInput = z.input<typeof ProviderOffer>;
 
-/** Body of `POST /api/v1/providers/challenge`: the provider's payout address on the payment chain. */
-export const ProviderChallengeRequest = z.strictObject({ address: Address });
+/** What a provider challenge authorizes: `register` (POST), `update` (PUT) or `retire` (DELETE /api/v1/providers/{provider_id}). */
+export const ProviderAction = z.enum(['register', 'update', 'retire']);
+export type ProviderAction = z.infer<typeof ProviderAction>;
+
+/**
+ * Body of `POST /api/v1/providers/challenge`: the provider's payout address on the payment chain,
+ * the `action` the signature will authorize, `provider_id` for `update` and `retire`, and for
+ * `register` and `update` the exact `name`, `endpoint` and `capabilities` that will be sent: the
+ * message names the action, the provider and the SHA-256 of their RFC 8785 canonical JSON, so a
+ * signature works only for that action and that body (issue 23 item 8).
+ */
+export const ProviderChallengeRequest = z.strictObject({
+  address: Address,
+  action: ProviderAction,
+  provider_id: ProviderId.optional(),
+  name: ProviderName.optional(),
+  endpoint: z.string().url().max(2048).optional(),
+  capabilities: z.array(ProviderOffer).min(1).max(20).optional(),
+});
 export type ProviderChallengeRequest = z.infer<typeof ProviderChallengeRequest>;
 
 /**

@@ -8,7 +8,9 @@ import type { RpcContext } from './context.js';
  * refundRecipient?, refundTxHashes?}]`. Validates every transaction, queues the bundle in the
  * orderflow pool for `blockNumber` under the searcher identity (replacing the searcher's bundle with
  * the same `replacementUuid`), prices it at 0.10 USD (debited from the signer's metered account when it
- * holds that, else recorded as owed; README "Pricing"), and returns `null`: accepted
+ * holds that, else recorded as owed; README "Pricing"), once per signer and bundle (a resend of the same
+ * transactions and block, or the same `replacementUuid` and block, is answered alike and not charged
+ * again), and returns `null`: accepted
  * and queued (SPEC 4; Flashbots returns `{bundleHash}` here, see README).
  *
  * @throws {RpcError} -32602 naming the bad field (bad hex, wrong chain id, past block, too many

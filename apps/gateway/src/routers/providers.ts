@@ -34,10 +34,12 @@ const providerProcedure = publicProcedure.use(async ({ ctx, next }) => {
 const ProviderIdParam = z.object({ provider_id: z.string().min(1).max(100).describe('provider id, prv_ + ULID') });
 
 const onboardingErrors = {
-  400: 'Invalid body, JSON Schema or example_request (problem+json with errors), or an endpoint refused by the SSRF rules',
-  401: 'The challenge is unknown, used, expired, or not signed by address (EIP-191)',
+  400: 'Invalid body, JSON Schema (a pattern RE2 does not support included) or example_request (problem+json with errors), or an endpoint refused by the SSRF rules',
+  401: 'The challenge is unknown, used, expired, or not signed by address (EIP-191); checked before any schema work',
+  403: 'The challenge was signed for another action, provider or body (code challenge_mismatch)',
+  413: 'A JSON Schema is larger than 64 KiB of JSON (code schema_too_large)',
   409: 'A capability id is taken (code capability_exists), or the address already has a provider (code provider_exists, with provider_id)',
-  422: 'The endpoint got no HTTP answer to GET',
+  422: 'The endpoint got no HTTP answer to GET, or a JSON Schema nests deeper than 32 (code schema_too_deep)',
 };
 
 /** Probe status of a provider capability as the catalog derives it. */
@@ -107,13 +109,13 @@ export const providersRouter = router({
         tags: ['providers'],
         summary: 'Get a single-use EIP-191 challenge to register, change or retire a provider',
         description:
-          'The message names this gateway, the address, a nonce and the issue time. Sign it with personal_sign (EIP-191) and send it within 10 minutes to POST /api/v1/providers, PUT or DELETE /api/v1/providers/{provider_id}. Each challenge verifies once.',
-        errorResponses: { 400: 'Invalid address' },
+          'Send the action (register, update, retire), provider_id for update and retire, and for register and update the exact name, endpoint and capabilities you will send. The message names this gateway, the action, the provider, the SHA-256 of the RFC 8785 canonical JSON of {name, endpoint, capabilities}, the address, a nonce and the issue time. Sign it with personal_sign (EIP-191) and send it within 10 minutes with that action and body: POST /api/v1/providers, PUT or DELETE /api/v1/providers/{provider_id}. A signature for another action, provider or body is refused (403 challenge_mismatch). Each challenge verifies once.',
+        errorResponses: { 400: 'Invalid address, action, or a field missing or extra for the action' },
       },
     })
     .input(ProviderChallengeRequest)
     .output(ProviderChallenge)
-    .mutation(({ ctx, input }) => ctx.services.providers.onboarding.challenge(input.address, new URL(ctx.services.publicBaseUrl()).host)),
+    .mutation(({ ctx, input }) => ctx.services.providers.onboarding.challenge(input, new URL(ctx.services.publicBaseUrl()).host)),
 
   register: providerProcedure
     .meta({
@@ -148,7 +150,7 @@ export const providersRouter = router({
         path: '/api/v1/providers/{provider_id}',
         tags: ['providers'],
         summary: "Replace a provider's name, endpoint and offers (fresh signed challenge); rotates the signing secret",
-        errorResponses: { ...onboardingErrors, 403: 'Signed by another address', 404: 'Unknown or retired provider' },
+        errorResponses: { ...onboardingErrors, 403: 'Signed by another address, or for another action, provider or body', 404: 'Unknown or retired provider' },
       },
     })
     .input(ProviderRegistration.extend(ProviderIdParam.shape))
@@ -169,7 +171,12 @@ export const providersRouter = router({
         tags: ['providers'],
         summary: 'Retire a provider (fresh signed challenge in the query: address, message, signature)',
         description: 'Its capabilities leave the catalog at once; money already earned is still paid out after the dispute window.',
-        errorResponses: { 400: 'Invalid query', 401: 'Bad challenge or signature', 403: 'Signed by another address', 404: 'Unknown or retired provider' },
+        errorResponses: {
+          400: 'Invalid query',
+          401: 'Bad challenge or signature',
+          403: 'Signed by another address, or a challenge for another action or provider',
+          404: 'Unknown or retired provider',
+        },
       },
     })
     .input(ProviderIdParam.extend({ address: Address, message: z.string().min(1).max(2000), signature: z.string().regex(/^0x[0-9a-fA-F]*$/) }))

@@ -22,7 +22,7 @@ export type ProvidersErrorType = ProblemDetails;
  * keeps `PROVIDER_FEE_BPS` of each price and pays the rest out in USDC after the dispute window.
  *
  * @example
- * // 1. POST {base_url}/api/v1/providers/challenge {"address": "0x…"} → {message, nonce, expires_at}
+ * // 1. POST {base_url}/api/v1/providers/challenge {"address": "0x…", "action": "register", name, endpoint, capabilities} → {message, nonce, expires_at}
  * // 2. sign `message` with personal_sign (EIP-191)
  * // 3. POST {base_url}/api/v1/providers {address, message, signature, name, endpoint, capabilities: [offer]}
  */
@@ -72,5 +72,5 @@ export const gatewayProviders = defineCapability({
   },
   related_capabilities: ['gateway.execute'],
   notes:
-    'Authentication is an EIP-191 signature over a single-use challenge from POST {base_url}/api/v1/providers/challenge (10 minutes). PUT and DELETE /api/v1/providers/{provider_id} need a fresh one. The gateway calls POST {endpoint} with Standard Webhooks headers signed with the signing_secret.',
+    'Authentication is an EIP-191 signature over a single-use challenge from POST {base_url}/api/v1/providers/challenge (10 minutes), requested with the action (register, update, retire), provider_id (update, retire) and the exact name, endpoint and capabilities (register, update): the message names the action and the SHA-256 of that body, and is refused (403) for anything else. PUT and DELETE /api/v1/providers/{provider_id} need a fresh one. The gateway calls POST {endpoint} with Standard Webhooks headers signed with the signing_secret.',
 });

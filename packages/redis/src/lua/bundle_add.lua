@@ -1,13 +1,15 @@
 -- Queue one accepted bundle in the builder's orderflow pool, record its receipt, count it and price
 -- it, in one atomic step (one round trip, which the builder's auto-pipelined connection batches with
 -- other requests' commands).
--- numkeys is given by the caller (2 keys per target block).
+-- numkeys is given by the caller (6 + 2 keys per target block).
 -- KEYS[1]  builder stats hash (`bids_received`)
 -- KEYS[2]  searcher hash (`bundles`, `last_bundle_at`, `paid_base_units` | `debited_base_units` | `owed_base_units`)
 -- KEYS[3]  the searcher's metered account hash (field `balance`; same layout as debit_account.lua)
 -- KEYS[4]  that account's usage list (newest first, capped)
 -- KEYS[5]  replacement-uuid key of the searcher (written only when ARGV[10] is not empty)
--- KEYS[6], KEYS[7], ...  per target block: pool hash, bundle-stats hash
+-- KEYS[6]  the searcher's priced-bundle marker (`<block>:uuid:<uuid>` or `<block>:<bundle_hash>`): a
+--          bundle already priced for this searcher is stored again but neither counted nor priced again
+-- KEYS[7], KEYS[8], ...  per target block: pool hash, bundle-stats hash
 -- ARGV[1]  pool field (`<searcher>:<bundle_hash>`)
 -- ARGV[2]  stats field of the receipt (`recv:<searcher>`), ARGV[3] received at (UNIX ms), ARGV[4] received at (RFC 3339)
 -- ARGV[5]  required tx hashes (comma-separated), ARGV[6] pool TTL seconds, ARGV[7] stats TTL seconds
@@ -15,18 +17,31 @@
 -- ARGV[10] replacement-uuid value (`<first block>|<field>`), or '' when the bundle has no uuid
 -- ARGV[11] usage line (JSON) written when the account pays, ARGV[12] max usage lines kept
 -- ARGV[13], ARGV[14], ...  the stored bundle (JSON) per target block, in KEYS order
--- Returns {charged, balance, previous}: charged 2 paid (x402), 1 debited from the account, 0 owed;
--- balance of the account after ('' for x402); previous: the uuid key's former value, or '' when none.
-local blocks = (#KEYS - 5) / 2
+-- Returns {charged, balance, previous, resent}: charged 2 paid (x402), 1 debited from the account, 0 owed
+-- (for a resend: how the first was priced); balance of the account after ('' for x402 and resends);
+-- previous: the uuid key's former value, or '' when none; resent 1 when the marker was already set.
+local blocks = (#KEYS - 6) / 2
 for i = 1, blocks do
-  local pool = KEYS[4 + 2 * i]
-  local stats = KEYS[5 + 2 * i]
+  local pool = KEYS[5 + 2 * i]
+  local stats = KEYS[6 + 2 * i]
   redis.call('HSET', pool, ARGV[1], ARGV[12 + i])
   redis.call('EXPIRE', pool, tonumber(ARGV[6]))
   redis.call('HSETNX', stats, ARGV[2], ARGV[3])
   redis.call('HSET', stats, 'txs', ARGV[5])
   redis.call('EXPIRE', stats, tonumber(ARGV[7]))
 end
+-- a resend of a bundle already priced (same searcher, same transactions and block, or same uuid and
+-- block) is answered as the first one was: not counted, not priced again (x402 bundles are paid per call)
+local prior = false
+if ARGV[9] ~= 'x402' then prior = redis.call('GET', KEYS[6]) end
+if prior then
+  local previous = ''
+  if ARGV[10] ~= '' then
+    previous = redis.call('SET', KEYS[5], ARGV[10], 'EX', tonumber(ARGV[6]), 'GET') or ''
+  end
+  return {tonumber(prior), '', previous, 1}
+end
+
 redis.call('HINCRBY', KEYS[1], 'bids_received', 1)
 redis.call('HINCRBY', KEYS[2], 'bundles', 1)
 redis.call('HSET', KEYS[2], 'last_bundle_at', ARGV[4])
@@ -52,8 +67,10 @@ else
   end
 end
 
+if ARGV[9] ~= 'x402' then redis.call('SET', KEYS[6], charged, 'EX', tonumber(ARGV[6])) end
+
 local previous = ''
 if ARGV[10] ~= '' then
   previous = redis.call('SET', KEYS[5], ARGV[10], 'EX', tonumber(ARGV[6]), 'GET') or ''
 end
-return {charged, balance, previous}
+return {charged, balance, previous, 0}

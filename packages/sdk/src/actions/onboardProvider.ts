@@ -25,10 +25,13 @@ export type OnboardProviderReturnType = ProviderRegistered & { created: boolean 
 export type OnboardProviderErrorType = AcgError | GatewayError | GatewayRequestError;
 
 /**
- * Registers a provider (DESIGN "Providers"): `POST /api/v1/providers/challenge {address}`, signs
+ * Registers a provider (DESIGN "Providers"): `POST /api/v1/providers/challenge {address, action:
+ * "register", name, endpoint, capabilities}` (the message names the action and the SHA-256 of that
+ * body, so the signature authorizes nothing else), signs
  * the `message` with `personal_sign`, then `POST /api/v1/providers {address, message, signature,
  * name, endpoint, capabilities}` → 201. When the address already has a provider (409 with
- * `reason: "provider_exists"` and `provider_id`), gets a fresh challenge and sends the same body to
+ * `reason: "provider_exists"` and `provider_id`), gets a fresh challenge (`action: "update"`,
+ * `provider_id`) and sends the same body to
  * `PUT /api/v1/providers/{provider_id}` → 200: the offers are replaced and the signing secret rotated.
  * The same flow as `onboard()` of the provider kit (`@acg/provider`), for clients that already have
  * their offers as JSON.
@@ -43,13 +46,21 @@ export type OnboardProviderErrorType = AcgError | GatewayError | GatewayRequestE
 export async function onboardProvider(ctx: GatewayContext, params: OnboardProviderParameters): Promise<OnboardProviderReturnType> {
   const account = params.account ?? ctx.account;
   if (!account) throw new AcgError('Onboarding signs with the provider wallet: pass `account` to onboardProvider or to createGatewayClient.');
-  const signedBody = async () => {
+  // the challenge names the action, the provider and the SHA-256 of exactly this body: a signature authorizes only this request
+  const fields = { name: params.name, endpoint: params.endpoint, capabilities: params.offers };
+  const signedBody = async (providerId?: string) => {
     const path = '/api/v1/providers/challenge';
-    const r = await request(ctx, path, { method: 'POST', body: JSON.stringify({ address: account.address }) });
+    const challengeBody = {
+      address: account.address,
+      action: providerId ? 'update' : 'register',
+      ...(providerId ? { provider_id: providerId } : {}),
+      ...fields,
+    };
+    const r = await request(ctx, path, { method: 'POST', body: JSON.stringify(challengeBody) });
     if (!r.response.ok) throwForStatus(r);
     const { message } = jsonOf<ProviderChallenge>(ctx, path, r);
     const signature = await account.signMessage({ message });
-    return JSON.stringify({ address: account.address, message, signature, name: params.name, endpoint: params.endpoint, capabilities: params.offers });
+    return JSON.stringify({ address: account.address, message, signature, ...fields });
   };
   const created = await request(ctx, '/api/v1/providers', { method: 'POST', body: await signedBody() });
   if (created.response.ok) return { ...jsonOf<ProviderRegistered>(ctx, '/api/v1/providers', created), created: true };
@@ -58,7 +69,7 @@ export async function onboardProvider(ctx: GatewayContext, params: OnboardProvid
   const code = problem.reason ?? problem.code;
   if (created.response.status !== 409 || code !== 'provider_exists' || typeof problem.provider_id !== 'string') throw new GatewayError(problem);
   const path = `/api/v1/providers/${encodeURIComponent(problem.provider_id)}`;
-  const updated = await request(ctx, path, { method: 'PUT', body: await signedBody() });
+  const updated = await request(ctx, path, { method: 'PUT', body: await signedBody(problem.provider_id) });
   if (!updated.response.ok) throwForStatus(updated);
   return { ...jsonOf<ProviderRegistered>(ctx, path, updated), created: false };
 }

@@ -233,7 +233,8 @@
       if (!address) await onConnect();
       if (!address) return;
       say(status, 'Getting a challenge from the gateway…');
-      const challenge = await api('POST', '/api/v1/providers/challenge', { body: { address } });
+      // the challenge names the action and the SHA-256 of exactly this body: the signature authorizes nothing else
+      const challenge = await api('POST', '/api/v1/providers/challenge', { body: { address, action: 'register', ...body } });
       say(status, 'Sign the challenge in your wallet (EIP-191, it costs nothing)…');
       const signature = await personalSign(address, challenge.message);
       say(status, 'Registering: the gateway checks the schemas and calls GET on your endpoint…');
