@@ -56,7 +56,18 @@ export function paidRequestOf<I>(spec: PaidSpec<I>, input: I, ctx: Context, oper
     idempotencyKey: header(ctx, 'idempotency-key')?.slice(0, 200),
     operationId,
     getHeader: (name) => header(ctx, name),
+    payerAccount: () => bearerAccount(ctx),
   };
+}
+
+/**
+ * The wallet of the request's `Authorization: Bearer` token, undefined without a valid one: a
+ * payer's proof when it resends a settled payment (the paywall answers the result only to its payer).
+ */
+async function bearerAccount(ctx: Context): Promise<string | undefined> {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header(ctx, 'authorization') ?? '');
+  if (!m) return undefined;
+  return ctx.services.tokens.resolve(m[1]).catch(() => undefined);
 }
 
 /**
