@@ -71,6 +71,28 @@ export class Ledger {
     return { balance: BigInt(balance), applied: status === 'applied' };
   }
 
+  /** Whether a credit with `ref` was applied to `address` (within the reference's 30-day memory). */
+  async credited(address: string, ref: string): Promise<boolean> {
+    return (await this.redis.exists(this.keys.accountRef(address, `c:${ref}`))) === 1;
+  }
+
+  /**
+   * Takes back the credit `ref` of `amount` (e.g. a deposit whose payment is being refunded: the
+   * paywall's `CreditReversal`), once: a debit with reference `rev:<ref>` and item
+   * `reversal:<item>`, only when that credit was applied. Returns `reversed`, `none` (no such
+   * credit, or reversed already) or `paid_out` (the balance no longer holds it: nothing changed).
+   */
+  async reverseCredit(address: string, amount: bigint, item: string, ref: string): Promise<'reversed' | 'none' | 'paid_out'> {
+    if (!(await this.credited(address, ref))) return 'none';
+    try {
+      const r = await this.debit(address, amount, `reversal:${item}`, `rev:${ref}`);
+      return r.applied ? 'reversed' : 'none';
+    } catch (e) {
+      if (e instanceof InsufficientBalanceError) return 'paid_out';
+      throw e;
+    }
+  }
+
   /** Balance in integer base units (0 for an account never credited). */
   async balance(address: string): Promise<bigint> {
     return BigInt((await this.redis.hget(this.keys.account(address), 'balance')) ?? '0');

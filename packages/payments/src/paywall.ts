@@ -18,7 +18,7 @@ import { canonicalHash } from './hashing.js';
 import { eip3009Authorization, parsePaymentPayload, readPaymentPayload } from './paymentHeader.js';
 import { PaymentIdentifiers, readPaymentIdentifier } from './paymentIdentifier.js';
 import { reconcile } from './reconcile.js';
-import type { RefundQueue } from './refunds.js';
+import type { CreditReversal, RefundQueue } from './refunds.js';
 import { Replays, type StoredResponse } from './replay.js';
 import { Reservations, type AuthorizationRef } from './reservation.js';
 import { Settlement, type SettledPayment } from './settle.js';
@@ -49,6 +49,8 @@ export interface PaywallOptions {
   observer?: PaymentObserver;
   /** Signs x402 offers into every 402 and a receipt into every successful PAYMENT-RESPONSE (offer-receipt extension); see {@link Paywall.useOfferReceipts}. */
   offerReceipts?: OfferReceipts;
+  /** Reverses what a paid operation credited (a provider's share, a deposit) in the same step that decides its refund. */
+  reversals?: CreditReversal;
 }
 
 /** A paid request as the paywall sees it. */
@@ -385,10 +387,15 @@ export class Paywall {
     } else {
       let body = outcome.body;
       if (outcome.refund) {
-        await retryWhileRedisUnavailable(() =>
-          this.opts.refunds.enqueue({ operationId: payment.operationId, payer: payment.payer, amount: payment.amount, paymentTxHash: payment.txHash }),
-        );
-        body = { ...body, refund: { status: 'pending', amount: payment.amount } };
+        // one decision: whatever the operation credited is reversed before the refund is queued
+        // (a crash in between: the reservation is still open, and the recovery sweep does both)
+        const reversal = await this.reverseCredits(payment.operationId, payment.payer, payment.amount);
+        if (reversal !== 'already_refunded') {
+          await retryWhileRedisUnavailable(() =>
+            this.opts.refunds.enqueue({ operationId: payment.operationId, payer: payment.payer, amount: payment.amount, paymentTxHash: payment.txHash }),
+          );
+          body = { ...body, refund: { status: 'pending', amount: payment.amount } };
+        }
       }
       stored = { status: outcome.status, body, headers: { ...outcome.headers, ...headers, 'Content-Type': 'application/problem+json' } };
     }
@@ -480,6 +487,15 @@ export class Paywall {
       }
     }
     return replay(await this.replays.waitForStored(ref.authKey));
+  }
+
+  /** {@link CreditReversal.reverse} of the operation, retried through a Redis outage; `none` without reversals. */
+  private async reverseCredits(operationId: string, payer: `0x${string}`, amount: string) {
+    const reversals = this.opts.reversals;
+    if (!reversals) return 'none' as const;
+    const r = await retryWhileRedisUnavailable(() => reversals.reverse({ operationId, payer, amount }));
+    if (r === 'paid_out' || r === 'already_refunded') this.opts.log.error({ operationId, reversal: r }, "a refunded payment's credit could not be reversed");
+    return r;
   }
 
   /** Redis key of `Idempotency-Key` `key` on `route` for `payer` (keys are per payer: one payer's key never answers another). */

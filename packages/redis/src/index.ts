@@ -16,6 +16,8 @@ export {
   releaseLease,
   reserveProviderPayout,
   resolveProviderDispute,
+  reverseProviderCredit,
+  type ReverseProviderCreditResult,
   respondToProviderDispute,
   settleProviderPayout,
   releaseAuthorization,

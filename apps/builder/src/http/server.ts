@@ -158,7 +158,11 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
         body = parseStrictJson(text);
       } catch (e) {
         if (e instanceof JsonNumberError) {
-          return send(res, 200, errorResponse({ code: RPC_ERRORS.INVALID_PARAMS, message: `Invalid params: ${e.message}`, data: { reason: 'number_not_representable' } }));
+          return send(
+            res,
+            200,
+            errorResponse({ code: RPC_ERRORS.INVALID_PARAMS, message: `Invalid params: ${e.message}`, data: { reason: 'number_not_representable' } }),
+          );
         }
         return send(res, 200, errorResponse({ code: RPC_ERRORS.PARSE_ERROR, message: 'Parse error: the body is not valid JSON.' }));
       }
