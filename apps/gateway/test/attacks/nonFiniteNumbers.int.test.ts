@@ -84,8 +84,10 @@ describe('non-finite numbers are refused before any payment', () => {
     const body = await raw(`${t.url}/trpc/execute.execute`, `{"capability_id":"${CAPABILITY}","input":{"n":1e400}}`, { 'payment-signature': await validPayment() });
     expect(body.status).toBe(400);
     expect(body.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(JSON.stringify(await body.json())).toContain('1e400');
     const query = await fetch(`${t.url}/trpc/execute.getExecution?input=${encodeURIComponent('{"n":1e400}')}`);
     expect(query.status).toBe(400);
+    expect(JSON.stringify(await query.json())).toContain('1e400');
     expect(await money()).toEqual(before);
   });
 
