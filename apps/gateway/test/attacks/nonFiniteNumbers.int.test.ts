@@ -71,7 +71,9 @@ describe('non-finite numbers are refused before any payment', () => {
   for (const literal of ['1e400', '-1e400', '1e-400', '9007199254740993']) {
     it(`REST POST /api/v1/execute with n = ${literal}, paid: 400 problem+json, no money moves`, async () => {
       const before = await money();
-      const res = await raw(`${t.url}/api/v1/execute`, `{"capability_id":"${CAPABILITY}","input":{"n":${literal}}}`, { 'payment-signature': await validPayment() });
+      const res = await raw(`${t.url}/api/v1/execute`, `{"capability_id":"${CAPABILITY}","input":{"n":${literal}}}`, {
+        'payment-signature': await validPayment(),
+      });
       expect(res.status).toBe(400);
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect(((await res.json()) as { detail: string }).detail).toContain(literal);
@@ -81,7 +83,9 @@ describe('non-finite numbers are refused before any payment', () => {
 
   it('/trpc/execute.execute (body and query) refuses 1e400 with a 400 problem', async () => {
     const before = await money();
-    const body = await raw(`${t.url}/trpc/execute.execute`, `{"capability_id":"${CAPABILITY}","input":{"n":1e400}}`, { 'payment-signature': await validPayment() });
+    const body = await raw(`${t.url}/trpc/execute.execute`, `{"capability_id":"${CAPABILITY}","input":{"n":1e400}}`, {
+      'payment-signature': await validPayment(),
+    });
     expect(body.status).toBe(400);
     expect(body.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(JSON.stringify(await body.json())).toContain('1e400');
