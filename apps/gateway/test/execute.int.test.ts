@@ -134,7 +134,10 @@ describe('paid execute', () => {
     // the key is looked up only once the payment is read: without one, the challenge
     const unpaid = await post(executeUrl, request(buyer.address), { 'Idempotency-Key': key });
     expect(unpaid.status).toBe(402);
-    const again = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(buyer, pr)), 'Idempotency-Key': key });
+    const again = await post(executeUrl, request(buyer.address), {
+      'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(buyer, pr)),
+      'Idempotency-Key': key,
+    });
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
     const conflict = await post(executeUrl, request(t.stack.payment.treasury.address), {

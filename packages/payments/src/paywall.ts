@@ -471,7 +471,10 @@ export class Paywall {
     if (prior.requestHash !== req.requestHash) throw new PaymentConflictError('payment');
     // a settled EIP-3009 authorization is public on-chain: without proof of being the payer, the
     // replay gets the receipt only (never the result, never a run taken over)
-    if (!(await this.provenPayer(req, proof))) return replay(await this.replays.receipt(ref.authKey, req.resourceUrl));
+    if (!(await this.provenPayer(req, proof))) {
+      await this.replays.waitForStored(ref.authKey); // a concurrent duplicate waits for the first, as before
+      return replay(await this.replays.receipt(ref.authKey, req.resourceUrl));
+    }
     const stale = Date.now() - prior.updatedAtMs > STALE_PENDING_MS;
     if (prior.state === 'settle_unknown' || ((prior.state === 'pending' || prior.state === 'settled') && stale)) {
       const r = await reconcile(
