@@ -471,11 +471,12 @@ export class Paywall {
     if (prior.requestHash !== req.requestHash) throw new PaymentConflictError('payment');
     // a settled EIP-3009 authorization is public on-chain: without proof of being the payer, the
     // replay gets the receipt only (never the result, never a run taken over)
+    const stale = Date.now() - prior.updatedAtMs > STALE_PENDING_MS;
     if (!(await this.provenPayer(req, proof))) {
-      await this.replays.waitForStored(ref.authKey); // a concurrent duplicate waits for the first, as before
+      // a concurrent duplicate waits for the first, as before; an orphaned one is left to the payer or the recovery sweep
+      if (prior.state !== 'settle_unknown' && !stale) await this.replays.waitForStored(ref.authKey);
       return replay(await this.replays.receipt(ref.authKey, req.resourceUrl));
     }
-    const stale = Date.now() - prior.updatedAtMs > STALE_PENDING_MS;
     if (prior.state === 'settle_unknown' || ((prior.state === 'pending' || prior.state === 'settled') && stale)) {
       const r = await reconcile(
         { redis: this.opts.redis, publicClient: this.opts.publicClient, reservations: this.reservations, log: this.opts.log, network: this.opts.terms.network },
