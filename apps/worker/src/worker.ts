@@ -4,7 +4,7 @@ import { ExecutionStore, Telemetry } from '@acg/execution';
 import { JobStore, startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
 import { PaymentChainMonitor, RefundQueue, startPaymentRecovery, startRefunds, TreasurySender } from '@acg/payments';
-import { Ledger } from '@acg/accounts';
+import { Ledger, startOpenCallRecovery } from '@acg/accounts';
 import { paymentReversals, ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
 import { ProviderClient, ProviderDirectory, ProviderStore, type ProviderEarnings } from '@acg/providers';
 import { loadReceipts } from '@acg/receipts';
@@ -287,6 +287,17 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
           log: log.child({ module: 'payment-recovery' }),
           ...(typeof opts.paymentRecovery === 'object' ? opts.paymentRecovery : {}),
         });
+  // bearer calls that never ended (debited, neither answered nor credited back) are credited back
+  const stopCallRecovery =
+    opts.paymentRecovery === false
+      ? undefined
+      : startOpenCallRecovery({
+          ledger: new Ledger(services.redis, services.keys),
+          redis: services.redis,
+          keys: services.keys,
+          log: log.child({ module: 'open-call-recovery' }),
+          ...(typeof opts.paymentRecovery === 'object' ? opts.paymentRecovery : {}),
+        });
   let payouts: RunningPayouts | undefined;
   if (opts.payouts !== false) {
     const treasuryKey = config.payment.treasuryPrivateKey;
@@ -350,6 +361,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
     async close() {
       await metricsServer?.close();
       stopRecovery?.();
+      stopCallRecovery?.();
       await payouts?.stop();
       await indexer?.stop();
       await monitor?.stop();

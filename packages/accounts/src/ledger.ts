@@ -93,6 +93,41 @@ export class Ledger {
     }
   }
 
+  /**
+   * Records the intent of a bearer call paid by debit (`ref`, `amount` for `item`) before the debit
+   * is taken: until {@link closeCall}, the call is open, and {@link recoverOpenCalls} credits back
+   * an open call whose debit was applied (the process stopped before the call ended or its
+   * credit-back was written). One sorted-set member per call.
+   */
+  async openCall(address: string, amount: bigint, item: string, ref: string, nowMs = Date.now()): Promise<void> {
+    await this.redis.zadd(this.keys.accountOpenCalls(), nowMs, openCallMember(address, amount, item, ref));
+  }
+
+  /** Ends a call opened by {@link openCall}: it succeeded, or its credit-back was written. */
+  async closeCall(address: string, amount: bigint, item: string, ref: string): Promise<void> {
+    await this.redis.zrem(this.keys.accountOpenCalls(), openCallMember(address, amount, item, ref));
+  }
+
+  /**
+   * The recovery sweep of bearer calls (README "Money rules"): every call open for longer than
+   * `olderThanMs` whose debit was applied is credited back (item `refund:<item>`, reference = the
+   * call's, so at most once, also against the call's own credit-back), then closed. Returns the
+   * references credited back.
+   */
+  async recoverOpenCalls(olderThanMs: number, nowMs = Date.now()): Promise<string[]> {
+    const members = await this.redis.zrangebyscore(this.keys.accountOpenCalls(), '-inf', nowMs - olderThanMs, 'LIMIT', 0, 100);
+    const credited: string[] = [];
+    for (const member of members) {
+      const [address, ref, amount, item] = member.split('|');
+      if (address && ref && amount && item && (await this.debited(address, ref))) {
+        const r = await this.credit(address, BigInt(amount), `refund:${item}`, ref);
+        if (r.applied) credited.push(ref);
+      }
+      await this.redis.zrem(this.keys.accountOpenCalls(), member);
+    }
+    return credited;
+  }
+
   /** Balance in integer base units (0 for an account never credited). */
   async balance(address: string): Promise<bigint> {
     return BigInt((await this.redis.hget(this.keys.account(address), 'balance')) ?? '0');
@@ -109,4 +144,9 @@ export class Ledger {
       usage: lines.map((l) => JSON.parse(l) as UsageLine),
     };
   }
+}
+
+/** The open-calls member of one bearer call (see {@link Ledger.openCall}). */
+function openCallMember(address: string, amount: bigint, item: string, ref: string): string {
+  return `${address.toLowerCase()}|${ref}|${amount}|${item}`;
 }
