@@ -1,4 +1,5 @@
 import { Ledger } from '@acg/accounts';
+import { LiquidationIndexStore } from '@acg/liquidations';
 import { recoverOrphanedPayments, readRefund } from '@acg/payments';
 import { paymentReversals } from '@acg/provider-ledger';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -15,7 +16,9 @@ import { bearerToken, challenge, officialPayload, paymentHeader, post, usdcReade
  *   the refund reverses the credit in the same decision, and a dispute cannot refund it again;
  * - the crash-recovery sweep refunding an orphaned provider execution reverses its credit;
  * - a deposit credited whose answer cannot be read (`ledger.view` throws): the refund takes the
- *   credit back.
+ *   credit back;
+ * - a bearer call whose process stops right after its debit: the open-call intent written before
+ *   the debit lets the recovery sweep credit it back, once.
  * On `main` the share stayed credited (held) after the refund, the dispute opened (a second
  * refund), and the deposit kept its credit beside the refund: this file failed there (checked).
  */
@@ -29,7 +32,10 @@ const owner = privateKeyToAccount(generatePrivateKey());
 let providerId: string;
 
 beforeAll(async () => {
-  provider = await startTestProvider((call) => ({ status: 200, body: { result: { upper: String((call.body.input as { text: string }).text).toUpperCase() } } }));
+  provider = await startTestProvider((call) => ({
+    status: 200,
+    body: { result: { upper: String((call.body.input as { text: string }).text).toUpperCase() } },
+  }));
   t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' } } });
   usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
   const r = await registerProvider(t.url, owner, {
@@ -109,7 +115,11 @@ describe('two-sided movements unwind together', () => {
     expect(after.refunded - before.provider.refunded).toBe(PRICE);
     expect(after.fees).toBe(before.provider.fees);
     // a dispute on it is refused: it was refunded already (the ledger entry is no longer held)
-    const dispute = await post(`${t.url}/api/v1/executions/${executionId}/dispute`, { reason: 'again' }, { authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
+    const dispute = await post(
+      `${t.url}/api/v1/executions/${executionId}/dispute`,
+      { reason: 'again' },
+      { authorization: `Bearer ${await bearerToken(t.url, buyer)}` },
+    );
     expect([404, 409]).toContain(dispute.status);
     expect(await readRefund(services.redis, services.keys, executionId)).toMatchObject({ amount: PRICE.toString() });
     // on-chain: the payer is refunded in full, once
@@ -158,7 +168,11 @@ describe('two-sided movements unwind together', () => {
     }
     expect(await services.providerLedger.entry(executionId!)).toMatchObject({ status: 'refunded' });
     expect((await providerSide()).balance).toEqual(before.provider.balance);
-    const dispute = await post(`${t.url}/api/v1/executions/${executionId}/dispute`, { reason: 'twice' }, { authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
+    const dispute = await post(
+      `${t.url}/api/v1/executions/${executionId}/dispute`,
+      { reason: 'twice' },
+      { authorization: `Bearer ${await bearerToken(t.url, buyer)}` },
+    );
     expect([404, 409]).toContain(dispute.status);
     await until(async () => (await readRefund(services.redis, services.keys, executionId!))?.status === 'sent');
     expect(await usdc(buyer.address)).toBe(before.payer);
@@ -171,7 +185,11 @@ describe('two-sided movements unwind together', () => {
     const url = `${t.url}/v1/account/deposit`;
     const pr = await challenge(url, { amount_usdc: '0.05' });
     const header = paymentHeader(await officialPayload(buyer, pr));
-    const before = { payer: await usdc(buyer.address), treasury: await usdc(t.stack.payment.treasury.address), account: await services.ledger.view(buyer.address) };
+    const before = {
+      payer: await usdc(buyer.address),
+      treasury: await usdc(t.stack.payment.treasury.address),
+      account: await services.ledger.view(buyer.address),
+    };
     const view = services.ledger.view.bind(services.ledger);
     let failed = false;
     services.ledger.view = async (address, limit) => {
@@ -199,5 +217,50 @@ describe('two-sided movements unwind together', () => {
     await until(async () => (await usdc(buyer.address)) === before.payer);
     expect(await usdc(buyer.address)).toBe(before.payer);
     expect(await usdc(t.stack.payment.treasury.address)).toBe(before.treasury);
+  });
+
+  it('a bearer call stopped right after its debit is credited back by the recovery sweep, once', async () => {
+    const buyer = t.stack.payment.buyers[3];
+    const { services } = t.gateway;
+    await new LiquidationIndexStore(services.redis, services.keys, 'ethereum').writeBlock(
+      { block_number: 1, block_timestamp: Math.floor(Date.now() / 1000), base_fee_wei: '1000000000', eth_usd: 3000, updated_at: new Date().toISOString() },
+      {},
+      [],
+    );
+    await services.ledger.credit(buyer.address, 1_000_000n, 'deposit', `seed-${Date.now()}`);
+    const before = await services.ledger.balance(buyer.address);
+    // the process "stops" right after the debit: the call neither answers nor credits back
+    const debit = services.ledger.debit.bind(services.ledger);
+    let debited: string | undefined;
+    services.ledger.debit = async (address, amount, item, ref) => {
+      await debit(address, amount, item, ref);
+      debited = ref;
+      return new Promise(() => undefined);
+    };
+    const abort = new AbortController();
+    const hanging = fetch(`${t.url}/v1/liquidation-search?chain=ethereum`, {
+      headers: { authorization: `Bearer ${await bearerToken(t.url, buyer)}` },
+      signal: abort.signal,
+    }).catch(() => undefined);
+    try {
+      await until(async () => debited !== undefined);
+    } finally {
+      abort.abort();
+      await hanging;
+      services.ledger.debit = debit;
+    }
+    const price = before - (await services.ledger.balance(buyer.address));
+    expect(price).toBeGreaterThan(0n);
+    // a young open call is left alone; an old one is credited back once
+    expect(await services.ledger.recoverOpenCalls(60_000)).toEqual([]);
+    expect(await services.ledger.recoverOpenCalls(0)).toEqual([debited]);
+    expect(await services.ledger.recoverOpenCalls(0)).toEqual([]);
+    expect(await services.ledger.balance(buyer.address)).toBe(before);
+    const usage = (await services.ledger.view(buyer.address)).usage.slice(0, 2).map((u) => [u.kind, u.item, u.ref]);
+    expect(usage).toEqual([
+      ['credit', 'refund:mev.liquidation_search', debited],
+      ['debit', 'mev.liquidation_search', debited],
+    ]);
+    expect(await services.redis.zcard(services.keys.accountOpenCalls())).toBe(0);
   });
 });
