@@ -49,15 +49,20 @@ export class McpEndpoint {
   private server(): Server {
     const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools.list() }));
-    server.setRequestHandler(CallToolRequestSchema, (request) => this.call(request.params.name, request.params.arguments, request.params._meta));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      this.call(request.params.name, request.params.arguments, request.params._meta, extra.requestInfo?.headers.authorization),
+    );
     return server;
   }
 
-  private async call(name: string, args: unknown, meta: Record<string, unknown> | undefined): Promise<CallToolResult> {
+  /** `authorization`: the HTTP request's Authorization header (a bearer token proves the payer when a settled payment is resent). */
+  private async call(name: string, args: unknown, meta: Record<string, unknown> | undefined, authorization?: string | string[]): Promise<CallToolResult> {
     const tool = this.tools.resolve(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name.slice(0, 64)}". Call tools/list for the list.`);
     try {
-      return tool.kind === 'free' ? await tool.tool.call(this.services, args) : await callCapabilityTool(this.services, tool.definition, args, meta);
+      return tool.kind === 'free'
+        ? await tool.tool.call(this.services, args)
+        : await callCapabilityTool(this.services, tool.definition, args, meta, typeof authorization === 'string' ? authorization : undefined);
     } catch (e) {
       const unavailable = redisUnavailableProblem(e);
       if (unavailable) {
