@@ -4,7 +4,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { createSiweMessage } from 'viem/siwe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+import { asReadOnChain, challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
 
 let t: TestGateway;
 beforeAll(async () => {
@@ -102,7 +102,7 @@ describe('metered account', () => {
     expect(before - (await balanceOf(account.address))).toBe(250_000n);
 
     const pr = await challenge(`${t.url}/v1/account/deposit`, { amount_usdc: '0.05' });
-    const header = paymentHeader(await officialPayload(account, pr));
+    const header = paymentHeader(asReadOnChain(await officialPayload(account, pr)));
     expect((await post(`${t.url}/v1/account/deposit`, { amount_usdc: '0.05' }, { 'PAYMENT-SIGNATURE': header })).status).toBe(200);
     // a resend by the payer (its bearer token) gets the stored answer; by anyone else the receipt; never a second credit
     const again = await post(`${t.url}/v1/account/deposit`, { amount_usdc: '0.05' }, { 'PAYMENT-SIGNATURE': header, authorization: `Bearer ${token}` });

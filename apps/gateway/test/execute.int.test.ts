@@ -2,7 +2,7 @@ import { decodePaymentResponseHeader } from '@x402/core/http';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearerToken, challenge, craftPayload, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
+import { asReadOnChain, bearerToken, challenge, craftPayload, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 
 const PRICE = 1000n; // intelligence.wallet_balances: 0.001 USDC in base units
@@ -88,7 +88,8 @@ describe('paid execute', () => {
   it('a replayed payment is charged once; its result goes to the payer only (bearer token), others get the receipt', async () => {
     const buyer = t.stack.payment.buyers[3];
     const pr = await challenge(executeUrl, request(buyer.address));
-    const header = paymentHeader(await officialPayload(buyer, pr));
+    const payload = await officialPayload(buyer, pr);
+    const header = paymentHeader(asReadOnChain(payload));
     const before = await balanceOf(buyer.address);
     const first = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header });
     expect(first.status).toBe(200);

@@ -1,8 +1,7 @@
-import type { PaymentPayload } from '@x402/core/types';
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from '@x402/extensions/payment-identifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
-import { bearerToken, challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from '../x402.js';
+import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from '../x402.js';
 
 /**
  * Attack (issue 23, item 3): a settled EIP-3009 authorization is public (`transferWithAuthorization`
@@ -27,10 +26,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** The PaymentPayload as anyone rebuilds it from the chain: the accepted terms, the authorization and its signature, no extensions. */
-function fromChain(p: PaymentPayload): PaymentPayload {
-  return { x402Version: p.x402Version, accepted: p.accepted, payload: JSON.parse(JSON.stringify(p.payload)) };
-}
+/** The PaymentPayload as anyone rebuilds it from the chain (no extensions). */
+const fromChain = asReadOnChain;
 
 describe('a resent public payment answers its result to the payer only', () => {
   it('REST and /trpc: receipt without proof; result with the payment-identifier or the bearer token; charged once', async () => {
