@@ -1,7 +1,7 @@
 import { readRefund, recoverOrphanedPayments, requestHash } from '@acg/payments';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
 
 let t: TestGateway;
 beforeAll(async () => {
@@ -87,7 +87,8 @@ describe('crash recovery of paid requests', () => {
     const { services } = t.gateway;
     const buyer = t.stack.payment.buyers[2];
     const body = { capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } };
-    const header = paymentHeader(await officialPayload(buyer, await challenge(`${t.url}/api/v1/execute`, body)));
+    const payload = await officialPayload(buyer, await challenge(`${t.url}/api/v1/execute`, body));
+    const header = paymentHeader(payload);
     const req = {
       resourceUrl: `${t.url}/api/v1/execute`,
       description: 'Execute intelligence.wallet_balances',
@@ -110,7 +111,7 @@ describe('crash recovery of paid requests', () => {
     // the process that settled it "died" long ago: the reservation is stale
     await services.redis.hset(authKey!, 'updated_at', '1');
     // without proof of being the payer, a resend neither takes the run over nor gets its result
-    const stranger = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header });
+    const stranger = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': paymentHeader(asReadOnChain(payload)) });
     expect(stranger.status).toBe(409);
     expect(stranger.body).toMatchObject({ reason: 'payment_already_used', execution_id: req.operationId });
     expect(await services.executions.get(req.operationId)).toBeUndefined();
