@@ -42,7 +42,7 @@ export function toolBazaar(d: ExecutableCapability): Record<string, unknown> {
  * `content[0].text`); refused → the same with the reason; valid → reserve, settle (verify first in the `authorization` flow), run
  * once, record. The paywall's route and request hash are those of `POST /api/v1/execute` with
  * `{capability_id, input: arguments}`, so one payment buys one execution on either transport and a
- * replay (or a concurrent duplicate) gets the stored execution. Success: `structuredContent` = the
+ * replay by the payer (or a concurrent duplicate) gets the stored execution. Success: `structuredContent` = the
  * capability's result, `_meta` = `{"x402/payment-response": SettleResponse, capability_id,
  * execution_id, payment: {tx_hash, amount}, proof}` (`proof`: the execution's JWS). A failure after settlement is refunded and answered
  * as an isError problem (with `execution_id`, `refund`) plus the settlement; a conflict

@@ -75,8 +75,10 @@ async function bearerAccount(ctx: Context): Promise<string | undefined> {
  * route does `.use(paid({...}))` after its input validation, so bad input is refused before any
  * payment. The transport-independent part is {@link payForCall} (shared with MCP tools): the
  * resolver runs once with the settled payment, its answer is stored (a failure refunded), and a
- * replayed payment, Idempotency-Key or x402 payment identifier gets the stored answer
- * (DESIGN "x402 payments").
+ * resent payment gets the stored answer only with proof of being the payer (its x402 payment
+ * identifier, or the payer's bearer token: `PaidRequest.payerAccount`), anyone else the receipt
+ * (409 `payment_already_used`); an Idempotency-Key is the payer's and read after the payment
+ * (DESIGN "x402 payments"; packages/payments README "Replays").
  * Errors: 402 challenge (with `PAYMENT-REQUIRED`), 409 conflict or in-progress, 503 facilitator
  * or Redis down (with `Retry-After`; a payment already settled is then refunded), 503
  * `payment_chain_unavailable` (Retry-After; `payment.status` `not_charged` or `unknown`).
