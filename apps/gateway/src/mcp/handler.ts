@@ -16,7 +16,7 @@ const INSTRUCTIONS =
   'Every other tool runs one capability (tool name = capability id with "." replaced by "_") and is paid per call with x402 in USDC: ' +
   'call it without _meta["x402/payment"] to get the x402 PaymentRequired (isError, in structuredContent and in content[0].text as {"x402/error": ...}), ' +
   'sign an EIP-3009 transferWithAuthorization for one of its accepts (e.g. with @x402/core and @x402/evm), and call again with the PaymentPayload in _meta["x402/payment"]. ' +
-  'The result carries _meta["x402/payment-response"]. One payment runs the capability once; sending it again returns the stored result to its payer (with the payment-identifier it was first sent with, or the payer's bearer token), a receipt to anyone else; a failure is refunded.';
+  'The result carries _meta["x402/payment-response"]. One payment runs the capability once; sending it again returns the stored result to its payer (with the payment-identifier it was first sent with, or the payer\'s bearer token), a receipt to anyone else; a failure is refunded.';
 
 /**
  * The MCP endpoint `POST {base_url}/mcp` (DESIGN "Agents: MCP and x402 extensions"): MCP Streamable
