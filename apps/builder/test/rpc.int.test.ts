@@ -86,6 +86,15 @@ describe('top-level values that are not requests', () => {
     expect(res.json).toEqual(invalidRequest);
   });
 
+  it('a number that does not round-trip (1e400, -1e400, 1e-400, 2^53 + 1) → -32602 before anything runs or is charged', async () => {
+    for (const n of ['1e400', '-1e400', '1e-400', '9007199254740993']) {
+      const res = await signedFresh(`{"jsonrpc":"2.0","id":3,"method":"eth_sendBundle","params":[{"txs":[],"blockNumber":${n}}]}`);
+      expect(res.status).toBe(200);
+      expect(res.json).toMatchObject({ id: null, error: { code: -32602, data: { reason: 'number_not_representable' } } });
+      expect(res.json.error.message).toContain(n);
+    }
+  });
+
   it('invalid JSON → -32700', async () => {
     for (const body of ['', '{', '[1,]', 'nul', '\u0000']) expect((await signedFresh(body)).json).toMatchObject({ id: null, error: { code: -32700 } });
   });

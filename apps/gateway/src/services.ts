@@ -3,7 +3,7 @@ import { readBuilderHealth } from '@acg/bundles';
 import { JobQueue, JobStore } from '@acg/jobs';
 import { createInProcessFacilitator, createRemoteFacilitator, PaymentChainMonitor, Paywall, RefundQueue, startRefunds as startRefundsOf } from '@acg/payments';
 import type { Worker } from 'bullmq';
-import { ProviderLedger } from '@acg/provider-ledger';
+import { paymentReversals, ProviderLedger } from '@acg/provider-ledger';
 import { connectRedis, LatencySeries, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey, WalletMonitorService } from '@acg/wallet-monitor';
 import type { Redis } from 'ioredis';
@@ -131,12 +131,15 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     disputeWindowSeconds: config.providers.disputeWindowSeconds,
     refunds,
   });
+  const accountLedger = new Ledger(redis, keys);
   const paywall = new Paywall({
     redis,
     keys,
     facilitator,
     publicClient: paymentClient,
     refunds,
+    // a refunded payment takes back what its operation credited, in the same decision (README "x402 payments")
+    reversals: paymentReversals(providerLedger, accountLedger),
     chain: paymentChain,
     log: log.child({ module: 'paywall' }),
     observer: metrics.payments,
@@ -232,7 +235,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     log,
     siwe,
     tokens: new TokenStore(redis, keys),
-    ledger: new Ledger(redis, keys),
+    ledger: accountLedger,
     jobs: { store: new JobStore(redis, keys), queue: jobQueue },
     walletMonitor,
     providerLedger,

@@ -4,7 +4,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { createSiweMessage } from 'viem/siwe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+import { asReadOnChain, challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
 
 let t: TestGateway;
 beforeAll(async () => {
@@ -102,9 +102,14 @@ describe('metered account', () => {
     expect(before - (await balanceOf(account.address))).toBe(250_000n);
 
     const pr = await challenge(`${t.url}/v1/account/deposit`, { amount_usdc: '0.05' });
-    const header = paymentHeader(await officialPayload(account, pr));
+    const header = paymentHeader(asReadOnChain(await officialPayload(account, pr)));
     expect((await post(`${t.url}/v1/account/deposit`, { amount_usdc: '0.05' }, { 'PAYMENT-SIGNATURE': header })).status).toBe(200);
-    expect((await post(`${t.url}/v1/account/deposit`, { amount_usdc: '0.05' }, { 'PAYMENT-SIGNATURE': header })).status).toBe(200);
+    // a resend by the payer (its bearer token) gets the stored answer; by anyone else the receipt; never a second credit
+    const again = await post(`${t.url}/v1/account/deposit`, { amount_usdc: '0.05' }, { 'PAYMENT-SIGNATURE': header, authorization: `Bearer ${token}` });
+    expect(again.status).toBe(200);
+    const receipt = await post(`${t.url}/v1/account/deposit`, { amount_usdc: '0.05' }, { 'PAYMENT-SIGNATURE': header });
+    expect(receipt.status).toBe(409);
+    expect(receipt.body).toMatchObject({ reason: 'payment_already_used', result_url: `${t.url}/v1/account` });
     const view = (await (await getAccount(token)).json()) as { balance: string; usage: { kind: string }[] };
     expect(view.balance).toBe('300000');
     expect(view.usage.filter((u: { kind: string }) => u.kind === 'credit')).toHaveLength(2);

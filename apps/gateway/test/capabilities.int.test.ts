@@ -3,7 +3,7 @@ import { decodePaymentResponseHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
+import { bearerToken, challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
 
 /** Runs counted here: the gateway must call `run` once per payment, with the parsed input. */
 const runs: unknown[] = [];
@@ -132,7 +132,7 @@ describe('a capability added with one defineCapability call', () => {
     expect(treasuryAfter - treasuryBefore).toBe(1000n);
     // run got the parsed input (defaults applied) exactly once; a replay returns the stored execution
     expect(runs).toEqual([{ text: 'paid echo', upper: true }]);
-    const replay = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header });
+    const replay = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header, authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
     expect(replay.body).toEqual(r.body);
     expect(runs).toHaveLength(1);
     const stored = await readExecution(t.url, r.body.execution_id, buyer);

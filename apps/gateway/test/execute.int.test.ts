@@ -2,7 +2,7 @@ import { decodePaymentResponseHeader } from '@x402/core/http';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { challenge, craftPayload, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
+import { asReadOnChain, bearerToken, challenge, craftPayload, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 
 const PRICE = 1000n; // intelligence.wallet_balances: 0.001 USDC in base units
@@ -85,20 +85,28 @@ describe('paid execute', () => {
     expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
   });
 
-  it('a replayed payment returns the stored execution and is charged once', async () => {
+  it('a replayed payment is charged once; its result goes to the payer only (bearer token), others get the receipt', async () => {
     const buyer = t.stack.payment.buyers[3];
     const pr = await challenge(executeUrl, request(buyer.address));
-    const header = paymentHeader(await officialPayload(buyer, pr));
+    const payload = await officialPayload(buyer, pr);
+    const header = paymentHeader(asReadOnChain(payload));
     const before = await balanceOf(buyer.address);
     const first = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header });
-    const second = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header });
     expect(first.status).toBe(200);
-    expect(second.status).toBe(200);
-    expect(second.body).toEqual(first.body);
+    // a settled authorization is public on-chain: without proof of being the payer, the receipt only
+    const second = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header });
+    expect(second.status).toBe(409);
+    expect(second.body).toMatchObject({ reason: 'payment_already_used', execution_id: first.body.execution_id, payment: first.body.payment });
+    expect(second.body).not.toHaveProperty('result');
+    expect(second.body).not.toHaveProperty('proof');
+    const third = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header, authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
+    expect(third.status).toBe(200);
+    expect(third.body).toEqual(first.body);
     expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
     // the same payment for a different request is a conflict, not a second run
     const other = await post(executeUrl, request(t.stack.payment.treasury.address), { 'PAYMENT-SIGNATURE': header });
     expect(other.status).toBe(409);
+    expect(other.body.reason).toBe('payment_conflict');
     expect(other.contentType).toContain('application/problem+json');
   });
 
@@ -116,7 +124,7 @@ describe('paid execute', () => {
     expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
   });
 
-  it('honours Idempotency-Key: same body replays, another body is 409', async () => {
+  it('honours Idempotency-Key per payer: no payment → 402, a fresh authorization of the payer replays (uncharged), another body is 409', async () => {
     const buyer = t.stack.payment.buyers[5];
     const key = `idem-${Date.now()}`;
     const pr = await challenge(executeUrl, request(buyer.address));
@@ -124,11 +132,21 @@ describe('paid execute', () => {
     const before = await balanceOf(buyer.address);
     const first = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header, 'Idempotency-Key': key });
     expect(first.status).toBe(200);
-    const again = await post(executeUrl, request(buyer.address), { 'Idempotency-Key': key });
+    // the key is looked up only once the payment is read: without one, the challenge
+    const unpaid = await post(executeUrl, request(buyer.address), { 'Idempotency-Key': key });
+    expect(unpaid.status).toBe(402);
+    const again = await post(executeUrl, request(buyer.address), {
+      'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(buyer, pr)),
+      'Idempotency-Key': key,
+    });
     expect(again.status).toBe(200);
-    expect(again.body.execution_id).toBe(first.body.execution_id);
-    const conflict = await post(executeUrl, request(t.stack.payment.treasury.address), { 'Idempotency-Key': key });
+    expect(again.body).toEqual(first.body);
+    const conflict = await post(executeUrl, request(t.stack.payment.treasury.address), {
+      'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(buyer, await challenge(executeUrl, request(t.stack.payment.treasury.address)))),
+      'Idempotency-Key': key,
+    });
     expect(conflict.status).toBe(409);
+    expect(conflict.body.reason).toBe('idempotency_key_conflict');
     expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
   });
 });

@@ -10,7 +10,7 @@ import { appendPaymentIdentifierToExtensions, generatePaymentId, isPaymentIdenti
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { craftPayload, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+import { bearerToken, craftPayload, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
 
 /**
  * The MCP endpoint with the official MCP client (`Client` + `StreamableHTTPClientTransport`) and
@@ -35,9 +35,9 @@ afterAll(async () => {
 });
 
 /** A connected official MCP client (initialize over POST /mcp). */
-async function connect(): Promise<Client> {
+async function connect(headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'acg-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), { requestInit: { headers } }));
   clients.push(client);
   return client;
 }
@@ -177,7 +177,10 @@ describe('x402 over MCP', () => {
     await Promise.all([a.listTools(), b.listTools()]);
     const buyer = t.stack.payment.buyers[1];
     const args = { address: buyer.address, chain: 'base' };
-    const payload = await officialPayload(buyer, await paymentRequired(a, TOOL, args));
+    // the payment-identifier proves a resend comes from the payer (the settled authorization is public)
+    const pr = await paymentRequired(a, TOOL, args);
+    appendPaymentIdentifierToExtensions(pr.extensions!, generatePaymentId());
+    const payload = await officialPayload(buyer, pr);
     const before = await balanceOf(buyer.address);
     const [first, second] = await Promise.all([call(a, TOOL, args, payload), call(b, TOOL, args, payload)]);
     for (const r of [first, second]) {
@@ -210,6 +213,19 @@ describe('x402 over MCP', () => {
     expect(replay._meta).toMatchObject({ execution_id: first._meta?.execution_id, replayed: true });
     expect(replay.structuredContent).toEqual(first.structuredContent);
     expect(await balanceOf(buyer.address)).toBe(after);
+    // the same authorization without the identifier (as read from the chain): the receipt only
+    const { extensions: _id, ...onChain } = payload;
+    const receiptOnly = await call(a, TOOL, args, onChain as PaymentPayload);
+    expect(receiptOnly.isError).toBe(true);
+    expect(text(receiptOnly)).toMatchObject({ status: 409, reason: 'payment_already_used', execution_id: first._meta?.execution_id });
+    expect(text(receiptOnly)).not.toHaveProperty('result');
+    // the payer's bearer token on the MCP connection is proof too
+    const asPayer = await connect({ authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
+    await asPayer.listTools();
+    const proven = await call(asPayer, TOOL, args, onChain as PaymentPayload);
+    expect(proven.isError, JSON.stringify(proven.content)).toBeFalsy();
+    expect(proven.structuredContent).toEqual(first.structuredContent);
+    expect(await balanceOf(buyer.address)).toBe(after);
     // the same payment for other arguments is a conflict, never a second run
     const other = await call(a, TOOL, { address: t.stack.payment.treasury.address, chain: 'base' }, payload);
     expect(other.isError).toBe(true);
@@ -221,7 +237,9 @@ describe('x402 over MCP', () => {
     await client.listTools();
     const buyer = t.stack.payment.buyers[2];
     const args = { address: buyer.address, chain: 'base' };
-    const payload = await officialPayload(buyer, await paymentRequired(client, TOOL, args));
+    const pr = await paymentRequired(client, TOOL, args);
+    appendPaymentIdentifierToExtensions(pr.extensions!, generatePaymentId());
+    const payload = await officialPayload(buyer, pr);
     const rest = await post(
       `${t.url}/api/v1/execute`,
       { capability_id: 'intelligence.wallet_balances', input: args },

@@ -107,6 +107,8 @@ describe('payment chain unreachable', () => {
       requestHash: requestHash('POST', 'execute', body),
       operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S9A',
       getHeader: (name: string) => (name === 'payment-signature' ? header : undefined),
+      // the payer retries (its bearer token's wallet): a stranger resending the payment gets the receipt only
+      payerAccount: async () => buyer.address,
     };
     let ran = false;
     const run = async () => {

@@ -11,8 +11,8 @@ export interface ReceivedCall {
   verified: boolean;
 }
 
-/** How the test provider answers a verified call (status and JSON body), or `hang` to never answer within the test's timeouts. */
-export type Answer = { status: number; body: unknown } | 'hang';
+/** How the test provider answers a verified call (status and JSON body, or `rawBody` sent as is), or `hang` to never answer within the test's timeouts. */
+export type Answer = { status: number; body: unknown } | { status: number; rawBody: string } | 'hang';
 
 /**
  * A provider endpoint speaking the gateway's wire format (DESIGN "Providers"): GET answers 200
@@ -57,6 +57,10 @@ export async function startTestProvider(answer: (call: ReceivedCall) => Answer) 
       if (a === 'hang') {
         const end = () => res.destroy();
         hanging.add(end);
+        return;
+      }
+      if ('rawBody' in a) {
+        res.writeHead(a.status, { 'content-type': 'application/json' }).end(a.rawBody);
         return;
       }
       void (async () => {

@@ -1,7 +1,7 @@
 import { readRefund, recoverOrphanedPayments, requestHash } from '@acg/payments';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
 
 let t: TestGateway;
 beforeAll(async () => {
@@ -27,6 +27,8 @@ describe('crash recovery of paid requests', () => {
       requestHash: requestHash('POST', 'execute', body),
       operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
       getHeader: (name: string) => (name === 'payment-signature' ? header : undefined),
+      // the payer's proof for a resent payment (its bearer token's wallet)
+      payerAccount: async () => buyer.address,
     };
     // the process "dies" after settlement: the operation never returns
     void services.paywall.handle(req, () => new Promise(() => undefined));
@@ -75,7 +77,7 @@ describe('crash recovery of paid requests', () => {
       await new Promise((r) => setTimeout(r, 50));
     const refund = await readRefund(services.redis, services.keys, req.operationId);
     expect(refund).toMatchObject({ status: 'sent', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
-    const http = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header });
+    const http = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header, authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
     expect(http.status).toBe(502);
     expect(http.contentType).toMatch(/application\/problem\+json/);
     expect(http.body).toMatchObject({ execution_id: req.operationId, refund: { status: 'sent', amount: '1000', tx_hash: refund!.tx_hash } });
@@ -85,7 +87,8 @@ describe('crash recovery of paid requests', () => {
     const { services } = t.gateway;
     const buyer = t.stack.payment.buyers[2];
     const body = { capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } };
-    const header = paymentHeader(await officialPayload(buyer, await challenge(`${t.url}/api/v1/execute`, body)));
+    const payload = await officialPayload(buyer, await challenge(`${t.url}/api/v1/execute`, body));
+    const header = paymentHeader(payload);
     const req = {
       resourceUrl: `${t.url}/api/v1/execute`,
       description: 'Execute intelligence.wallet_balances',
@@ -94,6 +97,7 @@ describe('crash recovery of paid requests', () => {
       requestHash: requestHash('POST', 'execute', body),
       operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S9C',
       getHeader: (name: string) => (name === 'payment-signature' ? header : undefined),
+      payerAccount: async () => buyer.address,
     };
     void services.paywall.handle(req, () => new Promise(() => undefined));
     const inflight = services.keys.authorizationsInFlight();
@@ -106,7 +110,12 @@ describe('crash recovery of paid requests', () => {
     expect(await services.redis.hget(authKey!, 'operation_id')).toBe(req.operationId);
     // the process that settled it "died" long ago: the reservation is stale
     await services.redis.hset(authKey!, 'updated_at', '1');
-    const r = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header });
+    // without proof of being the payer, a resend neither takes the run over nor gets its result
+    const stranger = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': paymentHeader(asReadOnChain(payload)) });
+    expect(stranger.status).toBe(409);
+    expect(stranger.body).toMatchObject({ reason: 'payment_already_used', execution_id: req.operationId });
+    expect(await services.executions.get(req.operationId)).toBeUndefined();
+    const r = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header, authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ status: 'SUCCEEDED', execution_id: req.operationId });
     expect((await services.executions.get(req.operationId))?.status).toBe('SUCCEEDED');

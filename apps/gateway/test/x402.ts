@@ -20,11 +20,27 @@ export async function challenge(url: string, body: unknown): Promise<PaymentRequ
   return decodePaymentRequiredHeader(r.headers.get('payment-required')!);
 }
 
-/** A valid PaymentPayload for `paymentRequired`, made by the official x402 client. */
+/**
+ * A valid PaymentPayload for `paymentRequired`, made by the official x402 client. Like the SDK, it
+ * carries a fresh x402 `payment-identifier` id when the 402 declares the extension and the caller
+ * set none (`paymentRequired` is not changed): a resend of the same payload then proves the payer.
+ * {@link asReadOnChain} strips it, as an attacker rebuilding the payload from the chain would.
+ */
 export async function officialPayload(account: LocalAccount, paymentRequired: PaymentRequired): Promise<PaymentPayload> {
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: account as never });
-  return client.createPaymentPayload(paymentRequired);
+  const declared = paymentRequired.extensions?.['payment-identifier'] as { info?: { id?: string } } | undefined;
+  if (!declared || declared.info?.id) return client.createPaymentPayload(paymentRequired);
+  const id = `pay_${randomBytes(16).toString('hex')}`;
+  return client.createPaymentPayload({
+    ...paymentRequired,
+    extensions: { ...paymentRequired.extensions, 'payment-identifier': { ...declared, info: { ...declared.info, id } } },
+  });
+}
+
+/** The PaymentPayload as anyone can rebuild it from a settled transfer: the accepted terms, the authorization and its signature; no extensions. */
+export function asReadOnChain(p: PaymentPayload): PaymentPayload {
+  return { x402Version: p.x402Version, accepted: p.accepted, payload: JSON.parse(JSON.stringify(p.payload)) };
 }
 
 /**

@@ -4,7 +4,8 @@ import { ExecutionStore, Telemetry } from '@acg/execution';
 import { JobStore, startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
 import { PaymentChainMonitor, RefundQueue, startPaymentRecovery, startRefunds, TreasurySender } from '@acg/payments';
-import { ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
+import { Ledger, startOpenCallRecovery } from '@acg/accounts';
+import { paymentReversals, ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
 import { ProviderClient, ProviderDirectory, ProviderStore, type ProviderEarnings } from '@acg/providers';
 import { loadReceipts } from '@acg/receipts';
 import { connectRedis, RedisKeys } from '@acg/redis';
@@ -295,7 +296,20 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
           keys: services.keys,
           publicClient: services.paymentClient,
           refunds: services.refunds,
+          // an orphaned payment's refund takes back its provider credit and its deposit credit
+          reversals: paymentReversals(services.providerLedger, new Ledger(services.redis, services.keys)),
           log: log.child({ module: 'payment-recovery' }),
+          ...(typeof opts.paymentRecovery === 'object' ? opts.paymentRecovery : {}),
+        });
+  // bearer calls that never ended (debited, neither answered nor credited back) are credited back
+  const stopCallRecovery =
+    opts.paymentRecovery === false
+      ? undefined
+      : startOpenCallRecovery({
+          ledger: new Ledger(services.redis, services.keys),
+          redis: services.redis,
+          keys: services.keys,
+          log: log.child({ module: 'open-call-recovery' }),
           ...(typeof opts.paymentRecovery === 'object' ? opts.paymentRecovery : {}),
         });
   let payouts: RunningPayouts | undefined;
@@ -361,6 +375,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
     async close() {
       await metricsServer?.close();
       stopRecovery?.();
+      stopCallRecovery?.();
       await payouts?.stop();
       await indexer?.stop();
       await monitor?.stop();

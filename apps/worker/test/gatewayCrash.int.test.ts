@@ -4,6 +4,7 @@ import { freePort, startDevStack, type DevStack } from '@acg/devnet';
 import { AUTHORIZATION_STATE_ABI } from '@acg/payments';
 import { encodePaymentSignatureHeader, decodePaymentRequiredHeader } from '@x402/core/http';
 import { x402Client } from '@x402/core/client';
+import { appendPaymentIdentifierToExtensions, generatePaymentId } from '@x402/extensions/payment-identifier';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { createPublicClient, erc20Abi, http, parseAbiItem } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,7 +57,10 @@ describe('a standalone gateway killed mid-request', () => {
     expect(challenge.status).toBe(402);
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: buyer as never });
-    const payload = await client.createPaymentPayload(decodePaymentRequiredHeader(challenge.headers.get('payment-required')!));
+    const required = decodePaymentRequiredHeader(challenge.headers.get('payment-required')!);
+    // the payer's resends prove it with an x402 payment-identifier (a settled authorization is public)
+    appendPaymentIdentifierToExtensions(required.extensions!, generatePaymentId());
+    const payload = await client.createPaymentPayload(required);
     const nonce = (payload.payload as { authorization: { nonce: `0x${string}` } }).authorization.nonce;
     const header = encodePaymentSignatureHeader(payload);
 

@@ -2,3 +2,4 @@ export { AuthError, InsufficientBalanceError } from './errors.js';
 export { Ledger, type AccountView, type UsageLine } from './ledger.js';
 export { newAccessToken, SiweAuthenticator, type SiweChallenge, type SiweDomain } from './siwe.js';
 export { TokenStore, type IssuedToken } from './tokens.js';
+export { startOpenCallRecovery, type OpenCallRecoveryOptions } from './recovery.js';

@@ -71,6 +71,63 @@ export class Ledger {
     return { balance: BigInt(balance), applied: status === 'applied' };
   }
 
+  /** Whether a credit with `ref` was applied to `address` (within the reference's 30-day memory). */
+  async credited(address: string, ref: string): Promise<boolean> {
+    return (await this.redis.exists(this.keys.accountRef(address, `c:${ref}`))) === 1;
+  }
+
+  /**
+   * Takes back the credit `ref` of `amount` (e.g. a deposit whose payment is being refunded: the
+   * paywall's `CreditReversal`), once: a debit with reference `rev:<ref>` and item
+   * `reversal:<item>`, only when that credit was applied. Returns `reversed`, `none` (no such
+   * credit, or reversed already) or `paid_out` (the balance no longer holds it: nothing changed).
+   */
+  async reverseCredit(address: string, amount: bigint, item: string, ref: string): Promise<'reversed' | 'none' | 'paid_out'> {
+    if (!(await this.credited(address, ref))) return 'none';
+    try {
+      const r = await this.debit(address, amount, `reversal:${item}`, `rev:${ref}`);
+      return r.applied ? 'reversed' : 'none';
+    } catch (e) {
+      if (e instanceof InsufficientBalanceError) return 'paid_out';
+      throw e;
+    }
+  }
+
+  /**
+   * Records the intent of a bearer call paid by debit (`ref`, `amount` for `item`) before the debit
+   * is taken: until {@link closeCall}, the call is open, and {@link recoverOpenCalls} credits back
+   * an open call whose debit was applied (the process stopped before the call ended or its
+   * credit-back was written). One sorted-set member per call.
+   */
+  async openCall(address: string, amount: bigint, item: string, ref: string, nowMs = Date.now()): Promise<void> {
+    await this.redis.zadd(this.keys.accountOpenCalls(), nowMs, openCallMember(address, amount, item, ref));
+  }
+
+  /** Ends a call opened by {@link openCall}: it succeeded, or its credit-back was written. */
+  async closeCall(address: string, amount: bigint, item: string, ref: string): Promise<void> {
+    await this.redis.zrem(this.keys.accountOpenCalls(), openCallMember(address, amount, item, ref));
+  }
+
+  /**
+   * The recovery sweep of bearer calls (README "Money rules"): every call open for longer than
+   * `olderThanMs` whose debit was applied is credited back (item `refund:<item>`, reference = the
+   * call's, so at most once, also against the call's own credit-back), then closed. Returns the
+   * references credited back.
+   */
+  async recoverOpenCalls(olderThanMs: number, nowMs = Date.now()): Promise<string[]> {
+    const members = await this.redis.zrangebyscore(this.keys.accountOpenCalls(), '-inf', nowMs - olderThanMs, 'LIMIT', 0, 100);
+    const credited: string[] = [];
+    for (const member of members) {
+      const [address, ref, amount, item] = member.split('|');
+      if (address && ref && amount && item && (await this.debited(address, ref))) {
+        const r = await this.credit(address, BigInt(amount), `refund:${item}`, ref);
+        if (r.applied) credited.push(ref);
+      }
+      await this.redis.zrem(this.keys.accountOpenCalls(), member);
+    }
+    return credited;
+  }
+
   /** Balance in integer base units (0 for an account never credited). */
   async balance(address: string): Promise<bigint> {
     return BigInt((await this.redis.hget(this.keys.account(address), 'balance')) ?? '0');
@@ -87,4 +144,9 @@ export class Ledger {
       usage: lines.map((l) => JSON.parse(l) as UsageLine),
     };
   }
+}
+
+/** The open-calls member of one bearer call (see {@link Ledger.openCall}). */
+function openCallMember(address: string, amount: bigint, item: string, ref: string): string {
+  return `${address.toLowerCase()}|${ref}|${amount}|${item}`;
 }

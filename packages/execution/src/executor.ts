@@ -121,7 +121,7 @@ export class Executor {
     early?: EarlyRun,
   ): Promise<ExecutionOutcome> {
     const { definition, input } = resolved;
-    const evidence: { provider_signature?: string } = {};
+    const evidence: Evidence = {};
     if (early) {
       let retriedEndedAt: number | undefined;
       return this.record(
@@ -192,7 +192,7 @@ export class Executor {
     executionId: string,
     capabilityId: string,
     charge: ExecutionCharge,
-    proofOf: { input: unknown; provider: string | null; evidence?: { provider_signature?: string } } | undefined,
+    proofOf: { input: unknown; provider: string | null; evidence?: Evidence } | undefined,
     run: () => Promise<Record<string, unknown>>,
     timing?: RunTiming,
   ): Promise<ExecutionOutcome> {
@@ -209,7 +209,7 @@ export class Executor {
     executionId: string,
     capabilityId: string,
     charge: ExecutionCharge,
-    proofOf: { input: unknown; provider: string | null; evidence?: { provider_signature?: string } } | undefined,
+    proofOf: { input: unknown; provider: string | null; evidence?: Evidence } | undefined,
     run: () => Promise<Record<string, unknown>>,
     timing?: RunTiming,
   ): Promise<ExecutionOutcome> {
@@ -263,6 +263,10 @@ export class Executor {
             provider: proofOf.provider,
           })
         : undefined;
+    // everything that can throw is done (output parsed, proof canonicalized and signed): the
+    // call's credit (a provider's share) goes now, before the record; a failure from here on is
+    // refunded by the paywall, which reverses this credit in the same decision
+    await proofOf?.evidence?.credit?.();
     const record: ExecutionRecord = {
       ...base,
       status: 'SUCCEEDED',
@@ -301,6 +305,12 @@ export class Executor {
     await retryWhileRedisUnavailable(() => executions.save(record));
     await sample;
   }
+}
+
+/** What a capability's run attached (`CapabilityCall.attach`): the provider's signature, and its credit to run once the outcome is decided. */
+interface Evidence {
+  provider_signature?: string;
+  credit?: () => Promise<unknown>;
 }
 
 /** When a run started and ended, for a run started before {@link Executor.run} was called (an {@link EarlyRun}). */

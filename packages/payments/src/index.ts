@@ -32,7 +32,9 @@ export {
   type RefundRequest,
   type RefundWorkerOptions,
   type StartRefundsOptions,
+  type CreditReversal,
 } from './refunds.js';
+export { reversalsByPrefix } from './reversals.js';
 export { describePaymentFailure } from './sanitize.js';
 export type { PaymentObserver } from './observer.js';
 export { operationIdFields, recoverOrphanedPayments, startPaymentRecovery, type PaymentRecoveryOptions, type RecoveryRound } from './recovery.js';

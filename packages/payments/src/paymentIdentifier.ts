@@ -68,6 +68,11 @@ export class PaymentIdentifiers {
     if (bound && bound !== payloadHash) throw new PaymentConflictError('payment_identifier');
   }
 
+  /** The reservation (`authKey`) `id` is bound to, or undefined. */
+  async boundTo(id: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.key(id), 'authorization_key')) ?? undefined;
+  }
+
   /** Binds `id` to this payload and reservation; false when another payload holds it. */
   async claim(id: string, payloadHash: string, authKey: string): Promise<boolean> {
     const r = await claimIdempotencyKey(this.redis, { idempotencyKey: this.key(id), requestHash: payloadHash, authKey, ttlSeconds: this.retentionSeconds });

@@ -18,7 +18,7 @@ import { canonicalHash } from './hashing.js';
 import { eip3009Authorization, parsePaymentPayload, readPaymentPayload } from './paymentHeader.js';
 import { PaymentIdentifiers, readPaymentIdentifier } from './paymentIdentifier.js';
 import { reconcile } from './reconcile.js';
-import type { RefundQueue } from './refunds.js';
+import type { CreditReversal, RefundQueue } from './refunds.js';
 import { Replays, type StoredResponse } from './replay.js';
 import { Reservations, type AuthorizationRef } from './reservation.js';
 import { Settlement, type SettledPayment } from './settle.js';
@@ -50,6 +50,8 @@ export interface PaywallOptions {
   observer?: PaymentObserver;
   /** Signs x402 offers into every 402 and a receipt into every successful PAYMENT-RESPONSE (offer-receipt extension); see {@link Paywall.useOfferReceipts}. */
   offerReceipts?: OfferReceipts;
+  /** Reverses what a paid operation credited (a provider's share, a deposit) in the same step that decides its refund. */
+  reversals?: CreditReversal;
 }
 
 /** A paid request as the paywall sees it. */
@@ -78,6 +80,12 @@ export interface PaidRequest extends ChallengedResource {
    * {@link Paywall.begin} returns `settled` (and dropped otherwise: nothing was charged).
    */
   onReserved?: (payer: `0x${string}`) => void;
+  /**
+   * The wallet of the request's bearer token (`Authorization: Bearer`, Sign-In with Ethereum), or
+   * undefined without a valid one: a proof of being the payer when a settled payment is sent again
+   * ({@link Paywall.begin}, README "x402 payments": replays). Called only for replays.
+   */
+  payerAccount?: () => Promise<string | undefined>;
 }
 
 /** What the paid operation produced; `refund: true` on failure returns the payment. */
@@ -224,11 +232,6 @@ export class Paywall {
     if (!this.ready) await this.init();
     const requirements = this.challenges.requirements(req.price);
 
-    if (req.idempotencyKey) {
-      const stored = await this.replays.byIdempotencyKey(req.route, req.idempotencyKey, req.requestHash);
-      if (stored) return replay(stored);
-    }
-
     let payload: PaymentPayload | undefined;
     let paymentId: string | undefined;
     try {
@@ -266,6 +269,21 @@ export class Paywall {
       nonce: auth.nonce,
     };
     const payloadHash = canonicalHash(payload.payload);
+    const proof: ReplayProof = { paymentId, payer: auth.from, authKey: ref.authKey };
+
+    // Idempotency-Key: scoped to the payer, looked up only once the payment is read. A key bound
+    // to this very authorization goes on like any replay of it (below: the stored answer only with
+    // proof of being the payer); a key bound to another of this payer's payments answers that
+    // payment's stored response only to a fresh authorization signed by the payer (never seen
+    // here, so never public), which is not charged.
+    const idempotencyKey = req.idempotencyKey ? this.idempotencyKeyOf(req.route, auth.from, req.idempotencyKey) : undefined;
+    if (idempotencyKey) {
+      const bound = await this.replays.byIdempotencyKey(idempotencyKey, req.requestHash);
+      if (bound && bound.authKey !== ref.authKey) {
+        if (!signedByPayer(payload, matched, auth)) return this.refuse(req, 'invalid_exact_evm_signature');
+        if (!(await this.reservations.read(ref.authKey))) return replay(await this.replays.waitForStored(bound.authKey));
+      }
+    }
 
     // `authorization` flow: the replay lookup and the facilitator's verify are both read-only, so
     // they run side by side; a payment seen before is answered from its reservation (never run or
@@ -278,14 +296,14 @@ export class Paywall {
         (e: unknown) => ({ e }),
       );
       const prior = await this.reservations.read(ref.authKey);
-      if (prior) return this.resume(ref, prior, req, payloadHash, matched.amount);
+      if (prior) return this.resume(ref, prior, req, payloadHash, matched.amount, proof);
       const verified = await verifying;
       if ('e' in verified) throw verified.e;
       if (!verified.v.isValid) return this.refuse(req, verified.v.invalidReason);
     }
 
     const reserved = await this.reservations.reserve(ref, { requestHash: req.requestHash, payloadHash, operationId: req.operationId, amount: matched.amount });
-    if (!reserved.reserved) return this.resume(ref, reserved.existing, req, payloadHash, matched.amount);
+    if (!reserved.reserved) return this.resume(ref, reserved.existing, req, payloadHash, matched.amount, proof);
 
     // bind the payment identifier and the Idempotency-Key to this payment before it is charged
     const bindings: string[] = [];
@@ -296,13 +314,13 @@ export class Paywall {
       }
       bindings.push(this.identifiers.key(paymentId));
     }
-    if (req.idempotencyKey) {
-      if (!(await this.reservations.claimIdempotencyKey(req.route, req.idempotencyKey, req.requestHash, ref.authKey, req.operationId))) {
+    if (idempotencyKey) {
+      if (!(await this.reservations.claimIdempotencyKey(idempotencyKey, req.requestHash, ref.authKey, req.operationId))) {
         await this.reservations.release(ref.authKey, req.operationId, ['pending']);
         await this.reservations.unbind(bindings, ref.authKey);
         throw new PaymentConflictError('idempotency');
       }
-      bindings.push(this.opts.keys.idempotency(req.route, req.idempotencyKey));
+      bindings.push(idempotencyKey);
     }
 
     // a read-only operation may start before settlement on a payment the facilitator verified
@@ -370,10 +388,15 @@ export class Paywall {
     } else {
       let body = outcome.body;
       if (outcome.refund) {
-        await retryWhileRedisUnavailable(() =>
-          this.opts.refunds.enqueue({ operationId: payment.operationId, payer: payment.payer, amount: payment.amount, paymentTxHash: payment.txHash }),
-        );
-        body = { ...body, refund: { status: 'pending', amount: payment.amount } };
+        // one decision: whatever the operation credited is reversed before the refund is queued
+        // (a crash in between: the reservation is still open, and the recovery sweep does both)
+        const reversal = await this.reverseCredits(payment.operationId, payment.payer, payment.amount);
+        if (reversal !== 'already_refunded') {
+          await retryWhileRedisUnavailable(() =>
+            this.opts.refunds.enqueue({ operationId: payment.operationId, payer: payment.payer, amount: payment.amount, paymentTxHash: payment.txHash }),
+          );
+          body = { ...body, refund: { status: 'pending', amount: payment.amount } };
+        }
       }
       stored = { status: outcome.status, body, headers: { ...outcome.headers, ...headers, 'Content-Type': 'application/problem+json' } };
     }
@@ -442,10 +465,24 @@ export class Paywall {
    * settlement or no progress for 2 minutes → reconciled on chain; otherwise its stored answer
    * (waiting while the first request runs).
    */
-  private async resume(ref: AuthorizationRef, prior: AuthorizationRecord, req: PaidRequest, payloadHash: string, amount: string): Promise<PaywallStep> {
+  private async resume(
+    ref: AuthorizationRef,
+    prior: AuthorizationRecord,
+    req: PaidRequest,
+    payloadHash: string,
+    amount: string,
+    proof: ReplayProof,
+  ): Promise<PaywallStep> {
     if (prior.payloadHash !== payloadHash) return this.refuse(req, 'invalid_exact_evm_nonce_already_used');
     if (prior.requestHash !== req.requestHash) throw new PaymentConflictError('payment');
+    // a settled EIP-3009 authorization is public on-chain: without proof of being the payer, the
+    // replay gets the receipt only (never the result, never a run taken over)
     const stale = Date.now() - prior.updatedAtMs > STALE_PENDING_MS;
+    if (!(await this.provenPayer(req, proof))) {
+      // a concurrent duplicate waits for the first, as before; an orphaned one is left to the payer or the recovery sweep
+      if (prior.state !== 'settle_unknown' && !stale) await this.replays.waitForStored(ref.authKey);
+      return replay(await this.replays.receipt(ref.authKey, req.resourceUrl));
+    }
     if (prior.state === 'settle_unknown' || ((prior.state === 'pending' || prior.state === 'settled') && stale)) {
       const r = await reconcile(
         { redis: this.opts.redis, publicClient: this.opts.publicClient, reservations: this.reservations, log: this.opts.log, network: this.opts.terms.network },
@@ -462,10 +499,42 @@ export class Paywall {
     return replay(await this.replays.waitForStored(ref.authKey));
   }
 
+  /** {@link CreditReversal.reverse} of the operation, retried through a Redis outage; `none` without reversals. */
+  private async reverseCredits(operationId: string, payer: `0x${string}`, amount: string) {
+    const reversals = this.opts.reversals;
+    if (!reversals) return 'none' as const;
+    const r = await retryWhileRedisUnavailable(() => reversals.reverse({ operationId, payer, amount }));
+    if (r === 'paid_out' || r === 'already_refunded') this.opts.log.error({ operationId, reversal: r }, "a refunded payment's credit could not be reversed");
+    return r;
+  }
+
+  /** Redis key of `Idempotency-Key` `key` on `route` for `payer` (keys are per payer: one payer's key never answers another). */
+  private idempotencyKeyOf(route: string, payer: string, key: string): string {
+    return this.opts.keys.idempotency(route, `${payer.toLowerCase()}:${key}`);
+  }
+
+  /**
+   * Whether a request resending a settled payment proves it comes from the payer: the x402
+   * `payment-identifier` it carries is bound to this very authorization (the id never goes
+   * on-chain), or its bearer token is the payer's wallet.
+   */
+  private async provenPayer(req: PaidRequest, proof: ReplayProof): Promise<boolean> {
+    if (proof.paymentId && (await this.identifiers.boundTo(proof.paymentId)) === proof.authKey) return true;
+    const account = req.payerAccount ? await req.payerAccount().catch(() => undefined) : undefined;
+    return account !== undefined && account.toLowerCase() === proof.payer.toLowerCase();
+  }
+
   private async refuse(req: ChallengedResource, reason: string | undefined): Promise<PaywallStep> {
     this.opts.observer?.refused?.({ reason: reason ?? 'invalid_payment' });
     return { kind: 'refused', response: await this.offered(this.challenges.refuse(req, reason)) };
   }
+}
+
+/** What a resent payment may prove its payer with: the payment identifier it carries, and the payment's payer and reservation. */
+interface ReplayProof {
+  paymentId?: string;
+  payer: `0x${string}`;
+  authKey: string;
 }
 
 function replay(stored: StoredResponse): { kind: 'replay'; response: Extract<PaidResponse, { kind: 'response' }> } {

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PublicClient } from 'viem';
 import { authorizationTx, authorizationUsed } from './eip3009.js';
-import type { RefundQueue } from './refunds.js';
+import type { CreditReversal, RefundQueue } from './refunds.js';
 
 export interface PaymentRecoveryOptions {
   redis: Redis;
@@ -17,6 +17,8 @@ export interface PaymentRecoveryOptions {
   olderThanMs?: number;
   /** reservations looked at per round (default 100) */
   batch?: number;
+  /** reverses what an orphaned operation credited (a provider's share, a deposit) before its refund is queued */
+  reversals?: CreditReversal;
 }
 
 /** What one recovery round did. */
@@ -34,7 +36,8 @@ export interface RecoveryRound {
  * EIP-3009 authorization was used:
  * - unused → nothing was charged: the reservation is released (the payer may pay again);
  * - used → the payer was charged but the operation never completed: the reservation moves to
- *   `recovering` (so the original request, if still alive, can no longer complete it), a durable
+ *   `recovering` (so the original request, if still alive, can no longer complete it), what the
+ *   operation credited is reversed (`reversals`: a provider's share, a deposit), a durable
  *   refund is queued (idempotent by operation id), and the stored answer becomes a 502 problem
  *   naming the refund, which a replay of the payment then gets.
  */
@@ -70,7 +73,10 @@ export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promis
     if (h.state !== 'recovering' && !(await cas(['pending', 'settle_unknown', 'settled'], 'recovering'))) continue;
     let txHash = h.tx_hash as `0x${string}` | undefined;
     txHash ??= (await authorizationTx(o.publicClient, h.asset as `0x${string}`, h.payer as `0x${string}`, h.nonce as `0x${string}`)) ?? ('0x' as `0x${string}`);
-    await o.refunds.enqueue({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount, paymentTxHash: txHash });
+    // what the operation credited is reversed before the refund: a dispute can never refund it again
+    const reversal = o.reversals ? await o.reversals.reverse({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount }) : 'none';
+    if (reversal === 'paid_out') o.log.error({ operationId: op }, "an orphaned payment's credit was paid out already; refunded anyway, for an operator");
+    if (reversal !== 'already_refunded') await o.refunds.enqueue({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount, paymentTxHash: txHash });
     const response = {
       status: 502,
       headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },

@@ -23,15 +23,44 @@ export class Replays {
   ) {}
 
   /**
-   * The stored answer of the request that used `Idempotency-Key` `key` on `route`, undefined when
-   * the key is new. Throws PaymentConflictError('idempotency') when the key was used with another
-   * request, PaymentInProgressError when that request has not finished within the wait.
+   * The binding of an `Idempotency-Key` (`idempotencyKey`: its Redis key, scoped to route and payer),
+   * undefined when the key is new: the reservation it names (`authKey`). Throws
+   * PaymentConflictError('idempotency') when the key was used with another request.
    */
-  async byIdempotencyKey(route: string, key: string, requestHash: string): Promise<StoredResponse | undefined> {
-    const [hash, authKey] = await this.redis.hmget(this.keys.idempotency(route, key), 'request_hash', 'authorization_key');
-    if (!hash) return undefined;
+  async byIdempotencyKey(idempotencyKey: string, requestHash: string): Promise<{ authKey: string } | undefined> {
+    const [hash, authKey] = await this.redis.hmget(idempotencyKey, 'request_hash', 'authorization_key');
+    if (!hash || !authKey) return undefined;
     if (hash !== requestHash) throw new PaymentConflictError('idempotency');
-    return this.waitForStored(authKey!);
+    return { authKey };
+  }
+
+  /**
+   * The receipt of a settled payment resent without proof of being its payer (README "x402
+   * payments": replays): 409 `payment_already_used` with the operation's id fields, the payment
+   * (`tx_hash`, `amount`) and where its payer reads the result; never the result or the proof.
+   * The reservation `authKey` must exist (throws PaymentInProgressError otherwise).
+   */
+  async receipt(authKey: string, resourceUrl: string): Promise<StoredResponse> {
+    const [operationId, txHash, amount] = await this.redis.hmget(authKey, 'operation_id', 'tx_hash', 'amount');
+    if (!operationId) throw new PaymentInProgressError();
+    const base = resourceUrl.replace(/^(https?:\/\/[^/]+).*$/, '$1');
+    const read = resultLocation(operationId);
+    return {
+      status: 409,
+      headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },
+      body: {
+        type: 'about:blank',
+        title: 'Conflict',
+        status: 409,
+        reason: 'payment_already_used',
+        detail: `This payment was used already. Its result goes only to its payer: resend it with the payment-identifier it was first sent with, or with the payer's bearer token${read ? `, or read ${read.method} ${read.path} with that token` : ''}.`,
+        operation_id: operationId,
+        ...(operationId.startsWith('exe_') ? { execution_id: operationId } : {}),
+        ...(operationId.startsWith('job_') ? { job_id: operationId } : {}),
+        payment: { tx_hash: txHash ?? null, amount: amount ?? null },
+        ...(read ? { result_url: `${base}${read.path}` } : {}),
+      },
+    };
   }
 
   /**
@@ -48,4 +77,12 @@ export class Replays {
       await new Promise((r) => setTimeout(r, 50));
     }
   }
+}
+
+/** Where the payer of operation `id` reads its outcome with its bearer token, by the id's prefix. */
+function resultLocation(id: string): { method: 'GET'; path: string } | undefined {
+  if (id.startsWith('exe_')) return { method: 'GET', path: `/api/v1/executions/${id}` };
+  if (id.startsWith('job_')) return { method: 'GET', path: `/api/v1/jobs/${id}` };
+  if (id.startsWith('dep_')) return { method: 'GET', path: '/v1/account' };
+  return undefined;
 }

@@ -62,10 +62,10 @@ export class Reservations {
     );
   }
 
-  /** Binds `Idempotency-Key` to this request and reservation; false when it is bound to another. */
-  async claimIdempotencyKey(route: string, key: string, requestHash: string, authKey: string, operationId: string): Promise<boolean> {
+  /** Binds an `Idempotency-Key` (`idempotencyKey`: its Redis key, scoped to route and payer) to this request and reservation; false when it is bound to another. */
+  async claimIdempotencyKey(idempotencyKey: string, requestHash: string, authKey: string, operationId: string): Promise<boolean> {
     const claim = await this.beforeSettlement(authKey, operationId, () =>
-      claimIdempotencyKey(this.redis, { idempotencyKey: this.keys.idempotency(route, key), requestHash, authKey, ttlSeconds: this.retentionSeconds }),
+      claimIdempotencyKey(this.redis, { idempotencyKey, requestHash, authKey, ttlSeconds: this.retentionSeconds }),
     );
     return claim.claimed;
   }

@@ -27,3 +27,4 @@ export {
   type RunningPayouts,
   type StartPayoutsOptions,
 } from './payouts.js';
+export { paymentReversals, type DepositAccounts } from './reversal.js';

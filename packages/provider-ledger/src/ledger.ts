@@ -8,6 +8,7 @@ import {
   reserveProviderPayout,
   resolveProviderDispute,
   respondToProviderDispute,
+  reverseProviderCredit,
   settleProviderPayout,
   type RedisKeys,
 } from '@acg/redis';
@@ -182,6 +183,42 @@ export class ProviderLedger {
   }
 
   /**
+   * Reverses the credit of `execution_id` because its payment is being refunded (the paywall's
+   * refund decision or the crash-recovery sweep of @acg/payments), in one script
+   * (`pl_credit_reverse`): the share leaves `held` (or `available`), the fee is reversed, the
+   * price counts as refunded and the entry becomes `refunded`, so no dispute can refund it again;
+   * an open dispute on it closes (`resolved_by: "reversal"`) without a refund of its own. Without
+   * an entry a 30-day tombstone stops a late credit. Returns:
+   * `reversed` | `none` (nothing was credited) | `already_refunded` (a dispute refunded the payer:
+   * no second refund is due) | `paid_out` (the share left the balance; nothing changed, an operator
+   * must settle it). Idempotent: a repeat returns `none`.
+   */
+  async reverseCredit(execution_id: string): Promise<'reversed' | 'none' | 'already_refunded' | 'paid_out'> {
+    const entryKey = this.keys.providerLedgerEntry(execution_id);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const [providerId, disputeId] = await this.redis.hmget(entryKey, 'provider_id', 'dispute_id');
+      const r = await reverseProviderCredit(this.redis, {
+        entryKey,
+        balanceKey: this.keys.providerBalance(providerId ?? ''),
+        maturingKey: this.keys.providerMaturing(providerId ?? ''),
+        totalsKey: this.keys.providerLedgerTotals(),
+        openDisputesKey: this.keys.providerDisputesOpen(),
+        disputeKey: this.keys.providerDispute(disputeId ?? ''),
+        executionId: execution_id,
+        providerId: providerId ?? '',
+        disputeId: disputeId ?? '',
+        now: iso(this.now()),
+        tombstoneTtlSeconds: 30 * 24 * 3600,
+      });
+      if (r.result === 'retry') continue;
+      if (r.result === 'tombstone') return 'none';
+      if (r.result === 'already_refunded') return r.by === 'dispute' ? 'already_refunded' : 'none';
+      return r.result;
+    }
+    throw new Error(`the ledger entry of ${execution_id} kept changing while its credit was reversed`);
+  }
+
+  /**
    * Moves the provider's held entries whose dispute window has passed and that have no dispute to
    * `available`. Returns how many moved. Safe to run concurrently (each move is atomic).
    */
@@ -237,7 +274,8 @@ export class ProviderLedger {
   /** The ledger entry of an execution, or undefined (not a credited provider execution). */
   async entry(execution_id: string): Promise<LedgerEntry | undefined> {
     const h = await this.redis.hgetall(this.keys.providerLedgerEntry(execution_id));
-    if (!h.status) return undefined;
+    // no entry, or the tombstone of a reversal that found none (see reverseCredit)
+    if (!h.status || !h.provider_id) return undefined;
     return {
       execution_id: h.execution_id,
       provider_id: h.provider_id,

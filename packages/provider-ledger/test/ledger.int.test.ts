@@ -374,3 +374,63 @@ describe('ProviderLedger invariant', () => {
     );
   });
 });
+
+describe('ProviderLedger.reverseCredit (a credited call refunded after all)', () => {
+  it('cancels a held share and its fee once; the entry is refunded and no dispute can open on it', async () => {
+    const { ledger } = setup();
+    const prv = providerId();
+    const c = await credit(ledger, prv, 1_000n);
+    expect(await ledger.reverseCredit(c.execution_id)).toBe('reversed');
+    expect(await ledger.reverseCredit(c.execution_id)).toBe('none');
+    expect(await ledger.entry(c.execution_id)).toMatchObject({ status: 'refunded', share: 900n, fee: 100n });
+    const t = await ledger.totals();
+    expect(t).toMatchObject({ credited: 1_000n, refunded: 1_000n, fees: 0n, held: 0n, available: 0n });
+    expectInvariant(t);
+    await expect(ledger.openDispute({ execution_id: c.execution_id, payer: PAYER.toLowerCase(), reason: 'again' })).rejects.toBeInstanceOf(DisputeError);
+  });
+
+  it('cancels an available share while the balance holds it; paid out → nothing changes', async () => {
+    const { ledger, clock } = setup({ windowSeconds: 60 });
+    const prv = providerId();
+    const [a, b] = [await credit(ledger, prv, 1_000n), await credit(ledger, prv, 1_000n)];
+    clock.now += 61_000;
+    expect((await ledger.balance(prv)).available).toBe('1800');
+    expect(await ledger.reverseCredit(a.execution_id)).toBe('reversed');
+    expect((await ledger.balance(prv)).available).toBe('900');
+    const payout = await ledger.reservePayout(prv, 1n);
+    expect(payout).toBeTruthy();
+    expect(await ledger.reverseCredit(b.execution_id)).toBe('paid_out');
+    expect(await ledger.entry(b.execution_id)).toMatchObject({ status: 'available' });
+    expectInvariant(await ledger.totals());
+  });
+
+  it('closes an open dispute without a second refund; after a dispute refunded it, reports already_refunded', async () => {
+    const { ledger, enqueued } = setup();
+    const prv = providerId();
+    const open = await credit(ledger, prv, 1_000n);
+    const dispute = await ledger.openDispute({ execution_id: open.execution_id, payer: PAYER.toLowerCase(), reason: 'bad' });
+    expect(await ledger.reverseCredit(open.execution_id)).toBe('reversed');
+    expect((await ledger.dispute(dispute.dispute_id))?.view).toMatchObject({ status: 'refunded', resolved_by: 'reversal' });
+    await expect(ledger.resolveDispute({ dispute_id: dispute.dispute_id, outcome: 'refund', by: 'admin' })).rejects.toBeInstanceOf(DisputeError);
+    expect(enqueued).toEqual([]);
+
+    const refundedByDispute = await credit(ledger, prv, 1_000n);
+    const d2 = await ledger.openDispute({ execution_id: refundedByDispute.execution_id, payer: PAYER.toLowerCase(), reason: 'bad' });
+    await ledger.resolveDispute({ dispute_id: d2.dispute_id, outcome: 'refund', by: 'admin' });
+    expect(await ledger.reverseCredit(refundedByDispute.execution_id)).toBe('already_refunded');
+    const t = await ledger.totals();
+    expect(t.refunded).toBe(2_000n);
+    expectInvariant(t);
+  });
+
+  it('without an entry leaves a tombstone: a late credit of that execution is a no-op', async () => {
+    const { ledger } = setup();
+    const prv = providerId();
+    const id = executionId();
+    expect(await ledger.reverseCredit(id)).toBe('none');
+    expect(await ledger.entry(id)).toBeUndefined();
+    await credit(ledger, prv, 1_000n, id);
+    expect(await ledger.providerTotals(prv)).toEqual({ held: 0n, available: 0n, reserved: 0n, paid: 0n });
+    expect((await ledger.totals()).credited).toBe(0n);
+  });
+});

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { ProviderCallRequest } from '@acg/schemas';
+import { parseStrictJson, type ProviderCallRequest } from '@acg/schemas';
 import { httpFailureReason, isAllowedAddress, lookupForPolicy, type UrlPolicy } from '@acg/wallet-monitor';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
@@ -14,7 +14,7 @@ export type ProviderCallOutcome =
       ok: false;
       /** HTTP status, 0 when there was no response */
       status: number;
-      /** `http_<status>`, `timeout`, `connection_refused`, `non_public_address`, `network_error` (see `httpFailureReason`), `invalid_url`, `not_json`, `response_too_large` */
+      /** `http_<status>`, `timeout`, `connection_refused`, `non_public_address`, `network_error` (see `httpFailureReason`), `invalid_url`, `not_json` (also a JSON number that does not round-trip, e.g. `1e400`: `parseStrictJson` of @acg/schemas), `response_too_large` */
       reason: string;
       ms: number;
     };
@@ -118,7 +118,7 @@ export class ProviderClient {
       if (res.statusCode < 200 || res.statusCode >= 300) return { ok: false, status: res.statusCode, reason: `http_${res.statusCode}`, ms: ms() };
       const raw = Buffer.concat(chunks);
       try {
-        return { ok: true, status: res.statusCode, body: JSON.parse(raw.toString('utf8')), raw, ms: ms() };
+        return { ok: true, status: res.statusCode, body: parseStrictJson(raw.toString('utf8')), raw, ms: ms() };
       } catch {
         return { ok: false, status: res.statusCode, reason: 'not_json', ms: ms() };
       }

@@ -53,8 +53,8 @@ function failureOf(outcome: Extract<ProviderCallOutcome, { ok: false }>): Capabi
  * payment), and its published schemas are the provider's own. `run` sends the signed call; a
  * non-2xx, a timeout (`timeout_ms`), a non-JSON body or a result invalid against `output_schema`
  * throws {@link CapabilityFailure} (the execution is FAILED and refunded; the provider earns
- * nothing). A valid result credits the provider's share through `runtime.earnings` before it is
- * returned. Every call counts in the capability's stats.
+ * nothing). A valid result hands the credit of the provider's share (`runtime.earnings`) to the
+ * Executor, which runs it only after everything that can still fail (`CapabilityCall.attach`). Every call counts in the capability's stats.
  */
 export function providerCapability(record: ProviderRecord, offer: ProviderOffer, runtime: ProviderRuntime): ExecutableCapability {
   const id = offerCapabilityId(offer);
@@ -114,19 +114,24 @@ export function providerCapability(record: ProviderRecord, offer: ProviderOffer,
           502,
         );
       }
-      call?.attach?.({ provider_signature: signature });
       await runtime.store.countCall(id, true).catch(() => undefined);
-      if (call && runtime.earnings && call.amount !== undefined) {
-        await runtime.earnings.credit({
-          execution_id: executionId,
-          provider_id: record.provider_id,
-          provider_address: record.address,
-          capability_id: id,
-          payer: call.payer as `0x${string}`,
-          price: BigInt(call.amount),
-          payment_tx_hash: call.paymentTxHash as `0x${string}`,
-        });
-      }
+      const earnings = runtime.earnings;
+      const credit =
+        call && earnings && call.amount !== undefined
+          ? () =>
+              earnings.credit({
+                execution_id: executionId,
+                provider_id: record.provider_id,
+                provider_address: record.address,
+                capability_id: id,
+                payer: call.payer as `0x${string}`,
+                price: BigInt(call.amount!),
+                payment_tx_hash: call.paymentTxHash as `0x${string}`,
+              })
+          : undefined;
+      // the share is credited by the Executor once the call's outcome is decided (see CapabilityCall.attach)
+      if (call?.attach) call.attach({ provider_signature: signature, ...(credit ? { credit } : {}) });
+      else await credit?.();
       return result as Record<string, unknown>;
     },
   });

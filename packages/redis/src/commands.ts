@@ -581,6 +581,53 @@ export async function resolveProviderDispute(
   return { result: result as 'resolved', status: status as DisputeState };
 }
 
+export interface ReverseProviderCreditParameters {
+  /** `RedisKeys.providerLedgerEntry(executionId)` */
+  entryKey: string;
+  /** `RedisKeys.providerBalance(providerId)` */
+  balanceKey: string;
+  /** `RedisKeys.providerMaturing(providerId)` */
+  maturingKey: string;
+  /** `RedisKeys.providerLedgerTotals()` */
+  totalsKey: string;
+  /** `RedisKeys.providerDisputesOpen()` */
+  openDisputesKey: string;
+  /** `RedisKeys.providerDispute(disputeId)` */
+  disputeKey: string;
+  executionId: string;
+  /** the entry's provider id as read ('' when no entry) */
+  providerId: string;
+  /** the entry's dispute id as read ('' when none) */
+  disputeId: string;
+  /** RFC 3339 */
+  now: string;
+  tombstoneTtlSeconds: number;
+}
+
+/** What {@link reverseProviderCredit} did (see `pl_credit_reverse.lua`). */
+export type ReverseProviderCreditResult =
+  | { result: 'reversed' | 'tombstone' | 'paid_out' | 'retry' }
+  | { result: 'already_refunded'; by: 'dispute' | 'reversal' };
+
+/** `pl_credit_reverse.lua`: reverses an execution's provider credit with its payment's refund, atomically. */
+export async function reverseProviderCredit(redis: Redis, p: ReverseProviderCreditParameters): Promise<ReverseProviderCreditResult> {
+  const [result, by] = (await withScripts(redis).pl_credit_reverse(
+    p.entryKey,
+    p.balanceKey,
+    p.maturingKey,
+    p.totalsKey,
+    p.openDisputesKey,
+    p.disputeKey,
+    p.providerId,
+    p.disputeId,
+    p.now,
+    p.executionId,
+    String(p.tombstoneTtlSeconds),
+  )) as [string, string?];
+  if (result === 'already_refunded') return { result, by: by as 'dispute' | 'reversal' };
+  return { result: result as 'reversed' | 'tombstone' | 'paid_out' | 'retry' };
+}
+
 export interface ReservePayoutParameters {
   balanceKey: string;
   /** `RedisKeys.providerPayout(payoutId)` */

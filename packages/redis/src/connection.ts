@@ -205,6 +205,14 @@ export class RedisKeys {
   accountUsage(address: string): string {
     return `${this.prefix}acct:${address.toLowerCase()}:usage`;
   }
+  /**
+   * Bearer calls between their debit and their outcome (zset: member `address|ref|amount|item`,
+   * score = when the call started, unix ms): the intent that the recovery sweep completes by
+   * crediting back a call that never ended (`Ledger.recoverOpenCalls` of @acg/accounts).
+   */
+  accountOpenCalls(): string {
+    return `${this.prefix}acct:open-calls`;
+  }
   /** Marks a debit or credit reference as applied. */
   accountRef(address: string, ref: string): string {
     return `${this.prefix}acct:${address.toLowerCase()}:ref:${ref}`;

@@ -17,6 +17,8 @@ export {
   releaseLease,
   reserveProviderPayout,
   resolveProviderDispute,
+  reverseProviderCredit,
+  type ReverseProviderCreditResult,
   respondToProviderDispute,
   settleProviderPayout,
   releaseAuthorization,

@@ -27,6 +27,7 @@ export const SCRIPTS = {
   pl_dispute_open: 5,
   pl_dispute_respond: 1,
   pl_dispute_resolve: 6,
+  pl_credit_reverse: 6,
   pl_payout_reserve: 4,
   pl_payout_settle: 3,
   // dynamic: the caller passes numkeys first (2 keys per target block)

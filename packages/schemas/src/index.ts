@@ -21,3 +21,4 @@ export * from './provider.js';
 export * from './capabilities/wallet_balances.js';
 export * from './jsonSchema.js';
 export * from './mcp.js';
+export * from './strictJson.js';

@@ -79,10 +79,25 @@ export async function signPaymentPayload(
     allowedAssets: [{ network: requirement.network, asset: requirement.asset, maxAmountPerPayment: amount.toString() }],
   });
   try {
-    return await client.createPaymentPayload({ ...paymentRequired, accepts: [requirement] });
+    const extensions = withPaymentIdentifier(paymentRequired.extensions);
+    return await client.createPaymentPayload({ ...paymentRequired, ...(extensions ? { extensions } : {}), accepts: [requirement] });
   } catch (cause) {
     throw new AcgError('Could not sign the x402 payment with the given account; nothing was paid.', { cause, details: (cause as Error)?.message });
   }
+}
+
+/**
+ * The 402's `extensions` with a fresh x402 `payment-identifier` id (`pay_` + 32 hex digits) when the
+ * server declares that extension (the gateway does on every 402): the id never goes on-chain, so a
+ * re-send of the same signed payment (after a network error) proves it comes from the payer and
+ * gets the stored result, where anyone else resending the public settled authorization gets a
+ * receipt only. Unchanged otherwise.
+ */
+function withPaymentIdentifier(extensions: PaymentRequired['extensions']): PaymentRequired['extensions'] {
+  const declared = extensions?.['payment-identifier'] as { info?: Record<string, unknown> } | undefined;
+  if (!declared || typeof declared !== 'object') return extensions;
+  const id = `pay_${globalThis.crypto.randomUUID().replaceAll('-', '')}`;
+  return { ...extensions, 'payment-identifier': { ...declared, info: { ...declared.info, id } } };
 }
 
 async function signPayment(account: LocalAccount, pr: PaymentRequired, requirement: PaymentRequirements, amount: bigint): Promise<Record<string, string>> {

@@ -4,6 +4,7 @@ import type jayson from 'jayson';
 import { createRequestObserver, METRICS_PATH, metricsHandler, setRoute, traceRequest, writeProblem, type HttpMetrics, type Registry } from '@acg/observability';
 import type { Logger } from 'pino';
 import { isRedisUnavailable } from '@acg/redis';
+import { JsonNumberError, parseStrictJson } from '@acg/schemas';
 import type { TokenBucket } from '../ratelimit.js';
 import type { RpcContext } from '../rpc/context.js';
 import { RPC_ERRORS, RpcError } from '../rpc/errors.js';
@@ -171,8 +172,17 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
       const text = raw.toString('utf8');
       let body: unknown;
       try {
-        body = JSON.parse(text); // V8's parser is iterative: any depth up to the body limit is safe here
-      } catch {
+        // the shared strict parse of every surface (@acg/schemas): 1e400 is refused, never Infinity.
+        // V8's parser is iterative: any depth up to the body limit is safe here
+        body = parseStrictJson(text);
+      } catch (e) {
+        if (e instanceof JsonNumberError) {
+          return send(
+            res,
+            200,
+            errorResponse({ code: RPC_ERRORS.INVALID_PARAMS, message: `Invalid params: ${e.message}`, data: { reason: 'number_not_representable' } }),
+          );
+        }
         return send(res, 200, errorResponse({ code: RPC_ERRORS.PARSE_ERROR, message: 'Parse error: the body is not valid JSON.' }));
       }
       if (jsonNestingDepth(text) > MAX_JSON_DEPTH) {

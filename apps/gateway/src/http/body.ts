@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { MIMEType } from 'node:util';
+import { JsonNumberError, parseStrictJson } from '@acg/schemas';
 
 /** Largest accepted request body, bytes (DESIGN "Errors": 413 beyond). */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -19,6 +20,8 @@ export class BodyRefused extends Error {
     message: string,
     /** Answer with `Connection: close`: the rest of the body is too large to read and discard. */
     readonly closeAfter = false,
+    /** true when the body is JSON but holds a number that does not round-trip (MCP answers it as JSON-RPC -32602) */
+    readonly numberRefused = false,
   ) {
     super(message);
   }
@@ -126,8 +129,10 @@ export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
 }
 
 /**
- * Parses a JSON request body: 400 `BodyRefused` for nesting deeper than `MAX_JSON_DEPTH` or
- * invalid JSON (also invalid UTF-8).
+ * Parses a JSON request body with the shared strict parse (`parseStrictJson` of @acg/schemas):
+ * 400 `BodyRefused` for nesting deeper than `MAX_JSON_DEPTH`, invalid JSON (also invalid UTF-8),
+ * or a number literal that does not round-trip (`1e400`, `-1e400`, `1e-400`, integers beyond
+ * 2^53 − 1; `numberRefused: true`), so no such number reaches validation, payment or a provider.
  */
 export function parseJsonBody(raw: Buffer): unknown {
   let text: string;
@@ -138,8 +143,9 @@ export function parseJsonBody(raw: Buffer): unknown {
   }
   if (jsonTooDeep(text)) throw new BodyRefused(400, `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   try {
-    return JSON.parse(text);
-  } catch {
+    return parseStrictJson(text);
+  } catch (e) {
+    if (e instanceof JsonNumberError) throw new BodyRefused(400, e.message, false, true);
     throw new BodyRefused(400, 'The request body is not valid JSON.');
   }
 }

@@ -10,6 +10,7 @@ import { carriesBearer, mcpOriginRefusal, OriginPolicy } from './origin.js';
 import { GatewayRateLimit } from './rateLimit.js';
 import { problemOf, redisUnavailableProblem, SERVICE_UNAVAILABLE, statusTitle } from '../trpc/problem.js';
 import { assertJsonContentType, BodyIncomplete, BodyRefused, jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, parseJsonBody, readBody } from './body.js';
+import { JsonNumberError, unsafeJsonNumber } from '@acg/schemas';
 import { McpEndpoint } from '../mcp/handler.js';
 import { MCP_PATH } from '../mcp/paidTool.js';
 import { RouteTable } from './routes.js';
@@ -206,6 +207,9 @@ export function createRequestListener(services: Services) {
       if (q !== -1 && jsonTooDeep(safeDecode(url.slice(q + 1)))) {
         return sendProblem(res, 400, `The query nests deeper than ${MAX_JSON_DEPTH} levels.`);
       }
+      // a /trpc query carries its input as JSON: the same strict numbers as a body (@acg/schemas parseStrictJson)
+      const unsafeNumber = q !== -1 && path.startsWith('/trpc/') ? unsafeJsonNumber(safeDecode(url.slice(q + 1))) : undefined;
+      if (unsafeNumber !== undefined) return sendProblem(res, 400, new JsonNumberError(unsafeNumber, []).message);
       if (method === 'GET' || method === 'HEAD') {
         if (web.kind(route.template) === 'file' && (await web.serve(route.template, req, res, path, q === -1 ? '' : url.slice(q + 1), sendProblem))) return;
         if (path === METRICS_PATH) return await metrics(req, res);
@@ -265,6 +269,11 @@ export function createRequestListener(services: Services) {
           // The rest of an oversized body is read and discarded (up to a bound, readBody) so the
           // client reads this answer; only a body too large even for that closes the connection.
           if (e.closeAfter) res.setHeader('Connection', 'close');
+          // MCP speaks JSON-RPC: a number that does not round-trip is its invalid params (-32602)
+          if (e.numberRefused && path === MCP_PATH) {
+            res.writeHead(400, { 'Content-Type': 'application/json' });
+            return void res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32602, message: `Invalid params: ${e.message}` }, id: null }));
+          }
           return sendProblem(res, e.status, e.message);
         }
       }

@@ -16,7 +16,7 @@ const INSTRUCTIONS =
   'Every other tool runs one capability (tool name = capability id with "." replaced by "_") and is paid per call with x402 in USDC: ' +
   'call it without _meta["x402/payment"] to get the x402 PaymentRequired (isError, in structuredContent and in content[0].text as {"x402/error": ...}), ' +
   'sign an EIP-3009 transferWithAuthorization for one of its accepts (e.g. with @x402/core and @x402/evm), and call again with the PaymentPayload in _meta["x402/payment"]. ' +
-  'The result carries _meta["x402/payment-response"]. One payment runs the capability once; sending it again returns the stored result; a failure is refunded.';
+  'The result carries _meta["x402/payment-response"]. One payment runs the capability once; sending it again returns the stored result to its payer (with the payment-identifier it was first sent with, or the payer\'s bearer token), a receipt to anyone else; a failure is refunded.';
 
 /**
  * The MCP endpoint `POST {base_url}/mcp` (DESIGN "Agents: MCP and x402 extensions"): MCP Streamable
@@ -49,15 +49,26 @@ export class McpEndpoint {
   private server(requestId: string | undefined): Server {
     const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools.list() }));
-    server.setRequestHandler(CallToolRequestSchema, (request) => this.call(request.params.name, request.params.arguments, request.params._meta, requestId));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      this.call(request.params.name, request.params.arguments, request.params._meta, requestId, extra.requestInfo?.headers.authorization),
+    );
     return server;
   }
 
-  private async call(name: string, args: unknown, meta: Record<string, unknown> | undefined, requestId: string | undefined): Promise<CallToolResult> {
+  /** `authorization`: the HTTP request's Authorization header (a bearer token proves the payer when a settled payment is resent). */
+  private async call(
+    name: string,
+    args: unknown,
+    meta: Record<string, unknown> | undefined,
+    requestId: string | undefined,
+    authorization?: string | string[],
+  ): Promise<CallToolResult> {
     const tool = this.tools.resolve(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name.slice(0, 64)}". Call tools/list for the list.`);
     try {
-      return tool.kind === 'free' ? await tool.tool.call(this.services, args) : await callCapabilityTool(this.services, tool.definition, args, meta);
+      return tool.kind === 'free'
+        ? await tool.tool.call(this.services, args)
+        : await callCapabilityTool(this.services, tool.definition, args, meta, typeof authorization === 'string' ? authorization : undefined);
     } catch (e) {
       const unavailable = redisUnavailableProblem(e);
       if (unavailable) {

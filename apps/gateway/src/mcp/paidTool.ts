@@ -42,17 +42,21 @@ export function toolBazaar(d: ExecutableCapability): Record<string, unknown> {
  * `content[0].text`); refused → the same with the reason; valid → reserve, settle (verify first in the `authorization` flow), run
  * once, record. The paywall's route and request hash are those of `POST /api/v1/execute` with
  * `{capability_id, input: arguments}`, so one payment buys one execution on either transport and a
- * replay (or a concurrent duplicate) gets the stored execution. Success: `structuredContent` = the
+ * replay by the payer (or a concurrent duplicate) gets the stored execution. Success: `structuredContent` = the
  * capability's result, `_meta` = `{"x402/payment-response": SettleResponse, capability_id,
  * execution_id, payment: {tx_hash, amount}, proof}` (`proof`: the execution's JWS). A failure after settlement is refunded and answered
  * as an isError problem (with `execution_id`, `refund`) plus the settlement; a conflict
- * (payment or payment identifier reused) is an isError 409 problem with its `reason`.
+ * (payment or payment identifier reused) is an isError 409 problem with its `reason`. A settled
+ * payment resent without proof of being its payer (its payment-identifier, or the payer's bearer
+ * token in `authorization`, the HTTP Authorization header) is an isError 409 `payment_already_used`
+ * receipt, never the result.
  */
 export async function callCapabilityTool(
   services: Services,
   d: ExecutableCapability,
   args: unknown,
   meta: Record<string, unknown> | undefined,
+  authorization?: string,
 ): Promise<CallToolResult> {
   const input = args ?? {};
   const resolved = resolveExecution(services, d.id, input);
@@ -76,6 +80,11 @@ export async function callCapabilityTool(
       onReserved: (payer) => (early = startEarlyExecution(services, resolved, { executionId: operationId, payer })),
       // null: no payment (answered with the challenge); never read from HTTP headers here
       paymentPayload: meta?.[PAYMENT_META] ?? null,
+      // a payer resending its settled payment proves itself with its bearer token, as on REST
+      payerAccount: async () => {
+        const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+        return m ? services.tokens.resolve(m[1]).catch(() => undefined) : undefined;
+      },
     },
     (payment) => paidExecutionOutcome(services, resolved, payment, payment.operationId === operationId ? early : undefined),
   );

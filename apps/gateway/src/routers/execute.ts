@@ -48,18 +48,18 @@ export const executeRouter = router({
         tags: ['execute'],
         summary: 'Execute a capability, paid per call with x402',
         description:
-          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and SPEC 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway reserves the authorization, settles it on-chain (USDC, EIP-3009 transferWithAuthorization; the settlement verifies and simulates it first: x402 paymentFlow upfront) and executes once. A replayed payment, Idempotency-Key or payment identifier returns the stored execution; a payment identifier reused with another payment is 409. A failure after settlement is refunded.",
+          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and SPEC 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway reserves the authorization, settles it on-chain (USDC, EIP-3009 transferWithAuthorization; the settlement verifies and simulates it first: x402 paymentFlow upfront) and executes once. A settled payment sent again returns the stored execution to its payer only (proved by the payment identifier it was first sent with, or the payer's bearer token); anyone else gets 409 payment_already_used with the execution id, tx hash and result_url (GET /api/v1/executions/{id} with the payer's token). Idempotency-Key is per payer and read after the payment: the payer's fresh signed authorization with the same key and body replays the stored execution without being charged; a payment identifier reused with another payment is 409. A failure after settlement is refunded.",
         requestHeaders: z.object({
           'PAYMENT-SIGNATURE': z.string().optional().describe('base64 JSON x402 PaymentPayload (v2)'),
           'X-PAYMENT': z.string().optional().describe('legacy header: base64 JSON PaymentPayload (v1 or v2)'),
-          'Idempotency-Key': z.string().optional().describe('replays the stored execution for the same body'),
+          'Idempotency-Key': z.string().optional().describe("per payer: with the payer's payment, replays the stored execution for the same body"),
         }),
         responseHeaders: z.object({ 'PAYMENT-RESPONSE': z.string().describe('base64 JSON x402 SettleResponse') }),
         errorResponses: {
           400: 'Invalid input (problem+json with errors)',
           402: 'Payment required (x402 challenge)',
           404: 'Unknown capability',
-          409: 'Payment already used for another request, Idempotency-Key or payment identifier reused, or in progress',
+          409: 'Payment already used (for another request, or resent without proof of being the payer: the receipt), Idempotency-Key or payment identifier reused, or in progress',
           422: 'Capability not executable',
           502: 'Capability failed after payment; refunded',
           503: 'Upstream unavailable; refunded when paid',

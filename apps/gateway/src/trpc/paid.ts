@@ -56,7 +56,18 @@ export function paidRequestOf<I>(spec: PaidSpec<I>, input: I, ctx: Context, oper
     idempotencyKey: header(ctx, 'idempotency-key')?.slice(0, 200),
     operationId,
     getHeader: (name) => header(ctx, name),
+    payerAccount: () => bearerAccount(ctx),
   };
+}
+
+/**
+ * The wallet of the request's `Authorization: Bearer` token, undefined without a valid one: a
+ * payer's proof when it resends a settled payment (the paywall answers the result only to its payer).
+ */
+async function bearerAccount(ctx: Context): Promise<string | undefined> {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header(ctx, 'authorization') ?? '');
+  if (!m) return undefined;
+  return ctx.services.tokens.resolve(m[1]).catch(() => undefined);
 }
 
 /**
@@ -64,8 +75,10 @@ export function paidRequestOf<I>(spec: PaidSpec<I>, input: I, ctx: Context, oper
  * route does `.use(paid({...}))` after its input validation, so bad input is refused before any
  * payment. The transport-independent part is {@link payForCall} (shared with MCP tools): the
  * resolver runs once with the settled payment, its answer is stored (a failure refunded), and a
- * replayed payment, Idempotency-Key or x402 payment identifier gets the stored answer
- * (DESIGN "x402 payments").
+ * resent payment gets the stored answer only with proof of being the payer (its x402 payment
+ * identifier, or the payer's bearer token: `PaidRequest.payerAccount`), anyone else the receipt
+ * (409 `payment_already_used`); an Idempotency-Key is the payer's and read after the payment
+ * (DESIGN "x402 payments"; packages/payments README "Replays").
  * Errors: 402 challenge (with `PAYMENT-REQUIRED`), 409 conflict or in-progress, 503 facilitator
  * or Redis down (with `Retry-After`; a payment already settled is then refunded), 503
  * `payment_chain_unavailable` (Retry-After; `payment.status` `not_charged` or `unknown`).

@@ -107,7 +107,8 @@ export interface BearerOrPaidSpec<TInput> extends PaidSpec<TInput> {
  * Pay per call either way (DESIGN "Accounts and bearer tokens": "the same endpoints also accept
  * direct x402 payment per call"):
  * - with `Authorization: Bearer`, the price is debited atomically from the wallet's metered account
- *   (once per call; credited back if the call fails); an account below the price gets 402 with the
+ *   (once per call; credited back if the call fails, durably: an open-call intent is written before
+ *   the debit and the worker's sweep credits back a call that never ended); an account below the price gets 402 with the
  *   x402 challenge for this call and a pointer to `POST /v1/account/deposit`;
  * - without it, the call goes through the x402 paywall ({@link paidProcedure}).
  * `check` runs after input validation and before either payment (it throws problems, e.g. 503 when
@@ -127,9 +128,14 @@ export function bearerOrPaidProcedure<TInput>(spec: BearerOrPaidSpec<TInput>) {
     const account = await resolveAccount(ctx, token);
     const price = spec.price(input, ctx);
     const operationId = spec.newOperationId();
+    const { ledger } = ctx.services;
+    // the intent first: a process stopping anywhere from the debit to the credit-back leaves an
+    // open call that the worker's recovery sweep credits back (Ledger.recoverOpenCalls)
+    await ledger.openCall(account, price, spec.item, operationId);
     try {
-      await ctx.services.ledger.debit(account, price, spec.item, operationId);
+      await ledger.debit(account, price, spec.item, operationId);
     } catch (e) {
+      await ledger.closeCall(account, price, spec.item, operationId).catch(() => undefined);
       if (!(e instanceof InsufficientBalanceError)) throw e;
       const challenge = await ctx.services.paywall.challenge({
         resourceUrl: `${ctx.services.publicBaseUrl()}${spec.path}`,
@@ -150,7 +156,8 @@ export function bearerOrPaidProcedure<TInput>(spec: BearerOrPaidSpec<TInput>) {
       );
     }
     const result = await next({ ctx: { account, payment: null, operationId } satisfies BearerOrPaidContext });
-    if (!result.ok) await ctx.services.ledger.credit(account, price, `refund:${spec.item}`, operationId);
+    if (!result.ok) await ledger.credit(account, price, `refund:${spec.item}`, operationId);
+    await ledger.closeCall(account, price, spec.item, operationId);
     ctx.responseHeaders['Cache-Control'] = 'no-store';
     return result;
   });
