@@ -1,7 +1,15 @@
 import { Ledger, SiweAuthenticator, TokenStore } from '@acg/accounts';
 import { readBuilderHealth } from '@acg/bundles';
 import { JobQueue, JobStore } from '@acg/jobs';
-import { createInProcessFacilitator, createRemoteFacilitator, PaymentChainMonitor, Paywall, RefundQueue, startRefunds as startRefundsOf } from '@acg/payments';
+import {
+  type CreditReversal,
+  createInProcessFacilitator,
+  createRemoteFacilitator,
+  PaymentChainMonitor,
+  Paywall,
+  RefundQueue,
+  startRefunds as startRefundsOf,
+} from '@acg/payments';
 import type { Worker } from 'bullmq';
 import { paymentReversals, ProviderLedger } from '@acg/provider-ledger';
 import { connectRedis, LatencySeries, RedisKeys } from '@acg/redis';
@@ -54,6 +62,11 @@ export interface Services {
    * dispute refunds go to `refunds`; payouts are sent by the worker's payout pass.
    */
   providerLedger: ProviderLedger;
+  /**
+   * What a refund takes back of its operation's credit (a provider's share, a deposit), in the same
+   * decision: the paywall's and the crash-recovery sweep's (`paymentReversals` of @acg/provider-ledger).
+   */
+  creditReversal: CreditReversal;
   /**
    * Third-party providers (DESIGN "Providers"): records, onboarding (EIP-191 challenges), the
    * signed HTTP client and the directory that keeps `catalog` in step with Redis (started by
@@ -132,6 +145,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     refunds,
   });
   const accountLedger = new Ledger(redis, keys);
+  const creditReversal = paymentReversals(providerLedger, accountLedger);
   const paywall = new Paywall({
     redis,
     keys,
@@ -139,7 +153,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     publicClient: paymentClient,
     refunds,
     // a refunded payment takes back what its operation credited, in the same decision (README "x402 payments")
-    reversals: paymentReversals(providerLedger, accountLedger),
+    reversals: creditReversal,
     chain: paymentChain,
     log: log.child({ module: 'paywall' }),
     observer: metrics.payments,
@@ -239,6 +253,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     jobs: { store: new JobStore(redis, keys), queue: jobQueue },
     walletMonitor,
     providerLedger,
+    creditReversal,
     providerMoney: providerLedger,
     metrics,
     executionObserver: metrics.executions,

@@ -46,14 +46,16 @@ describe('crash recovery of paid requests', () => {
     expect(
       await recoverOrphanedPayments({
         redis: services.redis,
+        reversals: services.creditReversal,
         keys: services.keys,
         publicClient: services.paymentClient,
         refunds: services.refunds,
         log: services.log,
       }),
-    ).toEqual({ refunded: [], released: [] });
+    ).toEqual({ refunded: [], released: [], completed: [] });
     const round = await recoverOrphanedPayments({
       redis: services.redis,
+      reversals: services.creditReversal,
       keys: services.keys,
       publicClient: services.paymentClient,
       refunds: services.refunds,
@@ -143,13 +145,14 @@ describe('crash recovery of paid requests', () => {
     await services.redis.zadd(inflight, 1, authKey);
     const round = await recoverOrphanedPayments({
       redis: services.redis,
+      reversals: services.creditReversal,
       keys: services.keys,
       publicClient: services.paymentClient,
       refunds: services.refunds,
       log: services.log,
       olderThanMs: 0,
     });
-    expect(round).toEqual({ refunded: [], released: ['exe_x'] });
+    expect(round).toEqual({ refunded: [], released: ['exe_x'], completed: [] });
     expect(await services.redis.exists(authKey)).toBe(0);
   });
 });

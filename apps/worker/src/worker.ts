@@ -1,6 +1,6 @@
 import { BUILTIN_CAPABILITIES, CapabilityCatalog, type CapabilityDefinition } from '@acg/capabilities';
 import { chainClients, type GatewayConfig } from '@acg/config';
-import { ExecutionStore, Telemetry } from '@acg/execution';
+import { ExecutionStore, succeededExecutionAnswer, Telemetry } from '@acg/execution';
 import { JobStore, startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
 import { PaymentChainMonitor, RefundQueue, startPaymentRecovery, startRefunds, TreasurySender } from '@acg/payments';
@@ -298,6 +298,8 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
           refunds: services.refunds,
           // an orphaned payment's refund takes back its provider credit and its deposit credit
           reversals: paymentReversals(services.providerLedger, new Ledger(services.redis, services.keys)),
+          // an execution that finished before its answer was stored is delivered, not refunded
+          finishedAnswer: (op) => succeededExecutionAnswer(services.executions, op),
           log: log.child({ module: 'payment-recovery' }),
           ...(typeof opts.paymentRecovery === 'object' ? opts.paymentRecovery : {}),
         });

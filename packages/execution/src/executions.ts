@@ -36,3 +36,30 @@ export class ExecutionStore {
     return record;
   }
 }
+
+/**
+ * The success answer of an execution whose SUCCEEDED record was stored but whose paid answer was
+ * not (the process died in between): `{status: 200, body: {execution_id, status: "SUCCEEDED",
+ * result, payment, proof?}}`, the body `POST /api/v1/execute` answers; undefined for any other
+ * id, a missing record or one that did not succeed. The payment recovery sweep completes such a
+ * payment with it instead of refunding (`finishedAnswer` of @acg/payments).
+ */
+export async function succeededExecutionAnswer(
+  store: Pick<ExecutionStore, 'get'>,
+  operationId: string,
+): Promise<{ status: number; headers: Record<string, string>; body: unknown } | undefined> {
+  if (!operationId.startsWith('exe_')) return undefined;
+  const record = await store.get(operationId);
+  if (record?.status !== 'SUCCEEDED' || record.result === undefined) return undefined;
+  return {
+    status: 200,
+    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
+    body: {
+      execution_id: record.execution_id,
+      status: 'SUCCEEDED',
+      result: record.result,
+      payment: record.payment,
+      ...(record.proof ? { proof: record.proof } : {}),
+    },
+  };
+}

@@ -5,7 +5,7 @@
  * jobs routes and by the worker's job steps.
  */
 export { Executor, isTransient, type EarlyRun, type ExecutionCharge, type ExecutionObserver, type ExecutionOutcome, type ExecutorDeps } from './executor.js';
-export { ExecutionStore, newExecutionId, type ExecutionRecord } from './executions.js';
+export { ExecutionStore, newExecutionId, succeededExecutionAnswer, type ExecutionRecord } from './executions.js';
 export {
   CapabilityResolutionError,
   checkPrecondition,

@@ -37,7 +37,14 @@ export {
 export { reversalsByPrefix } from './reversals.js';
 export { describePaymentFailure } from './sanitize.js';
 export type { PaymentObserver } from './observer.js';
-export { operationIdFields, recoverOrphanedPayments, startPaymentRecovery, type PaymentRecoveryOptions, type RecoveryRound } from './recovery.js';
+export {
+  operationIdFields,
+  recoverOrphanedPayments,
+  startPaymentRecovery,
+  type PaymentRecoveryOptions,
+  type RecoveredAnswer,
+  type RecoveryRound,
+} from './recovery.js';
 export { AUTHORIZATION_STATE_ABI, authorizationUsed } from './eip3009.js';
 export { OFFER_VALIDITY_SECONDS, OfferReceipts } from './offerReceipt.js';
 export {

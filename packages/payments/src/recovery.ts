@@ -17,8 +17,27 @@ export interface PaymentRecoveryOptions {
   olderThanMs?: number;
   /** reservations looked at per round (default 100) */
   batch?: number;
-  /** reverses what an orphaned operation credited (a provider's share, a deposit) before its refund is queued */
-  reversals?: CreditReversal;
+  /**
+   * Reverses what an orphaned operation credited (a provider's share, a deposit) before its refund
+   * is queued. Required: a sweep that refunds without it would leave the credit standing (issue 23
+   * item 7); routes that credit nothing pass `reversalsByPrefix({})`.
+   */
+  reversals: CreditReversal;
+  /**
+   * The answer of an operation that finished before the crash, e.g. a SUCCEEDED execution whose
+   * record was stored but whose answer was not (`succeededExecutionAnswer` of @acg/execution);
+   * undefined when it did not finish. A finished operation's payment is completed with that answer
+   * instead of refunded, so a paid call ends with one outcome: delivered and credited, or refunded
+   * and reversed, never both (README "x402 payments", crash recovery).
+   */
+  finishedAnswer?: (operationId: string, payment: { txHash: `0x${string}`; amount: string }) => Promise<RecoveredAnswer | undefined>;
+}
+
+/** A stored answer the sweep completes a payment with: HTTP status, headers and JSON body. */
+export interface RecoveredAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
 }
 
 /** What one recovery round did. */
@@ -27,6 +46,8 @@ export interface RecoveryRound {
   refunded: string[];
   /** never settled on-chain: reservation released, nothing was charged */
   released: string[];
+  /** settled, and the operation had finished (`finishedAnswer`): completed with its answer, not refunded */
+  completed: string[];
 }
 
 /**
@@ -35,6 +56,8 @@ export interface RecoveryRound {
  * that made no progress for `olderThanMs` (the in-flight set) and asks the token whether the
  * EIP-3009 authorization was used:
  * - unused → nothing was charged: the reservation is released (the payer may pay again);
+ * - used, and the operation finished (`finishedAnswer`, e.g. its SUCCEEDED record was stored) →
+ *   the reservation is completed with that answer: nothing is refunded, its credit stands;
  * - used → the payer was charged but the operation never completed: the reservation moves to
  *   `recovering` (so the original request, if still alive, can no longer complete it), what the
  *   operation credited is reversed (`reversals`: a provider's share, a deposit), a durable
@@ -46,7 +69,7 @@ export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promis
   const inflight = o.keys.authorizationsInFlight();
   const cutoff = Date.now() - (o.olderThanMs ?? 600_000);
   const authKeys = await redis.zrangebyscore(inflight, '-inf', cutoff, 'LIMIT', 0, o.batch ?? 100);
-  const round: RecoveryRound = { refunded: [], released: [] };
+  const round: RecoveryRound = { refunded: [], released: [], completed: [] };
   for (const authKey of authKeys) {
     const h = await redis.hgetall(authKey);
     if (!h.state || h.state === 'completed') {
@@ -73,8 +96,17 @@ export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promis
     if (h.state !== 'recovering' && !(await cas(['pending', 'settle_unknown', 'settled'], 'recovering'))) continue;
     let txHash = h.tx_hash as `0x${string}` | undefined;
     txHash ??= (await authorizationTx(o.publicClient, h.asset as `0x${string}`, h.payer as `0x${string}`, h.nonce as `0x${string}`)) ?? ('0x' as `0x${string}`);
+    // an operation that finished (its record stored) is delivered, not refunded: one outcome per payment
+    const finished = await o.finishedAnswer?.(op, { txHash, amount: h.amount });
+    if (finished) {
+      if (await cas(['recovering'], 'completed', { response: JSON.stringify(finished), tx_hash: txHash })) {
+        round.completed.push(op);
+        o.log.warn({ operationId: op, payer: h.payer }, 'completed a paid request whose operation finished before its answer was stored');
+      }
+      continue;
+    }
     // what the operation credited is reversed before the refund: a dispute can never refund it again
-    const reversal = o.reversals ? await o.reversals.reverse({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount }) : 'none';
+    const reversal = await o.reversals.reverse({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount });
     if (reversal === 'paid_out') o.log.error({ operationId: op }, "an orphaned payment's credit was paid out already; refunded anyway, for an operator");
     if (reversal !== 'already_refunded') await o.refunds.enqueue({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount, paymentTxHash: txHash });
     const response = {

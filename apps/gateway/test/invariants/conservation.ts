@@ -290,7 +290,11 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
         v.push(`${tag}: ledger entry ${op} names price/payer/tx ${entry.price}/${entry.payer}/${entry.payment_tx_hash}`);
     } else if (op.startsWith('dep_')) {
       const { lines } = await truth.account(p.payer);
-      const credit = sum(lines.filter((l) => l.kind === 'credit' && l.item === 'deposit' && l.ref === op).map((l) => BigInt(l.amount)));
+      // a deposit whose answer failed after its credit is refunded with the credit reversed (a
+      // `reversal:deposit` debit, ref `rev:<dep_id>`): what stays credited is the credit less that reversal
+      const credited = sum(lines.filter((l) => l.kind === 'credit' && l.item === 'deposit' && l.ref === op).map((l) => BigInt(l.amount)));
+      const reversed = sum(lines.filter((l) => l.kind === 'debit' && l.item === 'reversal:deposit' && l.ref === `rev:${op}`).map((l) => BigInt(l.amount)));
+      const credit = credited - reversed;
       if (refunded + credit !== p.amount) v.push(`${tag}: deposit ${op} paid ${p.amount} but refunded ${refunded} + credited ${credit}`);
     } else if (refunded > p.amount) v.push(`${tag}: ${op} refunded ${refunded} > paid ${p.amount}`);
   }
