@@ -1,4 +1,5 @@
 import { METHODS } from 'node:http';
+import { unsafeJsonNumber } from '@acg/schemas';
 import fc from 'fast-check';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,6 +99,10 @@ function problemWith(input: Input, reply: Reply): string | null {
   } catch {
     return single(-32700);
   }
+  // a number literal that does not round-trip exactly (1e400, integers past 2^53 − 1) is refused
+  // before anything else reads the body (README "Payments, money under attack": strict JSON numbers)
+  if (unsafeJsonNumber(input.body) !== undefined)
+    return single(-32602) ?? (reply.json.error.data?.reason === 'number_not_representable' ? null : 'unsafe number but not number_not_representable');
   if (depthOf(parsed) > MAX_DEPTH) return single(-32600);
   if (!input.signed) {
     // the signature error keeps a string or number id of a single request
