@@ -436,6 +436,27 @@ class GatewayClient:
             raise PaymentAlreadyUsed(problem, payment_id)
         self._raise_for(capability_id, status, resp_body)
 
+    def sign_in(self, signer: Any) -> str:
+        """A bearer token of ``signer.address`` by Sign-In with Ethereum (EIP-4361): ``POST
+        /v1/auth/nonce {address}`` -> ``{message}``, ``signer.sign_message(message)`` (EIP-191,
+        e.g. :class:`~acg_gateway.signer.LocalSigner`), ``POST /v1/auth/token {message,
+        signature}`` -> ``{access_token, token_type: "Bearer", expires_in}``. Returns
+        ``access_token`` (for :meth:`get_execution`). Raises :class:`GatewayError` (400, 401)."""
+        answers = []
+        for path, payload in (("/v1/auth/nonce", lambda: {"address": signer.address}),
+                              ("/v1/auth/token", lambda: {"message": answers[0]["message"], "signature": signer.sign_message(answers[0]["message"])})):
+            status, _, body = self._send("POST", path, {"content-type": "application/json"}, json.dumps(payload()).encode("utf-8"))
+            if status >= 400:
+                raise GatewayError(parse_problem(status, body))
+            answer = self._json(path, status, body)
+            if not isinstance(answer, dict):
+                raise GatewayRequestError(self.base_url + path, "the answer is not a JSON object", status=status)
+            answers.append(answer)
+        token = answers[1].get("access_token")
+        if not isinstance(token, str):
+            raise GatewayRequestError(self.base_url + "/v1/auth/token", "no access_token in the answer", status=200)
+        return token
+
     def get_execution(self, execution_id: str, bearer_token: Optional[str] = None) -> dict:
         """``GET /api/v1/executions/{id}``: the stored execution (result, proof, payment, refund
         state), readable by its payer only: ``bearer_token`` is the payer address's Sign-In with
