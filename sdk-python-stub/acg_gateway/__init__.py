@@ -23,6 +23,7 @@ from .client import (
     parse_problem,
     parse_usdc,
     select_requirement,
+    with_payment_identifier,
 )
 from .signer import LocalSigner, SignerUnavailable, local_signer, signer_available
 from .errors import (
@@ -30,6 +31,7 @@ from .errors import (
     GatewayError,
     GatewayRequestError,
     InvalidAmount,
+    PaymentAlreadyUsed,
     PaymentRequired,
     PaymentTermsMismatch,
     SpendLimitExceeded,
@@ -44,6 +46,7 @@ __all__ = [
     "parse_problem",
     "parse_usdc",
     "select_requirement",
+    "with_payment_identifier",
     "LocalSigner",
     "SignerUnavailable",
     "local_signer",
@@ -52,6 +55,7 @@ __all__ = [
     "GatewayError",
     "GatewayRequestError",
     "InvalidAmount",
+    "PaymentAlreadyUsed",
     "PaymentRequired",
     "PaymentTermsMismatch",
     "SpendLimitExceeded",

@@ -16,6 +16,7 @@ from .errors import (
     GatewayError,
     GatewayRequestError,
     InvalidAmount,
+    PaymentAlreadyUsed,
     PaymentRequired,
     PaymentTermsMismatch,
     SpendLimitExceeded,
@@ -128,6 +129,63 @@ def parse_problem(status: int, body: bytes) -> dict:
     return {"type": "about:blank", "title": title, "status": status, "detail": text}
 
 
+#: Name of the x402 ``payment-identifier`` extension in ``extensions`` (x402
+#: ``specs/extensions/payment_identifier.md``; ``@x402/extensions/payment-identifier``).
+PAYMENT_IDENTIFIER = "payment-identifier"
+_PAYMENT_ID = re.compile(r"^[A-Za-z0-9_-]{16,128}$")
+
+
+def new_payment_identifier() -> str:
+    """A fresh payment identifier: ``"pay_"`` + 32 lower-case hex digits (a random UUID4 without
+    dashes), as the JS SDK makes it; within the extension's 16-128 characters of ``[A-Za-z0-9_-]``."""
+    return "pay_" + uuid.uuid4().hex
+
+
+def with_payment_identifier(extensions: Any, payment_id: Optional[str] = None) -> Any:
+    """The 402's ``extensions`` with ``{"payment-identifier": {...declared, "info": {...declared
+    info, "id": payment_id}}}`` when the server declares that extension (the gateway does on every
+    402); ``extensions`` unchanged otherwise. ``payment_id`` defaults to :func:`new_payment_identifier`;
+    raises ValueError when it is not 16-128 characters of ``[A-Za-z0-9_-]``.
+
+    The id never goes on-chain, so a re-send of the same signed payment carrying it proves it comes
+    from the payer (README "Resends and the payment-identifier").
+    """
+    declared = extensions.get(PAYMENT_IDENTIFIER) if isinstance(extensions, dict) else None
+    if not isinstance(declared, dict):
+        return extensions
+    payment_id = payment_id or new_payment_identifier()
+    if not _PAYMENT_ID.match(payment_id):
+        raise ValueError("a payment identifier is 16 to 128 characters of letters, digits, '-' and '_'")
+    info = declared.get("info") if isinstance(declared.get("info"), dict) else {}
+    return {**extensions, PAYMENT_IDENTIFIER: {**declared, "info": {**info, "id": payment_id}}}
+
+
+def _payment_identifier_of(extensions: Any) -> Optional[str]:
+    declared = extensions.get(PAYMENT_IDENTIFIER) if isinstance(extensions, dict) else None
+    info = declared.get("info") if isinstance(declared, dict) else None
+    payment_id = info.get("id") if isinstance(info, dict) else None
+    return payment_id if isinstance(payment_id, str) else None
+
+
+def _carry_payment_identifier(signature: str, extensions: Any) -> str:
+    """The ``PAYMENT-SIGNATURE`` value ``signature`` with the client's payment-identifier in its
+    PaymentPayload's ``extensions`` when the signer left it out (a signer that does not copy
+    ``extensions``); extensions are not signed, so the authorization is untouched. A value that is
+    not base64 JSON of an x402 v2 PaymentPayload is returned unchanged."""
+    try:
+        payload = json.loads(_b64decode(signature).decode("utf-8"))
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return signature
+    if not isinstance(payload, dict) or payload.get("x402Version") != 2:
+        return signature
+    if _payment_identifier_of(payload.get("extensions")) is not None:
+        return signature
+    mine = extensions.get(PAYMENT_IDENTIFIER) if isinstance(extensions, dict) else None
+    theirs = payload.get("extensions") if isinstance(payload.get("extensions"), dict) else {}
+    payload["extensions"] = {**theirs, PAYMENT_IDENTIFIER: mine}
+    return base64.b64encode(json.dumps(payload, separators=(",", ":")).encode("utf-8")).decode("ascii")
+
+
 def _advertised_price(capability: dict) -> Optional[int]:
     raw = (capability.get("x402") or {}).get("maxAmountRequired") or capability.get("price_base_units")
     return int(raw) if isinstance(raw, str) and raw.isdigit() else None
@@ -187,8 +245,9 @@ class GatewayClient:
         checked before the signer is called; the total counts payments made by this object.
     :param transport: see :data:`Transport` (default: urllib).
     :param registry_ttl: seconds the registry is cached (default 60).
-    :param max_retries: re-sends of a paid request, with the SAME signed payment, after a network
-        error (default 2); the gateway runs and charges one payment once.
+    :param max_retries: re-sends of a paid request, with the SAME signed payment (its x402
+        ``payment-identifier`` id included), after a network error (default 2); the gateway runs
+        and charges one payment once, and answers the payer's re-send with the stored result.
     :param payment_signer: the default signer of :meth:`execute` (see :data:`PaymentSigner`), e.g.
         ``local_signer(private_key)`` from :mod:`acg_gateway.signer` (optional extras); without one
         a paid capability raises :class:`PaymentRequired`.
@@ -302,11 +361,16 @@ class GatewayClient:
         challenge. With one, vets the challenge against ``/registry`` (:class:`PaymentTermsMismatch`)
         and the spend limits (:class:`SpendLimitExceeded`), then calls
         ``payment_signer(payment_required)`` and retries with its value as ``PAYMENT-SIGNATURE``
-        and the same ``Idempotency-Key`` (a random UUID unless given).
+        and the same ``Idempotency-Key`` (a random UUID unless given). When the 402 declares the
+        x402 ``payment-identifier`` extension, ``payment_required["extensions"]`` given to the
+        signer carries a fresh ``info.id`` (``pay_`` + 32 hex, :func:`with_payment_identifier`),
+        and the PaymentPayload sent carries it (added if the signer left it out); a re-send after a
+        network error sends the same value, so the gateway answers it with the stored result.
 
-        Raises :class:`UnknownCapability`, :class:`GatewayError` (400 bad input, 409, 422, 502/503
-        with ``execution_id`` and ``refund`` when the capability failed after payment),
-        :class:`GatewayRequestError`.
+        Raises :class:`UnknownCapability`, :class:`PaymentAlreadyUsed` (409 with the receipt only:
+        the payment was settled already and this request did not prove its payer),
+        :class:`GatewayError` (400 bad input, 409, 422, 502/503 with ``execution_id`` and
+        ``refund`` when the capability failed after payment), :class:`GatewayRequestError`.
         """
         payment_signer = payment_signer or self._payment_signer
         cap = self.capability(capability_id)
@@ -335,7 +399,14 @@ class GatewayClient:
         except PaymentTermsMismatch:
             requirement, amount = select_requirement(self.capability(capability_id, refresh=True), pr, self._network)
         self._check_limits(amount)
-        signature = payment_signer({**pr, "accepts": [requirement]})
+        to_sign = {**pr, "accepts": [requirement]}
+        extensions = with_payment_identifier(pr.get("extensions"))
+        payment_id = _payment_identifier_of(extensions)
+        if payment_id is not None:
+            to_sign["extensions"] = extensions
+        signature = payment_signer(to_sign)
+        if payment_id is not None:
+            signature = _carry_payment_identifier(signature, extensions)
         paid_headers = {**headers, "payment-signature": signature}
 
         for attempt in range(self._max_retries + 1):
@@ -361,12 +432,38 @@ class GatewayClient:
         problem = parse_problem(status, resp_body)
         if status >= 500 or "execution_id" in problem or "refund" in problem:
             self._spent += amount
+        if status == 409 and problem.get("reason") == "payment_already_used":
+            raise PaymentAlreadyUsed(problem, payment_id)
         self._raise_for(capability_id, status, resp_body)
 
-    def get_execution(self, execution_id: str) -> dict:
-        """``GET /api/v1/executions/{id}``: the stored execution. Raises :class:`GatewayError` (404)."""
+    def sign_in(self, signer: Any) -> str:
+        """A bearer token of ``signer.address`` by Sign-In with Ethereum (EIP-4361): ``POST
+        /v1/auth/nonce {address}`` -> ``{message}``, ``signer.sign_message(message)`` (EIP-191,
+        e.g. :class:`~acg_gateway.signer.LocalSigner`), ``POST /v1/auth/token {message,
+        signature}`` -> ``{access_token, token_type: "Bearer", expires_in}``. Returns
+        ``access_token`` (for :meth:`get_execution`). Raises :class:`GatewayError` (400, 401)."""
+        answers = []
+        for path, payload in (("/v1/auth/nonce", lambda: {"address": signer.address}),
+                              ("/v1/auth/token", lambda: {"message": answers[0]["message"], "signature": signer.sign_message(answers[0]["message"])})):
+            status, _, body = self._send("POST", path, {"content-type": "application/json"}, json.dumps(payload()).encode("utf-8"))
+            if status >= 400:
+                raise GatewayError(parse_problem(status, body))
+            answer = self._json(path, status, body)
+            if not isinstance(answer, dict):
+                raise GatewayRequestError(self.base_url + path, "the answer is not a JSON object", status=status)
+            answers.append(answer)
+        token = answers[1].get("access_token")
+        if not isinstance(token, str):
+            raise GatewayRequestError(self.base_url + "/v1/auth/token", "no access_token in the answer", status=200)
+        return token
+
+    def get_execution(self, execution_id: str, bearer_token: Optional[str] = None) -> dict:
+        """``GET /api/v1/executions/{id}``: the stored execution (result, proof, payment, refund
+        state), readable by its payer only: ``bearer_token`` is the payer address's Sign-In with
+        Ethereum token (``POST /v1/auth/nonce``, then ``POST /v1/auth/token``). Raises
+        :class:`GatewayError`: 401 without a valid token, 404 for an unknown id or another payer's."""
         path = "/api/v1/executions/" + urllib.request.quote(execution_id, safe="")
-        status, _, body = self._send("GET", path)
+        status, _, body = self._send("GET", path, {"authorization": f"Bearer {bearer_token}"} if bearer_token else None)
         if status >= 400:
             raise GatewayError(parse_problem(status, body))
         return self._json(path, status, body)

@@ -30,6 +30,28 @@ class GatewayError(AcgError):
         super().__init__(f"{self.status} {self.title}: {self.detail}")
 
 
+class PaymentAlreadyUsed(GatewayError):
+    """HTTP 409 ``payment_already_used``: the payment sent was settled already and the gateway did
+    not see proof that this request comes from its payer (the x402 ``payment-identifier`` id it was
+    first sent with, or the payer's bearer token), so it answered the receipt only, never the
+    result (README "Resends and the payment-identifier").
+
+    Receipt attributes: ``execution_id`` (``exe_...``; ``operation_id`` for other operations),
+    ``payment`` (``{"tx_hash": "0x...", "amount": "<integer USDC base units>"}``), ``result_url``
+    (``{base}/api/v1/executions/{id}``: the payer reads the result there with its bearer token,
+    :meth:`GatewayClient.get_execution`), and ``payment_identifier`` (the id this client sent, or
+    None). Nothing more was charged.
+    """
+
+    def __init__(self, problem: dict[str, Any], payment_identifier: Optional[str] = None):
+        super().__init__(problem)
+        self.operation_id: Optional[str] = problem.get("operation_id") or problem.get("execution_id")
+        payment = problem.get("payment")
+        self.payment: dict[str, Any] = payment if isinstance(payment, dict) else {}
+        self.result_url: Optional[str] = problem.get("result_url")
+        self.payment_identifier = payment_identifier
+
+
 class UnknownCapability(GatewayError):
     """The capability id is not in ``/registry`` (checked before executing), or the gateway said 404."""
 

@@ -169,6 +169,11 @@ class _EthAccountBackend:
         signed = self._account.sign_typed_data(full_message=full_message)
         return "0x" + bytes(signed.signature).hex()
 
+    def sign_message(self, message: str) -> str:
+        from eth_account.messages import encode_defunct
+
+        return "0x" + bytes(self._account.sign_message(encode_defunct(text=message)).signature).hex()
+
 
 def checksum_or_same(address: str) -> str:
     """The EIP-55 form when pycryptodome is importable, else the address unchanged (eth-account accepts both)."""
@@ -193,6 +198,13 @@ class _CoincurveBackend:
 
     def sign(self, *, chain_id: int, asset: str, name: str, version: str, authorization: dict) -> str:
         digest = transfer_authorization_digest(chain_id=chain_id, asset=asset, name=name, version=version, authorization=authorization)
+        return self._sign_digest(digest)
+
+    def sign_message(self, message: str) -> str:
+        data = message.encode("utf-8")
+        return self._sign_digest(_keccak()(b"\x19Ethereum Signed Message:\n" + str(len(data)).encode("ascii") + data))
+
+    def _sign_digest(self, digest: bytes) -> str:
         rsv = self._key.sign_recoverable(digest, hasher=None)  # r (32) || s (32, low-s) || recovery id (0/1)
         return "0x" + (rsv[:64] + bytes([27 + rsv[64]])).hex()
 
@@ -236,6 +248,11 @@ class LocalSigner:
     def sign_authorization(self, *, chain_id: int, asset: str, name: str, version: str, authorization: dict) -> str:
         """The 65-byte EIP-712 signature (0x + 130 hex, ``r || s || v`` with v 27/28) of a ``TransferWithAuthorization``."""
         return self._impl.sign(chain_id=chain_id, asset=asset, name=name, version=version, authorization=authorization)
+
+    def sign_message(self, message: str) -> str:
+        """The EIP-191 ``personal_sign`` signature (0x + 130 hex, v 27/28) of the UTF-8 text
+        ``message``, e.g. the gateway's Sign-In with Ethereum message (:meth:`GatewayClient.sign_in`)."""
+        return self._impl.sign_message(message)
 
     def payment_payload(self, payment_required: dict, nonce: Optional[str] = None) -> dict:
         """The x402 v2 PaymentPayload (a dict) paying ``payment_required["accepts"][0]``."""

@@ -2,12 +2,14 @@
 
 import base64
 import json
+import re
 import unittest
 
 from acg_gateway import (
     GatewayClient,
     GatewayError,
     InvalidAmount,
+    PaymentAlreadyUsed,
     PaymentRequired,
     PaymentTermsMismatch,
     SpendLimitExceeded,
@@ -17,6 +19,7 @@ from acg_gateway import (
     parse_problem,
     parse_usdc,
     select_requirement,
+    with_payment_identifier,
 )
 
 USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
@@ -202,6 +205,140 @@ class Flow(unittest.TestCase):
         self.assertEqual(ctx.exception.status, 400)
         with self.assertRaises(UnknownCapability):
             client.execute("no.such", {})
+
+
+# The payment-identifier declaration the gateway puts in every 402's extensions (built by
+# @x402/extensions' declarePaymentIdentifierExtension(false)).
+DECLARED = {"info": {"required": False}, "schema": {
+    "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+    "properties": {"required": {"type": "boolean"},
+                   "id": {"type": "string", "minLength": 16, "maxLength": 128, "pattern": "^[a-zA-Z0-9_-]+$"}},
+    "required": ["required"]}}
+PAY_ID = re.compile(r"^pay_[0-9a-f]{32}$")
+
+
+def challenge_with_identifier():
+    pr = {**decode_payment_required(REAL_HEADER), "extensions": {"bazaar": {"info": {}}, "payment-identifier": DECLARED}}
+    header = base64.b64encode(json.dumps(pr).encode()).decode()
+    return 402, {"payment-required": header}, json.dumps({"x402Version": 2, "maxAmountRequired": "1000"}).encode()
+
+
+def sent_payload(headers):
+    return json.loads(base64.b64decode(headers["payment-signature"]))
+
+
+def payload_signer(pr):
+    """A signer that copies extensions into its PaymentPayload, as LocalSigner and the x402 client do."""
+    payload = {"x402Version": 2, "resource": pr["resource"], "accepted": pr["accepts"][0],
+               "payload": {"signature": "0x" + "11" * 65, "authorization": {}}}
+    if pr.get("extensions"):
+        payload["extensions"] = pr["extensions"]
+    return base64.b64encode(json.dumps(payload).encode()).decode()
+
+
+RECEIPT = {"type": "about:blank", "title": "Conflict", "status": 409, "reason": "payment_already_used",
+           "detail": "This payment was used already.", "operation_id": EXECUTION["execution_id"],
+           "execution_id": EXECUTION["execution_id"], "payment": EXECUTION["payment"],
+           "result_url": "http://gw.test/api/v1/executions/" + EXECUTION["execution_id"]}
+
+
+class PaymentIdentifier(unittest.TestCase):
+    def test_adds_an_id_to_the_declared_extension_only(self):
+        ext = {"bazaar": {"info": {"x": 1}}, "payment-identifier": DECLARED}
+        out = with_payment_identifier(ext)
+        self.assertRegex(out["payment-identifier"]["info"]["id"], PAY_ID)
+        self.assertEqual(out["payment-identifier"]["info"]["required"], False)
+        self.assertEqual(out["payment-identifier"]["schema"], DECLARED["schema"])
+        self.assertEqual(out["bazaar"], ext["bazaar"])
+        self.assertNotIn("id", DECLARED["info"])  # the 402's declaration is not mutated
+        self.assertNotEqual(with_payment_identifier(ext)["payment-identifier"]["info"]["id"], out["payment-identifier"]["info"]["id"])
+        self.assertEqual(with_payment_identifier(ext, "my-own-id-0123456789")["payment-identifier"]["info"]["id"], "my-own-id-0123456789")
+        for bad in ("short", "x" * 129, "has space in it 012345"):
+            with self.assertRaises(ValueError, msg=bad):
+                with_payment_identifier(ext, bad)
+        self.assertEqual(with_payment_identifier({"bazaar": {}}), {"bazaar": {}})
+        self.assertIsNone(with_payment_identifier(None))
+
+    def test_a_resend_after_a_network_error_carries_the_same_identifier(self):
+        state = {"fail": True}
+
+        def script(headers, n):
+            if n == 0:
+                return challenge_with_identifier()
+            if state["fail"]:
+                state["fail"] = False
+                raise ConnectionResetError("the answer was lost")
+            return 200, {}, json.dumps(EXECUTION).encode()
+
+        seen = {}
+
+        def signer(pr):
+            seen["pr"] = pr
+            return payload_signer(pr)
+
+        gw = FakeGateway(script)
+        self.assertEqual(GatewayClient("http://gw.test", transport=gw).execute("intelligence.wallet_balances", {}, payment_signer=signer), EXECUTION)
+        given = seen["pr"]["extensions"]["payment-identifier"]["info"]["id"]
+        self.assertRegex(given, PAY_ID)
+        paid = [c[2] for c in gw.calls if "payment-signature" in c[2]]
+        self.assertEqual(len(paid), 2)
+        self.assertEqual(paid[0]["payment-signature"], paid[1]["payment-signature"])
+        self.assertEqual(sent_payload(paid[1])["extensions"]["payment-identifier"]["info"]["id"], given)
+
+    def test_each_payment_gets_its_own_identifier(self):
+        gw = FakeGateway(lambda h, n: challenge_with_identifier() if "payment-signature" not in h else (200, {}, json.dumps(EXECUTION).encode()))
+        client = GatewayClient("http://gw.test", transport=gw)
+        client.execute("intelligence.wallet_balances", {}, payment_signer=payload_signer)
+        client.execute("intelligence.wallet_balances", {}, payment_signer=payload_signer)
+        ids = [sent_payload(c[2])["extensions"]["payment-identifier"]["info"]["id"] for c in gw.calls if "payment-signature" in c[2]]
+        self.assertEqual(len(ids), 2)
+        self.assertNotEqual(ids[0], ids[1])
+
+    def test_a_signer_that_drops_extensions_still_sends_the_identifier(self):
+        def bare_signer(pr):
+            return payload_signer({k: v for k, v in pr.items() if k != "extensions"})
+
+        gw = FakeGateway(lambda h, n: challenge_with_identifier() if n == 0 else (200, {}, json.dumps(EXECUTION).encode()))
+        GatewayClient("http://gw.test", transport=gw).execute("intelligence.wallet_balances", {}, payment_signer=bare_signer)
+        payload = sent_payload(gw.calls[-1][2])
+        self.assertRegex(payload["extensions"]["payment-identifier"]["info"]["id"], PAY_ID)
+        self.assertEqual(payload["payload"]["signature"], "0x" + "11" * 65)
+
+    def test_no_declaration_no_identifier(self):
+        gw = FakeGateway(lambda h, n: challenge() if n == 0 else (200, {}, json.dumps(EXECUTION).encode()))
+        GatewayClient("http://gw.test", transport=gw).execute("intelligence.wallet_balances", {}, payment_signer=payload_signer)
+        self.assertNotIn("extensions", sent_payload(gw.calls[-1][2]))
+        opaque = FakeGateway(lambda h, n: challenge_with_identifier() if n == 0 else (200, {}, json.dumps(EXECUTION).encode()))
+        GatewayClient("http://gw.test", transport=opaque).execute("intelligence.wallet_balances", {}, payment_signer=lambda pr: "OPAQUE")
+        self.assertEqual(opaque.calls[-1][2]["payment-signature"], "OPAQUE")
+
+    def test_payment_already_used_raises_with_the_receipt(self):
+        gw = FakeGateway(lambda h, n: challenge_with_identifier() if n == 0 else (409, {}, json.dumps(RECEIPT).encode()))
+        client = GatewayClient("http://gw.test", transport=gw)
+        with self.assertRaises(PaymentAlreadyUsed) as ctx:
+            client.execute("intelligence.wallet_balances", {}, payment_signer=payload_signer)
+        e = ctx.exception
+        self.assertIsInstance(e, GatewayError)
+        self.assertEqual((e.status, e.execution_id, e.operation_id), (409, EXECUTION["execution_id"], EXECUTION["execution_id"]))
+        self.assertEqual(e.payment, EXECUTION["payment"])
+        self.assertEqual(e.result_url, RECEIPT["result_url"])
+        self.assertEqual(e.payment_identifier, sent_payload(gw.calls[-1][2])["extensions"]["payment-identifier"]["info"]["id"])
+        other = FakeGateway(lambda h, n: challenge_with_identifier() if n == 0 else (409, {}, json.dumps({"status": 409, "reason": "idempotency"}).encode()))
+        with self.assertRaises(GatewayError) as ctx2:
+            GatewayClient("http://gw.test", transport=other).execute("intelligence.wallet_balances", {}, payment_signer=payload_signer)
+        self.assertNotIsInstance(ctx2.exception, PaymentAlreadyUsed)
+
+    def test_get_execution_sends_the_bearer_token(self):
+        seen = []
+
+        def transport(method, url, headers, body, timeout):
+            seen.append((method, url, dict(headers)))
+            return 200, {}, json.dumps(EXECUTION).encode()
+
+        client = GatewayClient("http://gw.test", transport=transport)
+        self.assertEqual(client.get_execution(EXECUTION["execution_id"], bearer_token="tok_abc"), EXECUTION)
+        self.assertEqual(seen[0][:2], ("GET", "http://gw.test/api/v1/executions/" + EXECUTION["execution_id"]))
+        self.assertEqual(seen[0][2]["authorization"], "Bearer tok_abc")
 
 
 if __name__ == "__main__":

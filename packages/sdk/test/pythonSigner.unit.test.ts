@@ -150,4 +150,21 @@ print(base64.b64decode(s(json.load(sys.stdin))).decode())`,
     const domain = { name: 'USD Coin', version: '2', chainId: 8453, verifyingContract: asset } as const;
     expect(signature).toBe(await account.signTypedData({ domain, types: TYPES, primaryType: 'TransferWithAuthorization', message }));
   });
+
+  it('signs EIP-191 messages (Sign-In with Ethereum) as viem does', async () => {
+    const messages = ['hello', '', 'gw.test wants you to sign in with your Ethereum account:\nÜnïcødé ✓\n\nNonce: abc'];
+    const keys = [generatePrivateKey(), generatePrivateKey()];
+    const expected = await Promise.all(keys.flatMap((key) => messages.map((message) => privateKeyToAccount(key).signMessage({ message }))));
+    for (const backend of backends()) {
+      const r = python(
+        `import json, sys
+from acg_gateway.signer import LocalSigner
+c = json.load(sys.stdin)
+print(json.dumps([LocalSigner(k, backend=${JSON.stringify(backend)}).sign_message(m) for k in c["keys"] for m in c["messages"]]))`,
+        JSON.stringify({ keys, messages }),
+      );
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout), backend).toEqual(expected);
+    }
+  });
 });

@@ -74,6 +74,81 @@ describe('Python stub against a live gateway', () => {
     expect(treasuryAfter - treasuryBefore).toBe(PRICE);
   });
 
+  it('a re-send after a lost answer proves the payer by its payment-identifier and gets the result; a stranger resending the public authorization gets the receipt only', async () => {
+    const buyer = t.stack.payment.buyers[2]!;
+    const treasury = t.stack.payment.treasury.address;
+    const [before, treasuryBefore] = await Promise.all([balanceOf(buyer.address), balanceOf(treasury)]);
+    // The payer's first paid answer is lost after the gateway settled and ran it (the transport drops
+    // it); the client re-sends the same PAYMENT-SIGNATURE. A stranger then re-sends the same
+    // authorization without the identifier (all it can read on-chain). The payer signs in and reads
+    // the execution with its bearer token.
+    const script = `import base64, json, os, sys
+from acg_gateway import GatewayClient, PaymentAlreadyUsed, local_signer
+from acg_gateway.client import urllib_transport
+base, cap = sys.argv[1], sys.argv[2]
+signer = local_signer(os.environ["ACG_PRIVATE_KEY"])
+paid = []
+def lossy(method, url, headers, body, timeout):
+    status, h, b = urllib_transport(method, url, headers, body, timeout)
+    if "payment-signature" in headers:
+        paid.append({"status": status, "header": headers["payment-signature"]})
+        if len(paid) == 1:
+            raise ConnectionResetError("the answer was lost on the way back")
+    return status, h, b
+gw = GatewayClient(base, transport=lossy, payment_signer=signer, spend_limits={"per_call_usdc": "0.01", "total_usdc": "0.01"})
+execution = gw.execute(cap, {"address": signer.address})
+sent = json.loads(base64.b64decode(paid[0]["header"]))
+public = base64.b64encode(json.dumps({k: v for k, v in sent.items() if k != "extensions"}).encode()).decode()
+def replaying(method, url, headers, body, timeout):
+    if "payment-signature" in headers:
+        headers = {**headers, "payment-signature": public}
+    return urllib_transport(method, url, headers, body, timeout)
+stranger = GatewayClient(base, transport=replaying)
+try:
+    stranger.execute(cap, {"address": signer.address}, payment_signer=lambda pr: "unused")
+    receipt = None
+except PaymentAlreadyUsed as e:
+    receipt = {"status": e.status, "execution_id": e.execution_id, "payment": e.payment, "result_url": e.result_url, "problem": e.problem}
+token = gw.sign_in(signer)
+print(json.dumps({"execution": execution, "spent": gw.spent()[0], "paid": paid, "sent": sent, "receipt": receipt,
+                  "read": gw.get_execution(execution["execution_id"], bearer_token=token)}))`;
+    const out = await run('python3', ['-c', script, t.url, CAPABILITY], {
+      cwd: STUB,
+      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ACG_PRIVATE_KEY: toHex(buyer.getHdKey().privateKey!) },
+      timeout: 60_000,
+    });
+    const r = JSON.parse(out.stdout) as {
+      execution: { execution_id: string; status: string; result: { address: string }; payment: { tx_hash: string; amount: string } };
+      spent: number;
+      paid: { status: number; header: string }[];
+      sent: { extensions?: Record<string, { info?: { id?: string } }> };
+      receipt: { status: number; execution_id: string; payment: unknown; result_url: string; problem: Record<string, unknown> } | null;
+      read: { execution_id: string; result: unknown };
+    };
+    // the lost answer was the paid result; the re-send carried the same signature and identifier and got it
+    expect(r.paid.map((p) => p.status)).toEqual([200, 200]);
+    expect(r.paid[1]!.header).toBe(r.paid[0]!.header);
+    expect(r.sent.extensions?.['payment-identifier']?.info?.id).toMatch(/^pay_[0-9a-f]{32}$/);
+    expect(r.execution.status).toBe('SUCCEEDED');
+    expect(r.execution.result.address).toBe(buyer.address);
+    expect(r.spent).toBe(Number(PRICE));
+    // the stranger: 409 payment_already_used, the receipt and no result
+    expect(r.receipt).toMatchObject({
+      status: 409,
+      execution_id: r.execution.execution_id,
+      payment: r.execution.payment,
+      result_url: `${t.url}/api/v1/executions/${r.execution.execution_id}`,
+    });
+    expect(r.receipt!.problem).not.toHaveProperty('result');
+    expect(r.receipt!.problem).not.toHaveProperty('proof');
+    // the payer reads it with its bearer token
+    expect(r.read).toMatchObject({ execution_id: r.execution.execution_id, result: r.execution.result });
+    // charged once, for three paid requests
+    const [after, treasuryAfter] = await Promise.all([balanceOf(buyer.address), balanceOf(treasury)]);
+    expect(before - after).toBe(PRICE);
+    expect(treasuryAfter - treasuryBefore).toBe(PRICE);
+  });
+
   it('without a key, reports the payment required and pays nothing', async () => {
     const buyer = t.stack.payment.buyers[1]!;
     const before = await balanceOf(buyer.address);
