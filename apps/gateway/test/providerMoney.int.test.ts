@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { registerProvider, startTestProvider, type ReceivedCall } from './providerServer.js';
+import { registerProvider, startTestProvider, upperCaseAnswer, upperCaseCapability } from './providerServer.js';
 import { post, usdcReader } from './x402.js';
 
 /**
@@ -26,25 +26,13 @@ const owner = privateKeyToAccount(generatePrivateKey());
 let providerId: string;
 
 beforeAll(async () => {
-  provider = await startTestProvider((call: ReceivedCall) => ({
-    status: 200,
-    body: { result: { upper: String((call.body.input as { text: string }).text).toUpperCase() } },
-  }));
+  provider = await startTestProvider(upperCaseAnswer);
   t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' }, adminToken: ADMIN_TOKEN } });
   usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
   const r = await registerProvider(t.url, owner, {
     name: 'Money Co',
     endpoint: provider.url,
-    capabilities: [
-      {
-        name: 'upper_money',
-        description: 'Upper-cases text.',
-        price_usdc: '0.5',
-        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-        output_schema: { type: 'object', properties: { upper: { type: 'string' } }, required: ['upper'] },
-        example_request: { text: 'probe' },
-      },
-    ],
+    capabilities: [upperCaseCapability('upper_money', '0.5')],
   });
   expect(r.status).toBe(201);
   providerId = r.body.provider_id;
