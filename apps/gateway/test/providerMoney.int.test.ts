@@ -1,4 +1,3 @@
-import { TreasurySender } from '@acg/payments';
 import { runPayoutPass } from '@acg/provider-ledger';
 import { ProviderView } from '@acg/schemas';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
@@ -6,7 +5,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { startTestGateway, treasurySender, type TestGateway } from './harness.js';
 import { registerProvider, startTestProvider, upperCaseAnswer, upperCaseCapability } from './providerServer.js';
 import { post, usdcReader } from './x402.js';
 
@@ -126,14 +125,7 @@ describe('provider money through the public API', () => {
       ledger,
       redis: services.redis,
       keys: services.keys,
-      sender: new TreasurySender({
-        redis: services.redis,
-        keys: services.keys,
-        rpcUrl: config.payment.rpcUrl,
-        chain: config.payment.chain,
-        treasury: t.stack.payment.treasury,
-        asset: config.payment.asset,
-      }),
+      sender: treasurySender(t),
       minimum: 100_000n,
       disputeAutoResolveSeconds: config.providers.disputeAutoResolveSeconds,
       log: pino({ level: 'silent' }),
