@@ -35,6 +35,21 @@ export const upperCaseCapability = (name: string, price_usdc: string) => ({
 });
 
 /**
+ * The capability entry of a provider registration (`registerProvider` body) of an echo capability:
+ * `name`, price 0.001 USDC, input `{ text: string }` (required), output `{ text?: string }`,
+ * example request `{ text: 'probe' }`, timeout 1,000 ms.
+ */
+export const echoCapability = (name: string) => ({
+  name,
+  description: 'Echoes.',
+  price_usdc: '0.001',
+  input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  output_schema: { type: 'object', properties: { text: { type: 'string' } } },
+  example_request: { text: 'probe' },
+  timeout_ms: 1000,
+});
+
+/**
  * A provider endpoint speaking the gateway's wire format (DESIGN "Providers"): GET answers 200
  * (reachability), POST verifies the Standard Webhooks signature with the `standardwebhooks`
  * library and answers with `answer(call)`; an unverified call gets 401.
