@@ -3,7 +3,18 @@ import { readSearcherCharges } from '@acg/bundles';
 import type { Hex, LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flashbotsSignature, freshIp, post, sendBundleBody, startTestBuilder, transfer, type Reply, type TestBuilder } from './harness.js';
+import {
+  flashbotsSignature,
+  freshIp,
+  post,
+  quantity as hex,
+  rpcBody as call,
+  sendBundleBody,
+  startTestBuilder,
+  transfer,
+  type Reply,
+  type TestBuilder,
+} from './harness.js';
 
 // Attack (issue 23 item 5): the identical signed eth_sendBundle body sent again (by the searcher,
 // or by anyone it was sent to: searchers send one signed body to many builders) must not be charged
@@ -18,8 +29,6 @@ afterAll(async () => {
 });
 
 const head = () => t.client.getBlockNumber({ cacheTime: 0 });
-const hex = (n: bigint) => `0x${n.toString(16)}`;
-const call = (method: string, params: unknown[], id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
 
 /** The same bytes and the same signature header each time, from a fresh client address (no rate limit in the way). */
 async function replayer(account: LocalAccount, body: string): Promise<() => Promise<Reply>> {

@@ -194,6 +194,12 @@ export async function transfer(
   });
 }
 
+/** `n` as a JSON-RPC quantity: `0x`-prefixed lower-case hex without leading zeros (e.g. a block number). */
+export const quantity = (n: bigint) => `0x${n.toString(16)}`;
+
+/** A JSON-RPC 2.0 request body (string): `{ jsonrpc: '2.0', id, method, params }`. */
+export const rpcBody = (method: string, params: unknown[], id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+
 /** A JSON-RPC eth_sendBundle body. */
 export function sendBundleBody(txs: Hex[], blockNumber: bigint, extra: Record<string, unknown> = {}, id: number | string | null = 1): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_sendBundle', params: [{ txs, blockNumber: `0x${blockNumber.toString(16)}`, ...extra }] });

@@ -5,7 +5,19 @@ import { concat, keccak256, parseEther, type Hash, type Hex, type LocalAccount }
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blsPublicKey } from '../src/relay/signing.js';
-import { flashbotsSignature, freshIp, post, sendBundleBody, startTestBuilder, TEST_BLS_SECRET_KEY, transfer, type Reply, type TestBuilder } from './harness.js';
+import {
+  flashbotsSignature,
+  freshIp,
+  post,
+  quantity as hex,
+  rpcBody as call,
+  sendBundleBody,
+  startTestBuilder,
+  TEST_BLS_SECRET_KEY,
+  transfer,
+  type Reply,
+  type TestBuilder,
+} from './harness.js';
 
 // The searcher API beyond eth_sendBundle (DESIGN "Bundle submission"): mev_sendBundle (MEV-Share
 // v0.1), flashbots_getBundleStatsV2, and the price of a bundle on the signer's metered account.
@@ -18,9 +30,7 @@ afterAll(async () => {
 });
 
 const head = () => t.client.getBlockNumber({ cacheTime: 0 });
-const hex = (n: bigint) => `0x${n.toString(16)}`;
 const txHash = (raw: Hex) => keccak256(raw);
-const call = (method: string, params: unknown[], id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
 async function signedBy(account: LocalAccount, body: string): Promise<Reply> {
   return post(t.builder.rpcUrl, body, { 'X-Flashbots-Signature': await flashbotsSignature(account, body) }, freshIp());
 }

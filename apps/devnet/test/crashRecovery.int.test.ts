@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEV_RUNS_KEY, freePort, resolveRedis, sleep, startDevChain, type DevChain, type RedisHandle } from '@acg/devnet';
 import { Redis } from 'ioredis';
-import { descendants, runNpmStart, stillRunning, type Launcher } from './launcher.js';
+import { descendants, keysUnder, killLeftovers, runNpmStart, stillRunning, type Launcher } from './launcher.js';
 
 // issue 28 items 1 and 4: `npm start` honours PAYMENT_RECOVERY_* (its crash-recovery sweep releases
 // an orphaned reservation within PAYMENT_RECOVERY_AFTER_MS plus one interval, not the default 10
@@ -17,17 +17,6 @@ let arbitrum: DevChain | undefined;
 let client: Redis | undefined;
 const launchers: Launcher[] = [];
 const spawned: number[] = [];
-
-async function keysUnder(prefix: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await client!.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    found.push(...keys);
-  } while (cursor !== '0');
-  return found;
-}
 
 async function start(): Promise<{ launcher: Launcher; prefix: string }> {
   const ports = {
@@ -63,13 +52,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const pid of [...stillRunning(spawned), ...launchers.map((l) => l.child.pid!)]) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
+  killLeftovers(spawned, launchers);
   client?.disconnect();
   await redis?.stop();
   await ethereum?.stop();
@@ -116,7 +99,7 @@ describe('npm start after a crash', () => {
     process.kill(launcherPid!, 'SIGKILL');
     await first.launcher.exited;
     for (const pid of stillRunning(spawned)) process.kill(pid, 'SIGKILL'); // its anvils and relays, orphaned
-    expect((await keysUnder(first.prefix)).length).toBeGreaterThan(10);
+    expect((await keysUnder(client!, first.prefix)).length).toBeGreaterThan(10);
     expect(await client!.sismember(DEV_RUNS_KEY, first.prefix)).toBe(1);
 
     // the next start on that Redis removes them, once the dead run's liveness key has expired (120 s TTL: expired here)
@@ -124,14 +107,14 @@ describe('npm start after a crash', () => {
     await sleep(50);
     const second = await start();
     expect(second.launcher.output()).toMatch(new RegExp(`removed [1-9]\\d* Redis keys of an earlier run that did not stop \\(prefix ${first.prefix}\\)`));
-    expect(await keysUnder(first.prefix)).toEqual([]);
+    expect(await keysUnder(client!, first.prefix)).toEqual([]);
     expect(await client!.sismember(DEV_RUNS_KEY, first.prefix)).toBe(0);
     // a live run is left alone: the second run's keys stay while it runs
-    expect((await keysUnder(second.prefix)).length).toBeGreaterThan(10);
+    expect((await keysUnder(client!, second.prefix)).length).toBeGreaterThan(10);
 
     second.launcher.child.kill('SIGTERM');
     await second.launcher.exited;
-    expect(await keysUnder(second.prefix)).toEqual([]);
+    expect(await keysUnder(client!, second.prefix)).toEqual([]);
     expect(await client!.sismember(DEV_RUNS_KEY, second.prefix)).toBe(0);
   });
 });

@@ -7,6 +7,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -98,6 +99,32 @@ export function stillRunning(pids: number[]): number[] {
       .map((r) => r.pid),
   );
   return pids.filter((pid) => live.has(pid));
+}
+
+/**
+ * For a test's `afterAll`: SIGKILLs whatever its runs left behind, i.e. each pid of `spawned` that still
+ * runs (the launchers' descendants) and each launcher's npm process; pids already gone are skipped.
+ */
+export function killLeftovers(spawned: number[], launchers: Launcher[]): void {
+  for (const pid of [...stillRunning(spawned), ...launchers.map((l) => l.child.pid!)]) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+
+/** Every key under `prefix` in `client` (SCAN `MATCH <prefix>*`; only on the test's own private Redis). */
+export async function keysUnder(client: Redis, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    found.push(...keys);
+  } while (cursor !== '0');
+  return found;
 }
 
 /** Whether something accepts TCP connections on 127.0.0.1:`port`. */

@@ -4,7 +4,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devPrivateKey, freePort, resolveRedis, sleep, type RedisHandle } from '@acg/devnet';
 import { Redis } from 'ioredis';
-import { descendants, isListening, runNpmStart, stillRunning, type Launcher } from './launcher.js';
+import { descendants, isListening, keysUnder, killLeftovers, runNpmStart, stillRunning, type Launcher } from './launcher.js';
 
 let redis: RedisHandle | undefined;
 let client: Redis | undefined;
@@ -14,18 +14,6 @@ const spawned: number[] = [];
 /** Keys of other deployments on the same Redis, written before any run: a run's stop must leave them as they are. */
 const FOREIGN = { 'acg:dev:01J0THERRUN0000000000000000:exe:x': 'another run', 'acg:keep': 'production-like prefix', 'other:acg:dev:x': 'unrelated' };
 
-/** Every key under `prefix` (SCAN; the test's own private Redis). */
-async function keysUnder(prefix: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await client!.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    found.push(...keys);
-  } while (cursor !== '0');
-  return found;
-}
-
 beforeAll(async () => {
   redis = await resolveRedis({ preferPrivate: true });
   client = new Redis(redis.url);
@@ -34,13 +22,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // whatever a failing run left behind
-  for (const pid of [...stillRunning(spawned), ...launchers.map((l) => l.child.pid!)]) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
+  killLeftovers(spawned, launchers);
   client?.disconnect();
   await redis?.stop();
 });
@@ -66,7 +48,7 @@ describe('npm start', () => {
       // this run's own key prefix, on a Redis the launcher did not spawn: it holds the run's state now
       const prefix = launcher.output().match(/key prefix (acg:dev:[0-9A-Z]{26}:) \(this run only: deleted at stop\)/)?.[1];
       expect(prefix, launcher.output()).toBeDefined();
-      expect((await keysUnder(prefix!)).length).toBeGreaterThan(10);
+      expect((await keysUnder(client!, prefix!)).length).toBeGreaterThan(10);
 
       const tree = descendants(launcher.child.pid!);
       spawned.push(...tree.map((r) => r.pid));
@@ -112,7 +94,7 @@ describe('npm start', () => {
         expect(launcher.output()).toMatch(/removed [1-9]\d* Redis keys of this run/);
       }
       // nothing of the run is left in Redis (BullMQ queues included), and nothing else was touched
-      expect(await keysUnder(prefix!)).toEqual([]);
+      expect(await keysUnder(client!, prefix!)).toEqual([]);
       for (const [k, v] of Object.entries(FOREIGN)) expect(await client!.get(k), k).toBe(v);
     },
   );

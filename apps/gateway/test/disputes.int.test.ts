@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { ulid } from 'ulid';
 import { erc20Abi, type HDAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { providerLedgerAt, startTestGateway, type TestGateway } from './harness.js';
 import { post, usdcReader } from './x402.js';
 
 const ADMIN_TOKEN = `admin-${'k'.repeat(32)}`;
@@ -212,14 +212,7 @@ describe('disputes through the HTTP API', () => {
     const buyerBefore = await usdc(buyer.address);
     // the worker's pass, a week and a second later
     const later = () => Date.now() + (t.config.providers.disputeAutoResolveSeconds + 1) * 1000;
-    const ledger = new ProviderLedger({
-      redis: services.redis,
-      keys: services.keys,
-      feeBps: t.config.providers.feeBps,
-      disputeWindowSeconds: t.config.providers.disputeWindowSeconds,
-      now: later,
-      refunds: services.refunds,
-    });
+    const ledger = providerLedgerAt(t, later);
     const report = await runPayoutPass({
       ledger,
       redis: services.redis,

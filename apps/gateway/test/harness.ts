@@ -3,7 +3,8 @@ import { devPrivateKey, startDevStack, type DevStack } from '@acg/devnet';
 import { ulid } from 'ulid';
 import { devReceiptKeys } from '@acg/receipts';
 import { configFromEnv, type ConfigDefaults, type GatewayConfig } from '@acg/config';
-import { createInProcessFacilitator, Paywall } from '@acg/payments';
+import { createInProcessFacilitator, Paywall, TreasurySender } from '@acg/payments';
+import { ProviderLedger } from '@acg/provider-ledger';
 import type { FacilitatorClient } from '@x402/core/server';
 import { startGateway, type RunningGateway, type StartGatewayOptions } from '../src/app.js';
 
@@ -100,5 +101,35 @@ export function paywallWithSettle(
     chain: services.paymentChain,
     log: services.log,
     terms: { ...services.paywall.terms, paymentFlow },
+  });
+}
+
+/**
+ * The gateway's provider ledger as the payout worker builds it (`t`'s Redis, keys, refunds and
+ * `providers` config: fee in basis points, dispute window in seconds) with its clock at `now()` (ms
+ * since the epoch), e.g. past the dispute window so credits are releasable.
+ */
+export function providerLedgerAt(t: TestGateway, now: () => number): ProviderLedger {
+  const { services } = t.gateway;
+  return new ProviderLedger({
+    redis: services.redis,
+    keys: services.keys,
+    feeBps: t.config.providers.feeBps,
+    disputeWindowSeconds: t.config.providers.disputeWindowSeconds,
+    now,
+    refunds: services.refunds,
+  });
+}
+
+/** A sender of USDC payouts from the dev stack's treasury on `t`'s payment chain (its Redis, keys and `payment` config), for `runPayoutPass`. */
+export function treasurySender(t: TestGateway): TreasurySender {
+  const { services } = t.gateway;
+  return new TreasurySender({
+    redis: services.redis,
+    keys: services.keys,
+    rpcUrl: t.config.payment.rpcUrl,
+    chain: t.config.payment.chain,
+    treasury: t.stack.payment.treasury,
+    asset: t.config.payment.asset,
   });
 }

@@ -1,4 +1,3 @@
-import { TreasurySender } from '@acg/payments';
 import { runPayoutPass } from '@acg/provider-ledger';
 import { ProviderView } from '@acg/schemas';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
@@ -6,8 +5,8 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from './harness.js';
-import { registerProvider, startTestProvider, type ReceivedCall } from './providerServer.js';
+import { startTestGateway, treasurySender, type TestGateway } from './harness.js';
+import { registerProvider, startTestProvider, upperCaseAnswer, upperCaseCapability } from './providerServer.js';
 import { post, usdcReader } from './x402.js';
 
 /**
@@ -26,25 +25,13 @@ const owner = privateKeyToAccount(generatePrivateKey());
 let providerId: string;
 
 beforeAll(async () => {
-  provider = await startTestProvider((call: ReceivedCall) => ({
-    status: 200,
-    body: { result: { upper: String((call.body.input as { text: string }).text).toUpperCase() } },
-  }));
+  provider = await startTestProvider(upperCaseAnswer);
   t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' }, adminToken: ADMIN_TOKEN } });
   usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
   const r = await registerProvider(t.url, owner, {
     name: 'Money Co',
     endpoint: provider.url,
-    capabilities: [
-      {
-        name: 'upper_money',
-        description: 'Upper-cases text.',
-        price_usdc: '0.5',
-        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-        output_schema: { type: 'object', properties: { upper: { type: 'string' } }, required: ['upper'] },
-        example_request: { text: 'probe' },
-      },
-    ],
+    capabilities: [upperCaseCapability('upper_money', '0.5')],
   });
   expect(r.status).toBe(201);
   providerId = r.body.provider_id;
@@ -138,14 +125,7 @@ describe('provider money through the public API', () => {
       ledger,
       redis: services.redis,
       keys: services.keys,
-      sender: new TreasurySender({
-        redis: services.redis,
-        keys: services.keys,
-        rpcUrl: config.payment.rpcUrl,
-        chain: config.payment.chain,
-        treasury: t.stack.payment.treasury,
-        asset: config.payment.asset,
-      }),
+      sender: treasurySender(t),
       minimum: 100_000n,
       disputeAutoResolveSeconds: config.providers.disputeAutoResolveSeconds,
       log: pino({ level: 'silent' }),

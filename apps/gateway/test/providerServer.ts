@@ -14,6 +14,41 @@ export interface ReceivedCall {
 /** How the test provider answers a verified call (status and JSON body, or `rawBody` sent as is), or `hang` to never answer within the test's timeouts. */
 export type Answer = { status: number; body: unknown } | { status: number; rawBody: string } | 'hang';
 
+/** An upper-casing provider's answer: 200 with `{ result: { upper } }`, the call's `input.text` upper-cased. */
+export const upperCaseAnswer = (call: ReceivedCall): Answer => ({
+  status: 200,
+  body: { result: { upper: String((call.body.input as { text: string }).text).toUpperCase() } },
+});
+
+/**
+ * The capability entry of a provider registration (`registerProvider` body) that {@link upperCaseAnswer}
+ * serves: `name`, `price_usdc` (decimal USDC string, e.g. `'0.5'`), input `{ text: string }`, output
+ * `{ upper: string }`, example request `{ text: 'probe' }`.
+ */
+export const upperCaseCapability = (name: string, price_usdc: string) => ({
+  name,
+  description: 'Upper-cases text.',
+  price_usdc,
+  input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  output_schema: { type: 'object', properties: { upper: { type: 'string' } }, required: ['upper'] },
+  example_request: { text: 'probe' },
+});
+
+/**
+ * The capability entry of a provider registration (`registerProvider` body) of an echo capability:
+ * `name`, price 0.001 USDC, input `{ text: string }` (required), output `{ text?: string }`,
+ * example request `{ text: 'probe' }`, timeout 1,000 ms.
+ */
+export const echoCapability = (name: string) => ({
+  name,
+  description: 'Echoes.',
+  price_usdc: '0.001',
+  input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  output_schema: { type: 'object', properties: { text: { type: 'string' } } },
+  example_request: { text: 'probe' },
+  timeout_ms: 1000,
+});
+
 /**
  * A provider endpoint speaking the gateway's wire format (DESIGN "Providers"): GET answers 200
  * (reachability), POST verifies the Standard Webhooks signature with the `standardwebhooks`

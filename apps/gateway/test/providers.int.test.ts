@@ -6,7 +6,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderCredit } from '@acg/providers';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { registerProvider, startTestProvider, type Answer, type ReceivedCall } from './providerServer.js';
+import { registerProvider, startTestProvider, upperCaseAnswer as upper, type Answer, type ReceivedCall } from './providerServer.js';
 import { post, readExecution, usdcReader } from './x402.js';
 
 /**
@@ -39,8 +39,6 @@ let balanceOf: (a: `0x${string}`) => Promise<bigint>;
 /** what the provider answers, by capability id (default: a valid upper-cased result) */
 const answers = new Map<string, (call: ReceivedCall) => Answer>();
 let provider: Awaited<ReturnType<typeof startTestProvider>>;
-
-const upper = (call: ReceivedCall): Answer => ({ status: 200, body: { result: { upper: String((call.body.input as { text: string }).text).toUpperCase() } } });
 
 /** A signed challenge for `scope` (action, provider_id, and the body it authorizes). */
 async function signedChallenge(account: PrivateKeyAccount, scope: Record<string, unknown>) {

@@ -1,7 +1,7 @@
 import { readRefund, recoverOrphanedPayments, requestHash } from '@acg/payments';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader, paidExecuteRequest } from './x402.js';
 
 let t: TestGateway;
 beforeAll(async () => {
@@ -16,17 +16,10 @@ describe('crash recovery of paid requests', () => {
     const { services } = t.gateway;
     const buyer = t.stack.payment.buyers[0];
     const balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
-    const body = { capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } };
-    const header = paymentHeader(await officialPayload(buyer, await challenge(`${t.url}/api/v1/execute`, body)));
+    const { body, header, req: paywallReq } = await paidExecuteRequest(t.url, buyer, { price: 1000n, operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T' });
     const before = await balanceOf(buyer.address);
     const req = {
-      resourceUrl: `${t.url}/api/v1/execute`,
-      description: 'Execute intelligence.wallet_balances',
-      price: 1000n,
-      route: 'execute',
-      requestHash: requestHash('POST', 'execute', body),
-      operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
-      getHeader: (name: string) => (name === 'payment-signature' ? header : undefined),
+      ...paywallReq,
       // the payer's proof for a resent payment (its bearer token's wallet)
       payerAccount: async () => buyer.address,
     };

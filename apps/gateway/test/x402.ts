@@ -1,4 +1,5 @@
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '@acg/devnet';
+import { requestHash } from '@acg/payments';
 import { encodePaymentSignatureHeader, decodePaymentRequiredHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { x402Client } from '@x402/core/client';
@@ -87,6 +88,27 @@ export async function craftPayload(
 
 /** The header value of a payload. */
 export const paymentHeader = (p: PaymentPayload) => encodePaymentSignatureHeader(p);
+
+/**
+ * A paid `POST /api/v1/execute` of `intelligence.wallet_balances` (on `buyer`'s own address, chain
+ * `base`) to hand straight to the gateway's paywall (`services.paywall.handle(req, run)`): `body` (the
+ * JSON request), `header` (`buyer`'s PAYMENT-SIGNATURE for the live challenge at `baseUrl`, also for
+ * HTTP replays) and `req` (the paywall request; `price`: USDC base units, `operationId`: the execution id).
+ */
+export async function paidExecuteRequest(baseUrl: string, buyer: LocalAccount, opts: { price: bigint; operationId: string }) {
+  const body = { capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } };
+  const header = paymentHeader(await officialPayload(buyer, await challenge(`${baseUrl}/api/v1/execute`, body)));
+  const req = {
+    resourceUrl: `${baseUrl}/api/v1/execute`,
+    description: 'Execute intelligence.wallet_balances',
+    price: opts.price,
+    route: 'execute',
+    requestHash: requestHash('POST', 'execute', body),
+    operationId: opts.operationId,
+    getHeader: (name: string) => (name === 'payment-signature' ? header : undefined),
+  };
+  return { body, header, req };
+}
 
 /** USDC balance reader on the dev chain. */
 export function usdcReader(rpcUrl: string, usdc: `0x${string}`) {

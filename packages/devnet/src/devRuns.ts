@@ -1,5 +1,4 @@
-import type { Redis as RedisClient } from 'ioredis';
-import { deleteKeysWithPrefix } from './redis.js';
+import { connectRedisTarget, deleteKeysWithPrefix } from './redis.js';
 
 /**
  * The set of per-run key prefixes (`acg:dev:<ULID>:`) that `npm start` launchers registered on a
@@ -18,32 +17,6 @@ export const devRunAliveKey = (prefix: string): string => `${prefix}launcher:ali
 
 type Target = { clusterNodes?: readonly string[] };
 
-/** One client for `url` (or the cluster of `opts.clusterNodes`), connected; single-key commands only. */
-async function connect(url: string, opts: Target): Promise<RedisClient> {
-  const { Cluster, Redis } = await import('ioredis');
-  if (opts.clusterNodes?.length) {
-    const auth = new URL(url);
-    const cluster = new Cluster(
-      opts.clusterNodes.map((n) => ({ host: n.slice(0, n.lastIndexOf(':')).replace(/^\[|\]$/g, ''), port: Number(n.slice(n.lastIndexOf(':') + 1)) })),
-      {
-        lazyConnect: true,
-        redisOptions: {
-          maxRetriesPerRequest: 1,
-          username: decodeURIComponent(auth.username) || undefined,
-          password: decodeURIComponent(auth.password) || undefined,
-        },
-      },
-    );
-    cluster.on('error', () => undefined);
-    await cluster.connect();
-    return cluster as unknown as RedisClient;
-  }
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  redis.on('error', () => undefined);
-  await redis.connect();
-  return redis;
-}
-
 /**
  * Deletes the keys of every registered run whose launcher is gone (its liveness key expired: it
  * was killed without stopping, e.g. `kill -9`), with {@link deleteKeysWithPrefix} (SCAN of that
@@ -53,7 +26,7 @@ async function connect(url: string, opts: Target): Promise<RedisClient> {
  * @returns Each removed run's prefix and how many keys it had.
  */
 export async function removeDeadDevRuns(url: string, opts: Target = {}): Promise<{ prefix: string; removed: number }[]> {
-  const redis = await connect(url, opts);
+  const redis = await connectRedisTarget(url, opts);
   try {
     const removed: { prefix: string; removed: number }[] = [];
     for (const prefix of await redis.smembers(DEV_RUNS_KEY)) {
@@ -74,7 +47,7 @@ export async function removeDeadDevRuns(url: string, opts: Target = {}): Promise
  * which unregisters it (the caller then deletes the run's keys itself).
  */
 export async function registerDevRun(url: string, prefix: string, opts: Target = {}): Promise<{ stop(): Promise<void> }> {
-  const redis = await connect(url, opts);
+  const redis = await connectRedisTarget(url, opts);
   const renew = () => redis.set(devRunAliveKey(prefix), String(process.pid), 'PX', DEV_RUN_ALIVE_TTL_MS);
   await renew();
   await redis.sadd(DEV_RUNS_KEY, prefix);

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import type { Redis as RedisClient } from 'ioredis';
+import type { Cluster, Redis as RedisClient } from 'ioredis';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, isPortFree, sleep } from './ports.js';
@@ -325,6 +325,31 @@ export function literalGlob(prefix: string): string {
  */
 export async function deleteKeysWithPrefix(url: string, prefix: string, opts: { clusterNodes?: readonly string[] } = {}): Promise<number> {
   if (!prefix) throw new Error('refusing to delete keys with an empty prefix');
+  const client = await connectRedisTarget(url, opts, { failFast: true });
+  try {
+    if (opts.clusterNodes?.length) {
+      const cluster = client as unknown as Cluster;
+      // keys of different slots may not share one command, even on one node: one UNLINK per key, pipelined
+      const counts = await Promise.all(
+        cluster.nodes('master').map((node) => unlinkMatching(node, prefix, (keys) => node.pipeline(keys.map((k) => ['unlink', k])).exec())),
+      );
+      return counts.reduce((a, b) => a + b, 0);
+    }
+    return await unlinkMatching(client, prefix, (keys) => client.unlink(...keys));
+  } finally {
+    client.disconnect();
+  }
+}
+
+/**
+ * One connected ioredis client for `url`, or, with `opts.clusterNodes` (REDIS_CLUSTER_NODES
+ * `host:port` entries, `[v6]:port` for IPv6), a Cluster of those nodes with the user and password of
+ * `url`; `isCluster` tells which. One failed retry per command (`maxRetriesPerRequest: 1`), and
+ * connection errors are swallowed (the command that meets them rejects). With `failFast`, a lost
+ * connection is not waited for: no offline queue (single node), no cluster reconnect.
+ * Used by {@link deleteKeysWithPrefix} and the dev-run registry (`devRuns.ts`).
+ */
+export async function connectRedisTarget(url: string, opts: { clusterNodes?: readonly string[] }, tuning: { failFast?: boolean } = {}): Promise<RedisClient> {
   const { Cluster, Redis } = await import('ioredis');
   if (opts.clusterNodes?.length) {
     const auth = new URL(url);
@@ -332,7 +357,7 @@ export async function deleteKeysWithPrefix(url: string, prefix: string, opts: { 
       opts.clusterNodes.map((n) => ({ host: n.slice(0, n.lastIndexOf(':')).replace(/^\[|\]$/g, ''), port: Number(n.slice(n.lastIndexOf(':') + 1)) })),
       {
         lazyConnect: true,
-        clusterRetryStrategy: () => null,
+        ...(tuning.failFast ? { clusterRetryStrategy: () => null } : {}),
         redisOptions: {
           maxRetriesPerRequest: 1,
           username: decodeURIComponent(auth.username) || undefined,
@@ -342,24 +367,12 @@ export async function deleteKeysWithPrefix(url: string, prefix: string, opts: { 
     );
     cluster.on('error', () => undefined);
     await cluster.connect();
-    try {
-      // keys of different slots may not share one command, even on one node: one UNLINK per key, pipelined
-      const counts = await Promise.all(
-        cluster.nodes('master').map((node) => unlinkMatching(node, prefix, (keys) => node.pipeline(keys.map((k) => ['unlink', k])).exec())),
-      );
-      return counts.reduce((a, b) => a + b, 0);
-    } finally {
-      cluster.disconnect();
-    }
+    return cluster as unknown as RedisClient;
   }
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, ...(tuning.failFast ? { enableOfflineQueue: false } : {}) });
   redis.on('error', () => undefined);
   await redis.connect();
-  try {
-    return await unlinkMatching(redis, prefix, (keys) => redis.unlink(...keys));
-  } finally {
-    redis.disconnect();
-  }
+  return redis;
 }
 
 /** SCANs `node` for keys starting with `prefix` and hands each batch to `unlink`; the number of keys removed. */

@@ -91,6 +91,15 @@ export const envRpcUrl = envUrl(['http', 'https', 'ws', 'wss']);
 /** A Redis URL: `redis://` or `rediss://`. */
 export const envRedisUrl = envUrl(['redis', 'rediss']);
 
+/** A comma-separated list (string → string[]): entries trimmed, empty ones dropped; the base of {@link envHostPorts} and {@link envOrigins}. */
+const commaList = () =>
+  z.string().transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+
 const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[^:\s[\],]+):(\d{1,5})$/;
 
 /**
@@ -98,32 +107,17 @@ const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[^:\s[\],]+):(\d{1,5})$/;
  * (`[v6]:port` for IPv6; spaces ignored), parsed to the list of entries,
  * e.g. `'10.0.0.1:7000, 10.0.0.2:7000'` → `['10.0.0.1:7000', '10.0.0.2:7000']`.
  */
-export const envHostPorts = z
-  .string()
-  .transform((v) =>
-    v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  )
-  .refine(
-    (entries) => entries.length > 0 && entries.every((e) => HOST_PORT.test(e) && Number(HOST_PORT.exec(e)![1]) >= 1 && Number(HOST_PORT.exec(e)![1]) <= 65535),
-    'must be comma-separated host:port entries, e.g. 10.0.0.1:7000,10.0.0.2:7000',
-  );
+export const envHostPorts = commaList().refine(
+  (entries) => entries.length > 0 && entries.every((e) => HOST_PORT.test(e) && Number(HOST_PORT.exec(e)![1]) >= 1 && Number(HOST_PORT.exec(e)![1]) <= 65535),
+  'must be comma-separated host:port entries, e.g. 10.0.0.1:7000,10.0.0.2:7000',
+);
 /**
  * Web origins (ALLOWED_ORIGINS): comma-separated `scheme://host[:port]` entries, http or https,
  * without path, query or credentials (spaces ignored), parsed to their serialized origins
  * (lower-case host, default port dropped), e.g. `'https://App.example.com, http://localhost:3000'`
  * → `['https://app.example.com', 'http://localhost:3000']`.
  */
-export const envOrigins = z
-  .string()
-  .transform((v) =>
-    v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  )
+export const envOrigins = commaList()
   .refine(
     (entries) =>
       entries.length > 0 &&

@@ -1,7 +1,7 @@
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
-import { registerProvider, startTestProvider } from '../providerServer.js';
+import { echoCapability as offer, registerProvider, startTestProvider } from '../providerServer.js';
 import { post } from '../x402.js';
 
 /**
@@ -10,16 +10,6 @@ import { post } from '../x402.js';
  * provider and the SHA-256 of the body it authorizes; used for anything else it is refused with a
  * 403 problem (`challenge_mismatch`), burnt, and the provider is left exactly as it was.
  */
-
-const offer = (name: string) => ({
-  name,
-  description: 'Echoes.',
-  price_usdc: '0.001',
-  input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-  output_schema: { type: 'object', properties: { text: { type: 'string' } } },
-  example_request: { text: 'probe' },
-  timeout_ms: 1000,
-});
 
 let t: TestGateway;
 let provider: Awaited<ReturnType<typeof startTestProvider>>;

@@ -4,7 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { providerView } from '../../src/routers/providers.js';
 import { startTestGateway, type TestGateway } from '../harness.js';
-import { registerProvider, startTestProvider } from '../providerServer.js';
+import { echoCapability, registerProvider, startTestProvider } from '../providerServer.js';
 
 /**
  * Attack (issue 23 item 9): `/registry` (`evidence.probe.url`) and `/capabilities/{id}` published
@@ -24,17 +24,7 @@ beforeAll(async () => {
   const r = await registerProvider(t.url, owner, {
     name: 'Private Co',
     endpoint: `${provider.url}/secret-path`,
-    capabilities: [
-      {
-        name: 'private_echo',
-        description: 'Echoes.',
-        price_usdc: '0.001',
-        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-        output_schema: { type: 'object', properties: { text: { type: 'string' } } },
-        example_request: { text: 'probe' },
-        timeout_ms: 1000,
-      },
-    ],
+    capabilities: [echoCapability('private_echo')],
   });
   expect(r.status).toBe(201);
   provider.setSecret(r.body.signing_secret);

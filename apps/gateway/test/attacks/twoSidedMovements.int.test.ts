@@ -5,7 +5,7 @@ import { paymentReversals } from '@acg/provider-ledger';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
-import { registerProvider, startTestProvider } from '../providerServer.js';
+import { registerProvider, startTestProvider, upperCaseAnswer, upperCaseCapability } from '../providerServer.js';
 import { bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader } from '../x402.js';
 
 /**
@@ -32,25 +32,13 @@ const owner = privateKeyToAccount(generatePrivateKey());
 let providerId: string;
 
 beforeAll(async () => {
-  provider = await startTestProvider((call) => ({
-    status: 200,
-    body: { result: { upper: String((call.body.input as { text: string }).text).toUpperCase() } },
-  }));
+  provider = await startTestProvider(upperCaseAnswer);
   t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' } } });
   usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
   const r = await registerProvider(t.url, owner, {
     name: 'Two Sided Co',
     endpoint: provider.url,
-    capabilities: [
-      {
-        name: 'upper_two_sided',
-        description: 'Upper-cases text.',
-        price_usdc: '0.5',
-        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-        output_schema: { type: 'object', properties: { upper: { type: 'string' } }, required: ['upper'] },
-        example_request: { text: 'probe' },
-      },
-    ],
+    capabilities: [upperCaseCapability('upper_two_sided', '0.5')],
   });
   expect(r.status).toBe(201);
   providerId = r.body.provider_id;

@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { findRedisServer, freePort, pingRedis, spawnManaged, type ManagedProcess } from '@acg/devnet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
-import { requestHash } from '@acg/payments';
 import { isRedisUnavailable } from '@acg/redis';
-import { challenge, officialPayload, paymentHeader, post, usdcReader } from '../x402.js';
+import { challenge, officialPayload, paymentHeader, post, usdcReader, paidExecuteRequest } from '../x402.js';
 
 // issue 28 item 2: a frozen Redis (SIGSTOP of the private redis-server this test started) is
 // answered 503 with Retry-After while it is frozen, for paid and unpaid requests alike, and the
@@ -121,18 +120,8 @@ describe('a 10 s Redis freeze', () => {
     const { services } = t.gateway;
     const buyer = t.stack.payment.buyers[1];
     const balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
-    const body = { capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } };
-    const header = paymentHeader(await officialPayload(buyer, await challenge(`${t.url}/api/v1/execute`, body)));
+    const { req } = await paidExecuteRequest(t.url, buyer, { price: PRICE, operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S9V' });
     const before = await balanceOf(buyer.address);
-    const req = {
-      resourceUrl: `${t.url}/api/v1/execute`,
-      description: 'Execute intelligence.wallet_balances',
-      price: PRICE,
-      route: 'execute',
-      requestHash: requestHash('POST', 'execute', body),
-      operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S9V',
-      getHeader: (name: string) => (name === 'payment-signature' ? header : undefined),
-    };
     let runs = 0;
     let frozenAt = 0;
     const answered = await services.paywall.handle(req, async () => {

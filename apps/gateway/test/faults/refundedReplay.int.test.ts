@@ -1,7 +1,7 @@
-import { readRefund, requestHash } from '@acg/payments';
+import { readRefund } from '@acg/payments';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
-import { challenge, officialPayload, paymentHeader, post, usdcReader } from '../x402.js';
+import { post, usdcReader, paidExecuteRequest } from '../x402.js';
 
 // issue 28 item 4: a paid call answered 503 "retry after" after its payment settled is refunded;
 // once the refund is sent, a replay of that payment says so instead of "retry after 5 s" forever.
@@ -18,18 +18,8 @@ describe('replay of a refunded 503', () => {
     const { services } = t.gateway;
     const buyer = t.stack.payment.buyers[4];
     const balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
-    const body = { capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } };
-    const header = paymentHeader(await officialPayload(buyer, await challenge(`${t.url}/api/v1/execute`, body)));
+    const { body, header, req } = await paidExecuteRequest(t.url, buyer, { price: 1000n, operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8W' });
     const before = await balanceOf(buyer.address);
-    const req = {
-      resourceUrl: `${t.url}/api/v1/execute`,
-      description: 'Execute intelligence.wallet_balances',
-      price: 1000n,
-      route: 'execute',
-      requestHash: requestHash('POST', 'execute', body),
-      operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8W',
-      getHeader: (name: string) => (name === 'payment-signature' ? header : undefined),
-    };
     // the operation met a store outage after settlement: a refunded 503 with Retry-After
     const first = await services.paywall.handle(req, async () => {
       throw Object.assign(new Error('Command timed out'), { name: 'Error' });

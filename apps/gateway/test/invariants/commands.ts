@@ -1,12 +1,12 @@
 import { newExecutionId, succeededExecutionAnswer } from '@acg/execution';
-import { authorizationUsed, recoverOrphanedPayments, requestHash, TreasurySender } from '@acg/payments';
+import { authorizationUsed, recoverOrphanedPayments, requestHash } from '@acg/payments';
 import { decodePaymentSignatureHeader } from '@x402/core/http';
-import { ProviderLedger, runPayoutPass } from '@acg/provider-ledger';
+import { runPayoutPass } from '@acg/provider-ledger';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import type { LocalAccount } from 'viem';
 import { EXECUTE_ROUTE, paidExecutionOutcome, resolveExecution } from '../../src/payment/execution.js';
-import { paywallWithSettle, type TestGateway } from '../harness.js';
+import { paywallWithSettle, providerLedgerAt, treasurySender, type TestGateway } from '../harness.js';
 import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post } from '../x402.js';
 import { checkRedis, type MoneyTruth, type Scope } from './conservation.js';
 
@@ -246,26 +246,12 @@ export class PayoutPass implements MoneyCommand {
     const { services } = r.t.gateway;
     const { config } = r.t;
     const later = () => Date.now() + (config.providers.disputeWindowSeconds + 1) * 1000;
-    const ledger = new ProviderLedger({
-      redis: services.redis,
-      keys: services.keys,
-      feeBps: config.providers.feeBps,
-      disputeWindowSeconds: config.providers.disputeWindowSeconds,
-      now: later,
-      refunds: services.refunds,
-    });
+    const ledger = providerLedgerAt(r.t, later);
     const report = await runPayoutPass({
       ledger,
       redis: services.redis,
       keys: services.keys,
-      sender: new TreasurySender({
-        redis: services.redis,
-        keys: services.keys,
-        rpcUrl: config.payment.rpcUrl,
-        chain: config.payment.chain,
-        treasury: r.t.stack.payment.treasury,
-        asset: config.payment.asset,
-      }),
+      sender: treasurySender(r.t),
       minimum: 1n,
       disputeAutoResolveSeconds: config.providers.disputeAutoResolveSeconds,
       log: pino({ level: 'silent' }),

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Abi, Hex } from 'viem';
+import { compileCached, gatherSources, requireDevnetDep, type SolcJs } from '../solcCompile.js';
 
 /** One compiled contract: ABI and creation bytecode (no libraries to link). */
 export type CompiledContract = { abi: Abi; bytecode: Hex };
@@ -30,18 +30,6 @@ let memo: Record<LendingContractName, CompiledContract> | undefined;
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 
-/**
- * solc 0.8.19 is a dependency of @acg/devnet (npm may nest it in apps/devnet/node_modules): resolve
- * it from this module, or, when bundled into dist/, from the @acg/devnet package.
- */
-function loadSolc(): { version(): string; compile(input: string): string } {
-  try {
-    return require('solc');
-  } catch {
-    return createRequire(require.resolve('@acg/devnet/package.json'))('solc');
-  }
-}
-
 function morphoRoot(): string {
   return path.dirname(require.resolve('@morpho-org/morpho-blue/package.json'));
 }
@@ -51,16 +39,6 @@ function readUnit(unit: string): string {
   if (unit.startsWith('acg/')) return readFileSync(path.join(here, 'contracts', unit.slice(4)), 'utf8');
   if (unit.startsWith('morpho-blue/')) return readFileSync(path.join(morphoRoot(), unit.slice('morpho-blue/'.length)), 'utf8');
   throw new Error(`compileLendingContracts: unknown import ${unit}`);
-}
-
-/** The cache folder: `node_modules/.cache/acg-lending` at the repository root (found from this file). */
-function cacheDir(): string {
-  let dir = here;
-  for (let i = 0; i < 8; i++) {
-    if (existsSync(path.join(dir, 'node_modules'))) return path.join(dir, 'node_modules', '.cache', 'acg-lending');
-    dir = path.dirname(dir);
-  }
-  return path.join(here, '.cache');
 }
 
 /**
@@ -78,23 +56,9 @@ function cacheDir(): string {
  */
 export function compileLendingContracts(): Record<LendingContractName, CompiledContract> {
   if (memo) return memo;
-  const sources: Record<string, { content: string }> = {};
-  const pending = Object.values(UNITS);
-  // Gather the transitive imports ourselves, so the cache key covers every byte compiled.
-  while (pending.length > 0) {
-    const unit = pending.pop()!;
-    if (sources[unit]) continue;
-    const content = readUnit(unit);
-    sources[unit] = { content };
-    for (const m of content.matchAll(/import\s+(?:[^'"]*from\s+)?["']([^"']+)["']/g)) {
-      const spec = m[1];
-      const resolved = spec.startsWith('.') ? path.posix.normalize(path.posix.join(path.posix.dirname(unit), spec)) : spec;
-      if (!sources[resolved]) pending.push(resolved);
-    }
-  }
   const input = {
     language: 'Solidity',
-    sources: Object.fromEntries(Object.entries(sources).sort(([a], [b]) => a.localeCompare(b))),
+    sources: gatherSources(Object.values(UNITS), readUnit),
     settings: {
       optimizer: { enabled: true, runs: 200 },
       viaIR: true,
@@ -102,33 +66,22 @@ export function compileLendingContracts(): Record<LendingContractName, CompiledC
       outputSelection: Object.fromEntries(Object.values(UNITS).map((u) => [u, { '*': ['abi', 'evm.bytecode.object'] }])),
     },
   };
-  const inputJson = JSON.stringify(input);
-  const key = createHash('sha256').update(`${SOLC_VERSION}\n${inputJson}`).digest('hex');
-  const dir = cacheDir();
-  const file = path.join(dir, `${key}.json`);
-  if (existsSync(file)) {
-    memo = JSON.parse(readFileSync(file, 'utf8')) as Record<LendingContractName, CompiledContract>;
-    return memo;
-  }
-  // solc-js is CommonJS and large (soljson.js): load it only when a compile is needed.
-  const solc = loadSolc();
-  if (!solc.version().startsWith(`${SOLC_VERSION}+`)) throw new Error(`compileLendingContracts: need solc ${SOLC_VERSION}, found ${solc.version()}`);
-  const output = JSON.parse(solc.compile(inputJson)) as {
-    errors?: { severity: string; formattedMessage: string }[];
-    contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
-  };
-  const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
-  if (errors.length > 0) throw new Error(`compileLendingContracts: solc failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
-  const result = {} as Record<LendingContractName, CompiledContract>;
-  for (const [name, unit] of Object.entries(UNITS) as [LendingContractName, string][]) {
-    const c = output.contracts[unit]?.[name];
-    if (!c?.evm.bytecode.object) throw new Error(`compileLendingContracts: no bytecode for ${name}`);
-    result[name] = { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` };
-  }
-  mkdirSync(dir, { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(result));
-  renameSync(tmp, file); // atomic: concurrent test files never read a half-written cache
-  memo = result;
-  return result;
+  memo = compileCached<Record<LendingContractName, CompiledContract>, { abi: Abi; evm: { bytecode: { object: string } } }>({
+    label: 'compileLendingContracts',
+    version: SOLC_VERSION,
+    cacheName: 'acg-lending',
+    input,
+    // solc 0.8.19 is a dependency of @acg/devnet (npm may nest it in apps/devnet/node_modules)
+    loadSolc: () => requireDevnetDep<SolcJs>('solc'),
+    extract: (output) => {
+      const result = {} as Record<LendingContractName, CompiledContract>;
+      for (const [name, unit] of Object.entries(UNITS) as [LendingContractName, string][]) {
+        const c = output.contracts?.[unit]?.[name];
+        if (!c?.evm.bytecode.object) throw new Error(`compileLendingContracts: no bytecode for ${name}`);
+        result[name] = { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` };
+      }
+      return result;
+    },
+  });
+  return memo;
 }

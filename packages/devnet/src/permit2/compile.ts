@@ -1,9 +1,7 @@
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Abi, Hex } from 'viem';
+import { compileCached, gatherSources, requireDevnetDep, resolveDevnetDep, type SolcJs } from '../solcCompile.js';
 
 /** Where a solc immutable sits in the runtime code: byte offsets (without `0x`), 32 bytes each. */
 export type ImmutableReferences = Record<string, { start: number; length: number }[]>;
@@ -36,26 +34,8 @@ export const PERMIT2_SOLC_SETTINGS = {
   metadata: { bytecodeHash: 'none' },
 } as const;
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(import.meta.url);
-
-/** Requires a dependency of @acg/devnet from this module, or, when bundled into dist/, from the @acg/devnet package. */
-function requireDevnetDep<T>(name: string): T {
-  try {
-    return require(name) as T;
-  } catch {
-    return createRequire(require.resolve('@acg/devnet/package.json'))(name) as T;
-  }
-}
-
 function permit2Root(): string {
-  let pkgJson: string;
-  try {
-    pkgJson = require.resolve(`${PERMIT2_SOURCE_PACKAGE}/package.json`);
-  } catch {
-    pkgJson = createRequire(require.resolve('@acg/devnet/package.json')).resolve(`${PERMIT2_SOURCE_PACKAGE}/package.json`);
-  }
-  return path.join(path.dirname(pkgJson), 'lib', 'permit2');
+  return path.join(path.dirname(resolveDevnetDep(`${PERMIT2_SOURCE_PACKAGE}/package.json`)), 'lib', 'permit2');
 }
 
 /** Reads a source unit as Permit2's remapping names it: `src/...` from Permit2, `solmate/...` from its solmate copy. */
@@ -63,16 +43,6 @@ function readUnit(root: string, unit: string): string {
   if (unit.startsWith('src/')) return readFileSync(path.join(root, unit), 'utf8');
   if (unit.startsWith('solmate/')) return readFileSync(path.join(root, 'lib', 'solmate', unit.slice('solmate/'.length)), 'utf8');
   throw new Error(`compilePermit2: unknown import ${unit}`);
-}
-
-/** The cache folder: `node_modules/.cache/acg-permit2` at the repository root (found from this file). */
-function cacheDir(): string {
-  let dir = here;
-  for (let i = 0; i < 8; i++) {
-    if (existsSync(path.join(dir, 'node_modules'))) return path.join(dir, 'node_modules', '.cache', 'acg-permit2');
-    dir = path.dirname(dir);
-  }
-  return path.join(here, '.cache');
 }
 
 let memo: Permit2Build | undefined;
@@ -92,23 +62,9 @@ let memo: Permit2Build | undefined;
 export function compilePermit2(): Permit2Build {
   if (memo) return memo;
   const root = permit2Root();
-  const sources: Record<string, { content: string }> = {};
-  const pending = ['src/Permit2.sol'];
-  // Gather the transitive imports ourselves, so the cache key covers every byte compiled.
-  while (pending.length > 0) {
-    const unit = pending.pop()!;
-    if (sources[unit]) continue;
-    const content = readUnit(root, unit);
-    sources[unit] = { content };
-    for (const m of content.matchAll(/import\s+(?:[^'"]*from\s+)?["']([^"']+)["']/g)) {
-      const spec = m[1];
-      const resolved = spec.startsWith('.') ? path.posix.normalize(path.posix.join(path.posix.dirname(unit), spec)) : spec;
-      if (!sources[resolved]) pending.push(resolved);
-    }
-  }
   const input = {
     language: 'Solidity',
-    sources: Object.fromEntries(Object.entries(sources).sort(([a], [b]) => a.localeCompare(b))),
+    sources: gatherSources(['src/Permit2.sol'], (unit) => readUnit(root, unit)),
     settings: {
       ...PERMIT2_SOLC_SETTINGS,
       outputSelection: {
@@ -116,38 +72,25 @@ export function compilePermit2(): Permit2Build {
       },
     },
   };
-  const inputJson = JSON.stringify(input);
-  const key = createHash('sha256').update(`${PERMIT2_SOLC_VERSION}\n${inputJson}`).digest('hex');
-  const dir = cacheDir();
-  const file = path.join(dir, `${key}.json`);
-  if (existsSync(file)) {
-    memo = JSON.parse(readFileSync(file, 'utf8')) as Permit2Build;
-    return memo;
-  }
-  // solc-js is CommonJS and large (soljson.js): load it only when a compile is needed.
-  const solc = requireDevnetDep<{ version(): string; compile(input: string): string }>('solc-0.8.17');
-  if (!solc.version().startsWith(`${PERMIT2_SOLC_VERSION}+`)) throw new Error(`compilePermit2: need solc ${PERMIT2_SOLC_VERSION}, found ${solc.version()}`);
-  const output = JSON.parse(solc.compile(inputJson)) as {
-    errors?: { severity: string; formattedMessage: string }[];
-    contracts?: Record<
-      string,
-      Record<string, { abi: Abi; evm: { bytecode: { object: string }; deployedBytecode: { object: string; immutableReferences: ImmutableReferences } } }>
-    >;
-  };
-  const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
-  if (errors.length > 0) throw new Error(`compilePermit2: solc errors:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
-  const c = output.contracts?.['src/Permit2.sol']?.Permit2;
-  if (!c) throw new Error('compilePermit2: solc produced no Permit2');
-  const build: Permit2Build = {
-    abi: c.abi,
-    bytecode: `0x${c.evm.bytecode.object}`,
-    deployedBytecode: `0x${c.evm.deployedBytecode.object}`,
-    immutableReferences: c.evm.deployedBytecode.immutableReferences,
-  };
-  mkdirSync(dir, { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(build));
-  renameSync(tmp, file);
-  memo = build;
+  memo = compileCached<
+    Permit2Build,
+    { abi: Abi; evm: { bytecode: { object: string }; deployedBytecode: { object: string; immutableReferences: ImmutableReferences } } }
+  >({
+    label: 'compilePermit2',
+    version: PERMIT2_SOLC_VERSION,
+    cacheName: 'acg-permit2',
+    input,
+    loadSolc: () => requireDevnetDep<SolcJs>('solc-0.8.17'),
+    extract: (output) => {
+      const c = output.contracts?.['src/Permit2.sol']?.Permit2;
+      if (!c) throw new Error('compilePermit2: solc produced no Permit2');
+      return {
+        abi: c.abi,
+        bytecode: `0x${c.evm.bytecode.object}`,
+        deployedBytecode: `0x${c.evm.deployedBytecode.object}`,
+        immutableReferences: c.evm.deployedBytecode.immutableReferences,
+      };
+    },
+  });
   return memo;
 }
