@@ -43,7 +43,7 @@ export interface CapabilityCall {
   jobId?: string;
   /**
    * Adds evidence to the execution record, e.g. a provider's EIP-191 signature over its result
-   * (`provider_signature`; DESIGN "Proofs and receipts"), and the call's `credit` (e.g. the
+   * (`provider_signature`; packages/receipts README), and the call's `credit` (e.g. the
    * provider's share): the Executor runs it only once everything that can throw succeeded (output
    * validation, canonicalization and signing of the proof), just before the SUCCEEDED record is
    * stored, so a credit never outlives a failed call (a later failure is reversed with its refund).

@@ -78,7 +78,7 @@ async function bearerAccount(ctx: Context): Promise<string | undefined> {
  * resent payment gets the stored answer only with proof of being the payer (its x402 payment
  * identifier, or the payer's bearer token: `PaidRequest.payerAccount`), anyone else the receipt
  * (409 `payment_already_used`); an Idempotency-Key is the payer's and read after the payment
- * (DESIGN "x402 payments"; packages/payments README "Replays").
+ * (packages/payments README "Replays, Idempotency-Key and one decision per paid call").
  * Errors: 402 challenge (with `PAYMENT-REQUIRED`), 409 conflict or in-progress, 503 facilitator
  * or Redis down (with `Retry-After`; a payment already settled is then refunded), 503
  * `payment_chain_unavailable` (Retry-After; `payment.status` `not_charged` or `unknown`).

@@ -25,7 +25,7 @@ export type OnboardProviderReturnType = ProviderRegistered & { created: boolean 
 export type OnboardProviderErrorType = AcgError | GatewayError | GatewayRequestError;
 
 /**
- * Registers a provider (DESIGN "Providers"): `POST /api/v1/providers/challenge {address, action:
+ * Registers a provider (packages/providers README): `POST /api/v1/providers/challenge {address, action:
  * "register", name, endpoint, capabilities}` (the message names the action and the SHA-256 of that
  * body, so the signature authorizes nothing else), signs
  * the `message` with `personal_sign`, then `POST /api/v1/providers {address, message, signature,
