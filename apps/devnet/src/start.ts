@@ -1,5 +1,5 @@
 /**
- * `npm start`: the whole service on its embedded defaults, in one Node process (DESIGN 1).
+ * `npm start`: the whole service on its embedded defaults, in one Node process (docs/architecture.md "Shape").
  *
  * - Payment chain: `PAYMENT_RPC_URL`, else a local anvil with chain id 8453, real USDC at the Base
  *   address and Multicall3 (port `DEVNET_PAYMENT_PORT`, default 8545, or a free one if taken).
@@ -255,7 +255,7 @@ try {
     }),
     { log: createLogger({ service: 'builder', level: config.logLevel, pretty }) },
   );
-  // one process (DESIGN 1): the worker runs the job runner, the refunds and the provider payouts; the gateway serves HTTP
+  // one process (docs/architecture.md "Shape"): the worker runs the job runner, the refunds and the provider payouts; the gateway serves HTTP
   // the worker's variables (PAYMENT_RECOVERY_*, LIQUIDATION_*) through the same function as `node dist/worker.js`
   worker = await startWorker(config, {
     log: createLogger({ service: 'worker', level: config.logLevel, pretty }),
@@ -266,7 +266,7 @@ try {
   });
   gateway = await startGateway(config, { log: createLogger({ service: 'gateway', level: config.logLevel, pretty }), refundWorker: false });
 
-  // the example provider: its own process, onboarded through the gateway's public API (DESIGN "Providers")
+  // the example provider: its own process, onboarded through the gateway's public API (docs/decisions.md "Providers")
   let exampleProviderLine = 'off (EXAMPLE_PROVIDER=off, or PAYMENT_RPC_URL without EXAMPLE_PROVIDER_PRIVATE_KEY)';
   if (exampleProviderWanted) {
     const http = (url: string | undefined) => (url && /^https?:/.test(url) ? url : undefined);
