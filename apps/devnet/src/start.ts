@@ -72,6 +72,7 @@ import {
   type LendingDevnet,
   type RedisHandle,
 } from '@acg/devnet';
+import { demoCommand } from './demoCommand.js';
 import { spawnExampleProvider, type ExampleProvider } from './exampleProvider.js';
 
 const env = process.env;
@@ -348,7 +349,7 @@ try {
     line('treasury/payTo', `${config.payment.payTo} (dev account 1)`);
     line('funded buyers', `dev accounts 2-9 of the anvil test mnemonic, 10,000 USDC each (e.g. ${devAccount(2).address})`);
   }
-  process.stdout.write('\nTry: npm run demo    (pays 0.001 USDC for intelligence.wallet_balances)\nCtrl-C stops everything.\n');
+  process.stdout.write(`\nTry: ${demoCommand(gateway.url, Boolean(anvil))}    (pays 0.001 USDC for intelligence.wallet_balances)\nCtrl-C stops everything.\n`);
 } catch (e) {
   process.stderr.write(`\nstartup failed: ${(e as Error).message}\n`);
   await stop(1);
