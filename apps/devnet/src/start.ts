@@ -313,6 +313,7 @@ try {
   line('registry', `${gateway.url}/registry`);
   line('openapi', `${gateway.url}/openapi.json`);
   line('health', `${gateway.url}/status/health`);
+  line('mcp', `${gateway.url}/mcp (Streamable HTTP; MCP host config: {"mcpServers": {"acg": {"url": "${gateway.url}/mcp"}}})`);
   line(
     'metrics',
     `${gateway.url}/metrics, ${builder.url}/metrics${worker.metrics.server ? `, ${worker.metrics.server.url}` : ' (worker: set WORKER_METRICS_PORT)'}${config.metrics.token ? ' (METRICS_TOKEN)' : ''}`,

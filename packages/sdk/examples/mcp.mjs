@@ -31,7 +31,8 @@ async function main() {
   }
   const { tools } = await mcp.listTools();
   console.log(`MCP ${baseUrl}/mcp: ${tools.length} tools`);
-  for (const t of tools) console.log(`  ${t.name.padEnd(36)} ${t._meta?.price_base_units ? `${t._meta.price_base_units} base units` : 'free'}`);
+  for (const t of tools)
+    console.log(`  ${t.name.padEnd(36)} ${Number(t._meta?.price_base_units ?? 0) > 0 ? `${t._meta.price_base_units} base units` : 'free'}`);
 
   const found = await mcp.callTool({ name: 'search_capabilities', arguments: { query: 'wallet balances' } });
   console.log(`\nsearch_capabilities("wallet balances"): ${found.content?.[0]?.text?.slice(0, 160) ?? ''}…`);
