@@ -27,7 +27,7 @@ export function nestedDependencies(root = '.'): string[] {
 }
 
 /**
- * Builds (DESIGN.md 1): `npm run build` (= `tsup`) runs every config below.
+ * Builds (docs/architecture.md "Shape"): `npm run build` (= `tsup`) runs every config below.
  *
  * 1. The SDK (`agent-capability-gateway-sdk`) → packages/sdk/dist: its config lives with it (packages/sdk/tsup.config.ts)
  *    so that `npm pack` / `npm publish` in packages/sdk build it alone (`prepack`).

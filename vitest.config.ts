@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two projects (DESIGN.md 1):
+ * Two projects (docs/architecture.md "Shape"):
  * - unit: pure code, no services (`*.unit.test.ts`; `test/` at the root holds the workspace-shape tests).
  * - integration: real Redis and real anvil chains (`*.int.test.ts`); files run one at a time
  *   because each starts its own anvil and the machine has two cores.

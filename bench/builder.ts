@@ -9,7 +9,7 @@
  *   X-Bundle-Signature signer and the tx sender), with the same implementation, in a loop on one
  *   thread with no HTTP, Redis or parsing. Printed for the native binding the builder uses and for
  *   pure-JS @noble/curves (viem's), the fallback.
- * SPEC 4's figures (about 420 ms p50, 1200 ms p99) are printed beside them as the reference.
+ * docs/spec-notes.md 4's figures (about 420 ms p50, 1200 ms p99) are printed beside them as the reference.
  *
  * Setup (all started here, all stopped at the end): the Ethereum dev chain (anvil, chain id 1), a
  * private redis-server, four local relays and the builder with its bidder off (intake only). Bodies
@@ -40,7 +40,7 @@ import { privateKeyToAddress } from 'viem/accounts';
 import { builderConfigFromEnv, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '../apps/builder/src/index.js';
 import { fmt, fmtRatio, machine, percentile, ratio, table } from './lib/stats.js';
 
-/** SPEC 4 reference figures for bundle submission, milliseconds. */
+/** docs/spec-notes.md 4 reference figures for bundle submission, milliseconds. */
 const SPEC_P50_MS = 420;
 const SPEC_P99_MS = 1200;
 
@@ -368,7 +368,7 @@ async function main(): Promise<number> {
           ['baseline: bare jayson (JSON parse only)', fmt(r.p50, 2), fmt(r.p99, 2), fmt(r.reqPerSec, 0), String(r.ok), String(r.failures)],
           [`crypto only: 2 recoveries/bundle, ${backend}, 1 thread`, '', '', fmt(cryptoNative.perSecond, 0), String(cryptoNative.bundles), ''],
           ['crypto only: 2 recoveries/bundle, noble (pure JS)', '', '', fmt(cryptoJs.perSecond, 0), String(cryptoJs.bundles), ''],
-          ['SPEC 4 reference', fmt(SPEC_P50_MS, 0), fmt(SPEC_P99_MS, 0), 'n/a', '', ''],
+          ['docs/spec-notes.md 4 reference', fmt(SPEC_P50_MS, 0), fmt(SPEC_P99_MS, 0), 'n/a', '', ''],
         ],
       ),
     );
@@ -385,7 +385,7 @@ async function main(): Promise<number> {
       `  builder / bare jayson: req/s ${fmtRatio(ratio(b.reqPerSec, r.reqPerSec))}, p50 ${fmtRatio(ratio(b.p50, r.p50))}, p99 ${fmtRatio(ratio(b.p99, r.p99))}`,
     );
     console.log(
-      `  builder / SPEC figure: p50 ${fmtRatio(ratio(b.p50, SPEC_P50_MS))}, p99 ${fmtRatio(ratio(b.p99, SPEC_P99_MS))} (below 1: faster than the SPEC's typical latency)`,
+      `  builder / spec figure: p50 ${fmtRatio(ratio(b.p50, SPEC_P50_MS))}, p99 ${fmtRatio(ratio(b.p99, SPEC_P99_MS))} (below 1: faster than the spec's typical latency)`,
     );
     console.log(
       `  load average (1, 5, 15 min) at the end: ${os

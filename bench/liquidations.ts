@@ -25,7 +25,7 @@
  * limiter, no validation), at the same load. Order G B B G after a warm-up of each side. The
  * ratio is the cost of the gateway's route around the index read. The run also checks that the
  * account was debited exactly 0.02 USD per 2xx answer.
- * Nothing is asserted; SPEC's target is about 180 ms p50 for the whole HTTP query.
+ * Nothing is asserted; the spec's target is about 180 ms p50 for the whole HTTP query.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -266,7 +266,7 @@ async function main() {
           '  its row is auth + debit + limiter + the version read + serialization; the bare row reads the index every time\n' +
           '  (the searchLiquidations rows above are that read alone).',
       );
-      console.log(`SPEC: about 180 ms p50 for the HTTP query; gateway p50 ${fmt(p50, 2)} ms`);
+      console.log(`spec: about 180 ms p50 for the HTTP query; gateway p50 ${fmt(p50, 2)} ms`);
       console.log(
         `billing: ${debited} base units debited for ${g.ok} measured 2xx answers (${debited === BigInt(g.ok) * PRICE ? 'exactly' : 'NOT'} 20000 each)`,
       );

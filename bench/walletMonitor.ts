@@ -366,7 +366,7 @@ async function main(): Promise<number> {
     const m99 = percentile(sides.monitor.latencies, 99);
     console.log(
       `\nratio monitor/naive: p50 ${fmtRatio(ratio(m50, percentile(sides.naive.latencies, 50)))}, p99 ${fmtRatio(ratio(m99, percentile(sides.naive.latencies, 99)))}` +
-        `   (SPEC: about 450 ms after block confirmation; monitor p50 ${fmt(m50, 0)} ms)`,
+        `   (spec: about 450 ms after block confirmation; monitor p50 ${fmt(m50, 0)} ms)`,
     );
     console.log(`machine: ${machine()}`);
     console.log(`monitor head source during the measured blocks: ${[...headSources].join(', ')} (newHeads over WebSocket = subscription)`);

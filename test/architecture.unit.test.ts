@@ -1,10 +1,10 @@
 /**
- * The workspace's shape (DESIGN "Capabilities: one definition": apps are composition roots; they
+ * The workspace's shape (docs/decisions.md "Capabilities: one definition": apps are composition roots; they
  * wire packages together and import no other app):
  *
  * - a file under `apps/<app>/src` imports no other app, neither by package name nor by a relative
  *   path leaving its app. The single exception is the `npm start` launcher
- *   (`apps/devnet/src/start.ts`): DESIGN's process model runs the gateway, the builder and the
+ *   (`apps/devnet/src/start.ts`): the process model of docs/architecture.md "Shape" runs the gateway, the builder and the
  *   worker in one Node process, so it is the one composition root of the other apps;
  * - a file under `packages/<pkg>/src` imports no app and stays inside its package;
  * - every workspace declares the `@acg/*` packages it imports (`dependencies` for `src`,
@@ -25,7 +25,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Files under apps/ allowed to import other apps, and why (keep this list at one entry). */
 const APP_IMPORT_EXCEPTIONS: Record<string, string> = {
-  'apps/devnet/src/start.ts': 'the `npm start` launcher runs gateway, builder and worker in one process (DESIGN 1)',
+  'apps/devnet/src/start.ts': 'the `npm start` launcher runs gateway, builder and worker in one process (docs/architecture.md "Shape")',
 };
 
 interface Workspace {
@@ -196,5 +196,54 @@ describe('workspace dependencies', () => {
     };
     for (const w of WS) visit(w.name, []);
     expect(cycles).toEqual([]);
+  });
+});
+
+/** Folders never scanned for citations: dependencies, build output, local state. */
+const UNSCANNED = new Set(['node_modules', 'dist', '.git', 'coverage', '.devnet', 'scratch', '__pycache__', 'build', 'screenshots']);
+/** Files whose text a reader opens: code, tests, docs, scripts and configuration. */
+const TEXT_FILE = /\.(c|m)?(t|j)sx?$|\.(md|py|lua|json|ya?ml|sh|css|html|txt|toml)$|^Dockerfile$/;
+
+function textFiles(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir)).flatMap((n) => {
+    if (UNSCANNED.has(n) || n === 'package-lock.json') return [];
+    const rel = dir === '.' ? n : `${dir}/${n}`;
+    if (statSync(path.join(ROOT, rel)).isDirectory()) return textFiles(rel);
+    return TEXT_FILE.test(n) ? [rel] : [];
+  });
+}
+
+/**
+ * A citation of a document that lives outside the repository: the service specification, the
+ * design notes and the style notes the project started from (`SPEC.md`, `DESIGN.md`, `STYLE.md`,
+ * `../shared/`), by file name or by their short names. The repository's own pages replace them
+ * (docs/spec-notes.md, docs/decisions.md, docs/pitfalls.md, docs/code-style.md).
+ */
+const OUTSIDE_DOCUMENT = /\b(?:DESIGN|SPEC|STYLE)\.md\b|\.\.\/shared\b|\b(?:DESIGN|STYLE)\b|\bSPEC\b(?!_)/;
+
+describe('docs live in the repository', () => {
+  /** This file states the rule, so it names what it forbids. */
+  const files = textFiles('.').filter((f) => f !== 'test/architecture.unit.test.ts');
+
+  it('scans the sources, tests and docs (the scan is not vacuous)', () => {
+    expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/decisions.md', 'packages/redis/src/lua/token_bucket.lua', 'apps/gateway/src/app.ts']));
+  });
+
+  it('the rule catches each way a document outside the repository was cited', () => {
+    for (const cited of ['(DESIGN "Providers")', 'SPEC 2.9', 'see SPEC.md', 'STYLE.md', '`../shared/DESIGN.md`', "DESIGN's schedule"]) {
+      expect(OUTSIDE_DOCUMENT.test(cited), cited).toBe(true);
+    }
+    for (const fine of ['docs/decisions.md "Providers"', 'docs/spec-notes.md 2.9', 'SPEC_P50_MS', 'the spec paths']) {
+      expect(OUTSIDE_DOCUMENT.test(fine), fine).toBe(false);
+    }
+  });
+
+  it('no source, test or doc file refers to a document outside the repository', () => {
+    const offenders = files.flatMap((file) =>
+      readFileSync(path.join(ROOT, file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (OUTSIDE_DOCUMENT.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+    );
+    expect(offenders).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import { defineConfig, type Options } from 'tsup';
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 
 /**
- * The build of the published SDK (`agent-capability-gateway-sdk`, DESIGN.md 1) → packages/sdk/dist: ESM `index.js`,
+ * The build of the published SDK (`agent-capability-gateway-sdk`, docs/architecture.md "Shape") → packages/sdk/dist: ESM `index.js`,
  * CJS `index.cjs`, types `index.d.ts` / `index.d.cts` (the package.json `exports`). Paths are
  * absolute, so this runs from packages/sdk (`npm run build -w agent-capability-gateway-sdk`, and `npm pack` /
  * `npm publish` through `prepack`) and from the root `npm run build` (tsup.config.ts imports it).

@@ -23,7 +23,7 @@ from .errors import (
     UnknownCapability,
 )
 
-#: CAIP-2 id of the payment chain, Base (SPEC 2.9).
+#: CAIP-2 id of the payment chain, Base (docs/spec-notes.md 2.9).
 PAYMENT_NETWORK = "eip155:8453"
 
 USDC_DECIMALS = 6
@@ -352,7 +352,7 @@ class GatewayClient:
         *,
         idempotency_key: Optional[str] = None,
     ) -> dict:
-        """``POST /api/v1/execute {capability_id, input}`` (SPEC 2.7).
+        """``POST /api/v1/execute {capability_id, input}`` (docs/spec-notes.md 2.7).
 
         Returns ``{"execution_id", "status": "SUCCEEDED", "result", "payment": {"tx_hash",
         "amount"}}`` (amount: integer string, USDC base units).

@@ -75,7 +75,7 @@ class PaymentRequired(AcgError):
 
     ``payment_required`` is the decoded x402 v2 ``PAYMENT-REQUIRED`` header (dict with
     ``x402Version``, ``resource``, ``accepts``; ``accepts[i]["amount"]`` is an integer string of
-    USDC base units); ``challenge`` is the JSON body (SPEC 2.9 fields + ``accepts``); ``amount``
+    USDC base units); ``challenge`` is the JSON body (docs/spec-notes.md 2.9 fields + ``accepts``); ``amount``
     is the first requirement's amount as an int (base units).
     """
 

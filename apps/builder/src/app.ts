@@ -53,7 +53,7 @@ export interface StartBuilderOptions {
 }
 
 /**
- * Starts the bundle-submission host ({builder_url}, SPEC 4): connects Redis, checks the Ethereum
+ * Starts the bundle-submission host ({builder_url}, docs/spec-notes.md 4): connects Redis, checks the Ethereum
  * node and whether it can seal blocks (`checkSealer`: a node that cannot is logged as an error and
  * reported in health, and then no bid is submitted and `builder.send_bundle` is not LIVE), registers
  * the builder (BLS public key, relays, sealer) in the live health counters, listens with

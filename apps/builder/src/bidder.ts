@@ -153,7 +153,7 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (t: T) => 
 }
 
 /**
- * The bidder (DESIGN "Bundle submission"): on each new head N (and every `slotMs`), builds block
+ * The bidder (docs/decisions.md "Bundle submission"): on each new head N (and every `slotMs`), builds block
  * N+1 for its slot, the same way on the dev chain and in production:
  * 1. the slot's proposer from the relays' validator registrations (no relay lists one: no bid);
  * 2. the public mempool transactions that simulate validly, then the bundles: each simulated alone

@@ -10,7 +10,7 @@ export interface RelayTarget {
 }
 
 /**
- * The four production relays submitted to by default (DESIGN "Bundle submission"): Flashbots,
+ * The four production relays submitted to by default (docs/decisions.md "Bundle submission"): Flashbots,
  * Ultra Sound, Agnostic, bloXroute (max-profit). Overridden by `RELAY_URLS`.
  */
 export const PRODUCTION_RELAYS: readonly RelayTarget[] = [
@@ -24,7 +24,7 @@ export const PRODUCTION_RELAYS: readonly RelayTarget[] = [
 export const DEV_RELAY_NAMES = ['flashbots', 'ultrasound', 'agnostic', 'bloxroute'] as const;
 
 /**
- * Everything the builder needs (DESIGN 1: configuration by environment variables, all optional in
+ * Everything the builder needs (docs/architecture.md "Shape": configuration by environment variables, all optional in
  * development; the `npm start` launcher fills in the embedded defaults).
  */
 export interface BuilderConfig {
@@ -89,13 +89,13 @@ export interface BuilderConfig {
   slotMs: number;
   /** How often the head is polled, ms (BUILDER_HEAD_POLL_MS, default 500). */
   headPollMs: number;
-  /** Token bucket per client IP (SPEC 8): `ratePerSecond` refill, `burst` capacity. */
+  /** Token bucket per client IP (docs/spec-notes.md 8): `ratePerSecond` refill, `burst` capacity. */
   rateLimit: { ratePerSecond: number; burst: number };
   /** Take the client IP from the last `X-Forwarded-For` hop (TRUST_PROXY=1), for a builder behind a proxy. */
   trustProxy: boolean;
   /** Largest HTTP request body accepted, bytes (BUILDER_MAX_BODY_BYTES, default 1 MiB); larger is 413. */
   maxBodyBytes: number;
-  /** Price per bundle, USDC base units (SPEC 8: 0.10 USD = 100000). */
+  /** Price per bundle, USDC base units (docs/spec-notes.md 8: 0.10 USD = 100000). */
   bundlePriceBaseUnits: bigint;
   /** pino level (LOG_LEVEL, default info). */
   logLevel: string;

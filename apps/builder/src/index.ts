@@ -1,5 +1,5 @@
 /**
- * @acg/builder: the bundle-submission host ({builder_url}, SPEC 4): jayson JSON-RPC `eth_sendBundle`,
+ * @acg/builder: the bundle-submission host ({builder_url}, docs/spec-notes.md 4): jayson JSON-RPC `eth_sendBundle`,
  * `eth_cancelBundle`, `eth_callBundle` on `/rpc`, the orderflow pool in Redis, the bidder and the
  * MEV-Boost relay submitter, live health counters, and the local relays of the embedded defaults.
  */

@@ -6,7 +6,7 @@ export const TRANSFER_GAS = 21_000n;
 /** Gas limit of a builder transfer to an account with code (a contract, or an EIP-7702 delegated account). */
 export const CONTRACT_TRANSFER_GAS = 100_000n;
 
-/** A refund the block pays to a bundle's `refundRecipient` (DESIGN "Bundle submission": `refundPercent`). */
+/** A refund the block pays to a bundle's `refundRecipient` (docs/decisions.md "Bundle submission": `refundPercent`). */
 export interface PlannedRefund {
   bundle_hash: Hash;
   recipient: Address;
@@ -48,7 +48,7 @@ export function planRefund(b: BundleOutcome, baseFeePerGas: bigint, gas: bigint)
 }
 
 /**
- * The bid (DESIGN "Bundle submission", bid policy in the builder's README): `shareBps` basis points
+ * The bid (docs/decisions.md "Bundle submission", bid policy in the builder's README): `shareBps` basis points
  * of the block's coinbase profit after the builder's own costs go to the proposer.
  * `profit` = priority fees plus direct transfers the block's transactions pay the coinbase;
  * `costs` = refunds paid, their gas, and the payment transaction's gas (`paymentGas` × base fee).

@@ -12,9 +12,9 @@ export interface TakeResult {
 }
 
 /**
- * A token bucket per client id (SPEC 8: 10 requests/s per IP, burst 20), kept in Redis by the
+ * A token bucket per client id (docs/spec-notes.md 8: 10 requests/s per IP, burst 20), kept in Redis by the
  * `token_bucket` Lua script on the Redis clock (`TIME`), so every replica shares one exact,
- * atomic bucket per IP (DESIGN "Known pitfalls": not a fixed window).
+ * atomic bucket per IP (docs/pitfalls.md: not a fixed window).
  */
 export class TokenBucket {
   constructor(

@@ -2,11 +2,11 @@ import { getAddress, isAddress, type Address, type Hex } from 'viem';
 import { RPC_ERRORS, RpcError } from '@acg/bundles';
 import { keccak256Bytes, keccak256Hex, recoverAddressFromSignature } from '@acg/secp256k1';
 
-/** Request headers carrying the searcher signature; the first is SPEC 4's name, the second the Flashbots alias. */
+/** Request headers carrying the searcher signature; the first is docs/spec-notes.md 4's name, the second the Flashbots alias. */
 export const SIGNATURE_HEADERS = ['x-bundle-signature', 'x-flashbots-signature'] as const;
 
 /**
- * The text a searcher signs for a request body (Flashbots construction, DESIGN "Bundle submission"):
+ * The text a searcher signs for a request body (Flashbots construction, docs/decisions.md "Bundle submission"):
  * `0x` + hex(keccak256(body bytes)), 66 characters, signed with EIP-191 `personal_sign`.
  * viem: `account.signMessage({ message: bundleSignatureMessage(body) })`; ethers v6:
  * `wallet.signMessage(ethers.id(body))` signs the same text.

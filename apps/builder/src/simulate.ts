@@ -123,7 +123,7 @@ function tipPerGas(p: ReturnType<typeof parseTransaction>, baseFee: bigint): big
 
 /**
  * Simulates `txs` in order as the block after `target.parent` with `eth_simulateV1` on the node
- * (DESIGN "Bundle submission"), with `traceTransfers` to see ETH sent to the coinbase.
+ * (docs/decisions.md "Bundle submission"), with `traceTransfers` to see ETH sent to the coinbase.
  * The node's simulation does not check nonces or fee caps (anvil 1.7): both are checked here,
  * and a transaction failing them is `invalid` and left out of the simulated calls.
  *

@@ -129,7 +129,7 @@ describe('validateSendBundleParams', () => {
 });
 
 describe('configuration', () => {
-  it('defaults to port 8081, the four production relays and the SPEC rate limit; RELAY_URLS overrides', () => {
+  it('defaults to port 8081, the four production relays and the spec rate limit; RELAY_URLS overrides', () => {
     const c = builderConfigFromEnv({}, { redisUrl: 'redis://x', ethereumRpcUrl: 'http://node' });
     expect(c).toMatchObject({ port: 8081, rateLimit: { ratePerSecond: 10, burst: 20 }, bundlePriceBaseUnits: 100_000n, genesisForkVersion: '0x00000000' });
     expect(c.relays).toEqual(PRODUCTION_RELAYS);

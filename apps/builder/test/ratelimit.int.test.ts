@@ -48,7 +48,7 @@ describe('token_bucket.lua (the Lua script alone)', () => {
   });
 });
 
-describe('rate limit on /rpc: 10 requests/s per IP, burst 20 (SPEC 8)', () => {
+describe('rate limit on /rpc: 10 requests/s per IP, burst 20 (docs/spec-notes.md 8)', () => {
   let t: TestBuilder;
   beforeAll(async () => {
     t = await startTestBuilder();

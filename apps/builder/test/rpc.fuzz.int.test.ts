@@ -19,7 +19,7 @@ beforeAll(async () => {
 });
 
 const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
-/** JSON-RPC error codes the builder may answer with (JSON-RPC 2.0 §5.1; EIP-1474 -32005; DESIGN "Errors"). */
+/** JSON-RPC error codes the builder may answer with (JSON-RPC 2.0 §5.1; EIP-1474 -32005; docs/decisions.md "Errors"). */
 const STANDARD_CODES = new Set([-32700, -32600, -32601, -32602, -32603, -32005]);
 const MAX_BATCH = 20;
 const MAX_DEPTH = 64;

@@ -19,7 +19,7 @@ import {
   type TestBuilder,
 } from './harness.js';
 
-// The searcher API beyond eth_sendBundle (DESIGN "Bundle submission"): mev_sendBundle (MEV-Share
+// The searcher API beyond eth_sendBundle (docs/decisions.md "Bundle submission"): mev_sendBundle (MEV-Share
 // v0.1), flashbots_getBundleStatsV2, and the price of a bundle on the signer's metered account.
 let t: TestBuilder;
 beforeAll(async () => {

@@ -41,7 +41,7 @@ import {
 } from './harness.js';
 
 /**
- * The builder's production path (DESIGN "Bundle submission") on the dev chain: registrations from
+ * The builder's production path (docs/decisions.md "Bundle submission") on the dev chain: registrations from
  * the relays, the proposer payment and refunds, sealing with eth_simulateV1, and the Electra
  * SubmitBlockRequest on the wire. The containers below are this test's own reading of the relay
  * builder API (flashbots builder-api-types `electra.SubmitBlockRequest`), built from

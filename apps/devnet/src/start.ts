@@ -1,5 +1,5 @@
 /**
- * `npm start`: the whole service on its embedded defaults, in one Node process (DESIGN 1).
+ * `npm start`: the whole service on its embedded defaults, in one Node process (docs/architecture.md "Shape").
  *
  * - Payment chain: `PAYMENT_RPC_URL`, else a local anvil with chain id 8453, real USDC at the Base
  *   address and Multicall3 (port `DEVNET_PAYMENT_PORT`, default 8545, or a free one if taken).
@@ -72,6 +72,7 @@ import {
   type LendingDevnet,
   type RedisHandle,
 } from '@acg/devnet';
+import { demoCommand } from './demoCommand.js';
 import { spawnExampleProvider, type ExampleProvider } from './exampleProvider.js';
 
 const env = process.env;
@@ -255,7 +256,7 @@ try {
     }),
     { log: createLogger({ service: 'builder', level: config.logLevel, pretty }) },
   );
-  // one process (DESIGN 1): the worker runs the job runner, the refunds and the provider payouts; the gateway serves HTTP
+  // one process (docs/architecture.md "Shape"): the worker runs the job runner, the refunds and the provider payouts; the gateway serves HTTP
   // the worker's variables (PAYMENT_RECOVERY_*, LIQUIDATION_*) through the same function as `node dist/worker.js`
   worker = await startWorker(config, {
     log: createLogger({ service: 'worker', level: config.logLevel, pretty }),
@@ -266,7 +267,7 @@ try {
   });
   gateway = await startGateway(config, { log: createLogger({ service: 'gateway', level: config.logLevel, pretty }), refundWorker: false });
 
-  // the example provider: its own process, onboarded through the gateway's public API (DESIGN "Providers")
+  // the example provider: its own process, onboarded through the gateway's public API (docs/decisions.md "Providers")
   let exampleProviderLine = 'off (EXAMPLE_PROVIDER=off, or PAYMENT_RPC_URL without EXAMPLE_PROVIDER_PRIVATE_KEY)';
   if (exampleProviderWanted) {
     const http = (url: string | undefined) => (url && /^https?:/.test(url) ? url : undefined);
@@ -312,6 +313,7 @@ try {
   line('registry', `${gateway.url}/registry`);
   line('openapi', `${gateway.url}/openapi.json`);
   line('health', `${gateway.url}/status/health`);
+  line('mcp', `${gateway.url}/mcp (Streamable HTTP; MCP host config: {"mcpServers": {"acg": {"url": "${gateway.url}/mcp"}}})`);
   line(
     'metrics',
     `${gateway.url}/metrics, ${builder.url}/metrics${worker.metrics.server ? `, ${worker.metrics.server.url}` : ' (worker: set WORKER_METRICS_PORT)'}${config.metrics.token ? ' (METRICS_TOKEN)' : ''}`,
@@ -348,7 +350,7 @@ try {
     line('treasury/payTo', `${config.payment.payTo} (dev account 1)`);
     line('funded buyers', `dev accounts 2-9 of the anvil test mnemonic, 10,000 USDC each (e.g. ${devAccount(2).address})`);
   }
-  process.stdout.write('\nTry: npm run demo    (pays 0.001 USDC for intelligence.wallet_balances)\nCtrl-C stops everything.\n');
+  process.stdout.write(`\nTry: ${demoCommand(gateway.url, Boolean(anvil))}    (pays 0.001 USDC for intelligence.wallet_balances)\nCtrl-C stops everything.\n`);
 } catch (e) {
   process.stderr.write(`\nstartup failed: ${(e as Error).message}\n`);
   await stop(1);

@@ -42,7 +42,7 @@ export interface StartGatewayOptions {
 }
 
 /**
- * Starts the gateway HTTP server (SPEC 4): connects Redis, initializes the x402 facilitator,
+ * Starts the gateway HTTP server (docs/spec-notes.md 4): connects Redis, initializes the x402 facilitator,
  * starts the refund worker and the prober, listens, and resolves once it accepts requests.
  * Throws if the facilitator cannot be reached or the port is taken.
  */

@@ -29,18 +29,18 @@ function render<T>(value: T, text?: string): Rendered<T> {
   return { value, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`, builtAt: Date.now() };
 }
 
-/** The capability whose latency is its webhook delivery latency (SPEC 4: "about 450 ms after block confirmation"). */
+/** The capability whose latency is its webhook delivery latency (docs/spec-notes.md 4: "about 450 ms after block confirmation"). */
 const WALLET_MONITOR_ID = 'intelligence.wallet_monitor';
 
 /** Minutes the latency series covers (`/status/series`, the `/status` charts). */
 export const SERIES_WINDOW_MINUTES = 60;
 
-/** Capabilities whose every call is x402-paid on the payment chain (DESIGN "x402 payments"). */
+/** Capabilities whose every call is x402-paid on the payment chain (docs/decisions.md "x402 payments"). */
 const PAID_ENTRY_POINTS = new Set(['gateway.execute', 'gateway.jobs']);
 
 /**
- * Builds and caches the discovery documents (SPEC 4 "Discovery"): the catalog and /registry are
- * rebuilt at most every 60 s (or when a probe round ends), health every 10 s (SPEC 8). Values
+ * Builds and caches the discovery documents (docs/spec-notes.md 4 "Discovery"): the catalog and /registry are
+ * rebuilt at most every 60 s (or when a probe round ends), health every 10 s (docs/spec-notes.md 8). Values
  * come from the probe records and the latency samples in Redis, never constants.
  */
 export class Discovery {
@@ -145,7 +145,7 @@ export class Discovery {
     const chainUp = (await this.opts.paymentChainReachable?.().catch(() => false)) ?? true;
     for (const d of allDescriptors(this.opts.catalog.list())) {
       const measured = await this.opts.telemetry.summary(d.id);
-      // The wallet monitor's latency is its delivery latency (SPEC 4: "about 450 ms after block confirmation").
+      // The wallet monitor's latency is its delivery latency (docs/spec-notes.md 4: "about 450 ms after block confirmation").
       const lat = d.id === WALLET_MONITOR_ID && walletMonitor ? { ...measured, ...walletMonitor.delivery_latency_ms } : measured;
       const probe = probes[d.id];
       let status: HealthStatus;

@@ -1,7 +1,7 @@
 /**
  * Standalone gateway entry (`node dist/gateway.js`): configuration from the environment only
  * (PAYMENT_RPC_URL, REDIS_URL, PAY_TO_ADDRESS, FACILITATOR_PRIVATE_KEY or FACILITATOR_URL, ...),
- * no embedded dev chain. Many of these run behind one Redis to scale out (DESIGN 1).
+ * no embedded dev chain. Many of these run behind one Redis to scale out (docs/architecture.md "Shape").
  */
 import { assertNoProblems, guardProcess, portProblems, redisTargetProblem } from '@acg/env';
 import { createLogger, startTracing } from '@acg/observability';

@@ -6,14 +6,14 @@ import { WALLET_BALANCES_ID } from '@acg/schemas';
 import type { ProbeSpec } from './probes.js';
 import type { Services } from './services.js';
 
-/** A 402 body that carries SPEC 2.9's fields and an x402 v2 `accepts` list. */
+/** A 402 body that carries docs/spec-notes.md 2.9's fields and an x402 v2 `accepts` list. */
 function isChallenge(body: unknown): boolean {
   const b = body as Record<string, unknown>;
   return b?.x402Version === 2 && b.scheme === 'exact' && typeof b.payTo === 'string' && Array.isArray(b.accepts) && b.accepts.length > 0;
 }
 
 /**
- * What the prober checks for each built capability (DESIGN "Registry, catalog and health"):
+ * What the prober checks for each built capability (docs/decisions.md "Registry, catalog and health"):
  * discovery endpoints answer 200; execute answers an unpaid call with a well-formed x402
  * challenge; wallet_balances additionally reads a real balance through its handler; the MCP
  * endpoint answers `initialize` and then lists the tools.
@@ -127,7 +127,7 @@ export function probeSpecs(services: Services): ProbeSpec[] {
 }
 
 /**
- * One probe per provider capability (DESIGN "Providers", probing): a signed, free call with the
+ * One probe per provider capability (docs/decisions.md "Providers", probing): a signed, free call with the
  * offer's `example_request` to the provider's endpoint; `PILOT` until one passes, `LIVE` while they pass.
  */
 function providerProbeSpecs(services: Services): ProbeSpec[] {

@@ -18,7 +18,7 @@ export interface ProbeSpec {
   headers?: Record<string, string>;
   /** HTTP status that means the surface works (200; 402 for a paid endpoint's challenge). */
   expectStatus: number;
-  /** Extra check of the parsed body (e.g. the 402 carries SPEC 2.9 fields). */
+  /** Extra check of the parsed body (e.g. the 402 carries docs/spec-notes.md 2.9 fields). */
   check?(body: unknown): boolean;
   /**
    * Requests sent in order after the first one passed, to the same URL with the same method and
@@ -58,10 +58,10 @@ export class ProbeStore {
 }
 
 /**
- * The prober (DESIGN "Registry, catalog and health"): a capability is LIVE only while its latest
+ * The prober (docs/decisions.md "Registry, catalog and health"): a capability is LIVE only while its latest
  * probe passed; a failed probe demotes it. Each probe makes a real HTTP request to this gateway's
  * public surface and records url, method, status and body_sha256; paid endpoints are probed by
- * their x402 challenge (402 with SPEC 2.9 fields) plus a direct run of the capability, so no
+ * their x402 challenge (402 with docs/spec-notes.md 2.9 fields) plus a direct run of the capability, so no
  * payment is spent. A Redis lock keeps replicas from probing at the same time.
  */
 export class Prober {

@@ -68,7 +68,7 @@ export interface Services {
    */
   creditReversal: CreditReversal;
   /**
-   * Third-party providers (DESIGN "Providers"): records, onboarding (EIP-191 challenges), the
+   * Third-party providers (docs/decisions.md "Providers"): records, onboarding (EIP-191 challenges), the
    * signed HTTP client and the directory that keeps `catalog` in step with Redis (started by
    * `startGateway`).
    */
@@ -81,7 +81,7 @@ export interface Services {
     probe?: (providerId: string) => Promise<unknown>;
   };
   /**
-   * Receipt keys (DESIGN "Proofs and receipts"), loaded by `startGateway` when configured:
+   * Receipt keys (docs/decisions.md "Proofs and receipts"), loaded by `startGateway` when configured:
    * `proofs` signs every SUCCEEDED execution (the Executor reads it), `jwks` is served at
    * `/.well-known/jwks.json`.
    */
@@ -165,7 +165,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
       assetVersion: '2',
       // x402 `upfront` with the in-process facilitator (one facilitator call per payment: settle,
       // which verifies and simulates); `authorization` (verify, then settle) with a remote one,
-      // whose settle may not simulate. The operation runs after settlement in both. DESIGN "x402 payments".
+      // whose settle may not simulate. The operation runs after settlement in both. docs/decisions.md "x402 payments".
       paymentFlow: config.payment.facilitatorUrl ? 'authorization' : 'upfront',
     },
   });

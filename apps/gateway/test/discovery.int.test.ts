@@ -19,7 +19,7 @@ const get = async (path: string, headers: Record<string, string> = {}) => {
 };
 
 describe('discovery documents', () => {
-  it('serves /gateway-catalog.json valid against the JSON Schema 2020-12 of SPEC 2.1, with honest statuses', async () => {
+  it('serves /gateway-catalog.json valid against the JSON Schema 2020-12 of docs/spec-notes.md 2.1, with honest statuses', async () => {
     const { res, text } = await get('/gateway-catalog.json');
     expect(res.status).toBe(200);
     const doc = JSON.parse(text);
@@ -49,7 +49,7 @@ describe('discovery documents', () => {
     // provider onboarding is probed by a real challenge request
     expect(byId['gateway.providers'].status).toBe('LIVE');
     expect(byId['gateway.providers'].evidence.probe).toMatchObject({ method: 'POST', status: 200 });
-    // a schema-valid document with an extra property is refused (no extra properties, SPEC 2.1)
+    // a schema-valid document with an extra property is refused (no extra properties, docs/spec-notes.md 2.1)
     expect(validate({ ...doc, extra: 1 })).toBe(false);
   });
 
@@ -65,7 +65,7 @@ describe('discovery documents', () => {
     }
   });
 
-  it('serves /registry with the SPEC 2.3 fields per capability and a working example_request', async () => {
+  it('serves /registry with the docs/spec-notes.md 2.3 fields per capability and a working example_request', async () => {
     const { res, text } = await get('/registry');
     expect(res.status).toBe(200);
     const doc = JSON.parse(text);
@@ -98,7 +98,7 @@ describe('discovery documents', () => {
     expect(((await r.json()) as { maxAmountRequired: string }).maxAmountRequired).toBe(entry.price_base_units);
   });
 
-  it('serves an OpenAPI 3.0 document that validates and lists the SPEC paths', async () => {
+  it('serves an OpenAPI 3.0 document that validates and lists the spec paths', async () => {
     const { res, text } = await get('/openapi.json');
     expect(res.status).toBe(200);
     const doc = JSON.parse(text);

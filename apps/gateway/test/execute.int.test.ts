@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 
 describe('402 challenge', () => {
-  it('answers an unpaid call with PAYMENT-REQUIRED (x402 v2) and the SPEC 2.9 body fields', async () => {
+  it('answers an unpaid call with PAYMENT-REQUIRED (x402 v2) and the docs/spec-notes.md 2.9 body fields', async () => {
     const buyer = t.stack.payment.buyers[0];
     const r = await post(executeUrl, request(buyer.address));
     expect(r.status).toBe(402);

@@ -84,7 +84,7 @@ class LazyBody {
 }
 const lazy = (label: string, make: () => string) => new LazyBody(label, make);
 
-/** Bodies: valid JSON of any shape, SPEC-shaped with wrong types, malformed, deep, huge. */
+/** Bodies: valid JSON of any shape, spec-shaped with wrong types, malformed, deep, huge. */
 const body = fc.oneof(
   { weight: 4, arbitrary: fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.stringify(v)) },
   {

@@ -15,7 +15,7 @@ import { bearerToken, craftPayload, officialPayload, paymentHeader, post, usdcRe
 /**
  * The MCP endpoint with the official MCP client (`Client` + `StreamableHTTPClientTransport`) and
  * x402 payments made by the official @x402/core client with @x402/evm's exact scheme, on a real
- * anvil payment chain and a private Redis (DESIGN "Agents: MCP and x402 extensions").
+ * anvil payment chain and a private Redis (docs/decisions.md "Agents: MCP and x402 extensions").
  */
 
 const PRICE = 1000n; // intelligence.wallet_balances: 0.001 USDC in base units

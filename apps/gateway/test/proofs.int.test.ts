@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { bearerToken } from './x402.js';
 
-/** Verifiable executions (SPEC 2.2 `proof`, `jwks_url`; DESIGN "Proofs and receipts") on a real anvil payment chain and Redis. */
+/** Verifiable executions (docs/spec-notes.md 2.2 `proof`, `jwks_url`; docs/decisions.md "Proofs and receipts") on a real anvil payment chain and Redis. */
 
 let t: TestGateway;
 const sha256 = (v: unknown) => createHash('sha256').update(canonicalize(v)).digest('hex');

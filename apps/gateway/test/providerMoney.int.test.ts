@@ -10,7 +10,7 @@ import { registerProvider, startTestProvider, upperCaseAnswer, upperCaseCapabili
 import { post, usdcReader } from './x402.js';
 
 /**
- * A provider's money end to end (DESIGN "Providers"): a paid provider execution through
+ * A provider's money end to end (docs/decisions.md "Providers"): a paid provider execution through
  * `POST /api/v1/execute` is credited to the provider ledger (the gateway's default earnings),
  * shown on `GET /api/v1/providers/{id}`, disputed and refunded on-chain, released, and paid out.
  */

@@ -50,7 +50,7 @@ export const echoCapability = (name: string) => ({
 });
 
 /**
- * A provider endpoint speaking the gateway's wire format (DESIGN "Providers"): GET answers 200
+ * A provider endpoint speaking the gateway's wire format (docs/decisions.md "Providers"): GET answers 200
  * (reachability), POST verifies the Standard Webhooks signature with the `standardwebhooks`
  * library and answers with `answer(call)`; an unverified call gets 401.
  */

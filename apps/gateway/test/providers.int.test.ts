@@ -10,7 +10,7 @@ import { registerProvider, startTestProvider, upperCaseAnswer as upper, type Ans
 import { post, readExecution, usdcReader } from './x402.js';
 
 /**
- * Third-party providers end to end (DESIGN "Providers"), on a real anvil payment chain and a
+ * Third-party providers end to end (docs/decisions.md "Providers"), on a real anvil payment chain and a
  * private Redis, with a provider endpoint started here that verifies Standard Webhooks signatures.
  */
 

@@ -6,7 +6,7 @@ import { startTestGateway, type TestGateway } from './harness.js';
 import { challenge, officialPayload, paymentHeader, post } from './x402.js';
 
 /**
- * The web pages in headless Chromium (DESIGN "Web pages for people"): what each page shows
+ * The web pages in headless Chromium (docs/decisions.md "Web pages for people"): what each page shows
  * against the JSON documents it is built from, the filters, axe-core (no serious or critical
  * violation) and both widths (375 px and 1280 px, no sideways scrolling).
  */

@@ -5,7 +5,7 @@ import { startTestGateway, type TestGateway } from './harness.js';
 import { isProblem, rawRequest, type RawResult } from './rawHttp.js';
 
 /**
- * The web pages' HTTP edge (DESIGN "Web pages for people"): content negotiation (browsers get
+ * The web pages' HTTP edge (docs/decisions.md "Web pages for people"): content negotiation (browsers get
  * HTML, API clients keep their JSON answers), the route table's 404/405/HEAD for the new paths,
  * favicon, robots.txt and the offline assets. What the pages show is tested in Chromium
  * (web.browser.int.test.ts).

@@ -7,7 +7,7 @@ import { axeCheck, horizontalOverflow, openBrowser, VIEWPORTS, type TestBrowser 
 import { injectWallet } from './browser/wallet.js';
 
 /**
- * The pages for providers and subscribers in headless Chromium (DESIGN "Web pages for people"),
+ * The pages for providers and subscribers in headless Chromium (docs/decisions.md "Web pages for people"),
  * signed in with an EIP-1193 wallet injected into the page and backed by a dev key
  * (`browser/wallet.ts`): a provider onboards end to end and appears in the catalog; its dashboard,
  * after Sign-In with Ethereum, shows balances, payouts with tx hashes and disputes, and answers

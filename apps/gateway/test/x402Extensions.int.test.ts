@@ -14,7 +14,7 @@ import { startTestGateway, type TestGateway } from './harness.js';
 import { officialPayload, paymentHeader, post, usdcReader } from './x402.js';
 
 /**
- * x402 extensions on every REST 402 (DESIGN "Agents: MCP and x402 extensions"): `bazaar`
+ * x402 extensions on every REST 402 (docs/decisions.md "Agents: MCP and x402 extensions"): `bazaar`
  * (checked with @x402/extensions' own validators) and `payment-identifier` (advertised, and
  * honoured: same id + same payload → stored response, same id + another payload → 409), on real
  * anvil and Redis. The MCP side is in mcp.int.test.ts.

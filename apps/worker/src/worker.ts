@@ -221,7 +221,7 @@ export function workerOptionsFromEnv(env: NodeJS.ProcessEnv, config: GatewayConf
 }
 
 /**
- * Starts the BullMQ workers (DESIGN 1 `apps/worker`) against the shared Redis: the job runner
+ * Starts the BullMQ workers (docs/architecture.md "Shape" `apps/worker`) against the shared Redis: the job runner
  * and the refund worker, plus the payment-recovery sweep, the provider payout pass
  * (`@acg/provider-ledger` `startPayouts`: one pass per PROVIDER_PAYOUT_INTERVAL_SECONDS across all
  * workers, under a Redis lease), the wallet monitor and the liquidation indexer when configured.

@@ -5,7 +5,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-// DESIGN 1: gateways and workers are separate stateless processes sharing one Redis. Here two
+// docs/architecture.md "Shape": gateways and workers are separate stateless processes sharing one Redis. Here two
 // gateways and one worker run as real processes (their standalone entries, environment only).
 let stack: DevStack;
 const children: ChildProcess[] = [];

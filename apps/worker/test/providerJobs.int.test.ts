@@ -8,8 +8,8 @@ import { post, usdcReader } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
 /**
- * SPEC 2.8's own job shape (`objective`, `budget_usdc`, `capabilities`, no steps) runs a provider
- * capability that accepts objectives (DESIGN "Providers", Jobs), in the worker process, which
+ * docs/spec-notes.md 2.8's own job shape (`objective`, `budget_usdc`, `capabilities`, no steps) runs a provider
+ * capability that accepts objectives (docs/decisions.md "Providers", Jobs), in the worker process, which
  * learns about the provider from Redis like any gateway.
  */
 

@@ -18,7 +18,7 @@ const MAX_USAGE_LINES = 1000;
 const REF_TTL_SECONDS = 30 * 24 * 3600;
 
 /**
- * Metered accounts in USDC base units (DESIGN "Accounts and bearer tokens"). Debits and credits
+ * Metered accounts in USDC base units (docs/decisions.md "Accounts and bearer tokens"). Debits and credits
  * are Lua scripts: atomic, never negative, and applied at most once per reference, so a retried
  * webhook delivery or deposit can never bill or credit twice.
  */

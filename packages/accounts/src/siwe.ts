@@ -27,7 +27,7 @@ const NONCE_TTL_SECONDS = 300;
 const STATEMENT = 'Sign in to the agent capability gateway. This request costs nothing and grants a bearer token for your metered account.';
 
 /**
- * Sign-In with Ethereum (EIP-4361) with viem's SIWE utilities (DESIGN "Accounts and bearer tokens"):
+ * Sign-In with Ethereum (EIP-4361) with viem's SIWE utilities (docs/decisions.md "Accounts and bearer tokens"):
  * `challenge(address)` issues a single-use nonce and the message; `verify(message, signature)`
  * checks domain, uri, chain, times and nonce field by field (clear codes), verifies the signature
  * on the payment chain (EOA, ERC-1271 and ERC-6492 wallets) and consumes the nonce.

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { AuthError } from './errors.js';
 import { newAccessToken } from './siwe.js';
 
-/** `POST /v1/auth/token` response (DESIGN "Accounts and bearer tokens"). */
+/** `POST /v1/auth/token` response (docs/decisions.md "Accounts and bearer tokens"). */
 export interface IssuedToken {
   access_token: string;
   token_type: 'Bearer';

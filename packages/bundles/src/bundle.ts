@@ -29,7 +29,7 @@ export interface BundleTx {
   bytes: number;
 }
 
-/** The validated params of `eth_sendBundle` (Flashbots fields plus DESIGN's). Block numbers are bigint, timestamps UNIX seconds. */
+/** The validated params of `eth_sendBundle` (Flashbots fields plus those of docs/decisions.md "Bundle submission"). Block numbers are bigint, timestamps UNIX seconds. */
 export interface ValidBundleParams {
   txs: BundleTx[];
   blockNumber: bigint;
@@ -185,7 +185,7 @@ function timestamp(obj: Record<string, unknown>, name: string): number | undefin
 }
 
 /**
- * Validates the `eth_sendBundle` params object (DESIGN "Bundle submission"): every tx decoded and
+ * Validates the `eth_sendBundle` params object (docs/decisions.md "Bundle submission"): every tx decoded and
  * its sender recovered, chain id checked, at most {@link MAX_BUNDLE_TXS} txs and
  * {@link MAX_BUNDLE_BYTES} bytes, `blockNumber` after `head` and at most {@link MAX_BLOCKS_AHEAD}
  * ahead. Nothing is dropped silently: an unknown field is an error too.

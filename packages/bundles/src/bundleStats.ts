@@ -49,7 +49,7 @@ export interface BundleLife {
 }
 
 /**
- * The life of each bundle per target block in Redis (DESIGN "Bundle submission":
+ * The life of each bundle per target block in Redis (docs/decisions.md "Bundle submission":
  * `flashbots_getBundleStatsV2`, per searcher: received, simulated, considered, sealed, sent to
  * relays, landed). One hash per (target block, bundle hash), `builder:bstats:<block>:<bundle_hash>`,
  * kept {@link BUNDLE_STATS_TTL_SECONDS}:

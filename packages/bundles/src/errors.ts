@@ -1,5 +1,5 @@
 /**
- * JSON-RPC error codes of the builder (DESIGN "Errors"; EIP-1474 for -32005).
+ * JSON-RPC error codes of the builder (docs/decisions.md "Errors"; EIP-1474 for -32005).
  * `message` is human-readable; `data` holds details (e.g. the bad field). Never a stack trace or
  * an upstream error string verbatim.
  */

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 
 /**
  * Live builder counters in Redis, written by the builder (apps/builder) and read by the gateway's
- * health document, shared by replicas (SPEC 2.4 builder state; DESIGN health shape):
+ * health document, shared by replicas (docs/spec-notes.md 2.4 builder state; docs/decisions.md health shape):
  * - `bids_received`: bundles accepted into the orderflow pool (eth_sendBundle over /rpc or x402 execute);
  * - `submits`: block-construction attempts POSTed to relays, counted once per relay;
  * - `accepted`: of those, the ones a relay answered with 2xx;
@@ -134,7 +134,7 @@ export async function readBuilderHealth(redis: Redis, keys: RedisKeys): Promise<
 /** What one searcher has sent, paid and owes (USDC base units, 6 decimals; 100000 = 0.10 USD per bundle). */
 export interface SearcherCharges {
   bundles: number;
-  /** Accrued over /rpc while the searcher's metered account did not hold the price; settled out-of-band (SPEC 4). */
+  /** Accrued over /rpc while the searcher's metered account did not hold the price; settled out-of-band (docs/spec-notes.md 4). */
   owed_base_units: string;
   /** Paid per bundle through x402 execute. */
   paid_base_units: string;
@@ -143,7 +143,7 @@ export interface SearcherCharges {
   last_bundle_at: string | null;
 }
 
-/** Reads the per-searcher pricing record (SPEC 8: 0.10 USD per bundle). */
+/** Reads the per-searcher pricing record (docs/spec-notes.md 8: 0.10 USD per bundle). */
 export async function readSearcherCharges(redis: Redis, keys: RedisKeys, searcher: string): Promise<SearcherCharges> {
   const h = await redis.hgetall(keys.builder('searcher', searcher.toLowerCase()));
   return {

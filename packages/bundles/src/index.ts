@@ -1,5 +1,5 @@
 /**
- * @acg/bundles: intake of Ethereum bundles (DESIGN "Bundle submission"): `eth_sendBundle` params
+ * @acg/bundles: intake of Ethereum bundles (docs/decisions.md "Bundle submission"): `eth_sendBundle` params
  * validation and decoding, the orderflow pool in Redis, and the intake that stores a bundle for
  * its target block. Shared by the builder's JSON-RPC host (apps/builder) and the
  * `builder.send_bundle` capability (@acg/capabilities), and the builder's live health counters

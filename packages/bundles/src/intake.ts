@@ -12,7 +12,7 @@ export interface BundleIntakeOptions {
   keys: RedisKeys;
   /** viem client of the Ethereum node the bundles target (head and chain id). */
   client: PublicClient;
-  /** Price per bundle, USDC base units (default 100000 = 0.10 USD, SPEC 8). */
+  /** Price per bundle, USDC base units (default 100000 = 0.10 USD, docs/spec-notes.md 8). */
   bundlePriceBaseUnits?: bigint;
   /** How long a read head block number is reused, ms (default 250). */
   headMaxAgeMs?: number;
@@ -82,7 +82,7 @@ export class BundleIntake {
   /**
    * Validates the one params object of `eth_sendBundle` and queues the bundle for its target block.
    * @param searcher - Identity of the sender: recovered X-Bundle-Signature address or x402 payer.
-   * @param params - The params object (Flashbots fields plus DESIGN's).
+   * @param params - The params object (Flashbots fields plus those of docs/decisions.md "Bundle submission").
    * @param via - How it is paid (`rpc`: recorded as owed; `x402`: recorded as paid).
    * @throws {RpcError} -32602 naming the bad field.
    */

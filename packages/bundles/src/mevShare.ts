@@ -29,7 +29,7 @@ function percent(v: unknown, field: string, max: number): number {
 
 /**
  * Validates the one params object of `mev_sendBundle` (MEV-Share bundle format v0.1) and maps it
- * onto the eth_sendBundle model, with the same guarantees (DESIGN "Bundle submission"): every
+ * onto the eth_sendBundle model, with the same guarantees (docs/decisions.md "Bundle submission"): every
  * transaction decoded and its sender recovered, chain id checked, at most {@link MAX_BUNDLE_TXS}
  * transactions and {@link MAX_BUNDLE_BYTES} bytes, target blocks after `head`.
  *

@@ -39,7 +39,7 @@ export interface MempoolTx {
 }
 
 /**
- * The orderflow pool (DESIGN "Bundle submission"): bundles and mempool transactions in Redis keyed
+ * The orderflow pool (docs/decisions.md "Bundle submission"): bundles and mempool transactions in Redis keyed
  * by target block, shared by every replica. Replacement and cancellation go by `replacementUuid`,
  * scoped to the searcher who sent it.
  *
@@ -136,7 +136,7 @@ export class OrderflowPool {
   }
 
   /**
-   * Cancels the searcher's bundle with `replacementUuid` (DESIGN: scoped to the searcher).
+   * Cancels the searcher's bundle with `replacementUuid` (docs/decisions.md: scoped to the searcher).
    * @returns the cancelled bundle hash, or undefined when there was none.
    */
   async cancel(searcher: Address, replacementUuid: string): Promise<Hash | undefined> {

@@ -7,7 +7,7 @@ export type CatalogSourceName = string;
 
 /**
  * Every capability one deployment serves, as it is now: the fixed definitions (built-ins and any a
- * composition root adds) plus run-time sources such as provider capabilities (DESIGN
+ * composition root adds) plus run-time sources such as provider capabilities (docs/decisions.md
  * "Capabilities: one definition", "Providers"). The registry documents, the OpenAPI document,
  * `POST /api/v1/execute`, job steps and MCP tools all read it, so a provider registered a moment
  * ago is listed, documented and executable everywhere at once. Reads are synchronous and cheap

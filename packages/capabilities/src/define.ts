@@ -4,11 +4,11 @@ import type { Redis } from 'ioredis';
 import type { PublicClient } from 'viem';
 import type { z } from 'zod';
 
-/** Chains a capability may read, by SPEC chain name (schema `ChainName`). */
+/** Chains a capability may read, by spec chain name (schema `ChainName`). */
 export type { ChainName };
 
 /**
- * How a capability takes x402 payment: `accepted` (now), `planned` (SPEC says "x402 planned"),
+ * How a capability takes x402 payment: `accepted` (now), `planned` (spec says "x402 planned"),
  * `none` (free, or paid another way).
  */
 export type X402Mode = 'accepted' | 'planned' | 'none';
@@ -21,7 +21,7 @@ export interface CapabilityPrice {
   unit: PriceUnit;
 }
 
-/** What a capability's `run` and `precondition` may use: chain clients by SPEC chain name, and the deployment's Redis. */
+/** What a capability's `run` and `precondition` may use: chain clients by spec chain name, and the deployment's Redis. */
 export interface CapabilityDeps {
   /** A viem public client for `chain`, or undefined when that chain is not configured. */
   chainClient(chain: ChainName): PublicClient | undefined;
@@ -89,13 +89,13 @@ export interface CapabilityExample {
 }
 
 /**
- * Everything about one capability (DESIGN "Capabilities: one definition"): the catalog entry and
+ * Everything about one capability (docs/decisions.md "Capabilities: one definition"): the catalog entry and
  * `/registry` fields, the zod schemas of its input and output, its price, and, for executable
  * capabilities, the code that runs it. Status and evidence are not here: the registry derives them
  * from `built` and the probe records.
  */
 export interface CapabilityDefinition<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
-  /** `<product>.<name>`, stable (SPEC 2.2). */
+  /** `<product>.<name>`, stable (docs/spec-notes.md 2.2). */
   id: CapabilityId;
   product: Product;
   /** Short human label. */
@@ -141,7 +141,7 @@ export interface CapabilityDefinition<I extends z.ZodType = z.ZodType, O extends
   outputJsonSchema?: Record<string, unknown>;
   /**
    * True when `{objective}` is a valid input: a job without `steps` gives its `objective` to each
-   * listed capability that accepts objectives (SPEC 2.8; DESIGN "Providers", Jobs).
+   * listed capability that accepts objectives (docs/spec-notes.md 2.8; docs/decisions.md "Providers", Jobs).
    */
   accepts_objective?: boolean;
   /**
@@ -180,7 +180,7 @@ export function isExecutable(d: CapabilityDefinition): d is ExecutableCapability
 export type DefineCapabilityParameters<I extends z.ZodType, O extends z.ZodType> = Omit<CapabilityDefinition<I, O>, 'executable'>;
 
 /**
- * Defines one capability (DESIGN "Capabilities: one definition"). `executable` is set exactly when
+ * Defines one capability (docs/decisions.md "Capabilities: one definition"). `executable` is set exactly when
  * `run` is given; `built` stays explicit (`false` = PLANNED in the catalog).
  *
  * @returns The frozen definition: an {@link ExecutableCapability} when `run` is given.

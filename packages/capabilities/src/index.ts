@@ -1,5 +1,5 @@
 /**
- * @acg/capabilities: every capability as one definition (DESIGN "Capabilities: one definition"):
+ * @acg/capabilities: every capability as one definition (docs/decisions.md "Capabilities: one definition"):
  * catalog fields, zod input/output, price, and for executable ones `precondition` and `run`.
  * Apps compose `BUILTIN_CAPABILITIES` with their own (providers, tests) and hand the list to the
  * registry (documents) and @acg/execution (resolution, execution).

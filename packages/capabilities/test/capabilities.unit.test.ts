@@ -46,7 +46,7 @@ const echoParameters = {
 const noDeps: CapabilityDeps = { chainClient: () => undefined };
 
 describe('BUILTIN_CAPABILITIES', () => {
-  it('lists every SPEC capability once, in catalog order', () => {
+  it('lists every spec capability once, in catalog order', () => {
     expect(BUILTIN_CAPABILITIES.map((d) => d.id)).toEqual(SPEC_CAPABILITIES);
     expect([...BUILTIN_CAPABILITIES].sort(compareCapabilities).map((d) => d.id)).toEqual(SPEC_CAPABILITIES);
   });
@@ -56,7 +56,7 @@ describe('BUILTIN_CAPABILITIES', () => {
     expect(executableCapabilities().map((d) => d.id)).toEqual(['builder.send_bundle', 'mev.liquidation_search', 'intelligence.wallet_balances']);
   });
 
-  it('has the SPEC prices in USDC base units', () => {
+  it('has the spec prices in USDC base units', () => {
     expect(findCapability('builder.send_bundle')!.price).toEqual({ base_units: 100_000n, unit: 'bundle' });
     expect(findCapability('mev.liquidation_search')!.price).toEqual({ base_units: 20_000n, unit: 'call' });
     expect(findCapability('intelligence.wallet_monitor')!.price).toEqual({ base_units: 1_000n, unit: 'event' });

@@ -6,7 +6,7 @@ const VIEM_CHAINS = { ethereum: mainnet, base, arbitrum } as const;
 
 /**
  * One viem public client per chain that capabilities may read (`config.chains`: ETHEREUM_RPC_URL,
- * BASE_RPC_URL, ARBITRUM_RPC_URL), keyed by SPEC chain name: what `CapabilityDeps.chainClient` of
+ * BASE_RPC_URL, ARBITRUM_RPC_URL), keyed by spec chain name: what `CapabilityDeps.chainClient` of
  * @acg/capabilities hands to a capability's `run`. `base` uses the payment chain's definition (its
  * id may differ on a dev chain). Each request is bounded by 10 s with one retry; no multicall batching.
  *

@@ -4,12 +4,12 @@ import { EnvError, GATEWAY_ENV, readEnv, redisKeyPrefix } from '@acg/env';
 import { BASE_USDC_ADDRESS, type ChainName } from '@acg/schemas';
 import { webhookPolicyFromEnv, type WebhookPolicy } from '@acg/wallet-monitor';
 
-/** Chains a capability may read, by SPEC chain name (schema `ChainName`). */
+/** Chains a capability may read, by spec chain name (schema `ChainName`). */
 export type { ChainName };
 
 /**
  * The service configuration shared by the gateway and the worker, resolved before either starts
- * (DESIGN 1: configuration by environment variables, all optional in development; the `npm start`
+ * (docs/architecture.md "Shape": configuration by environment variables, all optional in development; the `npm start`
  * launcher fills in the embedded defaults). Both processes read the same variables so that they
  * agree on Redis, key prefix, payment terms and chain URLs.
  */
@@ -77,7 +77,7 @@ export interface GatewayConfig {
   /** Readable one-line logs for development (LOG_PRETTY=1; default off, on under `npm start` unless LOG_PRETTY=0). */
   logPretty: boolean;
   /**
-   * Operations (DESIGN "Operations"): `token` (METRICS_TOKEN) makes every `/metrics` need
+   * Operations (docs/decisions.md "Operations"): `token` (METRICS_TOKEN) makes every `/metrics` need
    * `Authorization: Bearer <token>`; `workerPort` (WORKER_METRICS_PORT, unset = no listener) and
    * `workerHost` (WORKER_METRICS_HOST, default 127.0.0.1) are where a worker process serves its
    * `GET /metrics`. The gateway serves `/metrics` on its own port.
@@ -88,10 +88,10 @@ export interface GatewayConfig {
   /**
    * Wallet monitor routes: `webhookPolicy` (WEBHOOK_POLICY, else NODE_ENV: production → https and
    * public addresses only; development/test → also http to loopback; unset → production) and the
-   * delivery retry schedule used when dead letters are replayed (default DESIGN's).
+   * delivery retry schedule used when dead letters are replayed (default: docs/decisions.md "Wallet monitor").
    */
   /**
-   * Receipt keys (DESIGN "Proofs and receipts"): `jwsKey` (RECEIPT_JWS_KEY, Ed25519 seed) signs
+   * Receipt keys (docs/decisions.md "Proofs and receipts"): `jwsKey` (RECEIPT_JWS_KEY, Ed25519 seed) signs
    * execution proofs, `signingKey` (RECEIPT_SIGNING_KEY, secp256k1) signs x402 offers and receipts;
    * `retiredJwks` (RECEIPT_RETIRED_JWKS, a JSON array of public JWKs) stay listed in the JWKS after a
    * rotation. Unset: no proofs (the catalog's `proof` stays null). `npm start` sets dev keys.
@@ -103,7 +103,7 @@ export interface GatewayConfig {
     /** WEBHOOK_SECRET_KEY: 32 bytes (64 hex or base64) encrypting webhook signing secrets at rest; shared by gateway and workers */
     webhookSecretKey?: string;
   };
-  /** Providers' money (DESIGN "Providers": money and disputes; @acg/provider-ledger). */
+  /** Providers' money (docs/decisions.md "Providers": money and disputes; @acg/provider-ledger). */
   providers: ProvidersConfig;
   /**
    * Bearer token of the admin routes (ADMIN_TOKEN, at least 16 characters), e.g.
@@ -112,7 +112,7 @@ export interface GatewayConfig {
   adminToken?: string;
 }
 
-/** Providers' money: fee, dispute window, payouts, dispute auto-resolution (DESIGN "Providers"). */
+/** Providers' money: fee, dispute window, payouts, dispute auto-resolution (docs/decisions.md "Providers"). */
 export interface ProvidersConfig {
   /** The gateway's fee in basis points of a provider capability's price, rounded down (PROVIDER_FEE_BPS, 0..10000, default 1000 = 10 %). */
   feeBps: number;
@@ -129,7 +129,7 @@ export interface ProvidersConfig {
   disputeAutoResolveSeconds: number;
 }
 
-/** {@link ProvidersConfig} defaults (DESIGN "Providers"). */
+/** {@link ProvidersConfig} defaults (docs/decisions.md "Providers"). */
 export const PROVIDERS_DEFAULTS: ProvidersConfig = {
   feeBps: 1000,
   disputeWindowSeconds: 86_400,

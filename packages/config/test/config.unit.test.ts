@@ -34,7 +34,7 @@ describe('configFromEnv providers', () => {
   const base = { PAY_TO_ADDRESS: `0x${'a'.repeat(40)}` };
   const defaults = { redisUrl: 'redis://127.0.0.1:6379', payment: { rpcUrl: 'http://127.0.0.1:8545', facilitatorUrl: 'https://f' } };
 
-  it('defaults to DESIGN "Providers" values, without an admin token', () => {
+  it('defaults to docs/decisions.md "Providers" values, without an admin token', () => {
     const c = configFromEnv(base, defaults);
     expect(c.providers).toEqual({
       feeBps: 1000,

@@ -8,7 +8,7 @@ export const DEV_MNEMONIC = 'test test test test test test test test test test t
 export const DEV_ACCOUNT_COUNT = 10;
 
 /**
- * Who is who on the dev chains (DESIGN.md "The dev chain"), as account indexes of {@link DEV_MNEMONIC}.
+ * Who is who on the dev chains (docs/decisions.md "The dev chain"), as account indexes of {@link DEV_MNEMONIC}.
  * - `facilitator` (0): deploys the contracts, owns/mints USDC, pays gas for x402 settlements.
  * - `treasury` (1): the gateway's x402 `payTo`.
  * - `buyers` (2 to 9): funded with 10,000 USDC each by `setupPaymentChain`.

@@ -5,7 +5,7 @@ import { BUYER_USDC_FUNDING } from './constants.js';
 import { installMulticall3 } from './multicall3.js';
 import { installUsdc, mintUsdcBatch } from './usdc.js';
 
-/** The dev chains besides the payment chain (DESIGN "The dev chain"): SPEC chain name → chain id and USDC. */
+/** The dev chains besides the payment chain (docs/decisions.md "The dev chain"): spec chain name → chain id and USDC. */
 export const DEV_CHAINS = {
   ethereum: { chainId: 1, usdc: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48' as Address },
   arbitrum: { chainId: 42161, usdc: '0xaf88d065e77c8cC2239327C5EDb3A432268e5831' as Address },

@@ -1,5 +1,5 @@
 /**
- * @acg/devnet: the embedded defaults (DESIGN.md "The dev chain"): local anvil chains with real contracts
+ * @acg/devnet: the embedded defaults (docs/decisions.md "The dev chain"): local anvil chains with real contracts
  * (Multicall3, Circle FiatTokenV2_2 USDC at the Base address, Uniswap Permit2 at its canonical address),
  * lending dev data, dev accounts, and a
  * Redis found or spawned. A library for tests, the bench and the `npm start` launcher (apps/devnet);

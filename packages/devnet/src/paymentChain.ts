@@ -7,7 +7,7 @@ import { installMulticall3 } from './multicall3.js';
 import { installPermit2 } from './permit2/index.js';
 import { installUsdc, mintUsdcBatch, usdcBalance } from './usdc.js';
 
-/** A ready payment chain: where things are and who is who (DESIGN.md "The dev chain"). */
+/** A ready payment chain: where things are and who is who (docs/decisions.md "The dev chain"). */
 export type PaymentChainInfo = {
   /** Chain id the node reports (8453 for the embedded payment chain). */
   chainId: number;

@@ -38,7 +38,7 @@ const READY_ATTEMPTS = 200;
 const READY_INTERVAL_MS = 50;
 
 /**
- * Finds a Redis to use (DESIGN.md 1, `REDIS_URL`), in this order:
+ * Finds a Redis to use (docs/architecture.md "Shape", `REDIS_URL`), in this order:
  * 1. `opts.url`, else env `REDIS_URL` (not probed; unless `preferPrivate`);
  * 2. 127.0.0.1:6379 if it answers `PING` with `+PONG` within ~300 ms (unless `preferPrivate`);
  * 3. a private `redis-server` on a free port of 127.0.0.1 (`--save "" --appendonly no

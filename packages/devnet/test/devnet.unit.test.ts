@@ -15,7 +15,7 @@ describe('dev accounts', () => {
     expect(devAccount(3)).toBe(devAccount(3)); // cached
   });
 
-  it('have the roles of DESIGN.md', () => {
+  it('have the roles of docs/decisions.md', () => {
     expect(DEV_ROLES).toEqual({ facilitator: 0, treasury: 1, buyers: [2, 3, 4, 5, 6, 7, 8, 9], provider: 10 });
     expect(DEV_ACCOUNT_COUNT).toBe(10);
     // the example provider's wallet is outside anvil's funded accounts and no other role

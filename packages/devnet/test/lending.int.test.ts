@@ -19,7 +19,7 @@ import {
 } from '../src/index.js';
 
 /**
- * The lending dev data and the liquidation index on it (DESIGN "Liquidation search"): real Aave v3
+ * The lending dev data and the liquidation index on it (docs/decisions.md "Liquidation search"): real Aave v3
  * (Aave and Spark), real Morpho Blue, our Comet; a private Redis; the indexer polling every 50 ms.
  */
 let anvil: AnvilInstance;

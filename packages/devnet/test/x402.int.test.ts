@@ -1,5 +1,5 @@
 // The x402 path end to end on the dev chain, with the official @x402 packages the gateway uses
-// (DESIGN.md "x402 payments"): a buyer's exact-scheme payment is verified and settled by an in-process
+// (docs/decisions.md "x402 payments"): a buyer's exact-scheme payment is verified and settled by an in-process
 // facilitator, and a replay is refused with nonce_already_used (which needs Multicall3, see Known pitfalls).
 import { x402Client } from '@x402/core/client';
 import { x402Facilitator } from '@x402/core/facilitator';

@@ -233,7 +233,7 @@ export const OTEL_ENV = {
 } satisfies EnvSpec;
 
 /**
- * The variables of the payment side (gateway and worker; `npm start` too): SPEC 2.9 terms and keys.
+ * The variables of the payment side (gateway and worker; `npm start` too): docs/spec-notes.md 2.9 terms and keys.
  * Ports, URLs, hex values, numbers and `LOG_LEVEL` are checked here; what is required depends on
  * the entry (see the gateway's `configFromEnv` and {@link devDefaultsProblems}).
  */
@@ -260,14 +260,14 @@ export const GATEWAY_ENV = {
   PROBE_INTERVAL_SECONDS: envNonNegative,
   PAYMENT_RPC_TIMEOUT_MS: envPositive,
   LOG_LEVEL: envLogLevel,
-  /** Ed25519 seed (32 bytes hex) signing JWS execution proofs (DESIGN "Proofs and receipts"). */
+  /** Ed25519 seed (32 bytes hex) signing JWS execution proofs (docs/decisions.md "Proofs and receipts"). */
   RECEIPT_JWS_KEY: envHex(32),
   /** secp256k1 private key (32 bytes hex) signing x402 EIP-712 offers and receipts. */
   RECEIPT_SIGNING_KEY: envHex(32),
   LOG_PRETTY: envBoolean,
   METRICS_TOKEN: envBearerToken,
   WORKER_METRICS_PORT: envPort,
-  // providers' money (DESIGN "Providers")
+  // providers' money (docs/decisions.md "Providers")
   PROVIDER_FEE_BPS: envIntRange(0, 10_000),
   PROVIDER_DISPUTE_WINDOW_SECONDS: envNonNegative,
   PROVIDER_PAYOUT_INTERVAL_SECONDS: envPositive,
@@ -307,7 +307,7 @@ export const DEVNET_ENV = {
 } satisfies EnvSpec;
 
 /**
- * The example provider's variables (apps/example-provider, DESIGN "Providers"); `npm start` sets
+ * The example provider's variables (apps/example-provider, docs/decisions.md "Providers"); `npm start` sets
  * them for the child process it spawns and checks the ones a user may set.
  * - `GATEWAY_URL`: the gateway to onboard with (required by the provider; `npm start` passes its own).
  * - `EXAMPLE_PROVIDER_PORT` (default 8090; 0 = a free port), `EXAMPLE_PROVIDER_HOST` (default 127.0.0.1).

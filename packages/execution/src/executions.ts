@@ -4,10 +4,10 @@ import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 
-/** A stored execution (SPEC 2.7 + DESIGN): what `GET /api/v1/executions/{id}` returns; schema `ExecutionRecord` of `@acg/schemas`. */
+/** A stored execution (docs/spec-notes.md 2.7 + docs/decisions.md): what `GET /api/v1/executions/{id}` returns; schema `ExecutionRecord` of `@acg/schemas`. */
 export type { ExecutionRecord };
 
-/** `exe_` + ULID (DESIGN "x402 payments"). */
+/** `exe_` + ULID (docs/decisions.md "x402 payments"). */
 export function newExecutionId(): string {
   return `exe_${ulid()}`;
 }

@@ -81,7 +81,7 @@ export class Executor {
   constructor(private readonly deps: ExecutorDeps) {}
 
   /**
-   * Starts a `readOnly` capability's `run` before its payment settled (DESIGN "x402 payments":
+   * Starts a `readOnly` capability's `run` before its payment settled (docs/decisions.md "x402 payments":
    * the payment is verified and reserved for this request, so it starts at most once per
    * payment); undefined for any other capability. Hand the result to {@link run}, which records
    * it only once the payment settled; a run never handed over is simply dropped (nothing is

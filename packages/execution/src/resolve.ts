@@ -5,7 +5,7 @@ import type { ProblemIssue } from '@acg/schemas';
 export type CapabilityResolutionErrorCode = 'unknown_capability' | 'not_executable' | 'invalid_input' | 'precondition_unmet';
 
 /**
- * A request names a capability that cannot run here, before any payment (SPEC 2.7; DESIGN
+ * A request names a capability that cannot run here, before any payment (docs/spec-notes.md 2.7; docs/decisions.md
  * "Errors"): `unknown_capability` 404, `not_executable` 422, `invalid_input` 400 (with each zod
  * issue's `path` inside the input, and `message`, `code`), `precondition_unmet` 422 (e.g. a chain
  * not configured). `shortMessage` is safe to show.

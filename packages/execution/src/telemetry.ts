@@ -1,7 +1,7 @@
 import { LatencySeries, type RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 
-/** Latency summary of one capability, milliseconds (SPEC 2.4). */
+/** Latency summary of one capability, milliseconds (docs/spec-notes.md 2.4). */
 export interface LatencySummary {
   p50: number | null;
   p99: number | null;

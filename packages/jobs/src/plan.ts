@@ -2,7 +2,7 @@ import { MAX_JOB_STEP_INPUT_BYTES } from '@acg/schemas';
 import type { StepCapability, StoredStep } from './types.js';
 import { usdcToBaseUnits } from './units.js';
 
-/** A job request (SPEC 2.8 + DESIGN "Jobs"), already shape-checked by zod. */
+/** A job request (docs/spec-notes.md 2.8 + docs/decisions.md "Jobs"), already shape-checked by zod. */
 export interface JobRequestInput {
   objective: string;
   budget_usdc: number;
@@ -31,7 +31,7 @@ export class PlanError extends Error {
 export const MAX_BUDGET = 10_000_000_000n;
 
 /**
- * Validates a job request before any payment and returns its steps (DESIGN "Jobs"):
+ * Validates a job request before any payment and returns its steps (docs/decisions.md "Jobs"):
  * - every listed capability must be executable here (422 otherwise);
  * - without `steps`, every listed capability must accept an objective (`accepts_objective`; 422
  *   naming the others): each then runs once with input `{objective}`;

@@ -2,7 +2,7 @@ import type { ExecutionError, ExecutionPayment, JobStatus, JobStepStatus } from 
 
 export type { JobStatus };
 
-/** A job step as stored (DESIGN "Jobs"); amounts in integer USDC base units as strings internally. */
+/** A job step as stored (docs/decisions.md "Jobs"); amounts in integer USDC base units as strings internally. */
 export interface StoredStep {
   capability_id: string;
   input: Record<string, unknown>;

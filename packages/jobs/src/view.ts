@@ -3,7 +3,7 @@ import type { StoredJob } from './types.js';
 import { baseUnitsToUsdc } from './units.js';
 
 /**
- * The public job record (DESIGN "Jobs"): amounts as whole-USDC numbers (`budget_usdc`,
+ * The public job record (docs/decisions.md "Jobs"): amounts as whole-USDC numbers (`budget_usdc`,
  * `spent_usdc`, step `cost_usdc`) plus their exact integer base units (`*_base_units`), the refund
  * of the unspent budget with its tx hash once sent, and whether a cancel was requested.
  */

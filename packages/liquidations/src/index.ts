@@ -1,6 +1,6 @@
 /**
  * `@acg/liquidations`: liquidation search across Aave v3, Spark, Compound v3 and Morpho Blue
- * (SPEC 2.5, 4; DESIGN "Liquidation search"). Adapters read each protocol with viem multicall and
+ * (docs/spec-notes.md 2.5, 4; docs/decisions.md "Liquidation search"). Adapters read each protocol with viem multicall and
  * apply its own math; the indexer keeps positions in Redis; the query reads only Redis.
  */
 export { aaveV3Adapter, type AaveAdapterOptions } from './adapters/aave.js';

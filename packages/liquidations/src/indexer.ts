@@ -76,7 +76,7 @@ export function adapterFor(d: ProtocolDeployment, gasUnits?: number): ProtocolAd
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /**
- * Starts the liquidation indexer of one chain (DESIGN "Liquidation search"): a long-lived loop
+ * Starts the liquidation indexer of one chain (docs/decisions.md "Liquidation search"): a long-lived loop
  * that, for every new block,
  * 1. reads each deployment's events from its cursor (or `startBlock`) to the head with `getLogs`
  *    (chunks of `logChunkBlocks`, re-reading `reorgDepth` blocks) and tracks the borrowers found;

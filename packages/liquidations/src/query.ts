@@ -19,7 +19,7 @@ export class LiquidationIndexNotReadyError extends Error {
  * returns at most `limit` documents sorted by `estimated_profit_usd` descending, all from one block.
  *
  * @param query - A parsed {@link LiquidationSearchQuery} (defaults applied).
- * @returns `{chain, block_number, opportunities}` (SPEC 2.5 / DESIGN types).
+ * @returns `{chain, block_number, opportunities}` (docs/spec-notes.md 2.5 / docs/decisions.md types).
  * @throws {LiquidationIndexNotReadyError} When the chain has never been indexed.
  */
 export async function searchLiquidations(redis: Redis, keys: RedisKeys, query: LiquidationSearchQuery): Promise<LiquidationSearchResponse> {

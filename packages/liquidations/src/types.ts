@@ -2,10 +2,10 @@ import type { ChainName, LendingProtocol, LiquidationOpportunity } from '@acg/sc
 import type { Address, Hex, PublicClient } from 'viem';
 import type { AaveCloseFactorRules } from './math/aave.js';
 
-/** Chains the search covers (DESIGN "Liquidation search"; schema `ChainName`). */
+/** Chains the search covers (docs/decisions.md "Liquidation search"; schema `ChainName`). */
 export type LiquidationChain = ChainName;
 
-/** Health factor at or below which a position is returned by queries (the query's max, DESIGN). */
+/** Health factor at or below which a position is returned by queries (the query's max, docs/decisions.md). */
 export const MAX_QUERY_HEALTH_FACTOR = 1.1;
 
 /** One protocol deployment the indexer follows. `startBlock`: first block whose events are read. */

@@ -1,5 +1,5 @@
 /**
- * @acg/observability: what an operator sees of a service (DESIGN "Operations"). Prometheus metrics
+ * @acg/observability: what an operator sees of a service (docs/decisions.md "Operations"). Prometheus metrics
  * with prom-client (one `Registry` per service instance, the metric families, the `GET /metrics`
  * handler with the optional METRICS_TOKEN, the worker's metrics listener), the request log line
  * and `X-Request-Id` (one pino line per request, pino-http's shape), the service logger (LOG_LEVEL,

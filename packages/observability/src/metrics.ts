@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
- * Prometheus metrics of the service (DESIGN "Operations"), with prom-client. Every service
+ * Prometheus metrics of the service (docs/decisions.md "Operations"), with prom-client. Every service
  * instance (a gateway, a builder, a worker) owns one {@link Registry}, never prom-client's global
  * default one: `npm start` runs all three in one process, and each serves its own `/metrics`
  * without name clashes. The metric families below are registered into a given registry by one

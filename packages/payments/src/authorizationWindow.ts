@@ -1,6 +1,6 @@
 /**
  * Clock skew tolerated between the payer's clock and the gateway's when checking an EIP-3009
- * authorization's validity window, seconds (DESIGN "x402 payments").
+ * authorization's validity window, seconds (docs/decisions.md "x402 payments").
  */
 export const DEFAULT_CLOCK_SKEW_SECONDS = 30;
 

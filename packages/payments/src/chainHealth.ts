@@ -42,7 +42,7 @@ export interface PaymentChainSnapshot {
 }
 
 /**
- * Watches the payment chain's JSON-RPC transport (DESIGN "x402 payments"): every request made
+ * Watches the payment chain's JSON-RPC transport (docs/decisions.md "x402 payments"): every request made
  * through {@link PaymentChainMonitor.transport} (the facilitator's wallet, the paywall's public
  * client) records whether the node answered. The x402 facilitator turns an unreachable node into
  * `isValid: false` (`invalid_exact_evm_signature`, `..._transaction_simulation_failed`), so the

@@ -5,13 +5,13 @@ import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { PAYMENT_IDENTIFIER, PAYMENT_IDENTIFIER_DECLARATION } from './paymentIdentifier.js';
 import { describePaymentFailure } from './sanitize.js';
 
-/** Where payments go: SPEC 2.9 `network`, `asset`, `payTo`, plus the asset's EIP-712 domain. */
+/** Where payments go: docs/spec-notes.md 2.9 `network`, `asset`, `payTo`, plus the asset's EIP-712 domain. */
 export interface PaymentTerms {
   /** CAIP-2 network, `eip155:8453` for Base. */
   network: `${string}:${string}`;
   /** USDC contract address on that network. */
   asset: `0x${string}`;
-  /** Treasury that receives payments (SPEC 2.9 payTo). */
+  /** Treasury that receives payments (docs/spec-notes.md 2.9 payTo). */
   payTo: `0x${string}`;
   /** EIP-712 domain name and version of the asset (USDC: "USD Coin", "2"). */
   assetName: string;
@@ -26,15 +26,15 @@ export interface PaymentTerms {
    * facilitator before the operation runs; `upfront` settles without a separate verify, the
    * facilitator's settle verifying (and simulating) the payment itself. The paywall settles before
    * the operation runs in both; `upfront` needs a facilitator that simulates in settle
-   * (`createInProcessFacilitator({ simulateInSettle: true })`). DESIGN "x402 payments".
+   * (`createInProcessFacilitator({ simulateInSettle: true })`). docs/decisions.md "x402 payments".
    */
   paymentFlow?: 'authorization' | 'upfront';
 }
 
 /**
- * The 402 body: SPEC 2.9's flat fields (`scheme`, `network`, `payTo`, `maxAmountRequired`,
+ * The 402 body: docs/spec-notes.md 2.9's flat fields (`scheme`, `network`, `payTo`, `maxAmountRequired`,
  * `asset`, `x402Version: 2`) plus the x402 v2 PaymentRequired fields (`error`, `resource`,
- * `accepts`), so a reader of SPEC.md and an official x402 client both work (DESIGN); the wire
+ * `accepts`), so a reader of the spec (docs/spec-notes.md) and an official x402 client both work (docs/decisions.md); the wire
  * schema is `PaymentChallenge` of @acg/schemas.
  */
 export type PaymentChallengeBody = PaymentChallenge;
@@ -71,7 +71,7 @@ export interface ChallengedResource {
 export const REQUIREMENTS_CACHE_MAX = 512;
 
 /**
- * The 402 side of the paywall (x402 v2 `PaymentRequired`, SPEC 2.9): the exact-scheme
+ * The 402 side of the paywall (x402 v2 `PaymentRequired`, docs/spec-notes.md 2.9): the exact-scheme
  * requirements for a price (built once per price while among the {@link REQUIREMENTS_CACHE_MAX}
  * most recently used), the challenge, and the refusal of a payment with a stable reason and a safe
  * sentence (never facilitator text).

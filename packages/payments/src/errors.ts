@@ -1,7 +1,7 @@
 /**
  * A payment that cannot be accepted. `reason` is a stable machine code (x402 `invalidReason`
  * style, e.g. `invalid_exact_evm_payload_signature`), `message` is safe to show the caller:
- * it never carries raw upstream text, calldata or keys (DESIGN "Errors").
+ * it never carries raw upstream text, calldata or keys (docs/decisions.md "Errors").
  */
 export class PaymentError extends Error {
   override name = 'PaymentError';

@@ -36,7 +36,7 @@ export interface InProcessFacilitatorOptions {
 }
 
 /**
- * An x402 facilitator running inside this process (DESIGN "x402 payments"): `x402Facilitator`
+ * An x402 facilitator running inside this process (docs/decisions.md "x402 payments"): `x402Facilitator`
  * with the exact EVM scheme (EIP-3009 `transferWithAuthorization`), signing with a viem wallet
  * whose account uses viem's `nonceManager`, so concurrent settlements get distinct nonces
  * (without it they fail with "nonce too low" and payments are lost).

@@ -15,7 +15,7 @@ export const OFFER_VALIDITY_SECONDS = 300;
 type PaymentRequiredResponse = Extract<PaidResponse, { kind: 'payment_required' }>;
 
 /**
- * x402's offer-receipt extension (`@x402/extensions/offer-receipt`; DESIGN "Proofs and receipts"):
+ * x402's offer-receipt extension (`@x402/extensions/offer-receipt`; docs/decisions.md "Proofs and receipts"):
  * every 402 carries signed offers in `extensions["offer-receipt"].info.offers`, one per `accepts`
  * entry, and every successful settlement response carries a signed receipt (payer, network,
  * resource, issue time and the settlement transaction) in `extensions["offer-receipt"].info.receipt`.

@@ -3,7 +3,7 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { getEvmChainIdV1 } from '@x402/evm/v1';
 import { PaymentError } from './errors.js';
 
-/** The headers a paid retry may carry, in the order they are read (DESIGN "x402 payments"). */
+/** The headers a paid retry may carry, in the order they are read (docs/decisions.md "x402 payments"). */
 export const PAYMENT_HEADERS = ['payment-signature', 'x-payment'] as const;
 
 /** EIP-3009 `transferWithAuthorization` fields carried by an exact-scheme EVM payload. */

@@ -125,7 +125,7 @@ const CHALLENGE_CACHE_MS = 30_000;
 const STALE_PENDING_MS = 120_000;
 
 /**
- * The x402 paywall (DESIGN "x402 payments"), shared by every paid route, in two calls so data flows
+ * The x402 paywall (docs/decisions.md "x402 payments"), shared by every paid route, in two calls so data flows
  * one way (request → pay → execute → record → respond):
  * 1. {@link begin}: challenge (402 + `PAYMENT-REQUIRED`, challenge.ts; every challenge carries the
  *    resource's `extensions` and the `payment-identifier` declaration) → read `PAYMENT-SIGNATURE`

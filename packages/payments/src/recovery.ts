@@ -51,7 +51,7 @@ export interface RecoveryRound {
 }
 
 /**
- * The crash-recovery sweep of paid requests (DESIGN "x402 payments": "a crash between settle and
+ * The crash-recovery sweep of paid requests (docs/decisions.md "x402 payments": "a crash between settle and
  * execute is recovered by the worker (execute or refund), never lost"). It reads reservations
  * that made no progress for `olderThanMs` (the in-flight set) and asks the token whether the
  * EIP-3009 authorization was used:

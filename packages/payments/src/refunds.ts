@@ -17,7 +17,7 @@ export interface RefundRequest {
   paymentTxHash: `0x${string}`;
 }
 
-/** Refund state as stored in Redis and shown on executions and jobs (DESIGN "x402 payments"). */
+/** Refund state as stored in Redis and shown on executions and jobs (docs/decisions.md "x402 payments"). */
 export type { RefundRecord };
 
 /**

@@ -11,7 +11,7 @@ export interface StoredResponse {
 }
 
 /**
- * Stored answers (DESIGN "x402 payments"): a replayed payment or `Idempotency-Key` gets the
+ * Stored answers (docs/decisions.md "x402 payments"): a replayed payment or `Idempotency-Key` gets the
  * response stored when the first request completed, with the refund's current state read
  * through; a duplicate arriving while the first one runs waits for it (up to `duplicateWaitMs`).
  */

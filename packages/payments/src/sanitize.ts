@@ -1,7 +1,7 @@
 /**
  * Human-readable text for x402 verify/settle failure reasons. The facilitator's own
  * `invalidMessage`/`errorMessage` can hold raw viem errors (addresses, calldata, RPC URLs), so
- * callers only ever see these fixed sentences (DESIGN "Known pitfalls", @x402 2.27).
+ * callers only ever see these fixed sentences (docs/pitfalls.md, @x402 2.27).
  */
 const MESSAGES: Record<string, string> = {
   invalid_exact_evm_signature: 'The EIP-3009 authorization signature does not recover to the payer.',

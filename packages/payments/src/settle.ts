@@ -31,7 +31,7 @@ export class PaymentVerificationUnavailableError extends Error {
 
 /**
  * Verify and settle through the facilitator, telling a bad payment from a lost payment chain
- * (DESIGN "x402 payments"; README "Payment chain unreachable"): the x402 EVM facilitator swallows
+ * (docs/decisions.md "x402 payments"; README "Payment chain unreachable"): the x402 EVM facilitator swallows
  * RPC failures into payment reasons, so every failure is checked against the chain monitor.
  * - verify: lost chain → PaymentChainUnavailableError('not_charged'); facilitator unreachable →
  *   PaymentVerificationUnavailableError; otherwise the facilitator's verdict.

@@ -1,5 +1,5 @@
 /**
- * Why a dispute operation was refused (DESIGN "Providers"; the gateway maps each to a status):
+ * Why a dispute operation was refused (docs/decisions.md "Providers"; the gateway maps each to a status):
  * - `not_found` (404): no such execution or dispute, not a provider execution, or the caller is not
  *   its payer / provider (never revealed);
  * - `window_passed` (409): the dispute window of the execution has passed (or its share left `held`);

@@ -1,5 +1,5 @@
 /**
- * @acg/provider-ledger: the provider money side (DESIGN "Providers": money and disputes): the
+ * @acg/provider-ledger: the provider money side (docs/decisions.md "Providers": money and disputes): the
  * ledger of provider shares (held → available → paid), the gateway's fee, disputes, and the
  * payout pass that sends available balances from the treasury exactly once.
  */

@@ -107,7 +107,7 @@ export interface StoredDispute {
 
 /**
  * Splits a price (integer USDC base units) into the gateway's fee, `floor(price × feeBps / 10000)`,
- * and the provider's share, `price − fee` (DESIGN "Providers": fee rounded down).
+ * and the provider's share, `price − fee` (docs/decisions.md "Providers": fee rounded down).
  *
  * @example splitPrice(1_000_001n, 1000) // { fee: 100_000n, share: 900_001n }
  */
@@ -120,7 +120,7 @@ const big = (v: string | null | undefined) => BigInt(v || '0');
 const iso = (ms: number | string) => new Date(Number(ms)).toISOString();
 
 /**
- * The provider money ledger (DESIGN "Providers": money and disputes), in Redis. Every multi-key
+ * The provider money ledger (docs/decisions.md "Providers": money and disputes), in Redis. Every multi-key
  * move is one Lua script (@acg/redis `pl_*`), so balances and totals never disagree:
  *
  * - {@link credit}: a SUCCEEDED provider execution's share is `held` until `now + disputeWindowSeconds`, the fee goes to the totals;

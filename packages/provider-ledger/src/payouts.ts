@@ -61,7 +61,7 @@ export interface PayoutPassReport {
 const PASS_LEASE_MS = 10 * 60_000;
 
 /**
- * One payout pass (DESIGN "Providers": money), under a Redis lease so one process of a deployment
+ * One payout pass (docs/decisions.md "Providers": money), under a Redis lease so one process of a deployment
  * runs at a time:
  * 1. open disputes older than `disputeAutoResolveSeconds` are resolved: `release` when the provider
  *    answered, `refund` when not; refunds of resolved disputes not yet enqueued are enqueued;

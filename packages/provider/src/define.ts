@@ -75,7 +75,7 @@ export interface ProviderCapability<I extends z.ZodType = z.ZodType, O extends z
 }
 
 /**
- * Defines one capability of a provider (DESIGN "Providers"). The id is `<product>.<name>`
+ * Defines one capability of a provider (docs/decisions.md "Providers"). The id is `<product>.<name>`
  * (`product` defaults to `intelligence`); the offer sent at registration is built from it by
  * {@link toOffer} (JSON Schema 2020-12 from the zod schemas with `z.toJSONSchema`).
  *

@@ -62,7 +62,7 @@ export interface OnboardParameters {
 export type OnboardReturnType = ProviderRegistered & { created: boolean };
 
 /**
- * Registers a provider through the gateway's public API (DESIGN "Providers"):
+ * Registers a provider through the gateway's public API (docs/decisions.md "Providers"):
  * 1. `POST {gatewayUrl}/api/v1/providers/challenge {address, action: "register", name, endpoint, capabilities}`
  *    → `{message, nonce, expires_at}` (the message names the action and the SHA-256 of that body: it authorizes nothing else);
  * 2. signs `message` with EIP-191 (`account.signMessage`);

@@ -112,7 +112,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 /**
- * Creates a provider endpoint (DESIGN "Providers"): the HTTP side of the contract between the
+ * Creates a provider endpoint (docs/decisions.md "Providers"): the HTTP side of the contract between the
  * gateway and a third party.
  *
  * - `GET` (any path) → 200 `{ok: true, capabilities: [ids]}`: the gateway's reachability check.

@@ -16,7 +16,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * `result_sha256` of DESIGN "Proofs and receipts": lowercase hex SHA-256 (64 characters, no `0x`)
+ * `result_sha256` of docs/decisions.md "Proofs and receipts": lowercase hex SHA-256 (64 characters, no `0x`)
  * of the UTF-8 bytes of the RFC 8785 canonical JSON of `result`. The gateway's JWS proof carries
  * the same hash.
  *
@@ -28,7 +28,7 @@ export function resultSha256(result: unknown): string {
 
 /**
  * The text a provider signs with EIP-191 (`personal_sign`) for one answer:
- * `acg-result:<execution_id>:<result_sha256>` (schema `ProviderCallResponse`, DESIGN "Proofs and receipts").
+ * `acg-result:<execution_id>:<result_sha256>` (schema `ProviderCallResponse`, docs/decisions.md "Proofs and receipts").
  */
 export function resultSignatureMessage(executionId: string, resultHash: string): string {
   return `acg-result:${executionId}:${resultHash}`;

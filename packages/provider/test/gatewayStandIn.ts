@@ -1,5 +1,5 @@
 /**
- * A stand-in for the gateway's provider routes (DESIGN "Providers"), speaking the real wire format
+ * A stand-in for the gateway's provider routes (docs/decisions.md "Providers"), speaking the real wire format
  * until the gateway serves them: `POST /api/v1/providers/challenge`, `POST /api/v1/providers`
  * (201, or 409 `provider_exists`), `PUT /api/v1/providers/{id}` (200, rotated secret). It checks
  * what the gateway checks: the body against `ProviderRegistration`, a single-use challenge it

@@ -1,5 +1,5 @@
 /**
- * The provider endpoint (DESIGN "Providers"): the gateway's Standard Webhooks signature over the
+ * The provider endpoint (docs/decisions.md "Providers"): the gateway's Standard Webhooks signature over the
  * exact body, input validation, unknown capabilities, failures, and the EIP-191 result signature
  * over `acg-result:<execution_id>:<sha256 of RFC 8785 canonical JSON>`, checked here with
  * `canonicalize` and viem's `verifyMessage` independently of the kit. The endpoint listens on a

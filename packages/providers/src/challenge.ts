@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { getAddress, verifyMessage, type Hex } from 'viem';
 import { ProviderError } from './errors.js';
 
-/** How long a challenge may be signed and used: 10 minutes (DESIGN "Providers"). */
+/** How long a challenge may be signed and used: 10 minutes (docs/decisions.md "Providers"). */
 export const CHALLENGE_TTL_SECONDS = 600;
 
 const NONCE_LINE = /^Nonce: ([0-9a-f]{32})$/m;
@@ -83,7 +83,7 @@ interface StoredChallenge {
 }
 
 /**
- * Single-use EIP-191 challenges for provider onboarding, update and retirement (DESIGN
+ * Single-use EIP-191 challenges for provider onboarding, update and retirement (docs/decisions.md
  * "Providers"), each bound to one action, one provider and one body digest ({@link ChallengeScope}).
  * A challenge is stored under its nonce with the address, the exact message and its scope for
  * {@link CHALLENGE_TTL_SECONDS}. {@link verify} checks it without using it up (so the caller can

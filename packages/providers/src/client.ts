@@ -28,7 +28,7 @@ export interface ProviderCallOptions {
 }
 
 /**
- * Calls provider endpoints (DESIGN "Providers", routing): `POST {endpoint}` with the JSON body
+ * Calls provider endpoints (docs/decisions.md "Providers", routing): `POST {endpoint}` with the JSON body
  * `{capability_id, execution_id, input}` and Standard Webhooks headers (`webhook-id`,
  * `webhook-timestamp`, `webhook-signature`, signed with the provider's `whsec_` secret by the
  * `standardwebhooks` library). One undici `Agent` keeps keep-alive connections per provider

@@ -7,7 +7,7 @@ import type { ProviderClient, ProviderCallOutcome } from './client.js';
 import { compileJsonSchema, schemaIssues } from './jsonSchema.js';
 import { offerCapabilityId, type ProviderRecord, type ProviderStore } from './store.js';
 
-/** What the provider ledger is told after a paid provider call succeeded (DESIGN "Providers", money). */
+/** What the provider ledger is told after a paid provider call succeeded (docs/decisions.md "Providers", money). */
 export interface ProviderCredit {
   execution_id: string;
   provider_id: string;
@@ -47,7 +47,7 @@ function failureOf(outcome: Extract<ProviderCallOutcome, { ok: false }>): Capabi
 }
 
 /**
- * The capability a provider's offer becomes (DESIGN "Providers"): listed in the catalog with
+ * The capability a provider's offer becomes (docs/decisions.md "Providers"): listed in the catalog with
  * `provider` = the provider's name, paid per call with x402 through `POST /api/v1/execute` and job
  * steps like a built-in. Its `input` enforces the offer's `input_schema` with Ajv (a 400 before
  * payment), and its published schemas are the provider's own. `run` sends the signed call; a

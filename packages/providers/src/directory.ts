@@ -8,7 +8,7 @@ import type { ProviderRecord, ProviderStore } from './store.js';
 export const PROVIDERS_SOURCE = 'providers';
 
 /**
- * Keeps a process's {@link CapabilityCatalog} in step with the providers in Redis (DESIGN
+ * Keeps a process's {@link CapabilityCatalog} in step with the providers in Redis (docs/decisions.md
  * "Providers"): loads every active provider's offers as capabilities ({@link providerCapability})
  * into the catalog source `providers`, reloads when a registration, update or retirement is
  * announced on the store's pub/sub channel (every gateway and worker sees it within one round

@@ -1,5 +1,5 @@
 /**
- * Why a provider request was refused (DESIGN "Providers"). `status` is the HTTP status to answer,
+ * Why a provider request was refused (docs/decisions.md "Providers"). `status` is the HTTP status to answer,
  * `code` is stable snake_case, `message` is safe to show; `extra` goes into the problem+json body
  * (e.g. `provider_id` of an existing provider, `errors` with JSON Schema issues).
  *

@@ -27,7 +27,7 @@ export interface ProviderOnboardingOptions {
 }
 
 /**
- * Onboarding, update and retirement of providers (DESIGN "Providers"): EIP-191 challenges,
+ * Onboarding, update and retirement of providers (docs/decisions.md "Providers"): EIP-191 challenges,
  * offer validation (JSON Schema 2020-12 with Ajv, the example request against the input schema,
  * ids unique and not the gateway's own), the endpoint's SSRF rules and reachability, then the
  * store. Every refusal is a {@link ProviderError} with its HTTP status and stable code.
@@ -155,7 +155,13 @@ export class ProviderOnboarding {
         throw e instanceof ProviderError ? at(e) : e;
       }
       if (offer.output_schema.type !== 'object') {
-        throw at(new ProviderError('invalid_schema', 400, 'output_schema must describe an object ("type": "object"): a result is a JSON object (SPEC 2.7).'));
+        throw at(
+          new ProviderError(
+            'invalid_schema',
+            400,
+            'output_schema must describe an object ("type": "object"): a result is a JSON object (docs/spec-notes.md 2.7).',
+          ),
+        );
       }
       if (!validateInput(offer.example_request)) {
         throw at(

@@ -7,7 +7,7 @@ import { compileJsonSchema } from './jsonSchema.js';
 import { offerCapabilityId, type ProviderRecord } from './store.js';
 
 /**
- * Probes one provider capability (DESIGN "Providers", probing): a signed, free call with the
+ * Probes one provider capability (docs/decisions.md "Providers", probing): a signed, free call with the
  * offer's `example_request` (`webhook-id` = `probe_<ULID>`, header `x-acg-probe: 1`). `ok` when
  * the provider answers 2xx with `{result}` valid against `output_schema`. The record is public
  * (`evidence.probe` of /registry and the capability page), so it never names the provider's own

@@ -5,7 +5,7 @@ import type { SecretBox } from '@acg/wallet-monitor';
 import type { Redis } from 'ioredis';
 import { ProviderError } from './errors.js';
 
-/** A provider as stored (DESIGN "Providers"): the signing secret in plain text here, sealed at rest when a SecretBox is configured. */
+/** A provider as stored (docs/decisions.md "Providers"): the signing secret in plain text here, sealed at rest when a SecretBox is configured. */
 export interface ProviderRecord {
   provider_id: string;
   name: string;

@@ -1,5 +1,5 @@
 /**
- * @acg/receipts: verifiable executions (SPEC 2.2 `proof`, `jwks_url`; DESIGN "Proofs and
+ * @acg/receipts: verifiable executions (docs/spec-notes.md 2.2 `proof`, `jwks_url`; docs/decisions.md "Proofs and
  * receipts"): the two receipt keys and their JWKS, JWS proofs of results (EdDSA over RFC 8785
  * hashes) and their verification.
  */

@@ -7,7 +7,7 @@ import { hexToBytes, keccak256, stringToHex, type Hex } from 'viem';
 /** PKCS#8 DER prefix of an Ed25519 private key (RFC 8410): the 32-byte seed follows. */
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
-/** A public JWK as published in `/.well-known/jwks.json`: `kid`, `use: "sig"` and `alg` on each (DESIGN "Proofs and receipts"). */
+/** A public JWK as published in `/.well-known/jwks.json`: `kid`, `use: "sig"` and `alg` on each (docs/decisions.md "Proofs and receipts"). */
 export type PublishedJwk = JWK & { kid: string; use: 'sig'; alg: string };
 
 /** The Ed25519 key that signs JWS proofs (`alg` EdDSA). */

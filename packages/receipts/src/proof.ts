@@ -15,7 +15,7 @@ export interface ProofPayment {
 }
 
 /**
- * The payload of an execution proof (DESIGN "Proofs and receipts"): which execution of which
+ * The payload of an execution proof (docs/decisions.md "Proofs and receipts"): which execution of which
  * capability, the SHA-256 (lowercase hex) of the RFC 8785 canonical JSON of its input and of its
  * result, what was paid, the provider (null for the gateway's own capabilities) and when it was
  * issued (RFC 3339).

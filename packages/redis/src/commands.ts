@@ -9,7 +9,7 @@ import { withScripts } from './scripts.js';
  */
 
 /**
- * The life of an x402 authorization reservation (DESIGN "x402 payments"):
+ * The life of an x402 authorization reservation (docs/decisions.md "x402 payments"):
  * `pending` (reserved, settlement not seen) → `completed` (settled, answer stored);
  * `pending` → `settle_unknown` (settlement outcome not seen; reconciled on chain);
  * `settled` (settlement seen, operation running: set when a replay reconciles a settled payment);
@@ -433,7 +433,7 @@ export async function deleteFieldsIfEqual(redis: Redis, p: { key: string; field:
   return (await withScripts(redis).hdel_if_equal(p.key, p.field, p.expected, ...p.fields)) === 1;
 }
 
-// provider ledger (@acg/provider-ledger; DESIGN "Providers"). Amounts are integer strings, USDC
+// provider ledger (@acg/provider-ledger; docs/decisions.md "Providers"). Amounts are integer strings, USDC
 // base units; the scripts move them only with HINCRBY (64-bit), never through Lua numbers.
 
 export interface CreditProviderParameters {

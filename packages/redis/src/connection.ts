@@ -10,12 +10,12 @@ export interface ConnectRedisOptions {
   url: string;
   /**
    * Redis Cluster startup nodes, `host:port` each (REDIS_CLUSTER_NODES; see {@link parseClusterNodes}).
-   * Set and not empty: the connection is an ioredis `Cluster` (DESIGN "Operations").
+   * Set and not empty: the connection is an ioredis `Cluster` (docs/decisions.md "Operations").
    */
   clusterNodes?: readonly string[];
   /** Connection name shown by CLIENT LIST, e.g. `gateway`. */
   name?: string;
-  /** BullMQ workers need `maxRetriesPerRequest: null` (DESIGN "Known pitfalls"). */
+  /** BullMQ workers need `maxRetriesPerRequest: null` (docs/pitfalls.md). */
   forBullmq?: boolean;
   /**
    * ioredis `enableAutoPipelining`: commands issued in the same event-loop tick go out in one
@@ -255,7 +255,7 @@ export class RedisKeys {
     return `${this.prefix}bull`;
   }
 
-  // provider ledger (@acg/provider-ledger; DESIGN "Providers": money and disputes). Every key is
+  // provider ledger (@acg/provider-ledger; docs/decisions.md "Providers": money and disputes). Every key is
   // under the `{pl}` hash tag, so its multi-key Lua scripts stay in one Redis Cluster slot.
   /** A ledger entry of a provider execution (hash: payer, provider, price, share, fee, status, matures_at...). */
   providerLedgerEntry(executionId: string): string {
@@ -314,7 +314,7 @@ export class RedisKeys {
     return `${this.prefix}treasury-send:${address.toLowerCase()}`;
   }
 
-  // --- payment-identifier (x402 extension; DESIGN "Agents: MCP and x402 extensions") ---
+  // --- payment-identifier (x402 extension; docs/decisions.md "Agents: MCP and x402 extensions") ---
   /**
    * A client's x402 `payment-identifier` id (16-128 of `[A-Za-z0-9_-]`), bound to the payload it
    * first paid with (hash: `request_hash` = payload hash, `authorization_key`). Global, not per

@@ -35,7 +35,7 @@ export function nearestRank(ms: readonly number[]): LatencyWindow {
 }
 
 /**
- * Latency over time (DESIGN "Web pages for people": `/status` charts): each sample of a series is
+ * Latency over time (docs/decisions.md "Web pages for people": `/status` charts): each sample of a series is
  * also pushed into its minute's bucket, a Redis list capped at {@link LATENCY_BUCKET_CAP} and
  * expiring after {@link LATENCY_RETENTION_SECONDS}, so the last hour can be read back per minute
  * by every replica. Writers add to their own MULTI with {@link LatencySeries.append} (the

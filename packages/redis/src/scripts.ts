@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 
 /**
  * The gateway's atomic Redis logic, one Lua file per script in `./lua`, loaded by name
- * (STYLE.md, bullmq's `src/commands`). Each is registered on a connection with
+ * (docs/code-style.md, bullmq's `src/commands`). Each is registered on a connection with
  * `defineCommand`, so it runs by EVALSHA with the script cached server-side.
  */
 export const SCRIPTS = {

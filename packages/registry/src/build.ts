@@ -16,13 +16,13 @@ import type { CapabilityDescriptor } from './descriptor.js';
 import { formatUsdc, toBaseUnits } from './price.js';
 import { deriveStatus, rollupOperationalStatus } from './status.js';
 
-/** SemVer of the registry file format itself, not of any capability (SPEC 2.1, 9). */
+/** SemVer of the registry file format itself, not of any capability (docs/spec-notes.md 2.1, 9). */
 export const REGISTRY_VERSION = '1.0.0';
 
-/** Organization named in the registry when the context gives none (SPEC 2.1 `network.organization`). */
+/** Organization named in the registry when the context gives none (docs/spec-notes.md 2.1 `network.organization`). */
 export const DEFAULT_ORGANIZATION = 'Agent Capability Gateway';
 
-/** Measured health of one capability, as the gateway's health document reports it (SPEC 2.4). */
+/** Measured health of one capability, as the gateway's health document reports it (docs/spec-notes.md 2.4). */
 export interface HealthSample {
   status: HealthStatus;
   /** Median latency in milliseconds; null before the first sample. */
@@ -54,7 +54,7 @@ export interface BuildContext {
    * @acg/capabilities) plus those the app adds (providers, tests), in any order.
    */
   capabilities: readonly CapabilityDescriptor[];
-  /** When set, every executable capability carries `proof` = `scheme` and `jwks_url` = `jwksUrl` (SPEC 2.2; DESIGN "Proofs and receipts"). */
+  /** When set, every executable capability carries `proof` = `scheme` and `jwks_url` = `jwksUrl` (docs/spec-notes.md 2.2; docs/decisions.md "Proofs and receipts"). */
   proofs?: { scheme: string; jwksUrl: string };
   /** Capabilities registered by providers at run time, merged after `capabilities`. */
   extra?: readonly CapabilityDescriptor[];
@@ -68,7 +68,7 @@ export class DuplicateCapabilityError extends Error {
   }
 }
 
-/** Metric names used by the discovery documents, with units (SPEC 2.1 `metric_definitions`). */
+/** Metric names used by the discovery documents, with units (docs/spec-notes.md 2.1 `metric_definitions`). */
 export const METRIC_DEFINITIONS: Record<string, MetricDefinition> = {
   latency_ms_p50: { description: 'Median end-to-end latency of successful calls over the health window.', unit: 'ms' },
   latency_ms_p99: { description: '99th percentile end-to-end latency of successful calls over the health window.', unit: 'ms' },
@@ -160,7 +160,7 @@ function networkOf(ctx: BuildContext, capabilities: readonly Capability[]) {
 }
 
 /**
- * The registry document served at `/gateway-catalog.json` (SPEC 2.1/2.2): `ctx.capabilities` plus
+ * The registry document served at `/gateway-catalog.json` (docs/spec-notes.md 2.1/2.2): `ctx.capabilities` plus
  * `ctx.extra`, ordered by product then id, statuses derived by `deriveStatus` (LIVE only with a
  * successful probe record; built but unprobed = PILOT; not built = PLANNED), `operational_status`
  * rolled up from `ctx.health`. The result is validated with `RegistryDocument` before it is
@@ -229,7 +229,7 @@ function legacyEntryOf(d: CapabilityDescriptor, capability: Capability, ctx: Bui
 }
 
 /**
- * The legacy registry served at `GET /registry` (SPEC 2.3, 4): `{registry_version, generated_at,
+ * The legacy registry served at `GET /registry` (docs/spec-notes.md 2.3, 4): `{registry_version, generated_at,
  * network, capabilities}` where each entry is the catalog capability (same status and evidence as
  * {@link buildCatalog}) plus method, price (`"0.001"` USDC), price_base_units (`"1000"`),
  * price_unit, currency, latencies (ms, from `ctx.health`, null before a sample), authentication,

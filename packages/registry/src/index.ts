@@ -1,6 +1,6 @@
 /**
  * @acg/registry: the capability catalog (data in the repo) and the discovery documents built from
- * it (SPEC 2.1-2.3, 4 "Discovery"). Pure functions: no I/O, no HTTP server (the gateway serves them).
+ * it (docs/spec-notes.md 2.1-2.3, 4 "Discovery"). Pure functions: no I/O, no HTTP server (the gateway serves them).
  */
 export type { CapabilityDescriptor, X402Mode } from './descriptor.js';
 export {

@@ -4,7 +4,7 @@ import { allDescriptors } from './build.js';
 import type { CapabilityDescriptor } from './descriptor.js';
 import { formatUsdc, toBaseUnits } from './price.js';
 
-/** The discovery documents every gateway serves, relative to {base_url} (SPEC 4 "Discovery"). */
+/** The discovery documents every gateway serves, relative to {base_url} (docs/spec-notes.md 4 "Discovery"). */
 export const DISCOVERY_DOCUMENTS = [
   { path: '/gateway-catalog.json', title: 'Capability catalog', note: 'full catalog (JSON, JSON Schema 2020-12), statuses with evidence' },
   { path: '/registry', title: 'Registry', note: 'legacy registry: prices, x402 terms, input/output JSON Schemas and examples per capability; cached 60 s' },
@@ -60,7 +60,7 @@ function capabilityLine(c: Capability, d: CapabilityDescriptor | undefined): str
   );
 }
 
-/** The MCP endpoint: what it serves, host configuration snippets, and x402 over MCP (DESIGN "Agents: MCP and x402 extensions"). */
+/** The MCP endpoint: what it serves, host configuration snippets, and x402 over MCP (docs/decisions.md "Agents: MCP and x402 extensions"). */
 function mcpSection(base: string): string[] {
   const url = `${base}/mcp`;
   return [
@@ -91,7 +91,7 @@ function mcpSection(base: string): string[] {
   ];
 }
 
-/** How to get and use a bearer token (Sign-In with Ethereum; DESIGN "Accounts and bearer tokens"). */
+/** How to get and use a bearer token (Sign-In with Ethereum; docs/decisions.md "Accounts and bearer tokens"). */
 function bearerSection(base: string): string[] {
   return [
     '## Bearer tokens (Sign-In with Ethereum)',

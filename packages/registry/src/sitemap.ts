@@ -40,7 +40,7 @@ export function renderSitemap(baseUrl: string, paths: readonly (string | Sitemap
   return ['<?xml version="1.0" encoding="UTF-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">', ...urls, '</urlset>', ''].join('\n');
 }
 
-/** The discovery paths a gateway's sitemap lists (SPEC 4 "Discovery"). */
+/** The discovery paths a gateway's sitemap lists (docs/spec-notes.md 4 "Discovery"). */
 export const SITEMAP_PATHS = ['/gateway-catalog.json', '/registry', '/llms.txt', '/openapi.json', '/status/health'] as const;
 
 /** When each discovery document last changed: W3C datetimes (RFC 3339 UTC, e.g. `2025-01-02T03:04:05.678Z`). */

@@ -1,14 +1,14 @@
 import type { Capability, CapabilityStatus, Evidence, HealthStatus, OperationalStatus, ProbeRecord } from '@acg/schemas';
 import type { CapabilityDescriptor } from './descriptor.js';
 
-/** A capability's derived status and the evidence behind it (SPEC 2.2 rules 1 and 2). */
+/** A capability's derived status and the evidence behind it (docs/spec-notes.md 2.2 rules 1 and 2). */
 export interface DerivedStatus {
   status: CapabilityStatus;
   evidence: Evidence;
 }
 
 /**
- * Status rule (SPEC 3 "LIVE only when evidence of a successful probe exists", DESIGN "Registry"):
+ * Status rule (docs/spec-notes.md 3 "LIVE only when evidence of a successful probe exists", docs/decisions.md "Registry, catalog and health"):
  * - not `built` → `PLANNED` (probes are ignored);
  * - built, probe record with `ok` → `LIVE`, evidence `{source: "prober", checked_at, probe}`;
  * - built, failed probe → `STALE` (the catalog at `advertisedBy` still claims it), evidence
@@ -36,14 +36,14 @@ export function deriveStatus(descriptor: Pick<CapabilityDescriptor, 'built'>, pr
   };
 }
 
-/** Operational status of the network and a sentence saying how it was decided (SPEC 2.1 network). */
+/** Operational status of the network and a sentence saying how it was decided (docs/spec-notes.md 2.1 network). */
 export interface OperationalRollup {
   operational_status: OperationalStatus;
   operational_status_source: string;
 }
 
 /**
- * Rollup of health statuses into `ok | degraded | outage` (SPEC 2.1, DESIGN "Registry"):
+ * Rollup of health statuses into `ok | degraded | outage` (docs/spec-notes.md 2.1, docs/decisions.md "Registry, catalog and health"):
  * `planned` entries are excluded; all `up` → ok, all `down` → outage, otherwise degraded. A STALE
  * capability (failed probe) caps the result at degraded. With no measured capability at all the
  * result is `degraded`: nothing is claimed healthy before it is measured.

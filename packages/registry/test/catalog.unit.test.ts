@@ -11,7 +11,7 @@ function expectValid(doc: unknown) {
   expect(validate(doc), JSON.stringify(validate.errors, null, 2)).toBe(true);
 }
 
-/** Every capability SPEC 1 and 4 describe, plus `gateway.mcp` (issue 12, DESIGN "Agents"), in catalog order (product gateway, builder, mev, intelligence; then id). */
+/** Every capability docs/spec-notes.md 1 and 4 describe, plus `gateway.mcp` (issue 12, docs/decisions.md "Agents: MCP and x402 extensions"), in catalog order (product gateway, builder, mev, intelligence; then id). */
 const SPEC_CAPABILITIES = [
   'gateway.execute',
   'gateway.health',
@@ -33,7 +33,7 @@ function okProbe(url: string): ProbeRecord {
   };
 }
 
-/** A capability announced but not built (SPEC "x402 planned" style): PLANNED whatever the probes say. */
+/** A capability announced but not built (the spec says "x402 planned", docs/spec-notes.md 4 style): PLANNED whatever the probes say. */
 const plannedCapability: CapabilityDescriptor = defineCapability({
   id: 'mev.backrun_auction',
   product: 'mev',
@@ -72,7 +72,7 @@ const providerCapability: CapabilityDescriptor = defineCapability({
   run: async () => ({}),
 });
 
-describe('buildCatalog (SPEC 2.1/2.2)', () => {
+describe('buildCatalog (docs/spec-notes.md 2.1/2.2)', () => {
   it('validates against the generated JSON Schema 2020-12 (strict Ajv) and the zod schema', () => {
     const doc = buildCatalog(context());
     expectValid(doc);
@@ -81,7 +81,7 @@ describe('buildCatalog (SPEC 2.1/2.2)', () => {
     expect(doc.generated_at).toBe('2025-01-02T03:04:05.678Z');
   });
 
-  it('lists every SPEC capability, ordered by product then id', () => {
+  it('lists every spec capability, ordered by product then id', () => {
     expect(buildCatalog(context()).capabilities.map((c) => c.id)).toEqual(SPEC_CAPABILITIES);
   });
 
@@ -144,7 +144,7 @@ describe('buildCatalog (SPEC 2.1/2.2)', () => {
     expect(byId.get('gateway.registry')!.x402).toBeUndefined();
   });
 
-  it('uses the SPEC surfaces and auth schemes', () => {
+  it('uses the spec surfaces and auth schemes', () => {
     const doc = buildCatalog(context());
     const pick = (id: string) => {
       const c = doc.capabilities.find((x) => x.id === id)!;

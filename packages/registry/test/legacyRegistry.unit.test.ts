@@ -4,7 +4,7 @@ import { BUILTIN_CAPABILITIES as CATALOG, findCapability } from '@acg/capabiliti
 import { buildCatalog, buildLegacyRegistry, formatUsdc } from '../src/index.js';
 import { context, strictAjv } from './helpers.js';
 
-/** Per-capability fields SPEC 2.3 requires on GET /registry. */
+/** Per-capability fields docs/spec-notes.md 2.3 requires on GET /registry. */
 const SPEC_2_3_FIELDS = [
   'endpoint',
   'price',
@@ -23,7 +23,7 @@ const SPEC_2_3_FIELDS = [
 const registry = buildLegacyRegistry(context());
 const entry = (id: string) => registry.capabilities.find((c) => c.id === id)!;
 
-describe('buildLegacyRegistry (SPEC 2.3, GET /registry)', () => {
+describe('buildLegacyRegistry (docs/spec-notes.md 2.3, GET /registry)', () => {
   it('has top-level network metadata and the same capabilities, statuses and order as the catalog', () => {
     const catalog = buildCatalog(context());
     expect(registry.network).toEqual(catalog.network);
@@ -36,7 +36,7 @@ describe('buildLegacyRegistry (SPEC 2.3, GET /registry)', () => {
     expect(validate(registry), JSON.stringify(validate.errors, null, 2)).toBe(true);
   });
 
-  it('gives every entry all SPEC 2.3 fields', () => {
+  it('gives every entry all docs/spec-notes.md 2.3 fields', () => {
     for (const c of registry.capabilities) {
       for (const field of SPEC_2_3_FIELDS) {
         expect(Object.keys(c), `${c.id}.${field}`).toContain(field);

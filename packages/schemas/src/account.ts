@@ -7,7 +7,7 @@ export const AccountUsageLine = z.object({ kind: z.enum(['debit', 'credit']), am
 export type AccountUsageLine = z.infer<typeof AccountUsageLine>;
 
 /**
- * A metered account (DESIGN "Accounts and bearer tokens"), `GET /v1/account`: `address`,
+ * A metered account (docs/decisions.md "Accounts and bearer tokens"), `GET /v1/account`: `address`,
  * `balance`, `spent`, `deposited` (integer strings, USDC base units) and recent `usage`.
  */
 export const AccountView = z.object({

@@ -2,34 +2,34 @@ import { z } from 'zod';
 import { CapabilityId, DateTime, Sha256Hex, Uri } from './primitives.js';
 
 /**
- * Products, in catalog order (SPEC 2.2 `product`; the fourth value is `intelligence` per DESIGN
+ * Products, in catalog order (docs/spec-notes.md 2.2 `product`; the fourth value is `intelligence` per docs/decisions.md
  * "Registry, catalog and health"). The registry document orders capabilities by the position of
  * their product in this list, then by id (see {@link compareCapabilities}).
  */
 export const PRODUCTS = ['gateway', 'builder', 'mev', 'intelligence'] as const;
 
-/** Product of a capability: `gateway | builder | mev | intelligence` (SPEC 2.2). */
+/** Product of a capability: `gateway | builder | mev | intelligence` (docs/spec-notes.md 2.2). */
 export const Product = z.enum(PRODUCTS);
 export type Product = z.infer<typeof Product>;
 
-/** Capability status in the registry: `LIVE | PARTIAL | STALE | PLANNED | PILOT` (SPEC 2.2, 3). */
+/** Capability status in the registry: `LIVE | PARTIAL | STALE | PLANNED | PILOT` (docs/spec-notes.md 2.2, 3). */
 export const CapabilityStatus = z.enum(['LIVE', 'PARTIAL', 'STALE', 'PLANNED', 'PILOT']);
 export type CapabilityStatus = z.infer<typeof CapabilityStatus>;
 
-/** Surface a capability is reached on: `MCP | JSON-RPC | REST | SSE | WEBHOOK | WEB` (SPEC 2.2). */
+/** Surface a capability is reached on: `MCP | JSON-RPC | REST | SSE | WEBHOOK | WEB` (docs/spec-notes.md 2.2). */
 export const Surface = z.enum(['MCP', 'JSON-RPC', 'REST', 'SSE', 'WEBHOOK', 'WEB']);
 export type Surface = z.infer<typeof Surface>;
 
-/** Authentication scheme: `none | bearer | bundle_signature | x402 | custom` (SPEC 2.2 `auth`, 5). */
+/** Authentication scheme: `none | bearer | bundle_signature | x402 | custom` (docs/spec-notes.md 2.2 `auth`, 5). */
 export const Auth = z.enum(['none', 'bearer', 'bundle_signature', 'x402', 'custom']);
 export type Auth = z.infer<typeof Auth>;
 
-/** HTTP method a probe used: `GET | POST | OPTIONS` (SPEC 2.2 `evidence.probe.method`). */
+/** HTTP method a probe used: `GET | POST | OPTIONS` (docs/spec-notes.md 2.2 `evidence.probe.method`). */
 export const ProbeMethod = z.enum(['GET', 'POST', 'OPTIONS']);
 export type ProbeMethod = z.infer<typeof ProbeMethod>;
 
 /**
- * One recorded probe (SPEC 2.2 `evidence.probe`, no extra keys): `url` probed, `method`, HTTP
+ * One recorded probe (docs/spec-notes.md 2.2 `evidence.probe`, no extra keys): `url` probed, `method`, HTTP
  * `status` received (integer), `body_sha256` of the response body (64 lowercase hex), and optional
  * `artifact`, a relative path (no leading `/`, no scheme) where the raw response is stored.
  */
@@ -46,7 +46,7 @@ export const Probe = z.strictObject({
 export type Probe = z.infer<typeof Probe>;
 
 /**
- * Evidence behind a capability's status (SPEC 2.2, no extra keys): `source` (required, non-empty:
+ * Evidence behind a capability's status (docs/spec-notes.md 2.2, no extra keys): `source` (required, non-empty:
  * who or what vouches), `checked_at` (RFC 3339 UTC time of the last successful probe), `probe`,
  * `advertised_by` (where a broken claim is published), `next_action` (free note).
  * The LIVE and STALE variants below tighten which keys are required.
@@ -60,16 +60,16 @@ export const Evidence = z.strictObject({
 });
 export type Evidence = z.infer<typeof Evidence>;
 
-/** Evidence of a LIVE capability: `checked_at`, `source` and `probe` required (SPEC 2.2 rule 1). */
+/** Evidence of a LIVE capability: `checked_at`, `source` and `probe` required (docs/spec-notes.md 2.2 rule 1). */
 export const LiveEvidence = Evidence.extend({ checked_at: DateTime, probe: Probe });
 export type LiveEvidence = z.infer<typeof LiveEvidence>;
 
-/** Evidence of a STALE capability: `source` and `advertised_by` required (SPEC 2.2 rule 2). */
+/** Evidence of a STALE capability: `source` and `advertised_by` required (docs/spec-notes.md 2.2 rule 2). */
 export const StaleEvidence = Evidence.extend({ advertised_by: z.string().min(1) });
 export type StaleEvidence = z.infer<typeof StaleEvidence>;
 
 /**
- * x402 advertisement of a catalog capability (SPEC 2.2 `x402`, optional keys only, no others):
+ * x402 advertisement of a catalog capability (docs/spec-notes.md 2.2 `x402`, optional keys only, no others):
  * `advertised` (the capability takes x402 payment now), `descriptor` (URI of a payment descriptor),
  * `resource` (URI that answers 402), `pay_to` (recipient address), `asset` (token contract),
  * `network` (CAIP-2 chain, e.g. `eip155:8453`).
@@ -85,7 +85,7 @@ export const X402Advert = z.strictObject({
 export type X402Advert = z.infer<typeof X402Advert>;
 
 /**
- * Shape of a capability with the given `status` and `evidence` schemas, keys in SPEC 2.2 order
+ * Shape of a capability with the given `status` and `evidence` schemas, keys in docs/spec-notes.md 2.2 order
  * (zod emits parsed objects in shape order).
  */
 function capabilityShape<S extends z.ZodType, E extends z.ZodType>(status: S, evidence: E) {
@@ -109,20 +109,20 @@ function capabilityShape<S extends z.ZodType, E extends z.ZodType>(status: S, ev
   };
 }
 
-/** A capability whose status is LIVE: evidence holds a successful probe (SPEC 2.2 rule 1, SPEC 3). */
+/** A capability whose status is LIVE: evidence holds a successful probe (docs/spec-notes.md 2.2 rule 1, docs/spec-notes.md 3). */
 export const LiveCapability = z.strictObject(capabilityShape(z.literal('LIVE'), LiveEvidence));
 export type LiveCapability = z.infer<typeof LiveCapability>;
 
-/** A capability whose status is STALE: evidence says where the broken claim is advertised (SPEC 2.2 rule 2). */
+/** A capability whose status is STALE: evidence says where the broken claim is advertised (docs/spec-notes.md 2.2 rule 2). */
 export const StaleCapability = z.strictObject(capabilityShape(z.literal('STALE'), StaleEvidence));
 export type StaleCapability = z.infer<typeof StaleCapability>;
 
-/** A capability whose status is PARTIAL, PLANNED or PILOT: evidence needs only `source` (SPEC 2.2). */
+/** A capability whose status is PARTIAL, PLANNED or PILOT: evidence needs only `source` (docs/spec-notes.md 2.2). */
 export const UnprovenCapability = z.strictObject(capabilityShape(z.enum(['PARTIAL', 'PLANNED', 'PILOT']), Evidence));
 export type UnprovenCapability = z.infer<typeof UnprovenCapability>;
 
 /**
- * Registry item (SPEC 2.2), no extra properties at any level. A discriminated union on `status`,
+ * Registry item (docs/spec-notes.md 2.2), no extra properties at any level. A discriminated union on `status`,
  * so the two conditional rules survive `z.toJSONSchema` as a `oneOf` of three closed objects.
  * zod parsing additionally checks that the id's prefix equals `product` (not expressible in the
  * generated JSON Schema).
@@ -136,7 +136,7 @@ export const Capability = z
 export type Capability = z.infer<typeof Capability>;
 
 /**
- * Catalog order (SPEC 2.1 `capabilities`: "ordered by product, then by id"): by the index of
+ * Catalog order (docs/spec-notes.md 2.1 `capabilities`: "ordered by product, then by id"): by the index of
  * `product` in {@link PRODUCTS}, then by `id` in code-unit order. Returns <0, 0 or >0 like any
  * `Array#sort` comparator.
  */
@@ -147,8 +147,8 @@ export function compareCapabilities(a: { product: Product; id: string }, b: { pr
 }
 
 /**
- * What a prober records for one capability (DESIGN "Registry, catalog and health"): `ok` (the probe
- * succeeded), `checked_at` (RFC 3339 UTC time of this probe) and the `probe` itself (SPEC 2.2).
+ * What a prober records for one capability (docs/decisions.md "Registry, catalog and health"): `ok` (the probe
+ * succeeded), `checked_at` (RFC 3339 UTC time of this probe) and the `probe` itself (docs/spec-notes.md 2.2).
  * The registry turns an `ok` record into LIVE evidence and a failed one into STALE.
  */
 export const ProbeRecord = z.object({

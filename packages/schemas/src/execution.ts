@@ -1,23 +1,23 @@
 import { z } from 'zod';
 import { Address, CapabilityId, DateTime, Hash32, HexData, JsonObject, UintString, prefixedUlid } from './primitives.js';
 
-/** Body of `POST /api/v1/execute`: `capability_id` and the capability's `input` object (SPEC 2.7, 4). */
+/** Body of `POST /api/v1/execute`: `capability_id` and the capability's `input` object (docs/spec-notes.md 2.7, 4). */
 export const ExecuteRequest = z.strictObject({
   capability_id: CapabilityId,
   input: JsonObject,
 });
 export type ExecuteRequest = z.infer<typeof ExecuteRequest>;
 
-/** Execution id: `exe_` + ULID, e.g. `exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T` (DESIGN "x402 payments"). */
+/** Execution id: `exe_` + ULID, e.g. `exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T` (docs/decisions.md "x402 payments"). */
 export const ExecutionId = prefixedUlid('exe');
 export type ExecutionId = z.infer<typeof ExecutionId>;
 
-/** Execution status: `SUCCEEDED | FAILED` (SPEC 3; FAILED per DESIGN "x402 payments"). */
+/** Execution status: `SUCCEEDED | FAILED` (docs/spec-notes.md 3; FAILED per docs/decisions.md "x402 payments"). */
 export const ExecutionStatus = z.enum(['SUCCEEDED', 'FAILED']);
 export type ExecutionStatus = z.infer<typeof ExecutionStatus>;
 
 /**
- * Settled payment behind an execution (SPEC 2.7): `tx_hash` of the on-chain settlement and
+ * Settled payment behind an execution (docs/spec-notes.md 2.7): `tx_hash` of the on-chain settlement and
  * `amount` charged, an integer string in asset base units (USDC: 6 decimals, `"1000"` = 0.001 USDC).
  */
 export const ExecutionPayment = z.object({
@@ -26,12 +26,12 @@ export const ExecutionPayment = z.object({
 });
 export type ExecutionPayment = z.infer<typeof ExecutionPayment>;
 
-/** Refund state: `pending` (queued) or `sent` (transferred on-chain) (DESIGN "x402 payments"). */
+/** Refund state: `pending` (queued) or `sent` (transferred on-chain) (docs/decisions.md "x402 payments"). */
 export const RefundStatus = z.enum(['pending', 'sent']);
 export type RefundStatus = z.infer<typeof RefundStatus>;
 
 /**
- * Refund of a payment (DESIGN): `status`, `tx_hash` of the refund transfer once sent, and
+ * Refund of a payment (docs/decisions.md): `status`, `tx_hash` of the refund transfer once sent, and
  * `amount` refunded as an integer string in USDC base units.
  */
 export const Refund = z.object({
@@ -43,7 +43,7 @@ export type Refund = z.infer<typeof Refund>;
 
 /**
  * Why a capability failed: a stable snake_case `code` (e.g. `upstream_unavailable`) and a
- * human-readable `message` that never carries upstream text verbatim (DESIGN "Errors").
+ * human-readable `message` that never carries upstream text verbatim (docs/decisions.md "Errors").
  */
 export const ExecutionError = z.object({
   code: z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be snake_case'),
@@ -51,14 +51,14 @@ export const ExecutionError = z.object({
 });
 export type ExecutionError = z.infer<typeof ExecutionError>;
 
-/** A successful execution: `{execution_id, status: "SUCCEEDED", result, payment}` (SPEC 2.7). */
+/** A successful execution: `{execution_id, status: "SUCCEEDED", result, payment}` (docs/spec-notes.md 2.7). */
 export const ExecutionSucceeded = z.object({
   execution_id: ExecutionId,
   status: z.literal('SUCCEEDED'),
   result: JsonObject,
   payment: ExecutionPayment,
   /**
-   * JWS compact proof of this result (DESIGN "Proofs and receipts"): EdDSA, `kid` in the header,
+   * JWS compact proof of this result (docs/decisions.md "Proofs and receipts"): EdDSA, `kid` in the header,
    * payload `{execution_id, capability_id, input_sha256, result_sha256, payment, provider,
    * issued_at}`; verify with the JWKS at the catalog's `jwks_url`. Absent when the gateway has no
    * receipt key configured.
@@ -68,7 +68,7 @@ export const ExecutionSucceeded = z.object({
 export type ExecutionSucceeded = z.infer<typeof ExecutionSucceeded>;
 
 /**
- * A failed execution after settlement (DESIGN "x402 payments"):
+ * A failed execution after settlement (docs/decisions.md "x402 payments"):
  * `{execution_id, status: "FAILED", result: null, error, payment, refund}`; the payment is refunded.
  */
 export const ExecutionFailed = z.object({
@@ -81,19 +81,19 @@ export const ExecutionFailed = z.object({
 });
 export type ExecutionFailed = z.infer<typeof ExecutionFailed>;
 
-/** Response of `POST /api/v1/execute` (SPEC 2.7), discriminated by `status`. */
+/** Response of `POST /api/v1/execute` (docs/spec-notes.md 2.7), discriminated by `status`. */
 export const ExecutionResponse = z.discriminatedUnion('status', [ExecutionSucceeded, ExecutionFailed]);
 export type ExecutionResponse = z.infer<typeof ExecutionResponse>;
 
 /**
- * A refund as stored and served (DESIGN "x402 payments"): the {@link Refund} fields and the
+ * A refund as stored and served (docs/decisions.md "x402 payments"): the {@link Refund} fields and the
  * `payer` the refund is sent to.
  */
 export const RefundRecord = Refund.extend({ payer: Address });
 export type RefundRecord = z.infer<typeof RefundRecord>;
 
 /**
- * A stored execution, what `GET /api/v1/executions/{execution_id}` returns (SPEC 2.7 + DESIGN):
+ * A stored execution, what `GET /api/v1/executions/{execution_id}` returns (docs/spec-notes.md 2.7 + docs/decisions.md):
  * `execution_id`, `capability_id`, `status`, `result` (null when FAILED), `error` (FAILED only),
  * the settled `payment`, `refund` (once a failed execution's refund is queued or sent), `job_id`
  * when a job step ran it, `created_at`/`finished_at` (RFC 3339 UTC) and `duration_ms` (capability

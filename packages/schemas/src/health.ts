@@ -2,13 +2,13 @@ import { z } from 'zod';
 import { CapabilityId, ChainName, DateTime, Uri } from './primitives.js';
 import { OperationalStatus } from './registryDocument.js';
 
-/** Per-capability health status: `up | degraded | down | planned` (SPEC 2.4, 3). */
+/** Per-capability health status: `up | degraded | down | planned` (docs/spec-notes.md 2.4, 3). */
 export const HealthStatus = z.enum(['up', 'degraded', 'down', 'planned']);
 export type HealthStatus = z.infer<typeof HealthStatus>;
 
 /**
  * Latency summary in milliseconds over the measured window: `p50`, `p99` (null until the first
- * sample) and `samples` (count of measurements the percentiles come from) (SPEC 2.4, DESIGN).
+ * sample) and `samples` (count of measurements the percentiles come from) (docs/spec-notes.md 2.4, docs/decisions.md).
  */
 export const LatencySummary = z.object({
   p50: z.number().nonnegative().nullable(),
@@ -19,14 +19,14 @@ export type LatencySummary = z.infer<typeof LatencySummary>;
 
 /**
  * Health of one capability: `id`, `status`, `latency_ms`, and `checked_at` (RFC 3339 UTC time of
- * the last measurement, null if never measured) (SPEC 2.4, DESIGN "Registry, catalog and health").
+ * the last measurement, null if never measured) (docs/spec-notes.md 2.4, docs/decisions.md "Registry, catalog and health").
  */
 export const CapabilityHealth = z.object({
   id: CapabilityId,
   status: HealthStatus,
   latency_ms: LatencySummary,
   checked_at: DateTime.nullable(),
-  /** A third-party provider's capability (DESIGN "Providers"): its provider's name and its paid calls and failures (non-2xx, timeout, invalid or unsigned output) since it was first offered. */
+  /** A third-party provider's capability (docs/decisions.md "Providers"): its provider's name and its paid calls and failures (non-2xx, timeout, invalid or unsigned output) since it was first offered. */
   provider: z.object({ name: z.string(), calls: z.int().nonnegative(), failures: z.int().nonnegative() }).optional(),
 });
 export type CapabilityHealth = z.infer<typeof CapabilityHealth>;
@@ -39,7 +39,7 @@ export type RelayStatus = z.infer<typeof RelayStatus>;
  * One relay the builder submits to: `name`, `url`, `status`, counts of `submits`, `accepted` and
  * `rejected` block-construction attempts (refused or unanswered), the most frequent rejection
  * reasons with their counts, the submission `latency_ms` (send to answer, p50/p99 over the last
- * 1,000), and `last_submit_at` (RFC 3339 UTC or null) (DESIGN). The last three are absent from a
+ * 1,000), and `last_submit_at` (RFC 3339 UTC or null) (docs/decisions.md). The last three are absent from a
  * builder that does not report them yet.
  */
 export const RelayHealth = z.object({
@@ -57,7 +57,7 @@ export type RelayHealth = z.infer<typeof RelayHealth>;
 
 /**
  * Whether the builder's Ethereum node can seal blocks (`eth_simulateV1` with validation returning
- * a full header; DESIGN "Bundle submission"), as checked at the builder's startup: `ok`, the
+ * a full header; docs/decisions.md "Bundle submission"), as checked at the builder's startup: `ok`, the
  * node's `client` (`web3_clientVersion`), `zero_state_root` (anvil's simulation computes none:
  * accepted on the dev chain only), the `reason` when not ok, and `checked_at`. While `ok` is false
  * no block is submitted and `builder.send_bundle` is not LIVE.
@@ -72,7 +72,7 @@ export const SealerHealth = z.object({
 export type SealerHealth = z.infer<typeof SealerHealth>;
 
 /**
- * Bundle-builder infrastructure state (SPEC 2.4): counters `bids_received`, `submits`, `accepted`,
+ * Bundle-builder infrastructure state (docs/spec-notes.md 2.4): counters `bids_received`, `submits`, `accepted`,
  * the `relays`, and `bls_public_key` (the builder's 48-byte compressed BLS12-381 public key as
  * `0x` + 96 hex, null when no builder key is configured).
  */
@@ -117,7 +117,7 @@ export const WalletMonitorHealth = z.object({
 export type WalletMonitorHealth = z.infer<typeof WalletMonitorHealth>;
 
 /**
- * The health document at `/status/health` (SPEC 2.4, DESIGN shape):
+ * The health document at `/status/health` (docs/spec-notes.md 2.4, docs/decisions.md shape):
  * `{operational_status, generated_at, capabilities: CapabilityHealth[], builder}`.
  * `builder` is null while no builder reports (e.g. before the builder service exists), never
  * zero-filled: values are real measurements, never constants.
@@ -154,7 +154,7 @@ export const LatencySource = z.enum(['executions_and_probes', 'webhook_deliverie
 export type LatencySource = z.infer<typeof LatencySource>;
 
 /**
- * The latency series document at `/status/series` (DESIGN "Web pages for people"; the `/status`
+ * The latency series document at `/status/series` (docs/decisions.md "Web pages for people"; the `/status`
  * charts): per capability, one point per minute over the last `window_minutes` (oldest first, the
  * current minute last) read from samples stored in Redis as they happen, never constants, and
  * `window`, the nearest-rank percentiles over all samples of those minutes (equal to

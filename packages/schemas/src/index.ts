@@ -1,6 +1,6 @@
 /**
- * @acg/schemas: zod schemas (and inferred types) of every gateway resource, SPEC 2.1-2.9 with the
- * DESIGN decisions; JSON Schema 2020-12 is generated from them (see ./jsonSchema.ts).
+ * @acg/schemas: zod schemas (and inferred types) of every gateway resource, docs/spec-notes.md 2.1-2.9 with the
+ * docs/decisions.md decisions; JSON Schema 2020-12 is generated from them (see ./jsonSchema.ts).
  */
 export * from './primitives.js';
 export * from './constants.js';

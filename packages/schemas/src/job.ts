@@ -3,18 +3,18 @@ import { ExecutionError, ExecutionId, ExecutionPayment, Refund } from './executi
 import { limitMessage, MAX_JOB_CAPABILITIES, MAX_JOB_OBJECTIVE_CHARS, MAX_JOB_STEPS } from './limits.js';
 import { Address, CapabilityId, DateTime, JsonObject, UintString, Uri, prefixedUlid } from './primitives.js';
 
-/** Job id: `job_` + ULID (DESIGN "Jobs"). */
+/** Job id: `job_` + ULID (docs/decisions.md "Jobs"). */
 export const JobId = prefixedUlid('job');
 export type JobId = z.infer<typeof JobId>;
 
-/** Amount in whole USDC as a JSON number, at most 6 decimals (SPEC 2.8 `budget_usdc`). */
+/** Amount in whole USDC as a JSON number, at most 6 decimals (docs/spec-notes.md 2.8 `budget_usdc`). */
 export const UsdcAmount = z
   .number()
   .nonnegative()
   .refine((n) => Number.isFinite(n) && Math.abs(Math.round(n * 1e6) - n * 1e6) < 1e-6, 'at most 6 decimals');
 export type UsdcAmount = z.infer<typeof UsdcAmount>;
 
-/** One planned step: run `capability_id` with `input` (DESIGN "Jobs"). */
+/** One planned step: run `capability_id` with `input` (docs/decisions.md "Jobs"). */
 export const JobStepPlan = z.strictObject({
   capability_id: CapabilityId,
   input: JsonObject,
@@ -60,7 +60,7 @@ export const JobRequest = z
   });
 export type JobRequest = z.infer<typeof JobRequest>;
 
-/** Job status: `queued → running → succeeded | failed | cancelled | budget_exhausted` (DESIGN "Jobs"). */
+/** Job status: `queued → running → succeeded | failed | cancelled | budget_exhausted` (docs/decisions.md "Jobs"). */
 export const JobStatus = z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled', 'budget_exhausted']);
 export type JobStatus = z.infer<typeof JobStatus>;
 
@@ -69,7 +69,7 @@ export const JobStepStatus = z.enum(['pending', 'running', 'succeeded', 'failed'
 export type JobStepStatus = z.infer<typeof JobStepStatus>;
 
 /**
- * One step of a job record (DESIGN "Jobs"): `capability_id`, `input`, `execution_id` (null until
+ * One step of a job record (docs/decisions.md "Jobs"): `capability_id`, `input`, `execution_id` (null until
  * executed), `status`, `cost_usdc` (whole USDC spent on it), `started_at`/`finished_at`
  * (RFC 3339 UTC or null), and `result` or `error` (null when absent); `cost_base_units` is the
  * exact cost (integer string, USDC base units) and `attempts` how often the step was tried.
@@ -86,12 +86,12 @@ export const JobStep = z.object({
   finished_at: DateTime.nullable(),
   result: JsonObject.nullable(),
   error: ExecutionError.nullable(),
-  /** JWS proof of a succeeded step's result (as on `POST /api/v1/execute`; DESIGN "Proofs and receipts"), when the gateway signs proofs. */
+  /** JWS proof of a succeeded step's result (as on `POST /api/v1/execute`; docs/decisions.md "Proofs and receipts"), when the gateway signs proofs. */
   proof: z.string().optional(),
 });
 export type JobStep = z.infer<typeof JobStep>;
 
-/** Response of `POST /api/v1/jobs` (202): `{job_id, status, poll_url}` (DESIGN "Jobs"). */
+/** Response of `POST /api/v1/jobs` (202): `{job_id, status, poll_url}` (docs/decisions.md "Jobs"). */
 export const JobCreated = z.object({
   job_id: JobId,
   status: JobStatus,
@@ -100,7 +100,7 @@ export const JobCreated = z.object({
 export type JobCreated = z.infer<typeof JobCreated>;
 
 /**
- * Job record returned by `GET /api/v1/jobs/{job_id}` (DESIGN "Jobs"): `job_id`, `objective`,
+ * Job record returned by `GET /api/v1/jobs/{job_id}` (docs/decisions.md "Jobs"): `job_id`, `objective`,
  * `budget_usdc`, `spent_usdc`, `capabilities`, `status`, `steps`, `result` and `error` (null until
  * the job ends), `created_at`, `updated_at` (RFC 3339 UTC), and `refund` of the unspent budget
  * (USDC base units; null until the job ends or when nothing is left). Exact amounts beside the

@@ -24,7 +24,7 @@ export function toJsonSchema(schema: z.ZodType, options: ToJsonSchemaOptions = {
 }
 
 /**
- * JSON Schema 2020-12 of the registry document (SPEC 2.1/2.2), generated from {@link RegistryDocument}
+ * JSON Schema 2020-12 of the registry document (docs/spec-notes.md 2.1/2.2), generated from {@link RegistryDocument}
  * with `z.toJSONSchema`. Closed objects at every level; the LIVE and STALE evidence rules appear as a
  * `oneOf` on `status`. Validate with Ajv2020 (strict) + ajv-formats.
  */

@@ -4,12 +4,12 @@ import { HealthStatus } from './health.js';
 import { Address, Caip2Network, CapabilityId, DateTime, DecimalString, JsonObject, SemVer, UintString, Uri } from './primitives.js';
 import { RegistryNetwork } from './registryDocument.js';
 
-/** What one unit of `price` buys: a `call`, a delivered `event`, or a submitted `bundle` (/registry, SPEC 8). */
+/** What one unit of `price` buys: a `call`, a delivered `event`, or a submitted `bundle` (/registry, docs/spec-notes.md 8). */
 export const PriceUnit = z.enum(['call', 'event', 'bundle']);
 export type PriceUnit = z.infer<typeof PriceUnit>;
 
 /**
- * x402 payment terms of a /registry entry (SPEC 2.3 `x402`, field names as in the 2.9 challenge):
+ * x402 payment terms of a /registry entry (docs/spec-notes.md 2.3 `x402`, field names as in the 2.9 challenge):
  * `x402Version` 2, `scheme` `exact`, `network` CAIP-2 (`eip155:8453`), `asset` (USDC contract),
  * `payTo` (treasury address), `resource` (URL that answers 402), and `maxAmountRequired`
  * (integer string, USDC base units) only when the capability has a fixed price.
@@ -26,8 +26,8 @@ export const LegacyX402Terms = z.object({
 export type LegacyX402Terms = z.infer<typeof LegacyX402Terms>;
 
 /**
- * One capability entry of `GET /registry` (SPEC 2.3; types and units decided in
- * packages/registry/README.md). The SPEC 2.2 capability fields (without its `x402` advert, which
+ * One capability entry of `GET /registry` (docs/spec-notes.md 2.3; types and units decided in
+ * packages/registry/README.md). The docs/spec-notes.md 2.2 capability fields (without its `x402` advert, which
  * is replaced by payment terms), plus:
  * - `method`: HTTP method to call `endpoint` with;
  * - `price`: decimal string in `currency` units (`"0.001"`), `price_base_units`: integer string in
@@ -75,8 +75,8 @@ export const LegacyRegistryEntry = z.object({
 export type LegacyRegistryEntry = z.infer<typeof LegacyRegistryEntry>;
 
 /**
- * The `GET /registry` document (SPEC 4 "legacy registry"): top-level `registry_version`,
- * `generated_at`, `network` (same object as SPEC 2.1) and `capabilities` (entries above, same
+ * The `GET /registry` document (docs/spec-notes.md 4 "legacy registry"): top-level `registry_version`,
+ * `generated_at`, `network` (same object as docs/spec-notes.md 2.1) and `capabilities` (entries above, same
  * order as the catalog).
  */
 export const LegacyRegistry = z.object({

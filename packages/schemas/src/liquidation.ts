@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { ChainName, ChecksumAddress } from './primitives.js';
 
-/** Lending protocols searched: `aave_v3 | spark | compound_v3 | morpho_blue` (DESIGN "Liquidation search"). */
+/** Lending protocols searched: `aave_v3 | spark | compound_v3 | morpho_blue` (docs/decisions.md "Liquidation search"). */
 export const LendingProtocol = z.enum(['aave_v3', 'spark', 'compound_v3', 'morpho_blue']);
 export type LendingProtocol = z.infer<typeof LendingProtocol>;
 
 /**
- * One liquidation opportunity (SPEC 2.5, types per DESIGN): `protocol`, `borrower` (checksummed),
+ * One liquidation opportunity (docs/spec-notes.md 2.5, types per docs/decisions.md): `protocol`, `borrower` (checksummed),
  * `collateral_token`/`debt_token` (checksummed token addresses) with `collateral_symbol`/`debt_symbol`,
  * `collateral_usd`, `debt_usd`, `estimated_profit_usd` (USD as JSON numbers; profit net of gas),
  * `health_factor` (unitless, < 1 means liquidatable), `deadline_block` (integer block number by
@@ -43,7 +43,7 @@ export const LiquidationOpportunity = z.object({
 export type LiquidationOpportunity = z.infer<typeof LiquidationOpportunity>;
 
 /**
- * Query of `GET /v1/liquidation-search` (SPEC 4 + DESIGN). Numbers are coerced from query strings.
+ * Query of `GET /v1/liquidation-search` (docs/spec-notes.md 4 + docs/decisions.md). Numbers are coerced from query strings.
  * `min_profit_usd` (USD, default 0), `chain` (default `ethereum`), `protocol` (one or repeated;
  * absent = all), `max_health_factor` (unitless, default 1.0 = liquidatable now, at most 1.1),
  * `limit` (1..500, default 50). Unknown parameters are refused (400), so a typo never widens a search.
@@ -58,7 +58,7 @@ export const LiquidationSearchQuery = z.strictObject({
 export type LiquidationSearchQuery = z.infer<typeof LiquidationSearchQuery>;
 
 /**
- * Response of `GET /v1/liquidation-search` (SPEC 4 + DESIGN): `chain`, `block_number` (integer,
+ * Response of `GET /v1/liquidation-search` (docs/spec-notes.md 4 + docs/decisions.md): `chain`, `block_number` (integer,
  * the block the index was read at) and `opportunities` sorted by `estimated_profit_usd` descending.
  */
 export const LiquidationSearchResponse = z.object({

@@ -5,7 +5,7 @@ import { PaymentRequirements, ResourceInfo, X402_VERSION } from './paymentChalle
 import { CapabilityId, DecimalString, JsonObject } from './primitives.js';
 
 /**
- * Wire schemas of the MCP endpoint `{base_url}/mcp` (DESIGN "Agents: MCP and x402 extensions"):
+ * Wire schemas of the MCP endpoint `{base_url}/mcp` (docs/decisions.md "Agents: MCP and x402 extensions"):
  * the free tools' arguments and results, and the x402 `PaymentRequired` a paid tool answers with
  * (x402 transports-v2/mcp.md). The paid tools' own schemas are their capabilities' definitions.
  */

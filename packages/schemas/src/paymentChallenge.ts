@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { Address, Caip2Network, JsonObject, UintString, Uri } from './primitives.js';
 
-/** The x402 protocol version this gateway speaks: 2 (SPEC 2.9, 9). */
+/** The x402 protocol version this gateway speaks: 2 (docs/spec-notes.md 2.9, 9). */
 export const X402_VERSION = 2 as const;
 
 /**
  * x402 v2 `ResourceInfo`: `url` of the paid resource, optional `description` and `mimeType`
- * (DESIGN "x402 payments"; matches `@x402/core`).
+ * (docs/decisions.md "x402 payments"; matches `@x402/core`).
  */
 export const ResourceInfo = z.object({
   url: Uri,
@@ -33,11 +33,11 @@ export const PaymentRequirements = z.object({
 export type PaymentRequirements = z.infer<typeof PaymentRequirements>;
 
 /**
- * Body of a 402 response (SPEC 2.9 + DESIGN "x402 payments"). SPEC fields: `scheme` (`exact`),
+ * Body of a 402 response (docs/spec-notes.md 2.9 + docs/decisions.md "x402 payments"). spec fields: `scheme` (`exact`),
  * `network` (`eip155:8453`), `payTo`, `maxAmountRequired` (integer string, USDC base units),
  * `asset` (USDC contract), `x402Version` (2). x402 v2 fields, so official clients work too:
  * `error` (why payment is required or was refused), `resource`, `accepts` (>= 1 requirement;
- * the first mirrors the SPEC fields), optional `extensions`. A refused payment adds `reason`, a
+ * the first mirrors the spec fields), optional `extensions`. A refused payment adds `reason`, a
  * stable snake_case code (x402's `invalidReason` where there is one).
  */
 export const PaymentChallenge = z.object({

@@ -4,32 +4,32 @@ import { getAddress } from 'viem';
 /**
  * Shared wire primitives. Every one is JSON-friendly (big integers travel as decimal strings)
  * and survives `z.toJSONSchema` as plain `type`/`pattern`/`format` keywords that strict Ajv
- * accepts (DESIGN "Known pitfalls": regexes, never `.startsWith()`, no `z.date()`/`z.bigint()`).
+ * accepts (docs/pitfalls.md: regexes, never `.startsWith()`, no `z.date()`/`z.bigint()`).
  */
 
-/** Capability id `<product>.<name>`, each part `[a-z][a-z0-9_]*` (SPEC 2.2 `id`). */
+/** Capability id `<product>.<name>`, each part `[a-z][a-z0-9_]*` (docs/spec-notes.md 2.2 `id`). */
 export const CAPABILITY_ID_PATTERN = /^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/;
 
-/** Capability id string, e.g. `intelligence.wallet_balances` (SPEC 2.2). */
+/** Capability id string, e.g. `intelligence.wallet_balances` (docs/spec-notes.md 2.2). */
 export const CapabilityId = z.string().regex(CAPABILITY_ID_PATTERN, 'must be <product>.<name>, lowercase letters, digits or _');
 export type CapabilityId = z.infer<typeof CapabilityId>;
 
-/** SemVer restricted to three dot-separated integers without leading zeros, e.g. `1.0.0` (SPEC 2.1, 9). */
+/** SemVer restricted to three dot-separated integers without leading zeros, e.g. `1.0.0` (docs/spec-notes.md 2.1, 9). */
 export const SemVer = z.string().regex(/^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/, 'must be MAJOR.MINOR.PATCH');
 export type SemVer = z.infer<typeof SemVer>;
 
 /**
  * RFC 3339 date-time in UTC (`Z` suffix, optional fractional seconds), e.g. `2025-01-01T00:00:00.000Z`
- * (what `Date#toISOString()` emits). JSON Schema: `format: date-time` plus a pattern (SPEC 2.1 `generated_at`).
+ * (what `Date#toISOString()` emits). JSON Schema: `format: date-time` plus a pattern (docs/spec-notes.md 2.1 `generated_at`).
  */
 export const DateTime = z.iso.datetime();
 export type DateTime = z.infer<typeof DateTime>;
 
-/** Absolute URI string (JSON Schema `format: uri`) (SPEC 2.2 `endpoint`, `docs_url`, ...). */
+/** Absolute URI string (JSON Schema `format: uri`) (docs/spec-notes.md 2.2 `endpoint`, `docs_url`, ...). */
 export const Uri = z.url();
 export type Uri = z.infer<typeof Uri>;
 
-/** SHA-256 digest as 64 lowercase hex characters, no `0x` (SPEC 2.2 `evidence.probe.body_sha256`). */
+/** SHA-256 digest as 64 lowercase hex characters, no `0x` (docs/spec-notes.md 2.2 `evidence.probe.body_sha256`). */
 export const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters');
 export type Sha256Hex = z.infer<typeof Sha256Hex>;
 
@@ -81,7 +81,7 @@ export type HexQuantity = z.infer<typeof HexQuantity>;
 
 /**
  * Non-negative integer as a decimal string without leading zeros, e.g. `"1000"`. Used for token
- * amounts in base units (USDC: 6 decimals, ETH: wei) and block numbers (SPEC 2.7 `payment.amount`, 2.9).
+ * amounts in base units (USDC: 6 decimals, ETH: wei) and block numbers (docs/spec-notes.md 2.7 `payment.amount`, 2.9).
  */
 export const UintString = z.string().regex(/^(0|[1-9]\d*)$/, 'must be a non-negative integer in decimal');
 export type UintString = z.infer<typeof UintString>;
@@ -90,7 +90,7 @@ export type UintString = z.infer<typeof UintString>;
 export const DecimalString = z.string().regex(/^(0|[1-9]\d*)(\.\d+)?$/, 'must be a non-negative decimal number');
 export type DecimalString = z.infer<typeof DecimalString>;
 
-/** CAIP-2 EVM chain id `eip155:<chain_id>`, e.g. `eip155:8453` for Base (SPEC 2.9 `network`). */
+/** CAIP-2 EVM chain id `eip155:<chain_id>`, e.g. `eip155:8453` for Base (docs/spec-notes.md 2.9 `network`). */
 export const Caip2Network = z.string().regex(/^eip155:(0|[1-9]\d*)$/, 'must be eip155:<chain_id>');
 export type Caip2Network = z.infer<typeof Caip2Network>;
 
@@ -102,11 +102,11 @@ export function prefixedUlid(prefix: string) {
   return z.string().regex(new RegExp(`^${prefix}_${ULID_PATTERN_SOURCE}$`), `must be ${prefix}_ followed by a ULID`);
 }
 
-/** UNIX timestamp in whole seconds (SPEC 2.6 `expires_at`). */
+/** UNIX timestamp in whole seconds (docs/spec-notes.md 2.6 `expires_at`). */
 export const UnixSeconds = z.int().nonnegative();
 export type UnixSeconds = z.infer<typeof UnixSeconds>;
 
-/** Chains the intelligence and MEV products read: `ethereum`, `base`, `arbitrum` (SPEC 4 wallet monitor, DESIGN). */
+/** Chains the intelligence and MEV products read: `ethereum`, `base`, `arbitrum` (docs/spec-notes.md 4 wallet monitor, docs/decisions.md). */
 export const ChainName = z.enum(['ethereum', 'base', 'arbitrum']);
 export type ChainName = z.infer<typeof ChainName>;
 

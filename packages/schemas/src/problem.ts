@@ -1,10 +1,10 @@
 import { z } from 'zod';
 
-/** Media type of problem details responses (RFC 9457, DESIGN "Errors"). */
+/** Media type of problem details responses (RFC 9457, docs/decisions.md "Errors"). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 /**
- * One validation issue inside a problem (DESIGN "Errors": "each zod issue with its path"):
+ * One validation issue inside a problem (docs/decisions.md "Errors": "each zod issue with its path"):
  * `path` (property names and array indexes from the body root), `message`, optional zod `code`.
  */
 export const ProblemIssue = z.object({
@@ -15,7 +15,7 @@ export const ProblemIssue = z.object({
 export type ProblemIssue = z.infer<typeof ProblemIssue>;
 
 /**
- * RFC 9457 problem details, the body of every REST error except 402 (DESIGN "Errors"):
+ * RFC 9457 problem details, the body of every REST error except 402 (docs/decisions.md "Errors"):
  * `type` (URI reference, `about:blank` when no specific type), `title`, `status` (HTTP status code),
  * `detail` (human-readable, never an upstream error verbatim), optional `instance` (URI reference
  * of this occurrence) and `errors` (validation issues). Extension members are allowed (RFC 9457 3.2).

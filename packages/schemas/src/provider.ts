@@ -3,7 +3,7 @@ import { ExecutionId } from './execution.js';
 import { Address, CapabilityId, DateTime, DecimalString, Hash32, HexData, JsonObject, prefixedUlid, UintString } from './primitives.js';
 
 /**
- * Wire schemas of third-party providers (SPEC 1 "Third parties may become providers"; DESIGN
+ * Wire schemas of third-party providers (docs/spec-notes.md 1 "Third parties may become providers"; docs/decisions.md
  * "Providers"): onboarding with EIP-191, offers, the gateway → provider call, the ledger, payouts
  * and disputes. Money is integer USDC base units (6 decimals) as decimal strings, except an
  * offer's `price_usdc`, a decimal USDC amount as the provider writes it.
@@ -36,17 +36,17 @@ export const OfferName = z
   .regex(/^[a-z][a-z0-9_]*$/, 'must be lowercase letters, digits or _, starting with a letter');
 
 /**
- * The `<product>` half of a provider capability id (default `intelligence`): one of SPEC 2.2's
+ * The `<product>` half of a provider capability id (default `intelligence`): one of docs/spec-notes.md 2.2's
  * products that third parties may offer in, `intelligence` or `mev` (`gateway` and `builder` are
  * the gateway's own).
  */
 export const OfferProduct = z.enum(['intelligence', 'mev']);
 
-/** Per-call timeout of a provider capability in milliseconds: 1000..120000, default 30000 (DESIGN "Providers"). */
+/** Per-call timeout of a provider capability in milliseconds: 1000..120000, default 30000 (docs/decisions.md "Providers"). */
 export const OfferTimeoutMs = z.int().min(1000).max(120_000);
 
 /**
- * One capability a provider offers (DESIGN "Providers"). The capability id is `<product>.<name>`,
+ * One capability a provider offers (docs/decisions.md "Providers"). The capability id is `<product>.<name>`,
  * unique across the catalog. `input_schema` and `output_schema` are JSON Schema 2020-12 objects
  * (checked with Ajv at registration: an invalid schema is a 400); `example_request` must be valid
  * against `input_schema` (the prober sends it). `price_usdc` is a decimal USDC amount with at most 6
@@ -138,7 +138,7 @@ export const ProviderRetirement = SignedChallenge;
 export type ProviderRetirement = z.infer<typeof ProviderRetirement>;
 
 /**
- * What the gateway sends to `POST {endpoint}` (DESIGN "Providers"), with Standard Webhooks headers
+ * What the gateway sends to `POST {endpoint}` (docs/decisions.md "Providers"), with Standard Webhooks headers
  * (`webhook-id` = `execution_id`, or `probe_<ULID>` for a probe, which also carries `x-acg-probe: 1`).
  */
 export const ProviderCallRequest = z.object({
@@ -151,7 +151,7 @@ export type ProviderCallRequest = z.infer<typeof ProviderCallRequest>;
 /**
  * What a provider answers with 200: `result`, valid against the offer's `output_schema`. The
  * provider kit adds `signature`: EIP-191 by the provider's address over the text
- * `acg-result:<execution_id>:<result_sha256>` (DESIGN "Proofs and receipts"), where
+ * `acg-result:<execution_id>:<result_sha256>` (docs/decisions.md "Proofs and receipts"), where
  * `result_sha256` is lowercase hex SHA-256 of the RFC 8785 canonical JSON of `result`.
  */
 export const ProviderCallResponse = z.object({ result: z.unknown(), signature: HexData.optional() });
@@ -193,7 +193,7 @@ export const DisputeResponseRequest = z.strictObject({ statement: z.string().min
 /** Body of `POST /api/v1/disputes/{dispute_id}/resolve` (`Authorization: Bearer <ADMIN_TOKEN>`). */
 export const DisputeResolveRequest = z.strictObject({ outcome: z.enum(['refund', 'release']) });
 
-/** A dispute as the buyer, the provider and the admin see it (DESIGN "Providers"). `amount` = the price paid, USDC base units. */
+/** A dispute as the buyer, the provider and the admin see it (docs/decisions.md "Providers"). `amount` = the price paid, USDC base units. */
 export const DisputeView = z.object({
   dispute_id: DisputeId,
   execution_id: ExecutionId,
@@ -210,7 +210,7 @@ export const DisputeView = z.object({
   /** who resolved it: `admin`, or `auto` after PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS */
   resolved_by: z.enum(['admin', 'auto']).nullable(),
   /**
-   * Evidence from both sides (DESIGN "Proofs and receipts"), on `GET /api/v1/disputes/{id}`: the
+   * Evidence from both sides (docs/decisions.md "Proofs and receipts"), on `GET /api/v1/disputes/{id}`: the
    * delivered `result`, the gateway's JWS `proof` of it, and the provider's EIP-191
    * `provider_signature` over it, from the execution record.
    */

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { Capability, compareCapabilities } from './capability.js';
 import { DateTime, SemVer, Uri } from './primitives.js';
 
-/** Registry rollup status: `ok | degraded | outage` (SPEC 2.1 `network.operational_status`, 3). */
+/** Registry rollup status: `ok | degraded | outage` (docs/spec-notes.md 2.1 `network.operational_status`, 3). */
 export const OperationalStatus = z.enum(['ok', 'degraded', 'outage']);
 export type OperationalStatus = z.infer<typeof OperationalStatus>;
 
 /**
- * Network metadata of the registry (SPEC 2.1 network table, no extra properties):
+ * Network metadata of the registry (docs/spec-notes.md 2.1 network table, no extra properties):
  * `organization` (non-empty), `domains` with exactly `discover`, `execute`, `intelligence` URIs,
  * `operational_status` (rollup) and `operational_status_source` (non-empty: how the rollup was decided).
  */
@@ -23,7 +23,7 @@ export const RegistryNetwork = z.strictObject({
 });
 export type RegistryNetwork = z.infer<typeof RegistryNetwork>;
 
-/** One metric definition: `description` (non-empty) and optional `unit`, e.g. `ms` (SPEC 2.1 `metric_definitions`). */
+/** One metric definition: `description` (non-empty) and optional `unit`, e.g. `ms` (docs/spec-notes.md 2.1 `metric_definitions`). */
 export const MetricDefinition = z.strictObject({
   description: z.string().min(1),
   unit: z.string().optional(),
@@ -31,7 +31,7 @@ export const MetricDefinition = z.strictObject({
 export type MetricDefinition = z.infer<typeof MetricDefinition>;
 
 /**
- * The registry document served at `/gateway-catalog.json` (SPEC 2.1; JSON Schema 2020-12 via
+ * The registry document served at `/gateway-catalog.json` (docs/spec-notes.md 2.1; JSON Schema 2020-12 via
  * `registryDocumentJsonSchema()`), no extra properties at any level:
  * `registry_version` (SemVer of the file), `generated_at` (RFC 3339 UTC), `network`,
  * `capabilities` (>= 1 item, ordered by product then id), optional `metric_definitions`.

@@ -2,15 +2,15 @@ import { z } from 'zod';
 import { getAddress } from 'viem';
 import { Address, ChainName, ChecksumAddress, DateTime, Hash32, UintString, UnixSeconds, prefixedUlid } from './primitives.js';
 
-/** Subscribable wallet events: `transfer_in | transfer_out` (SPEC 2.6, 6). */
+/** Subscribable wallet events: `transfer_in | transfer_out` (docs/spec-notes.md 2.6, 6). */
 export const WalletEventName = z.enum(['transfer_in', 'transfer_out']);
 export type WalletEventName = z.infer<typeof WalletEventName>;
 
-/** Subscription id: `sub_` + ULID (SPEC 2.6 prefix, DESIGN "Wallet monitor"). */
+/** Subscription id: `sub_` + ULID (docs/spec-notes.md 2.6 prefix, docs/decisions.md "Wallet monitor"). */
 export const SubscriptionId = prefixedUlid('sub');
 export type SubscriptionId = z.infer<typeof SubscriptionId>;
 
-/** Most addresses one subscription may watch (DESIGN "Wallet monitor"). */
+/** Most addresses one subscription may watch (docs/decisions.md "Wallet monitor"). */
 export const MAX_ADDRESSES_PER_SUBSCRIPTION = 1000;
 
 /** Subscription lifecycle: `active` until `expires_at` (renewed while the account has balance), then `expired`; `cancelled` by the owner. */
@@ -36,10 +36,10 @@ export const WatchedAddress = Address.refine((a) => {
 }, 'must be an EIP-55 checksummed or an all-lowercase address (the mixed-case checksum does not match)');
 
 /**
- * Body of `POST /v1/wallet-monitor` (SPEC 2.6): `addresses` (1..1000 EVM addresses, checksummed or
+ * Body of `POST /v1/wallet-monitor` (docs/spec-notes.md 2.6): `addresses` (1..1000 EVM addresses, checksummed or
  * lowercase; duplicates are merged), `chains` (>= 1 of `ethereum|base|arbitrum`), `events`
  * (>= 1 of `transfer_in|transfer_out`) and `webhook_url` (http(s) URL; the https/SSRF policy is
- * enforced by the service, DESIGN).
+ * enforced by the service, docs/decisions.md).
  */
 export const WalletMonitorSubscriptionRequest = z.strictObject({
   addresses: z.array(WatchedAddress).min(1).max(MAX_ADDRESSES_PER_SUBSCRIPTION),
@@ -50,9 +50,9 @@ export const WalletMonitorSubscriptionRequest = z.strictObject({
 export type WalletMonitorSubscriptionRequest = z.infer<typeof WalletMonitorSubscriptionRequest>;
 
 /**
- * Created subscription (SPEC 2.6): `subscription_id` (`sub_` + ULID), `expires_at` (UNIX seconds,
+ * Created subscription (docs/spec-notes.md 2.6): `subscription_id` (`sub_` + ULID), `expires_at` (UNIX seconds,
  * 30 days out), plus `secret` (`whsec_` + base64, the Standard Webhooks signing secret, returned
- * only here, DESIGN).
+ * only here, docs/decisions.md).
  */
 export const WalletMonitorSubscriptionCreated = z.object({
   subscription_id: SubscriptionId,
@@ -61,7 +61,7 @@ export const WalletMonitorSubscriptionCreated = z.object({
 });
 export type WalletMonitorSubscriptionCreated = z.infer<typeof WalletMonitorSubscriptionCreated>;
 
-/** Response of `POST /v1/wallet-monitor/{sub_id}/cancel`: `{subscription_id, status: "cancelled", cancelled_at}` (UNIX seconds, DESIGN). */
+/** Response of `POST /v1/wallet-monitor/{sub_id}/cancel`: `{subscription_id, status: "cancelled", cancelled_at}` (UNIX seconds, docs/decisions.md). */
 export const WalletMonitorSubscriptionCancelled = z.object({
   subscription_id: SubscriptionId,
   status: z.literal('cancelled'),
@@ -129,7 +129,7 @@ export const WalletMonitorSubscription = z.object({
 export type WalletMonitorSubscription = z.infer<typeof WalletMonitorSubscription>;
 
 /**
- * Webhook payload of one wallet event (DESIGN "Wallet monitor"): `type`, `subscription_id`,
+ * Webhook payload of one wallet event (docs/decisions.md "Wallet monitor"): `type`, `subscription_id`,
  * `chain`, `block_number` (integer string), `block_hash`, `tx_hash`, `log_index` (null for native
  * ETH transfers, top-level or internal), `from`, `to` (checksummed), `asset` (`address` null for
  * native ETH, `symbol`, `decimals`), `amount` (integer string in the asset's base units),

@@ -17,7 +17,7 @@ function mutated(change: (doc: any) => void): Doc {
   return doc;
 }
 
-describe('registry document JSON Schema (SPEC 2.1/2.2)', () => {
+describe('registry document JSON Schema (docs/spec-notes.md 2.1/2.2)', () => {
   it('is JSON Schema 2020-12 and compiles under strict Ajv2020', () => {
     const schema = registryDocumentJsonSchema();
     expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');

@@ -36,7 +36,7 @@ describe('every exported wire schema', () => {
   }
 });
 
-describe('execution (SPEC 2.7, DESIGN x402 payments)', () => {
+describe('execution (docs/spec-notes.md 2.7, docs/decisions.md x402 payments)', () => {
   const succeeded = {
     execution_id: `exe_${ULID}`,
     status: 'SUCCEEDED',
@@ -76,7 +76,7 @@ describe('execution (SPEC 2.7, DESIGN x402 payments)', () => {
   });
 });
 
-describe('payment challenge (SPEC 2.9 + x402 v2)', () => {
+describe('payment challenge (docs/spec-notes.md 2.9 + x402 v2)', () => {
   const challenge = {
     x402Version: 2,
     scheme: 'exact',
@@ -99,7 +99,7 @@ describe('payment challenge (SPEC 2.9 + x402 v2)', () => {
     ],
   };
 
-  it('accepts the SPEC fields plus the v2 fields', () => {
+  it('accepts the spec fields plus the v2 fields', () => {
     expect(PaymentChallenge.safeParse(challenge).success).toBe(true);
     const validate = strictAjv().compile(toJsonSchema(PaymentChallenge));
     expect(validate(challenge), JSON.stringify(validate.errors)).toBe(true);
@@ -113,8 +113,8 @@ describe('payment challenge (SPEC 2.9 + x402 v2)', () => {
   });
 });
 
-describe('problem details (RFC 9457, DESIGN Errors)', () => {
-  it('accepts the DESIGN members with issues and extension members', () => {
+describe('problem details (RFC 9457, docs/decisions.md "Errors")', () => {
+  it('accepts the members of docs/decisions.md "Errors" with issues and extension members', () => {
     const problem = {
       type: 'about:blank',
       title: 'Bad Request',
@@ -130,7 +130,7 @@ describe('problem details (RFC 9457, DESIGN Errors)', () => {
   });
 });
 
-describe('jobs (SPEC 2.8, DESIGN Jobs)', () => {
+describe('jobs (docs/spec-notes.md 2.8, docs/decisions.md Jobs)', () => {
   const job = { objective: 'check balances', budget_usdc: 0.5, capabilities: ['intelligence.wallet_balances'] };
 
   it('accepts a job with and without steps', () => {
@@ -148,7 +148,7 @@ describe('jobs (SPEC 2.8, DESIGN Jobs)', () => {
   });
 });
 
-describe('wallet monitor (SPEC 2.6)', () => {
+describe('wallet monitor (docs/spec-notes.md 2.6)', () => {
   const request = {
     addresses: [PAY_TO],
     chains: ['base', 'ethereum'],
@@ -164,8 +164,8 @@ describe('wallet monitor (SPEC 2.6)', () => {
   });
 });
 
-describe('liquidation search query (SPEC 4, DESIGN)', () => {
-  it('coerces query strings and applies the DESIGN defaults', () => {
+describe('liquidation search query (docs/spec-notes.md 4, docs/decisions.md)', () => {
+  it('coerces query strings and applies the defaults of docs/decisions.md "Liquidation search"', () => {
     expect(LiquidationSearchQuery.parse({ min_profit_usd: '25' })).toEqual({
       min_profit_usd: 25,
       chain: 'ethereum',
@@ -177,15 +177,15 @@ describe('liquidation search query (SPEC 4, DESIGN)', () => {
   });
 });
 
-describe('bundle submit (SPEC 4)', () => {
-  it('accepts the SPEC sample shape and rejects a decimal block number', () => {
+describe('bundle submit (docs/spec-notes.md 4)', () => {
+  it('accepts the spec sample shape and rejects a decimal block number', () => {
     const body = { jsonrpc: '2.0', method: 'eth_sendBundle', params: [{ txs: ['0x02f8'], blockNumber: '0x10' }], id: 1 };
     expect(SendBundleRequest.safeParse(body).success).toBe(true);
     expect(SendBundleRequest.safeParse({ ...body, params: [{ txs: ['0x02f8'], blockNumber: '16' }] }).success).toBe(false);
   });
 });
 
-describe('health document (SPEC 2.4, DESIGN)', () => {
+describe('health document (docs/spec-notes.md 2.4, docs/decisions.md)', () => {
   it('accepts null latencies before the first sample and a null builder', () => {
     const doc = {
       operational_status: 'degraded',

@@ -2,12 +2,14 @@
 //
 // Discovers the capabilities from /registry, then executes `intelligence.wallet_balances` for the
 // demo account's own address, paying the x402 challenge (0.001 USDC) with spend limits of
-// 0.01 USDC per call and 0.05 USDC in total, and prints the result and the payment tx hash; then
-// runs the same capability as a budgeted job (refund of the rest) and a paid liquidation search
-// (DEMO_SKIP_EXTRAS=1 skips those).
+// 0.03 USDC per call (the liquidation search costs 0.02) and 0.05 USDC in total, and prints the
+// result and the payment tx hash; then runs the same capability as a budgeted job (refund of the
+// rest) and a paid liquidation search (DEMO_SKIP_EXTRAS=1 skips those).
 //
-// Environment: GATEWAY_URL (default http://127.0.0.1:8080); DEMO_PRIVATE_KEY (0x... hex) to pay
-// with your own key, else dev account 2 of anvil's standard mnemonic (funded with 10,000 USDC on
+// `npm run demo` builds the SDK quietly first (tsup --silent, packages/sdk/tsup.config.ts only).
+//
+// Environment: GATEWAY_URL (default http://127.0.0.1:8080; `npm start` prints the exact command);
+// DEMO_PRIVATE_KEY (0x... hex) to pay with your own key, else dev account 2 of anvil's standard mnemonic (funded with 10,000 USDC on
 // the embedded dev chain).
 import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { GatewayRequestError, createGatewayClient, formatUsdc } from '../dist/index.js';

@@ -31,7 +31,7 @@ export interface AuthClient {
 }
 
 /**
- * Bearer accounts (DESIGN "Accounts and bearer tokens") for the metered endpoints (wallet monitor,
+ * Bearer accounts (docs/decisions.md "Accounts and bearer tokens") for the metered endpoints (wallet monitor,
  * liquidation search):
  *
  * ```ts

@@ -2,7 +2,7 @@ import { concat, keccak256, stringToHex, toHex, type Address, type Hash, type He
 import { AcgError } from './errors.js';
 
 /**
- * Bundle submission to `{builder_url}/rpc` (SPEC 4): JSON-RPC 2.0 `eth_sendBundle`,
+ * Bundle submission to `{builder_url}/rpc` (docs/spec-notes.md 4): JSON-RPC 2.0 `eth_sendBundle`,
  * `eth_cancelBundle`, `eth_callBundle`, `mev_sendBundle` (MEV-Share v0.1) and
  * `flashbots_getBundleStatsV2`, signed the Flashbots way: header
  * `X-Bundle-Signature: <address>:<signature>` where the signature is EIP-191 `personal_sign` of the
@@ -48,7 +48,7 @@ export interface SendBundleParameters {
   opts?: SendBundleOptions & BundleTransportOptions;
 }
 
-/** What {@link sendBundle} returns once the builder accepted the bundle (`result: null`, SPEC 4). */
+/** What {@link sendBundle} returns once the builder accepted the bundle (`result: null`, docs/spec-notes.md 4). */
 export interface SendBundleReturnType {
   /** keccak256 of the concatenated transaction hashes (the Flashbots bundle hash), computed locally. */
   bundleHash: Hash;

@@ -58,7 +58,7 @@ export interface GatewayClientOptions {
   idempotency?: boolean;
   /** How long the `/registry` document is reused, milliseconds (default 60 000, as the gateway caches it). */
   registryTtlMs?: number;
-  /** CAIP-2 network payments must be made on (default `eip155:8453`, Base, SPEC 2.9). */
+  /** CAIP-2 network payments must be made on (default `eip155:8453`, Base, docs/spec-notes.md 2.9). */
   network?: string;
   /**
    * Token contracts payments may use on `network` (default: USDC of that network, `KNOWN_USDC`).
@@ -106,7 +106,7 @@ export interface GatewayClient {
    * on an error status.
    */
   registry(opts?: RegistryReadOptions): Promise<Registry>;
-  /** Every capability the gateway lists (SPEC 2.3 entries: id, status, price, x402 terms, schemas...). Errors as {@link GatewayClient.registry}. */
+  /** Every capability the gateway lists (docs/spec-notes.md 2.3 entries: id, status, price, x402 terms, schemas...). Errors as {@link GatewayClient.registry}. */
   capabilities(opts?: RegistryReadOptions): Promise<Capability[]>;
   /**
    * One capability by id. When it is not in the cached registry, the registry is fetched again
@@ -114,7 +114,7 @@ export interface GatewayClient {
    */
   capability(id: string, opts?: RegistryReadOptions): Promise<Capability>;
   /**
-   * Runs a capability: `POST /api/v1/execute {capability_id, input}` (SPEC 2.7).
+   * Runs a capability: `POST /api/v1/execute {capability_id, input}` (docs/spec-notes.md 2.7).
    *
    * On a 402 challenge with an `account`: picks the requirement that matches the registry's x402
    * terms for the capability (else {@link PaymentTermsMismatchError}), checks the spend limits
@@ -159,7 +159,7 @@ export interface GatewayClient {
   /** `GET /v1/account` with the bearer token (sign in first): balance and usage in USDC base units. */
   account(): Promise<AccountView>;
   /**
-   * Third-party providers (DESIGN "Providers"). `onboard` registers the account (default: the
+   * Third-party providers (docs/decisions.md "Providers"). `onboard` registers the account (default: the
    * client's) as a provider with its endpoint and offers, or updates its existing registration;
    * see {@link onboardProvider}.
    */
@@ -171,7 +171,7 @@ export interface GatewayClient {
    * within its spend limits and counted in `spent()`. See {@link callPaidTool}.
    */
   mcp: { callTool(client: CallPaidToolParameters['client'], params: Omit<CallPaidToolParameters, 'client'>): Promise<McpToolResult> };
-  /** Asynchronous jobs with a USDC budget (SPEC 2.8, DESIGN "Jobs"). */
+  /** Asynchronous jobs with a USDC budget (docs/spec-notes.md 2.8, docs/decisions.md "Jobs"). */
   jobs: {
     create(request: JobRequest, opts?: ExecuteOptions): Promise<JobCreated>;
     get(jobId: string): Promise<JobRecord>;

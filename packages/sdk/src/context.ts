@@ -27,7 +27,7 @@ export interface GatewayContextOptions {
   fetch?: typeof globalThis.fetch;
   /** Extra headers sent with every request. */
   headers?: Record<string, string>;
-  /** CAIP-2 network payments must be made on (default `eip155:8453`, Base, SPEC 2.9). */
+  /** CAIP-2 network payments must be made on (default `eip155:8453`, Base, docs/spec-notes.md 2.9). */
   network?: string;
   /** Token contracts payments may use on `network` (default: {@link KNOWN_USDC} of that network). */
   assets?: readonly string[];

@@ -124,7 +124,7 @@ export class UnknownCapabilityError extends GatewayError {
  * gateway refused the payment that was sent (`reason` says why, e.g. `insufficient_funds`,
  * `invalid_exact_evm_payload_signature`; nothing was charged then).
  * `paymentRequired` is the decoded x402 v2 `PAYMENT-REQUIRED` header (`accepts[].amount`:
- * integer string, USDC base units); `challenge` is the JSON body (SPEC 2.9 fields + `accepts`).
+ * integer string, USDC base units); `challenge` is the JSON body (docs/spec-notes.md 2.9 fields + `accepts`).
  */
 export class PaymentRequiredError extends AcgError {
   override name = 'PaymentRequiredError';
@@ -132,7 +132,7 @@ export class PaymentRequiredError extends AcgError {
   readonly capabilityId: string;
   /** Decoded x402 v2 PaymentRequired (from the `PAYMENT-REQUIRED` header, else the body). */
   readonly paymentRequired: PaymentRequired;
-  /** The 402 JSON body as received (SPEC 2.9 `scheme`, `network`, `payTo`, `maxAmountRequired`, `asset`, `x402Version`). */
+  /** The 402 JSON body as received (docs/spec-notes.md 2.9 `scheme`, `network`, `payTo`, `maxAmountRequired`, `asset`, `x402Version`). */
   readonly challenge: Record<string, unknown> | undefined;
   /** Machine reason when a sent payment was refused (x402 `invalidReason` style), else undefined. */
   readonly reason?: string;

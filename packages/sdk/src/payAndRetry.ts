@@ -1,5 +1,5 @@
 /**
- * The one x402 transport of the SDK (SPEC 2.9, DESIGN "x402 payments"): request → 402
+ * The one x402 transport of the SDK (docs/spec-notes.md 2.9, docs/decisions.md "x402 payments"): request → 402
  * `PaymentRequired` → choose a requirement this client can pay → sign an EIP-3009
  * `transferWithAuthorization` with the official x402 client (`@x402/core` client + `@x402/evm`
  * exact scheme) → retry with `PAYMENT-SIGNATURE` → read `PAYMENT-RESPONSE`. Execute, jobs, the

@@ -6,7 +6,7 @@ import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { chooseRequirement, registryTerms } from './chooseRequirement.js';
 import type { Capability, PaymentRequired, PaymentRequirements, ProblemDetails, ProblemIssue } from './types.js';
 
-/** CAIP-2 id of the payment chain, Base (SPEC 2.9). */
+/** CAIP-2 id of the payment chain, Base (docs/spec-notes.md 2.9). */
 export const PAYMENT_NETWORK = 'eip155:8453';
 
 const REASONS: Record<number, string> = {

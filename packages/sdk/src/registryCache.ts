@@ -11,7 +11,7 @@ export interface RegistryReadOptions {
 }
 
 /**
- * `GET /registry` (SPEC 4 "legacy registry"), uncached. Throws {@link GatewayRequestError} when the
+ * `GET /registry` (docs/spec-notes.md 4 "legacy registry"), uncached. Throws {@link GatewayRequestError} when the
  * gateway cannot be reached or the document has no `capabilities` array, {@link GatewayError} on
  * an error status.
  */

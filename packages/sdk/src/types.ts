@@ -11,10 +11,10 @@ import type * as W from './wire/types.generated.js';
 
 export type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse };
 
-/** Capability status in the registry (SPEC 3): only `LIVE` ones have a recorded successful probe. */
+/** Capability status in the registry (docs/spec-notes.md 3): only `LIVE` ones have a recorded successful probe. */
 export type CapabilityStatus = W.WireCapabilityStatus;
 
-/** Authentication scheme of a capability (SPEC 2.2 `auth`). */
+/** Authentication scheme of a capability (docs/spec-notes.md 2.2 `auth`). */
 export type CapabilityAuth = W.WireAuth;
 
 /** Health of a capability from `/status/health`. */
@@ -29,7 +29,7 @@ export type Availability = W.WireHealthStatus;
 export type RegistryX402Terms = W.WireX402Terms;
 
 /**
- * One capability of `GET /registry` (SPEC 2.3; schema `LegacyRegistryEntry`). `price` is a decimal
+ * One capability of `GET /registry` (docs/spec-notes.md 2.3; schema `LegacyRegistryEntry`). `price` is a decimal
  * string in USDC (`"0.001"`), `price_base_units` an integer string in USDC base units (`"1000"`);
  * both null when the price is not fixed. Latencies are milliseconds (null before the first sample).
  * `input_schema` / `output_schema` are JSON Schema 2020-12 objects; `x402` null when the
@@ -37,11 +37,11 @@ export type RegistryX402Terms = W.WireX402Terms;
  */
 export type Capability = W.WireCapability;
 
-/** The `GET /registry` document (SPEC 4 "legacy registry"; schema `LegacyRegistry`). */
+/** The `GET /registry` document (docs/spec-notes.md 4 "legacy registry"; schema `LegacyRegistry`). */
 export type Registry = W.WireRegistry;
 
 /**
- * Settled payment behind an execution (SPEC 2.7; schema `ExecutionPayment`): `tx_hash` of the
+ * Settled payment behind an execution (docs/spec-notes.md 2.7; schema `ExecutionPayment`): `tx_hash` of the
  * on-chain USDC transfer and `amount` charged, an integer string in USDC base units.
  */
 export interface ExecutionPayment extends Omit<W.WireExecutionPayment, 'tx_hash'> {
@@ -49,7 +49,7 @@ export interface ExecutionPayment extends Omit<W.WireExecutionPayment, 'tx_hash'
   tx_hash: `0x${string}`;
 }
 
-/** Result of a successful `execute` (SPEC 2.7; schema `ExecutionSucceeded`), `result` typed by the caller. */
+/** Result of a successful `execute` (docs/spec-notes.md 2.7; schema `ExecutionSucceeded`), `result` typed by the caller. */
 export type Execution<TResult = Record<string, unknown>> = Omit<W.WireExecutionSucceeded, 'result' | 'payment'> & {
   /** capability output, shaped by the capability's `output_schema` */
   result: TResult;
@@ -75,7 +75,7 @@ export type ProblemIssue = W.WireProblemIssue;
 /** RFC 9457 problem details (schema `ProblemDetails`): the body of every gateway error except 402. Extension members allowed. */
 export type ProblemDetails = W.WireProblemDetails;
 
-/** The JSON body of a 402 (SPEC 2.9 fields + x402 v2 `accepts`; schema `PaymentChallenge`). */
+/** The JSON body of a 402 (docs/spec-notes.md 2.9 fields + x402 v2 `accepts`; schema `PaymentChallenge`). */
 export type PaymentChallenge = W.WirePaymentChallenge;
 
 /** How much a client has paid: integer USDC base units and the same as a decimal USDC string. */
@@ -88,7 +88,7 @@ export interface SpendTotals {
   pendingBaseUnits: bigint;
 }
 
-/** `POST /api/v1/jobs` body (SPEC 2.8; schema `JobRequest`). `budget_usdc`: whole USDC, at most 6 decimals. */
+/** `POST /api/v1/jobs` body (docs/spec-notes.md 2.8; schema `JobRequest`). `budget_usdc`: whole USDC, at most 6 decimals. */
 export type JobRequest = W.WireJobRequest;
 
 /** 202 answer of `POST /api/v1/jobs` (schema `JobCreated`). */
@@ -118,7 +118,7 @@ export type WalletMonitorChain = W.WireChainName;
 /** Subscribable events (schema `WalletEventName`). */
 export type WalletEventType = W.WireWalletEventName;
 
-/** Body of `POST /v1/wallet-monitor` (SPEC 2.6; schema `WalletMonitorSubscriptionRequest`): 1 to 1,000 addresses, https `webhook_url`. */
+/** Body of `POST /v1/wallet-monitor` (docs/spec-notes.md 2.6; schema `WalletMonitorSubscriptionRequest`): 1 to 1,000 addresses, https `webhook_url`. */
 export type SubscribeRequest = W.WireSubscriptionRequest;
 
 /** A created subscription (schema `WalletMonitorSubscriptionCreated`). Keep `secret` (`whsec_...`): it is shown once and verifies every webhook. `expires_at`: UNIX seconds. */
@@ -146,7 +146,7 @@ export type AccountView = W.WireAccountView;
 export type DepositResponse = W.WireDepositResponse;
 
 /**
- * One capability a provider offers (schema `ProviderOffer`, DESIGN "Providers"): id `<product>.<name>`
+ * One capability a provider offers (schema `ProviderOffer`, docs/decisions.md "Providers"): id `<product>.<name>`
  * (`product` `intelligence` (default) or `mev`), `price_usdc` decimal USDC (≤ 6 decimals, > 0),
  * `input_schema`/`output_schema` JSON Schema 2020-12 objects, `example_request` valid against
  * `input_schema` (the prober sends it), `timeout_ms` 1000..120000 (default 30000), `accepts_objective`.

@@ -3,7 +3,7 @@ import { compactVerify, createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
 import { AcgError } from './errors.js';
 
 /**
- * What an execution proof asserts (DESIGN "Proofs and receipts"): the execution and capability,
+ * What an execution proof asserts (docs/decisions.md "Proofs and receipts"): the execution and capability,
  * lowercase hex SHA-256 of the RFC 8785 canonical JSON of the input and of the result, the payment
  * (`amount`: integer USDC base units) and the provider (null for the gateway's own capabilities).
  */

@@ -48,7 +48,7 @@ export interface WalletMonitorClient {
 }
 
 /**
- * The wallet monitor (SPEC 4, DESIGN "Wallet monitor") with a bearer token from
+ * The wallet monitor (docs/spec-notes.md 4, docs/decisions.md "Wallet monitor") with a bearer token from
  * `createAuthClient(...).signIn(account)`:
  *
  * ```ts

@@ -79,7 +79,7 @@ export function paymentRequired(accepts: PaymentRequirements[] = [requirement()]
   };
 }
 
-/** A 402 answer as the gateway sends it: PAYMENT-REQUIRED header + SPEC 2.9 body. */
+/** A 402 answer as the gateway sends it: PAYMENT-REQUIRED header + docs/spec-notes.md 2.9 body. */
 export function challengeResponse(pr: PaymentRequired = paymentRequired(), extra: Record<string, unknown> = {}): Response {
   const a = pr.accepts[0]!;
   const body = { ...pr, scheme: a.scheme, network: a.network, payTo: a.payTo, maxAmountRequired: a.amount, asset: a.asset, ...extra };

@@ -81,7 +81,7 @@ describe('readPaymentRequired', () => {
     expect(readPaymentRequired(encodePaymentRequiredHeader(pr), undefined)).toEqual(pr);
   });
 
-  it('falls back to the JSON body (SPEC 2.9 fields plus accepts) and keeps only v2 fields', () => {
+  it('falls back to the JSON body (docs/spec-notes.md 2.9 fields plus accepts) and keeps only v2 fields', () => {
     const pr = paymentRequired();
     const body = { ...pr, scheme: 'exact', network: 'eip155:8453', payTo: TREASURY, maxAmountRequired: '1000', asset: USDC };
     expect(readPaymentRequired(null, body)).toEqual(pr);

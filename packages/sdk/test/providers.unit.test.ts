@@ -5,7 +5,7 @@ import { AcgError, GatewayError, createGatewayClient, type ProviderOffer } from 
 import { BASE, json } from './fixtures.js';
 
 /**
- * client.providers.onboard against a scripted gateway speaking DESIGN "Providers": challenge,
+ * client.providers.onboard against a scripted gateway speaking docs/decisions.md "Providers": challenge,
  * EIP-191 (checked with viem verifyMessage), 201; 409 provider_exists → fresh challenge → PUT.
  */
 const account = privateKeyToAccount(generatePrivateKey());

@@ -11,7 +11,7 @@ import { DeliveryAttemptError } from './errors.js';
 import { WebhookPoster } from './http.js';
 import type { SubscriptionStore } from './subscriptions.js';
 
-/** The webhook body (DESIGN "Wallet monitor"; schema `WalletEvent`); amounts and block numbers are integer strings. */
+/** The webhook body (docs/decisions.md "Wallet monitor"; schema `WalletEvent`); amounts and block numbers are integer strings. */
 export type WalletEventPayload = WalletEvent;
 
 /** One queued delivery. */
@@ -299,7 +299,7 @@ export interface DeliveryWorkerOptions {
   subscriptions: SubscriptionStore;
   ledger: Ledger;
   policy: WebhookPolicy;
-  /** delay before each attempt, ms (default DESIGN's schedule); its length is the number of attempts */
+  /** delay before each attempt, ms (default: the schedule of docs/decisions.md "Wallet monitor"); its length is the number of attempts */
   retryScheduleMs?: readonly number[];
   /** parallel deliveries (default 64) */
   concurrency?: number;

@@ -3,7 +3,7 @@
  * safe to show to the caller). The gateway maps them to RFC 9457 problems.
  */
 
-/** The webhook URL breaks the delivery rules (DESIGN "Wallet monitor"); → 400. */
+/** The webhook URL breaks the delivery rules (docs/decisions.md "Wallet monitor"); → 400. */
 export class WebhookUrlError extends Error {
   override name = 'WebhookUrlError';
   constructor(

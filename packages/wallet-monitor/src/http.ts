@@ -18,7 +18,7 @@ export interface PostResult {
  * failed attempt). Every new connection goes through a lookup that refuses the addresses the
  * policy refuses (production: all but public unicast; development: loopback is allowed too), and
  * IP-literal hosts are checked directly, so a webhook host that later resolves to a private
- * address is never reached (DESIGN: SSRF; `checkPublicUrl`).
+ * address is never reached (docs/decisions.md: SSRF; `checkPublicUrl`).
  */
 export class WebhookPoster {
   private readonly agent: Agent;

@@ -1,6 +1,6 @@
 /**
  * @acg/wallet-monitor: wallet events (ETH and ERC-20 transfers in and out of watched addresses on
- * Ethereum, Base and Arbitrum) delivered by signed webhooks (DESIGN "Wallet monitor").
+ * Ethereum, Base and Arbitrum) delivered by signed webhooks (docs/decisions.md "Wallet monitor").
  */
 export { AddressIndex, AddressMatcher } from './addressIndex.js';
 export {

@@ -41,7 +41,7 @@ export interface WalletMonitorConfig {
   chains: Partial<Record<ChainName, WatchedChainConfig>>;
   /** webhook URL policy (default: `webhookPolicyFromEnv(process.env)`) */
   policy?: WebhookPolicy;
-  /** delay before each delivery attempt, ms (default DESIGN: 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h) */
+  /** delay before each delivery attempt, ms (default of docs/decisions.md "Wallet monitor": 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h) */
   retryScheduleMs?: readonly number[];
   /** parallel deliveries (default 64) */
   concurrency?: number;
@@ -139,7 +139,7 @@ export function walletMonitorConfigFromEnv(env: NodeJS.ProcessEnv, defaults: Par
 }
 
 /**
- * Starts the wallet monitor (DESIGN "Wallet monitor"): one {@link ChainWatcher} per configured
+ * Starts the wallet monitor (docs/decisions.md "Wallet monitor"): one {@link ChainWatcher} per configured
  * chain, the BullMQ delivery worker and the renewal sweep. Safe to run in several processes
  * against one Redis: a per-chain lease keeps one active watcher per chain, deliveries are
  * shared by BullMQ, and renewal is atomic per subscription.

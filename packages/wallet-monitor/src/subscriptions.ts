@@ -60,7 +60,7 @@ export interface SubscriptionStoreOptions {
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /**
- * Wallet-monitor subscriptions in Redis (SPEC 2.6, 3; DESIGN "Wallet monitor"): a hash per
+ * Wallet-monitor subscriptions in Redis (docs/spec-notes.md 2.6, 3; docs/decisions.md "Wallet monitor"): a hash per
  * subscription (`wm:sub:<id>`), its delivery stats (`wm:sub:<id>:stats`), the owner's list
  * (`wm:owner:<address>`), an expiry set (`wm:expiry`) and the {@link AddressIndex}.
  *

@@ -105,7 +105,7 @@ interface TxLite {
 }
 
 /**
- * Follows one chain (DESIGN "Wallet monitor"): polls the head, and for every block that reached
+ * Follows one chain (docs/decisions.md "Wallet monitor"): polls the head, and for every block that reached
  * the confirmation depth, in order, checks that its parent hash is the hash it processed last
  * (else a reorg: it walks back to the last common block and goes on from there, so a dropped
  * block produces nothing and the replacement blocks are read instead), reads ERC-20 `Transfer`

@@ -6,7 +6,7 @@ import type { WebhookPolicy } from './config.js';
 import { WebhookUrlError } from './errors.js';
 
 /**
- * Which outbound URLs the service may call (SSRF rules, DESIGN "Wallet monitor"). The same rules
+ * Which outbound URLs the service may call (SSRF rules, docs/decisions.md "Wallet monitor"). The same rules
  * serve webhook URLs now and provider endpoints later:
  * - `production`: https only; every address of the host must be public unicast (see {@link classifyAddress});
  * - `development`: the production rules, plus http or https to a loopback host (`localhost`,
@@ -122,7 +122,7 @@ export interface CheckPublicUrlOptions {
 
 /**
  * Checks an outbound URL (a subscriber's `webhook_url`, later a provider endpoint) against the
- * SSRF rules of `policy` (DESIGN "Wallet monitor"; {@link UrlPolicy}) and returns the parsed URL.
+ * SSRF rules of `policy` (docs/decisions.md "Wallet monitor"; {@link UrlPolicy}) and returns the parsed URL.
  *
  * The host is taken from the WHATWG URL parser, which already turns every IPv4 spelling into
  * dotted decimal (`http://2130706433/`, `http://0x7f.1/`, `http://0177.0.0.1/` → `127.0.0.1`) and

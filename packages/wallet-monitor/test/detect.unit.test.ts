@@ -119,7 +119,7 @@ describe('webhookId', () => {
 });
 
 describe('configuration', () => {
-  it('retries on DESIGN’s schedule over more than 24 h', () => {
+  it('retries on the schedule of docs/decisions.md "Wallet monitor" over more than 24 h', () => {
     expect(DEFAULT_RETRY_SCHEDULE_MS).toEqual([0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
     expect(DEFAULT_RETRY_SCHEDULE_MS.reduce((a, b) => a + b, 0)).toBeGreaterThan(24 * 3600 * 1000);
   });

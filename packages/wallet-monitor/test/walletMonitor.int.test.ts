@@ -14,7 +14,7 @@ import { verifyWebhook } from '../../sdk/src/webhooks.js';
 import { Scrape } from '../../observability/test/prometheus.js';
 import { call, Receiver, signIn, waitFor } from './helpers.js';
 
-/** Short retry schedule for tests (8 attempts, about 5 s in all); DESIGN's is the default. */
+/** Short retry schedule for tests (8 attempts, about 5 s in all); the schedule of docs/decisions.md "Wallet monitor" is the default. */
 const SCHEDULE = [0, 100, 200, 400, 800, 1000, 1200, 1400];
 const PRICE = 1000n;
 

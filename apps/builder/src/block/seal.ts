@@ -33,7 +33,7 @@ export interface SealParams {
   /** Deposit contract whose logs are deposit requests (EIP-6110); default mainnet's. */
   depositContract?: Address;
   /**
-   * Accept a zero `stateRoot` from the node (anvil's `eth_simulateV1` computes none; DESIGN
+   * Accept a zero `stateRoot` from the node (anvil's `eth_simulateV1` computes none; docs/decisions.md
    * "Bundle submission"). Off, a zero root is a seal failure.
    */
   acceptZeroStateRoot: boolean;
@@ -58,7 +58,7 @@ export interface SealedBlock {
 const TX_TYPES: Record<string, number> = { legacy: 0, eip2930: 1, eip1559: 2, eip4844: 3, eip7702: 4 };
 
 /**
- * Seals a block against the node's state (DESIGN "Bundle submission"): one `eth_simulateV1` with
+ * Seals a block against the node's state (docs/decisions.md "Bundle submission"): one `eth_simulateV1` with
  * `validation: true` of the whole block on top of `parent`, with the slot's overrides (number,
  * timestamp, coinbase, gas limit, base fee, prevRandao, beacon root, withdrawals). From the node
  * it takes the state root, gas used, logs and statuses (and `excessBlobGas` where returned); the
@@ -152,7 +152,7 @@ export interface SealerStatus {
   ok: boolean;
   /** `web3_clientVersion`, e.g. `Geth/v1.15.11-stable/linux-amd64/go1.24.2` or `anvil/v1.7.1`; null when not answered. */
   client: string | null;
-  /** The node answers `eth_simulateV1` with a zero state root, accepted on anvil only (DESIGN "Bundle submission"). */
+  /** The node answers `eth_simulateV1` with a zero state root, accepted on anvil only (docs/decisions.md "Bundle submission"). */
   zeroStateRoot: boolean;
   /** Why not, when `ok` is false. */
   reason?: string;

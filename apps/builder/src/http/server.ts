@@ -90,7 +90,7 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 }
 
 /**
- * The `/rpc` route (SPEC 4, 5, 8; DESIGN "Errors"), in this order:
+ * The `/rpc` route (docs/spec-notes.md 4, 5, 8; docs/decisions.md "Errors"), in this order:
  * 1. rate limit: one token per HTTP request from the client IP, then one per extra call of a batch
  *    (token bucket in Redis) → HTTP 429 + `Retry-After` and -32005;
  * 2. body size → HTTP 413 and -32600; 3. JSON → -32700, nested deeper than {@link MAX_JSON_DEPTH} → -32600;

@@ -100,7 +100,7 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined
 }
 
 /**
- * Starts one local MEV-Boost relay stand-in on 127.0.0.1 (embedded defaults, DESIGN "Bundle
+ * Starts one local MEV-Boost relay stand-in on 127.0.0.1 (embedded defaults, docs/decisions.md "Bundle
  * submission"), speaking the relay builder API:
  * - `GET /relay/v1/builder/validators`: the dev proposer's signed registration for each upcoming
  *   dev slot (slot = block number);

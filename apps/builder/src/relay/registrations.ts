@@ -64,7 +64,7 @@ export function parseRegistrationEntry(e: unknown): ProposerDuty | undefined {
 /**
  * The proposers' registrations as each relay lists them (`GET /relay/v1/builder/validators`,
  * relay builder API): for each upcoming slot, the proposer's pubkey, fee recipient and gas limit.
- * A block for a slot goes only to the relays that list its proposer (DESIGN "Bundle submission").
+ * A block for a slot goes only to the relays that list its proposer (docs/decisions.md "Bundle submission").
  * Lists are kept per process (each replica asks the relays itself); `start()` refreshes them in
  * the background, and {@link proposerFor} refreshes a stale or missing list before answering.
  */

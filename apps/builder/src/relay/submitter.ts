@@ -49,7 +49,7 @@ function body(b: Bodies, encoding: SubmissionEncoding): { bytes: Uint8Array | st
 }
 
 /**
- * Sends block-construction attempts to relays (always-submit policy, DESIGN "Bundle submission"),
+ * Sends block-construction attempts to relays (always-submit policy, docs/decisions.md "Bundle submission"),
  * in parallel: the Electra `SubmitBlockRequest` as SSZ (`application/octet-stream`), gzipped
  * (`Content-Encoding: gzip`) where the relay takes it. A relay answering 415 Unsupported Media
  * Type gets the same submission at once in the next encoding (SSZ without gzip, then JSON), and

@@ -3,7 +3,7 @@ import type { BundleIntake } from '@acg/bundles';
 import type { RpcContext } from './context.js';
 
 /**
- * `eth_sendBundle` (SPEC 4, DESIGN "Bundle submission"): params `[{txs, blockNumber, minTimestamp?,
+ * `eth_sendBundle` (docs/spec-notes.md 4, docs/decisions.md "Bundle submission"): params `[{txs, blockNumber, minTimestamp?,
  * maxTimestamp?, revertingTxHashes?, droppingTxHashes?, replacementUuid?, refundPercent?,
  * refundRecipient?, refundTxHashes?}]`. Validates every transaction, queues the bundle in the
  * orderflow pool for `blockNumber` under the searcher identity (replacing the searcher's bundle with
@@ -11,7 +11,7 @@ import type { RpcContext } from './context.js';
  * holds that, else recorded as owed; README "Pricing"), once per signer and bundle (a resend of the same
  * transactions and block, or the same `replacementUuid` and block, is answered alike and not charged
  * again), and returns `null`: accepted
- * and queued (SPEC 4; Flashbots returns `{bundleHash}` here, see README).
+ * and queued (docs/spec-notes.md 4; Flashbots returns `{bundleHash}` here, see README).
  *
  * @throws {RpcError} -32602 naming the bad field (bad hex, wrong chain id, past block, too many
  *   transactions or bytes, unknown field).

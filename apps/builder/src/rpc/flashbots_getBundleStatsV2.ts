@@ -46,7 +46,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /**
  * `flashbots_getBundleStatsV2` params `[{bundleHash, blockNumber}]` (`blockNumber` a hex quantity or
  * an integer): the life of a bundle this searcher (the X-Flashbots-Signature signer) sent for that
- * block (DESIGN: received, simulated, considered, sealed, sent to relays, landed). A bundle the
+ * block (docs/decisions.md: received, simulated, considered, sealed, sent to relays, landed). A bundle the
  * signer did not send, or unknown, answers Flashbots' `{isSimulated: false}`, so no searcher learns
  * about another's bundles. Landing is read from the node when the block exists.
  *

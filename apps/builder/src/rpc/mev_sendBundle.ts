@@ -4,7 +4,7 @@ import type { Hash } from 'viem';
 import type { RpcContext } from './context.js';
 
 /**
- * `mev_sendBundle` (MEV-Share bundle format v0.1, DESIGN "Bundle submission"): params
+ * `mev_sendBundle` (MEV-Share bundle format v0.1, docs/decisions.md "Bundle submission"): params
  * `[{version: "v0.1", inclusion: {block, maxBlock?}, body: [{tx, canRevert}], validity?: {refund?,
  * refundConfig?}, privacy?: {hints?, builders?}, metadata?}]`. Every transaction is decoded and its
  * sender recovered as for `eth_sendBundle`; the bundle joins the same orderflow pool for each block

@@ -23,7 +23,7 @@ export interface RpcDeps {
   metrics?: Pick<BuilderMetrics, 'bundleReceived'>;
 }
 
-/** The methods served on `/rpc`, one file each (STYLE). */
+/** The methods served on `/rpc`, one file each (docs/code-style.md). */
 export const RPC_METHODS = ['eth_sendBundle', 'eth_cancelBundle', 'eth_callBundle', 'mev_sendBundle', 'flashbots_getBundleStatsV2'] as const;
 
 function toJsonRpcError(e: unknown, log: Logger, method: string): JsonRpcErrorObject {
@@ -36,8 +36,7 @@ type Handler = (params: unknown, ctx: RpcContext) => Promise<unknown>;
 
 /**
  * The jayson 5 server with the builder's methods (context-aware: each gets the {@link RpcContext}
- * the HTTP route built). The route calls `server.call(parsedBody, context, cb)` itself (DESIGN
- * "Known pitfalls": jayson's middleware forces status codes and passes no context).
+ * the HTTP route built). The route calls `server.call(parsedBody, context, cb)` itself (docs/pitfalls.md: jayson's middleware forces status codes and passes no context).
  */
 export function createRpcServer(deps: RpcDeps): jayson.Server {
   const wrap = (name: string, fn: Handler) => (params: unknown, context: object, callback: (err: JsonRpcErrorObject | null, result?: unknown) => void) => {

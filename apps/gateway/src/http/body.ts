@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { MIMEType } from 'node:util';
 import { JsonNumberError, parseStrictJson } from '@acg/schemas';
 
-/** Largest accepted request body, bytes (DESIGN "Errors": 413 beyond). */
+/** Largest accepted request body, bytes (docs/decisions.md "Errors": 413 beyond). */
 export const MAX_BODY_BYTES = 1_048_576;
 
 /**

@@ -4,10 +4,10 @@ import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 /**
- * Per-IP request limit of the gateway's own endpoints (SPEC 8 leaves them "not shown"; DESIGN
+ * Per-IP request limit of the gateway's own endpoints (docs/spec-notes.md 8 leaves them "not shown"; docs/decisions.md
  * "Errors": 429 with Retry-After). `rate-limiter-flexible` on the shared Redis, so every replica
  * counts the same requests: `perSecond` requests per IP per second (fixed window). The cached
- * discovery documents are not limited (SPEC 8: "reasonable use; response cached 60 s"); the bundle
+ * discovery documents are not limited (docs/spec-notes.md 8: "reasonable use; response cached 60 s"); the bundle
  * RPC has its own token bucket. `perSecond` 0 disables the limit.
  */
 export class GatewayRateLimit {

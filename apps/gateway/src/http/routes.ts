@@ -34,7 +34,7 @@ interface ProcedureLike {
  * The gateway's route table: every REST path documented by the router's OpenAPI meta, the
  * documents served beside it, and `/trpc/{procedure}` (GET for queries, POST for mutations,
  * comma-separated batches allowed). Answers before any handler runs, so an unknown path is a 404
- * and a known path with another method a 405 with `Allow`, for every method (DESIGN "Errors").
+ * and a known path with another method a 405 with `Allow`, for every method (docs/decisions.md "Errors").
  */
 export class RouteTable {
   private readonly routes: Route[] = [];

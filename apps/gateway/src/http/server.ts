@@ -76,7 +76,7 @@ export function sendProblem(res: ServerResponse, status: number, detail: string,
  * listener serves the web pages (`../web`: HTML to clients that prefer it, the JSON 404 to others),
  * the discovery documents and `/metrics` itself; reads and parses JSON bodies (413 / 400 problem+json), keeping raw bytes aside; sends
  * POST /mcp to the MCP endpoint (`../mcp`), /trpc/* to tRPC's native adapter, and everything else
- * to the trpc-to-openapi REST bridge (SPEC paths).
+ * to the trpc-to-openapi REST bridge (spec paths).
  */
 export function createRequestListener(services: Services) {
   const createContext =
@@ -165,7 +165,7 @@ export function createRequestListener(services: Services) {
       const q = url.indexOf('?');
       const path = q === -1 ? url : url.slice(0, q);
       const method = req.method ?? 'GET';
-      // Every method and path gets an answer before any handler runs (DESIGN "Errors").
+      // Every method and path gets an answer before any handler runs (docs/decisions.md "Errors").
       const route = routes.match(method, path);
       if (route.kind === 'not_found') {
         req.resume();
@@ -214,7 +214,7 @@ export function createRequestListener(services: Services) {
         if (web.kind(route.template) === 'file' && (await web.serve(route.template, req, res, path, q === -1 ? '' : url.slice(q + 1), sendProblem))) return;
         if (path === METRICS_PATH) return await metrics(req, res);
         if (path === '/openapi.json') return sendDocument(res, 'application/json', openapi(), 'public, max-age=300');
-        // Server-side document cache (SPEC 4: /registry cached 60 s, health 10 s): the bytes the
+        // Server-side document cache (docs/spec-notes.md 4: /registry cached 60 s, health 10 s): the bytes the
         // discovery procedures return, rendered once per cache period, served without re-serializing.
         // The procedures stay the definition (OpenAPI, /trpc); this only skips per-request stringify.
         if (path === '/registry' || path === '/gateway-catalog.json') {

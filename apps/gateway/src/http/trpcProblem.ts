@@ -6,7 +6,7 @@ type TrpcErrorShape = { message?: unknown; code?: unknown; data?: { httpStatus?:
 /**
  * One `{error: shape}` envelope of tRPC's HTTP protocol as an RFC 9457 problem object that still
  * carries `error` (message, code, data), so @trpc/client reads it as before and every other
- * reader sees a problem (DESIGN "Errors").
+ * reader sees a problem (docs/decisions.md "Errors").
  */
 export function trpcEnvelopeToProblem(envelope: unknown): unknown {
   if (!envelope || typeof envelope !== 'object' || !('error' in envelope)) return envelope;

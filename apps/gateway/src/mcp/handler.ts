@@ -19,7 +19,7 @@ const INSTRUCTIONS =
   'The result carries _meta["x402/payment-response"]. One payment runs the capability once; sending it again returns the stored result to its payer (with the payment-identifier it was first sent with, or the payer\'s bearer token), a receipt to anyone else; a failure is refunded.';
 
 /**
- * The MCP endpoint `POST {base_url}/mcp` (DESIGN "Agents: MCP and x402 extensions"): MCP Streamable
+ * The MCP endpoint `POST {base_url}/mcp` (docs/decisions.md "Agents: MCP and x402 extensions"): MCP Streamable
  * HTTP with `@modelcontextprotocol/sdk` in stateless mode (`sessionIdGenerator: undefined`, JSON
  * responses, no session, any protocol version the SDK supports, the latest by default), so any
  * replica answers any request. Each request gets its own `Server` and transport (the SDK's

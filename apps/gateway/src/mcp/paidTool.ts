@@ -35,7 +35,7 @@ export function toolBazaar(d: ExecutableCapability): Record<string, unknown> {
 }
 
 /**
- * Calls a capability's paid tool (x402 transports-v2/mcp.md; DESIGN "Agents: MCP and x402
+ * Calls a capability's paid tool (x402 transports-v2/mcp.md; docs/decisions.md "Agents: MCP and x402
  * extensions"), through the same path as `POST /api/v1/execute`: the arguments are resolved and
  * validated before any payment (400 / 422 tool error); then {@link payForCall} with the payment
  * from `_meta["x402/payment"]`: none → PaymentRequired (isError, `structuredContent` and
@@ -99,7 +99,7 @@ export async function callCapabilityTool(
       capability_id: d.id,
       execution_id: execution.execution_id,
       payment: execution.payment,
-      // the JWS proof of the execution (DESIGN "Proofs and receipts"), as REST answers it
+      // the JWS proof of the execution (docs/decisions.md "Proofs and receipts"), as REST answers it
       ...(execution.proof ? { proof: execution.proof } : {}),
       ...(result.replayed ? { replayed: true } : {}),
     }),

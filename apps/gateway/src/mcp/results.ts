@@ -5,7 +5,7 @@ import { problemDetails, type Problem } from '../trpc/problem.js';
 /**
  * MCP tool results (`CallToolResult`) of the gateway: structured results with their JSON in
  * `content[0].text` (MCP: a tool returning structured content should also return it serialized),
- * errors as `isError` with an RFC 9457 problem as text (DESIGN "Errors": the same body REST would
+ * errors as `isError` with an RFC 9457 problem as text (docs/decisions.md "Errors": the same body REST would
  * answer), and x402's PaymentRequired exactly as x402 transports-v2/mcp.md says.
  */
 

@@ -25,7 +25,7 @@ const PAYMENT_REQUIRED_SCHEMA = embeddable(toJsonSchema(X402PaymentRequired));
  * - one paid tool per executable capability: `name` from {@link toolName}, `title` and
  *   `_meta.capability_id` = the capability id, `inputSchema` = the capability's published input
  *   schema, `outputSchema` = `anyOf` its result schema and x402's `PaymentRequired` (the MCP SDK
- *   client validates `structuredContent` against it even when `isError` is true; DESIGN pitfalls),
+ *   client validates `structuredContent` against it even when `isError` is true; docs/pitfalls.md),
  *   `_meta` with the price;
  * - the free tools `search_capabilities`, `get_capability`, `get_health` (freeTools.ts).
  */

@@ -5,7 +5,7 @@ import { bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/
 
 /**
  * x402 Bazaar discovery declarations (`extensions.bazaar` of a 402 PaymentRequired; x402
- * `specs/extensions/bazaar.md`, DESIGN "Agents: MCP and x402 extensions"), built with
+ * `specs/extensions/bazaar.md`, docs/decisions.md "Agents: MCP and x402 extensions"), built with
  * `@x402/extensions/bazaar`'s own `declareDiscoveryExtension` (and, for HTTP routes, its resource
  * server extension's `enrichDeclaration`, which adds the method as the x402 HTTP server would), so
  * an x402 Bazaar-style indexer can list every paid route and tool with its input and output schema.

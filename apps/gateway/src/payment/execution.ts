@@ -12,7 +12,7 @@ export interface ExecutionRefusal {
 }
 
 /**
- * Resolves `capabilityId` and parses `input` once, before any payment (SPEC 2.7; DESIGN "Errors"),
+ * Resolves `capabilityId` and parses `input` once, before any payment (docs/spec-notes.md 2.7; docs/decisions.md "Errors"),
  * shared by `POST /api/v1/execute` and MCP tools: unknown id → 404, listed but not executable →
  * 422, input not matching the capability's input schema → 400 with each issue's path under
  * `input`, precondition unmet (e.g. chain not configured) → 422. Reads the catalog as it is now.
@@ -28,12 +28,12 @@ export function resolveExecution(services: Services, capabilityId: string, input
   };
 }
 
-/** What {@link runPaidExecution} produced: the SPEC 2.7 answer, or the problem of a failure after payment (refunded by the caller). */
+/** What {@link runPaidExecution} produced: the docs/spec-notes.md 2.7 answer, or the problem of a failure after payment (refunded by the caller). */
 export type PaidExecutionResult = { ok: true; body: ExecutionSucceeded } | { ok: false; status: number; body: Problem };
 
 /**
  * Runs the resolved capability once through the shared Executor with the settled payment and
- * records it (DESIGN "x402 payments"); `early` is a read-only capability's run started while the
+ * records it (docs/decisions.md "x402 payments"); `early` is a read-only capability's run started while the
  * payment settled (`Executor.startEarly`), recorded instead of running again. A failure is 502 (or the capability's 503/504) with
  * extension members `execution_id`, `execution_status: "FAILED"`, `error` and `payment` (RFC 9457
  * reserves `status` for the HTTP status); the paywall refunds it and adds `refund`.

@@ -29,7 +29,7 @@ export interface PaymentProblem {
 export type PaidCallResult = Extract<PaidResponse, { kind: 'payment_required' }> | Extract<PaidResponse, { kind: 'response' }> | PaymentProblem;
 
 /**
- * The problem for one of the paywall's typed errors (DESIGN "Errors"): PaymentConflictError 409
+ * The problem for one of the paywall's typed errors (docs/decisions.md "Errors"): PaymentConflictError 409
  * with its `reason` (`payment_conflict`, `idempotency_key_conflict`, `payment_identifier_conflict`),
  * PaymentInProgressError 409 with `Retry-After: 1`, PaymentChainUnavailableError 503
  * `payment_chain_unavailable` (with `payment.status`), PaymentVerificationUnavailableError 503.
@@ -54,7 +54,7 @@ export function paymentProblem(e: unknown): PaymentProblem | undefined {
 /**
  * One paid call, transport-independent (REST and tRPC through `paid()`, MCP tools): the paywall's
  * begin → `run` once with the settled payment → complete (store the answer, refund a failure),
- * DESIGN "x402 payments". The payment comes from `request.getHeader` (`PAYMENT-SIGNATURE`,
+ * docs/decisions.md "x402 payments". The payment comes from `request.getHeader` (`PAYMENT-SIGNATURE`,
  * `X-PAYMENT`) or `request.paymentPayload` (MCP `_meta["x402/payment"]`). `run` is called at most
  * once per payment; a throw is a refunded 500/503 failure. The paywall's typed errors come back as
  * a {@link PaymentProblem}; anything else (e.g. Redis unavailable before settlement) is rethrown.

@@ -22,7 +22,7 @@ function depositBaseUnits(amount: string | number): bigint {
   return units;
 }
 
-/** SIWE sign-in, bearer tokens and the metered account (DESIGN "Accounts and bearer tokens"). */
+/** SIWE sign-in, bearer tokens and the metered account (docs/decisions.md "Accounts and bearer tokens"). */
 export const accountsRouter = router({
   nonce: publicProcedure
     .meta({

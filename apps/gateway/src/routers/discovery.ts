@@ -6,7 +6,7 @@ import { router } from '../trpc/init.js';
 import { publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 
-/** Applies caching headers (DESIGN: public 60 s + ETag; 304 on If-None-Match) and returns the value. */
+/** Applies caching headers (docs/decisions.md: public 60 s + ETag; 304 on If-None-Match) and returns the value. */
 function cacheable<T>(ctx: Context, doc: Rendered<T>, cacheControl: string): T {
   ctx.responseHeaders['Cache-Control'] = cacheControl;
   ctx.responseHeaders.ETag = doc.etag;
@@ -17,7 +17,7 @@ function cacheable<T>(ctx: Context, doc: Rendered<T>, cacheControl: string): T {
 
 const NoInput = z.object({});
 
-/** Discovery documents, no authentication (SPEC 4 "Discovery", 5). */
+/** Discovery documents, no authentication (docs/spec-notes.md 4 "Discovery", 5). */
 export const discoveryRouter = router({
   catalog: publicProcedure
     .meta({
@@ -25,7 +25,7 @@ export const discoveryRouter = router({
         method: 'GET',
         path: '/gateway-catalog.json',
         tags: ['discovery'],
-        summary: 'Full capability catalog (SPEC 2.1, JSON Schema 2020-12 shape)',
+        summary: 'Full capability catalog (docs/spec-notes.md 2.1, JSON Schema 2020-12 shape)',
         responseHeaders: z.object({ ETag: z.string(), 'Cache-Control': z.string() }),
       },
     })
@@ -39,7 +39,7 @@ export const discoveryRouter = router({
         method: 'GET',
         path: '/registry',
         tags: ['discovery'],
-        summary: 'Legacy registry with price, schemas and examples per capability (SPEC 2.3); cached 60 s',
+        summary: 'Legacy registry with price, schemas and examples per capability (docs/spec-notes.md 2.3); cached 60 s',
         responseHeaders: z.object({ ETag: z.string(), 'Cache-Control': z.string() }),
       },
     })
@@ -74,7 +74,7 @@ export const discoveryRouter = router({
         method: 'GET',
         path: '/status/health',
         tags: ['discovery'],
-        summary: 'Aggregated health telemetry (SPEC 2.4); server cache 10 s, no client cache',
+        summary: 'Aggregated health telemetry (docs/spec-notes.md 2.4); server cache 10 s, no client cache',
       },
     })
     .input(NoInput)

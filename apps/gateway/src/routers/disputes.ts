@@ -35,7 +35,7 @@ const errors = {
 };
 
 /**
- * Disputes of provider executions (DESIGN "Providers": disputes). The money moves are
+ * Disputes of provider executions (docs/decisions.md "Providers": disputes). The money moves are
  * @acg/provider-ledger's: opening keeps the provider's share held; `refund` cancels share and fee
  * and refunds the buyer the full price on-chain (the refund queue of @acg/payments, operation id =
  * the dispute id); `release` makes the share available. Someone who is neither the buyer, the

@@ -16,7 +16,7 @@ function prepareExecution(input: ExecuteRequest, ctx: Context): { capability: Re
   return { capability: resolved };
 }
 
-/** Runs the capability once through the shared Executor and answers SPEC 2.7 (failures: problem+json, refunded). */
+/** Runs the capability once through the shared Executor and answers docs/spec-notes.md 2.7 (failures: problem+json, refunded). */
 async function runExecution(ctx: Context & PaidContext & { capability: ResolvedCapability }) {
   if (ctx.replay) return ExecutionSucceeded.parse(ctx.replay);
   const r = await runPaidExecution(ctx.services, ctx.operationId, ctx.capability, ctx.payment!, ctx.early);
@@ -26,7 +26,7 @@ async function runExecution(ctx: Context & PaidContext & { capability: ResolvedC
 
 const ExecutionIdParam = z.object({ execution_id: ExecutionId });
 
-/** `POST /api/v1/execute` (SPEC 4) and `GET /api/v1/executions/{execution_id}`. */
+/** `POST /api/v1/execute` (docs/spec-notes.md 4) and `GET /api/v1/executions/{execution_id}`. */
 export const executeRouter = router({
   execute: paidProcedure({
     input: ExecuteRequest,
@@ -35,7 +35,7 @@ export const executeRouter = router({
     path: '/api/v1/execute',
     price: (_input, ctx) => ctx.capability.price,
     description: (input) => executeDescription(input.capability_id),
-    // Bazaar: this capability's input and output schemas (DESIGN "Agents: MCP and x402 extensions")
+    // Bazaar: this capability's input and output schemas (docs/decisions.md "Agents: MCP and x402 extensions")
     extensions: (_input, ctx) => executeBazaar(ctx.capability.definition),
     newOperationId: newExecutionId,
     // a read-only capability runs while its payment settles; its result is released after settlement
@@ -48,7 +48,7 @@ export const executeRouter = router({
         tags: ['execute'],
         summary: 'Execute a capability, paid per call with x402',
         description:
-          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and SPEC 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway reserves the authorization, settles it on-chain (USDC, EIP-3009 transferWithAuthorization; the settlement verifies and simulates it first: x402 paymentFlow upfront) and executes once. A settled payment sent again returns the stored execution to its payer only (proved by the payment identifier it was first sent with, or the payer's bearer token); anyone else gets 409 payment_already_used with the execution id, tx hash and result_url (GET /api/v1/executions/{id} with the payer's token). Idempotency-Key is per payer and read after the payment: the payer's fresh signed authorization with the same key and body replays the stored execution without being charged; a payment identifier reused with another payment is 409. A failure after settlement is refunded.",
+          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and docs/spec-notes.md 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway reserves the authorization, settles it on-chain (USDC, EIP-3009 transferWithAuthorization; the settlement verifies and simulates it first: x402 paymentFlow upfront) and executes once. A settled payment sent again returns the stored execution to its payer only (proved by the payment identifier it was first sent with, or the payer's bearer token); anyone else gets 409 payment_already_used with the execution id, tx hash and result_url (GET /api/v1/executions/{id} with the payer's token). Idempotency-Key is per payer and read after the payment: the payer's fresh signed authorization with the same key and body replays the stored execution without being charged; a payment identifier reused with another payment is 409. A failure after settlement is refunded.",
         requestHeaders: z.object({
           'PAYMENT-SIGNATURE': z.string().optional().describe('base64 JSON x402 PaymentPayload (v2)'),
           'X-PAYMENT': z.string().optional().describe('legacy header: base64 JSON PaymentPayload (v1 or v2)'),

@@ -44,7 +44,7 @@ function validatePlan(input: JobRequest, ctx: Context): { plan: ReturnType<typeo
 /** The message a payer signs (EIP-191 personal_sign) to cancel without a bearer token. */
 export const cancelMessage = (jobId: string) => `Cancel job ${jobId}`;
 
-/** Asynchronous jobs with a USDC budget (SPEC 2.8, 4; DESIGN "Jobs"). */
+/** Asynchronous jobs with a USDC budget (docs/spec-notes.md 2.8, 4; docs/decisions.md "Jobs"). */
 export const jobsRouter = router({
   create: paidProcedure({
     input: JobRequest,

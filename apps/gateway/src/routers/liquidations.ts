@@ -24,7 +24,7 @@ async function indexReady(input: LiquidationSearchQuery, ctx: Context): Promise<
 }
 
 /**
- * `GET /v1/liquidation-search` (SPEC 4, 2.5; DESIGN "Liquidation search"), 0.02 USD per query,
+ * `GET /v1/liquidation-search` (docs/spec-notes.md 4, 2.5; docs/decisions.md "Liquidation search"), 0.02 USD per query,
  * paid by `Authorization: Bearer` (metered account debit) or x402 per call (`bearerOrPaid`).
  * Validation (400) and the index check (503) come before any payment; the answer is read from the
  * Redis index the liquidation indexer keeps (`@acg/liquidations`).

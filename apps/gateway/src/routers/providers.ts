@@ -96,7 +96,7 @@ export async function providerView(services: Services, record: ProviderRecord): 
 }
 
 /**
- * Third-party providers (SPEC 1; DESIGN "Providers"): EIP-191 challenge, registration, update
+ * Third-party providers (docs/spec-notes.md 1; docs/decisions.md "Providers"): EIP-191 challenge, registration, update
  * and retirement (each with a fresh single-use signed challenge), and the provider's own view
  * (SIWE bearer token of its address).
  */

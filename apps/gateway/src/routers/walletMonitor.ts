@@ -50,7 +50,7 @@ const errors = {
 };
 
 /**
- * The wallet monitor (SPEC 2.6, 3, 4; DESIGN "Wallet monitor"): subscriptions with Bearer auth,
+ * The wallet monitor (docs/spec-notes.md 2.6, 3, 4; docs/decisions.md "Wallet monitor"): subscriptions with Bearer auth,
  * delivery stats, cancel, and the dead-letter list with replay. Events are delivered by the
  * watchers and the delivery worker of `@acg/wallet-monitor` (the worker process).
  */

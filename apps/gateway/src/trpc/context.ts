@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Services } from '../services.js';
 
-/** Raw request bodies, kept aside for signature checks (DESIGN pitfalls: never a Buffer in req.body). */
+/** Raw request bodies, kept aside for signature checks (docs/pitfalls.md: never a Buffer in req.body). */
 export const rawBodies = new WeakMap<IncomingMessage, Buffer>();
 
 /**

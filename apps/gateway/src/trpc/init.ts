@@ -4,7 +4,7 @@ import type { Context } from './context.js';
 import { problemOf } from './problem.js';
 
 /**
- * The tRPC instance. Errors are formatted as RFC 9457 problem details (DESIGN "Errors"): on the
+ * The tRPC instance. Errors are formatted as RFC 9457 problem details (docs/decisions.md "Errors"): on the
  * REST bridge the body is the problem itself; on native /trpc it also keeps tRPC's `message`,
  * `code` and `data.code` so @trpc/client understands it.
  */

@@ -71,7 +71,7 @@ async function bearerAccount(ctx: Context): Promise<string | undefined> {
 }
 
 /**
- * The x402 paywall as a tRPC middleware (STYLE "procedures built from procedures"): every paid
+ * The x402 paywall as a tRPC middleware (docs/code-style.md "Procedures built from procedures"): every paid
  * route does `.use(paid({...}))` after its input validation, so bad input is refused before any
  * payment. The transport-independent part is {@link payForCall} (shared with MCP tools): the
  * resolver runs once with the settled payment, its answer is stored (a failure refunded), and a

@@ -107,7 +107,7 @@ export function statusTitle(status: number): string {
 }
 
 /**
- * A TRPCError whose REST body is the given RFC 9457 problem (DESIGN "Errors").
+ * A TRPCError whose REST body is the given RFC 9457 problem (docs/decisions.md "Errors").
  * `type` defaults to `about:blank`; `extensions` become extension members (e.g. `execution_id`).
  */
 export function problem(status: number, detail: string, extensions: Record<string, unknown> = {}, headers: Record<string, string> = {}): TRPCError {

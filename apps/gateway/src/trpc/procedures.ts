@@ -8,12 +8,12 @@ import { paid, type PaidContext, type PaidSpec } from './paid.js';
 import { problem, rawError } from './problem.js';
 
 /**
- * The gateway's procedure builders (STYLE "procedures built from procedures"): every route starts
+ * The gateway's procedure builders (docs/code-style.md "Procedures built from procedures"): every route starts
  * from one of them, so authentication and payment are middleware, never copied checks, and the
  * resolver's `ctx` is typed by what the middleware added (`ctx.account`, `ctx.payment`, ...).
  */
 
-/** No authentication: discovery, health, registry, sign-in (SPEC 5). */
+/** No authentication: discovery, health, registry, sign-in (docs/spec-notes.md 5). */
 export const publicProcedure = t.procedure;
 
 /** A wallet address as the token store returns it. */
@@ -47,7 +47,7 @@ async function resolveAccount(ctx: Context, token: string): Promise<AccountAddre
 }
 
 /**
- * Bearer authentication (SPEC 5; DESIGN "Accounts and bearer tokens"): the resolver sees
+ * Bearer authentication (docs/spec-notes.md 5; docs/decisions.md "Accounts and bearer tokens"): the resolver sees
  * `ctx.account`, the token's wallet, and `ctx.token`. Missing or invalid token → 401 problem with
  * `WWW-Authenticate`. Tokens come from Sign-In with Ethereum: `POST /v1/auth/nonce`, then `POST /v1/auth/token`.
  */
@@ -73,7 +73,7 @@ export interface PaidProcedureSpec<TInput, TPrepared extends object> extends Pai
 }
 
 /**
- * Paid per call with x402 (SPEC 2.9; DESIGN "x402 payments"), the paywall of {@link paid} as a
+ * Paid per call with x402 (docs/spec-notes.md 2.9; docs/decisions.md "x402 payments"), the paywall of {@link paid} as a
  * procedure: input validation and `prepare` come first, so a bad request is refused before any
  * payment. The resolver sees `ctx.payment` (the settled payment), `ctx.operationId` and, on an
  * idempotent replay, `ctx.replay` (the stored answer; `payment` is then null) beside what
@@ -104,7 +104,7 @@ export interface BearerOrPaidSpec<TInput> extends PaidSpec<TInput> {
 }
 
 /**
- * Pay per call either way (DESIGN "Accounts and bearer tokens": "the same endpoints also accept
+ * Pay per call either way (docs/decisions.md "Accounts and bearer tokens": "the same endpoints also accept
  * direct x402 payment per call"):
  * - with `Authorization: Bearer`, the price is debited atomically from the wallet's metered account
  *   (once per call; credited back if the call fails, durably: an open-call intent is written before
@@ -178,7 +178,7 @@ function noSuchRoute(ctx: Context) {
 }
 
 /**
- * Admin routes (DESIGN "Providers": `Authorization: Bearer <ADMIN_TOKEN>`). Without ADMIN_TOKEN the
+ * Admin routes (docs/decisions.md "Providers": `Authorization: Bearer <ADMIN_TOKEN>`). Without ADMIN_TOKEN the
  * route does not exist: 404 as for an unknown path. A missing or other token → 401 with
  * `WWW-Authenticate`.
  */

@@ -39,7 +39,7 @@ const FILE_ROUTES = ['/favicon.ico', '/favicon.svg', '/robots.txt', '/assets/{na
 export const WEB_PATHS: readonly string[] = [...WEB_PAGES.map((p) => p.template), ...FILE_ROUTES];
 
 /**
- * The web pages for people (DESIGN "Web pages for people") and their files. Every path is in the
+ * The web pages for people (docs/decisions.md "Web pages for people") and their files. Every path is in the
  * gateway's route table (GET, HEAD; other methods 405). A page answers only a client that prefers
  * HTML (`Accept`, {@link prefersHtml}); any other client gets the 404 problem+json it got before
  * pages existed, so API clients keep their JSON everywhere. The files (icons, robots.txt,

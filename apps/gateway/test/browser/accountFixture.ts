@@ -24,7 +24,7 @@ export interface AccountFixture {
   close(): Promise<void>;
 }
 
-/** Short delivery retry schedule (3 attempts in well under a second); DESIGN's is the default. */
+/** Short delivery retry schedule (3 attempts in well under a second); the schedule of docs/decisions.md "Wallet monitor" is the default. */
 export const TEST_SCHEDULE_MS = [0, 150, 300];
 
 export async function startAccountFixture(): Promise<AccountFixture> {

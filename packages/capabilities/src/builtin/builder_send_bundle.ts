@@ -7,7 +7,7 @@ import { CapabilityFailure, defineCapability } from '../define.js';
 /** Input: the `eth_sendBundle` params object, or the whole JSON-RPC request as the catalog's example shows it. */
 export const SendBundleInput = z.union([SendBundleParams, SendBundleRequest]);
 
-/** Output: the JSON-RPC success (`result: null`, SPEC 4) plus the bundle hash, target block and searcher identity. */
+/** Output: the JSON-RPC success (`result: null`, docs/spec-notes.md 4) plus the bundle hash, target block and searcher identity. */
 export const SendBundleOutput = z.object({
   jsonrpc: z.literal('2.0'),
   id: z.number().nullable(),
@@ -76,7 +76,7 @@ export const sendBundle = defineCapability({
   },
   notes:
     'Header X-Bundle-Signature: <address>:<signature> (EIP-191 over the keccak256 of the body). Settled out-of-band; ' +
-    'SPEC target latency about 420 ms p50 and 1200 ms p99. Rate limit 10 requests/s per IP, burst 20.',
+    'Spec target latency about 420 ms p50 and 1200 ms p99. Rate limit 10 requests/s per IP, burst 20.',
   precondition(input, deps) {
     const client = deps.chainClient('ethereum');
     if (!client || !deps.redis || !deps.keys) return 'Bundle submission needs the Ethereum chain (ETHEREUM_RPC_URL) and Redis configured on this gateway.';

@@ -9,7 +9,7 @@ export const walletBalancesRequest = {
   input: { address: EXAMPLE_ADDRESS, chain: 'base' },
 };
 
-/** The SPEC 2.7 answer to {@link walletBalancesRequest} (balances in wei and USDC base units). */
+/** The docs/spec-notes.md 2.7 answer to {@link walletBalancesRequest} (balances in wei and USDC base units). */
 export const walletBalancesResponse = {
   execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
   status: 'SUCCEEDED',

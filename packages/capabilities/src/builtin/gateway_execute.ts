@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { defineCapability } from '../define.js';
 import { walletBalancesRequest, walletBalancesResponse } from './examples.js';
 
-/** Body of `POST /api/v1/execute`: `{capability_id, input}` (SPEC 2.7). */
+/** Body of `POST /api/v1/execute`: `{capability_id, input}` (docs/spec-notes.md 2.7). */
 export type ExecuteParameters = z.input<typeof ExecuteRequest>;
 /** `{execution_id, status, result, payment: {tx_hash, amount}}`; `amount` in USDC base units (integer string). */
 export type ExecuteReturnType = z.infer<typeof ExecutionResponse>;

@@ -16,7 +16,7 @@ export type ProvidersErrorType = ProblemDetails;
 
 /**
  * `gateway.providers`: lets a third party list its own capabilities behind the gateway
- * (DESIGN "Providers"). It needs an API endpoint, a USDC wallet on the payment chain (its payout
+ * (docs/decisions.md "Providers"). It needs an API endpoint, a USDC wallet on the payment chain (its payout
  * address) and an EIP-191 signature over a single-use challenge. Its capabilities are then listed
  * in the catalog with `provider` = its name, paid per call with x402 like built-ins; the gateway
  * keeps `PROVIDER_FEE_BPS` of each price and pays the rest out in USDC after the dispute window.

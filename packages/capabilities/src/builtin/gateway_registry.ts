@@ -4,7 +4,7 @@ import { defineCapability } from '../define.js';
 
 /** `GET /gateway-catalog.json` takes no parameters. */
 export type RegistryParameters = Record<string, never>;
-/** The SPEC 2.1 registry document: `{registry_version, generated_at, network, capabilities, metric_definitions}`. */
+/** The docs/spec-notes.md 2.1 registry document: `{registry_version, generated_at, network, capabilities, metric_definitions}`. */
 export type RegistryReturnType = z.infer<typeof RegistryDocument>;
 /** None in practice (free, not rate limited); problem details otherwise. */
 export type RegistryErrorType = ProblemDetails;

@@ -35,8 +35,8 @@ export {
 
 /**
  * The built-in capabilities, one file each, in catalog order: by product (gateway, builder, mev,
- * intelligence) then id (SPEC 2.1). Nothing here is LIVE: that takes a probe record at build time
- * (DESIGN "Registry, catalog and health").
+ * intelligence) then id (docs/spec-notes.md 2.1). Nothing here is LIVE: that takes a probe record at build time
+ * (docs/decisions.md "Registry, catalog and health").
  */
 export const BUILTIN_CAPABILITIES: readonly CapabilityDefinition[] = [
   gatewayExecute,

@@ -69,7 +69,7 @@ export const liquidationSearch = defineCapability({
   notes:
     'Examples show POST {base_url}/api/v1/execute; the same query is GET {base_url}/v1/liquidation-search?min_profit_usd=100&chain=ethereum, whose body is the result. ' +
     'GET with query parameters (protocol may be repeated); Authorization: Bearer <token> debits the metered account, or pay per call with x402 (402 challenge). ' +
-    'SPEC target latency about 180 ms p50.',
+    'Spec target latency about 180 ms p50.',
   // reads the index only: may start while the payment settles
   readOnly: true,
   precondition(_input, deps) {

@@ -79,7 +79,7 @@ export const MORPHO_LLTV = { 'WETH/USDC': 860000000000000000n, 'WBTC/USDC': 9150
 const factor = (x: number) => BigInt(Math.round(x * 1e6)) * 10n ** 12n;
 
 /**
- * Deploys the four lending protocols of the dev chain (DESIGN "Liquidation search", dev data):
+ * Deploys the four lending protocols of the dev chain (docs/decisions.md "Liquidation search", dev data):
  * - ERC-20 tokens WETH, WBTC, USDC, DAI and one DevPriceFeed (USD, 8 decimals) each, at {@link INITIAL_PRICES};
  * - Aave v3 **twice** from the `@aave/core-v3` artifacts (libraries linked): once as `aave` (WETH, WBTC, USDC),
  *   once as `spark` (WETH, WBTC, DAI); each with its own AaveOracle over the same feeds;

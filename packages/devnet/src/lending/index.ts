@@ -1,5 +1,5 @@
 /**
- * Lending dev data for the liquidation search (DESIGN "Liquidation search", dev data): real Aave v3
+ * Lending dev data for the liquidation search (docs/decisions.md "Liquidation search", dev data): real Aave v3
  * (twice: Aave and Spark) from `@aave/core-v3` artifacts, real Morpho Blue compiled from
  * `@morpho-org/morpho-blue` with solc-js, a Comet-ABI-compatible market of our own, price feeds we
  * control and a seed of healthy, at-risk and liquidatable positions. Used by tests, the bench and

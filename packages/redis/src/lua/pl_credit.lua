@@ -1,5 +1,5 @@
 -- Credit a provider's share of a SUCCEEDED provider execution, once per execution
--- (DESIGN "Providers": the share is held through the dispute window). Amounts are integer
+-- (docs/decisions.md "Providers": the share is held through the dispute window). Amounts are integer
 -- strings (USDC base units) and only ever go through HINCRBY (64-bit), never Lua numbers.
 -- KEYS[1]  ledger entry hash of the execution
 -- KEYS[2]  provider balance hash

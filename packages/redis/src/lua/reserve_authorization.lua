@@ -1,5 +1,5 @@
 -- Reserve an x402 payment authorization (EIP-3009 from + nonce) before it is settled, so that one
--- payment can never run a paid operation twice (DESIGN "x402 payments").
+-- payment can never run a paid operation twice (docs/decisions.md "x402 payments").
 -- KEYS[1]  authorization key (hash)
 -- KEYS[2]  in-flight set (sorted set: authorization key -> last progress, unix ms), swept for crashes
 -- ARGV[1]  request hash (sha256 of method, path and canonical body)

@@ -1,4 +1,4 @@
--- Token bucket on the Redis clock (SPEC 8: 10 requests/s per IP, burst 20; DESIGN "Known pitfalls":
+-- Token bucket on the Redis clock (docs/spec-notes.md 8: 10 requests/s per IP, burst 20; docs/pitfalls.md:
 -- a true token bucket, not a fixed window). Atomic and shared by every replica.
 -- KEYS[1]  bucket (hash: tokens, ts = Redis TIME of the last update in microseconds)
 -- ARGV[1]  refill rate, tokens per second (> 0)

@@ -1,4 +1,4 @@
--- Renew or expire one wallet-monitor subscription whose term has ended (SPEC 3: "renews
+-- Renew or expire one wallet-monitor subscription whose term has ended (docs/spec-notes.md 3: "renews
 -- automatically while the caller's metered account has balance").
 -- KEYS[1]  subscription hash (fields `status`, `expires_at`, `renewals`)
 -- KEYS[2]  the owner's metered account hash (field `balance`, integer USDC base units)

@@ -11,7 +11,7 @@ export type WalletBalancesChain = z.infer<typeof WalletBalancesChain>;
 
 /**
  * Chain id and canonical Circle USDC contract of each chain the capability reads (the dev chains
- * use the same chain ids and place USDC at the same address, DESIGN "The dev chain").
+ * use the same chain ids and place USDC at the same address, docs/decisions.md "The dev chain").
  */
 export const WALLET_BALANCES_CHAINS = {
   base: { chain_id: 8453, usdc: BASE_USDC_ADDRESS },

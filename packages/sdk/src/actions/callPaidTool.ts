@@ -14,7 +14,7 @@ import type { Capability, PaymentPayload, PaymentRequired } from '../types.js';
 import { sleep } from './internal.js';
 
 /**
- * x402 over MCP for agents (x402 `specs/transports-v2/mcp.md`; the gateway's `POST /mcp`, DESIGN
+ * x402 over MCP for agents (x402 `specs/transports-v2/mcp.md`; the gateway's `POST /mcp`, docs/decisions.md
  * "Agents: MCP and x402 extensions"): call a tool with an MCP client, and when the tool answers
  * `isError` with a `PaymentRequired`, pay it with the SDK's payment code (the terms `/registry`
  * advertises, the spend limits, the official x402 client) and call again with the PaymentPayload

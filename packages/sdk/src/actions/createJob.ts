@@ -7,7 +7,7 @@ import type { JobCreated, JobRequest } from '../types.js';
 import { parseUsdc } from '../units.js';
 import { throwForStatus } from './internal.js';
 
-/** Parameters of {@link createJob}: the job request (SPEC 2.8) plus transport options. */
+/** Parameters of {@link createJob}: the job request (docs/spec-notes.md 2.8) plus transport options. */
 export interface CreateJobParameters {
   /** `{objective, budget_usdc, capabilities, steps?}`; `budget_usdc` in whole USDC (at most 6 decimals). */
   request: JobRequest;
@@ -25,7 +25,7 @@ export type CreateJobErrorType = GatewayError | PaymentRequiredError | PaymentTe
 const JOBS = 'gateway.jobs';
 
 /**
- * Creates a job (SPEC 2.8, DESIGN "Jobs"): `POST /api/v1/jobs`. The plan is checked by the gateway
+ * Creates a job (docs/spec-notes.md 2.8, docs/decisions.md "Jobs"): `POST /api/v1/jobs`. The plan is checked by the gateway
  * first (400/422 cost nothing); then the whole budget is paid with x402 through
  * {@link payAndRetry}: the requirement must ask exactly `budget_usdc` and match the terms
  * `/registry` advertises for `gateway.jobs`, within the spend limits. The unspent budget is

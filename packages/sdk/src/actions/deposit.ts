@@ -49,7 +49,7 @@ async function treasuryTerms(ctx: GatewayContext): Promise<PaymentTerms> {
 }
 
 /**
- * Tops up the payer's metered account (DESIGN "Accounts and bearer tokens"):
+ * Tops up the payer's metered account (docs/decisions.md "Accounts and bearer tokens"):
  * `POST /v1/account/deposit {amount_usdc}`, paid with x402 through {@link payAndRetry}. The
  * payment is the deposit: the requirement must ask exactly `amount_usdc` (in base units), to the
  * treasury `/registry` names, in USDC on the client's network, within the spend limits (a deposit

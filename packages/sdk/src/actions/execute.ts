@@ -42,7 +42,7 @@ export type ExecuteErrorType =
   | GatewayRequestError;
 
 /**
- * Runs a capability: `POST /api/v1/execute {capability_id, input}` (SPEC 2.7), paying the x402
+ * Runs a capability: `POST /api/v1/execute {capability_id, input}` (docs/spec-notes.md 2.7), paying the x402
  * challenge with {@link payAndRetry} against the terms `/registry` advertises for the capability
  * (scheme `exact`, network, USDC asset, payTo, amount not above the advertised price; the registry
  * is read again once on a mismatch).

@@ -18,7 +18,7 @@ export type GetJobReturnType = JobRecord;
 export type GetJobErrorType = GatewayError | GatewayRequestError;
 
 /**
- * `GET /api/v1/jobs/{id}` (SPEC 2.8). Free.
+ * `GET /api/v1/jobs/{id}` (docs/spec-notes.md 2.8). Free.
  *
  * @throws {GatewayError} 404 unknown job. {GatewayRequestError} unreachable.
  *

@@ -37,7 +37,7 @@ export function liquidationSearchQuery(params: LiquidationSearchParams = {}): st
 }
 
 /**
- * `GET /v1/liquidation-search` (SPEC 2.5): imminent liquidations on Aave v3, Spark, Compound v3
+ * `GET /v1/liquidation-search` (docs/spec-notes.md 2.5): imminent liquidations on Aave v3, Spark, Compound v3
  * and Morpho Blue. USD amounts are numbers, `max_repay_amount` is an integer string of debt-token
  * base units, `health_factor` is unitless (< 1: liquidatable now).
  *

@@ -29,7 +29,7 @@ export type SignInReturnType = BearerToken;
 export type SignInErrorType = AcgError | GatewayError | GatewayRequestError;
 
 /**
- * Sign-In with Ethereum (EIP-4361; DESIGN "Accounts and bearer tokens"): asks
+ * Sign-In with Ethereum (EIP-4361; docs/decisions.md "Accounts and bearer tokens"): asks
  * `POST /v1/auth/nonce` for the message, signs it with `personal_sign`, and exchanges it at
  * `POST /v1/auth/token` for a bearer token used by the metered endpoints (wallet monitor,
  * liquidation search, account deposit balance).

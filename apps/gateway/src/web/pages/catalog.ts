@@ -3,6 +3,7 @@ import { html } from '../html.js';
 import { layout } from '../layout.js';
 import type { PageContext, PageResult, WebPage } from '../routes.js';
 import { operationalBadge, priceText, statusBadge } from './components.js';
+import { SDK_INSTALL_LINES } from './sdkInstall.js';
 
 /** Price filter values of the catalog (`price` query parameter). */
 export const PRICE_FILTERS = {
@@ -137,8 +138,8 @@ ${c.description ? html`<p>${c.description}</p>` : ''}
 <li>Machine-readable catalog: <a href="/gateway-catalog.json"><code>/gateway-catalog.json</code></a> and <a href="/registry"><code>/registry</code></a>; health: <a href="/status/health"><code>/status/health</code></a>.</li>
 </ul>
 <h3 id="sdk">JavaScript SDK</h3>
-<p>npm package <code>agent-capability-gateway-sdk</code>: discovery plus <code>execute(capability_id, input)</code>, paying the x402 challenge by itself within your spend limits.</p>
-<pre tabindex="0"><code>npm install agent-capability-gateway-sdk viem</code></pre>
+<p>npm package <code>agent-capability-gateway-sdk</code>: discovery plus <code>execute(capability_id, input)</code>, paying the x402 challenge by itself within your spend limits. Until it is published on the npm registry, install it from the gateway's repository:</p>
+<pre tabindex="0"><code>${SDK_INSTALL_LINES.join('\n')}</code></pre>
 <pre tabindex="0"><code>import { createGatewayClient } from 'agent-capability-gateway-sdk';
 import { privateKeyToAccount } from 'viem/accounts';
 

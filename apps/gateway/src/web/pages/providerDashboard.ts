@@ -6,7 +6,7 @@ import { formatMs, statusBadge, timeTag } from './components.js';
 import { accountDocument, duration, every, scrollTable, signedInBar, signInView, usdc, viewerOf } from './account.js';
 import { notFoundPage } from './notFound.js';
 
-/** What the dashboard explains with the deployment's numbers (DESIGN "Providers": money). */
+/** What the dashboard explains with the deployment's numbers (docs/decisions.md "Providers": money). */
 interface Terms {
   feeBps: number;
   disputeWindowSeconds: number;

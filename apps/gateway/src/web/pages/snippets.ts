@@ -1,5 +1,6 @@
 import type { LegacyRegistryEntry } from '@acg/schemas';
 import { toolName } from '../../mcp/toolName.js';
+import { SDK_INSTALL_COMMENT_LINES } from './sdkInstall.js';
 
 /** One copy-paste snippet: a title, its language (for people) and the text. */
 export interface Snippet {
@@ -65,7 +66,7 @@ export function snippetsFor(c: LegacyRegistryEntry, base: string, executable: bo
       title: 'JavaScript SDK',
       language: 'JavaScript',
       code: [
-        '// npm install agent-capability-gateway-sdk viem',
+        ...SDK_INSTALL_COMMENT_LINES,
         "import { createGatewayClient } from 'agent-capability-gateway-sdk';",
         "import { privateKeyToAccount } from 'viem/accounts';",
         '',
@@ -128,7 +129,7 @@ export function snippetsFor(c: LegacyRegistryEntry, base: string, executable: bo
       title: 'JavaScript SDK',
       language: 'JavaScript',
       code: [
-        '// npm install agent-capability-gateway-sdk viem',
+        ...SDK_INSTALL_COMMENT_LINES,
         "import { createGatewayClient } from 'agent-capability-gateway-sdk';",
         '',
         `const gateway = createGatewayClient({ baseUrl: ${json(base)} });`,

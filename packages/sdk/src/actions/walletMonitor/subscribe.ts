@@ -3,7 +3,7 @@ import type { AcgError, GatewayError, GatewayRequestError } from '../../errors.j
 import type { SubscribeRequest, SubscriptionCreated } from '../../types.js';
 import { bearerJson } from '../internal.js';
 
-/** Parameters of {@link subscribe}: the subscription (SPEC 2.6) and the bearer token. */
+/** Parameters of {@link subscribe}: the subscription (docs/spec-notes.md 2.6) and the bearer token. */
 export interface SubscribeParameters extends SubscribeRequest {
   accessToken: string | undefined;
 }
@@ -15,7 +15,7 @@ export type SubscribeReturnType = SubscriptionCreated;
 export type SubscribeErrorType = AcgError | GatewayError | GatewayRequestError;
 
 /**
- * `POST /v1/wallet-monitor` (SPEC 2.6, DESIGN "Wallet monitor"): watch 1..1,000 addresses for
+ * `POST /v1/wallet-monitor` (docs/spec-notes.md 2.6, docs/decisions.md "Wallet monitor"): watch 1..1,000 addresses for
  * `transfer_in` / `transfer_out` on `ethereum`, `base`, `arbitrum`; each delivered event costs
  * 0.001 USDC from the metered account (top it up with `deposit`).
  *
