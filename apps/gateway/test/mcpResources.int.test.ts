@@ -131,6 +131,7 @@ describe('MCP resources: the catalog', () => {
       const err = await mcpError(client.readResource({ uri }));
       expect(err.code, uri).toBe(-32002);
       expect(err.data).toEqual({ uri });
+      expect(err.message).toBe('MCP error -32002: Resource not found');
     }
   });
 });

@@ -4,14 +4,13 @@ import {
   ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
-  McpError,
   type GetPromptResult,
   type Prompt,
   type PromptArgument,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { Services } from '../services.js';
-import { CATALOG_RESOURCE_URI } from './resources.js';
+import { CATALOG_RESOURCE_URI, jsonRpcError } from './resources.js';
 
 /**
  * The gateway's MCP prompts (apps/gateway/README.md "MCP"; docs/mcp.md), for `prompts/list` and
@@ -109,11 +108,11 @@ export function listPrompts(): Prompt[] {
 /** The `prompts/get` answer for `name` with `args`; -32602 for an unknown prompt or invalid arguments. */
 export function getPrompt(name: string, args: Record<string, string> | undefined, ctx: PromptContext): GetPromptResult {
   const prompt: PromptDefinition<z.ZodObject> | undefined = PROMPTS.find((p) => p.name === name) as PromptDefinition<z.ZodObject> | undefined;
-  if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt "${name.slice(0, 64)}". Call prompts/list for the list.`);
+  if (!prompt) throw jsonRpcError(ErrorCode.InvalidParams, `Unknown prompt "${name.slice(0, 64)}". Call prompts/list for the list.`);
   const parsed = prompt.args.safeParse(args ?? {});
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message }));
-    throw new McpError(
+    throw jsonRpcError(
       ErrorCode.InvalidParams,
       `Invalid arguments for prompt ${prompt.name}: ${issues.map((i) => `${i.path.join('.') || '(arguments)'} ${i.message}`).join('; ')}`,
       {

@@ -3,7 +3,6 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   type ReadResourceResult,
   type Resource,
@@ -30,6 +29,14 @@ import { priceText } from '../web/pages/components.js';
 export const CATALOG_RESOURCE_URI = 'acg://capabilities';
 /** MCP's JSON-RPC error code for a resource that does not exist (MCP 2025-11-25, server/resources "Error Handling"). */
 export const RESOURCE_NOT_FOUND = -32002;
+
+/**
+ * A JSON-RPC error the SDK's server sends as is (`{code, message, data}`): an `McpError` would
+ * prefix its message with "MCP error <code>: ", which the client then prefixes again.
+ */
+export function jsonRpcError(code: number, message: string, data?: unknown): Error & { code: number; data?: unknown } {
+  return Object.assign(new Error(message), { code, ...(data === undefined ? {} : { data }) });
+}
 
 const MARKDOWN = 'text/markdown';
 const SCHEMA_JSON = 'application/schema+json';
@@ -102,17 +109,17 @@ export function listResources(entries: readonly LegacyRegistryEntry[]): Resource
 
 /**
  * `resources/read` of `uri` against the registry entries; `executable(id)` says whether the
- * capability has an MCP tool here. Throws `McpError` {@link RESOURCE_NOT_FOUND} for any other URI.
+ * capability has an MCP tool here. Throws the JSON-RPC error {@link RESOURCE_NOT_FOUND} for any other URI.
  */
 export function readResource(uri: string, entries: readonly LegacyRegistryEntry[], executable: (id: string) => boolean): ReadResourceResult {
   const m = URI.exec(uri);
   if (m && m[1] === undefined) return { contents: [{ uri, mimeType: MARKDOWN, text: catalogMarkdown(entries, executable) }] };
   const entry = m ? entries.find((c) => c.id === m[1]) : undefined;
-  if (!entry) throw new McpError(RESOURCE_NOT_FOUND, 'Resource not found', { uri });
+  if (!entry) throw jsonRpcError(RESOURCE_NOT_FOUND, 'Resource not found', { uri });
   const kind = m?.[2] as SchemaKind | undefined;
   if (kind === undefined) return { contents: [{ uri, mimeType: MARKDOWN, text: capabilityMarkdown(entry, executable(entry.id)) }] };
   const schema = entry[SCHEMA_KINDS[kind]];
-  if (schema === null) throw new McpError(RESOURCE_NOT_FOUND, 'Resource not found', { uri });
+  if (schema === null) throw jsonRpcError(RESOURCE_NOT_FOUND, 'Resource not found', { uri });
   return { contents: [{ uri, mimeType: SCHEMA_JSON, text: JSON.stringify(schema, null, 2) }] };
 }
 
