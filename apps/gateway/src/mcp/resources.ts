@@ -184,7 +184,7 @@ export function capabilityMarkdown(c: LegacyRegistryEntry, executable: boolean):
   return [
     `# ${inline(c.name)} (\`${c.id}\`)`,
     '',
-    ...(c.description ? [c.description, ''] : []),
+    ...(c.description ? [inline(c.description), ''] : []),
     ...facts,
     '',
     ...schema('input-schema', 'Input schema', c.input_schema),
