@@ -57,7 +57,14 @@ describe('capability page (acg://capabilities/{id})', () => {
     expect(md).toContain('## Output schema\n\nNot specified yet.');
     expect(md).toContain('No example response published.');
     // the description is one paragraph: its Markdown cannot add a heading or a code block to the page
-    expect(md.split('\n').filter((l) => l.startsWith('#'))).toEqual([md.split('\n')[0], '## Input schema', '## Output schema', '## Example', '### Request', '### Response']);
+    expect(md.split('\n').filter((l) => l.startsWith('#'))).toEqual([
+      md.split('\n')[0],
+      '## Input schema',
+      '## Output schema',
+      '## Example',
+      '### Request',
+      '### Response',
+    ]);
   });
 });
 
