@@ -98,6 +98,11 @@ describe('MCP resources: the catalog', () => {
     expect(md).toContain(`acg://capabilities/${ID}/input-schema`);
   });
 
+  it("is named on the capability's web page, in its MCP snippet", async () => {
+    const page = await fetch(`${t.url}/capabilities/${ID}`, { headers: { accept: 'text/html' } }).then((r) => r.text());
+    expect(page).toContain(`// resource: acg://capabilities/${ID}`);
+  });
+
   it('reads the schema resources: valid JSON Schema 2020-12 documents equal to /registry', async () => {
     const entry = await registryEntry(ID);
     const ajv = new Ajv2020({ strict: false });

@@ -158,6 +158,7 @@ export function snippetsFor(c: LegacyRegistryEntry, base: string, executable: bo
       executable
         ? `// tool: ${mcpToolName(c.id)} (paid with x402 over MCP: _meta["x402/payment"])`
         : '// free tools: search_capabilities, get_capability, get_health',
+      `// resource: acg://capabilities/${c.id} (this page in Markdown)`,
     ].join('\n'),
   });
   return out;
