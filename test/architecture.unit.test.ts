@@ -9,7 +9,9 @@
  * - a file under `packages/<pkg>/src` imports no app and stays inside its package;
  * - every workspace declares the `@acg/*` packages it imports (`dependencies` for `src`,
  *   `dependencies` or `devDependencies` for `test` and for a type-only import in `src`, which
- *   the build erases: the published SDK expands the wire types of `@acg/schemas`);
+ *   the build erases: the published SDK expands the wire types of `@acg/schemas`; and for a
+ *   `devDependencies` module the SDK's build bundles, its tsup `noExternal`, such as the MCP
+ *   tool-name mapping `@acg/schemas/mcpToolName`);
  * - the workspace graph of `dependencies` has no cycle, and no package lists an app in its
  *   `dependencies` (a package's tests may start an app: `devDependencies`).
  *
@@ -21,6 +23,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { sdkBuild } from '../packages/sdk/tsup.config.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Files under apps/ allowed to import other apps, and why (keep this list at one entry). */
@@ -95,6 +98,10 @@ function typeOnlyImportsOf(file: string): Set<string> {
 /** `@acg/x/sub` → `@acg/x`; anything not `@acg/*` → undefined. */
 const workspaceName = (spec: string) => (spec.startsWith('@acg/') ? spec.split('/').slice(0, 2).join('/') : undefined);
 
+/** Module specifiers a workspace's build bundles (so a devDependency suffices): the published SDK's tsup `noExternal`. */
+const BUNDLED: Record<string, readonly (string | RegExp)[]> = { 'packages/sdk': sdkBuild.noExternal ?? [] };
+const bundled = (dir: string, spec: string) => (BUNDLED[dir] ?? []).some((p) => (typeof p === 'string' ? p === spec : p.test(spec)));
+
 const WS = workspaces();
 const APP_NAMES = new Set(WS.filter((w) => w.kind === 'app').map((w) => w.name));
 
@@ -160,7 +167,7 @@ describe('workspace dependencies', () => {
           const typeOnly = typeOnlyImportsOf(file);
           for (const spec of importsOf(file)) {
             const name = workspaceName(spec);
-            if (name && typeOnly.has(spec) && declaredForTests.has(name)) continue;
+            if (name && (typeOnly.has(spec) || bundled(w.dir, spec)) && declaredForTests.has(name)) continue;
             if (name && name !== w.name && !allowed.has(name)) missing.push(`${w.dir}/package.json: ${name} (imported by ${file}) missing from ${field}`);
           }
         }

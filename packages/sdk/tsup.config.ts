@@ -12,7 +12,8 @@ const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
  * viem (peer dependency) and `@x402/*` (dependencies) stay external so the user's single copy of
  * each is used. The wire types come from `@acg/schemas` already expanded into plain TypeScript
  * (src/wire/types.generated.ts, see scripts/wire-types.ts), so neither zod nor `@acg/schemas` is
- * bundled or referenced by the `.d.ts`.
+ * bundled or referenced by the `.d.ts`; the one runtime piece taken from it is
+ * `@acg/schemas/mcpToolName`, a file without imports, bundled.
  */
 export const sdkBuild: Options = {
   name: 'sdk',
@@ -27,8 +28,9 @@ export const sdkBuild: Options = {
   splitting: false,
   treeshake: true,
   external: ['viem', /^viem\//, /^@x402\//],
-  // proof verification: bundled so the CJS build works too (jose 6 is ESM-only)
-  noExternal: ['jose', 'canonicalize'],
+  // proof verification: bundled so the CJS build works too (jose 6 is ESM-only); the MCP
+  // tool-name mapping the gateway uses too (a file of @acg/schemas without imports)
+  noExternal: ['jose', 'canonicalize', /^@acg\/schemas\/mcpToolName$/],
   // ESM output is `.js` and CJS `.cjs` because packages/sdk/package.json has "type": "module".
   outExtension: ({ format }) => ({ js: format === 'cjs' ? '.cjs' : '.js' }),
   tsconfig: here('./tsconfig.json'),

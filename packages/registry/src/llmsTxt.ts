@@ -68,7 +68,9 @@ function mcpSection(base: string): string[] {
     '',
     `- [MCP server](${url}): Model Context Protocol over Streamable HTTP (stateless: POST only, no session; send \`Accept: application/json, text/event-stream\`). ` +
       'Tools: one per executable capability, named by its id with the dot replaced by `_` (`intelligence.wallet_balances` is `intelligence_wallet_balances`; the tool `title` and `_meta.capability_id` carry the id), ' +
-      "with the capability's input and output JSON Schemas, plus the free `search_capabilities` (query, product, max_price_usdc), `get_capability` (id) and `get_health`.",
+      "with the capability's input and output JSON Schemas, plus the free `search_capabilities` (query, product, max_price_usdc), `get_capability` (capability_id) and `get_health`. " +
+      'Resources: `acg://capabilities` (the catalog) and `acg://capabilities/{capability_id}` (a capability page in Markdown; `/input-schema` and `/output-schema` for its JSON Schemas). ' +
+      'Prompts: `find_and_pay_for_capability` and `run_job_for_objective`.',
     '',
     'Configuration for an MCP host that speaks Streamable HTTP (Cursor, VS Code, Claude Code, `@modelcontextprotocol/sdk` clients):',
     '',

@@ -53,6 +53,8 @@ describe('renderLlmsTxt (llmstxt.org)', () => {
     expect(mcp).toContain('[MCP server](http://127.0.0.1:8080/mcp)');
     expect(mcp).toContain('intelligence_wallet_balances');
     for (const tool of ['search_capabilities', 'get_capability', 'get_health']) expect(mcp).toContain(tool);
+    // the catalog as resources, and the prompts
+    for (const name of ['`acg://capabilities/{capability_id}`', 'find_and_pay_for_capability', 'run_job_for_objective']) expect(mcp).toContain(name);
     // both snippets are JSON an MCP host accepts
     const snippets = [...mcp.matchAll(/```json\n([^`]+)\n```/g)].map((m) => JSON.parse(m[1]));
     expect(snippets).toEqual([

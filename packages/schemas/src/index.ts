@@ -21,4 +21,5 @@ export * from './provider.js';
 export * from './capabilities/wallet_balances.js';
 export * from './jsonSchema.js';
 export * from './mcp.js';
+export * from './mcpToolName.js';
 export * from './strictJson.js';

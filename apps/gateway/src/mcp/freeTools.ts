@@ -3,6 +3,8 @@ import {
   GetHealthArguments,
   HealthDocument,
   LegacyRegistryEntry,
+  findByMcpToolName,
+  mcpToolName,
   SearchCapabilitiesArguments,
   SearchCapabilitiesResult,
   toJsonSchema,
@@ -13,7 +15,6 @@ import type { z } from 'zod';
 import { embeddable } from '../payment/bazaar.js';
 import type { Services } from '../services.js';
 import { toolError, toolResult } from './results.js';
-import { toolName } from './toolName.js';
 
 /** A free MCP tool: its listing and what it does with validated arguments. */
 export interface FreeTool {
@@ -84,7 +85,7 @@ const searchCapabilities = freeTool({
       if (max !== undefined && (c.price_base_units === null || BigInt(c.price_base_units) > max)) continue;
       capabilities.push({
         id: c.id,
-        tool: executable.has(c.id) ? toolName(c.id) : null,
+        tool: executable.has(c.id) ? mcpToolName(c.id) : null,
         product: c.product,
         name: c.name,
         description: c.description ?? '',
@@ -101,18 +102,19 @@ const searchCapabilities = freeTool({
   },
 });
 
-/** `get_capability`: one /registry entry (schemas, price, x402 terms, status and evidence, examples) by id or tool name. */
+/** `get_capability`: one /registry entry (schemas, price, x402 terms, status and evidence, examples) by `capability_id` (or its older name `id`): a capability id or tool name. */
 const getCapability = freeTool({
   name: 'get_capability',
   title: 'Get a capability',
   description:
-    'Returns one capability of the catalog (free) by id (e.g. "intelligence.wallet_balances") or MCP tool name: description, status with its evidence, price, x402 terms, input and output JSON Schemas, and an example request and response.',
+    'Returns one capability of the catalog (free) by capability_id (e.g. "intelligence.wallet_balances", or its MCP tool name; `id` is accepted as an older name): description, status with its evidence, price, x402 terms, input and output JSON Schemas, and an example request and response.',
   args: GetCapabilityArguments,
   result: LegacyRegistryEntry,
   async run(services, args) {
     const registry = (await services.discovery.registry()).value;
-    const entry = registry.capabilities.find((c) => c.id === args.id || toolName(c.id) === args.id);
-    if (!entry) return toolError(404, `Unknown capability "${args.id.slice(0, 128)}". Call search_capabilities for the list.`);
+    const ref = args.capability_id ?? args.id ?? '';
+    const entry = registry.capabilities.find((c) => c.id === ref) ?? findByMcpToolName(registry.capabilities, ref);
+    if (!entry) return toolError(404, `Unknown capability "${ref.slice(0, 128)}". Call search_capabilities for the list.`);
     return entry;
   },
 });

@@ -5,6 +5,8 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import type { Services } from '../services.js';
 import { redisUnavailableProblem } from '../trpc/problem.js';
 import { callCapabilityTool } from './paidTool.js';
+import { registerPrompts } from './prompts.js';
+import { registerCatalogResources } from './resources.js';
 import { problemResult, toolError } from './results.js';
 import { McpTools } from './tools.js';
 
@@ -16,14 +18,17 @@ const INSTRUCTIONS =
   'Every other tool runs one capability (tool name = capability id with "." replaced by "_") and is paid per call with x402 in USDC: ' +
   'call it without _meta["x402/payment"] to get the x402 PaymentRequired (isError, in structuredContent and in content[0].text as {"x402/error": ...}), ' +
   'sign an EIP-3009 transferWithAuthorization for one of its accepts (e.g. with @x402/core and @x402/evm), and call again with the PaymentPayload in _meta["x402/payment"]. ' +
-  'The result carries _meta["x402/payment-response"]. One payment runs the capability once; sending it again returns the stored result to its payer (with the payment-identifier it was first sent with, or the payer\'s bearer token), a receipt to anyone else; a failure is refunded.';
+  'The result carries _meta["x402/payment-response"]. One payment runs the capability once; sending it again returns the stored result to its payer (with the payment-identifier it was first sent with, or the payer\'s bearer token), a receipt to anyone else; a failure is refunded. ' +
+  'Resources: acg://capabilities (the catalog) and acg://capabilities/{capability_id} (a capability page in Markdown; /input-schema and /output-schema for its JSON Schemas). ' +
+  'Prompts: find_and_pay_for_capability and run_job_for_objective.';
 
 /**
  * The MCP endpoint `POST {base_url}/mcp` (docs/decisions.md "Agents: MCP and x402 extensions"): MCP Streamable
  * HTTP with `@modelcontextprotocol/sdk` in stateless mode (`sessionIdGenerator: undefined`, JSON
  * responses, no session, any protocol version the SDK supports, the latest by default), so any
  * replica answers any request. Each request gets its own `Server` and transport (the SDK's
- * stateless pattern); the tools come from the catalog at each `tools/list` ({@link McpTools}).
+ * stateless pattern); the tools come from the catalog at each `tools/list` ({@link McpTools}), the
+ * resources from `/registry` (resources.ts) and the prompts from prompts.ts.
  * The HTTP edge (route table, rate limit, the 1 MiB body limit and JSON parsing of `http/body.ts`)
  * runs before this; GET and DELETE are 405 there (no SSE stream, no session to end).
  */
@@ -47,8 +52,13 @@ export class McpEndpoint {
   }
 
   private server(requestId: string | undefined): Server {
-    const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+    const server = new Server(MCP_SERVER_INFO, {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+    });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools.list() }));
+    registerCatalogResources(server, this.services);
+    registerPrompts(server, { services: this.services, hasTool: (name) => this.tools.resolve(name) !== undefined });
     server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
       this.call(request.params.name, request.params.arguments, request.params._meta, requestId, extra.requestInfo?.headers.authorization),
     );

@@ -3,7 +3,7 @@ import type { ExecutableCapability } from '@acg/capabilities';
 import { newExecutionId } from '@acg/execution';
 import { requestHash } from '@acg/payments';
 import { inputJsonSchema, outputJsonSchema } from '@acg/registry';
-import { ExecutionSucceeded } from '@acg/schemas';
+import { ExecutionSucceeded, mcpToolName } from '@acg/schemas';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import type { SettleResponse } from '@x402/core/types';
@@ -12,7 +12,6 @@ import { EXECUTE_ROUTE, executeDescription, paidExecutionOutcome, resolveExecuti
 import { payForCall } from '../payment/paidCall.js';
 import type { Services } from '../services.js';
 import { PAYMENT_META, paymentRequiredResult, problemResult, settlementMeta, toolResult } from './results.js';
-import { toolName } from './toolName.js';
 
 /** Path of the MCP endpoint, the `resource.url` of its PaymentRequired. */
 export const MCP_PATH = '/mcp';
@@ -24,7 +23,7 @@ export function toolBazaar(d: ExecutableCapability): Record<string, unknown> {
   let hit = bazaarCache.get(d);
   if (!hit) {
     hit = mcpBazaar({
-      toolName: toolName(d.id),
+      toolName: mcpToolName(d.id),
       description: d.description,
       input: { schema: inputJsonSchema(d) ?? { type: 'object' }, example: exampleInput(d) },
       output: { schema: outputJsonSchema(d) ?? { type: 'object' }, example: exampleResult(d) },

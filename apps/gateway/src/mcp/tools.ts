@@ -1,10 +1,9 @@
 import type { CapabilityCatalog, ExecutableCapability } from '@acg/capabilities';
 import { formatUsdc, inputJsonSchema, outputJsonSchema } from '@acg/registry';
-import { toJsonSchema, X402PaymentRequired, type JsonSchema } from '@acg/schemas';
+import { mcpToolName, toJsonSchema, X402PaymentRequired, type JsonSchema } from '@acg/schemas';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { embeddable } from '../payment/bazaar.js';
 import { FREE_TOOLS, type FreeTool } from './freeTools.js';
-import { toolName } from './toolName.js';
 
 /** What a tool name resolves to: a free tool, or the executable capability it runs (paid with x402). */
 export type ResolvedTool = { kind: 'free'; tool: FreeTool } | { kind: 'paid'; definition: ExecutableCapability };
@@ -22,7 +21,7 @@ const PAYMENT_REQUIRED_SCHEMA = embeddable(toJsonSchema(X402PaymentRequired));
 /**
  * The MCP tools of this gateway, computed from the capability catalog as it is now (so provider
  * capabilities come and go with the catalog), cached per `catalog.version`:
- * - one paid tool per executable capability: `name` from {@link toolName}, `title` and
+ * - one paid tool per executable capability: `name` from `mcpToolName` (@acg/schemas), `title` and
  *   `_meta.capability_id` = the capability id, `inputSchema` = the capability's published input
  *   schema, `outputSchema` = `anyOf` its result schema and x402's `PaymentRequired` (the MCP SDK
  *   client validates `structuredContent` against it even when `isError` is true; docs/pitfalls.md),
@@ -59,7 +58,7 @@ function build(version: number, executables: readonly ExecutableCapability[]): T
     byName.set(tool.tool.name, { kind: 'free', tool });
   }
   for (const d of executables) {
-    const name = toolName(d.id);
+    const name = mcpToolName(d.id);
     if (byName.has(name)) continue;
     tools.push(paidTool(d, name));
     byName.set(name, { kind: 'paid', definition: d });

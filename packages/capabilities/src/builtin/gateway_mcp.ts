@@ -15,8 +15,9 @@ export type McpErrorType = McpReturnType['error'];
  * replaced by `_`, e.g. `intelligence_wallet_balances`), each paid per call with x402 over MCP
  * (x402 transports-v2/mcp.md: PaymentRequired as an `isError` result, the PaymentPayload in
  * `_meta["x402/payment"]`, the settlement in `_meta["x402/payment-response"]`), plus the free
- * `search_capabilities`, `get_capability` and `get_health`. Listing and the free tools cost
- * nothing; a paid tool costs its capability's price (USDC base units, 6 decimals).
+ * `search_capabilities`, `get_capability` and `get_health`; resources `acg://capabilities/{id}`
+ * and prompts (docs/mcp.md). Listing, resources, prompts and the free tools cost nothing; a paid
+ * tool costs its capability's price (USDC base units, 6 decimals).
  *
  * @example
  * // MCP host configuration
@@ -28,7 +29,7 @@ export const gatewayMcp = defineCapability({
   name: 'MCP server',
   description:
     'Every executable capability as a Model Context Protocol tool (Streamable HTTP), paid per call with x402 over MCP, ' +
-    'plus free tools to search the catalog, read one capability and read health.',
+    'plus free tools to search the catalog, read one capability and read health, the catalog as resources (a Markdown page and the JSON Schemas of each capability) and prompts.',
   surface: 'MCP',
   auth: 'x402',
   method: 'POST',

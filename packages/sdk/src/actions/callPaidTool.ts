@@ -1,3 +1,4 @@
+import { findByMcpToolName, mcpToolName as toolNameOf } from '@acg/schemas/mcpToolName';
 import { chooseRequirement, registryTerms, type ChooseRequirementReturnType, type PaymentTerms } from '../chooseRequirement.js';
 import type { GatewayContext } from '../context.js';
 import {
@@ -83,9 +84,13 @@ export type CallPaidToolErrorType =
   | GatewayRequestError
   | AcgError;
 
-/** MCP tool name of a capability id: dots become `_` (`intelligence.wallet_balances` → `intelligence_wallet_balances`). */
+/**
+ * MCP tool name of a capability id: dots become `_` (`intelligence.wallet_balances` →
+ * `intelligence_wallet_balances`). The gateway's own mapping (`@acg/schemas/mcpToolName`, bundled
+ * into this package's build), so the SDK and the gateway cannot disagree.
+ */
 export function mcpToolName(capabilityId: string): string {
-  return capabilityId.replaceAll('.', '_');
+  return toolNameOf(capabilityId);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -135,7 +140,7 @@ function replayable(result: McpToolResult): boolean {
 }
 
 async function capabilityOfTool(ctx: GatewayContext, name: string): Promise<Capability> {
-  const find = (caps: Capability[]) => caps.find((c) => mcpToolName(c.id) === name);
+  const find = (caps: Capability[]) => findByMcpToolName(caps, name);
   const found = find((await ctx.registry.get()).capabilities);
   if (found) return found;
   const caps = (await ctx.registry.get({ refresh: true })).capabilities;

@@ -7,7 +7,8 @@ import { notFoundPage } from './notFound.js';
 import { schemaSection } from './schema.js';
 import { snippetsFor } from './snippets.js';
 
-const STATUS_MEANING: Record<LegacyRegistryEntry['status'], string> = {
+/** What each registry status means, in words (the web page and the MCP capability resource). */
+export const STATUS_MEANING: Record<LegacyRegistryEntry['status'], string> = {
   LIVE: 'the latest probe of this capability passed',
   STALE: 'the latest probe failed: the capability is advertised but does not answer as it should',
   PILOT: 'offered, not yet proven by a passing probe',

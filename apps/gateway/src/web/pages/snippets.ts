@@ -1,5 +1,4 @@
-import type { LegacyRegistryEntry } from '@acg/schemas';
-import { toolName } from '../../mcp/toolName.js';
+import { mcpToolName, type LegacyRegistryEntry } from '@acg/schemas';
 import { SDK_INSTALL_COMMENT_LINES } from './sdkInstall.js';
 
 /** One copy-paste snippet: a title, its language (for people) and the text. */
@@ -158,8 +157,9 @@ export function snippetsFor(c: LegacyRegistryEntry, base: string, executable: bo
     code: [
       pretty({ mcpServers: { acg: { url: `${base}/mcp` } } }),
       executable
-        ? `// tool: ${toolName(c.id)} (paid with x402 over MCP: _meta["x402/payment"])`
+        ? `// tool: ${mcpToolName(c.id)} (paid with x402 over MCP: _meta["x402/payment"])`
         : '// free tools: search_capabilities, get_capability, get_health',
+      `// resource: acg://capabilities/${c.id} (this page in Markdown)`,
     ].join('\n'),
   });
   return out;
