@@ -139,7 +139,9 @@ describe('jobs as MCP tasks', () => {
     }
     expect(messages[0].type).toBe('taskCreated');
     const taskId = messages[0].task.taskId as string;
-    expect(taskId).toMatch(/^job_[0-9A-Z]{26}$/);
+    // the task id is the job id and a tag only the payer is given
+    expect(taskId).toMatch(/^job_[0-9A-Z]{26}\.[\w-]{22}$/);
+    const jobId = taskId.split('.')[0];
     expect(['working', 'completed']).toContain(messages[0].task.status);
     const statuses = messages.filter((m) => m.type === 'taskStatus').map((m) => m.task as GetTaskResult);
     const last = statuses.at(-1)!;
@@ -149,15 +151,15 @@ describe('jobs as MCP tasks', () => {
     const result = messages.at(-1);
     expect(result.type).toBe('result');
     const record = result.result.structuredContent;
-    expect(record).toMatchObject({ job_id: taskId, status: 'succeeded', payer: buyer.address, spent_base_units: '2000' });
+    expect(record).toMatchObject({ job_id: jobId, status: 'succeeded', payer: buyer.address, spent_base_units: '2000' });
     for (const step of record.steps) expect(step.proof).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
     // the unspent budget comes back on-chain: the payer paid exactly what the steps spent
     const ended = await resultUntil(client, taskId, refunded);
     expect(ended.refund).toMatchObject({ status: 'sent', amount: '3000' });
     expect(before - (await balanceOf(buyer.address))).toBe(2n * PRICE);
     // the same job over REST
-    const rest = await fetch(`${t.url}/api/v1/jobs/${taskId}`).then((r) => r.json());
-    expect(rest).toMatchObject({ job_id: taskId, status: 'succeeded' });
+    const rest = await fetch(`${t.url}/api/v1/jobs/${jobId}`).then((r) => r.json());
+    expect(rest).toMatchObject({ job_id: jobId, status: 'succeeded' });
   });
 
   it('answers an unpaid task-augmented call with x402 MCP payment signalling (JSON-RPC 402 with the PaymentRequired)', async () => {
@@ -188,14 +190,21 @@ describe('jobs as MCP tasks', () => {
     // the same payment on REST: the same job (one payment buys one job on either transport)
     const rest = await post(`${t.url}/api/v1/jobs`, body, { 'PAYMENT-SIGNATURE': paymentHeader(payment) });
     expect(rest.status).toBe(202);
-    expect(rest.body.job_id).toBe(first.task.taskId);
-    // the payload as anyone can read it on-chain (no payment identifier): no task, no job id
-    const stolen = await startTask(await connect(), body, asReadOnChain(payment)).then(
+    const jobId = first.task.taskId.split('.')[0];
+    expect(rest.body.job_id).toBe(jobId);
+    // the payload as anyone can read it on-chain (no payment identifier): a receipt naming the job, never the task
+    const stranger = await connect();
+    const stolen = await startTask(stranger, body, asReadOnChain(payment)).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(stolen).toBeInstanceOf(McpError);
+    expect((stolen as McpError).data).toMatchObject({ status: 409, reason: 'payment_already_used', job_id: jobId });
     expect(JSON.stringify((stolen as McpError).data)).not.toContain(first.task.taskId);
+    // the job id alone (or with a forged tag) is no task
+    await expect(stranger.experimental.tasks.getTask(jobId)).rejects.toThrow(/not found/i);
+    await expect(stranger.experimental.tasks.getTask(`${jobId}.${'A'.repeat(22)}`)).rejects.toThrow(/not found/i);
+    await expect(stranger.experimental.tasks.cancelTask(jobId)).rejects.toThrow(/not found/i);
     const ended = await resultUntil(client, first.task.taskId, refunded);
     expect(ended.status).toBe('succeeded');
     // one charge: the budget once, less its refund
@@ -223,10 +232,11 @@ describe('jobs as MCP tasks', () => {
     await expect(stranger.experimental.tasks.getTask(taskId)).rejects.toThrow(/not found/i);
     await expect(stranger.experimental.tasks.cancelTask(taskId)).rejects.toThrow(/not found/i);
     await expect(stranger.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)).rejects.toThrow(/not found/i);
-    // an invalid token sees nothing either; no token may read (the id is the capability) but not cancel
+    // an invalid token sees nothing either
     const forged = await connect(t.url, { authorization: 'Bearer acg_forged' });
     await expect(forged.experimental.tasks.getTask(taskId)).rejects.toThrow(/not found/i);
-    await expect(client.experimental.tasks.cancelTask(taskId)).rejects.toThrow(/bearer token/i);
+    await expect(forged.experimental.tasks.cancelTask(taskId)).rejects.toThrow(/not found/i);
+    expect((await client.experimental.tasks.getTask(taskId)).status).toBe('working');
 
     const payer = await asPayer(buyer);
     const cancelled = await payer.experimental.tasks.cancelTask(taskId);
@@ -265,7 +275,7 @@ describe('jobs as MCP tasks', () => {
       const task = await again.experimental.tasks.getTask(taskId);
       expect(task).toMatchObject({ taskId, status: 'completed' });
       const record = await resultUntil(again, taskId, refunded);
-      expect(record).toMatchObject({ job_id: taskId, status: 'succeeded', spent_base_units: '2000', refund: { status: 'sent', amount: '2000' } });
+      expect(record).toMatchObject({ job_id: taskId.split('.')[0], status: 'succeeded', spent_base_units: '2000', refund: { status: 'sent', amount: '2000' } });
       for (const step of record.steps) expect(typeof step.proof).toBe('string');
     } finally {
       await first.close().catch(() => undefined);

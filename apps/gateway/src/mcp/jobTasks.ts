@@ -1,3 +1,4 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { StoredJob } from '@acg/jobs';
 import { jobView } from '@acg/jobs';
 import { readRefund } from '@acg/payments';
@@ -8,10 +9,54 @@ import type { Services } from '../services.js';
 
 /**
  * MCP tasks backed by gateway jobs (MCP 2025-11-25 tasks, the SDK's experimental task API;
- * docs/mcp-tasks.md). A task is a job seen through MCP: its `taskId` is the job id
- * (`job_` + ULID), its state is the job record in Redis, so a task outlives the HTTP request, the
- * gateway process and a restart, and any replica answers for it. Nothing is kept in memory.
+ * docs/mcp-tasks.md). A task is a job seen through MCP: its `taskId` is the job id and a tag
+ * ({@link jobTaskId}), its state is the job record in Redis, so a task outlives the HTTP request,
+ * the gateway process and a restart, and any replica answers for it. Nothing is kept in memory
+ * but the tag key, read once from Redis.
  */
+
+/** Redis key (under the deployment's prefix) of the random key that tags task ids; created once, shared by every replica. */
+const TASK_ID_KEY = 'mcp:task_id_key';
+const tagKeys = new WeakMap<Services, Promise<Buffer>>();
+
+/** The deployment's task-id key: 32 random bytes in Redis, set once (SET NX) and read by every replica. */
+function taskIdKey(services: Services): Promise<Buffer> {
+  let hit = tagKeys.get(services);
+  if (!hit) {
+    const key = `${services.keys.prefix}${TASK_ID_KEY}`;
+    hit = (async () => {
+      await services.redis.set(key, randomBytes(32).toString('base64url'), 'NX');
+      const stored = await services.redis.get(key);
+      if (!stored) throw new Error('the MCP task id key is missing from Redis');
+      return Buffer.from(stored, 'base64url');
+    })();
+    // a failure (e.g. Redis down) is not cached: the next call tries again
+    hit.catch(() => tagKeys.delete(services));
+    tagKeys.set(services, hit);
+  }
+  return hit;
+}
+
+const tagOf = (key: Buffer, jobId: string) => createHmac('sha256', key).update(jobId).digest('base64url').slice(0, 22);
+
+/**
+ * The MCP task id of a job: `<job_id>.<tag>`, the tag being 128 bits of HMAC-SHA256 of the job id
+ * under the deployment's random key. It maps to the job id (its prefix) yet cannot be derived
+ * from it: the job id appears in receipts and execution records, the task id only in the paid
+ * call's answer, which goes to the payer alone. Same job, same task id (a replay gets it again).
+ */
+export async function jobTaskId(services: Services, jobId: string): Promise<string> {
+  return `${jobId}.${tagOf(await taskIdKey(services), jobId)}`;
+}
+
+/** The job id of a task id made by {@link jobTaskId}, or undefined when malformed or its tag is wrong. */
+export async function jobIdOfTask(services: Services, taskId: string): Promise<string | undefined> {
+  const m = /^(job_[0-9A-HJKMNP-TV-Z]{26})\.([A-Za-z0-9_-]{22})$/.exec(taskId);
+  if (!m || !JobId.safeParse(m[1]).success) return undefined;
+  const expected = Buffer.from(tagOf(await taskIdKey(services), m[1]));
+  const given = Buffer.from(m[2]);
+  return expected.length === given.length && timingSafeEqual(expected, given) ? m[1] : undefined;
+}
 
 /** How long a task's record stays readable, ms: the job record's lifetime in Redis (30 days; `JobStore`). */
 export const JOB_TASK_TTL_MS = 30 * 24 * 3600 * 1000;
@@ -69,16 +114,16 @@ export function jobProgress(job: StoredJob) {
 }
 
 /**
- * The MCP `Task` of a job (`taskId` = job id, `createdAt`/`lastUpdatedAt` from the record,
+ * The MCP `Task` of a job (`taskId` from {@link jobTaskId}, `createdAt`/`lastUpdatedAt` from the record,
  * `ttl` {@link JOB_TASK_TTL_MS}, `pollInterval` {@link JOB_TASK_POLL_INTERVAL_MS}), its
  * `statusMessage` saying the progress in words ("2/3 steps done; 0.002 of 0.01 USDC spent") and
  * `_meta.progress` the same as numbers ({@link jobProgress}).
  */
-export function jobTask(job: StoredJob, cancelRequested: boolean): Task & { _meta: Record<string, unknown> } {
+export function jobTask(job: StoredJob, taskId: string, cancelRequested: boolean): Task & { _meta: Record<string, unknown> } {
   const progress = jobProgress(job);
   const cancel = cancelRequested && !ENDED.has(job.status) ? '; cancel requested, the unspent budget is refunded once the running step ends' : '';
   return {
-    taskId: job.job_id,
+    taskId,
     status: taskStatus(job, cancelRequested),
     statusMessage: `job ${job.status}: ${progress.steps_done}/${progress.steps_total} steps done; ${progress.spent_usdc} of ${progress.budget_usdc} USDC spent${cancel}`,
     createdAt: job.created_at,
@@ -108,12 +153,12 @@ export function jobTaskResult(record: JobRecord): CallToolResult {
  * The gateway's MCP {@link TaskStore} for one request (`caller`: who asks, resolved once when needed) (the SDK installs `tasks/get`,
  * `tasks/result` and `tasks/cancel` on it), reading and cancelling jobs in Redis for `caller`.
  *
- * Who may see a task (stateless MCP has no session): the task id is the job id, an unguessable
- * capability (80 random bits) handed only to the payer, as for `GET /api/v1/jobs/{id}`; a request
- * that also carries a bearer token must be the payer's, otherwise the task is "not found" (never
- * "forbidden": nothing says it exists). `tasks/cancel` needs the payer's bearer token (the same
- * proof as `POST /api/v1/jobs/{id}/cancel`); it requests the job's cancel, and the job runner
- * refunds exactly the unspent budget on-chain when the job stops before its next step.
+ * Who may see a task (stateless MCP has no session): the task id ({@link jobTaskId}) is an
+ * unguessable capability handed only to the payer; a request that also carries a bearer token
+ * must be the payer's. Anything else (a wrong tag, a job id alone, another wallet's or an invalid
+ * token) is "task not found", never "forbidden": nothing says the task exists. `tasks/cancel`
+ * follows the same rule; it requests the job's cancel, and the job runner refunds exactly the
+ * unspent budget on-chain when the job stops before its next step.
  * Tasks are only created by a paid `tools/call` of `gateway_jobs` (`createTask` throws), are not
  * listed (`tasks/list` is not offered) and hold no side-channel messages.
  */
@@ -129,7 +174,7 @@ export class JobTaskStore implements TaskStore {
 
   async getTask(taskId: string): Promise<Task | null> {
     const found = await this.visible(taskId);
-    return found ? jobTask(found.job, found.cancelRequested) : null;
+    return found ? jobTask(found.job, taskId, found.cancelRequested) : null;
   }
 
   storeTaskResult(): Promise<void> {
@@ -147,12 +192,6 @@ export class JobTaskStore implements TaskStore {
     if (status !== 'cancelled') throw new McpError(ErrorCode.InvalidRequest, 'A job task changes status only by running or by tasks/cancel.');
     const found = await this.visible(taskId);
     if (!found) throw new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId.slice(0, 64)}`);
-    if ((await this.caller()).kind !== 'wallet') {
-      throw new McpError(
-        ErrorCode.InvalidRequest,
-        "Cancelling a task needs the payer's bearer token in the HTTP Authorization header (sign in with POST /v1/auth/nonce and /v1/auth/token).",
-      );
-    }
     if (ENDED.has(found.job.status)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task in terminal status: the job ${found.job.status}.`);
     await this.services.jobs.store.requestCancel(found.job.job_id);
   }
@@ -163,13 +202,14 @@ export class JobTaskStore implements TaskStore {
 
   /** The job of `taskId` when this caller may see it (see the class docs), with its cancel flag. */
   private async visible(taskId: string): Promise<{ job: StoredJob; cancelRequested: boolean } | undefined> {
-    if (!JobId.safeParse(taskId).success) return undefined;
+    const jobId = await jobIdOfTask(this.services, taskId);
+    if (!jobId) return undefined;
     const caller = await this.caller();
     if (caller.kind === 'invalid') return undefined;
     const { store } = this.services.jobs;
-    const job = await store.get(taskId);
+    const job = await store.get(jobId);
     if (!job) return undefined;
     if (caller.kind === 'wallet' && caller.address.toLowerCase() !== job.payer.toLowerCase()) return undefined;
-    return { job, cancelRequested: await store.cancelRequested(taskId) };
+    return { job, cancelRequested: await store.cancelRequested(jobId) };
   }
 }

@@ -11,7 +11,7 @@ import { payForCall } from '../payment/paidCall.js';
 import { stepCapability } from '../routers/jobs.js';
 import type { Services } from '../services.js';
 import { problemDetails } from '../trpc/problem.js';
-import { jobTask, type TaskCaller } from './jobTasks.js';
+import { jobTask, jobTaskId, type TaskCaller } from './jobTasks.js';
 import { MCP_PATH, settlementOf } from './paidTool.js';
 import { PAYMENT_META, paymentRequiredResult, problemResult, settlementMeta, toolResult } from './results.js';
 import { toolName } from './toolName.js';
@@ -82,7 +82,7 @@ export interface JobsCall {
  * - Without `task`: the answer is a tool result, like every paid tool (PaymentRequired or a
  *   problem as `isError`; success: `{job_id, status: "queued", poll_url}` with
  *   `_meta["x402/payment-response"]`).
- * - With `task`: success is the `CreateTaskResult` `{task}` at once (`taskId` = the job id) with
+ * - With `task`: success is the `CreateTaskResult` `{task}` at once (`taskId`: the job id and its tag, `jobTaskId`) with
  *   the settlement in `_meta`. A CreateTaskResult cannot be an error, so an unpaid call is the
  *   JSON-RPC error x402's MCP transport defines (code 402, `data` = PaymentRequired), and a
  *   refused request a JSON-RPC error (`InvalidParams` for 4xx, `InternalError` for 5xx) whose
@@ -152,6 +152,6 @@ export async function callJobsTool(services: Services, call: JobsCall): Promise<
   const { store } = services.jobs;
   const job = await store.get(created.job_id);
   if (!job) throw new McpError(ErrorCode.InternalError, `The job ${created.job_id} was paid but its record is missing; it is recovered by the worker.`);
-  const { _meta: progress, ...task } = jobTask(job, await store.cancelRequested(job.job_id));
+  const { _meta: progress, ...task } = jobTask(job, await jobTaskId(services, job.job_id), await store.cancelRequested(job.job_id));
   return { task, _meta: { ...meta, ...progress } };
 }
