@@ -176,14 +176,20 @@ describe('jobs as MCP tasks', () => {
     expect((error as McpError).data).toMatchObject({ x402Version: 2, accepts: [expect.objectContaining({ amount: '2000' })] });
   });
 
-  it('a replayed payment returns the same task and charges once, on MCP and on REST; a stranger replaying it gets no task', async () => {
+  it('a replayed or concurrent payment returns the same task and charges once, on MCP and on REST; a stranger replaying it gets no task', async () => {
     const buyer = t.stack.payment.buyers[2];
     const client = await connect();
     const body = jobBody(1, 0.002, buyer.address);
     const payment = await pay(client, buyer, body);
     const before = await balanceOf(buyer.address);
-    const first = await startTask(client, body, payment);
-    expect(first._meta?.['x402/payment-response']).toMatchObject({ success: true, payer: buyer.address });
+    // two concurrent sends of one payment: one task (the other, if it lost the race, is told the payment is in progress)
+    const sends = await Promise.allSettled([startTask(client, body, payment), startTask(await connect(), body, payment)]);
+    const started = sends.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    expect(started.length).toBeGreaterThanOrEqual(1);
+    for (const r of sends) if (r.status === 'rejected') expect((r.reason as McpError).data).toMatchObject({ reason: 'payment_in_progress' });
+    const first = started[0];
+    for (const r of started) expect(r.task.taskId).toBe(first.task.taskId);
+    expect(started.some((r) => (r._meta?.['x402/payment-response'] as Json)?.payer === buyer.address)).toBe(true);
     const again = await startTask(client, body, payment);
     expect(again.task.taskId).toBe(first.task.taskId);
     expect(again._meta?.replayed).toBe(true);
