@@ -68,7 +68,7 @@ function mcpSection(base: string): string[] {
     '',
     `- [MCP server](${url}): Model Context Protocol over Streamable HTTP (stateless: POST only, no session; send \`Accept: application/json, text/event-stream\`). ` +
       'Tools: one per executable capability, named by its id with the dot replaced by `_` (`intelligence.wallet_balances` is `intelligence_wallet_balances`; the tool `title` and `_meta.capability_id` carry the id), ' +
-      "with the capability's input and output JSON Schemas, plus the free `search_capabilities` (query, product, max_price_usdc), `get_capability` (capability_id) and `get_health`. " +
+      "with the capability's input and output JSON Schemas, plus `gateway_jobs` (a job, runnable as an MCP task) and the free `search_capabilities` (query, product, max_price_usdc), `get_capability` (capability_id) and `get_health`. " +
       'Resources: `acg://capabilities` (the catalog) and `acg://capabilities/{capability_id}` (a capability page in Markdown; `/input-schema` and `/output-schema` for its JSON Schemas). ' +
       'Prompts: `find_and_pay_for_capability` and `run_job_for_objective`.',
     '',
@@ -89,6 +89,10 @@ function mcpSection(base: string): string[] {
     '1. Call the tool without payment: the result is `isError: true` with the x402 `PaymentRequired` in `structuredContent` and, as `{"x402/error": {"code": 402, "message", "data"}}`, in `content[0].text`.',
     '2. Sign one of its `accepts` (EIP-3009 `transferWithAuthorization`, as for REST) and call the tool again with the PaymentPayload in `_meta["x402/payment"]`.',
     '3. The result is the capability\'s output in `structuredContent`, with `_meta["x402/payment-response"]` (`success`, `transaction`, `network`, `payer`) and `_meta.execution_id`. The payment runs once: sending it again (or over REST) returns the same execution; an invalid payment is `isError` with the PaymentRequired and its `reason`.',
+    '',
+    'Jobs as MCP tasks: the tool `gateway_jobs` (a job request: `objective`, `budget_usdc`, `capabilities`, `steps`) is paid the same way for its whole budget and declares `execution.taskSupport: "optional"`. ' +
+      'Called with `params.task` (MCP 2025-11-25 tasks; `client.experimental.tasks.callToolStream` of `@modelcontextprotocol/sdk`) it returns the task at once; `tasks/get` gives its status (`working`, `completed`, `failed`, `cancelled`) and progress (`_meta.progress`: steps done, USDC spent of the budget), ' +
+      "`tasks/result` the job record with each step's proof, and `tasks/cancel` stops it before its next step and refunds the unspent budget on-chain. The task id is the payer's: keep it (a bearer token, if sent, must be the payer's). Without `params.task` the tool answers `{job_id, status, poll_url}`.",
     '',
   ];
 }

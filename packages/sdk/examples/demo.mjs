@@ -4,13 +4,20 @@
 // demo account's own address, paying the x402 challenge (0.001 USDC) with spend limits of
 // 0.03 USDC per call (the liquidation search costs 0.02) and 0.05 USDC in total, and prints the
 // result and the payment tx hash; then runs the same capability as a budgeted job (refund of the
-// rest) and a paid liquidation search (DEMO_SKIP_EXTRAS=1 skips those).
+// rest), the same job again as an MCP task (the official MCP client's experimental task API, paid
+// with x402 over MCP, polled with tasks/get, its record read with tasks/result), and a paid
+// liquidation search (DEMO_SKIP_EXTRAS=1 skips those).
 //
 // `npm run demo` builds the SDK quietly first (tsup --silent, packages/sdk/tsup.config.ts only).
 //
 // Environment: GATEWAY_URL (default http://127.0.0.1:8080; `npm start` prints the exact command);
 // DEMO_PRIVATE_KEY (0x... hex) to pay with your own key, else dev account 2 of anvil's standard mnemonic (funded with 10,000 USDC on
 // the embedded dev chain).
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { x402Client } from '@x402/core/client';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { GatewayRequestError, createGatewayClient, formatUsdc } from '../dist/index.js';
 
@@ -72,6 +79,8 @@ async function main() {
     `job ${done.job_id}: ${done.status}, spent ${done.spent_usdc} USDC, refund ${done.refund ? `${formatUsdc(BigInt(done.refund.amount))} USDC tx ${done.refund.tx_hash}` : 'none'}`,
   );
 
+  await jobAsMcpTask();
+
   // Liquidation search (0.02 USDC per query, paid with x402) on the Ethereum dev chain's seeded positions.
   const liq = await gateway.liquidations.search({ chain: 'ethereum', max_health_factor: 1.1, limit: 3 }).catch((e) => e);
   if (liq instanceof Error) console.log(`\nliquidation search: ${liq.message}`);
@@ -82,6 +91,48 @@ async function main() {
     }
   }
   console.log(`\nspent by this client: ${gateway.spent().usdc} USDC (limit 0.05)`);
+}
+
+// A one-step job run as an MCP task (apps/gateway docs/mcp-tasks.md): the unpaid tools/call of
+// gateway_jobs answers the x402 PaymentRequired, the official x402 client signs it, and the
+// task-augmented call returns the task at once; the official MCP client then polls tasks/get and
+// reads tasks/result (the job record with its proofs). The budget's unspent part is refunded.
+async function jobAsMcpTask() {
+  console.log('\nThe same kind of job as an MCP task (budget 0.002 USDC, paid with x402 over MCP)...');
+  const mcp = new Client({ name: 'acg-demo', version: '1.0.0' });
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`)));
+  try {
+    await mcp.listTools();
+    const args = {
+      objective: 'Read my balances as an MCP task',
+      budget_usdc: 0.002,
+      capabilities: [CAPABILITY],
+      steps: [{ capability_id: CAPABILITY, input: { address: account.address } }],
+    };
+    const unpaid = await mcp.callTool({ name: 'gateway_jobs', arguments: args });
+    const signer = new x402Client();
+    registerExactEvmScheme(signer, { signer: account });
+    const payment = await signer.createPaymentPayload(unpaid.structuredContent);
+    let last = '';
+    for await (const m of mcp.experimental.tasks.callToolStream(
+      { name: 'gateway_jobs', arguments: args, _meta: { 'x402/payment': payment } },
+      CallToolResultSchema,
+      { task: { ttl: 600_000 } },
+    )) {
+      if (m.type === 'taskCreated') console.log(`  task created: ${m.task.taskId.split('.')[0]} (${m.task.status})`);
+      else if (m.type === 'taskStatus' && m.task.statusMessage !== last) {
+        last = m.task.statusMessage;
+        console.log(`  ${m.task.status}: ${last}`);
+      } else if (m.type === 'error') throw m.error;
+      else if (m.type === 'result') {
+        const job = m.result.structuredContent;
+        const proofs = job.steps.filter((s) => s.proof).length;
+        console.log(`  tasks/result: job ${job.status}, spent ${job.spent_usdc} USDC, ${proofs} step proof(s)`);
+      }
+    }
+  } finally {
+    await mcp.close();
+  }
 }
 
 main().catch((e) => {

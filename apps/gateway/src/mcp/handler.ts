@@ -4,6 +4,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Services } from '../services.js';
 import { redisUnavailableProblem } from '../trpc/problem.js';
+import { JobTaskStore, taskCaller, type TaskCaller } from './jobTasks.js';
+import { callJobsTool, type JobsCall } from './jobTool.js';
 import { callCapabilityTool } from './paidTool.js';
 import { registerPrompts } from './prompts.js';
 import { registerCatalogResources } from './resources.js';
@@ -18,7 +20,7 @@ const INSTRUCTIONS =
   'Every other tool runs one capability (tool name = capability id with "." replaced by "_") and is paid per call with x402 in USDC: ' +
   'call it without _meta["x402/payment"] to get the x402 PaymentRequired (isError, in structuredContent and in content[0].text as {"x402/error": ...}), ' +
   'sign an EIP-3009 transferWithAuthorization for one of its accepts (e.g. with @x402/core and @x402/evm), and call again with the PaymentPayload in _meta["x402/payment"]. ' +
-  'The result carries _meta["x402/payment-response"]. One payment runs the capability once; sending it again returns the stored result to its payer (with the payment-identifier it was first sent with, or the payer\'s bearer token), a receipt to anyone else; a failure is refunded. ' +
+  'The result carries _meta["x402/payment-response"]. gateway_jobs runs a job paid for its budget; call it as an MCP task to poll tasks/get, read tasks/result or tasks/cancel it. One payment runs the capability once; sending it again returns the stored result to its payer (with the payment-identifier it was first sent with, or the payer\'s bearer token), a receipt to anyone else; a failure is refunded. ' +
   'Resources: acg://capabilities (the catalog) and acg://capabilities/{capability_id} (a capability page in Markdown; /input-schema and /output-schema for its JSON Schemas). ' +
   'Prompts: find_and_pay_for_capability and run_job_for_objective.';
 
@@ -41,7 +43,8 @@ export class McpEndpoint {
 
   /** Answers one POST whose JSON body the HTTP edge already parsed. */
   async handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    const server = this.server((req as IncomingMessage & { id?: string }).id);
+    const authorization = typeof req.headers.authorization === 'string' ? req.headers.authorization : undefined;
+    const server = this.server((req as IncomingMessage & { id?: string }).id, authorization);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();
@@ -51,17 +54,33 @@ export class McpEndpoint {
     await transport.handleRequest(req, res, body);
   }
 
-  private server(requestId: string | undefined): Server {
+  private server(requestId: string | undefined, authorization: string | undefined): Server {
+    // who asks, for the task store and for a payer resending its payment (resolved once, when needed)
+    let caller: Promise<TaskCaller> | undefined;
+    const callerOf = () => (caller ??= taskCaller(this.services, authorization));
     const server = new Server(MCP_SERVER_INFO, {
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } },
+      // tasks: jobs as MCP tasks (jobTasks.ts, docs/mcp-tasks.md), created by tools/call of gateway_jobs, cancellable, not listed
+      capabilities: {
+        tools: { listChanged: false },
+        resources: { listChanged: false },
+        prompts: { listChanged: false },
+        tasks: { cancel: {}, requests: { tools: { call: {} } } } },
       instructions: INSTRUCTIONS,
+      taskStore: new JobTaskStore(this.services, callerOf),
     });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools.list() }));
     registerCatalogResources(server, this.services);
     registerPrompts(server, { services: this.services, hasTool: (name) => this.tools.resolve(name) !== undefined });
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      this.call(request.params.name, request.params.arguments, request.params._meta, requestId, extra.requestInfo?.headers.authorization),
-    );
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+      const { name, arguments: args, _meta: meta, task } = request.params;
+      if (this.tools.resolve(name)?.kind === 'jobs') return this.callJobs(name, requestId, { args, meta, task, caller: callerOf });
+      if (task)
+        throw new McpError(
+          ErrorCode.MethodNotFound,
+          `Tool "${name.slice(0, 64)}" does not run as a task (execution.taskSupport is not set); call it without params.task.`,
+        );
+      return this.call(name, args, meta, requestId, extra.requestInfo?.headers.authorization);
+    });
     return server;
   }
 
@@ -74,12 +93,32 @@ export class McpEndpoint {
     authorization?: string | string[],
   ): Promise<CallToolResult> {
     const tool = this.tools.resolve(name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name.slice(0, 64)}". Call tools/list for the list.`);
+    if (!tool || tool.kind === 'jobs') throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name.slice(0, 64)}". Call tools/list for the list.`);
+    return this.guard(name, requestId, () =>
+      tool.kind === 'free'
+        ? tool.tool.call(this.services, args)
+        : callCapabilityTool(this.services, tool.definition, args, meta, typeof authorization === 'string' ? authorization : undefined),
+    );
+  }
+
+  /** `gateway_jobs` (jobTool.ts); a task-augmented call that failed unexpectedly is a JSON-RPC error carrying the problem (a CreateTaskResult cannot be an error). */
+  private async callJobs(name: string, requestId: string | undefined, call: JobsCall) {
+    const result = await this.guard(name, requestId, () => callJobsTool(this.services, call));
+    if (call.task && 'isError' in result && result.isError) {
+      const first = (result as CallToolResult).content[0];
+      const text = first?.type === 'text' ? first.text : '{}';
+      const problem = JSON.parse(text) as Record<string, unknown>;
+      throw new McpError(ErrorCode.InternalError, String(problem.detail ?? 'The job could not start.'), problem);
+    }
+    return result;
+  }
+
+  /** Runs a tool call; Redis unavailable → a 503 problem result, any other failure (but a JSON-RPC error) → a logged 500 problem result. */
+  private async guard<R>(name: string, requestId: string | undefined, run: () => Promise<R>): Promise<R | CallToolResult> {
     try {
-      return tool.kind === 'free'
-        ? await tool.tool.call(this.services, args)
-        : await callCapabilityTool(this.services, tool.definition, args, meta, typeof authorization === 'string' ? authorization : undefined);
+      return await run();
     } catch (e) {
+      if (e instanceof McpError) throw e;
       const unavailable = redisUnavailableProblem(e);
       if (unavailable) {
         this.services.log.warn({ tool: name, err: String((e as Error)?.message ?? e).slice(0, 200) }, 'redis unavailable');

@@ -106,7 +106,7 @@ export async function callCapabilityTool(
 }
 
 /** The SettleResponse of a stored answer's `PAYMENT-RESPONSE` header, if it has one. */
-function settlementOf(headers: Record<string, string>): SettleResponse | undefined {
+export function settlementOf(headers: Record<string, string>): SettleResponse | undefined {
   const h = headers['PAYMENT-RESPONSE'];
   if (!h) return undefined;
   try {

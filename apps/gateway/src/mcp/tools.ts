@@ -4,9 +4,10 @@ import { mcpToolName, toJsonSchema, X402PaymentRequired, type JsonSchema } from 
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { embeddable } from '../payment/bazaar.js';
 import { FREE_TOOLS, type FreeTool } from './freeTools.js';
+import { JOBS_TOOL, jobsTool } from './jobTool.js';
 
 /** What a tool name resolves to: a free tool, or the executable capability it runs (paid with x402). */
-export type ResolvedTool = { kind: 'free'; tool: FreeTool } | { kind: 'paid'; definition: ExecutableCapability };
+export type ResolvedTool = { kind: 'free'; tool: FreeTool } | { kind: 'paid'; definition: ExecutableCapability } | { kind: 'jobs' };
 
 /** The tools of one catalog version: the `tools/list` answer and the name index. */
 interface ToolSet {
@@ -26,7 +27,8 @@ const PAYMENT_REQUIRED_SCHEMA = embeddable(toJsonSchema(X402PaymentRequired));
  *   schema, `outputSchema` = `anyOf` its result schema and x402's `PaymentRequired` (the MCP SDK
  *   client validates `structuredContent` against it even when `isError` is true; docs/pitfalls.md),
  *   `_meta` with the price;
- * - the free tools `search_capabilities`, `get_capability`, `get_health` (freeTools.ts).
+ * - the free tools `search_capabilities`, `get_capability`, `get_health` (freeTools.ts);
+ * - `gateway_jobs` (jobTool.ts), a job paid for its budget, optionally run as an MCP task.
  */
 export class McpTools {
   private set?: ToolSet;
@@ -57,6 +59,9 @@ function build(version: number, executables: readonly ExecutableCapability[]): T
     tools.push(tool.tool);
     byName.set(tool.tool.name, { kind: 'free', tool });
   }
+  // jobs, paid with x402 for their budget and callable as MCP tasks (jobTool.ts)
+  tools.push(jobsTool());
+  byName.set(JOBS_TOOL, { kind: 'jobs' });
   for (const d of executables) {
     const name = mcpToolName(d.id);
     if (byName.has(name)) continue;

@@ -1,11 +1,12 @@
 import { CapabilityResolutionError, checkPrecondition, executableDefinition, parseCapabilityInput } from '@acg/execution';
 import { readRefund } from '@acg/payments';
-import { jobView, planJob, PlanError, type StoredJob } from '@acg/jobs';
+import { jobView, planJob, PlanError } from '@acg/jobs';
 import { JobCreated, JobId, JobRecord, JobRequest, JobStatus } from '@acg/schemas';
 import { ulid } from 'ulid';
 import { hashMessage, recoverAddress } from 'viem';
 import { z } from 'zod';
 import { gatewayJobs } from '@acg/capabilities';
+import { startPaidJob } from '../jobs/startJob.js';
 import { routeBazaar } from '../payment/bazaar.js';
 import { header, type Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
@@ -81,30 +82,10 @@ export const jobsRouter = router({
     .output(JobCreated)
     .mutation(async ({ ctx, input }) => {
       if (ctx.replay) return JobCreated.parse(ctx.replay);
-      const p = ctx.payment!;
-      const created = new Date().toISOString();
-      const job: StoredJob = {
-        job_id: ctx.operationId,
-        objective: input.objective,
-        capabilities: input.capabilities,
-        budget: ctx.plan.budget.toString(),
-        spent: '0',
-        status: 'queued',
-        steps: ctx.plan.steps,
-        result: null,
-        error: null,
-        payer: p.payer,
-        payment: { tx_hash: p.txHash, amount: p.amount },
-        created_at: created,
-        updated_at: created,
-        refund_amount: null,
-      };
-      await ctx.services.jobs.store.create(job);
-      await ctx.services.jobs.queue.enqueue(job.job_id);
-      const poll_url = `${ctx.services.publicBaseUrl()}/api/v1/jobs/${job.job_id}`;
+      const created = await startPaidJob(ctx.services, { jobId: ctx.operationId, input, plan: ctx.plan, payment: ctx.payment! });
       ctx.response.status = 202;
-      ctx.responseHeaders.Location = poll_url;
-      return { job_id: job.job_id, status: 'queued' as const, poll_url };
+      ctx.responseHeaders.Location = created.poll_url;
+      return created;
     }),
 
   get: publicProcedure
