@@ -64,7 +64,8 @@ export class McpEndpoint {
         tools: { listChanged: false },
         resources: { listChanged: false },
         prompts: { listChanged: false },
-        tasks: { cancel: {}, requests: { tools: { call: {} } } } },
+        tasks: { cancel: {}, requests: { tools: { call: {} } } },
+      },
       instructions: INSTRUCTIONS,
       taskStore: new JobTaskStore(this.services, callerOf),
     });
