@@ -15,6 +15,9 @@ export default defineConfig({
           name: 'unit',
           include: ['apps/*/test/**/*.unit.test.ts', 'packages/*/test/**/*.unit.test.ts', 'test/**/*.unit.test.ts'],
           environment: 'node',
+          // a harness limit, not a speed check: the workspace-shape tests read every source file,
+          // which takes longer than vitest's 5 s default while the integration files load the cores
+          testTimeout: 30_000,
         },
       },
       {
