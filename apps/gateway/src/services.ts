@@ -1,4 +1,4 @@
-import { Ledger, SiweAuthenticator, TokenStore } from '@acg/accounts';
+import { Ledger, SignInWithX, SiweAuthenticator, TokenStore } from '@acg/accounts';
 import { readBuilderHealth } from '@acg/bundles';
 import { JobQueue, JobStore } from '@acg/jobs';
 import {
@@ -8,6 +8,7 @@ import {
   PaymentChainMonitor,
   Paywall,
   RefundQueue,
+  SignInWithXChallenges,
   startRefunds as startRefundsOf,
 } from '@acg/payments';
 import type { Worker } from 'bullmq';
@@ -48,6 +49,8 @@ export interface Services {
   /** Reachability of the payment chain, from every payment RPC outcome (PAYMENT_RPC_TIMEOUT_MS bounds each request). */
   paymentChain: PaymentChainMonitor;
   siwe: SiweAuthenticator;
+  /** x402 `sign-in-with-x` proofs (a 402's signed challenge): the other way to a bearer session (`trpc/signInWithX.ts`). */
+  signInWithX: SignInWithX;
   tokens: TokenStore;
   ledger: Ledger;
   jobs: { store: JobStore; queue: JobQueue };
@@ -157,6 +160,8 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     chain: paymentChain,
     log: log.child({ module: 'paywall' }),
     observer: metrics.payments,
+    // every 402 carries a fresh x402 sign-in-with-x challenge (apps/gateway README "Sign-in-with-x")
+    signInWithX: new SignInWithXChallenges(publicBaseUrl),
     terms: {
       network: `eip155:${config.payment.chain.id}`,
       asset: config.payment.asset,
@@ -248,6 +253,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     config,
     log,
     siwe,
+    signInWithX: new SignInWithX(redis, keys, () => ({ origin: publicBaseUrl(), network: `eip155:${config.payment.chain.id}` }), paymentClient),
     tokens: new TokenStore(redis, keys),
     ledger: accountLedger,
     jobs: { store: new JobStore(redis, keys), queue: jobQueue },
