@@ -22,3 +22,4 @@ export * from './capabilities/wallet_balances.js';
 export * from './jsonSchema.js';
 export * from './mcp.js';
 export * from './strictJson.js';
+export * from './discoveryResources.js';
