@@ -1,4 +1,6 @@
 import { gatewayJobs } from '@acg/capabilities';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { createSIWxPayload, encodeSIWxHeader, SIGN_IN_WITH_X, wrapFetchWithSIWx, type SIWxExtension } from '@x402/extensions/sign-in-with-x';
 import type { LocalAccount } from 'viem';
@@ -86,6 +88,20 @@ describe('sign-in-with-x on every 402', () => {
     }
     // a nonce is for one 402, even while the rest of the 402 is reused
     expect(again.info.nonce).not.toBe(execute.info.nonce);
+  });
+
+  it("an MCP tool's PaymentRequired carries one too (resource: the /mcp endpoint)", async () => {
+    const client = new Client({ name: 'siwx-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`)));
+    try {
+      const r = await client.callTool({ name: 'intelligence_wallet_balances', arguments: { address: payer.address, chain: 'base' } });
+      expect(r.isError).toBe(true);
+      const ext = (r.structuredContent as { extensions: Record<string, SIWxExtension> }).extensions[SIGN_IN_WITH_X];
+      expect(ext.info).toMatchObject({ domain: new URL(t.url).host, uri: `${t.url}/mcp` });
+      expect(ext.supportedChains).toEqual([{ chainId: 'eip155:8453', type: 'eip191' }]);
+    } finally {
+      await client.close();
+    }
   });
 });
 
