@@ -461,7 +461,8 @@ class GatewayClient:
         """``GET /api/v1/executions/{id}``: the stored execution (result, proof, payment, refund
         state), readable by its payer only: ``bearer_token`` is the payer address's Sign-In with
         Ethereum token (``POST /v1/auth/nonce``, then ``POST /v1/auth/token``). Raises
-        :class:`GatewayError`: 401 without a valid token, 404 for an unknown id or another payer's."""
+        :class:`GatewayError`: 402 without a token (a sign-in-with-x challenge; README "Sign-in-with-x"),
+        401 with an invalid one, 404 for an unknown id or another payer's."""
         path = "/api/v1/executions/" + urllib.request.quote(execution_id, safe="")
         status, _, body = self._send("GET", path, {"authorization": f"Bearer {bearer_token}"} if bearer_token else None)
         if status >= 400:

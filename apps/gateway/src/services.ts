@@ -1,4 +1,5 @@
-import { Ledger, SiweAuthenticator, TokenStore } from '@acg/accounts';
+import { DiscoveryResources } from './discoveryResources.js';
+import { Ledger, SignInWithX, SiweAuthenticator, TokenStore } from '@acg/accounts';
 import { readBuilderHealth } from '@acg/bundles';
 import { JobQueue, JobStore } from '@acg/jobs';
 import {
@@ -8,6 +9,7 @@ import {
   PaymentChainMonitor,
   Paywall,
   RefundQueue,
+  SignInWithXChallenges,
   startRefunds as startRefundsOf,
 } from '@acg/payments';
 import type { Worker } from 'bullmq';
@@ -41,6 +43,8 @@ export interface Services {
   telemetry: Telemetry;
   probes: ProbeStore;
   discovery: Discovery;
+  /** Every paid resource in x402's discovery API format (`GET /discovery/resources`). */
+  discoveryResources: DiscoveryResources;
   capabilityDeps: CapabilityDeps;
   /** Every capability this gateway serves now: the built-ins plus `CreateServicesOptions.capabilities` plus providers', in catalog order. */
   catalog: CapabilityCatalog;
@@ -48,6 +52,8 @@ export interface Services {
   /** Reachability of the payment chain, from every payment RPC outcome (PAYMENT_RPC_TIMEOUT_MS bounds each request). */
   paymentChain: PaymentChainMonitor;
   siwe: SiweAuthenticator;
+  /** x402 `sign-in-with-x` proofs (a 402's signed challenge): the other way to a bearer session (`trpc/signInWithX.ts`). */
+  signInWithX: SignInWithX;
   tokens: TokenStore;
   ledger: Ledger;
   jobs: { store: JobStore; queue: JobQueue };
@@ -157,6 +163,8 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     chain: paymentChain,
     log: log.child({ module: 'paywall' }),
     observer: metrics.payments,
+    // every 402 carries a fresh x402 sign-in-with-x challenge (apps/gateway README "Sign-in-with-x")
+    signInWithX: new SignInWithXChallenges(publicBaseUrl),
     terms: {
       network: `eip155:${config.payment.chain.id}`,
       asset: config.payment.asset,
@@ -248,6 +256,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     config,
     log,
     siwe,
+    signInWithX: new SignInWithX(redis, keys, () => ({ origin: publicBaseUrl(), network: `eip155:${config.payment.chain.id}` }), paymentClient),
     tokens: new TokenStore(redis, keys),
     ledger: accountLedger,
     jobs: { store: new JobStore(redis, keys), queue: jobQueue },
@@ -267,6 +276,14 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     telemetry,
     probes,
     discovery,
+    discoveryResources: new DiscoveryResources({
+      baseUrl: publicBaseUrl,
+      catalog,
+      requirements: (price) => {
+        const r = paywall.requirements(price);
+        return { ...r, scheme: 'exact', extra: r.extra ?? {} };
+      },
+    }),
     capabilityDeps: { chainClient: (chain) => clients.get(chain), redis, keys },
     catalog,
     paymentClient,

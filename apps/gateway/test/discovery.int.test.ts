@@ -124,7 +124,9 @@ describe('discovery documents', () => {
     // every URL is dated: the catalog's generated_at, the health document's
     const catalog = JSON.parse((await get('/gateway-catalog.json')).text);
     expect(sitemap.text).toContain(`<loc>${t.url}/gateway-catalog.json</loc><lastmod>${catalog.generated_at}</lastmod>`);
-    expect([...sitemap.text.matchAll(/<url><loc>[^<]+<\/loc><lastmod>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z<\/lastmod>/g)]).toHaveLength(5);
+    expect([...sitemap.text.matchAll(/<url><loc>[^<]+<\/loc><lastmod>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z<\/lastmod>/g)]).toHaveLength(6);
+    expect(sitemap.text).toContain(`<loc>${t.url}/discovery/resources</loc>`);
+    expect(llms.text).toContain(`${t.url}/discovery/resources`);
   });
 
   it('serves /status/health from real measurements, not cached by clients', async () => {

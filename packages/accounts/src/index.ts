@@ -3,3 +3,4 @@ export { Ledger, type AccountView, type UsageLine } from './ledger.js';
 export { newAccessToken, SiweAuthenticator, type SiweChallenge, type SiweDomain } from './siwe.js';
 export { TokenStore, type IssuedToken } from './tokens.js';
 export { startOpenCallRecovery, type OpenCallRecoveryOptions } from './recovery.js';
+export { SIGN_IN_WITH_X_HEADER, SIGN_IN_WITH_X_MAX_AGE_MS, SignInWithX, type SignInWithXSite } from './signInWithX.js';

@@ -47,6 +47,7 @@ export {
 } from './recovery.js';
 export { AUTHORIZATION_STATE_ABI, authorizationUsed } from './eip3009.js';
 export { OFFER_VALIDITY_SECONDS, OfferReceipts } from './offerReceipt.js';
+export { SIGN_IN_WITH_X_STATEMENT, SIGN_IN_WITH_X_VALIDITY_SECONDS, SignInWithXChallenges } from './signInWithX.js';
 export {
   TransferWouldRevertError,
   TreasuryReadError,

@@ -1,6 +1,7 @@
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import { OFFER_RECEIPT } from '@x402/extensions/offer-receipt';
 import type { OfferReceipts } from './offerReceipt.js';
+import type { SignInWithXChallenges } from './signInWithX.js';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
@@ -52,6 +53,8 @@ export interface PaywallOptions {
   offerReceipts?: OfferReceipts;
   /** Reverses what a paid operation credited (a provider's share, a deposit) in the same step that decides its refund. */
   reversals?: CreditReversal;
+  /** Adds a fresh x402 `sign-in-with-x` challenge to every 402 (never reused between 402s: its nonce is single use). */
+  signInWithX?: SignInWithXChallenges;
 }
 
 /** A paid request as the paywall sees it. */
@@ -184,7 +187,22 @@ export class Paywall {
 
   /** Builds the 402 answer for `req`, with an optional x402 `error` code and its sentence, and signed offers when configured. */
   challenge(req: ChallengedResource, error?: { reason: string; message: string }): Promise<PaidResponse> {
-    return error ? this.offered(this.challenges.challenge(req, error)) : this.plainChallenge(req);
+    return this.signInOffered(error ? this.offered(this.challenges.challenge(req, error)) : this.plainChallenge(req));
+  }
+
+  /** `response` with a fresh sign-in-with-x challenge when configured (after the challenge cache: a nonce is for one 402). */
+  private async signInOffered(
+    response: Promise<Extract<PaidResponse, { kind: 'payment_required' }>>,
+  ): Promise<Extract<PaidResponse, { kind: 'payment_required' }>> {
+    const r = await response;
+    const s = this.opts.signInWithX;
+    if (!s) return r;
+    try {
+      return await s.withChallenge(r);
+    } catch (e) {
+      this.opts.log.warn({ err: String((e as Error).message).slice(0, 200) }, 'sign-in-with-x challenge failed; 402 sent without it');
+      return r;
+    }
   }
 
   /**
@@ -245,11 +263,11 @@ export class Paywall {
     } catch (e) {
       if (e instanceof PaymentError) {
         this.opts.observer?.refused?.({ reason: e.reason });
-        return { kind: 'refused', response: await this.offered(this.challenges.challenge(req, { reason: e.reason, message: e.message })) };
+        return { kind: 'refused', response: await this.signInOffered(this.offered(this.challenges.challenge(req, { reason: e.reason, message: e.message }))) };
       }
       throw e;
     }
-    if (!payload) return { kind: 'challenge', response: await this.plainChallenge(req) };
+    if (!payload) return { kind: 'challenge', response: await this.signInOffered(this.plainChallenge(req)) };
     // x402 payment-identifier: an id bound to another payload is a conflict (409) before anything
     // is verified; the same payload goes on and finds its reservation (the stored response).
     const identifierHash = paymentId ? canonicalHash(payload) : undefined;
@@ -526,7 +544,7 @@ export class Paywall {
 
   private async refuse(req: ChallengedResource, reason: string | undefined): Promise<PaywallStep> {
     this.opts.observer?.refused?.({ reason: reason ?? 'invalid_payment' });
-    return { kind: 'refused', response: await this.offered(this.challenges.refuse(req, reason)) };
+    return { kind: 'refused', response: await this.signInOffered(this.offered(this.challenges.refuse(req, reason))) };
   }
 }
 

@@ -8,6 +8,11 @@ import { formatUsdc, toBaseUnits } from './price.js';
 export const DISCOVERY_DOCUMENTS = [
   { path: '/gateway-catalog.json', title: 'Capability catalog', note: 'full catalog (JSON, JSON Schema 2020-12), statuses with evidence' },
   { path: '/registry', title: 'Registry', note: 'legacy registry: prices, x402 terms, input/output JSON Schemas and examples per capability; cached 60 s' },
+  {
+    path: '/discovery/resources',
+    title: 'x402 discovery',
+    note: "every paid resource in x402's facilitator discovery API format (Bazaar indexers; query type, limit 1-100, offset); cached 60 s",
+  },
   { path: '/openapi.json', title: 'OpenAPI', note: 'OpenAPI 3.0 description of every REST endpoint' },
   { path: '/status/health', title: 'Health', note: 'per-capability status and measured latencies, builder state' },
 ] as const;
@@ -106,6 +111,10 @@ function bearerSection(base: string): string[] {
     '2. Sign `message` with the wallet (EIP-191 `personal_sign`).',
     `3. \`POST ${base}/v1/auth/token\` with \`{"message", "signature"}\` returns \`{access_token, token_type: "Bearer", expires_in}\`; send \`Authorization: Bearer <access_token>\`. \`POST ${base}/v1/auth/revoke\` revokes it.`,
     `4. Bearer calls (liquidation search, wallet monitor) debit the metered account: top it up with the x402-paid \`POST ${base}/v1/account/deposit\` \`{"amount_usdc": "1"}\` and read it at \`GET ${base}/v1/account\`. The liquidation search also takes x402 per call, and over MCP every tool is paid per call with x402.`,
+    '',
+    '### Or sign in with x402 sign-in-with-x (no extra round trip)',
+    '',
+    `Every 402 carries \`extensions["sign-in-with-x"]\` (x402 sign-in-with-x, CAIP-122): a challenge (domain, uri, nonce, issuedAt, expirationTime; \`supportedChains\` eip155:8453 eip191) that your wallet signs as an EIP-4361 message. Send the signed challenge as the \`SIGN-IN-WITH-X\` header (base64 JSON; \`wrapFetchWithSIWx\` of \`@x402/extensions/sign-in-with-x\` does it) with the payment, or on the request that answered 402: that request is signed in as your wallet and its answer carries \`Authentication-Info: access_token="acg_...", token_type="Bearer", expires_in=86400\`, the same bearer token as above. \`GET ${base}/api/v1/executions/{execution_id}\` without credentials answers 402 with such a challenge; only the payer gets the execution. A signed challenge is single use and valid 5 minutes.`,
     '',
   ];
 }

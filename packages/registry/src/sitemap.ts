@@ -41,11 +41,11 @@ export function renderSitemap(baseUrl: string, paths: readonly (string | Sitemap
 }
 
 /** The discovery paths a gateway's sitemap lists (docs/spec-notes.md 4 "Discovery"). */
-export const SITEMAP_PATHS = ['/gateway-catalog.json', '/registry', '/llms.txt', '/openapi.json', '/status/health'] as const;
+export const SITEMAP_PATHS = ['/gateway-catalog.json', '/registry', '/discovery/resources', '/llms.txt', '/openapi.json', '/status/health'] as const;
 
 /** When each discovery document last changed: W3C datetimes (RFC 3339 UTC, e.g. `2025-01-02T03:04:05.678Z`). */
 export interface DiscoveryTimes {
-  /** `generated_at` of the catalog documents served now (`/gateway-catalog.json`, `/registry`, `/llms.txt`, rebuilt at most every 60 s). */
+  /** `generated_at` of the catalog documents served now (`/gateway-catalog.json`, `/registry`, `/discovery/resources`, `/llms.txt`, rebuilt at most every 60 s). */
   documents: string;
   /** Last change of the set of capabilities (a provider registered or retired; process start): `/openapi.json` lists the executable ones. */
   catalogChanged: string;

@@ -48,6 +48,7 @@ describe('renderSitemap (sitemaps.org 0.9)', () => {
     expect(urls).toEqual([
       ['/gateway-catalog.json', times.documents],
       ['/registry', times.documents],
+      ['/discovery/resources', times.documents],
       ['/llms.txt', times.documents],
       ['/openapi.json', times.catalogChanged],
       ['/status/health', times.health],

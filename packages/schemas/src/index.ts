@@ -23,3 +23,4 @@ export * from './jsonSchema.js';
 export * from './mcp.js';
 export * from './mcpToolName.js';
 export * from './strictJson.js';
+export * from './discoveryResources.js';

@@ -210,16 +210,21 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     getBundleStats: async (bundleHash, blockNumber, opts) => (await builderClient()).getBundleStats(bundleHash, blockNumber, opts),
   };
   let token: BearerToken | undefined;
-  const currentToken = () => (token && token.expires_at - 30_000 > Date.now() ? token : undefined);
+  // Sign-In with Ethereum's token, else the session a payment's sign-in-with-x brought (signInWithX.ts)
+  const currentToken = () => {
+    const t = token ?? ctx.session.token;
+    return t && t.expires_at - 30_000 > Date.now() ? t : undefined;
+  };
   const bearer = () => currentToken()?.access_token ?? options.accessToken;
   const auth = {
     signIn: async (who?: LocalAccount) => (token = await signIn(ctx, { account: who })),
     token: currentToken,
     signOut: async () => {
-      if (!token) return;
-      const accessToken = token.access_token;
+      const current = token ?? ctx.session.token;
+      if (!current) return;
       token = undefined;
-      await signOut(ctx, { accessToken });
+      ctx.session.token = undefined;
+      await signOut(ctx, { accessToken: current.access_token });
     },
   };
   const walletMonitor: WalletMonitorClient = {

@@ -1,3 +1,4 @@
+import type { BearerToken } from './actions/signIn.js';
 import type { LocalAccount } from 'viem';
 import { PAYMENT_NETWORK } from './protocol.js';
 import { RegistryCache } from './registryCache.js';
@@ -58,6 +59,8 @@ export interface GatewayContext {
   readonly idempotency: boolean;
   /** The cached `/registry` document (terms of paid capabilities are checked against it). */
   readonly registry: RegistryCache;
+  /** The bearer session a paid answer announced after x402 sign-in-with-x (`Authentication-Info`), if any (signInWithX.ts). */
+  readonly session: { token?: BearerToken };
 }
 
 /**
@@ -85,6 +88,7 @@ export function createGatewayContext(options: GatewayContextOptions, caller = 'c
     assets: (options.assets ?? KNOWN_USDC[network] ?? []).map((a) => a.toLowerCase()),
     maxRetries: Math.max(0, options.maxRetries ?? 2),
     idempotency: options.idempotency ?? true,
+    session: {},
   };
   ctx.registry = new RegistryCache(ctx as GatewayContext, options.registryTtlMs);
   return ctx as GatewayContext;

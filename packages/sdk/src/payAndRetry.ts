@@ -15,6 +15,7 @@ import { request, type GatewayResponse, type RequestOptions } from './http.js';
 import { chooseRequirement, type ChooseRequirementReturnType, type PaymentTerms } from './chooseRequirement.js';
 import { AcgError, GatewayRequestError, PaymentRequiredError, PaymentTermsMismatchError, type SpendLimitExceededError } from './errors.js';
 import { parseJson, parseProblem, readPaymentRequired } from './protocol.js';
+import { sessionFromAuthenticationInfo, signInWithXHeaders } from './signInWithX.js';
 import type { SpendReservation } from './spend.js';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from './types.js';
 
@@ -173,7 +174,11 @@ export async function payAndRetry(ctx: GatewayContext, p: PayAndRetryParameters)
     throw e;
   }
 
-  const r = await resendPaid(ctx, p, { ...headers, ...paymentHeaders }, reservation);
+  // x402 sign-in-with-x beside the payment: the answer carries the payer's bearer session (signInWithX.ts)
+  const signInHeaders = await signInWithXHeaders(ctx.account, pr, url, ctx.network);
+  const r = await resendPaid(ctx, p, { ...headers, ...paymentHeaders, ...signInHeaders }, reservation);
+  const session = sessionFromAuthenticationInfo(r.response.headers, ctx.account.address);
+  if (session) ctx.session.token = session;
   const status = r.response.status;
   const payment: PaymentMade = { requirement, amount, settlement: settlementOf(r) };
   if (r.response.ok) {

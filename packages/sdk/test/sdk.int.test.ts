@@ -87,6 +87,31 @@ describe('agent-capability-gateway-sdk against the gateway', () => {
     });
   });
 
+  it('signs in with x402 sign-in-with-x when it pays: the session reads the execution without Sign-In with Ethereum', async () => {
+    const buyer = t.stack.payment.buyers[2]!;
+    const paths: string[] = [];
+    const signInHeaders: string[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const request = new Request(input, init);
+      paths.push(new URL(request.url).pathname);
+      const siwx = request.headers.get('sign-in-with-x');
+      if (siwx) signInHeaders.push(siwx);
+      return fetch(request);
+    };
+    const gw = createGatewayClient({ baseUrl: t.url, account: buyer, fetch: recording, spendLimits: { perCallUsdc: '0.01' } });
+    const exe = await gw.execute(CAPABILITY, { address: buyer.address });
+    // the payment carried the signed challenge, and the answer the session
+    expect(signInHeaders).toHaveLength(1);
+    const session = gw.auth.token();
+    expect(session).toMatchObject({ token_type: 'Bearer', expires_in: 86_400, address: buyer.address });
+    const record = await gw.getExecution(exe.execution_id);
+    expect(record).toMatchObject({ execution_id: exe.execution_id, payer: buyer.address });
+    expect(paths.filter((p) => p.startsWith('/v1/auth/'))).toEqual([]);
+    // the same kind of token as Sign-In with Ethereum's: it reads the metered account too
+    const account = await fetch(`${t.url}/v1/account`, { headers: { authorization: `Bearer ${session!.access_token}` } });
+    expect(account.status).toBe(200);
+  });
+
   it('the same Idempotency-Key twice runs and charges once', async () => {
     const buyer = t.stack.payment.buyers[1]!;
     const gw = createGatewayClient({ baseUrl: t.url, account: buyer });

@@ -29,12 +29,15 @@ import type { NodeHTTPCreateContextFnOptions, NodeHTTPRequest, NodeHTTPResponse 
  */
 const CORS_HEADERS: readonly (readonly [string, string])[] = [
   ['Access-Control-Allow-Origin', '*'],
-  ['Access-Control-Expose-Headers', 'PAYMENT-REQUIRED, PAYMENT-RESPONSE, ETag, Retry-After, Location, X-Request-Id, Allow, Mcp-Session-Id'],
+  [
+    'Access-Control-Expose-Headers',
+    'PAYMENT-REQUIRED, PAYMENT-RESPONSE, Authentication-Info, ETag, Retry-After, Location, X-Request-Id, Allow, Mcp-Session-Id',
+  ],
 ];
 const CORS_PREFLIGHT_HEADERS: readonly (readonly [string, string])[] = [
   [
     'Access-Control-Allow-Headers',
-    'Content-Type, Accept, Authorization, PAYMENT-SIGNATURE, X-PAYMENT, Idempotency-Key, If-None-Match, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID',
+    'Content-Type, Accept, Authorization, PAYMENT-SIGNATURE, X-PAYMENT, SIGN-IN-WITH-X, Idempotency-Key, If-None-Match, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID',
   ],
   ['Access-Control-Allow-Methods', 'GET, POST, OPTIONS'],
   ['Access-Control-Max-Age', '600'],

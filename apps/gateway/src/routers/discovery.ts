@@ -1,4 +1,4 @@
-import { HealthDocument, LatencySeriesDocument, LegacyRegistry, RegistryDocument } from '@acg/schemas';
+import { DiscoveryResourcesQuery, DiscoveryResourcesResponse, HealthDocument, LatencySeriesDocument, LegacyRegistry, RegistryDocument } from '@acg/schemas';
 import { z } from 'zod';
 import type { Rendered } from '../discovery.js';
 import { header, type Context } from '../trpc/context.js';
@@ -7,7 +7,7 @@ import { publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 
 /** Applies caching headers (docs/decisions.md: public 60 s + ETag; 304 on If-None-Match) and returns the value. */
-function cacheable<T>(ctx: Context, doc: Rendered<T>, cacheControl: string): T {
+function cacheable<T>(ctx: Context, doc: Pick<Rendered<T>, 'value' | 'etag'>, cacheControl: string): T {
   ctx.responseHeaders['Cache-Control'] = cacheControl;
   ctx.responseHeaders.ETag = doc.etag;
   const inm = header(ctx, 'if-none-match');
@@ -46,6 +46,23 @@ export const discoveryRouter = router({
     .input(NoInput)
     .output(LegacyRegistry)
     .query(async ({ ctx }) => cacheable(ctx, await ctx.services.discovery.registry(), 'public, max-age=60')),
+
+  resources: publicProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/discovery/resources',
+        tags: ['discovery'],
+        summary: "Every paid resource in x402's facilitator discovery API format (Bazaar); cached 60 s",
+        description:
+          'x402 specification v2 §8.1, read unchanged by withBazaar(new HTTPFacilitatorClient({url})).extensions.bazaar.listResources() of @x402/extensions/bazaar. Items {resource, type (http or mcp), x402Version, accepts, lastUpdated, description, mimeType, metadata (input and output descriptions with JSON Schemas, method or toolName, capability_id), extensions.bazaar}; pagination {limit, offset, total}. Query: type, limit 1-100 (default 20), offset (default 0), payTo, scheme, network, extensions.',
+        responseHeaders: z.object({ ETag: z.string(), 'Cache-Control': z.string() }),
+        errorResponses: { 400: 'Bad query parameter (limit outside 1-100, negative offset, ...): problem+json with errors' },
+      },
+    })
+    .input(DiscoveryResourcesQuery)
+    .output(DiscoveryResourcesResponse)
+    .query(({ ctx, input }) => cacheable(ctx, ctx.services.discoveryResources.rendered(input), 'public, max-age=60')),
 
   jwks: publicProcedure
     .meta({

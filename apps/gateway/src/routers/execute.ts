@@ -6,7 +6,7 @@ import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution, 
 import type { Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
 import type { PaidContext } from '../trpc/paid.js';
-import { bearerProcedure, paidProcedure } from '../trpc/procedures.js';
+import { paidProcedure, payerProcedure } from '../trpc/procedures.js';
 import { problem, rawError } from '../trpc/problem.js';
 
 /** Resolves `capability_id` and validates `input` before any payment ({@link resolveExecution}: 404 / 422 / 400 / 422). */
@@ -69,7 +69,7 @@ export const executeRouter = router({
     .output(ExecutionSucceeded)
     .mutation(({ ctx }) => runExecution(ctx)),
 
-  getExecution: bearerProcedure
+  getExecution: payerProcedure
     .meta({
       openapi: {
         method: 'GET',
@@ -77,9 +77,20 @@ export const executeRouter = router({
         tags: ['execute'],
         summary: 'Read an execution, its proof and its refund state (the payer only)',
         description:
-          'Bearer token of the address that paid (Sign-In with Ethereum: POST /v1/auth/nonce, POST /v1/auth/token). Anyone else gets 404, as for an unknown id.',
+          'The address that paid, signed in either way: its bearer token (Sign-In with Ethereum: POST /v1/auth/nonce, POST /v1/auth/token), or x402 sign-in-with-x: without credentials the answer is 402 whose PAYMENT-REQUIRED carries extensions["sign-in-with-x"] (a CAIP-122 challenge for this URL); retry with SIGN-IN-WITH-X (base64 JSON of the signed challenge, single use) and the answer carries a bearer token in Authentication-Info. Anyone else gets 404, as for an unknown id.',
         protect: true,
-        errorResponses: { 400: 'Malformed id', 401: 'Missing or invalid bearer token', 404: 'Unknown execution, or paid by another address' },
+        requestHeaders: z.object({
+          'SIGN-IN-WITH-X': z.string().optional().describe('base64 JSON of the signed sign-in-with-x challenge of a 402 (x402 sign-in-with-x)'),
+        }),
+        responseHeaders: z.object({
+          'Authentication-Info': z.string().optional().describe('after SIGN-IN-WITH-X: access_token="acg_…", token_type="Bearer", expires_in=86400'),
+        }),
+        errorResponses: {
+          400: 'Malformed id',
+          401: 'Invalid bearer token, or a refused sign-in-with-x proof (reason: wrong_domain, wrong_chain, expired, bad_signature, nonce_used, ...)',
+          402: 'No credentials: PAYMENT-REQUIRED with a sign-in-with-x challenge (nothing to pay)',
+          404: 'Unknown execution, or paid by another address',
+        },
       },
     })
     .input(ExecutionIdParam)

@@ -4,6 +4,7 @@ import type { TRPCError } from '@trpc/server';
 import { payForCall } from '../payment/paidCall.js';
 import { header, type Context } from './context.js';
 import { problemOf, rawError } from './problem.js';
+import { authenticationInfo, optionalSignInWithX, signInWithXSession } from './signInWithX.js';
 
 /** What a paid procedure declares: its route name, price and description for the challenge. */
 export interface PaidSpec<I> {
@@ -66,7 +67,7 @@ export function paidRequestOf<I>(spec: PaidSpec<I>, input: I, ctx: Context, oper
  */
 async function bearerAccount(ctx: Context): Promise<string | undefined> {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header(ctx, 'authorization') ?? '');
-  if (!m) return undefined;
+  if (!m) return (await signInWithXSession(ctx).catch(() => undefined))?.account;
   return ctx.services.tokens.resolve(m[1]).catch(() => undefined);
 }
 
@@ -103,7 +104,10 @@ export function paid<I>(spec: PaidSpec<I>) {
     });
     if (result.kind === 'problem') throw rawError(result.status, result.body, result.headers);
     if (result.kind === 'payment_required') throw rawError(402, { ...result.body }, result.headers);
-    if (result.status >= 400) throw rawError(result.status, result.body as Record<string, unknown>, result.headers);
+    // a SIGN-IN-WITH-X sent with the payment gets its session token (Authentication-Info), never stored with the answer
+    const signedIn = await optionalSignInWithX(ctx);
+    const session: Record<string, string> = signedIn ? { 'Authentication-Info': authenticationInfo(signedIn.issued) } : {};
+    if (result.status >= 400) throw rawError(result.status, result.body as Record<string, unknown>, { ...result.headers, ...session });
     Object.assign(ctx.responseHeaders, result.headers);
     ctx.response.status = result.status;
     if (fresh && !result.replayed) return fresh;

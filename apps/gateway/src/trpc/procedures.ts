@@ -6,6 +6,7 @@ import { header, type Context } from './context.js';
 import { t } from './init.js';
 import { paid, type PaidContext, type PaidSpec } from './paid.js';
 import { problem, rawError } from './problem.js';
+import { requireSignInWithX } from './signInWithX.js';
 
 /**
  * The gateway's procedure builders (docs/code-style.md "Procedures built from procedures"): every route starts
@@ -53,9 +54,42 @@ async function resolveAccount(ctx: Context, token: string): Promise<AccountAddre
  */
 export const bearerProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const token = bearerToken(ctx);
-  if (!token)
-    throw problem(401, 'This endpoint needs Authorization: Bearer <access_token> (sign in with POST /v1/auth/nonce and /v1/auth/token).', {}, WWW_AUTHENTICATE);
-  return next({ ctx: { account: await resolveAccount(ctx, token), token } satisfies BearerContext });
+  if (token) return next({ ctx: { account: await resolveAccount(ctx, token), token } satisfies BearerContext });
+  const session = await requireSignInWithX(ctx);
+  if (session) return next({ ctx: { account: session.account, token: session.issued.access_token } satisfies BearerContext });
+  throw problem(
+    401,
+    'This endpoint needs Authorization: Bearer <access_token> (sign in with POST /v1/auth/nonce and /v1/auth/token, or SIGN-IN-WITH-X from a 402).',
+    {},
+    WWW_AUTHENTICATE,
+  );
+});
+
+/**
+ * What the payer reads of what it paid for (apps/gateway README "Sign-in-with-x"): authenticated
+ * as {@link bearerProcedure} (a bearer token, or `SIGN-IN-WITH-X`), but a request with neither
+ * answers 402 the x402 way: `PAYMENT-REQUIRED` whose `extensions["sign-in-with-x"]` holds a fresh
+ * challenge for this URL, so `wrapFetchWithSIWx` of `@x402/extensions` (or any x402 client) signs
+ * in by itself. Its `accepts` names the payment network and asset with amount 0: nothing is sold
+ * here, and a payment sent to this route is never taken. The resolver decides what the wallet may
+ * see (another payer's record answers 404, as an unknown one).
+ */
+export const payerProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const token = bearerToken(ctx);
+  if (token) return next({ ctx: { account: await resolveAccount(ctx, token), token } satisfies BearerContext });
+  const session = await requireSignInWithX(ctx);
+  if (session) return next({ ctx: { account: session.account, token: session.issued.access_token } satisfies BearerContext });
+  const path = (ctx.req.url ?? '/').split('?')[0];
+  const challenge = await ctx.services.paywall.challenge({
+    resourceUrl: `${ctx.services.publicBaseUrl()}${path}`,
+    description: 'What its payer paid for: sign in as the payer (SIGN-IN-WITH-X) or send its bearer token.',
+    price: 0n,
+    extensions: {},
+    paymentRequiredMessage:
+      'Sign in as the payer: sign the sign-in-with-x challenge of this 402 and retry with SIGN-IN-WITH-X (or Authorization: Bearer). Nothing is paid here.',
+  });
+  if (challenge.kind !== 'payment_required') throw problem(401, 'Sign in as the payer (SIGN-IN-WITH-X or Authorization: Bearer).', {}, WWW_AUTHENTICATE);
+  throw rawError(402, { ...challenge.body, detail: challenge.paymentRequired.error }, challenge.headers);
 });
 
 /**
@@ -120,12 +154,16 @@ export function bearerOrPaidProcedure<TInput>(spec: BearerOrPaidSpec<TInput>) {
   return publicProcedure.input(spec.input).use(async ({ ctx, input, next }) => {
     await spec.check(input, ctx);
     const token = bearerToken(ctx);
-    if (!token) {
+    // a SIGN-IN-WITH-X proof signs the wallet in for this call, as its bearer token would
+    // (a request paying with x402 pays; its sign-in, if any, only gets the session: `paid()`)
+    const paying = header(ctx, 'payment-signature') ?? header(ctx, 'x-payment');
+    const session = token || paying ? undefined : await requireSignInWithX(ctx);
+    if (!token && !session) {
       const nextPaid = (o: { ctx: PaidContext }) => next({ ctx: { ...o.ctx, account: null } satisfies BearerOrPaidContext });
       const result: Awaited<ReturnType<typeof nextPaid>> = await paywall({ ctx, input, next: nextPaid });
       return result;
     }
-    const account = await resolveAccount(ctx, token);
+    const account = session ? session.account : await resolveAccount(ctx, token!);
     const price = spec.price(input, ctx);
     const operationId = spec.newOperationId();
     const { ledger } = ctx.services;
@@ -199,7 +237,12 @@ export type BearerOrAdminContext = { admin: true; account: null } | { admin: fal
  */
 export const bearerOrAdminProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const token = bearerToken(ctx);
-  if (!token) throw problem(401, 'This endpoint needs Authorization: Bearer <access_token> (or the admin token).', {}, WWW_AUTHENTICATE);
+  if (!token) {
+    const session = await requireSignInWithX(ctx);
+    if (!session) throw problem(401, 'This endpoint needs Authorization: Bearer <access_token> (or the admin token).', {}, WWW_AUTHENTICATE);
+    ctx.responseHeaders['Cache-Control'] = 'no-store';
+    return next({ ctx: { admin: false, account: session.account } satisfies BearerOrAdminContext as BearerOrAdminContext });
+  }
   ctx.responseHeaders['Cache-Control'] = 'no-store';
   if (isAdminToken(ctx, token)) return next({ ctx: { admin: true, account: null } satisfies BearerOrAdminContext as BearerOrAdminContext });
   return next({ ctx: { admin: false, account: await resolveAccount(ctx, token) } satisfies BearerOrAdminContext as BearerOrAdminContext });

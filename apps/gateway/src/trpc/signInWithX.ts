@@ -1,0 +1,75 @@
+import { AuthError, SIGN_IN_WITH_X_HEADER, type IssuedToken } from '@acg/accounts';
+import type { IncomingMessage } from 'node:http';
+import { header, type Context } from './context.js';
+import { problem } from './problem.js';
+
+/**
+ * x402 `sign-in-with-x` as a way to a bearer session (apps/gateway README "Sign-in-with-x"): a
+ * request carrying `SIGN-IN-WITH-X` (the signed challenge of a 402) is authenticated as the
+ * signing wallet, exactly as `Authorization: Bearer` would authenticate it, and gets a bearer
+ * token of the same kind and lifetime as Sign-In with Ethereum's (`TokenStore.issue`) in its
+ * `Authentication-Info` response header (RFC 7615): `access_token="acg_…", token_type="Bearer",
+ * expires_in=86400`. No second round trip: the request that signs in is answered, and later
+ * requests use the token.
+ */
+
+/** A wallet signed in by sign-in-with-x for this request, and the bearer token issued to it. */
+export interface SignInWithXSession {
+  account: `0x${string}`;
+  issued: IssuedToken;
+}
+
+const sessions = new WeakMap<IncomingMessage, Promise<SignInWithXSession | undefined>>();
+
+/**
+ * The session of this request's `SIGN-IN-WITH-X` header: undefined without the header; the signing
+ * wallet and its new token otherwise (verified and its nonce consumed once per request, however
+ * many middlewares ask). Throws AuthError for a refused proof (`SignInWithX.verify` of @acg/accounts).
+ */
+export function signInWithXSession(ctx: Pick<Context, 'req' | 'services'>): Promise<SignInWithXSession | undefined> {
+  let s = sessions.get(ctx.req);
+  if (!s) {
+    const value = header(ctx, SIGN_IN_WITH_X_HEADER);
+    s = value
+      ? ctx.services.signInWithX.verify(value).then(async (account) => ({ account, issued: await ctx.services.tokens.issue(account) }))
+      : Promise.resolve(undefined);
+    sessions.set(ctx.req, s);
+  }
+  return s;
+}
+
+/** `Authentication-Info` (RFC 7615 auth-params) announcing the session's bearer token. */
+export function authenticationInfo(issued: IssuedToken): string {
+  return `access_token="${issued.access_token}", token_type="${issued.token_type}", expires_in=${issued.expires_in}`;
+}
+
+const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Bearer realm="gateway", error="invalid_token"' };
+
+/**
+ * The session of this request's `SIGN-IN-WITH-X` header, its token announced in the response's
+ * `Authentication-Info`; undefined without the header. A refused proof → 401 problem naming the
+ * `reason` (`wrong_domain`, `wrong_chain`, `expired`, `not_yet_valid`, `bad_signature`,
+ * `nonce_used`, `invalid_message`).
+ */
+export async function requireSignInWithX(ctx: Context): Promise<SignInWithXSession | undefined> {
+  try {
+    const session = await signInWithXSession(ctx);
+    if (session) ctx.responseHeaders['Authentication-Info'] = authenticationInfo(session.issued);
+    return session;
+  } catch (e) {
+    if (e instanceof AuthError) throw problem(401, e.message, { reason: e.code }, WWW_AUTHENTICATE);
+    throw e;
+  }
+}
+
+/**
+ * As {@link requireSignInWithX}, but a refused proof is no session (undefined) rather than a 401:
+ * for paid routes, where a payment must not fail because a sign-in beside it did.
+ */
+export async function optionalSignInWithX(ctx: Context): Promise<SignInWithXSession | undefined> {
+  try {
+    return await requireSignInWithX(ctx);
+  } catch {
+    return undefined;
+  }
+}

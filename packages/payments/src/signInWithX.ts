@@ -1,0 +1,68 @@
+import { encodePaymentRequiredHeader } from '@x402/core/http';
+import type { PaymentRequiredContext } from '@x402/core/types';
+import { createSIWxResourceServerExtension, declareSIWxExtension, SIGN_IN_WITH_X, type SIWxExtension } from '@x402/extensions/sign-in-with-x';
+import type { PaidResponse } from './challenge.js';
+
+/** How long a sign-in-with-x challenge may be signed and used, seconds (`info.expirationTime`; x402 `sign-in-with-x` default 5 minutes). */
+export const SIGN_IN_WITH_X_VALIDITY_SECONDS = 300;
+
+/** The statement every sign-in-with-x challenge asks the wallet to sign. */
+export const SIGN_IN_WITH_X_STATEMENT = 'Sign in to the agent capability gateway as the payer of what you paid for. This costs nothing.';
+
+type PaymentRequiredResponse = Extract<PaidResponse, { kind: 'payment_required' }>;
+
+/**
+ * x402's `sign-in-with-x` extension (CAIP-122; x402 `specs/extensions/sign-in-with-x.md`), the
+ * 402 side (packages/payments README "Sign-in-with-x"): every 402 carries a fresh challenge in
+ * `extensions["sign-in-with-x"]` (`info`: domain, uri, version, a 32-hex-character nonce,
+ * issuedAt, expirationTime, statement, resources; `supportedChains`: the payment network with
+ * `eip191`; `schema`), built by `@x402/extensions/sign-in-with-x`'s own resource server extension
+ * for the gateway's public origin. Challenges are never reused between 402s (a nonce is single
+ * use), so this runs after the paywall's challenge cache. Verifying a signed challenge is the
+ * accounts package's (`SignInWithX` of @acg/accounts).
+ */
+export class SignInWithXChallenges {
+  private readonly declaration: SIWxExtension = declareSIWxExtension({
+    statement: SIGN_IN_WITH_X_STATEMENT,
+    expirationSeconds: SIGN_IN_WITH_X_VALIDITY_SECONDS,
+  })[SIGN_IN_WITH_X];
+  private extension?: { origin: string; value: ReturnType<typeof createSIWxResourceServerExtension> };
+
+  /** @param origin the gateway's public origin (`PUBLIC_BASE_URL`, e.g. `https://gateway.example.com`), read at each challenge. */
+  constructor(private readonly origin: () => string) {}
+
+  /** The `sign-in-with-x` extension data of a 402 for `paymentRequired` (its resource and networks). */
+  async challengeFor(paymentRequired: PaymentRequiredResponse['paymentRequired']): Promise<unknown> {
+    const context: PaymentRequiredContext = {
+      requirements: paymentRequired.accepts,
+      resourceInfo: paymentRequired.resource,
+      paymentRequiredResponse: paymentRequired,
+    };
+    return this.serverExtension().enrichPaymentRequiredResponse?.(this.declaration, context);
+  }
+
+  /** `response` with a fresh sign-in-with-x challenge in its PaymentRequired, its body and its `PAYMENT-REQUIRED` header. */
+  async withChallenge(response: PaymentRequiredResponse): Promise<PaymentRequiredResponse> {
+    const challenge = await this.challengeFor(response.paymentRequired);
+    if (!challenge) return response;
+    const extensions = { ...response.paymentRequired.extensions, [SIGN_IN_WITH_X]: challenge };
+    const paymentRequired = { ...response.paymentRequired, extensions };
+    return {
+      ...response,
+      paymentRequired,
+      body: { ...response.body, extensions },
+      headers: { ...response.headers, 'PAYMENT-REQUIRED': encodePaymentRequiredHeader(paymentRequired) },
+    };
+  }
+
+  /** The library's resource server extension for the current origin (rebuilt when the origin changes, e.g. once the port is known). */
+  private serverExtension(): ReturnType<typeof createSIWxResourceServerExtension> {
+    const origin = new URL(this.origin()).origin;
+    if (this.extension?.origin !== origin) {
+      // only the 402 enrichment is used here: payments and nonces are recorded by the gateway, not this storage
+      const storage = { hasPaid: () => false, recordPayment: () => undefined };
+      this.extension = { origin, value: createSIWxResourceServerExtension({ origin, storage }) };
+    }
+    return this.extension.value;
+  }
+}
