@@ -2,7 +2,7 @@ import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { type DiscoveryExtension, type DiscoveryResource, validateDiscoveryExtension, withBazaar } from '@x402/extensions/bazaar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toolName } from '../src/mcp/toolName.js';
+import { mcpToolName } from '@acg/schemas';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { post } from './x402.js';
 
@@ -52,7 +52,7 @@ describe('GET /discovery/resources with the official bazaar client', () => {
     const execute = page.items.filter((r) => r.resource === `${t.url}/api/v1/execute`);
     expect(execute.map((r) => meta(r).capability_id).sort()).toEqual([...executables].sort());
     const tools = page.items.filter((r) => r.type === 'mcp');
-    expect(tools.map((r) => meta(r).toolName).sort()).toEqual(executables.map(toolName).sort());
+    expect(tools.map((r) => meta(r).toolName).sort()).toEqual(executables.map((id) => mcpToolName(id)).sort());
     for (const r of tools) expect(r.resource).toBe(`${t.url}/mcp`);
     for (const path of ['/api/v1/jobs', '/v1/account/deposit', '/v1/liquidation-search']) {
       expect(
