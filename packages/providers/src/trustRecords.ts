@@ -1,5 +1,6 @@
 import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
+import { offerCapabilityId, type ProviderRecord, type ProviderStore } from './store.js';
 import {
   TRUST_RECOVERY_PROBES,
   TRUST_ROUTING_THRESHOLD,
@@ -189,3 +190,26 @@ export class TrustRecords {
     return (await this.o.disputes(providerId)).filter((d) => d.capability_id === capabilityId);
   }
 }
+
+/** The trust subject of the offer of `record` on `capabilityId`, or undefined when the provider does not offer it. */
+export function offerSubject(record: ProviderRecord, capabilityId: string): TrustSubject | undefined {
+  const offer = record.offers.find((o) => offerCapabilityId(o) === capabilityId);
+  if (!offer) return undefined;
+  return { provider_id: record.provider_id, listed_at: record.created_at, capability_id: capabilityId, timeout_ms: offer.timeout_ms };
+}
+
+/**
+ * The hold of a credit, seconds: `disputeWindowSeconds` × the tier multiplier of the offer that
+ * answered (docs/trust-v1.md "Dispute hold tiers"; the gateway's and the worker's `ProviderLedger.holdSeconds`); the plain window for an unknown provider or offer.
+ */
+export async function creditHoldSeconds(
+  deps: { store: Pick<ProviderStore, 'get'>; trust: Pick<TrustRecords, 'offerTrust'>; disputeWindowSeconds: number },
+  credit: { provider_id: string; capability_id: string },
+): Promise<number> {
+  const record = await deps.store.get(credit.provider_id);
+  const subject = record && offerSubject(record, credit.capability_id);
+  if (!subject) return deps.disputeWindowSeconds;
+  const t = await deps.trust.offerTrust(subject);
+  return deps.disputeWindowSeconds * t.hold_multiplier;
+}
+
