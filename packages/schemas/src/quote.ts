@@ -30,7 +30,8 @@ export type QuoteRequest = z.infer<typeof QuoteRequest>;
 export const Quote = z.object({
   quote_id: QuoteId,
   capability_id: CapabilityId,
-  provider_id: ProviderId,
+  /** the provider that will run it; null for the gateway's own capabilities */
+  provider_id: ProviderId.nullable(),
   price: DecimalString,
   price_base_units: UintString,
   currency: z.literal('USDC'),

@@ -1,24 +1,46 @@
 import { newExecutionId, type ResolvedCapability } from '@acg/execution';
+import type { StoredQuote } from '@acg/providers';
 import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
 import { executeBazaar } from '../payment/bazaar.js';
 import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution, startEarlyExecution } from '../payment/execution.js';
+import { chooseQuoteOffer, quotedExecution } from '../payment/quotes.js';
+import { header } from '../trpc/context.js';
 import type { Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
 import type { PaidContext } from '../trpc/paid.js';
 import { bearerProcedure, paidProcedure } from '../trpc/procedures.js';
 import { problem, rawError } from '../trpc/problem.js';
 
-/** Resolves `capability_id` and validates `input` before any payment ({@link resolveExecution}: 404 / 422 / 400 / 422). */
-function prepareExecution(input: ExecuteRequest, ctx: Context): { capability: ResolvedCapability } {
+/**
+ * Resolves `capability_id` and validates `input` before any payment ({@link resolveExecution}: 404 /
+ * 422 / 400 / 422); refuses a suspended offer (503 `offer_suspended`); with `quote_id`, checks the
+ * quote and prices the call at the quoted price ({@link quotedExecution}: 404 / 409 / 410).
+ */
+async function prepareExecution(input: ExecuteRequest, ctx: Context): Promise<{ capability: ResolvedCapability; quote?: StoredQuote }> {
   const resolved = resolveExecution(ctx.services, input.capability_id, input.input);
   if (!resolved.ok) throw rawError(resolved.status, resolved.body);
+  if (input.quote_id) {
+    const carriesPayment = Boolean(header(ctx, 'payment-signature') ?? header(ctx, 'x-payment'));
+    const quoted = await quotedExecution(ctx.services, resolved, input.quote_id, input.input, carriesPayment);
+    if (!quoted.ok) throw rawError(quoted.status, quoted.body);
+    return { capability: quoted.capability, quote: quoted.quote };
+  }
+  const chosen = await chooseQuoteOffer(ctx.services, resolved, undefined);
+  if (!chosen.ok) throw rawError(chosen.status, chosen.body);
   return { capability: resolved };
 }
 
-/** Runs the capability once through the shared Executor and answers SPEC 2.7 (failures: problem+json, refunded). */
-async function runExecution(ctx: Context & PaidContext & { capability: ResolvedCapability }) {
+/**
+ * Runs the capability once through the shared Executor and answers SPEC 2.7 (failures: problem+json, refunded).
+ * A quoted call first uses its quote up (atomically, by this execution id): a second execution of
+ * the same quote is refused 409 `quote_used` and its payment refunded, so a quote never charges twice.
+ */
+async function runExecution(ctx: Context & PaidContext & { capability: ResolvedCapability; quote?: StoredQuote }) {
   if (ctx.replay) return ExecutionSucceeded.parse(ctx.replay);
+  if (ctx.quote && !(await ctx.services.providers.quotes.use(ctx.quote.quote_id, ctx.operationId))) {
+    throw problem(409, 'The quote has been used by another execution; this payment is refunded.', { reason: 'quote_used', quote_id: ctx.quote.quote_id });
+  }
   const r = await runPaidExecution(ctx.services, ctx.operationId, ctx.capability, ctx.payment!, ctx.early);
   if (!r.ok) throw rawError(r.status, r.body);
   return r.body;
@@ -39,7 +61,8 @@ export const executeRouter = router({
     extensions: (_input, ctx) => executeBazaar(ctx.capability.definition),
     newOperationId: newExecutionId,
     // a read-only capability runs while its payment settles; its result is released after settlement
-    early: (_input, ctx, call) => startEarlyExecution(ctx.services, ctx.capability, call),
+    // (not a quoted call: its quote is used up first, after settlement)
+    early: (_input, ctx, call) => (ctx.quote ? undefined : startEarlyExecution(ctx.services, ctx.capability, call)),
   })
     .meta({
       openapi: {
@@ -58,11 +81,12 @@ export const executeRouter = router({
         errorResponses: {
           400: 'Invalid input (problem+json with errors)',
           402: 'Payment required (x402 challenge)',
-          404: 'Unknown capability',
-          409: 'Payment already used (for another request, or resent without proof of being the payer: the receipt), Idempotency-Key or payment identifier reused, or in progress',
+          404: 'Unknown capability, or unknown quote_id (quote_not_found)',
+          410: 'The quote has expired (quote_expired)',
+          409: 'Quote for another capability or input, used by another execution, or its provider gone (quote_*); payment already used (for another request, or resent without proof of being the payer: the receipt), Idempotency-Key or payment identifier reused, or in progress',
           422: 'Capability not executable',
           502: 'Capability failed after payment; refunded',
-          503: 'Upstream unavailable; refunded when paid',
+          503: 'Upstream unavailable; refunded when paid. The offer is suspended from routing (offer_suspended: trust score under the threshold)',
         },
       },
     })
