@@ -141,7 +141,12 @@ function providerProbeSpecs(services: Services): ProbeSpec[] {
         path: '/api/v1/execute',
         expectStatus: 200,
         custom: async () => {
-          const probed = await probeProviderCapability(services.providers.client, record, offer.name, `${services.publicBaseUrl().replace(/\/+$/, '')}/api/v1/execute`);
+          const probed = await probeProviderCapability(
+            services.providers.client,
+            record,
+            offer.name,
+            `${services.publicBaseUrl().replace(/\/+$/, '')}/api/v1/execute`,
+          );
           // a probe is trust evidence, and the way back from a suspension (docs/trust-v1.md)
           await services.providers.trust
             .record(

@@ -40,7 +40,13 @@ export async function signAttestation(
       return { capability_id: subject.capability_id, score: s.score, inputs: s.inputs, counts: s.counts };
     }),
   );
-  const payload: AttestationPayload = { provider_id: record.provider_id, address: record.address, formula: TRUST_FORMULA, scores, issued_at: now.toISOString() };
+  const payload: AttestationPayload = {
+    provider_id: record.provider_id,
+    address: record.address,
+    formula: TRUST_FORMULA,
+    scores,
+    issued_at: now.toISOString(),
+  };
   return { attestation: await signDocument(key, payload, 'acg-attestation+jws'), payload };
 }
 

@@ -110,7 +110,10 @@ export function providerCapability(record: ProviderRecord, offer: ProviderOffer,
         { timeoutMs: offer.timeout_ms, messageId: executionId },
       );
       if (!outcome.ok) {
-        await evidence(false, outcome.reason === 'timeout' ? 'timeout' : outcome.reason === 'not_json' || outcome.reason === 'response_too_large' ? 'invalid_output' : 'failed');
+        await evidence(
+          false,
+          outcome.reason === 'timeout' ? 'timeout' : outcome.reason === 'not_json' || outcome.reason === 'response_too_large' ? 'invalid_output' : 'failed',
+        );
         throw failureOf(outcome);
       }
       const parsed = ProviderCallResponse.safeParse(outcome.body);

@@ -24,6 +24,7 @@ export {
   TRUST_TIERS,
   TRUST_WEIGHTS,
   TRUST_WINDOW_OUTCOMES,
+  trustFormulaText,
   trustScore,
   trustTier,
   zeroCounts,

@@ -202,3 +202,24 @@ export function trustTier({ score, lost_recently }: TrustTierInputs): { tier: Tr
   if (score.score >= 85 && score.inputs.days_listed >= 30 && paid >= 100) return row('trusted');
   return row('standard');
 }
+
+/**
+ * The formula as published on `/llms.txt` and the capability page (Markdown lines), built from the
+ * constants above so the published text and the computation cannot drift (docs/trust-v1.md holds
+ * the same text with its reasons).
+ */
+export function trustFormulaText(): string[] {
+  const w = TRUST_WEIGHTS;
+  return [
+    `Trust score formula ${TRUST_FORMULA} (per provider and capability, 0-100, from the gateway's own records only):`,
+    `- reliability = (sum of w_i * success_i + 1) / (sum of w_i + 2) over the last ${TRUST_WINDOW_OUTCOMES} executions and probes, w_i = 0.5^(i/${TRUST_HALF_LIFE_OUTCOMES}), i = 0 for the newest`,
+    '- latency = 0.5 * (1 - p50/timeout_ms) + 0.5 * (1 - p99/timeout_ms), each clamped to 0..1 (0.5 with no record)',
+    '- integrity = 1 - min(1, 5 * recency-weighted share of answers with invalid output or an invalid provider signature)',
+    '- disputes = 1 - min(1, (disputes opened + 3 * disputes lost) / max(10, executions))',
+    '- tenure = min(1, days listed / 30)',
+    `- score = round(100 * (${w.reliability} * reliability + ${w.latency} * latency + ${w.integrity} * integrity + ${w.disputes} * disputes + ${w.tenure} * tenure))`,
+    `- routing threshold ${TRUST_ROUTING_THRESHOLD}: a failure that leaves the score under it suspends the offer (not routed, still probed) until ${TRUST_RECOVERY_PROBES} consecutive probes pass`,
+    `- dispute hold before payout = PROVIDER_DISPUTE_WINDOW_SECONDS x tier multiplier: ${TRUST_TIERS.map((t) => `${t.tier} ${t.multiplier}x (${t.rule})`).join('; ')}`,
+    '- signed scores: GET /api/v1/providers/{provider_id}/attestation (JWS EdDSA, keys at /.well-known/jwks.json)',
+  ];
+}

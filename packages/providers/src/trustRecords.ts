@@ -212,4 +212,3 @@ export async function creditHoldSeconds(
   const t = await deps.trust.offerTrust(subject);
   return deps.disputeWindowSeconds * t.hold_multiplier;
 }
-

@@ -16,7 +16,13 @@ describe('trustScore (trust-v1)', () => {
   });
 
   it('scores a fast, always-successful, 30-day-old offer near 100', () => {
-    const s = trustScore({ recent: outcomes(Array(100).fill('succeeded'), 50), counts: { ...zeroCounts(), executions: 100 }, timeout_ms: 30_000, listed_at: daysAgo(40), now: NOW });
+    const s = trustScore({
+      recent: outcomes(Array(100).fill('succeeded'), 50),
+      counts: { ...zeroCounts(), executions: 100 },
+      timeout_ms: 30_000,
+      listed_at: daysAgo(40),
+      now: NOW,
+    });
     expect(s.inputs.success_rate).toBe(1);
     expect(s.inputs.latency_ms_p50).toBe(50);
     expect(s.inputs.days_listed).toBe(40);
@@ -36,8 +42,20 @@ describe('trustScore (trust-v1)', () => {
   });
 
   it('weighs recent outcomes more than old ones', () => {
-    const recentBad = trustScore({ recent: outcomes([...Array(10).fill('failed'), ...Array(40).fill('succeeded')]), counts: zeroCounts(), timeout_ms: 30_000, listed_at: daysAgo(10), now: NOW });
-    const oldBad = trustScore({ recent: outcomes([...Array(40).fill('succeeded'), ...Array(10).fill('failed')]), counts: zeroCounts(), timeout_ms: 30_000, listed_at: daysAgo(10), now: NOW });
+    const recentBad = trustScore({
+      recent: outcomes([...Array(10).fill('failed'), ...Array(40).fill('succeeded')]),
+      counts: zeroCounts(),
+      timeout_ms: 30_000,
+      listed_at: daysAgo(10),
+      now: NOW,
+    });
+    const oldBad = trustScore({
+      recent: outcomes([...Array(40).fill('succeeded'), ...Array(10).fill('failed')]),
+      counts: zeroCounts(),
+      timeout_ms: 30_000,
+      listed_at: daysAgo(10),
+      now: NOW,
+    });
     expect(recentBad.inputs.success_rate).toBeLessThan(oldBad.inputs.success_rate);
     expect(recentBad.score).toBeLessThan(oldBad.score);
   });
@@ -61,7 +79,13 @@ describe('trustScore (trust-v1)', () => {
 
 describe('trustTier', () => {
   const scored = (days: number, paid: number, extra: Partial<ReturnType<typeof zeroCounts>> = {}) =>
-    trustScore({ recent: outcomes(Array(Math.min(paid, 200)).fill('succeeded'), 50), counts: { ...zeroCounts(), executions: paid, ...extra }, timeout_ms: 30_000, listed_at: daysAgo(days), now: NOW });
+    trustScore({
+      recent: outcomes(Array(Math.min(paid, 200)).fill('succeeded'), 50),
+      counts: { ...zeroCounts(), executions: paid, ...extra },
+      timeout_ms: 30_000,
+      listed_at: daysAgo(days),
+      now: NOW,
+    });
   it('holds new offers twice the window, disputed three times, trusted a quarter, others once', () => {
     expect(trustTier({ score: scored(1, 500), lost_recently: false })).toEqual({ tier: 'new', multiplier: 2 });
     expect(trustTier({ score: scored(60, 5), lost_recently: false })).toEqual({ tier: 'new', multiplier: 2 });

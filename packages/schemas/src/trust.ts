@@ -66,4 +66,6 @@ export const AttestationPayload = z.object({
 export type AttestationPayload = z.infer<typeof AttestationPayload>;
 
 /** `GET /api/v1/providers/{provider_id}/attestation`: the JWS compact serialization of an {@link AttestationPayload}. */
-export const AttestationResponse = z.object({ attestation: z.string().describe('JWS compact (EdDSA, kid of /.well-known/jwks.json) of {provider_id, address, formula, scores, issued_at}') });
+export const AttestationResponse = z.object({
+  attestation: z.string().describe('JWS compact (EdDSA, kid of /.well-known/jwks.json) of {provider_id, address, formula, scores, issued_at}'),
+});
