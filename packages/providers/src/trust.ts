@@ -218,7 +218,7 @@ export function trustFormulaText(): string[] {
     '- disputes = 1 - min(1, (disputes opened + 3 * disputes lost) / max(10, executions))',
     '- tenure = min(1, days listed / 30)',
     `- score = round(100 * (${w.reliability} * reliability + ${w.latency} * latency + ${w.integrity} * integrity + ${w.disputes} * disputes + ${w.tenure} * tenure))`,
-    `- routing threshold ${TRUST_ROUTING_THRESHOLD}: a failure that leaves the score under it suspends the offer (not routed, still probed) until ${TRUST_RECOVERY_PROBES} consecutive probes pass`,
+    `- routing threshold ${TRUST_ROUTING_THRESHOLD}: a failed execution that leaves the score under it suspends the offer (not routed, still probed) until ${TRUST_RECOVERY_PROBES} consecutive probes pass`,
     `- dispute hold before payout = PROVIDER_DISPUTE_WINDOW_SECONDS x tier multiplier: ${TRUST_TIERS.map((t) => `${t.tier} ${t.multiplier}x (${t.rule})`).join('; ')}`,
     '- signed scores: GET /api/v1/providers/{provider_id}/attestation (JWS EdDSA, keys at /.well-known/jwks.json)',
   ];

@@ -66,7 +66,7 @@ const NINETY_DAYS_MS = 90 * 86_400_000;
  * - `{prov}:trust:s:<prv>:<cap>`: the suspension, while there is one ({@link OfferSuspension}).
  *
  * {@link record} is called for every provider execution (`providerCapability`'s run) and every
- * probe (the gateway's prober). A failure that leaves the score under
+ * probe (the gateway's prober). A failed execution that leaves the score under
  * {@link TRUST_ROUTING_THRESHOLD} suspends the offer; {@link TRUST_RECOVERY_PROBES} consecutive
  * passing probes lift it. Disputes are read from the provider ledger through `disputes`.
  */
@@ -92,7 +92,7 @@ export class TrustRecords {
 
   /**
    * Records one execution or probe of an offer, then updates its suspension: a probe while
-   * suspended counts toward recovery (a failed one resets the count); any other failure suspends
+   * suspended counts toward recovery (a failed one resets the count); a failed execution suspends
    * the offer when its score falls under the routing threshold. Returns the suspension after it.
    */
   async record(subject: TrustSubject, outcome: Omit<TrustOutcome, 'at'> & { at?: number }): Promise<OfferSuspension | null> {
@@ -123,13 +123,14 @@ export class TrustRecords {
       }
       return { ...suspended, passing_probes: passed };
     }
-    if (suspended || ok) return suspended;
+    // only answers to buyers suspend: a failing probe keeps the offer STALE in the catalog, and counts in its score
+    if (suspended || ok || entry.source === 'probe') return suspended;
     const score = await this.score(subject);
     if (score.score >= TRUST_ROUTING_THRESHOLD) return null;
     const suspension: OfferSuspension = {
       since: new Date(entry.at).toISOString(),
       score: score.score,
-      reason: `trust-v1 score ${score.score} is under the routing threshold ${TRUST_ROUTING_THRESHOLD} after ${entry.source === 'probe' ? 'a probe' : 'an execution'} ended ${entry.outcome}; routing resumes after ${TRUST_RECOVERY_PROBES} consecutive passing probes`,
+      reason: `trust-v1 score ${score.score} is under the routing threshold ${TRUST_ROUTING_THRESHOLD} after an execution ended ${entry.outcome}; routing resumes after ${TRUST_RECOVERY_PROBES} consecutive passing probes`,
       passing_probes: 0,
     };
     await this.o.redis.hset(s, { ...suspension, passing_probes: '0', score: String(suspension.score) });
