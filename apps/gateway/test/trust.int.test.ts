@@ -161,6 +161,16 @@ describe('suspension and attestation', () => {
     await expect(compactVerify(`${h}.${forged}.${sig}`, jwks)).rejects.toThrow();
     expect((await fetch(`${t.url}/api/v1/providers/prv_00000000000000000000000000/attestation`)).status).toBe(404);
   });
+
+  it('publishes the formula on /llms.txt and on the capability page, with the offer score', async () => {
+    const llms = await (await fetch(`${t.url}/llms.txt`)).text();
+    expect(llms).toContain('Trust score formula trust-v1');
+    expect(llms).toContain('routing threshold 50');
+    const page = await (await fetch(`${t.url}/capabilities/${FLAKY}`, { headers: { accept: 'text/html' } })).text();
+    expect(page).toContain('data-trust-formula');
+    const a = await verifiedAttestation(flakyId);
+    expect(page).toContain(`data-trust-score="${a.scores[0].score}"`);
+  });
 });
 
 describe('quotes', () => {
