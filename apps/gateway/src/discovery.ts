@@ -14,6 +14,7 @@ import type { BuilderHealth, HealthDocument, HealthStatus, LatencySeriesDocument
 import { DELIVERY_LATENCY_SERIES, type WalletMonitorHealth } from '@acg/wallet-monitor';
 import type { CapabilityCatalog } from '@acg/capabilities';
 import type { Telemetry } from '@acg/execution';
+import { trustFormulaText } from '@acg/providers';
 import type { ProbeStore } from './probes.js';
 
 /** A rendered document: its bytes, ETag and when it was built. */
@@ -102,7 +103,8 @@ export class Discovery {
   llmsTxt(): Promise<Rendered<string>> {
     return this.cached('llms', this.opts.registryTtlMs ?? 60_000, async () => {
       const ctx = await this.context();
-      const text = renderLlmsTxt(buildCatalog(ctx), ctx);
+      // the trust formula is published beside the catalog (docs/trust-v1.md)
+      const text = `${renderLlmsTxt(buildCatalog(ctx), ctx).replace(/\n*$/, '\n')}\n## Trust scores\n\n${trustFormulaText().join('\n')}\n`;
       return render(text, text);
     });
   }

@@ -140,9 +140,22 @@ function providerProbeSpecs(services: Services): ProbeSpec[] {
         // the provider's endpoint is private (only its owner sees it): the public record names the gateway's URL
         path: '/api/v1/execute',
         expectStatus: 200,
-        custom: async () =>
-          (await probeProviderCapability(services.providers.client, record, offer.name, `${services.publicBaseUrl().replace(/\/+$/, '')}/api/v1/execute`))
-            .record,
+        custom: async () => {
+          const probed = await probeProviderCapability(
+            services.providers.client,
+            record,
+            offer.name,
+            `${services.publicBaseUrl().replace(/\/+$/, '')}/api/v1/execute`,
+          );
+          // a probe is trust evidence, and the way back from a suspension (docs/trust-v1.md)
+          await services.providers.trust
+            .record(
+              { provider_id: record.provider_id, listed_at: record.created_at, capability_id: probed.capabilityId, timeout_ms: offer.timeout_ms },
+              { source: 'probe', outcome: probed.outcome, latency_ms: probed.latency_ms },
+            )
+            .catch(() => undefined);
+          return probed.record;
+        },
       }),
     ),
   );

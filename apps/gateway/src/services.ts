@@ -23,7 +23,17 @@ import { createPublicClient, type PublicClient } from 'viem';
 import { BUILTIN_CAPABILITIES, CapabilityCatalog, type CapabilityDefinition, type CapabilityDeps } from '@acg/capabilities';
 import { ExecutionStore, Telemetry, type ExecutionObserver } from '@acg/execution';
 import { PROOF_SCHEME, type Receipts } from '@acg/receipts';
-import { ChallengeStore, ProviderClient, ProviderDirectory, ProviderOnboarding, ProviderStore, type ProviderEarnings } from '@acg/providers';
+import {
+  ChallengeStore,
+  ProviderClient,
+  ProviderDirectory,
+  ProviderOnboarding,
+  ProviderStore,
+  creditHoldSeconds,
+  QuoteStore,
+  TrustRecords,
+  type ProviderEarnings,
+} from '@acg/providers';
 import { chainClients, type GatewayConfig } from '@acg/config';
 import { Discovery } from './discovery.js';
 import { createGatewayMetrics, watchSharedState, type GatewayMetrics } from './metrics.js';
@@ -85,6 +95,10 @@ export interface Services {
     directory: ProviderDirectory;
     /** Probes one provider's capabilities now (set by `startGateway` once its prober exists). */
     probe?: (providerId: string) => Promise<unknown>;
+    /** Trust-score records of every offer (executions, probes, suspensions; docs/trust-v1.md). */
+    trust: TrustRecords;
+    /** Quotes of `POST /api/v1/quotes` (README "Quotes"); a test may swap in one on its own clock. */
+    quotes: QuoteStore;
   };
   /**
    * Receipt keys (docs/decisions.md "Proofs and receipts"), loaded by `startGateway` when configured:
@@ -143,12 +157,18 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
         simulateInSettle: true,
       });
   const refunds = new RefundQueue(redis, keys, bullRedis, { observer: metrics.payments });
-  const providerLedger = new ProviderLedger({
+  const webhookPolicy = config.walletMonitor?.webhookPolicy ?? 'production';
+  const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
+  // disputes come from the provider ledger below (docs/trust-v1.md)
+  const trust = new TrustRecords({ redis, keys, disputes: (id) => providerLedger.disputesOfProvider(id) });
+  const providerLedger: ProviderLedger = new ProviderLedger({
     redis,
     keys,
     feeBps: config.providers.feeBps,
     disputeWindowSeconds: config.providers.disputeWindowSeconds,
     refunds,
+    // the dispute hold follows the answering offer's trust tier (docs/trust-v1.md "Dispute hold tiers")
+    holdSeconds: (e) => creditHoldSeconds({ store: providerStore, trust, disputeWindowSeconds: config.providers.disputeWindowSeconds }, e),
   });
   const accountLedger = new Ledger(redis, keys);
   const creditReversal = paymentReversals(providerLedger, accountLedger);
@@ -194,12 +214,12 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     secretBox: secretBoxFromKey(config.walletMonitor?.webhookSecretKey),
   });
 
-  const webhookPolicy = config.walletMonitor?.webhookPolicy ?? 'production';
-  const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
   const providerClient = new ProviderClient(webhookPolicy);
   const providers = {
     store: providerStore,
     client: providerClient,
+    trust,
+    quotes: new QuoteStore(redis, keys),
     onboarding: new ProviderOnboarding({
       store: providerStore,
       challenges: new ChallengeStore(redis, keys),
@@ -210,7 +230,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     directory: new ProviderDirectory({
       store: providerStore,
       catalog,
-      runtime: { client: providerClient, store: providerStore, earnings: opts.earnings ?? providerLedger },
+      runtime: { client: providerClient, store: providerStore, earnings: opts.earnings ?? providerLedger, trust },
       log: log.child({ module: 'providers' }),
     }),
   };

@@ -6,7 +6,7 @@ import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndex
 import { PaymentChainMonitor, RefundQueue, startPaymentRecovery, startRefunds, TreasurySender } from '@acg/payments';
 import { Ledger, startOpenCallRecovery } from '@acg/accounts';
 import { paymentReversals, ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
-import { ProviderClient, ProviderDirectory, ProviderStore, type ProviderEarnings } from '@acg/providers';
+import { creditHoldSeconds, ProviderClient, ProviderDirectory, ProviderStore, TrustRecords, type ProviderEarnings } from '@acg/providers';
 import { loadReceipts } from '@acg/receipts';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey, startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
@@ -100,20 +100,23 @@ export function createWorkerServices(
   const paymentChain = new PaymentChainMonitor(config.payment.rpcUrl, config.payment.rpcTimeoutMs);
   const metrics = createWorkerMetrics();
   const refunds = new RefundQueue(redis, keys, bullRedis, { observer: metrics.payments });
-  const providerLedger = new ProviderLedger({
+  const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
+  // job steps on provider offers are trust evidence too, and their credits follow the tiers (packages/providers README "Trust scores")
+  const trust = new TrustRecords({ redis, keys, disputes: (id) => providerLedger.disputesOfProvider(id) });
+  const providerLedger: ProviderLedger = new ProviderLedger({
     redis,
     keys,
     feeBps: config.providers.feeBps,
     disputeWindowSeconds: config.providers.disputeWindowSeconds,
     refunds,
+    holdSeconds: (e) => creditHoldSeconds({ store: providerStore, trust, disputeWindowSeconds: config.providers.disputeWindowSeconds }, e),
   });
   const catalog = new CapabilityCatalog([...BUILTIN_CAPABILITIES, ...capabilities]);
-  const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
   const providerClient = new ProviderClient(config.walletMonitor?.webhookPolicy ?? 'production');
   const providers = new ProviderDirectory({
     store: providerStore,
     catalog,
-    runtime: { client: providerClient, store: providerStore, earnings: earnings ?? providerLedger },
+    runtime: { client: providerClient, store: providerStore, earnings: earnings ?? providerLedger, trust },
     log: log.child({ module: 'providers' }),
   });
   return {

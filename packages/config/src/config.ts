@@ -127,6 +127,8 @@ export interface ProvidersConfig {
   payoutMinBaseUnits: string;
   /** An open dispute older than this is resolved automatically, seconds (PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS, default 604800 = 7 days). */
   disputeAutoResolveSeconds: number;
+  /** How long a quote's price holds, seconds (QUOTE_TTL_SECONDS, default 60; apps/gateway README "Quotes"). */
+  quoteTtlSeconds: number;
 }
 
 /** {@link ProvidersConfig} defaults (docs/decisions.md "Providers"). */
@@ -136,6 +138,7 @@ export const PROVIDERS_DEFAULTS: ProvidersConfig = {
   payoutIntervalSeconds: 3600,
   payoutMinBaseUnits: '1000000',
   disputeAutoResolveSeconds: 604_800,
+  quoteTtlSeconds: 60,
 };
 
 export const BASE_USDC = BASE_USDC_ADDRESS;
@@ -238,6 +241,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
       payoutMinBaseUnits: v.PROVIDER_PAYOUT_MIN_USDC?.toString() ?? defaults.providers?.payoutMinBaseUnits ?? PROVIDERS_DEFAULTS.payoutMinBaseUnits,
       disputeAutoResolveSeconds:
         v.PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS ?? defaults.providers?.disputeAutoResolveSeconds ?? PROVIDERS_DEFAULTS.disputeAutoResolveSeconds,
+      quoteTtlSeconds: v.QUOTE_TTL_SECONDS ?? defaults.providers?.quoteTtlSeconds ?? PROVIDERS_DEFAULTS.quoteTtlSeconds,
     },
     adminToken: v.ADMIN_TOKEN ?? defaults.adminToken,
   };

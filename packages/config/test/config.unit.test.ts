@@ -42,6 +42,7 @@ describe('configFromEnv providers', () => {
       payoutIntervalSeconds: 3600,
       payoutMinBaseUnits: '1000000',
       disputeAutoResolveSeconds: 604_800,
+      quoteTtlSeconds: 60,
     });
     expect(c.adminToken).toBeUndefined();
     // the configuration crosses process boundaries as JSON (worker fixtures)
@@ -56,6 +57,7 @@ describe('configFromEnv providers', () => {
         PROVIDER_DISPUTE_WINDOW_SECONDS: '1',
         PROVIDER_PAYOUT_MIN_USDC: '0.5',
         PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS: '30',
+        QUOTE_TTL_SECONDS: '15',
         ADMIN_TOKEN: 'x'.repeat(16),
       },
       { ...defaults, providers: { payoutIntervalSeconds: 5, feeBps: 9 } },
@@ -66,6 +68,7 @@ describe('configFromEnv providers', () => {
       payoutIntervalSeconds: 5,
       payoutMinBaseUnits: '500000',
       disputeAutoResolveSeconds: 30,
+      quoteTtlSeconds: 15,
     });
     expect(c.adminToken).toBe('x'.repeat(16));
   });

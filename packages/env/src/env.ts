@@ -272,6 +272,8 @@ export const GATEWAY_ENV = {
   PROVIDER_DISPUTE_WINDOW_SECONDS: envNonNegative,
   PROVIDER_PAYOUT_INTERVAL_SECONDS: envPositive,
   PROVIDER_PAYOUT_MIN_USDC: envUsdc,
+  // quotes: how long a quoted price holds (apps/gateway README "Quotes")
+  QUOTE_TTL_SECONDS: envPositive,
   PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS: envNonNegative,
   ADMIN_TOKEN: envBearerToken,
   ...OTEL_ENV,

@@ -36,6 +36,12 @@ export interface ProviderLedgerOptions {
    * ledger that has one calls {@link ProviderLedger.enqueueDueRefunds} (the payout pass does).
    */
   refunds?: Pick<RefundQueue, 'enqueue'>;
+  /**
+   * The hold of one credit, seconds: the dispute window scaled by the offer's trust tier
+   * (packages/providers README "Trust scores": dispute-hold tiers). Without it, or when it throws,
+   * every credit is held `disputeWindowSeconds`.
+   */
+  holdSeconds?: (e: ProviderCredit) => Promise<number>;
 }
 
 /** A SUCCEEDED provider execution to credit (the shape `@acg/providers` hands over): `price` is integer USDC base units the buyer paid. */
@@ -137,6 +143,7 @@ export class ProviderLedger {
   private readonly keys: RedisKeys;
   private readonly now: () => number;
   private readonly refunds?: Pick<RefundQueue, 'enqueue'>;
+  private readonly holdSeconds?: (e: ProviderCredit) => Promise<number>;
 
   constructor(o: ProviderLedgerOptions) {
     if (!Number.isInteger(o.feeBps) || o.feeBps < 0 || o.feeBps > 10_000) throw new RangeError('feeBps must be an integer 0..10000');
@@ -147,11 +154,13 @@ export class ProviderLedger {
     this.disputeWindowSeconds = o.disputeWindowSeconds;
     this.now = o.now ?? Date.now;
     this.refunds = o.refunds;
+    this.holdSeconds = o.holdSeconds;
   }
 
   /**
    * Credits a SUCCEEDED provider execution: `fee = floor(price × feeBps / 10000)`, `share = price −
-   * fee`, the share held until now + the dispute window. Idempotent per `execution_id`: a second
+   * fee`, the share held until now + the hold (`holdSeconds` of the options: the dispute window
+   * scaled by the offer's trust tier; else the dispute window). Idempotent per `execution_id`: a second
    * call returns the first result and changes nothing.
    *
    * @returns share and fee, integer USDC base units.
@@ -160,6 +169,7 @@ export class ProviderLedger {
   async credit(e: ProviderCredit): Promise<{ share: bigint; fee: bigint }> {
     if (e.price < 0n) throw new RangeError('price must be ≥ 0');
     const { share, fee } = splitPrice(e.price, this.feeBps);
+    const hold = this.holdSeconds ? await this.holdSeconds(e).catch(() => this.disputeWindowSeconds) : this.disputeWindowSeconds;
     const now = this.now();
     const r = await creditProvider(this.redis, {
       entryKey: this.keys.providerLedgerEntry(e.execution_id),
@@ -177,7 +187,7 @@ export class ProviderLedger {
       fee,
       paymentTxHash: e.payment_tx_hash,
       creditedAtMs: now,
-      maturesAtMs: now + Math.round(this.disputeWindowSeconds * 1000),
+      maturesAtMs: now + Math.round((Number.isFinite(hold) && hold >= 0 ? hold : this.disputeWindowSeconds) * 1000),
     });
     return { share: r.share, fee: r.fee };
   }

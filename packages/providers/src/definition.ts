@@ -6,6 +6,8 @@ import { z } from 'zod';
 import type { ProviderClient, ProviderCallOutcome } from './client.js';
 import { compileJsonSchema, schemaIssues } from './jsonSchema.js';
 import { offerCapabilityId, type ProviderRecord, type ProviderStore } from './store.js';
+import type { TrustOutcomeKind } from './trust.js';
+import type { TrustRecords } from './trustRecords.js';
 
 /** What the provider ledger is told after a paid provider call succeeded (docs/decisions.md "Providers", money). */
 export interface ProviderCredit {
@@ -29,6 +31,8 @@ export interface ProviderRuntime {
   client: ProviderClient;
   store: Pick<ProviderStore, 'countCall'>;
   earnings?: ProviderEarnings;
+  /** Where each execution's outcome and latency are recorded for its trust score (packages/providers README "Trust scores"). */
+  trust?: Pick<TrustRecords, 'record'>;
 }
 
 /** A price in decimal USDC (`"0.002"`) as base units (2000n). */
@@ -88,6 +92,17 @@ export function providerCapability(record: ProviderRecord, offer: ProviderOffer,
     notes: `Run by the third-party provider ${record.name} (${record.address}); the gateway routes, takes payment and refunds failures.`,
     async run(value: unknown, _deps, call?: CapabilityCall) {
       const executionId = call?.executionId ?? 'exe_unknown';
+      const started = performance.now();
+      // every paid call's outcome is evidence for the offer's trust score (never failing the call)
+      const evidence = async (ok: boolean, kind: TrustOutcomeKind) => {
+        await runtime.store.countCall(id, ok).catch(() => undefined);
+        await runtime.trust
+          ?.record(
+            { provider_id: record.provider_id, listed_at: record.created_at, capability_id: id, timeout_ms: offer.timeout_ms },
+            { source: 'execution', outcome: kind, latency_ms: performance.now() - started },
+          )
+          .catch(() => undefined);
+      };
       const outcome = await runtime.client.call(
         record.endpoint,
         record.secret,
@@ -95,26 +110,29 @@ export function providerCapability(record: ProviderRecord, offer: ProviderOffer,
         { timeoutMs: offer.timeout_ms, messageId: executionId },
       );
       if (!outcome.ok) {
-        await runtime.store.countCall(id, false).catch(() => undefined);
+        await evidence(
+          false,
+          outcome.reason === 'timeout' ? 'timeout' : outcome.reason === 'not_json' || outcome.reason === 'response_too_large' ? 'invalid_output' : 'failed',
+        );
         throw failureOf(outcome);
       }
       const parsed = ProviderCallResponse.safeParse(outcome.body);
       const result = parsed.success ? parsed.data.result : undefined;
       if (!parsed.success || result === null || typeof result !== 'object' || Array.isArray(result) || !validateOutput(result)) {
-        await runtime.store.countCall(id, false).catch(() => undefined);
+        await evidence(false, 'invalid_output');
         throw new CapabilityFailure('provider_invalid_output', "The provider's result does not match its output_schema; the payment is refunded.", 502);
       }
       // the provider's own signature over this result, by its registered address: evidence for disputes
       const signature = parsed.data.signature as Hex | undefined;
       if (!signature || !(await verifyResultSignature({ address: record.address, executionId, result, signature }))) {
-        await runtime.store.countCall(id, false).catch(() => undefined);
+        await evidence(false, 'invalid_signature');
         throw new CapabilityFailure(
           'provider_unsigned_result',
           "The provider's result is not signed by its registered address (EIP-191); the payment is refunded.",
           502,
         );
       }
-      await runtime.store.countCall(id, true).catch(() => undefined);
+      await evidence(true, 'succeeded');
       const earnings = runtime.earnings;
       const credit =
         call && earnings && call.amount !== undefined

@@ -3,7 +3,8 @@
  * ({@link ChallengeStore}, {@link ProviderOnboarding}), provider records ({@link ProviderStore}),
  * signed routing of calls to provider endpoints ({@link ProviderClient}), the capability an offer
  * becomes ({@link providerCapability}), the catalog source of provider capabilities
- * ({@link ProviderDirectory}) and probes ({@link probeProviderCapability}). Money (ledger,
+ * ({@link ProviderDirectory}), probes ({@link probeProviderCapability}) and trust scores
+ * ({@link trustScore}, {@link TrustRecords}; README "Trust scores", docs/trust-v1.md). Money (ledger,
  * payouts, disputes) is @acg/provider-ledger's; this package only tells it about earnings.
  */
 export { authorizedDigest, CHALLENGE_TTL_SECONDS, ChallengeStore, challengeMessage, type AuthorizedFields, type ChallengeScope } from './challenge.js';
@@ -15,3 +16,25 @@ export { compileJsonSchema, MAX_COMPILED_VALIDATORS, MAX_SCHEMA_BYTES, MAX_SCHEM
 export { newSigningSecret, ProviderOnboarding, type ProviderOnboardingOptions } from './onboarding.js';
 export { probeProviderCapability } from './probe.js';
 export { offerCapabilityId, ProviderStore, type ProviderRecord } from './store.js';
+export {
+  TRUST_FORMULA,
+  TRUST_HALF_LIFE_OUTCOMES,
+  TRUST_RECOVERY_PROBES,
+  TRUST_ROUTING_THRESHOLD,
+  TRUST_TIERS,
+  TRUST_WEIGHTS,
+  TRUST_WINDOW_OUTCOMES,
+  trustFormulaText,
+  trustScore,
+  trustTier,
+  zeroCounts,
+  type TrustCounts,
+  type TrustInputs,
+  type TrustOutcome,
+  type TrustOutcomeKind,
+  type TrustScore,
+  type TrustScoreInputs,
+  type TrustTier,
+} from './trust.js';
+export { creditHoldSeconds, offerSubject, TrustRecords, type OfferSuspension, type OfferTrust, type TrustDispute, type TrustSubject } from './trustRecords.js';
+export { QUOTE_RETENTION_SECONDS, QuoteStore, type QuoteRefusal, type StoredQuote } from './quotes.js';

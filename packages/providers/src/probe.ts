@@ -5,6 +5,7 @@ import { ulid } from 'ulid';
 import type { ProviderClient } from './client.js';
 import { compileJsonSchema } from './jsonSchema.js';
 import { offerCapabilityId, type ProviderRecord } from './store.js';
+import type { TrustOutcomeKind } from './trust.js';
 
 /**
  * Probes one provider capability (docs/decisions.md "Providers", probing): a signed, free call with the
@@ -13,40 +14,45 @@ import { offerCapabilityId, type ProviderRecord } from './store.js';
  * (`evidence.probe` of /registry and the capability page), so it never names the provider's own
  * endpoint (issue 23 item 9): `url` is `publicUrl`, the gateway's URL that serves the capability
  * (`{PUBLIC_BASE_URL}/api/v1/execute`); with the HTTP status the provider answered (0 without a
- * response) and the SHA-256 of the answer's bytes.
+ * response) and the SHA-256 of the answer's bytes. `outcome` and `latency_ms` (measured here) are
+ * the probe's evidence for the offer's trust score (`TrustRecords.record`, README "Trust scores").
  */
 export async function probeProviderCapability(
   client: ProviderClient,
   record: ProviderRecord,
   offerName: string,
   publicUrl: string,
-): Promise<{ capabilityId: string; record: ProbeRecord }> {
+): Promise<{ capabilityId: string; record: ProbeRecord; outcome: TrustOutcomeKind; latency_ms: number }> {
   const offer = record.offers.find((o) => o.name === offerName);
   if (!offer) throw new Error(`provider ${record.provider_id} has no offer ${offerName}`);
   const capabilityId = offerCapabilityId(offer);
   const messageId = `probe_${ulid()}`;
+  const started = performance.now();
   const outcome = await client.call(
     record.endpoint,
     record.secret,
     { capability_id: capabilityId, execution_id: messageId, input: offer.example_request },
     { timeoutMs: offer.timeout_ms, messageId, probe: true },
   );
+  const latency_ms = performance.now() - started;
   let ok = false;
+  let kind: TrustOutcomeKind = outcome.ok ? 'invalid_output' : outcome.reason === 'timeout' ? 'timeout' : 'failed';
   let bytes: Buffer = Buffer.alloc(0);
   if (outcome.ok) {
     bytes = outcome.raw;
     const result = (outcome.body as { result?: unknown } | null)?.result;
     const signature = (outcome.body as { signature?: unknown } | null)?.signature;
+    const valid = result !== null && typeof result === 'object' && !Array.isArray(result) && compileJsonSchema(offer.output_schema, 'output_schema')(result);
     ok =
-      result !== null &&
-      typeof result === 'object' &&
-      !Array.isArray(result) &&
-      compileJsonSchema(offer.output_schema, 'output_schema')(result) &&
+      valid &&
       typeof signature === 'string' &&
       (await verifyResultSignature({ address: record.address, executionId: messageId, result, signature: signature as `0x${string}` }));
+    kind = ok ? 'succeeded' : valid ? 'invalid_signature' : 'invalid_output';
   }
   return {
     capabilityId,
+    outcome: kind,
+    latency_ms,
     record: {
       ok,
       checked_at: new Date().toISOString(),

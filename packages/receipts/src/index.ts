@@ -8,3 +8,4 @@ export { devReceiptKeys, jwsKeyFromHex, ReceiptKeyError, signingKeyFromHex, type
 export { canonicalSha256, PROOF_SCHEME, ProofSigner, type ProofPayload, type ProofPayment, type ProofSubject } from './proof.js';
 export { ProofVerificationError, verifyProof } from './verify.js';
 export { loadReceipts, type Receipts, type ReceiptsConfig } from './load.js';
+export { signDocument } from './signedDocument.js';

@@ -5,6 +5,8 @@ import { Address, CapabilityId, DateTime, Hash32, HexData, JsonObject, UintStrin
 export const ExecuteRequest = z.strictObject({
   capability_id: CapabilityId,
   input: JsonObject,
+  /** A live quote (`POST /api/v1/quotes`) for this capability and this input: the call pays exactly its price on its provider. */
+  quote_id: prefixedUlid('qte').optional(),
 });
 export type ExecuteRequest = z.infer<typeof ExecuteRequest>;
 

@@ -18,6 +18,8 @@ export * from './problem.js';
 export * from './bundle.js';
 export * from './account.js';
 export * from './provider.js';
+export * from './quote.js';
+export * from './trust.js';
 export * from './capabilities/wallet_balances.js';
 export * from './jsonSchema.js';
 export * from './mcp.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ExecutionId } from './execution.js';
 import { Address, CapabilityId, DateTime, DecimalString, Hash32, HexData, JsonObject, prefixedUlid, UintString } from './primitives.js';
+import { OfferTrustView } from './trust.js';
 
 /**
  * Wire schemas of third-party providers (docs/spec-notes.md 1 "Third parties may become providers"; docs/decisions.md
@@ -234,6 +235,8 @@ export const ProviderView = z.object({
       status: ProviderCapabilityStatus,
       price_usdc: DecimalString,
       stats: ProviderCapabilityStats,
+      /** the offer's trust-v1 score, inputs, counts, dispute-hold tier and suspension (docs/trust-v1.md); absent for a retired provider */
+      trust: OfferTrustView.optional(),
     }),
   ),
   balance: ProviderBalance,

@@ -4,6 +4,7 @@ import { createJob } from './actions/createJob.js';
 import { callPaidTool, type CallPaidToolParameters, type McpToolResult } from './actions/callPaidTool.js';
 import { execute } from './actions/execute.js';
 import { getExecution } from './actions/getExecution.js';
+import { quote, type QuoteParameters, type QuoteReturnType } from './actions/quote.js';
 import { getJob } from './actions/getJob.js';
 import { searchLiquidations } from './actions/searchLiquidations.js';
 import { waitForJob, type WaitForJobParameters } from './actions/waitForJob.js';
@@ -83,6 +84,10 @@ export interface ExecuteOptions {
    * with another body is a 409 {@link GatewayError}. Default: a random UUID (see `idempotency`).
    */
   idempotencyKey?: string;
+  /** A live quote (`quote(...)`) for this capability and input: the call pays exactly its price, once. */
+  quoteId?: string;
+  /** The quote's `price_base_units` as a bigint: the payment ceiling of a quoted call. */
+  quotedPrice?: bigint;
   /** Aborts the HTTP requests. An abort after a signed payment was sent counts it as spent. */
   signal?: AbortSignal;
 }
@@ -133,6 +138,11 @@ export interface GatewayClient {
   execute<TResult = Record<string, unknown>>(capabilityId: string, input: Record<string, unknown>, opts?: ExecuteOptions): Promise<Execution<TResult>>;
   /** `GET /api/v1/executions/{id}`: a stored execution with its refund state. Throws {@link GatewayError} (404 unknown id). */
   getExecution<TResult = Record<string, unknown>>(executionId: string): Promise<ExecutionRecord<TResult>>;
+  /**
+   * `POST /api/v1/quotes`: a signed price and provider for this capability and input, held until
+   * `expires_at`; then `execute(id, input, { quoteId, quotedPrice: BigInt(q.price_base_units) })`.
+   */
+  quote(capabilityId: string, input: Record<string, unknown>, routing?: QuoteParameters['routing']): Promise<QuoteReturnType>;
   /**
    * What this client has paid: `baseUnits` (bigint, USDC base units), `usdc` (decimal string) and
    * `pendingBaseUnits` (payments in flight). A payment counts once the gateway took it: success,
@@ -260,6 +270,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     capabilities: async (opts) => (await ctx.registry.get(opts)).capabilities,
     capability: (id, opts) => ctx.registry.capability(id, opts),
     execute: (capabilityId, input, opts = {}) => execute(ctx, { capabilityId, input, ...opts }),
+    quote: (capabilityId, input, routing) => quote(ctx, { capabilityId, input, ...(routing ? { routing } : {}) }),
     getExecution: async (executionId) => {
       // only the payer may read an execution: sign in with the client's account on first use
       if (!bearer() && account) token = await signIn(ctx, { account });

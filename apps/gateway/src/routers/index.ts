@@ -6,6 +6,8 @@ import { executeRouter } from './execute.js';
 import { jobsRouter } from './jobs.js';
 import { liquidationsRouter } from './liquidations.js';
 import { providersRouter } from './providers.js';
+import { quotesRouter } from './quotes.js';
+import { trustRouter } from './trust.js';
 import { walletMonitorRouter } from './walletMonitor.js';
 
 /** The gateway's tRPC router: every procedure, served natively at /trpc and as REST by trpc-to-openapi. */
@@ -18,6 +20,8 @@ export const appRouter = router({
   walletMonitor: walletMonitorRouter,
   disputes: disputesRouter,
   providers: providersRouter,
+  quotes: quotesRouter,
+  trust: trustRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,4 +1,4 @@
-import { ProviderError, type ProviderRecord } from '@acg/providers';
+import { offerSubject, ProviderError, type ProviderRecord } from '@acg/providers';
 import {
   Address,
   ProviderChallenge,
@@ -15,6 +15,7 @@ import { router } from '../trpc/init.js';
 import { bearerProcedure, publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 import type { Services } from '../services.js';
+import { offerTrustView } from '../trust.js';
 
 /** The RFC 9457 problem of a provider error (its status, `code`, and extras such as `provider_id` or `errors`). */
 function providerProblem(e: unknown): TRPCError | undefined {
@@ -68,12 +69,19 @@ export async function providerView(services: Services, record: ProviderRecord): 
   const capabilities = await Promise.all(
     record.offers.map(async (offer) => {
       const id = `${offer.product}.${offer.name}`;
-      const [counts, latency] = await Promise.all([services.providers.store.counts(id), services.telemetry.summary(id)]);
+      const subject = offerSubject(record, id)!;
+      const [counts, latency, trust] = await Promise.all([
+        services.providers.store.counts(id),
+        services.telemetry.summary(id),
+        record.status === 'active' ? services.providers.trust.offerTrust(subject) : undefined,
+      ]);
       return {
         id,
         status: record.status === 'active' ? statusOf(probes[id]) : ('PILOT' as const),
         price_usdc: offer.price_usdc,
         stats: { ...counts, latency_ms_p50: latency.p50, latency_ms_p99: latency.p99 },
+        // score, tier and why the offer is suspended, if it is (docs/trust-v1.md)
+        ...(trust ? { trust: offerTrustView(trust, services.config.providers.disputeWindowSeconds) } : {}),
       };
     }),
   );

@@ -25,6 +25,13 @@ export interface ExecuteParameters {
    * {@link GatewayError}. Default: a random UUID (unless the context has `idempotency: false`).
    */
   idempotencyKey?: string;
+  /**
+   * A live quote for this capability and this exact input (`quote` action, `POST /api/v1/quotes`):
+   * the call pays exactly its price on its provider, and the payment ceiling is the quote's price.
+   */
+  quoteId?: string;
+  /** The quoted price, integer USDC base units (`price_base_units` of the quote): the most this call will sign for. */
+  quotedPrice?: bigint;
   /** Aborts the HTTP requests. An abort after a signed payment was sent counts it as spent. */
   signal?: AbortSignal;
 }
@@ -51,7 +58,7 @@ export type ExecuteErrorType =
  * @throws {UnknownCapabilityError} not in /registry (checked before any request), or a 404.
  * @throws {PaymentRequiredError} a 402 without an account, or the payment was refused (`reason`).
  * @throws {SpendLimitExceededError} {PaymentTermsMismatchError} before anything is signed.
- * @throws {GatewayError} 400 bad input (`errors`), 409, 422, 502/503 failed after payment (`executionId`, `refund`).
+ * @throws {GatewayError} 400 bad input (`errors`), 409 (also a quote for another input, or used), 410 quote expired, 422, 502/503 failed after payment (`executionId`, `refund`), 503 offer suspended.
  * @throws {GatewayRequestError} unreachable; `paymentOutcome: "unknown"` when a signed payment got no answer.
  *
  * @example
@@ -59,18 +66,23 @@ export type ExecuteErrorType =
  * console.log(exe.result, exe.payment.tx_hash)
  */
 export async function execute<TResult = Record<string, unknown>>(ctx: GatewayContext, params: ExecuteParameters): Promise<ExecuteReturnType<TResult>> {
-  const { capabilityId, input, idempotencyKey, signal } = params;
+  const { capabilityId, input, idempotencyKey, signal, quoteId, quotedPrice } = params;
+  // a quoted call pays the quote's price: the ceiling is that price rather than today's registry price
+  const termsOf = (c: Parameters<typeof registryTerms>[0]) => {
+    const terms = registryTerms(c);
+    return quotedPrice === undefined ? terms : { ...terms, maxAmount: quotedPrice };
+  };
   const path = '/api/v1/execute';
   const capability = await ctx.registry.capability(capabilityId);
   const r = await payAndRetry(ctx, {
     path,
     method: 'POST',
     headers: idempotencyHeader(ctx, idempotencyKey),
-    body: JSON.stringify({ capability_id: capabilityId, input }),
+    body: JSON.stringify({ capability_id: capabilityId, input, ...(quoteId ? { quote_id: quoteId } : {}) }),
     signal,
     label: capabilityId,
-    terms: () => registryTerms(capability),
-    refreshTerms: async () => registryTerms(await ctx.registry.capability(capabilityId, { refresh: true })),
+    terms: () => termsOf(capability),
+    refreshTerms: async () => termsOf(await ctx.registry.capability(capabilityId, { refresh: true })),
   });
   if (!r.response.ok) throwForStatus(r, capabilityId);
   const body = jsonOf<Execution<TResult>>(ctx, path, r);

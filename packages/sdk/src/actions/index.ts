@@ -61,3 +61,4 @@ export {
   type McpToolClient,
   type McpToolResult,
 } from './callPaidTool.js';
+export { quote, type QuoteErrorType, type QuoteParameters, type QuoteReturnType } from './quote.js';

@@ -1,3 +1,4 @@
+import { offerCapabilityId, offerSubject, trustFormulaText } from '@acg/providers';
 import type { LegacyRegistryEntry } from '@acg/schemas';
 import { html } from '../html.js';
 import { layout } from '../layout.js';
@@ -35,6 +36,9 @@ async function render({ services, params }: PageContext): Promise<PageResult> {
   // the latest probe record (passed or failed) and the evidence the registry shows
   const record = (await services.probes.all())[id];
   const probe = c.evidence.probe;
+  // a provider's offer: its trust-v1 score and whether it is routed (docs/trust-v1.md)
+  const owner = services.providers.directory.providers().find((r) => r.offers.some((o) => offerCapabilityId(o) === id));
+  const trust = owner ? await services.providers.trust.offerTrust(offerSubject(owner, id)!).catch(() => undefined) : undefined;
 
   const main = html`<p class="meta"><a href="/">Catalog</a> › ${c.product}</p>
 <h1>${c.name}</h1>
@@ -86,6 +90,17 @@ ${
 <p><a href="/status#cap-${c.id}">Latency over the last hour</a></p>`
     : html`<p class="empty">No measurement yet.</p>`
 }
+</section>
+<section aria-labelledby="trust-title">
+<h2 id="trust-title">Trust</h2>
+${
+  trust && owner
+    ? html`<dl class="facts" data-trust-score="${String(trust.score)}"><dt>Score (trust-v1)</dt><dd>${String(trust.score)} / 100 ${trust.suspended ? html`<span class="badge badge-bad">suspended</span>` : html`<span class="badge badge-ok">routed</span>`}</dd>
+<dt>Executions / probes</dt><dd>${String(trust.counts.executions)} / ${String(trust.counts.probes)}</dd>
+<dt>Signed scores</dt><dd><a href="/api/v1/providers/${owner.provider_id}/attestation">attestation of ${owner.name}</a></dd></dl>`
+    : html`<p class="meta">Run by the gateway itself: no provider score.</p>`
+}
+<details><summary>How scores are computed</summary><pre tabindex="0" data-trust-formula>${trustFormulaText().join('\n')}</pre></details>
 </section>
 <section aria-labelledby="schemas-title">
 <h2 id="schemas-title">Input and output</h2>

@@ -45,6 +45,28 @@ function capabilities(v: ProviderView): SafeHtml {
   return scrollTable('Capabilities', head, rows, 'No capabilities.');
 }
 
+/** Each offer's trust-v1 score, its main inputs, the dispute-hold tier and, when suspended, why (docs/trust-v1.md). */
+function trust(v: ProviderView): SafeHtml {
+  const rows = v.capabilities.flatMap((c) => {
+    const t = c.trust;
+    if (!t) return [];
+    return [
+      html`<tr data-trust="${c.id}" data-score="${String(t.score)}" data-tier="${t.tier}" data-suspended="${t.suspended ? 'true' : 'false'}">
+<td><code>${c.id}</code></td>
+<td class="num">${String(t.score)}</td>
+<td class="num">${(t.inputs.success_rate * 100).toFixed(1)} %</td>
+<td class="num">${String(t.counts.executions)} / ${String(t.counts.probes)}</td>
+<td class="num">${String(t.counts.invalid_outputs + t.counts.invalid_signatures)}</td>
+<td class="num">${String(t.counts.disputes_opened)} / ${String(t.counts.disputes_lost)}</td>
+<td>${t.tier} <span class="meta">(hold ${duration(t.hold_seconds)})</span></td>
+<td>${t.suspended ? html`<span class="badge badge-bad">suspended</span> <span class="meta" data-suspension-reason>${t.suspended.reason}; ${String(t.suspended.passing_probes)} passing probe(s) so far</span>` : html`<span class="badge badge-ok">routed</span>`}</td>
+</tr>`,
+    ];
+  });
+  const head = html`<tr><th scope="col">Capability</th><th scope="col" class="num">Score</th><th scope="col" class="num">Success (recent)</th><th scope="col" class="num">Executions / probes</th><th scope="col" class="num">Invalid answers</th><th scope="col" class="num">Disputes opened / lost</th><th scope="col">Tier</th><th scope="col">Routing</th></tr>`;
+  return scrollTable('Trust', head, rows, 'No scores yet.');
+}
+
 function payouts(v: ProviderView): SafeHtml {
   const rows = v.payouts.map(
     (p) => html`<tr data-payout="${p.payout_id}">
@@ -117,6 +139,9 @@ ${signedInBar(account)}
 <section aria-labelledby="capabilities-heading"><h2 id="capabilities-heading">Capabilities</h2>
 <p>Calls and failures since registration; latency is the gateway's measurement of your endpoint (p50 and p99 of recent calls).</p>
 ${capabilities(v)}</section>
+<section aria-labelledby="trust-heading"><h2 id="trust-heading">Trust</h2>
+<p>Your trust-v1 score per capability, from the gateway's own records only (formula: <a href="/llms.txt">/llms.txt</a>; signed: <a href="/api/v1/providers/${v.provider_id}/attestation">attestation</a>). Under the routing threshold an offer is suspended until its probes pass again; the tier sets how long your share is held before payout.</p>
+${trust(v)}</section>
 <section aria-labelledby="payouts-heading"><h2 id="payouts-heading">Payouts</h2>${payouts(v)}</section>
 <section aria-labelledby="disputes-heading"><h2 id="disputes-heading">Disputes</h2>
 <p>A buyer may dispute a successful call within the dispute window; your share stays held until it is resolved. Answer with your side: the gateway keeps its signed proof of the result and your signature over it as evidence.</p>

@@ -1,0 +1,143 @@
+import type { ResolvedCapability } from '@acg/execution';
+import { offerCapabilityId, QuoteStore, type StoredQuote } from '@acg/providers';
+import { signDocument } from '@acg/receipts';
+import type { Quote, QuoteRequest } from '@acg/schemas';
+import { formatUnits } from 'viem';
+import type { Services } from '../services.js';
+import { problemDetails, type Problem } from '../trpc/problem.js';
+import { inputSha256 } from '../trust.js';
+import { resolveExecution } from './execution.js';
+
+/** A refusal before any payment: status and RFC 9457 body (`reason` = a stable code). */
+export interface QuoteProblem {
+  ok: false;
+  status: number;
+  body: Problem;
+}
+
+const refusal = (status: number, reason: string, detail: string, extra: Record<string, unknown> = {}): QuoteProblem => ({
+  ok: false,
+  status,
+  body: problemDetails(status, detail, { reason, ...extra }),
+});
+
+/** The offer a quote (or an execute) runs on: the provider id (null for the gateway's own capabilities) and the price, USDC base units. */
+export interface ChosenOffer {
+  provider_id: string | null;
+  price: bigint;
+}
+
+/**
+ * The offer that serves `capabilityId` now: the provider that offers it (today one offer per
+ * capability: its owner), or the gateway itself for a built-in. Refuses a suspended offer (503
+ * `offer_suspended`, with the suspension: docs/trust-v1.md "Suspension"). This one function is
+ * where routing (`routing`: cheapest, fastest, trusted, allow and exclude lists) chooses among
+ * several offers; here `routing.providers`/`exclude` and `max_price_usdc` only filter the single offer.
+ */
+export async function chooseQuoteOffer(
+  services: Services,
+  resolved: Pick<ResolvedCapability, 'definition' | 'price'>,
+  routing: QuoteRequest['routing'],
+): Promise<({ ok: true } & ChosenOffer) | QuoteProblem> {
+  const id = resolved.definition.id;
+  const record = services.providers.directory.providers().find((r) => r.offers.some((o) => offerCapabilityId(o) === id));
+  const providerId = record?.provider_id ?? null;
+  if (routing?.providers && (!providerId || !routing.providers.includes(providerId))) {
+    return refusal(422, 'no_offer', `No offer of ${id} is among routing.providers.`);
+  }
+  if (routing?.exclude && providerId && routing.exclude.includes(providerId)) return refusal(422, 'no_offer', `The only offer of ${id} is excluded.`);
+  if (routing?.max_price_usdc !== undefined && Number(formatUnits(resolved.price, 6)) > Number(routing.max_price_usdc)) {
+    return refusal(422, 'no_offer', `No offer of ${id} costs at most ${routing.max_price_usdc} USDC.`);
+  }
+  if (providerId) {
+    const suspended = await services.providers.trust.suspension(providerId, id);
+    if (suspended) {
+      return refusal(503, 'offer_suspended', `The offer of ${id} is suspended from routing: ${suspended.reason}.`, {
+        provider_id: providerId,
+        suspended,
+      });
+    }
+  }
+  return { ok: true, provider_id: providerId, price: resolved.price };
+}
+
+/**
+ * `POST /api/v1/quotes`: resolves the capability and validates the input (as execute does, 404 /
+ * 422 / 400), chooses the offer ({@link chooseQuoteOffer}), and stores and signs a quote valid
+ * `QUOTE_TTL_SECONDS`: `quote` is the JWS (EdDSA, receipt key, `typ` `acg-quote+jws`) of every
+ * other field. 503 `receipts_unavailable` when no receipt key is loaded.
+ */
+export async function createQuote(services: Services, request: QuoteRequest): Promise<{ ok: true; quote: Quote } | QuoteProblem> {
+  const resolved = resolveExecution(services, request.capability_id, request.input);
+  if (!resolved.ok) return resolved;
+  const chosen = await chooseQuoteOffer(services, resolved, request.routing);
+  if (!chosen.ok) return chosen;
+  const key = services.receipts?.jwsKey;
+  if (!key) return refusal(503, 'receipts_unavailable', 'Quotes are signed with the receipt key, which this gateway has not loaded.');
+  const quotes = services.providers.quotes;
+  const issued = quotes.now();
+  const expires = issued + services.config.providers.quoteTtlSeconds * 1000;
+  const fields = {
+    quote_id: QuoteStore.newId(),
+    capability_id: request.capability_id,
+    provider_id: chosen.provider_id,
+    price: formatUnits(chosen.price, 6),
+    price_base_units: chosen.price.toString(),
+    currency: 'USDC' as const,
+    input_sha256: inputSha256(request.input),
+    expires_at: new Date(expires).toISOString(),
+  };
+  const jws = await signDocument(key, fields, 'acg-quote+jws');
+  await quotes.save({
+    quote_id: fields.quote_id,
+    capability_id: fields.capability_id,
+    provider_id: fields.provider_id ?? '',
+    price_base_units: chosen.price,
+    input_sha256: fields.input_sha256,
+    issued_at_ms: issued,
+    expires_at_ms: expires,
+    quote: jws,
+  });
+  return { ok: true, quote: { ...fields, quote: jws } };
+}
+
+const QUOTE_STATUS: Record<string, number> = {
+  quote_not_found: 404,
+  quote_expired: 410,
+  quote_capability_mismatch: 409,
+  quote_input_mismatch: 409,
+  quote_used: 409,
+};
+
+const QUOTE_DETAIL: Record<string, string> = {
+  quote_not_found: 'No such quote: request one with POST /api/v1/quotes.',
+  quote_expired: 'The quote has expired; request a new one with POST /api/v1/quotes.',
+  quote_capability_mismatch: 'The quote is for another capability.',
+  quote_input_mismatch: 'The quote is for another input: a quote binds the exact input it priced (RFC 8785 canonical JSON).',
+  quote_used: 'The quote has been used by another execution; request a new one.',
+};
+
+/**
+ * An execute request naming `quote_id`, checked before any payment: the quote must exist (404
+ * `quote_not_found`), be for this capability and this exact input (409 `quote_capability_mismatch`
+ * / `quote_input_mismatch`), be unused (409 `quote_used`; skipped when the request carries a
+ * payment, which may be the resend of the one that used it) and live (410 `quote_expired`), and its
+ * provider must still serve the capability (409 `quote_provider_changed`). The call then costs
+ * exactly the quoted price.
+ */
+export async function quotedExecution(
+  services: Services,
+  resolved: ResolvedCapability,
+  quoteId: string,
+  rawInput: unknown,
+  carriesPayment: boolean,
+): Promise<{ ok: true; capability: ResolvedCapability; quote: StoredQuote } | QuoteProblem> {
+  const checked = await services.providers.quotes.check(quoteId, resolved.definition.id, inputSha256(rawInput), carriesPayment);
+  if (!checked.ok) return refusal(QUOTE_STATUS[checked.reason], checked.reason, QUOTE_DETAIL[checked.reason], { quote_id: quoteId });
+  const chosen = await chooseQuoteOffer(services, resolved, undefined);
+  if (!chosen.ok) return chosen;
+  if ((chosen.provider_id ?? '') !== checked.quote.provider_id) {
+    return refusal(409, 'quote_provider_changed', 'The quoted provider no longer serves this capability; request a new quote.', { quote_id: quoteId });
+  }
+  return { ok: true, capability: { ...resolved, price: checked.quote.price_base_units }, quote: checked.quote };
+}

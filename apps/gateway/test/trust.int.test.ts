@@ -1,0 +1,307 @@
+import { QuoteStore } from '@acg/providers';
+import { AttestationPayload, ProviderView, Quote } from '@acg/schemas';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { compactVerify, createLocalJWKSet, type JSONWebKeySet } from 'jose';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { registerProvider, startTestProvider, upperCaseAnswer, upperCaseCapability, type Answer, type ReceivedCall } from './providerServer.js';
+import { bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+
+/**
+ * Trust scores, attestations, suspension, dispute-hold tiers and quotes (issue 25 items 3-5;
+ * packages/providers README "Trust scores", apps/gateway README "Quotes"), on real anvil and Redis,
+ * with the test's own provider servers.
+ */
+
+const ADMIN_TOKEN = `admin-${'t'.repeat(32)}`;
+let t: TestGateway;
+let usdc: (a: `0x${string}`) => Promise<bigint>;
+let jwks: ReturnType<typeof createLocalJWKSet>;
+
+/** The flaky provider: answers valid results, or results its output schema refuses, as the test says. */
+let mode: 'good' | 'bad' = 'good';
+let flaky: Awaited<ReturnType<typeof startTestProvider>>;
+const flakyOwner = privateKeyToAccount(generatePrivateKey());
+let flakyId: string;
+const FLAKY = 'intelligence.upper_flaky';
+
+let quoted: Awaited<ReturnType<typeof startTestProvider>>;
+const quotedOwner = privateKeyToAccount(generatePrivateKey());
+let quotedId: string;
+const QUOTED = 'intelligence.upper_quoted';
+
+/** Paid executions of the flaky offer that failed (refunded), counted by the test. */
+let failedExecutions = 0;
+
+const flakyAnswer = (call: ReceivedCall): Answer => (mode === 'good' ? upperCaseAnswer(call) : { status: 200, body: { result: { upper: 42 } } });
+
+beforeAll(async () => {
+  flaky = await startTestProvider(flakyAnswer);
+  quoted = await startTestProvider(upperCaseAnswer);
+  t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' }, adminToken: ADMIN_TOKEN } });
+  usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
+  jwks = createLocalJWKSet((await (await fetch(`${t.url}/.well-known/jwks.json`)).json()) as JSONWebKeySet);
+  const a = await registerProvider(t.url, flakyOwner, { name: 'Flaky Co', endpoint: flaky.url, capabilities: [upperCaseCapability('upper_flaky', '0.01')] });
+  expect(a.status).toBe(201);
+  flakyId = a.body.provider_id;
+  flaky.setSecret(a.body.signing_secret);
+  flaky.signAs(flakyOwner, [FLAKY]);
+  const b = await registerProvider(t.url, quotedOwner, { name: 'Quoted Co', endpoint: quoted.url, capabilities: [upperCaseCapability('upper_quoted', '0.5')] });
+  expect(b.status).toBe(201);
+  quotedId = b.body.provider_id;
+  quoted.setSecret(b.body.signing_secret);
+  quoted.signAs(quotedOwner, [QUOTED]);
+});
+afterAll(async () => {
+  await t?.close();
+  await flaky?.close();
+  await quoted?.close();
+});
+
+/** A paid execute through the official x402 client (`@x402/fetch`) by buyer `buyer`. */
+async function pay(body: Record<string, unknown>, buyer = 0) {
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: t.stack.payment.buyers[buyer] as never });
+  const res = await wrapFetchWithPayment(fetch, client)(`${t.url}/api/v1/execute`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+async function probe(providerId: string) {
+  await t.gateway.services.providers.probe!(providerId);
+}
+
+async function dashboard(providerId: string, owner: typeof flakyOwner) {
+  const res = await fetch(`${t.url}/api/v1/providers/${providerId}`, { headers: { authorization: `Bearer ${await bearerToken(t.url, owner)}` } });
+  expect(res.status).toBe(200);
+  return ProviderView.parse(await res.json());
+}
+
+async function verifiedAttestation(providerId: string) {
+  const r = await fetch(`${t.url}/api/v1/providers/${providerId}/attestation`);
+  expect(r.status).toBe(200);
+  const { attestation } = (await r.json()) as { attestation: string };
+  const verified = await compactVerify(attestation, jwks);
+  expect(verified.protectedHeader).toMatchObject({ alg: 'EdDSA', typ: 'acg-attestation+jws' });
+  return AttestationPayload.parse(JSON.parse(new TextDecoder().decode(verified.payload)));
+}
+
+const executionsOf = (server: typeof flaky) => server.calls.filter((c) => c.verified && c.headers['x-acg-probe'] === undefined).length;
+const probesOf = (server: typeof flaky) => server.calls.filter((c) => c.verified && c.headers['x-acg-probe'] === '1').length;
+
+describe('suspension and attestation', () => {
+  it('suspends an offer whose answers fail its output schema, keeps probing it, and routes it again once its probes pass', async () => {
+    await probe(flakyId);
+    expect((await pay({ capability_id: FLAKY, input: { text: 'ok' } })).body.status).toBe('SUCCEEDED');
+
+    mode = 'bad';
+    let suspended = false;
+    let failed = 0;
+    failedExecutions = 0;
+    for (let i = 0; i < 6 && !suspended; i++) {
+      const r = await pay({ capability_id: FLAKY, input: { text: `bad ${i}` } });
+      expect(r.status).toBe(502);
+      expect(r.body.error?.code ?? r.body.error).toBeTruthy();
+      failed++;
+      failedExecutions++;
+      suspended = (await t.gateway.services.providers.trust.suspension(flakyId, FLAKY)) !== null;
+    }
+    expect(suspended).toBe(true);
+    expect(failed).toBeLessThanOrEqual(3);
+
+    // not routed: refused before any payment (no 402, nothing to pay)
+    const refused = await post(`${t.url}/api/v1/execute`, { capability_id: FLAKY, input: { text: 'x' } });
+    expect(refused.status).toBe(503);
+    expect(refused.body).toMatchObject({ reason: 'offer_suspended', provider_id: flakyId });
+    expect(refused.headers.get('payment-required')).toBeNull();
+
+    // the provider sees why on its dashboard
+    const view = await dashboard(flakyId, flakyOwner);
+    const trust = view.capabilities[0].trust!;
+    expect(trust.suspended?.reason).toMatch(/under the routing threshold 50/);
+    expect(trust.score).toBeLessThan(50);
+    expect(trust.counts.invalid_outputs).toBe(failed);
+
+    // still probed; a failing probe does not bring it back
+    await probe(flakyId);
+    expect((await t.gateway.services.providers.trust.suspension(flakyId, FLAKY))?.passing_probes).toBe(0);
+
+    mode = 'good';
+    await probe(flakyId);
+    await probe(flakyId);
+    expect((await t.gateway.services.providers.trust.suspension(flakyId, FLAKY))?.passing_probes).toBe(2);
+    await probe(flakyId);
+    expect(await t.gateway.services.providers.trust.suspension(flakyId, FLAKY)).toBeNull();
+    expect((await dashboard(flakyId, flakyOwner)).capabilities[0].trust?.suspended).toBeNull();
+    expect((await pay({ capability_id: FLAKY, input: { text: 'back' } })).body.status).toBe('SUCCEEDED');
+  });
+
+  it('signs the scores with the receipt key: the attestation verifies with jose against the JWKS and counts the calls the provider received', async () => {
+    const a = await verifiedAttestation(flakyId);
+    expect(a).toMatchObject({ provider_id: flakyId, address: flakyOwner.address, formula: 'trust-v1' });
+    const s = a.scores.find((x) => x.capability_id === FLAKY)!;
+    expect(s.counts.executions).toBe(executionsOf(flaky));
+    expect(s.counts.probes).toBe(probesOf(flaky));
+    // the failed paid executions of the first test, and its one failed probe: all invalid outputs
+    expect(s.counts.execution_failures).toBe(failedExecutions);
+    expect(s.counts.probe_failures).toBe(1);
+    expect(s.counts.invalid_outputs).toBe(failedExecutions + 1);
+    expect(s.score).toBeGreaterThanOrEqual(0);
+    expect(s.score).toBeLessThanOrEqual(100);
+
+    // altered: the signature no longer verifies
+    const { attestation } = (await (await fetch(`${t.url}/api/v1/providers/${flakyId}/attestation`)).json()) as { attestation: string };
+    const [h, , sig] = attestation.split('.');
+    const forged = Buffer.from(JSON.stringify({ ...a, scores: a.scores.map((x) => ({ ...x, score: 100 })) })).toString('base64url');
+    await expect(compactVerify(`${h}.${forged}.${sig}`, jwks)).rejects.toThrow();
+    expect((await fetch(`${t.url}/api/v1/providers/prv_00000000000000000000000000/attestation`)).status).toBe(404);
+  });
+
+  it('publishes the formula on /llms.txt and on the capability page, with the offer score', async () => {
+    const llms = await (await fetch(`${t.url}/llms.txt`)).text();
+    expect(llms).toContain('Trust score formula trust-v1');
+    expect(llms).toContain('routing threshold 50');
+    const page = await (await fetch(`${t.url}/capabilities/${FLAKY}`, { headers: { accept: 'text/html' } })).text();
+    expect(page).toContain('data-trust-formula');
+    const a = await verifiedAttestation(flakyId);
+    expect(page).toContain(`data-trust-score="${a.scores[0].score}"`);
+  });
+});
+
+describe('quotes', () => {
+  let clock = Date.now();
+  beforeAll(() => {
+    // quotes on a clock the test moves (the quote's lifetime without waiting for it)
+    t.gateway.services.providers.quotes = new QuoteStore(t.gateway.services.redis, t.gateway.services.keys, () => clock);
+  });
+
+  async function quote(input: Record<string, unknown>) {
+    const r = await post(`${t.url}/api/v1/quotes`, { capability_id: QUOTED, input });
+    expect(r.status).toBe(201);
+    return Quote.parse(r.body);
+  }
+
+  /** Changes the quoted provider's price through the public API (PUT with a fresh signed challenge). */
+  async function reprice(price: string) {
+    const body = { name: 'Quoted Co', endpoint: quoted.url, capabilities: [upperCaseCapability('upper_quoted', price)] };
+    const c = await post(`${t.url}/api/v1/providers/challenge`, { address: quotedOwner.address, action: 'update', provider_id: quotedId, ...body });
+    expect(c.status).toBe(200);
+    const res = await fetch(`${t.url}/api/v1/providers/${quotedId}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        address: quotedOwner.address,
+        message: c.body.message,
+        signature: await quotedOwner.signMessage({ message: c.body.message }),
+        ...body,
+      }),
+    });
+    expect(res.status).toBe(200);
+    quoted.setSecret(((await res.json()) as { signing_secret: string }).signing_secret);
+  }
+
+  it('holds the quoted price for its lifetime, runs once on the quoted provider, and refuses the quote after it', async () => {
+    const q = await quote({ text: 'quoted' });
+    expect(q).toMatchObject({ capability_id: QUOTED, provider_id: quotedId, price: '0.5', price_base_units: '500000', currency: 'USDC' });
+    expect(Date.parse(q.expires_at) - clock).toBe(t.config.providers.quoteTtlSeconds * 1000);
+    const verified = await compactVerify(q.quote, jwks);
+    const { quote: _jws, ...fields } = q;
+    expect(JSON.parse(new TextDecoder().decode(verified.payload))).toEqual(fields);
+
+    // the price goes up; the quote's price holds
+    await reprice('0.9');
+    const unquoted = await challenge(`${t.url}/api/v1/execute`, { capability_id: QUOTED, input: { text: 'quoted' } });
+    expect(unquoted.accepts[0].amount).toBe('900000');
+    const body = { capability_id: QUOTED, input: { text: 'quoted' }, quote_id: q.quote_id };
+    const asked = await challenge(`${t.url}/api/v1/execute`, body);
+    expect(asked.accepts[0].amount).toBe('500000');
+
+    clock += (t.config.providers.quoteTtlSeconds - 1) * 1000; // still live
+    const buyer = t.stack.payment.buyers[1];
+    const before = await usdc(buyer.address);
+    const header = paymentHeader(await officialPayload(buyer, asked));
+    const paid = await fetch(`${t.url}/api/v1/execute`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'payment-signature': header },
+      body: JSON.stringify(body),
+    });
+    const out = (await paid.json()) as any;
+    expect(out).toMatchObject({ status: 'SUCCEEDED', result: { upper: 'QUOTED' }, payment: { amount: '500000' } });
+    expect(await usdc(buyer.address)).toBe(before - 500_000n);
+    expect(quoted.calls.filter((c) => c.body.execution_id === out.execution_id)).toHaveLength(1);
+
+    // replay of the same payment: the stored execution, no second charge, no second run
+    const again = await fetch(`${t.url}/api/v1/execute`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'payment-signature': header },
+      body: JSON.stringify(body),
+    });
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as any).execution_id).toBe(out.execution_id);
+    // reuse with a new payment: refused before any payment
+    const reuse = await post(`${t.url}/api/v1/execute`, body);
+    expect(reuse.status).toBe(409);
+    expect(reuse.body.reason).toBe('quote_used');
+    expect(await usdc(buyer.address)).toBe(before - 500_000n);
+    expect(
+      quoted.calls.filter((c) => c.body.input && (c.body.input as { text: string }).text === 'quoted' && c.headers['x-acg-probe'] === undefined),
+    ).toHaveLength(1);
+
+    // after its lifetime: 410
+    const late = await quote({ text: 'late' });
+    clock = Date.parse(late.expires_at);
+    const expired = await post(`${t.url}/api/v1/execute`, { capability_id: QUOTED, input: { text: 'late' }, quote_id: late.quote_id });
+    expect(expired.status).toBe(410);
+    expect(expired.body.reason).toBe('quote_expired');
+  });
+
+  it('refuses a quote with another input, an unknown or forged quote id, and an altered quote JWS', async () => {
+    const q = await quote({ text: 'mine' });
+    const other = await post(`${t.url}/api/v1/execute`, { capability_id: QUOTED, input: { text: 'yours' }, quote_id: q.quote_id });
+    expect(other.status).toBe(409);
+    expect(other.body.reason).toBe('quote_input_mismatch');
+    const unknown = await post(`${t.url}/api/v1/execute`, { capability_id: QUOTED, input: { text: 'mine' }, quote_id: 'qte_00000000000000000000000000' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.reason).toBe('quote_not_found');
+    // an altered quote (a lower price) no longer verifies against the JWKS, and the gateway prices from its own record anyway
+    const [h, p, sig] = q.quote.split('.');
+    const payload = JSON.parse(Buffer.from(p, 'base64url').toString('utf8'));
+    const altered = Buffer.from(JSON.stringify({ ...payload, price: '0.000001', price_base_units: '1' })).toString('base64url');
+    await expect(compactVerify(`${h}.${altered}.${sig}`, jwks)).rejects.toThrow();
+    const asked = await challenge(`${t.url}/api/v1/execute`, { capability_id: QUOTED, input: { text: 'mine' }, quote_id: q.quote_id });
+    expect(asked.accepts[0].amount).toBe(q.price_base_units);
+  });
+});
+
+describe('dispute-hold tiers', () => {
+  it('holds a new provider twice the dispute window, and three times once it lost a dispute', async () => {
+    const window = t.config.providers.disputeWindowSeconds;
+    const ledger = t.gateway.services.providerLedger;
+    const buyer = t.stack.payment.buyers[2];
+    const holdOf = async (executionId: string) => {
+      const e = (await ledger.entry(executionId))!;
+      return (Date.parse(e.matures_at) - Date.parse(e.credited_at)) / 1000;
+    };
+    const first = await pay({ capability_id: QUOTED, input: { text: 'tier one' } }, 2);
+    expect(first.body.status).toBe('SUCCEEDED');
+    expect(await holdOf(first.body.execution_id)).toBe(2 * window);
+    expect((await dashboard(quotedId, quotedOwner)).capabilities[0].trust).toMatchObject({ tier: 'new', hold_seconds: 2 * window });
+
+    const token = await bearerToken(t.url, buyer);
+    const opened = await post(`${t.url}/api/v1/executions/${first.body.execution_id}/dispute`, { reason: 'wrong' }, { authorization: `Bearer ${token}` });
+    expect(opened.status).toBe(201);
+    const lost = await post(`${t.url}/api/v1/disputes/${opened.body.dispute_id}/resolve`, { outcome: 'refund' }, { authorization: `Bearer ${ADMIN_TOKEN}` });
+    expect(lost.status).toBe(200);
+
+    const second = await pay({ capability_id: QUOTED, input: { text: 'tier two' } }, 2);
+    expect(second.body.status).toBe('SUCCEEDED');
+    expect(await holdOf(second.body.execution_id)).toBe(3 * window);
+    const a = await verifiedAttestation(quotedId);
+    expect(a.scores[0].counts).toMatchObject({ disputes_opened: 1, disputes_lost: 1 });
+  });
+});

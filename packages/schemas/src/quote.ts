@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { CapabilityId, DateTime, DecimalString, JsonObject, prefixedUlid, UintString } from './primitives.js';
+import { ProviderId } from './provider.js';
+
+/**
+ * Wire schemas of quotes (apps/gateway README "Quotes"): a price and a provider for one capability
+ * and one input, held for `QUOTE_TTL_SECONDS`, signed with the receipt key.
+ */
+
+/** Quote id: `qte_` + ULID. */
+export const QuoteId = prefixedUlid('qte');
+
+/** Routing preferences a quote may carry (the execute request's `routing`); the quote's provider is chosen from them. */
+export const QuoteRouting = z.strictObject({
+  max_price_usdc: DecimalString.optional(),
+  prefer: z.enum(['cheapest', 'fastest', 'trusted']).optional(),
+  providers: z.array(ProviderId).max(50).optional(),
+  exclude: z.array(ProviderId).max(50).optional(),
+});
+
+/** Body of `POST /api/v1/quotes`. */
+export const QuoteRequest = z.strictObject({ capability_id: CapabilityId, input: JsonObject, routing: QuoteRouting.optional() });
+export type QuoteRequest = z.infer<typeof QuoteRequest>;
+
+/**
+ * A quote: `price` decimal USDC, `price_base_units` integer string (6 decimals), `expires_at` RFC
+ * 3339, `input_sha256` the lowercase hex SHA-256 of the RFC 8785 canonical JSON of the input, and
+ * `quote` the JWS compact (EdDSA, receipt key, `typ` `acg-quote+jws`) of all the other fields.
+ */
+export const Quote = z.object({
+  quote_id: QuoteId,
+  capability_id: CapabilityId,
+  /** the provider that will run it; null for the gateway's own capabilities */
+  provider_id: ProviderId.nullable(),
+  price: DecimalString,
+  price_base_units: UintString,
+  currency: z.literal('USDC'),
+  input_sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  expires_at: DateTime,
+  quote: z.string(),
+});
+export type Quote = z.infer<typeof Quote>;
