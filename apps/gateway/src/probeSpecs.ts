@@ -1,9 +1,20 @@
 import { readBuilderHealth } from '@acg/bundles';
-import { findCapability, walletBalances } from '@acg/capabilities';
+import {
+  gatewayExecute,
+  gatewayHealth,
+  gatewayJobs,
+  gatewayMcp,
+  gatewayProviders,
+  gatewayRegistry,
+  liquidationSearch,
+  sendBundle,
+  walletBalances,
+  walletMonitor,
+} from '@acg/capabilities';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { probeProviderCapability } from '@acg/providers';
-import { WALLET_BALANCES_ID } from '@acg/schemas';
 import type { ProbeSpec } from './probes.js';
+import { capabilityPath } from './routers/capabilityRoute.js';
 import type { Services } from './services.js';
 
 /** A 402 body that carries SPEC 2.9's fields and an x402 v2 `accepts` list. */
@@ -25,20 +36,20 @@ export function probeSpecs(services: Services): ProbeSpec[] {
     {
       // onboarding answers a challenge (issued, never used: it expires in 10 minutes); the smallest
       // well-formed request is a retirement of a provider id that does not exist (nothing is checked at issue)
-      capabilityId: 'gateway.providers',
+      capabilityId: gatewayProviders.id,
       method: 'POST',
       path: '/api/v1/providers/challenge',
       body: { address: services.config.payment.payTo, action: 'retire', provider_id: 'prv_00000000000000000000000000' },
       expectStatus: 200,
       check: (body) => typeof (body as { message?: unknown })?.message === 'string' && typeof (body as { nonce?: unknown }).nonce === 'string',
     },
-    { capabilityId: 'gateway.registry', method: 'GET', path: '/registry', expectStatus: 200 },
+    { capabilityId: gatewayRegistry.id, method: 'GET', path: '/registry', expectStatus: 200 },
     // unpaid and unauthenticated: the x402 challenge (needs the liquidation index to be ready: 503 before)
-    { capabilityId: 'mev.liquidation_search', method: 'GET', path: '/v1/liquidation-search?chain=ethereum', expectStatus: 402, check: isChallenge },
+    { capabilityId: liquidationSearch.id, method: 'GET', path: `${capabilityPath(liquidationSearch)}?chain=ethereum`, expectStatus: 402, check: isChallenge },
     {
       // the builder's JSON-RPC answers an unsigned eth_sendBundle with -32600 (signature required),
       // and the builder reported that its node can seal blocks (else no block reaches a relay)
-      capabilityId: 'builder.send_bundle',
+      capabilityId: sendBundle.id,
       method: 'POST',
       path: '/rpc',
       url: () => `${services.config.builderUrl.replace(/\/$/, '')}/rpc`,
@@ -48,10 +59,10 @@ export function probeSpecs(services: Services): ProbeSpec[] {
         (body as { jsonrpc?: string; error?: { code?: number } })?.jsonrpc === '2.0' && (body as { error?: { code?: number } }).error?.code === -32600,
       gate: async () => (await readBuilderHealth(services.redis, services.keys))?.sealer?.ok === true,
     },
-    { capabilityId: 'gateway.health', method: 'GET', path: '/status/health', expectStatus: 200 },
+    { capabilityId: gatewayHealth.id, method: 'GET', path: '/status/health', expectStatus: 200 },
     {
       // a real MCP session over POST /mcp: initialize, then tools/list must list wallet_balances with its schema
-      capabilityId: 'gateway.mcp',
+      capabilityId: gatewayMcp.id,
       method: 'POST',
       path: '/mcp',
       headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
@@ -76,22 +87,22 @@ export function probeSpecs(services: Services): ProbeSpec[] {
         },
       ],
     },
-    { capabilityId: 'gateway.execute', method: 'POST', path: '/api/v1/execute', body: example, expectStatus: 402, check: isChallenge },
+    { capabilityId: gatewayExecute.id, method: 'POST', path: '/api/v1/execute', body: example, expectStatus: 402, check: isChallenge },
     {
-      capabilityId: 'gateway.jobs',
+      capabilityId: gatewayJobs.id,
       method: 'POST',
       path: '/api/v1/jobs',
-      body: findCapability('gateway.jobs')?.example.request,
+      body: gatewayJobs.example.request,
       expectStatus: 402,
       check: isChallenge,
     },
     {
       // Bearer-only: an unauthenticated subscription must be refused with a 401 problem; the
       // direct check reads the delivery queue and watcher reports (no subscription is created).
-      capabilityId: 'intelligence.wallet_monitor',
+      capabilityId: walletMonitor.id,
       method: 'POST',
       path: '/v1/wallet-monitor',
-      body: findCapability('intelligence.wallet_monitor')?.example.request,
+      body: walletMonitor.example.request,
       expectStatus: 401,
       check: (body) => (body as { status?: number; title?: string })?.status === 401 && typeof (body as { title?: string }).title === 'string',
       direct: async () => {
@@ -104,7 +115,7 @@ export function probeSpecs(services: Services): ProbeSpec[] {
       },
     },
     {
-      capabilityId: WALLET_BALANCES_ID,
+      capabilityId: walletBalances.id,
       method: 'POST',
       path: '/api/v1/execute',
       body: example,
@@ -115,10 +126,10 @@ export function probeSpecs(services: Services): ProbeSpec[] {
         try {
           const input = walletBalances.input.parse({ ...example.input, address: services.config.payment.payTo });
           walletBalances.output.parse(await walletBalances.run(input, services.capabilityDeps));
-          await services.telemetry.record(WALLET_BALANCES_ID, performance.now() - started, true);
+          await services.telemetry.record(walletBalances.id, performance.now() - started, true);
           return true;
         } catch {
-          await services.telemetry.record(WALLET_BALANCES_ID, performance.now() - started, false);
+          await services.telemetry.record(walletBalances.id, performance.now() - started, false);
           return false;
         }
       },

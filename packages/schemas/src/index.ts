@@ -18,7 +18,6 @@ export * from './problem.js';
 export * from './bundle.js';
 export * from './account.js';
 export * from './provider.js';
-export * from './capabilities/wallet_balances.js';
 export * from './jsonSchema.js';
 export * from './mcp.js';
 export * from './strictJson.js';
