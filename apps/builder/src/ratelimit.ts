@@ -1,4 +1,6 @@
-import { COMMAND_TIMEOUT_MS, takeTokens, type RedisKeys, type ScriptedRedis } from '@acg/redis';
+import { COMMAND_TIMEOUT_MS, type RedisKeys } from '@acg/redis';
+import type { Redis } from 'ioredis';
+import { takeTokens } from './commands/index.js';
 
 /** Outcome of {@link TokenBucket.take}. */
 export interface TakeResult {
@@ -18,7 +20,7 @@ export interface TakeResult {
  */
 export class TokenBucket {
   constructor(
-    private readonly redis: ScriptedRedis,
+    private readonly redis: Redis,
     private readonly keys: RedisKeys,
     readonly opts: { scope: string; ratePerSecond: number; burst: number },
   ) {}

@@ -1,6 +1,6 @@
 import type { AccountUsageLine, AccountView } from '@acg/schemas';
 import type { RedisKeys } from '@acg/redis';
-import { creditAccount, debitAccount } from '@acg/redis';
+import { creditAccount, debitAccount } from './commands/index.js';
 import type { Redis } from 'ioredis';
 import { InsufficientBalanceError } from './errors.js';
 

@@ -1,4 +1,5 @@
-import { addBundle, withScripts, type RedisKeys } from '@acg/redis';
+import type { RedisKeys } from '@acg/redis';
+import { addBundle } from './commands/index.js';
 import { BUNDLE_STATS_TTL_SECONDS, BundleStatsStore, receiptField } from './bundleStats.js';
 import type { Redis } from 'ioredis';
 import type { Address, Hash, Hex } from 'viem';
@@ -55,7 +56,6 @@ export class OrderflowPool {
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
   ) {
-    withScripts(redis);
     this.stats = new BundleStatsStore(redis, keys);
   }
 

@@ -1,4 +1,5 @@
-import { claimIdempotencyKey, type RedisKeys } from '@acg/redis';
+import type { RedisKeys } from '@acg/redis';
+import { claimIdempotencyKey } from './commands/index.js';
 import type { PaymentPayload } from '@x402/core/types';
 import {
   declarePaymentIdentifierExtension,

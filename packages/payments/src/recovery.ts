@@ -1,5 +1,5 @@
 import type { RedisKeys } from '@acg/redis';
-import { releaseAuthorization, transitionAuthorization, type AuthorizationState } from '@acg/redis';
+import { releaseAuthorization, transitionAuthorization, type AuthorizationState } from './commands/index.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PublicClient } from 'viem';

@@ -1,17 +1,15 @@
+import { isRedisUnavailable, retryWhileRedisUnavailable, type RedisKeys } from '@acg/redis';
 import {
   claimIdempotencyKey,
-  isRedisUnavailable,
   readAuthorization,
   releaseAuthorization,
   releaseBinding,
   reserveAuthorization,
-  retryWhileRedisUnavailable,
   transitionAuthorization,
   type AuthorizationRecord,
   type AuthorizationState,
-  type RedisKeys,
   type ReserveAuthorizationReturnType,
-} from '@acg/redis';
+} from './commands/index.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 

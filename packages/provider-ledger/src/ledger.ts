@@ -1,8 +1,8 @@
 import type { ProviderCredit } from '@acg/providers';
 import { readRefund, type RefundQueue, type TransferRecord } from '@acg/payments';
+import { deleteFieldsIfEqual, type RedisKeys } from '@acg/redis';
 import {
   creditProvider,
-  deleteFieldsIfEqual,
   matureProviderEntry,
   openProviderDispute,
   reserveProviderPayout,
@@ -10,8 +10,7 @@ import {
   respondToProviderDispute,
   reverseProviderCredit,
   settleProviderPayout,
-  type RedisKeys,
-} from '@acg/redis';
+} from './commands/index.js';
 import type { DisputeView, PayoutView, ProviderBalance } from '@acg/schemas';
 import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';

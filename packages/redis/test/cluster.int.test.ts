@@ -3,7 +3,8 @@ import { redisClusterProblem } from '@acg/env';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, RedisKeys, reserveAuthorization } from '../src/index.js';
+import { reserveAuthorization } from '@acg/payments/commands';
+import { connectRedis, RedisKeys } from '../src/index.js';
 
 // The Redis Cluster rules of README "Operating" on a private 3-master cluster: connectRedis makes a
 // Cluster, a hash-tagged prefix keeps multi-key scripts and BullMQ in one slot (an untagged one

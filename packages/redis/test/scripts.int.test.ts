@@ -1,18 +1,16 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addBundle, type AddBundleParameters } from '@acg/bundles/commands';
 import {
-  addBundle,
   claimIdempotencyKey,
-  deleteFieldsIfEqual,
   readAuthorization,
-  RedisKeys,
   releaseAuthorization,
   releaseBinding,
   reserveAuthorization,
   transitionAuthorization,
-  type AddBundleParameters,
   type AuthorizationState,
-} from '../src/index.js';
+} from '@acg/payments/commands';
+import { deleteFieldsIfEqual, RedisKeys } from '../src/index.js';
 import { BACKENDS, startBackend, testPrefix } from './backends.js';
 
 // every script on a private redis-server and on a private 3-master Redis Cluster (hash-tagged prefix)

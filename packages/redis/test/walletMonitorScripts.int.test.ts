@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cancelSubscription, RedisKeys, releaseLease, renewSubscription, takeLease } from '../src/index.js';
+import { cancelSubscription, renewSubscription } from '@acg/wallet-monitor/commands';
+import { RedisKeys, releaseLease, takeLease } from '../src/index.js';
 import { BACKENDS, startBackend, testPrefix } from './backends.js';
 
 // every script on a private redis-server and on a private 3-master Redis Cluster (hash-tagged prefix)

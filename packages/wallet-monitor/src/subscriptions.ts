@@ -1,7 +1,7 @@
 import type { SubscriptionStatus, WalletEventName, WalletMonitorDeliveryStats, WalletMonitorSubscription } from '@acg/schemas';
 import type { SecretBox } from './secretBox.js';
 import type { RedisKeys } from '@acg/redis';
-import { cancelSubscription, renewSubscription, withScripts, type ScriptedRedis } from '@acg/redis';
+import { cancelSubscription, renewSubscription } from './commands/index.js';
 import type { Redis } from 'ioredis';
 import { getAddress } from 'viem';
 import type { AddressIndex } from './addressIndex.js';
@@ -70,7 +70,7 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
  * cancelled subscriptions leave the address index, so watchers stop matching them.
  */
 export class SubscriptionStore {
-  private readonly redis: ScriptedRedis;
+  private readonly redis: Redis;
   private readonly termSeconds: number;
   private readonly renewalMinBalance: bigint;
   private readonly now: () => number;
@@ -82,7 +82,7 @@ export class SubscriptionStore {
     private readonly index: AddressIndex,
     opts: SubscriptionStoreOptions = {},
   ) {
-    this.redis = withScripts(redis);
+    this.redis = redis;
     this.termSeconds = opts.termSeconds ?? SUBSCRIPTION_TERM_SECONDS;
     this.secretBox = opts.secretBox;
     this.renewalMinBalance = opts.renewalMinBalance ?? RENEWAL_MIN_BALANCE_BASE_UNITS;

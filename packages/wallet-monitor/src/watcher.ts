@@ -1,5 +1,5 @@
 import type { RedisKeys } from '@acg/redis';
-import { takeLease, withScripts, type ScriptedRedis } from '@acg/redis';
+import { takeLease } from '@acg/redis';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -116,7 +116,7 @@ interface TxLite {
  */
 export class ChainWatcher {
   readonly chain: ChainName;
-  private readonly redis: ScriptedRedis;
+  private readonly redis: Redis;
   private readonly tokens: TokenMetadata;
   private readonly subMeta = new Map<string, SubMeta>();
   private readonly leaseToken = randomUUID();
@@ -140,7 +140,7 @@ export class ChainWatcher {
   constructor(private readonly o: ChainWatcherOptions) {
     this.chain = o.chain;
     this.log = o.log.child({ component: 'watcher', chain: o.chain });
-    this.redis = withScripts(o.redis);
+    this.redis = o.redis;
     this.tokens = new TokenMetadata(o.redis, o.keys, o.chain, o.client);
     this.confirmations = o.confirmations;
     if (o.traces === 'off') this.nativeSource = 'transactions';
