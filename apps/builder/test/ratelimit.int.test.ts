@@ -5,6 +5,7 @@ import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenBucket } from '../src/ratelimit.js';
 import { freshIp, post, startTestBuilder, type TestBuilder } from './harness.js';
+import { rateLimitKeys } from '../src/commands/keys.js';
 
 /** Redis clock in seconds (float), read with TIME: the bucket's own clock. */
 async function redisNow(redis: Redis): Promise<number> {
@@ -45,7 +46,7 @@ describe('token_bucket.lua (the Lua script alone)', () => {
     // other ids have their own bucket; a cost above the burst never passes
     expect((await bucket.take('b')).tokens).toBe(19);
     expect((await bucket.take('c', 21)).allowed).toBe(false);
-    expect(await redis.pttl(keys.rateLimit('unit', 'a'))).toBeGreaterThan(0);
+    expect(await redis.pttl(rateLimitKeys.rateLimit(keys, 'unit', 'a'))).toBeGreaterThan(0);
   });
 });
 

@@ -25,6 +25,7 @@ import { Reservations, type AuthorizationRef } from './reservation.js';
 import { Settlement, type SettledPayment } from './settle.js';
 import { inSpan } from '@acg/tracing';
 import { answerWithinStoreOutage } from './storeOutage.js';
+import { paymentKeys } from './commands/keys.js';
 
 export type { ChallengedResource, PaidResponse, PaymentChallengeBody, PaymentTerms } from './challenge.js';
 export { PaymentVerificationUnavailableError, type SettledPayment } from './settle.js';
@@ -264,7 +265,7 @@ export class Paywall {
     if (windowProblem) return this.refuse(req, windowProblem);
 
     const ref: AuthorizationRef = {
-      authKey: this.opts.keys.authorization(matched.network, matched.asset, auth.from, auth.nonce),
+      authKey: paymentKeys.authorization(this.opts.keys, matched.network, matched.asset, auth.from, auth.nonce),
       asset: matched.asset as `0x${string}`,
       from: auth.from,
       nonce: auth.nonce,
@@ -511,7 +512,7 @@ export class Paywall {
 
   /** Redis key of `Idempotency-Key` `key` on `route` for `payer` (keys are per payer: one payer's key never answers another). */
   private idempotencyKeyOf(route: string, payer: string, key: string): string {
-    return this.opts.keys.idempotency(route, `${payer.toLowerCase()}:${key}`);
+    return paymentKeys.idempotency(this.opts.keys, route, `${payer.toLowerCase()}:${key}`);
   }
 
   /**

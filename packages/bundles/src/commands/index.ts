@@ -1,6 +1,8 @@
 import { scriptSet, withScripts } from '@acg/redis';
 import type { Redis } from 'ioredis';
 
+export { bundleKeys } from './keys.js';
+
 /**
  * The orderflow pool of @acg/bundles (packages/bundles README): the Lua scripts in `./lua` (one file per script, loaded by name, as bullmq keeps its
  * commands), each called through a typed wrapper below with named arguments (as bullmq's

@@ -1,6 +1,8 @@
 import { scriptSet, withScripts } from '@acg/redis';
 import type { Redis } from 'ioredis';
 
+export { paymentKeys } from './keys.js';
+
 /**
  * The x402 authorization reservations and idempotency bindings of @acg/payments (packages/payments README): the Lua scripts in `./lua` (one file per script, loaded by name, as bullmq keeps its
  * commands), each called through a typed wrapper below with named arguments (as bullmq's
@@ -38,9 +40,9 @@ export interface AuthorizationRecord {
 }
 
 export interface ReserveAuthorizationParameters {
-  /** `RedisKeys.authorization(network, asset, from, nonce)` */
+  /** `paymentKeys.authorization(keys, network, asset, from, nonce)` */
   authKey: string;
-  /** `RedisKeys.authorizationsInFlight()` */
+  /** `paymentKeys.authorizationsInFlight(keys)` */
   inFlightKey: string;
   /** sha256 of method, path and canonical body (`requestHash`) */
   requestHash: string;
@@ -144,7 +146,7 @@ export async function releaseAuthorization(redis: Redis, p: ReleaseAuthorization
 }
 
 export interface ClaimIdempotencyKeyParameters {
-  /** `RedisKeys.idempotency(route, key)` */
+  /** `paymentKeys.idempotency(keys, route, key)` */
   idempotencyKey: string;
   requestHash: string;
   /** authorization key the request is paid with */
@@ -161,7 +163,7 @@ export async function claimIdempotencyKey(redis: Redis, p: ClaimIdempotencyKeyPa
 }
 
 export interface ReleaseBindingParameters {
-  /** `RedisKeys.idempotency(route, key)` or `RedisKeys.paymentIdentifier(id)` */
+  /** `paymentKeys.idempotency(keys, route, key)` or `paymentKeys.paymentIdentifier(keys, id)` */
   bindingKey: string;
   /** the authorization key the binding must point to */
   authKey: string;

@@ -1,6 +1,8 @@
 import { scriptSet, withScripts } from '@acg/redis';
 import type { Redis } from 'ioredis';
 
+export { providerLedgerKeys } from './keys.js';
+
 /**
  * The provider ledger of @acg/provider-ledger (packages/provider-ledger README): the Lua scripts in `./lua` (one file per script, loaded by name, as bullmq keeps its
  * commands), each called through a typed wrapper below with named arguments (as bullmq's
@@ -22,15 +24,15 @@ const SCRIPTS = scriptSet(new URL('./lua/', import.meta.url), {
 // base units; the scripts move them only with HINCRBY (64-bit), never through Lua numbers.
 
 export interface CreditProviderParameters {
-  /** `RedisKeys.providerLedgerEntry(executionId)` */
+  /** `providerLedgerKeys.providerLedgerEntry(keys, executionId)` */
   entryKey: string;
-  /** `RedisKeys.providerBalance(providerId)` */
+  /** `providerLedgerKeys.providerBalance(keys, providerId)` */
   balanceKey: string;
-  /** `RedisKeys.providerMaturing(providerId)` */
+  /** `providerLedgerKeys.providerMaturing(keys, providerId)` */
   maturingKey: string;
-  /** `RedisKeys.providerLedgerTotals()` */
+  /** `providerLedgerKeys.providerLedgerTotals(keys)` */
   totalsKey: string;
-  /** `RedisKeys.providerLedgerProviders()` */
+  /** `providerLedgerKeys.providerLedgerProviders(keys)` */
   providersKey: string;
   executionId: string;
   providerId: string;
@@ -81,11 +83,11 @@ export async function matureProviderEntry(
 
 export interface OpenDisputeParameters {
   entryKey: string;
-  /** `RedisKeys.providerDispute(disputeId)` */
+  /** `providerLedgerKeys.providerDispute(keys, disputeId)` */
   disputeKey: string;
-  /** `RedisKeys.providerDisputes(providerId)` */
+  /** `providerLedgerKeys.providerDisputes(keys, providerId)` */
   providerDisputesKey: string;
-  /** `RedisKeys.providerDisputesOpen()` */
+  /** `providerLedgerKeys.providerDisputesOpen(keys)` */
   openDisputesKey: string;
   maturingKey: string;
   disputeId: string;
@@ -134,7 +136,7 @@ export interface ResolveDisputeParameters {
   balanceKey: string;
   totalsKey: string;
   openDisputesKey: string;
-  /** `RedisKeys.providerRefundsDue()` */
+  /** `providerLedgerKeys.providerRefundsDue(keys)` */
   refundsDueKey: string;
   disputeId: string;
   outcome: 'refund' | 'release';
@@ -167,17 +169,17 @@ export async function resolveProviderDispute(
 }
 
 export interface ReverseProviderCreditParameters {
-  /** `RedisKeys.providerLedgerEntry(executionId)` */
+  /** `providerLedgerKeys.providerLedgerEntry(keys, executionId)` */
   entryKey: string;
-  /** `RedisKeys.providerBalance(providerId)` */
+  /** `providerLedgerKeys.providerBalance(keys, providerId)` */
   balanceKey: string;
-  /** `RedisKeys.providerMaturing(providerId)` */
+  /** `providerLedgerKeys.providerMaturing(keys, providerId)` */
   maturingKey: string;
-  /** `RedisKeys.providerLedgerTotals()` */
+  /** `providerLedgerKeys.providerLedgerTotals(keys)` */
   totalsKey: string;
-  /** `RedisKeys.providerDisputesOpen()` */
+  /** `providerLedgerKeys.providerDisputesOpen(keys)` */
   openDisputesKey: string;
-  /** `RedisKeys.providerDispute(disputeId)` */
+  /** `providerLedgerKeys.providerDispute(keys, disputeId)` */
   disputeKey: string;
   executionId: string;
   /** the entry's provider id as read ('' when no entry) */
@@ -215,11 +217,11 @@ export async function reverseProviderCredit(redis: Redis, p: ReverseProviderCred
 
 export interface ReservePayoutParameters {
   balanceKey: string;
-  /** `RedisKeys.providerPayout(payoutId)` */
+  /** `providerLedgerKeys.providerPayout(keys, payoutId)` */
   payoutKey: string;
-  /** `RedisKeys.providerPayouts(providerId)` */
+  /** `providerLedgerKeys.providerPayouts(keys, providerId)` */
   providerPayoutsKey: string;
-  /** `RedisKeys.providerPayoutsReserved()` */
+  /** `providerLedgerKeys.providerPayoutsReserved(keys)` */
   reservedKey: string;
   payoutId: string;
   providerId: string;

@@ -1,6 +1,8 @@
 import { scriptSet, withScripts } from '@acg/redis';
 import type { Redis } from 'ioredis';
 
+export { walletMonitorKeys } from './keys.js';
+
 /**
  * The wallet-monitor subscriptions of @acg/wallet-monitor (packages/wallet-monitor README): the Lua scripts in `./lua` (one file per script, loaded by name, as bullmq keeps its
  * commands), each called through a typed wrapper below with named arguments (as bullmq's
