@@ -75,10 +75,16 @@ function tsFiles(dir: string): string[] {
   });
 }
 
-/** Every module specifier a file imports (static, re-export, dynamic). */
+const importsCache = new Map<string, string[]>();
+/** Every module specifier a file imports (static, re-export, dynamic); read once per file. */
 function importsOf(file: string): string[] {
-  const info = ts.preProcessFile(readFileSync(path.join(ROOT, file), 'utf8'), true, true);
-  return info.importedFiles.map((f) => f.fileName);
+  let out = importsCache.get(file);
+  if (!out) {
+    const info = ts.preProcessFile(readFileSync(path.join(ROOT, file), 'utf8'), true, true);
+    out = info.importedFiles.map((f) => f.fileName);
+    importsCache.set(file, out);
+  }
+  return out;
 }
 
 /** Module specifiers a file imports for types only (`import type ... from`, `export type ... from`): erased at build time. */
