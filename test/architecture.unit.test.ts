@@ -60,7 +60,8 @@ function workspaces(): Workspace[] {
   return out;
 }
 
-function tsFiles(dir: string): string[] {
+/** Files under `dir` (node_modules and dist skipped) whose name `keep` accepts, recursively. */
+function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
   let names: string[];
   try {
     names = readdirSync(path.join(ROOT, dir));
@@ -70,10 +71,13 @@ function tsFiles(dir: string): string[] {
   return names.flatMap((n) => {
     if (n === 'node_modules' || n === 'dist') return [];
     const rel = `${dir}/${n}`;
-    if (statSync(path.join(ROOT, rel)).isDirectory()) return tsFiles(rel);
-    return /\.(c|m)?tsx?$/.test(n) && !n.endsWith('.d.ts') ? [rel] : [];
+    if (statSync(path.join(ROOT, rel)).isDirectory()) return filesUnder(rel, keep);
+    return keep(n) ? [rel] : [];
   });
 }
+
+/** TypeScript sources under `dir` (no declaration files). */
+const tsFiles = (dir: string) => filesUnder(dir, (n) => /\.(c|m)?tsx?$/.test(n) && !n.endsWith('.d.ts'));
 
 const importsCache = new Map<string, string[]>();
 /** Every module specifier a file imports (static, re-export, dynamic); read once per file. */
@@ -291,20 +295,8 @@ const DOMAIN_KEYS: Record<string, string[]> = {
 /** The common Lua scripts @acg/redis keeps; every other script lives in its domain's `src/commands/lua`. */
 const COMMON_LUA = ['hdel_if_equal.lua', 'release_lease.lua', 'take_lease.lua'];
 
-function luaFiles(dir: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(path.join(ROOT, dir));
-  } catch {
-    return [];
-  }
-  return names.flatMap((n) => {
-    if (n === 'node_modules' || n === 'dist') return [];
-    const rel = `${dir}/${n}`;
-    if (statSync(path.join(ROOT, rel)).isDirectory()) return luaFiles(rel);
-    return n.endsWith('.lua') ? [rel] : [];
-  });
-}
+/** Lua scripts under `dir`. */
+const luaFiles = (dir: string) => filesUnder(dir, (n) => n.endsWith('.lua'));
 
 describe('persistence beside its domain (packages/redis README)', () => {
   it("every Lua script is in a domain's src/commands/lua, or one of @acg/redis's common scripts", () => {
