@@ -27,6 +27,21 @@ export function nestedDependencies(root = '.'): string[] {
 }
 
 /**
+ * The folders of Lua scripts the apps load at run time: `packages/redis/src/lua` (the common
+ * scripts) and every workspace's `src/commands/lua` (a domain's own scripts, packages/redis README).
+ */
+export function luaFolders(root = '.'): string[] {
+  const out = [join(root, 'packages/redis/src/lua')];
+  for (const group of ['apps', 'packages']) {
+    for (const workspace of readdirSync(join(root, group)).sort()) {
+      const dir = join(root, group, workspace, 'src/commands/lua');
+      if (existsSync(dir)) out.push(dir);
+    }
+  }
+  return out;
+}
+
+/**
  * Builds (docs/architecture.md "Shape"): `npm run build` (= `tsup`) runs every config below.
  *
  * 1. The SDK (`agent-capability-gateway-sdk`) → packages/sdk/dist: its config lives with it (packages/sdk/tsup.config.ts)
@@ -39,7 +54,7 @@ const sdk: Options = sdkBuild;
  *    `node dist/start.js` (the embedded-defaults launcher), `node dist/example-provider.js` (the
  *    example provider, which `dist/start.js` spawns from next to itself). Workspace packages (`@acg/*`, consumed
  *    from TypeScript source) are bundled in; npm dependencies stay external. The Lua scripts are
- *    read at run time next to the bundle, so they are copied to dist/lua (and the lending dev
+ *    read at run time next to the bundle, so every Lua folder ({@link luaFolders}) is copied to dist/lua (and the lending dev
  *    contracts' Solidity sources to dist/contracts, the web pages' static files to dist/static). The container image (Dockerfile) runs these
  *    files with the production dependencies beside them. `appsBuild(outDir)` is the same build into
  *    another folder (apps/gateway/test/dist.int.test.ts builds and starts it).
@@ -67,7 +82,8 @@ export function appsBuild(outDir = 'dist'): Options {
     outExtension: () => ({ js: '.js' }),
     async onSuccess() {
       const { cp } = await import('node:fs/promises');
-      await cp('packages/redis/src/lua', `${outDir}/lua`, { recursive: true });
+      // every Lua folder: the common scripts of @acg/redis and each domain's own (src/commands/lua), into one dist/lua
+      for (const dir of luaFolders()) await cp(dir, `${outDir}/lua`, { recursive: true });
       // Solidity sources of the lending dev data, compiled at run time by solc-js (packages/devnet/src/lending)
       await cp('packages/devnet/src/lending/contracts', `${outDir}/contracts`, { recursive: true });
       // the web pages' own stylesheet, scripts and icons (apps/gateway/src/web/assets.ts reads ./static next to the bundle)

@@ -63,7 +63,8 @@ function workspaces(): Workspace[] {
   return out;
 }
 
-function tsFiles(dir: string): string[] {
+/** Files under `dir` (node_modules and dist skipped) whose name `keep` accepts, recursively. */
+function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
   let names: string[];
   try {
     names = readdirSync(path.join(ROOT, dir));
@@ -73,15 +74,24 @@ function tsFiles(dir: string): string[] {
   return names.flatMap((n) => {
     if (n === 'node_modules' || n === 'dist') return [];
     const rel = `${dir}/${n}`;
-    if (statSync(path.join(ROOT, rel)).isDirectory()) return tsFiles(rel);
-    return /\.(c|m)?tsx?$/.test(n) && !n.endsWith('.d.ts') ? [rel] : [];
+    if (statSync(path.join(ROOT, rel)).isDirectory()) return filesUnder(rel, keep);
+    return keep(n) ? [rel] : [];
   });
 }
 
-/** Every module specifier a file imports (static, re-export, dynamic). */
+/** TypeScript sources under `dir` (no declaration files). */
+const tsFiles = (dir: string) => filesUnder(dir, (n) => /\.(c|m)?tsx?$/.test(n) && !n.endsWith('.d.ts'));
+
+const importsCache = new Map<string, string[]>();
+/** Every module specifier a file imports (static, re-export, dynamic); read once per file. */
 function importsOf(file: string): string[] {
-  const info = ts.preProcessFile(readFileSync(path.join(ROOT, file), 'utf8'), true, true);
-  return info.importedFiles.map((f) => f.fileName);
+  let out = importsCache.get(file);
+  if (!out) {
+    const info = ts.preProcessFile(readFileSync(path.join(ROOT, file), 'utf8'), true, true);
+    out = info.importedFiles.map((f) => f.fileName);
+    importsCache.set(file, out);
+  }
+  return out;
 }
 
 /** Module specifiers a file imports for types only (`import type ... from`, `export type ... from`): erased at build time. */
@@ -233,7 +243,9 @@ describe('docs live in the repository', () => {
   const files = textFiles('.').filter((f) => f !== 'test/architecture.unit.test.ts');
 
   it('scans the sources, tests and docs (the scan is not vacuous)', () => {
-    expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/decisions.md', 'packages/redis/src/lua/token_bucket.lua', 'apps/gateway/src/app.ts']));
+    expect(files).toEqual(
+      expect.arrayContaining(['README.md', 'docs/decisions.md', 'apps/builder/src/commands/lua/token_bucket.lua', 'apps/gateway/src/app.ts']),
+    );
   });
 
   it('the rule catches each way a document outside the repository was cited', () => {
@@ -252,5 +264,124 @@ describe('docs live in the repository', () => {
         .flatMap((line, i) => (OUTSIDE_DOCUMENT.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
     );
     expect(offenders).toEqual([]);
+  });
+});
+
+/** Every string literal of a file (`'...'`, `"..."`, and template text without substitutions), read with the TypeScript scanner: code in comments does not count. */
+function stringLiteralsOf(file: string): string[] {
+  const scanner = ts.createScanner(ts.ScriptTarget.Latest, true, ts.LanguageVariant.Standard, readFileSync(path.join(ROOT, file), 'utf8'));
+  const out: string[] = [];
+  for (let token = scanner.scan(); token !== ts.SyntaxKind.EndOfFileToken; token = scanner.scan()) {
+    if (token === ts.SyntaxKind.StringLiteral || token === ts.SyntaxKind.NoSubstitutionTemplateLiteral) out.push(scanner.getTokenValue());
+  }
+  return out;
+}
+
+const SOURCE_FILES = WS.flatMap((w) => tsFiles(`${w.dir}/src`));
+/** The built-in capability ids, read from their definitions' files (`id: '<product>.<name>'` or a `*_ID` constant beside it). */
+const BUILTIN_DIR = 'packages/capabilities/src/builtin';
+const BUILTIN_IDS = tsFiles(BUILTIN_DIR)
+  .map((f) => path.basename(f, '.ts'))
+  .filter((n) => /^(gateway|builder|mev|intelligence)_/.test(n))
+  .map((n) => n.replace('_', '.'));
+
+describe('one implementation per capability (packages/capabilities README)', () => {
+  it('finds the built-ins (the scan is not vacuous)', () => {
+    expect(BUILTIN_IDS).toEqual(expect.arrayContaining(['mev.liquidation_search', 'intelligence.wallet_balances', 'builder.send_bundle']));
+  });
+
+  it('each capability is defined in one file: its id, schemas, examples and run live together', () => {
+    const offences: string[] = [];
+    for (const id of BUILTIN_IDS) {
+      const own = `${BUILTIN_DIR}/${id.replace('.', '_')}.ts`;
+      expect(stringLiteralsOf(own), own).toContain(id);
+      // the id is declared (`id: '...'` or an `_ID = '...'` constant) in its definition's file only
+      const declaration = new RegExp(`(\\bid:\\s*|_ID\\s*=\\s*)'${id.replace('.', '\\.')}'`);
+      for (const file of SOURCE_FILES) {
+        // the published SDK is a client of the gateway: it names the capabilities it calls (it cannot import the gateway's packages)
+        if (file.startsWith('packages/sdk/')) continue;
+        if (file !== own && declaration.test(readFileSync(path.join(ROOT, file), 'utf8')))
+          offences.push(`${file}: declares ${id} again (its one definition is ${own})`);
+      }
+    }
+    expect(offences).toEqual([]);
+  });
+
+  it('no app writes a built-in capability id: apps name a capability by its definition (e.g. `liquidationSearch.id`)', () => {
+    // the catalog page shows a copy-paste SDK snippet, as text
+    const allowed = new Set(['apps/gateway/src/web/pages/catalog.ts']);
+    const offences = SOURCE_FILES.filter((f) => f.startsWith('apps/') && !allowed.has(f)).flatMap((file) =>
+      stringLiteralsOf(file)
+        .filter((s) => BUILTIN_IDS.includes(s))
+        .map((s) => `${file}: writes the id ${s}`),
+    );
+    expect(offences).toEqual([]);
+  });
+
+  it("no app re-implements a capability: no app writes a built-in's REST path (its route binds the definition: capabilityRoute)", () => {
+    const paths = tsFiles(BUILTIN_DIR)
+      .flatMap((f) => stringLiteralsOf(f))
+      .filter((s) => s.startsWith('{base_url}/v1/'))
+      .map((s) => s.slice('{base_url}'.length));
+    expect(paths).toContain('/v1/liquidation-search');
+    const bound = ['/v1/liquidation-search'];
+    const offences = SOURCE_FILES.filter((f) => f.startsWith('apps/')).flatMap((file) =>
+      stringLiteralsOf(file)
+        .filter((s) => bound.some((p) => s === p || s.startsWith(`${p}?`)))
+        .map((s) => `${file}: writes the path ${s} of a capability`),
+    );
+    expect(offences).toEqual([]);
+  });
+});
+
+/** Each domain's key fragment (after the deployment prefix) and the workspaces allowed to name it (its `src/commands/keys.ts` names it for everyone else). */
+const DOMAIN_KEYS: Record<string, string[]> = {
+  'pay:': ['packages/payments'],
+  'idem:': ['packages/payments'],
+  'refund:': ['packages/payments'],
+  'payid:': ['packages/payments'],
+  'treasury-send:': ['packages/payments'],
+  'acct:': ['packages/accounts'],
+  'auth:': ['packages/accounts'],
+  // each app's own per-IP rate limit (the builder's token bucket; the gateway's rate-limiter-flexible)
+  'rl:': ['apps/builder', 'apps/gateway'],
+  'builder:': ['packages/bundles'],
+  'wm:': ['packages/wallet-monitor'],
+  'liq:': ['packages/liquidations'],
+  'pl:': ['packages/provider-ledger'],
+};
+/** The common Lua scripts @acg/redis keeps; every other script lives in its domain's `src/commands/lua`. */
+const COMMON_LUA = ['hdel_if_equal.lua', 'release_lease.lua', 'take_lease.lua'];
+
+/** Lua scripts under `dir`. */
+const luaFiles = (dir: string) => filesUnder(dir, (n) => n.endsWith('.lua'));
+
+describe('persistence beside its domain (packages/redis README)', () => {
+  it("every Lua script is in a domain's src/commands/lua, or one of @acg/redis's common scripts", () => {
+    const all = WS.flatMap((w) => luaFiles(`${w.dir}/src`));
+    expect(all.length).toBeGreaterThan(20);
+    const offences = all.filter(
+      (f) => !/^(apps|packages)\/[^/]+\/src\/commands\/lua\/[^/]+\.lua$/.test(f) && !COMMON_LUA.some((c) => f === `packages/redis/src/lua/${c}`),
+    );
+    expect(offences).toEqual([]);
+    expect(
+      luaFiles('packages/redis/src')
+        .map((f) => path.basename(f))
+        .sort(),
+    ).toEqual(COMMON_LUA);
+  });
+
+  it("every domain's key names are built in its own package only (src/commands/keys.ts names them for the others)", () => {
+    const offences: string[] = [];
+    for (const file of SOURCE_FILES) {
+      const text = readFileSync(path.join(ROOT, file), 'utf8');
+      for (const [fragment, owners] of Object.entries(DOMAIN_KEYS)) {
+        // a key is built as `${prefix}<fragment>...` (RedisKeys.prefix)
+        if (text.includes(`prefix}${fragment}`) && !owners.some((o) => file.startsWith(`${o}/`)))
+          offences.push(`${file}: builds a ${fragment} key (owned by ${owners.join(', ')})`);
+      }
+    }
+    expect(offences).toEqual([]);
+    for (const owners of Object.values(DOMAIN_KEYS)) expect(readFileSync(path.join(ROOT, owners[0], 'src/commands/keys.ts'), 'utf8')).toContain('keys.prefix}');
   });
 });

@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connectRedis, RedisKeys, withScripts, type ScriptedRedis } from '@acg/redis';
+import { connectRedis, RedisKeys } from '@acg/redis';
 import { BuilderMetrics, createLogger, createRegistry, HttpMetrics, type Registry } from '@acg/observability';
 import type { Logger } from 'pino';
+import type { Redis } from 'ioredis';
 import { createPublicClient, http, type Address, type Hex, type PublicClient } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { Bidder } from './bidder.js';
@@ -37,7 +38,7 @@ export interface RunningBuilder {
   beacon?: BeaconPayloadAttributes;
   intake: BundleIntake;
   bidder: Bidder;
-  redis: ScriptedRedis;
+  redis: Redis;
   keys: RedisKeys;
   client: PublicClient;
   /** This builder's Prometheus registry (`GET /metrics` on the builder port) and its builder counters. */
@@ -69,7 +70,7 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
   const log = opts.log ?? createLogger({ service: 'builder', level: config.logLevel, pretty: config.logPretty });
   const registry = createRegistry();
   const metrics = { registry, http: new HttpMetrics(registry), builder: new BuilderMetrics(registry), token: config.metricsToken };
-  const redis = withScripts(connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'builder', autoPipelining: true }));
+  const redis = connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'builder', autoPipelining: true });
   try {
     await redis.ping();
   } catch (e) {

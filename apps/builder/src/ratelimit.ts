@@ -1,4 +1,7 @@
-import { COMMAND_TIMEOUT_MS, takeTokens, type RedisKeys, type ScriptedRedis } from '@acg/redis';
+import { COMMAND_TIMEOUT_MS, type RedisKeys } from '@acg/redis';
+import type { Redis } from 'ioredis';
+import { takeTokens } from './commands/index.js';
+import { rateLimitKeys } from './commands/keys.js';
 
 /** Outcome of {@link TokenBucket.take}. */
 export interface TakeResult {
@@ -18,7 +21,7 @@ export interface TakeResult {
  */
 export class TokenBucket {
   constructor(
-    private readonly redis: ScriptedRedis,
+    private readonly redis: Redis,
     private readonly keys: RedisKeys,
     readonly opts: { scope: string; ratePerSecond: number; burst: number },
   ) {}
@@ -30,7 +33,7 @@ export class TokenBucket {
    */
   async take(id: string, cost = 1): Promise<TakeResult> {
     const r = await takeTokens(this.redis, {
-      bucketKey: this.keys.rateLimit(this.opts.scope, id),
+      bucketKey: rateLimitKeys.rateLimit(this.keys, this.opts.scope, id),
       ratePerSecond: this.opts.ratePerSecond,
       burst: this.opts.burst,
       cost,

@@ -1,12 +1,14 @@
 import { resolveRedis, type RedisHandle } from '@acg/devnet';
-import { connectRedis, RedisKeys, withScripts, type ScriptedRedis } from '@acg/redis';
+import { connectRedis, RedisKeys } from '@acg/redis';
+import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenBucket } from '../src/ratelimit.js';
 import { freshIp, post, startTestBuilder, type TestBuilder } from './harness.js';
+import { rateLimitKeys } from '../src/commands/keys.js';
 
 /** Redis clock in seconds (float), read with TIME: the bucket's own clock. */
-async function redisNow(redis: ScriptedRedis): Promise<number> {
+async function redisNow(redis: Redis): Promise<number> {
   const [s, us] = await redis.time();
   return Number(s) + Number(us) / 1e6;
 }
@@ -14,11 +16,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('token_bucket.lua (the Lua script alone)', () => {
   let handle: RedisHandle;
-  let redis: ScriptedRedis;
+  let redis: Redis;
   const keys = new RedisKeys(`acg:test:${ulid()}:`);
   beforeAll(async () => {
     handle = await resolveRedis({ preferPrivate: true });
-    redis = withScripts(connectRedis({ url: handle.url }));
+    redis = connectRedis({ url: handle.url });
   });
   afterAll(async () => {
     redis?.disconnect();
@@ -44,7 +46,7 @@ describe('token_bucket.lua (the Lua script alone)', () => {
     // other ids have their own bucket; a cost above the burst never passes
     expect((await bucket.take('b')).tokens).toBe(19);
     expect((await bucket.take('c', 21)).allowed).toBe(false);
-    expect(await redis.pttl(keys.rateLimit('unit', 'a'))).toBeGreaterThan(0);
+    expect(await redis.pttl(rateLimitKeys.rateLimit(keys, 'unit', 'a'))).toBeGreaterThan(0);
   });
 });
 

@@ -12,7 +12,7 @@ import {
 import type { LatencySeries } from '@acg/redis';
 import type { BuilderHealth, HealthDocument, HealthStatus, LatencySeriesDocument, LatencySource, RegistryDocument } from '@acg/schemas';
 import { DELIVERY_LATENCY_SERIES, type WalletMonitorHealth } from '@acg/wallet-monitor';
-import type { CapabilityCatalog } from '@acg/capabilities';
+import { gatewayExecute, gatewayJobs, walletMonitor as walletMonitorCapability, type CapabilityCatalog } from '@acg/capabilities';
 import type { Telemetry } from '@acg/execution';
 import { trustFormulaText } from '@acg/providers';
 import type { ProbeStore } from './probes.js';
@@ -31,13 +31,13 @@ function render<T>(value: T, text?: string): Rendered<T> {
 }
 
 /** The capability whose latency is its webhook delivery latency (docs/spec-notes.md 4: "about 450 ms after block confirmation"). */
-const WALLET_MONITOR_ID = 'intelligence.wallet_monitor';
+const WALLET_MONITOR_ID = walletMonitorCapability.id;
 
 /** Minutes the latency series covers (`/status/series`, the `/status` charts). */
 export const SERIES_WINDOW_MINUTES = 60;
 
 /** Capabilities whose every call is x402-paid on the payment chain (docs/decisions.md "x402 payments"). */
-const PAID_ENTRY_POINTS = new Set(['gateway.execute', 'gateway.jobs']);
+const PAID_ENTRY_POINTS = new Set<string>([gatewayExecute.id, gatewayJobs.id]);
 
 /**
  * Builds and caches the discovery documents (docs/spec-notes.md 4 "Discovery"): the catalog and /registry are

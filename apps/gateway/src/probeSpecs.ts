@@ -1,9 +1,9 @@
 import { readBuilderHealth } from '@acg/bundles';
-import { findCapability, walletBalances } from '@acg/capabilities';
+import * as builtin from '@acg/capabilities';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { probeProviderCapability } from '@acg/providers';
-import { WALLET_BALANCES_ID } from '@acg/schemas';
 import type { ProbeSpec } from './probes.js';
+import { capabilityPath } from './routers/capabilityRoute.js';
 import type { Services } from './services.js';
 
 /** A 402 body that carries docs/spec-notes.md 2.9's fields and an x402 v2 `accepts` list. */
@@ -19,26 +19,32 @@ function isChallenge(body: unknown): boolean {
  * endpoint answers `initialize` and then lists the tools.
  */
 export function probeSpecs(services: Services): ProbeSpec[] {
-  const example = walletBalances.example.request as { capability_id: string; input: Record<string, unknown> };
+  const example = builtin.walletBalances.example.request as { capability_id: string; input: Record<string, unknown> };
   return [
     ...providerProbeSpecs(services),
     {
       // onboarding answers a challenge (issued, never used: it expires in 10 minutes); the smallest
       // well-formed request is a retirement of a provider id that does not exist (nothing is checked at issue)
-      capabilityId: 'gateway.providers',
+      capabilityId: builtin.gatewayProviders.id,
       method: 'POST',
       path: '/api/v1/providers/challenge',
       body: { address: services.config.payment.payTo, action: 'retire', provider_id: 'prv_00000000000000000000000000' },
       expectStatus: 200,
       check: (body) => typeof (body as { message?: unknown })?.message === 'string' && typeof (body as { nonce?: unknown }).nonce === 'string',
     },
-    { capabilityId: 'gateway.registry', method: 'GET', path: '/registry', expectStatus: 200 },
+    { capabilityId: builtin.gatewayRegistry.id, method: 'GET', path: '/registry', expectStatus: 200 },
     // unpaid and unauthenticated: the x402 challenge (needs the liquidation index to be ready: 503 before)
-    { capabilityId: 'mev.liquidation_search', method: 'GET', path: '/v1/liquidation-search?chain=ethereum', expectStatus: 402, check: isChallenge },
+    {
+      capabilityId: builtin.liquidationSearch.id,
+      method: 'GET',
+      path: `${capabilityPath(builtin.liquidationSearch)}?chain=ethereum`,
+      expectStatus: 402,
+      check: isChallenge,
+    },
     {
       // the builder's JSON-RPC answers an unsigned eth_sendBundle with -32600 (signature required),
       // and the builder reported that its node can seal blocks (else no block reaches a relay)
-      capabilityId: 'builder.send_bundle',
+      capabilityId: builtin.sendBundle.id,
       method: 'POST',
       path: '/rpc',
       url: () => `${services.config.builderUrl.replace(/\/$/, '')}/rpc`,
@@ -48,10 +54,10 @@ export function probeSpecs(services: Services): ProbeSpec[] {
         (body as { jsonrpc?: string; error?: { code?: number } })?.jsonrpc === '2.0' && (body as { error?: { code?: number } }).error?.code === -32600,
       gate: async () => (await readBuilderHealth(services.redis, services.keys))?.sealer?.ok === true,
     },
-    { capabilityId: 'gateway.health', method: 'GET', path: '/status/health', expectStatus: 200 },
+    { capabilityId: builtin.gatewayHealth.id, method: 'GET', path: '/status/health', expectStatus: 200 },
     {
       // a real MCP session over POST /mcp: initialize, then tools/list must list wallet_balances with its schema
-      capabilityId: 'gateway.mcp',
+      capabilityId: builtin.gatewayMcp.id,
       method: 'POST',
       path: '/mcp',
       headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
@@ -76,22 +82,22 @@ export function probeSpecs(services: Services): ProbeSpec[] {
         },
       ],
     },
-    { capabilityId: 'gateway.execute', method: 'POST', path: '/api/v1/execute', body: example, expectStatus: 402, check: isChallenge },
+    { capabilityId: builtin.gatewayExecute.id, method: 'POST', path: '/api/v1/execute', body: example, expectStatus: 402, check: isChallenge },
     {
-      capabilityId: 'gateway.jobs',
+      capabilityId: builtin.gatewayJobs.id,
       method: 'POST',
       path: '/api/v1/jobs',
-      body: findCapability('gateway.jobs')?.example.request,
+      body: builtin.gatewayJobs.example.request,
       expectStatus: 402,
       check: isChallenge,
     },
     {
       // Bearer-only: an unauthenticated subscription must be refused with a 401 problem; the
       // direct check reads the delivery queue and watcher reports (no subscription is created).
-      capabilityId: 'intelligence.wallet_monitor',
+      capabilityId: builtin.walletMonitor.id,
       method: 'POST',
       path: '/v1/wallet-monitor',
-      body: findCapability('intelligence.wallet_monitor')?.example.request,
+      body: builtin.walletMonitor.example.request,
       expectStatus: 401,
       check: (body) => (body as { status?: number; title?: string })?.status === 401 && typeof (body as { title?: string }).title === 'string',
       direct: async () => {
@@ -104,7 +110,7 @@ export function probeSpecs(services: Services): ProbeSpec[] {
       },
     },
     {
-      capabilityId: WALLET_BALANCES_ID,
+      capabilityId: builtin.walletBalances.id,
       method: 'POST',
       path: '/api/v1/execute',
       body: example,
@@ -113,12 +119,12 @@ export function probeSpecs(services: Services): ProbeSpec[] {
       direct: async () => {
         const started = performance.now();
         try {
-          const input = walletBalances.input.parse({ ...example.input, address: services.config.payment.payTo });
-          walletBalances.output.parse(await walletBalances.run(input, services.capabilityDeps));
-          await services.telemetry.record(WALLET_BALANCES_ID, performance.now() - started, true);
+          const input = builtin.walletBalances.input.parse({ ...example.input, address: services.config.payment.payTo });
+          builtin.walletBalances.output.parse(await builtin.walletBalances.run(input, services.capabilityDeps));
+          await services.telemetry.record(builtin.walletBalances.id, performance.now() - started, true);
           return true;
         } catch {
-          await services.telemetry.record(WALLET_BALANCES_ID, performance.now() - started, false);
+          await services.telemetry.record(builtin.walletBalances.id, performance.now() - started, false);
           return false;
         }
       },

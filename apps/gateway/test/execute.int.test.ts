@@ -4,6 +4,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asReadOnChain, bearerToken, challenge, craftPayload, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
 import { startTestGateway, type TestGateway } from './harness.js';
+import { paymentKeys } from '@acg/payments/commands';
 
 const PRICE = 1000n; // intelligence.wallet_balances: 0.001 USDC in base units
 
@@ -195,14 +196,16 @@ describe('refused payments cost nothing and say why', () => {
     const victim = t.stack.payment.buyers[6].address;
     const pr = await challenge(executeUrl, request(victim));
     const now = Math.floor(Date.now() / 1000);
-    const inflight = t.gateway.services.keys.authorizationsInFlight();
+    const inflight = paymentKeys.authorizationsInFlight(t.gateway.services.keys);
     const reservedBefore = await t.gateway.services.redis.zcard(inflight);
     const tooLong = await craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { validBefore: BigInt(now + pr.accepts[0].maxTimeoutSeconds + 120) });
     const r = await post(executeUrl, request(victim), { 'PAYMENT-SIGNATURE': paymentHeader(tooLong) });
     expect(r.status).toBe(402);
     expect(r.body.reason).toBe('authorization_validity_too_long');
     const auth = (tooLong.payload as { authorization: { nonce: `0x${string}` } }).authorization;
-    expect(await t.gateway.services.redis.exists(t.gateway.services.keys.authorization('eip155:8453', t.stack.payment.usdc, victim, auth.nonce))).toBe(0);
+    expect(
+      await t.gateway.services.redis.exists(paymentKeys.authorization(t.gateway.services.keys, 'eip155:8453', t.stack.payment.usdc, victim, auth.nonce)),
+    ).toBe(0);
     expect(await t.gateway.services.redis.zcard(inflight)).toBe(reservedBefore);
     // within the window (maxTimeoutSeconds, as the official client signs) is accepted
     const ok = await craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { validBefore: BigInt(now + pr.accepts[0].maxTimeoutSeconds) });

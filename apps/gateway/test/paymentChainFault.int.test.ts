@@ -2,6 +2,7 @@ import { PaymentChainUnavailableError, requestHash } from '@acg/payments';
 import { afterEach, describe, expect, it } from 'vitest';
 import { paywallWithSettle, startTestGateway, type TestGateway } from './harness.js';
 import { challenge, officialPayload, paymentHeader, post } from './x402.js';
+import { paymentKeys } from '@acg/payments/commands';
 
 // The payment chain's node dies (SIGKILL of its anvil): paid calls must answer 503 with
 // Retry-After quickly, charge nothing (or keep the reservation recoverable), and health must say so.
@@ -75,7 +76,7 @@ describe('payment chain unreachable', () => {
     expect(j.body).toMatchObject({ reason: 'payment_chain_unavailable' });
 
     // nothing reserved or settled: the payments were refused before any reservation
-    expect(await services.redis.zcard(services.keys.authorizationsInFlight())).toBe(0);
+    expect(await services.redis.zcard(paymentKeys.authorizationsInFlight(services.keys))).toBe(0);
     expect(await services.redis.keys(`${services.keys.prefix}pay:auth:*`)).toEqual([]);
 
     const health = (await fetch(`${t.url}/status/health`).then((r) => r.json())) as Health;
@@ -125,7 +126,7 @@ describe('payment chain unreachable', () => {
     expect(first).toBeInstanceOf(PaymentChainUnavailableError);
     expect((first as PaymentChainUnavailableError).payment).toBe('unknown');
     expect(ran).toBe(false);
-    const [authKey] = await services.redis.zrange(services.keys.authorizationsInFlight(), '0', '-1');
+    const [authKey] = await services.redis.zrange(paymentKeys.authorizationsInFlight(services.keys), '0', '-1');
     // kept for the recovery sweep / a replay to reconcile against authorizationState
     expect(await services.redis.hget(authKey, 'state')).toBe('settle_unknown');
     expect(await services.redis.hget(authKey, 'operation_id')).toBe(req.operationId);

@@ -2,6 +2,7 @@ import { readRefund, recoverOrphanedPayments, requestHash } from '@acg/payments'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader, paidExecuteRequest } from './x402.js';
+import { paymentKeys } from '@acg/payments/commands';
 
 let t: TestGateway;
 beforeAll(async () => {
@@ -25,7 +26,7 @@ describe('crash recovery of paid requests', () => {
     };
     // the process "dies" after settlement: the operation never returns
     void services.paywall.handle(req, () => new Promise(() => undefined));
-    const inflight = services.keys.authorizationsInFlight();
+    const inflight = paymentKeys.authorizationsInFlight(services.keys);
     let authKey: string | undefined;
     for (let i = 0; i < 100; i++) {
       [authKey] = await services.redis.zrange(inflight, '0', '0');
@@ -95,7 +96,7 @@ describe('crash recovery of paid requests', () => {
       payerAccount: async () => buyer.address,
     };
     void services.paywall.handle(req, () => new Promise(() => undefined));
-    const inflight = services.keys.authorizationsInFlight();
+    const inflight = paymentKeys.authorizationsInFlight(services.keys);
     let authKey: string | undefined;
     for (let i = 0; i < 100; i++) {
       authKey = (await services.redis.zrange(inflight, '0', '-1')).find(Boolean);
@@ -118,8 +119,8 @@ describe('crash recovery of paid requests', () => {
 
   it('releases a reservation whose authorization never reached the chain (nothing was charged)', async () => {
     const { services } = t.gateway;
-    const inflight = services.keys.authorizationsInFlight();
-    const authKey = services.keys.authorization('eip155:8453', t.stack.payment.usdc, t.stack.payment.buyers[1].address, `0x${'77'.repeat(32)}`);
+    const inflight = paymentKeys.authorizationsInFlight(services.keys);
+    const authKey = paymentKeys.authorization(services.keys, 'eip155:8453', t.stack.payment.usdc, t.stack.payment.buyers[1].address, `0x${'77'.repeat(32)}`);
     await services.redis.hset(
       authKey,
       'state',

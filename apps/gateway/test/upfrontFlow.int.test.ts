@@ -4,6 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paywallWithSettle, startTestGateway, type TestGateway } from './harness.js';
 import { challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+import { paymentKeys } from '@acg/payments/commands';
 
 // The x402 `upfront` payment flow (@x402/core PAYMENT_FLOWS: no verify before the handler, settle
 // before it), which the gateway offers with its in-process facilitator: one facilitator call per
@@ -75,6 +76,6 @@ describe('x402 upfront payment flow', () => {
     expect(await chain.getTransactionCount({ address: facilitator, blockTag: 'pending' })).toBe(nonceBefore);
     // the reservation taken before settling was released
     expect(await services.redis.keys(`${services.keys.prefix}pay:auth:*${broke.address.slice(2).toLowerCase()}*`)).toEqual([]);
-    expect(await services.redis.zcard(services.keys.authorizationsInFlight())).toBe(0);
+    expect(await services.redis.zcard(paymentKeys.authorizationsInFlight(services.keys))).toBe(0);
   });
 });

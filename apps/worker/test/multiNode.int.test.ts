@@ -30,6 +30,7 @@ import { challenge, officialPayload, paymentHeader, post } from '../../gateway/t
 import { Scrape } from '../../../packages/observability/test/prometheus.js';
 import { Receiver, signIn } from '../../../packages/wallet-monitor/test/helpers.js';
 import { startEntry } from './entries.js';
+import { walletMonitorKeys } from '@acg/wallet-monitor/commands';
 
 /**
  * The multi-node run (README "Operating"): on a private 3-master Redis Cluster, two standalone
@@ -137,7 +138,7 @@ beforeAll(async () => {
   };
   // worker A first, so that it holds the payment chain's watcher lease (one watcher per chain)
   workers.push(await startWorkerProcess());
-  const lease = keys.walletMonitor('lease', 'base');
+  const lease = walletMonitorKeys.walletMonitor(keys, 'lease', 'base');
   leaseOfA = await until('worker A to take the base watcher lease', () => redis.get(lease));
   // each gateway settles with its own facilitator key (dev accounts 0 and 9): the in-process
   // facilitator's nonces are per process, and two gateways sharing a key refuse concurrent
@@ -363,12 +364,12 @@ describe('two gateways, two workers and a builder on one Redis Cluster', () => {
     await mineUntil('the first delivery', [first]);
 
     // worker A holds the watcher lease (it started first and renews it): kill it
-    expect(await redis.get(keys.walletMonitor('lease', 'base'))).toBe(leaseOfA);
+    expect(await redis.get(walletMonitorKeys.walletMonitor(keys, 'lease', 'base'))).toBe(leaseOfA);
     workers[0].child.kill('SIGKILL');
     await waitExit(workers[0].child);
     const later = [await send(), await send()];
     await mineUntil('deliveries after the watcher died (the other worker takes the lease over)', later);
-    expect(await redis.get(keys.walletMonitor('lease', 'base'))).not.toBe(leaseOfA);
+    expect(await redis.get(walletMonitorKeys.walletMonitor(keys, 'lease', 'base'))).not.toBe(leaseOfA);
     const survivorDelivered = (await scrape(workers[1].metricsUrl)).value('acg_webhook_deliveries_total', { outcome: 'delivered' });
     expect(survivorDelivered).toBeGreaterThanOrEqual(2);
     counts.webhooks = {

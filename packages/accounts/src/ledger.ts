@@ -1,8 +1,9 @@
 import type { AccountUsageLine, AccountView } from '@acg/schemas';
 import type { RedisKeys } from '@acg/redis';
-import { creditAccount, debitAccount } from '@acg/redis';
+import { creditAccount, debitAccount } from './commands/index.js';
 import type { Redis } from 'ioredis';
 import { InsufficientBalanceError } from './errors.js';
+import { accountKeys } from './commands/keys.js';
 
 /**
  * One line of account usage (newest first in `GET /v1/account`; schema `AccountUsageLine`): `kind`
@@ -35,9 +36,9 @@ export class Ledger {
   async debit(address: string, amount: bigint, item: string, ref: string): Promise<{ balance: bigint; applied: boolean }> {
     const line: UsageLine = { kind: 'debit', amount: amount.toString(), item, ref, at: new Date().toISOString() };
     const { status, balance } = await debitAccount(this.redis, {
-      accountKey: this.keys.account(address),
-      usageKey: this.keys.accountUsage(address),
-      referenceKey: this.keys.accountRef(address, `d:${ref}`),
+      accountKey: accountKeys.account(this.keys, address),
+      usageKey: accountKeys.accountUsage(this.keys, address),
+      referenceKey: accountKeys.accountRef(this.keys, address, `d:${ref}`),
       amount,
       usageLine: JSON.stringify(line),
       maxUsageLines: MAX_USAGE_LINES,
@@ -53,16 +54,16 @@ export class Ledger {
    * own flag (which a crash between the debit and writing the flag would lose).
    */
   async debited(address: string, ref: string): Promise<boolean> {
-    return (await this.redis.exists(this.keys.accountRef(address, `d:${ref}`))) === 1;
+    return (await this.redis.exists(accountKeys.accountRef(this.keys, address, `d:${ref}`))) === 1;
   }
 
   /** Credits `amount` (integer base units) once per `ref`. Returns the balance after. */
   async credit(address: string, amount: bigint, item: string, ref: string): Promise<{ balance: bigint; applied: boolean }> {
     const line: UsageLine = { kind: 'credit', amount: amount.toString(), item, ref, at: new Date().toISOString() };
     const { status, balance } = await creditAccount(this.redis, {
-      accountKey: this.keys.account(address),
-      usageKey: this.keys.accountUsage(address),
-      referenceKey: this.keys.accountRef(address, `c:${ref}`),
+      accountKey: accountKeys.account(this.keys, address),
+      usageKey: accountKeys.accountUsage(this.keys, address),
+      referenceKey: accountKeys.accountRef(this.keys, address, `c:${ref}`),
       amount,
       usageLine: JSON.stringify(line),
       maxUsageLines: MAX_USAGE_LINES,
@@ -73,7 +74,7 @@ export class Ledger {
 
   /** Whether a credit with `ref` was applied to `address` (within the reference's 30-day memory). */
   async credited(address: string, ref: string): Promise<boolean> {
-    return (await this.redis.exists(this.keys.accountRef(address, `c:${ref}`))) === 1;
+    return (await this.redis.exists(accountKeys.accountRef(this.keys, address, `c:${ref}`))) === 1;
   }
 
   /**
@@ -100,12 +101,12 @@ export class Ledger {
    * credit-back was written). One sorted-set member per call.
    */
   async openCall(address: string, amount: bigint, item: string, ref: string, nowMs = Date.now()): Promise<void> {
-    await this.redis.zadd(this.keys.accountOpenCalls(), nowMs, openCallMember(address, amount, item, ref));
+    await this.redis.zadd(accountKeys.accountOpenCalls(this.keys), nowMs, openCallMember(address, amount, item, ref));
   }
 
   /** Ends a call opened by {@link openCall}: it succeeded, or its credit-back was written. */
   async closeCall(address: string, amount: bigint, item: string, ref: string): Promise<void> {
-    await this.redis.zrem(this.keys.accountOpenCalls(), openCallMember(address, amount, item, ref));
+    await this.redis.zrem(accountKeys.accountOpenCalls(this.keys), openCallMember(address, amount, item, ref));
   }
 
   /**
@@ -115,7 +116,7 @@ export class Ledger {
    * references credited back.
    */
   async recoverOpenCalls(olderThanMs: number, nowMs = Date.now()): Promise<string[]> {
-    const members = await this.redis.zrangebyscore(this.keys.accountOpenCalls(), '-inf', nowMs - olderThanMs, 'LIMIT', 0, 100);
+    const members = await this.redis.zrangebyscore(accountKeys.accountOpenCalls(this.keys), '-inf', nowMs - olderThanMs, 'LIMIT', 0, 100);
     const credited: string[] = [];
     for (const member of members) {
       const [address, ref, amount, item] = member.split('|');
@@ -123,19 +124,22 @@ export class Ledger {
         const r = await this.credit(address, BigInt(amount), `refund:${item}`, ref);
         if (r.applied) credited.push(ref);
       }
-      await this.redis.zrem(this.keys.accountOpenCalls(), member);
+      await this.redis.zrem(accountKeys.accountOpenCalls(this.keys), member);
     }
     return credited;
   }
 
   /** Balance in integer base units (0 for an account never credited). */
   async balance(address: string): Promise<bigint> {
-    return BigInt((await this.redis.hget(this.keys.account(address), 'balance')) ?? '0');
+    return BigInt((await this.redis.hget(accountKeys.account(this.keys, address), 'balance')) ?? '0');
   }
 
   /** The account view with up to `limit` usage lines. */
   async view(address: `0x${string}`, limit = 100): Promise<AccountView> {
-    const [h, lines] = await Promise.all([this.redis.hgetall(this.keys.account(address)), this.redis.lrange(this.keys.accountUsage(address), 0, limit - 1)]);
+    const [h, lines] = await Promise.all([
+      this.redis.hgetall(accountKeys.account(this.keys, address)),
+      this.redis.lrange(accountKeys.accountUsage(this.keys, address), 0, limit - 1),
+    ]);
     return {
       address,
       balance: h.balance ?? '0',

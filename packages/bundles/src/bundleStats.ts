@@ -1,6 +1,7 @@
 import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { Address, Hash } from 'viem';
+import { bundleKeys } from './commands/keys.js';
 
 /** The stats field holding `searcher`'s receipt of a bundle. */
 export const receiptField = (searcher: Address): string => `recv:${searcher.toLowerCase()}`;
@@ -69,7 +70,7 @@ export class BundleStatsStore {
 
   /** The stats hash of `hash` for target `block`. */
   keyOf(block: bigint | string, hash: Hash): string {
-    return this.keys.builder('bstats', block.toString(), hash.toLowerCase());
+    return bundleKeys.builder(this.keys, 'bstats', block.toString(), hash.toLowerCase());
   }
 
   /** Records what one block-construction attempt did with its bundles (first times are kept). */

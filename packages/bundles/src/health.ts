@@ -1,6 +1,7 @@
 import type { RedisKeys } from '@acg/redis';
 import type { BuilderHealth, RelayHealth, SealerHealth } from '@acg/schemas';
 import type { Redis } from 'ioredis';
+import { bundleKeys } from './commands/keys.js';
 
 /**
  * Live builder counters in Redis, written by the builder (apps/builder) and read by the gateway's
@@ -27,12 +28,12 @@ export class BuilderStats {
    * builder), and what the startup check of its sealer found.
    */
   async register(blsPublicKey: string, relays: readonly { name: string; url: string }[], sealer?: SealerHealth): Promise<void> {
-    const m = this.redis.multi().hset(this.keys.builder('stats'), 'bls_public_key', blsPublicKey, 'registered_at', new Date().toISOString());
-    if (sealer) m.hset(this.keys.builder('stats'), 'sealer', JSON.stringify(sealer));
-    m.hincrby(this.keys.builder('stats'), 'bids_received', 0)
-      .hincrby(this.keys.builder('stats'), 'submits', 0)
-      .hincrby(this.keys.builder('stats'), 'accepted', 0);
-    for (const r of relays) m.hset(this.keys.builder('relays'), r.name, r.url);
+    const m = this.redis.multi().hset(bundleKeys.builder(this.keys, 'stats'), 'bls_public_key', blsPublicKey, 'registered_at', new Date().toISOString());
+    if (sealer) m.hset(bundleKeys.builder(this.keys, 'stats'), 'sealer', JSON.stringify(sealer));
+    m.hincrby(bundleKeys.builder(this.keys, 'stats'), 'bids_received', 0)
+      .hincrby(bundleKeys.builder(this.keys, 'stats'), 'submits', 0)
+      .hincrby(bundleKeys.builder(this.keys, 'stats'), 'accepted', 0);
+    for (const r of relays) m.hset(bundleKeys.builder(this.keys, 'relays'), r.name, r.url);
     await m.exec();
   }
 
@@ -41,8 +42,8 @@ export class BuilderStats {
    * characters); `detail.latencyMs` is the time from sending to the relay's answer.
    */
   async recordSubmission(relay: string, accepted: boolean, at: Date, detail: { latencyMs?: number; reason?: string } = {}): Promise<void> {
-    const stats = this.keys.builder('stats');
-    const rk = this.keys.builder('relay', relay);
+    const stats = bundleKeys.builder(this.keys, 'stats');
+    const rk = bundleKeys.builder(this.keys, 'relay', relay);
     const m = this.redis
       .multi()
       .hincrby(stats, 'submits', 1)
@@ -51,9 +52,9 @@ export class BuilderStats {
       .hincrby(rk, 'accepted', accepted ? 1 : 0)
       .hincrby(rk, 'rejected', accepted ? 0 : 1)
       .hset(rk, 'status', accepted ? 'up' : 'down', 'last_submit_at', at.toISOString());
-    if (!accepted) m.hincrby(this.keys.builder('relay', relay, 'rejections'), (detail.reason || 'unknown').slice(0, 120), 1);
+    if (!accepted) m.hincrby(bundleKeys.builder(this.keys, 'relay', relay, 'rejections'), (detail.reason || 'unknown').slice(0, 120), 1);
     if (detail.latencyMs !== undefined && Number.isFinite(detail.latencyMs)) {
-      const lk = this.keys.builder('relay', relay, 'latency');
+      const lk = bundleKeys.builder(this.keys, 'relay', relay, 'latency');
       m.lpush(lk, detail.latencyMs.toFixed(1)).ltrim(lk, 0, LATENCY_WINDOW - 1);
     }
     await m.exec();
@@ -86,15 +87,15 @@ function latencySummary(samples: readonly string[]): { p50: number | null; p99: 
  * const builder = await readBuilderHealth(redis, new RedisKeys('acg:'))
  */
 export async function readBuilderHealth(redis: Redis, keys: RedisKeys): Promise<BuilderHealth | null> {
-  const [stats, relayUrls] = await Promise.all([redis.hgetall(keys.builder('stats')), redis.hgetall(keys.builder('relays'))]);
+  const [stats, relayUrls] = await Promise.all([redis.hgetall(bundleKeys.builder(keys, 'stats')), redis.hgetall(bundleKeys.builder(keys, 'relays'))]);
   if (!stats.bls_public_key) return null;
   const names = Object.keys(relayUrls).sort();
   const relayStats = await Promise.all(
     names.map((n) =>
       Promise.all([
-        redis.hgetall(keys.builder('relay', n)),
-        redis.hgetall(keys.builder('relay', n, 'rejections')),
-        redis.lrange(keys.builder('relay', n, 'latency'), 0, LATENCY_WINDOW - 1),
+        redis.hgetall(bundleKeys.builder(keys, 'relay', n)),
+        redis.hgetall(bundleKeys.builder(keys, 'relay', n, 'rejections')),
+        redis.lrange(bundleKeys.builder(keys, 'relay', n, 'latency'), 0, LATENCY_WINDOW - 1),
       ]),
     ),
   );
@@ -145,7 +146,7 @@ export interface SearcherCharges {
 
 /** Reads the per-searcher pricing record (docs/spec-notes.md 8: 0.10 USD per bundle). */
 export async function readSearcherCharges(redis: Redis, keys: RedisKeys, searcher: string): Promise<SearcherCharges> {
-  const h = await redis.hgetall(keys.builder('searcher', searcher.toLowerCase()));
+  const h = await redis.hgetall(bundleKeys.builder(keys, 'searcher', searcher.toLowerCase()));
   return {
     bundles: int(h.bundles),
     owed_base_units: h.owed_base_units ?? '0',

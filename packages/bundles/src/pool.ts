@@ -1,7 +1,10 @@
-import { addBundle, withScripts, type RedisKeys } from '@acg/redis';
+import type { RedisKeys } from '@acg/redis';
+import { addBundle } from './commands/index.js';
 import { BUNDLE_STATS_TTL_SECONDS, BundleStatsStore, receiptField } from './bundleStats.js';
 import type { Redis } from 'ioredis';
 import type { Address, Hash, Hex } from 'viem';
+import { accountKeys } from '@acg/accounts/commands';
+import { bundleKeys } from './commands/keys.js';
 
 /** How long a target block's pool lives after its last write, seconds (covers MAX_BLOCKS_AHEAD of mainnet slots). */
 export const POOL_TTL_SECONDS = 4 * 3600;
@@ -55,7 +58,6 @@ export class OrderflowPool {
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
   ) {
-    withScripts(redis);
     this.stats = new BundleStatsStore(redis, keys);
   }
 
@@ -96,15 +98,15 @@ export class OrderflowPool {
       ? `${bundle.block_number}:uuid:${bundle.replacement_uuid.toLowerCase()}`
       : `${bundle.block_number}:${bundle.bundle_hash}`;
     const { charged, previous, resent } = await addBundle(this.redis, {
-      statsKey: this.keys.builder('stats'),
-      searcherKey: this.keys.builder('searcher', searcher),
-      accountKey: this.keys.account(searcher),
-      usageKey: this.keys.accountUsage(searcher),
-      uuidKey: this.keys.builder('uuid', searcher, bundle.replacement_uuid ?? '-'),
+      statsKey: bundleKeys.builder(this.keys, 'stats'),
+      searcherKey: bundleKeys.builder(this.keys, 'searcher', searcher),
+      accountKey: accountKeys.account(this.keys, searcher),
+      usageKey: accountKeys.accountUsage(this.keys, searcher),
+      uuidKey: bundleKeys.builder(this.keys, 'uuid', searcher, bundle.replacement_uuid ?? '-'),
       uuidValue,
-      pricedKey: this.keys.builder('priced', searcher, identity),
+      pricedKey: bundleKeys.builder(this.keys, 'priced', searcher, identity),
       blocks: blocks.map((block) => ({
-        poolKey: this.keys.builder('pool', block),
+        poolKey: bundleKeys.builder(this.keys, 'pool', block),
         statsKey: this.stats.keyOf(block, bundle.bundle_hash),
         json: JSON.stringify(block === bundle.block_number ? bundle : { ...bundle, block_number: block }),
       })),
@@ -131,7 +133,7 @@ export class OrderflowPool {
     });
     if (!previous || previous === uuidValue) return { charged, resent };
     const [block, prevField] = previous.split('|');
-    await this.redis.hdel(this.keys.builder('pool', block), prevField);
+    await this.redis.hdel(bundleKeys.builder(this.keys, 'pool', block), prevField);
     return { replaced: prevField.split(':')[1] as Hash, charged, resent };
   }
 
@@ -140,16 +142,16 @@ export class OrderflowPool {
    * @returns the cancelled bundle hash, or undefined when there was none.
    */
   async cancel(searcher: Address, replacementUuid: string): Promise<Hash | undefined> {
-    const ref = await this.redis.getdel(this.keys.builder('uuid', searcher.toLowerCase(), replacementUuid.toLowerCase()));
+    const ref = await this.redis.getdel(bundleKeys.builder(this.keys, 'uuid', searcher.toLowerCase(), replacementUuid.toLowerCase()));
     if (!ref) return undefined;
     const [block, field] = ref.split('|');
-    const removed = await this.redis.hdel(this.keys.builder('pool', block), field);
+    const removed = await this.redis.hdel(bundleKeys.builder(this.keys, 'pool', block), field);
     return removed > 0 ? (field.split(':')[1] as Hash) : undefined;
   }
 
   /** Bundles targeting `block`, oldest first. */
   async bundlesFor(block: bigint): Promise<StoredBundle[]> {
-    const h = await this.redis.hgetall(this.keys.builder('pool', block.toString()));
+    const h = await this.redis.hgetall(bundleKeys.builder(this.keys, 'pool', block.toString()));
     return Object.values(h)
       .map((v) => JSON.parse(v) as StoredBundle)
       .sort((a, b) => a.received_at - b.received_at);
@@ -158,7 +160,7 @@ export class OrderflowPool {
   /** Stores public mempool transactions as candidates for `block`. */
   async addMempoolTxs(block: bigint, txs: readonly MempoolTx[]): Promise<void> {
     if (txs.length === 0) return;
-    const key = this.keys.builder('mempool', block.toString());
+    const key = bundleKeys.builder(this.keys, 'mempool', block.toString());
     await this.redis
       .multi()
       .hset(key, Object.fromEntries(txs.map((t) => [t.hash, t.raw])))
@@ -168,12 +170,12 @@ export class OrderflowPool {
 
   /** Mempool transactions stored for `block`. */
   async mempoolFor(block: bigint): Promise<MempoolTx[]> {
-    const h = await this.redis.hgetall(this.keys.builder('mempool', block.toString()));
+    const h = await this.redis.hgetall(bundleKeys.builder(this.keys, 'mempool', block.toString()));
     return Object.entries(h).map(([hash, raw]) => ({ hash: hash as Hash, raw: raw as Hex }));
   }
 
   /** Forgets the pool of a block that has been built or has passed. */
   async dropBlock(block: bigint): Promise<void> {
-    await this.redis.del(this.keys.builder('pool', block.toString()), this.keys.builder('mempool', block.toString()));
+    await this.redis.del(bundleKeys.builder(this.keys, 'pool', block.toString()), bundleKeys.builder(this.keys, 'mempool', block.toString()));
   }
 }

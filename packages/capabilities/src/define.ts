@@ -150,6 +150,13 @@ export interface CapabilityDefinition<I extends z.ZodType = z.ZodType, O extends
    */
   precondition?(input: z.output<I>, deps: CapabilityDeps): string | undefined;
   /**
+   * Runs before payment on the capability's own REST route (after `precondition`): throws a
+   * {@link CapabilityFailure} when the data it answers from is not ready yet (e.g. a chain not
+   * indexed: 503, nothing charged), so a caller is not charged for an answer that cannot come.
+   * Through `POST /api/v1/execute` the same condition surfaces from `run` (refunded).
+   */
+  ready?(input: z.output<I>, deps: CapabilityDeps): Promise<void>;
+  /**
    * True when `run` only reads (no side effects, and it does not use the payment fields of its
    * `call`): a paid call may start it as soon as the payment is reserved for this request and
    * checked (verified by the facilitator in the x402 `authorization` flow; in the `upfront` flow its
@@ -207,7 +214,7 @@ export function defineCapability<I extends z.ZodType, O extends z.ZodType>(param
   if (parameters.run) {
     if (!parameters.input || !parameters.output) throw new InvalidCapabilityDefinitionError(id, 'an executable capability needs input and output schemas');
     if (!parameters.price) throw new InvalidCapabilityDefinitionError(id, 'an executable capability needs a price');
-  } else if (parameters.precondition) {
+  } else if (parameters.precondition || parameters.ready) {
     throw new InvalidCapabilityDefinitionError(id, 'a precondition needs run');
   }
   if (parameters.price && parameters.price.base_units < 0n) throw new InvalidCapabilityDefinitionError(id, 'the price must not be negative');

@@ -17,6 +17,7 @@ import {
   type LendingDevnet,
   type RedisHandle,
 } from '../src/index.js';
+import { liquidationKeys } from '@acg/liquidations/commands';
 
 /**
  * The lending dev data and the liquidation index on it (docs/decisions.md "Liquidation search"): real Aave v3
@@ -57,7 +58,7 @@ const keyOf = (o: { protocol: string; borrower: string }) => `${o.protocol}:${o.
 
 /** Every tracked position's stored document at the current index block. */
 async function storedDocs(): Promise<Map<string, LiquidationOpportunity>> {
-  const all = await redis.hgetall(keys.liquidationIndex('ethereum', 'pos'));
+  const all = await redis.hgetall(liquidationKeys.liquidationIndex(keys, 'ethereum', 'pos'));
   return new Map(
     Object.values(all).map((j) => {
       const d = JSON.parse(j) as LiquidationOpportunity;
@@ -222,7 +223,7 @@ describe('query', () => {
     await client.request({ method: 'evm_mine' as never, params: [] as never });
     await indexHead();
     const r = await search();
-    const meta = await redis.hgetall(keys.liquidationIndex('ethereum', 'meta'));
+    const meta = await redis.hgetall(liquidationKeys.liquidationIndex(keys, 'ethereum', 'meta'));
     expect(BigInt(meta.base_fee_wei)).toBeGreaterThan(10n ** 9n);
     for (const o of r.opportunities) {
       expect(o.gas_cost_usd).toBeGreaterThan(1);

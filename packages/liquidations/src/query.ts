@@ -1,5 +1,6 @@
 import type { LiquidationSearchResponse, LendingProtocol, LiquidationOpportunity, LiquidationSearchQuery } from '@acg/schemas';
-import { liquidationSearch, type RedisKeys } from '@acg/redis';
+import type { RedisKeys } from '@acg/redis';
+import { liquidationSearch } from './commands/index.js';
 import type { Redis } from 'ioredis';
 import { LiquidationIndexStore, PROTOCOLS } from './store.js';
 import type { LiquidationChain } from './types.js';

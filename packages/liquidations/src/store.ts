@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Hex } from 'viem';
 import { getAddress } from 'viem';
 import { MAX_QUERY_HEALTH_FACTOR, type LiquidationChain, type PositionRef } from './types.js';
+import { liquidationKeys } from './commands/keys.js';
 
 export const PROTOCOLS: readonly LendingProtocol[] = ['aave_v3', 'spark', 'compound_v3', 'morpho_blue'];
 
@@ -55,7 +56,7 @@ export class LiquidationIndexStore {
     keys: RedisKeys,
     readonly chain: LiquidationChain,
   ) {
-    const k = (part: string) => keys.liquidationIndex(chain, part);
+    const k = (part: string) => liquidationKeys.liquidationIndex(keys, chain, part);
     this.keys = {
       meta: k('meta'),
       pos: k('pos'),

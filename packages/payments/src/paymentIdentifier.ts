@@ -1,4 +1,5 @@
-import { claimIdempotencyKey, type RedisKeys } from '@acg/redis';
+import type { RedisKeys } from '@acg/redis';
+import { claimIdempotencyKey } from './commands/index.js';
 import type { PaymentPayload } from '@x402/core/types';
 import {
   declarePaymentIdentifierExtension,
@@ -8,6 +9,7 @@ import {
 } from '@x402/extensions/payment-identifier';
 import type { Redis } from 'ioredis';
 import { PaymentConflictError, PaymentError } from './errors.js';
+import { paymentKeys } from './commands/keys.js';
 
 export { PAYMENT_IDENTIFIER };
 
@@ -59,7 +61,7 @@ export class PaymentIdentifiers {
 
   /** Redis key of the binding of `id`. */
   key(id: string): string {
-    return this.keys.paymentIdentifier(id);
+    return paymentKeys.paymentIdentifier(this.keys, id);
   }
 
   /** Throws PaymentConflictError('payment_identifier') when `id` is bound to another payload. */

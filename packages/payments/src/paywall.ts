@@ -5,7 +5,8 @@ import type { SignInWithXChallenges } from './signInWithX.js';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
-import { isRedisUnavailable, retryWhileRedisUnavailable, type AuthorizationRecord, type RedisKeys } from '@acg/redis';
+import { isRedisUnavailable, retryWhileRedisUnavailable, type RedisKeys } from '@acg/redis';
+import type { AuthorizationRecord } from './commands/index.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PublicClient } from 'viem';
@@ -25,6 +26,7 @@ import { Reservations, type AuthorizationRef } from './reservation.js';
 import { Settlement, type SettledPayment } from './settle.js';
 import { inSpan } from '@acg/tracing';
 import { answerWithinStoreOutage } from './storeOutage.js';
+import { paymentKeys } from './commands/keys.js';
 
 export type { ChallengedResource, PaidResponse, PaymentChallengeBody, PaymentTerms } from './challenge.js';
 export { PaymentVerificationUnavailableError, type SettledPayment } from './settle.js';
@@ -281,7 +283,7 @@ export class Paywall {
     if (windowProblem) return this.refuse(req, windowProblem);
 
     const ref: AuthorizationRef = {
-      authKey: this.opts.keys.authorization(matched.network, matched.asset, auth.from, auth.nonce),
+      authKey: paymentKeys.authorization(this.opts.keys, matched.network, matched.asset, auth.from, auth.nonce),
       asset: matched.asset as `0x${string}`,
       from: auth.from,
       nonce: auth.nonce,
@@ -528,7 +530,7 @@ export class Paywall {
 
   /** Redis key of `Idempotency-Key` `key` on `route` for `payer` (keys are per payer: one payer's key never answers another). */
   private idempotencyKeyOf(route: string, payer: string, key: string): string {
-    return this.opts.keys.idempotency(route, `${payer.toLowerCase()}:${key}`);
+    return paymentKeys.idempotency(this.opts.keys, route, `${payer.toLowerCase()}:${key}`);
   }
 
   /**

@@ -1,10 +1,11 @@
 import type { RedisKeys } from '@acg/redis';
-import { releaseAuthorization, transitionAuthorization, type AuthorizationState } from '@acg/redis';
+import { releaseAuthorization, transitionAuthorization, type AuthorizationState } from './commands/index.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PublicClient } from 'viem';
 import { authorizationTx, authorizationUsed } from './eip3009.js';
 import type { CreditReversal, RefundQueue } from './refunds.js';
+import { paymentKeys } from './commands/keys.js';
 
 export interface PaymentRecoveryOptions {
   redis: Redis;
@@ -66,7 +67,7 @@ export interface RecoveryRound {
  */
 export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promise<RecoveryRound> {
   const redis = o.redis;
-  const inflight = o.keys.authorizationsInFlight();
+  const inflight = paymentKeys.authorizationsInFlight(o.keys);
   const cutoff = Date.now() - (o.olderThanMs ?? 600_000);
   const authKeys = await redis.zrangebyscore(inflight, '-inf', cutoff, 'LIMIT', 0, o.batch ?? 100);
   const round: RecoveryRound = { refunded: [], released: [], completed: [] };

@@ -7,6 +7,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { deleteFieldsIfEqual, type RedisKeys } from '@acg/redis';
 import type { PaymentObserver } from './observer.js';
 import { TreasurySender, type TransferRecord } from './treasury.js';
+import { paymentKeys } from './commands/keys.js';
 
 /** A payment to give back: operation id, payer, amount (integer USDC base units), original tx. */
 export interface RefundRequest {
@@ -55,7 +56,7 @@ export class RefundQueue {
 
   /** Records the refund as pending and enqueues its job; a second call for the same operation is a no-op. */
   async enqueue(r: RefundRequest): Promise<void> {
-    const key = this.keys.refund(r.operationId);
+    const key = paymentKeys.refund(this.keys, r.operationId);
     const created = await this.redis.hsetnx(key, 'status', 'pending');
     if (created) {
       await this.redis.hset(key, 'amount', r.amount, 'payer', r.payer, 'payment_tx_hash', r.paymentTxHash);
@@ -82,7 +83,7 @@ export class RefundQueue {
 
 /** Reads the refund of an operation, or undefined when none was needed. */
 export async function readRefund(redis: Redis, keys: RedisKeys, operationId: string): Promise<RefundRecord | undefined> {
-  const h = await redis.hgetall(keys.refund(operationId));
+  const h = await redis.hgetall(paymentKeys.refund(keys, operationId));
   if (!h.status) return undefined;
   return {
     status: h.status === 'sent' ? 'sent' : 'pending',
@@ -154,7 +155,7 @@ export interface RefundWorkerOptions {
  * `nonce`): the {@link TransferRecord} that makes the refund exactly once.
  */
 export function refundTransferRecord(redis: Redis, keys: RedisKeys, operationId: string): TransferRecord {
-  const key = keys.refund(operationId);
+  const key = paymentKeys.refund(keys, operationId);
   return {
     async load() {
       const [raw, hash, nonce] = await redis.hmget(key, 'raw_tx', 'tx_hash', 'nonce');
@@ -185,7 +186,7 @@ export function startRefundWorker(o: RefundWorkerOptions): Worker {
 
   const process = async (job: Job<RefundRequest>) => {
     const r = job.data;
-    const key = o.keys.refund(r.operationId);
+    const key = paymentKeys.refund(o.keys, r.operationId);
     const rec = await o.redis.hgetall(key);
     if (rec.status === 'sent') return rec.tx_hash;
     const record = refundTransferRecord(o.redis, o.keys, r.operationId);

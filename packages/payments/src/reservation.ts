@@ -1,19 +1,18 @@
+import { isRedisUnavailable, retryWhileRedisUnavailable, type RedisKeys } from '@acg/redis';
 import {
   claimIdempotencyKey,
-  isRedisUnavailable,
   readAuthorization,
   releaseAuthorization,
   releaseBinding,
   reserveAuthorization,
-  retryWhileRedisUnavailable,
   transitionAuthorization,
   type AuthorizationRecord,
   type AuthorizationState,
-  type RedisKeys,
   type ReserveAuthorizationReturnType,
-} from '@acg/redis';
+} from './commands/index.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { paymentKeys } from './commands/keys.js';
 
 /** One EIP-3009 authorization (payer `from`, `nonce` on `asset`) and its reservation key. */
 export interface AuthorizationRef {
@@ -48,7 +47,7 @@ export class Reservations {
     return this.beforeSettlement(ref.authKey, p.operationId, () =>
       reserveAuthorization(this.redis, {
         authKey: ref.authKey,
-        inFlightKey: this.keys.authorizationsInFlight(),
+        inFlightKey: paymentKeys.authorizationsInFlight(this.keys),
         requestHash: p.requestHash,
         payloadHash: p.payloadHash,
         operationId: p.operationId,
@@ -78,13 +77,23 @@ export class Reservations {
    */
   transition(authKey: string, operationId: string, from: AuthorizationState[], to: AuthorizationState, fields?: Record<string, string>): Promise<boolean> {
     return retryWhileRedisUnavailable(() =>
-      transitionAuthorization(this.redis, { authKey, inFlightKey: this.keys.authorizationsInFlight(), operationId, from, to, nowMs: Date.now(), fields }),
+      transitionAuthorization(this.redis, {
+        authKey,
+        inFlightKey: paymentKeys.authorizationsInFlight(this.keys),
+        operationId,
+        from,
+        to,
+        nowMs: Date.now(),
+        fields,
+      }),
     );
   }
 
   /** Releases the reservation (nothing was charged), retried through a Redis outage like {@link transition}. */
   release(authKey: string, operationId: string, from: Exclude<AuthorizationState, 'completed'>[]): Promise<boolean> {
-    return retryWhileRedisUnavailable(() => releaseAuthorization(this.redis, { authKey, inFlightKey: this.keys.authorizationsInFlight(), operationId, from }));
+    return retryWhileRedisUnavailable(() =>
+      releaseAuthorization(this.redis, { authKey, inFlightKey: paymentKeys.authorizationsInFlight(this.keys), operationId, from }),
+    );
   }
 
   /**

@@ -1,8 +1,8 @@
 import type { ProviderCredit } from '@acg/providers';
 import { readRefund, type RefundQueue, type TransferRecord } from '@acg/payments';
+import { deleteFieldsIfEqual, type RedisKeys } from '@acg/redis';
 import {
   creditProvider,
-  deleteFieldsIfEqual,
   matureProviderEntry,
   openProviderDispute,
   reserveProviderPayout,
@@ -10,12 +10,12 @@ import {
   respondToProviderDispute,
   reverseProviderCredit,
   settleProviderPayout,
-  type RedisKeys,
-} from '@acg/redis';
+} from './commands/index.js';
 import type { DisputeView, PayoutView, ProviderBalance } from '@acg/schemas';
 import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { DisputeError } from './errors.js';
+import { providerLedgerKeys } from './commands/keys.js';
 
 /** Hex string (`0x...`). */
 type Hex = `0x${string}`;
@@ -172,11 +172,11 @@ export class ProviderLedger {
     const hold = this.holdSeconds ? await this.holdSeconds(e).catch(() => this.disputeWindowSeconds) : this.disputeWindowSeconds;
     const now = this.now();
     const r = await creditProvider(this.redis, {
-      entryKey: this.keys.providerLedgerEntry(e.execution_id),
-      balanceKey: this.keys.providerBalance(e.provider_id),
-      maturingKey: this.keys.providerMaturing(e.provider_id),
-      totalsKey: this.keys.providerLedgerTotals(),
-      providersKey: this.keys.providerLedgerProviders(),
+      entryKey: providerLedgerKeys.providerLedgerEntry(this.keys, e.execution_id),
+      balanceKey: providerLedgerKeys.providerBalance(this.keys, e.provider_id),
+      maturingKey: providerLedgerKeys.providerMaturing(this.keys, e.provider_id),
+      totalsKey: providerLedgerKeys.providerLedgerTotals(this.keys),
+      providersKey: providerLedgerKeys.providerLedgerProviders(this.keys),
       executionId: e.execution_id,
       providerId: e.provider_id,
       providerAddress: e.provider_address,
@@ -204,16 +204,16 @@ export class ProviderLedger {
    * must settle it). Idempotent: a repeat returns `none`.
    */
   async reverseCredit(execution_id: string): Promise<'reversed' | 'none' | 'already_refunded' | 'paid_out'> {
-    const entryKey = this.keys.providerLedgerEntry(execution_id);
+    const entryKey = providerLedgerKeys.providerLedgerEntry(this.keys, execution_id);
     for (let attempt = 0; attempt < 5; attempt++) {
       const [providerId, disputeId] = await this.redis.hmget(entryKey, 'provider_id', 'dispute_id');
       const r = await reverseProviderCredit(this.redis, {
         entryKey,
-        balanceKey: this.keys.providerBalance(providerId ?? ''),
-        maturingKey: this.keys.providerMaturing(providerId ?? ''),
-        totalsKey: this.keys.providerLedgerTotals(),
-        openDisputesKey: this.keys.providerDisputesOpen(),
-        disputeKey: this.keys.providerDispute(disputeId ?? ''),
+        balanceKey: providerLedgerKeys.providerBalance(this.keys, providerId ?? ''),
+        maturingKey: providerLedgerKeys.providerMaturing(this.keys, providerId ?? ''),
+        totalsKey: providerLedgerKeys.providerLedgerTotals(this.keys),
+        openDisputesKey: providerLedgerKeys.providerDisputesOpen(this.keys),
+        disputeKey: providerLedgerKeys.providerDispute(this.keys, disputeId ?? ''),
         executionId: execution_id,
         providerId: providerId ?? '',
         disputeId: disputeId ?? '',
@@ -233,14 +233,14 @@ export class ProviderLedger {
    * `available`. Returns how many moved. Safe to run concurrently (each move is atomic).
    */
   async mature(provider_id: string): Promise<number> {
-    const maturingKey = this.keys.providerMaturing(provider_id);
+    const maturingKey = providerLedgerKeys.providerMaturing(this.keys, provider_id);
     const now = this.now();
     const due = await this.redis.zrangebyscore(maturingKey, '-inf', now);
     let moved = 0;
     for (const executionId of due) {
       const ok = await matureProviderEntry(this.redis, {
-        entryKey: this.keys.providerLedgerEntry(executionId),
-        balanceKey: this.keys.providerBalance(provider_id),
+        entryKey: providerLedgerKeys.providerLedgerEntry(this.keys, executionId),
+        balanceKey: providerLedgerKeys.providerBalance(this.keys, provider_id),
         maturingKey,
         executionId,
         nowMs: now,
@@ -269,21 +269,21 @@ export class ProviderLedger {
 
   /** The provider's payouts, newest first (at most `limit`). */
   async payouts(provider_id: string, limit = 100): Promise<PayoutView[]> {
-    const ids = await this.redis.zrevrange(this.keys.providerPayouts(provider_id), 0, limit - 1);
+    const ids = await this.redis.zrevrange(providerLedgerKeys.providerPayouts(this.keys, provider_id), 0, limit - 1);
     const records = await Promise.all(ids.map((id) => this.payout(id)));
     return records.filter((r): r is PayoutRecord => r !== undefined).map(payoutView);
   }
 
   /** The provider's disputes, newest first (at most `limit`). */
   async disputesOfProvider(provider_id: string, limit = 100): Promise<DisputeView[]> {
-    const ids = await this.redis.zrevrange(this.keys.providerDisputes(provider_id), 0, limit - 1);
+    const ids = await this.redis.zrevrange(providerLedgerKeys.providerDisputes(this.keys, provider_id), 0, limit - 1);
     const disputes = await Promise.all(ids.map((id) => this.dispute(id)));
     return disputes.filter((d): d is StoredDispute => d !== undefined).map((d) => d.view);
   }
 
   /** The ledger entry of an execution, or undefined (not a credited provider execution). */
   async entry(execution_id: string): Promise<LedgerEntry | undefined> {
-    const h = await this.redis.hgetall(this.keys.providerLedgerEntry(execution_id));
+    const h = await this.redis.hgetall(providerLedgerKeys.providerLedgerEntry(this.keys, execution_id));
     // no entry, or the tombstone of a reversal that found none (see reverseCredit)
     if (!h.status || !h.provider_id) return undefined;
     return {
@@ -305,18 +305,30 @@ export class ProviderLedger {
 
   /** Ids of the providers with a ledger. */
   providers(): Promise<string[]> {
-    return this.redis.smembers(this.keys.providerLedgerProviders());
+    return this.redis.smembers(providerLedgerKeys.providerLedgerProviders(this.keys));
   }
 
   /** One provider's balances as stored (no maturing), integer base units. */
   async providerTotals(provider_id: string): Promise<ProviderTotals> {
-    const [held, available, reserved, paid] = await this.redis.hmget(this.keys.providerBalance(provider_id), 'held', 'available', 'reserved', 'paid');
+    const [held, available, reserved, paid] = await this.redis.hmget(
+      providerLedgerKeys.providerBalance(this.keys, provider_id),
+      'held',
+      'available',
+      'reserved',
+      'paid',
+    );
     return { held: big(held), available: big(available), reserved: big(reserved), paid: big(paid) };
   }
 
   /** The totals of the whole ledger (see {@link LedgerTotals} for the invariant). */
   async totals(): Promise<LedgerTotals> {
-    const [credited, fees, refunded, entries] = await this.redis.hmget(this.keys.providerLedgerTotals(), 'credited', 'fees', 'refunded', 'entries');
+    const [credited, fees, refunded, entries] = await this.redis.hmget(
+      providerLedgerKeys.providerLedgerTotals(this.keys),
+      'credited',
+      'fees',
+      'refunded',
+      'entries',
+    );
     const providers: Record<string, ProviderTotals> = {};
     const sum: ProviderTotals = { held: 0n, available: 0n, reserved: 0n, paid: 0n };
     for (const id of await this.providers()) {
@@ -338,17 +350,17 @@ export class ProviderLedger {
    *   is not its payer), `already_disputed`, `window_passed`.
    */
   async openDispute(p: { execution_id: string; payer: string; reason: string }): Promise<DisputeView> {
-    const entryKey = this.keys.providerLedgerEntry(p.execution_id);
+    const entryKey = providerLedgerKeys.providerLedgerEntry(this.keys, p.execution_id);
     const providerId = await this.redis.hget(entryKey, 'provider_id');
     if (!providerId) throw notFound('execution', p.execution_id);
     const disputeId = `dsp_${ulid()}`;
     const now = this.now();
     const r = await openProviderDispute(this.redis, {
       entryKey,
-      disputeKey: this.keys.providerDispute(disputeId),
-      providerDisputesKey: this.keys.providerDisputes(providerId),
-      openDisputesKey: this.keys.providerDisputesOpen(),
-      maturingKey: this.keys.providerMaturing(providerId),
+      disputeKey: providerLedgerKeys.providerDispute(this.keys, disputeId),
+      providerDisputesKey: providerLedgerKeys.providerDisputes(this.keys, providerId),
+      openDisputesKey: providerLedgerKeys.providerDisputesOpen(this.keys),
+      maturingKey: providerLedgerKeys.providerMaturing(this.keys, providerId),
       disputeId,
       caller: p.payer,
       nowMs: now,
@@ -370,7 +382,7 @@ export class ProviderLedger {
    */
   async respondToDispute(p: { dispute_id: string; provider_address: string; statement: string }): Promise<DisputeView> {
     const r = await respondToProviderDispute(this.redis, {
-      disputeKey: this.keys.providerDispute(p.dispute_id),
+      disputeKey: providerLedgerKeys.providerDispute(this.keys, p.dispute_id),
       caller: p.provider_address,
       statement: p.statement,
       respondedAt: iso(this.now()),
@@ -389,16 +401,16 @@ export class ProviderLedger {
    * @throws {DisputeError} `not_found`, `closed` (resolved already).
    */
   async resolveDispute(p: { dispute_id: string; outcome: 'refund' | 'release'; by: 'admin' | 'auto' }): Promise<DisputeView> {
-    const disputeKey = this.keys.providerDispute(p.dispute_id);
+    const disputeKey = providerLedgerKeys.providerDispute(this.keys, p.dispute_id);
     const [executionId, providerId] = await this.redis.hmget(disputeKey, 'execution_id', 'provider_id');
     if (!executionId || !providerId) throw notFound('dispute', p.dispute_id);
     const r = await resolveProviderDispute(this.redis, {
       disputeKey,
-      entryKey: this.keys.providerLedgerEntry(executionId),
-      balanceKey: this.keys.providerBalance(providerId),
-      totalsKey: this.keys.providerLedgerTotals(),
-      openDisputesKey: this.keys.providerDisputesOpen(),
-      refundsDueKey: this.keys.providerRefundsDue(),
+      entryKey: providerLedgerKeys.providerLedgerEntry(this.keys, executionId),
+      balanceKey: providerLedgerKeys.providerBalance(this.keys, providerId),
+      totalsKey: providerLedgerKeys.providerLedgerTotals(this.keys),
+      openDisputesKey: providerLedgerKeys.providerDisputesOpen(this.keys),
+      refundsDueKey: providerLedgerKeys.providerRefundsDue(this.keys),
       disputeId: p.dispute_id,
       outcome: p.outcome,
       resolvedBy: p.by,
@@ -416,10 +428,10 @@ export class ProviderLedger {
    */
   async autoResolveDisputes(olderThanSeconds: number): Promise<{ released: string[]; refunded: string[] }> {
     const cutoff = this.now() - Math.round(olderThanSeconds * 1000);
-    const ids = await this.redis.zrangebyscore(this.keys.providerDisputesOpen(), '-inf', cutoff);
+    const ids = await this.redis.zrangebyscore(providerLedgerKeys.providerDisputesOpen(this.keys), '-inf', cutoff);
     const out = { released: [] as string[], refunded: [] as string[] };
     for (const id of ids) {
-      const answered = Boolean(await this.redis.hget(this.keys.providerDispute(id), 'responded_at'));
+      const answered = Boolean(await this.redis.hget(providerLedgerKeys.providerDispute(this.keys, id), 'responded_at'));
       try {
         const view = await this.resolveDispute({ dispute_id: id, outcome: answered ? 'release' : 'refund', by: 'auto' });
         (view.status === 'released' ? out.released : out.refunded).push(id);
@@ -437,7 +449,7 @@ export class ProviderLedger {
    */
   async enqueueDueRefunds(): Promise<string[]> {
     if (!this.refunds) return [];
-    const ids = await this.redis.smembers(this.keys.providerRefundsDue());
+    const ids = await this.redis.smembers(providerLedgerKeys.providerRefundsDue(this.keys));
     const done: string[] = [];
     for (const id of ids) if (await this.enqueueRefund(id)) done.push(id);
     return done;
@@ -445,17 +457,17 @@ export class ProviderLedger {
 
   private async enqueueRefund(disputeId: string): Promise<boolean> {
     if (!this.refunds) return false;
-    const [executionId, payer, amount] = await this.redis.hmget(this.keys.providerDispute(disputeId), 'execution_id', 'payer', 'amount');
-    const paymentTxHash = executionId ? await this.redis.hget(this.keys.providerLedgerEntry(executionId), 'payment_tx_hash') : null;
+    const [executionId, payer, amount] = await this.redis.hmget(providerLedgerKeys.providerDispute(this.keys, disputeId), 'execution_id', 'payer', 'amount');
+    const paymentTxHash = executionId ? await this.redis.hget(providerLedgerKeys.providerLedgerEntry(this.keys, executionId), 'payment_tx_hash') : null;
     if (!payer || !amount || !paymentTxHash) return false;
     await this.refunds.enqueue({ operationId: disputeId, payer: payer as Hex, amount, paymentTxHash: paymentTxHash as Hex });
-    await this.redis.srem(this.keys.providerRefundsDue(), disputeId);
+    await this.redis.srem(providerLedgerKeys.providerRefundsDue(this.keys), disputeId);
     return true;
   }
 
   /** A dispute and its provider's address, or undefined. The view's `refund` is read from the refund record (`pending` until mined). */
   async dispute(dispute_id: string): Promise<StoredDispute | undefined> {
-    const h = await this.redis.hgetall(this.keys.providerDispute(dispute_id));
+    const h = await this.redis.hgetall(providerLedgerKeys.providerDispute(this.keys, dispute_id));
     if (!h.status) return undefined;
     let refund: DisputeView['refund'] = null;
     if (h.status === 'refunded') {
@@ -494,10 +506,10 @@ export class ProviderLedger {
     const payoutId = `pay_${ulid()}`;
     const now = this.now();
     const amount = await reserveProviderPayout(this.redis, {
-      balanceKey: this.keys.providerBalance(provider_id),
-      payoutKey: this.keys.providerPayout(payoutId),
-      providerPayoutsKey: this.keys.providerPayouts(provider_id),
-      reservedKey: this.keys.providerPayoutsReserved(),
+      balanceKey: providerLedgerKeys.providerBalance(this.keys, provider_id),
+      payoutKey: providerLedgerKeys.providerPayout(this.keys, payoutId),
+      providerPayoutsKey: providerLedgerKeys.providerPayouts(this.keys, provider_id),
+      reservedKey: providerLedgerKeys.providerPayoutsReserved(this.keys),
       payoutId,
       providerId: provider_id,
       minimum,
@@ -509,14 +521,14 @@ export class ProviderLedger {
 
   /** Payouts in state `reserved` (being sent, or interrupted): what a payout pass reconciles first. */
   async reservedPayouts(): Promise<PayoutRecord[]> {
-    const ids = await this.redis.smembers(this.keys.providerPayoutsReserved());
+    const ids = await this.redis.smembers(providerLedgerKeys.providerPayoutsReserved(this.keys));
     const records = await Promise.all(ids.map((id) => this.payout(id)));
     return records.filter((r): r is PayoutRecord => r !== undefined).sort((a, b) => a.payout_id.localeCompare(b.payout_id));
   }
 
   /** A payout record, or undefined. */
   async payout(payout_id: string): Promise<PayoutRecord | undefined> {
-    const h = await this.redis.hgetall(this.keys.providerPayout(payout_id));
+    const h = await this.redis.hgetall(providerLedgerKeys.providerPayout(this.keys, payout_id));
     if (!h.status) return undefined;
     return {
       payout_id: h.payout_id,
@@ -535,12 +547,12 @@ export class ProviderLedger {
    * was not `reserved` (settled before: nothing changes).
    */
   async settlePayout(payout_id: string, outcome: 'sent' | 'failed', txHash?: Hex): Promise<boolean> {
-    const providerId = await this.redis.hget(this.keys.providerPayout(payout_id), 'provider_id');
+    const providerId = await this.redis.hget(providerLedgerKeys.providerPayout(this.keys, payout_id), 'provider_id');
     if (!providerId) return false;
     return settleProviderPayout(this.redis, {
-      payoutKey: this.keys.providerPayout(payout_id),
-      balanceKey: this.keys.providerBalance(providerId),
-      reservedKey: this.keys.providerPayoutsReserved(),
+      payoutKey: providerLedgerKeys.providerPayout(this.keys, payout_id),
+      balanceKey: providerLedgerKeys.providerBalance(this.keys, providerId),
+      reservedKey: providerLedgerKeys.providerPayoutsReserved(this.keys),
       payoutId: payout_id,
       outcome,
       at: iso(this.now()),
@@ -550,7 +562,7 @@ export class ProviderLedger {
 
   /** The signed transaction of a payout, kept in its record (`raw_tx`, `tx_hash`, `nonce`): the `TransferRecord` of its treasury transfer. */
   payoutTransferRecord(payout_id: string): TransferRecord {
-    const key = this.keys.providerPayout(payout_id);
+    const key = providerLedgerKeys.providerPayout(this.keys, payout_id);
     const redis = this.redis;
     return {
       async load() {

@@ -4,6 +4,7 @@ import { releaseLease, takeLease, type RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PayoutRecord, ProviderLedger } from './ledger.js';
+import { providerLedgerKeys } from './commands/keys.js';
 
 /** Test hooks of a payout pass: a throw stops that payout where it is, as a crash there would. */
 export interface PayoutHooks {
@@ -79,11 +80,11 @@ const PASS_LEASE_MS = 10 * 60_000;
 export async function runPayoutPass(o: PayoutPassOptions): Promise<PayoutPassReport> {
   const report: PayoutPassReport = { ran: false, disputes: { released: [], refunded: [] }, refundsEnqueued: [], matured: 0, sent: [], failed: [], pending: [] };
   const now = o.now ?? Date.now;
-  const leaseKey = o.keys.providerPayoutPass('lock');
+  const leaseKey = providerLedgerKeys.providerPayoutPass(o.keys, 'lock');
   const holder = randomUUID();
   if (!(await takeLease(o.redis, { leaseKey, holder, leaseMs: PASS_LEASE_MS }))) return report;
   try {
-    const stateKey = o.keys.providerPayoutPass('state');
+    const stateKey = providerLedgerKeys.providerPayoutPass(o.keys, 'state');
     if (o.dueEverySeconds !== undefined) {
       const last = Number((await o.redis.hget(stateKey, 'last_run_ms')) ?? 0);
       if (last + o.dueEverySeconds * 1000 > now()) return report;

@@ -8,6 +8,7 @@ import { parseAbiItem, type Account } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderLedger, runPayoutPass, startPayouts, type PayoutHooks } from '../src/index.js';
+import { providerLedgerKeys } from '../src/commands/keys.js';
 
 const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
@@ -187,7 +188,7 @@ describe('payout pass', () => {
     expect(again.sent[0].tx_hash).not.toBe(signed!.hash);
     expect(await transfersTo(p.address)).toHaveLength(1);
     expect(await balanceOf(p.address)).toBe(USDC(3.6));
-    expect(await redis.hget(keys.providerPayout(killed.pending[0]), 'status')).toBe('sent');
+    expect(await redis.hget(providerLedgerKeys.providerPayout(keys, killed.pending[0]), 'status')).toBe('sent');
   });
 
   it('a transfer that would revert (treasury without USDC) fails the payout and makes the amount available again', async () => {

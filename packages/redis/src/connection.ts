@@ -140,7 +140,11 @@ export function connectRedis(opts: ConnectRedisOptions): Redis {
 }
 
 /**
- * Key naming: every key of one deployment starts with `prefix` (default `acg:`), so a test run
+ * Key naming: every key of one deployment starts with `prefix`. This class names the keys no one
+ * domain owns (executions, latency samples, probes, providers, the BullMQ prefix); each domain
+ * package names its own from `prefix` in its `src/commands/keys.ts` (e.g. `accountKeys` of
+ * @acg/accounts, `paymentKeys` of @acg/payments), as its Lua scripts live in `src/commands/lua`.
+ * Every key of one deployment starts with `prefix` (default `acg:`), so a test run
  * can use its own prefix on a shared Redis and never touch another's keys.
  *
  * On a Redis Cluster the prefix carries a hash tag (REDIS_KEY_PREFIX, default `{acg}:` there;
@@ -150,25 +154,9 @@ export function connectRedis(opts: ConnectRedisOptions): Redis {
  */
 export class RedisKeys {
   constructor(readonly prefix = 'acg:') {}
-  /** An x402 authorization reservation: network, asset, payer, EIP-3009 nonce (all lowercase). */
-  authorization(network: string, asset: string, from: string, nonce: string): string {
-    return `${this.prefix}pay:auth:${network}:${asset.toLowerCase()}:${from.toLowerCase()}:${nonce.toLowerCase()}`;
-  }
-  /** Authorizations reserved but not completed (sorted set by last progress, unix ms): the crash-recovery sweep reads it. */
-  authorizationsInFlight(): string {
-    return `${this.prefix}pay:inflight`;
-  }
-  /** A client's Idempotency-Key, scoped by route. */
-  idempotency(route: string, key: string): string {
-    return `${this.prefix}idem:${route}:${key}`;
-  }
   /** An execution record (`exe_...`). */
   execution(id: string): string {
     return `${this.prefix}exe:${id}`;
-  }
-  /** Refund records by operation id. */
-  refund(id: string): string {
-    return `${this.prefix}refund:${id}`;
   }
   /** Latency samples of a capability (a capped list, milliseconds). */
   latency(capabilityId: string): string {
@@ -185,62 +173,6 @@ export class RedisKeys {
   probes(): string {
     return `${this.prefix}probes`;
   }
-  /** A SIWE nonce issued for sign-in (string, short TTL). */
-  siweNonce(nonce: string): string {
-    return `${this.prefix}auth:nonce:${nonce}`;
-  }
-  /** A bearer token, by the sha256 hex of the token (the token itself is never stored). */
-  bearerToken(tokenHash: string): string {
-    return `${this.prefix}auth:token:${tokenHash}`;
-  }
-  /** The set of token hashes of a wallet (for revoke-all). */
-  walletTokens(address: string): string {
-    return `${this.prefix}auth:wallet:${address.toLowerCase()}`;
-  }
-  /** A metered account (hash: balance, spent, deposited; USDC base units). */
-  account(address: string): string {
-    return `${this.prefix}acct:${address.toLowerCase()}`;
-  }
-  /** Usage lines of an account (list, newest first). */
-  accountUsage(address: string): string {
-    return `${this.prefix}acct:${address.toLowerCase()}:usage`;
-  }
-  /**
-   * Bearer calls between their debit and their outcome (zset: member `address|ref|amount|item`,
-   * score = when the call started, unix ms): the intent that the recovery sweep completes by
-   * crediting back a call that never ended (`Ledger.recoverOpenCalls` of @acg/accounts).
-   */
-  accountOpenCalls(): string {
-    return `${this.prefix}acct:open-calls`;
-  }
-  /** Marks a debit or credit reference as applied. */
-  accountRef(address: string, ref: string): string {
-    return `${this.prefix}acct:${address.toLowerCase()}:ref:${ref}`;
-  }
-  /** A token bucket of `scope` (e.g. `builder:rpc`) for one client id (e.g. an IP); hash {tokens, ts_us}. */
-  rateLimit(scope: string, id: string): string {
-    return `${this.prefix}rl:${scope}:${id}`;
-  }
-  /** Keys of the bundle builder (`apps/builder`): `builder:<part>:<part>...`, e.g. `builder:pool:<block>`. */
-  builder(...parts: (string | number)[]): string {
-    return `${this.prefix}builder:${parts.join(':')}`;
-  }
-  /**
-   * Keys of the wallet monitor (`packages/wallet-monitor`): `wm:<part>:<part>...`, e.g.
-   * `wm:sub:<id>` (subscription hash), `wm:idx:<chain>:<address>` (set of subscription ids),
-   * `wm:cursor:<chain>` (last processed block and hash). Addresses are lowercased by the caller.
-   */
-  walletMonitor(...parts: (string | number)[]): string {
-    return `${this.prefix}wm:${parts.join(':')}`;
-  }
-  /**
-   * A key of the liquidation index of `chain` (hash, set or sorted set named by `part`, e.g.
-   * `meta`, `pos`, `hf`, `opp:aave_v3`). The `{chain}` hash tag keeps one chain's index in one
-   * Redis Cluster slot, so the `liquidation_search` script may read all of it atomically.
-   */
-  liquidationIndex(chain: string, part: string): string {
-    return `${this.prefix}liq:{${chain}}:${part}`;
-  }
   /**
    * Keys of third-party providers (`packages/providers`): `{prov}:<part>:...`, e.g. `{prov}:p:<id>`
    * (provider hash), `{prov}:cap:<capability_id>` (owner of an id), `{prov}:nonce:<nonce>`
@@ -253,74 +185,5 @@ export class RedisKeys {
   /** The BullMQ prefix for this deployment's queues. */
   bullPrefix(): string {
     return `${this.prefix}bull`;
-  }
-
-  // provider ledger (@acg/provider-ledger; docs/decisions.md "Providers": money and disputes). Every key is
-  // under the `{pl}` hash tag, so its multi-key Lua scripts stay in one Redis Cluster slot.
-  /** A ledger entry of a provider execution (hash: payer, provider, price, share, fee, status, matures_at...). */
-  providerLedgerEntry(executionId: string): string {
-    return `${this.prefix}pl:{pl}:entry:${executionId}`;
-  }
-  /** A provider's balance (hash: held, available, reserved, paid, USDC base units; address). */
-  providerBalance(providerId: string): string {
-    return `${this.prefix}pl:{pl}:bal:${providerId}`;
-  }
-  /** A provider's held entries by maturity (sorted set: execution id → matures_at, unix ms). */
-  providerMaturing(providerId: string): string {
-    return `${this.prefix}pl:{pl}:maturing:${providerId}`;
-  }
-  /** A provider's payouts (sorted set: payout id → created_at, unix ms). */
-  providerPayouts(providerId: string): string {
-    return `${this.prefix}pl:{pl}:payouts:${providerId}`;
-  }
-  /** A provider's disputes (sorted set: dispute id → opened_at, unix ms). */
-  providerDisputes(providerId: string): string {
-    return `${this.prefix}pl:{pl}:disputes:${providerId}`;
-  }
-  /** A payout record (`pay_...`; hash: amount, status, signed transaction...). */
-  providerPayout(payoutId: string): string {
-    return `${this.prefix}pl:{pl}:payout:${payoutId}`;
-  }
-  /** A dispute record (`dsp_...`; hash). */
-  providerDispute(disputeId: string): string {
-    return `${this.prefix}pl:{pl}:dispute:${disputeId}`;
-  }
-  /** Ids of providers with a ledger (set). */
-  providerLedgerProviders(): string {
-    return `${this.prefix}pl:{pl}:providers`;
-  }
-  /** Ledger totals (hash: credited, fees, refunded, entries; USDC base units). */
-  providerLedgerTotals(): string {
-    return `${this.prefix}pl:{pl}:totals`;
-  }
-  /** Payouts in state `reserved`, to reconcile (set of payout ids). */
-  providerPayoutsReserved(): string {
-    return `${this.prefix}pl:{pl}:payouts-reserved`;
-  }
-  /** Open disputes (sorted set: dispute id → opened_at, unix ms), for auto-resolution. */
-  providerDisputesOpen(): string {
-    return `${this.prefix}pl:{pl}:disputes-open`;
-  }
-  /** Disputes resolved `refund` whose on-chain refund is not yet enqueued (set of dispute ids). */
-  providerRefundsDue(): string {
-    return `${this.prefix}pl:{pl}:refunds-due`;
-  }
-  /** The payout pass: lease (one pass at a time) and its state (`last_run_ms`), by `part` (`lock`, `state`). */
-  providerPayoutPass(part: 'lock' | 'state'): string {
-    return `${this.prefix}pl:{pl}:pass:${part}`;
-  }
-  /** Lease held around prepare + sign + broadcast of any transaction from a treasury address (refunds and payouts). */
-  treasurySendLock(address: string): string {
-    return `${this.prefix}treasury-send:${address.toLowerCase()}`;
-  }
-
-  // --- payment-identifier (x402 extension; docs/decisions.md "Agents: MCP and x402 extensions") ---
-  /**
-   * A client's x402 `payment-identifier` id (16-128 of `[A-Za-z0-9_-]`), bound to the payload it
-   * first paid with (hash: `request_hash` = payload hash, `authorization_key`). Global, not per
-   * route: the id names one payment wherever it is sent (REST or MCP).
-   */
-  paymentIdentifier(id: string): string {
-    return `${this.prefix}payid:${id}`;
   }
 }

@@ -1,53 +1,7 @@
 export { COMMAND_TIMEOUT_MS, connectRedis, hashTag, parseClusterNodes, RedisKeys, type ConnectRedisOptions } from './connection.js';
 export { failFastWhileUnanswered, HEALTH_PING_EVERY_MS, redisHealth, RedisUnanswered, UNANSWERED_AFTER_MS, type RedisHealth } from './failFast.js';
 export { isRedisUnavailable, REDIS_OUTAGE_TOLERANCE_MS, retryWhileRedisUnavailable, waitForRedis } from './availability.js';
-export {
-  AUTHORIZATION_STATES,
-  cancelSubscription,
-  addBundle,
-  claimIdempotencyKey,
-  creditAccount,
-  debitAccount,
-  deleteFieldsIfEqual,
-  creditProvider,
-  liquidationSearch,
-  matureProviderEntry,
-  openProviderDispute,
-  readAuthorization,
-  releaseLease,
-  reserveProviderPayout,
-  resolveProviderDispute,
-  reverseProviderCredit,
-  type ReverseProviderCreditResult,
-  respondToProviderDispute,
-  settleProviderPayout,
-  releaseAuthorization,
-  releaseBinding,
-  renewSubscription,
-  reserveAuthorization,
-  takeLease,
-  takeTokens,
-  transitionAuthorization,
-  type AccountEntryParameters,
-  type AccountEntryReturnType,
-  type AuthorizationRecord,
-  type AuthorizationState,
-  type AddBundleParameters,
-  type AddBundleReturnType,
-  type ClaimIdempotencyKeyReturnType,
-  type CreditProviderParameters,
-  type DisputeState,
-  type OpenDisputeParameters,
-  type OpenDisputeReturnType,
-  type ReservePayoutParameters,
-  type ResolveDisputeParameters,
-  type LiquidationSearchParameters,
-  type ReleaseBindingParameters,
-  type ReserveAuthorizationParameters,
-  type ReserveAuthorizationReturnType,
-  type TokenBucketReturnType,
-  type TransitionAuthorizationParameters,
-} from './commands.js';
+export { deleteFieldsIfEqual, releaseLease, takeLease } from './commands.js';
 export {
   LATENCY_BUCKET_CAP,
   LATENCY_BUCKET_MS,
@@ -57,4 +11,4 @@ export {
   type LatencyPoint,
   type LatencyWindow,
 } from './latencySeries.js';
-export { luaSource, withScripts, SCRIPTS, type ScriptName, type ScriptedRedis } from './scripts.js';
+export { COMMON_SCRIPTS, luaSource, scriptSet, withScripts, type ScriptedRedis, type ScriptSet } from './scripts.js';

@@ -3,7 +3,9 @@ import { redisClusterProblem } from '@acg/env';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, RedisKeys, reserveAuthorization } from '../src/index.js';
+import { reserveAuthorization } from '@acg/payments/commands';
+import { connectRedis, RedisKeys } from '../src/index.js';
+import { paymentKeys } from '@acg/payments/commands';
 
 // The Redis Cluster rules of README "Operating" on a private 3-master cluster: connectRedis makes a
 // Cluster, a hash-tagged prefix keeps multi-key scripts and BullMQ in one slot (an untagged one
@@ -25,8 +27,8 @@ afterAll(async () => {
 
 const reserve = (keys: RedisKeys, nonce: string) =>
   reserveAuthorization(redis, {
-    authKey: keys.authorization('eip155:8453', '0xA', '0xB', nonce),
-    inFlightKey: keys.authorizationsInFlight(),
+    authKey: paymentKeys.authorization(keys, 'eip155:8453', '0xA', '0xB', nonce),
+    inFlightKey: paymentKeys.authorizationsInFlight(keys),
     requestHash: 'r',
     payloadHash: 'p',
     operationId: 'exe_1',

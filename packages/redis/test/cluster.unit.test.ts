@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { hashTag, parseClusterNodes, RedisKeys } from '../src/index.js';
+import { accountKeys } from '@acg/accounts/commands';
+import { liquidationKeys } from '@acg/liquidations/commands';
+import { paymentKeys } from '@acg/payments/commands';
+import { providerLedgerKeys } from '@acg/provider-ledger/commands';
+import { walletMonitorKeys } from '@acg/wallet-monitor/commands';
 
 describe('parseClusterNodes (REDIS_CLUSTER_NODES)', () => {
   it('parses host:port entries, IPv6 in brackets, spaces ignored', () => {
@@ -32,14 +37,14 @@ describe('hashTag (Redis Cluster key hashing)', () => {
   it('a hash-tagged prefix puts every key of RedisKeys, BullMQ prefix included, under one tag', () => {
     const keys = new RedisKeys('{acg}:');
     const all = [
-      keys.authorization('eip155:8453', '0xA', '0xB', '0x1'),
-      keys.authorizationsInFlight(),
-      keys.account('0xB'),
-      keys.accountUsage('0xB'),
-      keys.walletMonitor('sub', 'x'),
-      keys.liquidationIndex('base', 'meta'),
+      paymentKeys.authorization(keys, 'eip155:8453', '0xA', '0xB', '0x1'),
+      paymentKeys.authorizationsInFlight(keys),
+      accountKeys.account(keys, '0xB'),
+      accountKeys.accountUsage(keys, '0xB'),
+      walletMonitorKeys.walletMonitor(keys, 'sub', 'x'),
+      liquidationKeys.liquidationIndex(keys, 'base', 'meta'),
       keys.providers('p', 'prv_1'),
-      keys.providerLedgerEntry('exe_1'),
+      providerLedgerKeys.providerLedgerEntry(keys, 'exe_1'),
       `${keys.bullPrefix()}:jobs:wait`,
     ];
     expect(new Set(all.map(hashTag))).toEqual(new Set(['acg']));

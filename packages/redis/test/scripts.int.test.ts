@@ -1,19 +1,20 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addBundle, type AddBundleParameters } from '@acg/bundles/commands';
 import {
-  addBundle,
   claimIdempotencyKey,
-  deleteFieldsIfEqual,
   readAuthorization,
-  RedisKeys,
   releaseAuthorization,
   releaseBinding,
   reserveAuthorization,
   transitionAuthorization,
-  type AddBundleParameters,
   type AuthorizationState,
-} from '../src/index.js';
+} from '@acg/payments/commands';
+import { deleteFieldsIfEqual, RedisKeys } from '../src/index.js';
 import { BACKENDS, startBackend, testPrefix } from './backends.js';
+import { accountKeys } from '@acg/accounts/commands';
+import { bundleKeys } from '@acg/bundles/commands';
+import { paymentKeys } from '@acg/payments/commands';
 
 // every script on a private redis-server and on a private 3-master Redis Cluster (hash-tagged prefix)
 describe.each(BACKENDS)('on %s', (backend) => {
@@ -28,7 +29,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
     await stop?.();
   });
 
-  const inFlightKey = keys.authorizationsInFlight();
+  const inFlightKey = paymentKeys.authorizationsInFlight(keys);
   const reserve = (authKey: string, requestHash: string, payloadHash: string, operationId: string, nowMs: number) =>
     reserveAuthorization(raw, {
       authKey,
@@ -46,7 +47,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
   describe('reserve_authorization', () => {
     it('reserves once; a second reservation sees the first holder', async () => {
-      const key = keys.authorization('eip155:8453', '0xA', '0xB', '0x01');
+      const key = paymentKeys.authorization(keys, 'eip155:8453', '0xA', '0xB', '0x01');
       expect(await reserve(key, 'req1', 'pay1', 'exe_1', 1000)).toEqual({ reserved: true });
       expect(await reserve(key, 'req2', 'pay2', 'exe_2', 2000)).toEqual({
         reserved: false,
@@ -65,7 +66,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
     });
 
     it('lets exactly one of many concurrent reservations win', async () => {
-      const key = keys.authorization('eip155:8453', '0xA', '0xC', '0x02');
+      const key = paymentKeys.authorization(keys, 'eip155:8453', '0xA', '0xC', '0x02');
       const results = await Promise.all(Array.from({ length: 20 }, (_, i) => reserve(key, 'r', 'p', `exe_${i}`, i)));
       expect(results.filter((r) => r.reserved)).toHaveLength(1);
     });
@@ -73,7 +74,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
   describe('transition_authorization', () => {
     it('moves state only for the holder and from an expected state', async () => {
-      const key = keys.authorization('eip155:8453', '0xA', '0xD', '0x03');
+      const key = paymentKeys.authorization(keys, 'eip155:8453', '0xA', '0xD', '0x03');
       const move = (operationId: string, from: AuthorizationState[], to: AuthorizationState, nowMs: number, fields?: Record<string, string>) =>
         transitionAuthorization(raw, { authKey: key, inFlightKey, operationId, from, to, nowMs, fields });
       await reserve(key, 'r', 'p', 'exe_1', 1);
@@ -90,7 +91,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
   describe('release_authorization', () => {
     it('deletes a reservation only for its holder, from an expected state', async () => {
-      const key = keys.authorization('eip155:8453', '0xA', '0xE', '0x04');
+      const key = paymentKeys.authorization(keys, 'eip155:8453', '0xA', '0xE', '0x04');
       const release = (operationId: string, from: ('pending' | 'settle_unknown' | 'settled')[]) =>
         releaseAuthorization(raw, { authKey: key, inFlightKey, operationId, from });
       await reserve(key, 'r', 'p', 'exe_1', 1);
@@ -107,7 +108,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
   describe('claim_idempotency_key', () => {
     it('binds a key to the first request only', async () => {
-      const key = keys.idempotency('execute', 'k1');
+      const key = paymentKeys.idempotency(keys, 'execute', 'k1');
       expect(await claimIdempotencyKey(raw, { idempotencyKey: key, requestHash: 'h1', authKey: 'auth1', ttlSeconds: 60 })).toEqual({ claimed: true });
       expect(await claimIdempotencyKey(raw, { idempotencyKey: key, requestHash: 'h2', authKey: 'auth2', ttlSeconds: 60 })).toEqual({
         claimed: false,
@@ -119,7 +120,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
   describe('hdel_if_equal', () => {
     it('deletes the fields only while the compared field holds the expected value', async () => {
-      const key = keys.refund('op_hdel');
+      const key = paymentKeys.refund(keys, 'op_hdel');
       await raw.hset(key, 'status', 'pending', 'raw_tx', '0x01', 'tx_hash', '0xaa', 'nonce', '7');
       expect(await deleteFieldsIfEqual(raw, { key, field: 'tx_hash', expected: '0xbb', fields: ['raw_tx', 'tx_hash', 'nonce'] })).toBe(false);
       expect(await raw.hgetall(key)).toEqual({ status: 'pending', raw_tx: '0x01', tx_hash: '0xaa', nonce: '7' });
@@ -131,7 +132,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
   describe('release_binding', () => {
     it('unbinds a key only from the payment it points to', async () => {
-      const key = keys.paymentIdentifier('pay_release_binding_0001');
+      const key = paymentKeys.paymentIdentifier(keys, 'pay_release_binding_0001');
       await claimIdempotencyKey(raw, { idempotencyKey: key, requestHash: 'payload1', authKey: 'auth1', ttlSeconds: 60 });
       expect(await releaseBinding(raw, { bindingKey: key, authKey: 'auth2' })).toBe(false);
       expect(await raw.exists(key)).toBe(1);
@@ -146,14 +147,18 @@ describe.each(BACKENDS)('on %s', (backend) => {
   describe('bundle_add', () => {
     const searcher = '0xabc';
     const params = (over: Partial<AddBundleParameters> = {}): AddBundleParameters => ({
-      statsKey: keys.builder('stats'),
-      searcherKey: keys.builder('searcher', searcher),
-      accountKey: keys.account(searcher),
-      usageKey: keys.accountUsage(searcher),
-      uuidKey: keys.builder('uuid', searcher, '-'),
+      statsKey: bundleKeys.builder(keys, 'stats'),
+      searcherKey: bundleKeys.builder(keys, 'searcher', searcher),
+      accountKey: accountKeys.account(keys, searcher),
+      usageKey: accountKeys.accountUsage(keys, searcher),
+      uuidKey: bundleKeys.builder(keys, 'uuid', searcher, '-'),
       uuidValue: '',
-      pricedKey: keys.builder('priced', searcher, '10:0xh1'),
-      blocks: [10, 11].map((b) => ({ poolKey: keys.builder('pool', b), statsKey: keys.builder('bstats', b, '0xh1'), json: `{"b":${b}}` })),
+      pricedKey: bundleKeys.builder(keys, 'priced', searcher, '10:0xh1'),
+      blocks: [10, 11].map((b) => ({
+        poolKey: bundleKeys.builder(keys, 'pool', b),
+        statsKey: bundleKeys.builder(keys, 'bstats', b, '0xh1'),
+        json: `{"b":${b}}`,
+      })),
       field: `${searcher}:0xh1`,
       receiptField: `recv:${searcher}`,
       receivedAtMs: 1000,
@@ -169,57 +174,60 @@ describe.each(BACKENDS)('on %s', (backend) => {
     });
 
     it('queues for every block, keeps the first receipt, counts once, and prices: paid, debited while the account holds the price, else owed', async () => {
-      await raw.hset(keys.account(searcher), 'balance', '150000');
+      await raw.hset(accountKeys.account(keys, searcher), 'balance', '150000');
       expect(await addBundle(raw, params())).toEqual({ charged: 'debited', balance: '50000', resent: false });
-      expect(await raw.hgetall(keys.builder('pool', 10))).toEqual({ [`${searcher}:0xh1`]: '{"b":10}' });
-      expect(await raw.hgetall(keys.builder('pool', 11))).toEqual({ [`${searcher}:0xh1`]: '{"b":11}' });
-      expect(await raw.hgetall(keys.builder('bstats', 11, '0xh1'))).toEqual({ [`recv:${searcher}`]: '1000', txs: '0xt1,0xt2' });
-      expect(await raw.ttl(keys.builder('bstats', 11, '0xh1'))).toBeGreaterThan(60);
-      expect(await raw.lrange(keys.accountUsage(searcher), 0, -1)).toEqual(['{"kind":"debit"}']);
+      expect(await raw.hgetall(bundleKeys.builder(keys, 'pool', 10))).toEqual({ [`${searcher}:0xh1`]: '{"b":10}' });
+      expect(await raw.hgetall(bundleKeys.builder(keys, 'pool', 11))).toEqual({ [`${searcher}:0xh1`]: '{"b":11}' });
+      expect(await raw.hgetall(bundleKeys.builder(keys, 'bstats', 11, '0xh1'))).toEqual({ [`recv:${searcher}`]: '1000', txs: '0xt1,0xt2' });
+      expect(await raw.ttl(bundleKeys.builder(keys, 'bstats', 11, '0xh1'))).toBeGreaterThan(60);
+      expect(await raw.lrange(accountKeys.accountUsage(keys, searcher), 0, -1)).toEqual(['{"kind":"debit"}']);
 
-      expect(await addBundle(raw, params({ receivedAtMs: 2000, pricedKey: keys.builder('priced', searcher, '10:0xh2') }))).toEqual({
+      expect(await addBundle(raw, params({ receivedAtMs: 2000, pricedKey: bundleKeys.builder(keys, 'priced', searcher, '10:0xh2') }))).toEqual({
         charged: 'owed',
         balance: '50000',
         resent: false,
       });
-      expect(await raw.hget(keys.builder('bstats', 10, '0xh1'), `recv:${searcher}`)).toBe('1000');
+      expect(await raw.hget(bundleKeys.builder(keys, 'bstats', 10, '0xh1'), `recv:${searcher}`)).toBe('1000');
       expect(await addBundle(raw, params({ paidBy: 'x402' }))).toEqual({ charged: 'paid', balance: '', resent: false });
-      expect(await raw.hgetall(keys.builder('searcher', searcher))).toEqual({
+      expect(await raw.hgetall(bundleKeys.builder(keys, 'searcher', searcher))).toEqual({
         bundles: '3',
         last_bundle_at: '1970-01-01T00:00:01.000Z',
         debited_base_units: '100000',
         owed_base_units: '100000',
         paid_base_units: '100000',
       });
-      expect(await raw.hgetall(keys.account(searcher))).toMatchObject({ balance: '50000', spent: '100000' });
-      expect(await raw.hget(keys.builder('stats'), 'bids_received')).toBe('3');
+      expect(await raw.hgetall(accountKeys.account(keys, searcher))).toMatchObject({ balance: '50000', spent: '100000' });
+      expect(await raw.hget(bundleKeys.builder(keys, 'stats'), 'bids_received')).toBe('3');
     });
 
     it('a resend of a priced bundle (same marker) is stored again but neither counted nor priced again', async () => {
       const who = '0xdef';
       const mine = (over: Partial<AddBundleParameters> = {}) =>
         params({
-          searcherKey: keys.builder('searcher', who),
-          accountKey: keys.account(who),
-          usageKey: keys.accountUsage(who),
-          pricedKey: keys.builder('priced', who, '10:0xh1'),
-          statsKey: keys.builder('stats', who),
+          searcherKey: bundleKeys.builder(keys, 'searcher', who),
+          accountKey: accountKeys.account(keys, who),
+          usageKey: accountKeys.accountUsage(keys, who),
+          pricedKey: bundleKeys.builder(keys, 'priced', who, '10:0xh1'),
+          statsKey: bundleKeys.builder(keys, 'stats', who),
           ...over,
         });
-      await raw.hset(keys.account(who), 'balance', '500000');
+      await raw.hset(accountKeys.account(keys, who), 'balance', '500000');
       expect(await addBundle(raw, mine())).toEqual({ charged: 'debited', balance: '400000', resent: false });
       for (let i = 0; i < 3; i++) expect(await addBundle(raw, mine())).toEqual({ charged: 'debited', balance: '', resent: true });
-      expect(await raw.hget(keys.account(who), 'balance')).toBe('400000');
-      expect(await raw.llen(keys.accountUsage(who))).toBe(1);
-      expect(await raw.hget(keys.builder('searcher', who), 'bundles')).toBe('1');
-      expect(await raw.hget(keys.builder('stats', who), 'bids_received')).toBe('1');
+      expect(await raw.hget(accountKeys.account(keys, who), 'balance')).toBe('400000');
+      expect(await raw.llen(accountKeys.accountUsage(keys, who))).toBe(1);
+      expect(await raw.hget(bundleKeys.builder(keys, 'searcher', who), 'bundles')).toBe('1');
+      expect(await raw.hget(bundleKeys.builder(keys, 'stats', who), 'bids_received')).toBe('1');
       // another bundle (another marker) is priced
-      expect(await addBundle(raw, mine({ pricedKey: keys.builder('priced', who, '10:0xh9') }))).toMatchObject({ charged: 'debited', resent: false });
-      expect(await raw.hget(keys.account(who), 'balance')).toBe('300000');
+      expect(await addBundle(raw, mine({ pricedKey: bundleKeys.builder(keys, 'priced', who, '10:0xh9') }))).toMatchObject({
+        charged: 'debited',
+        resent: false,
+      });
+      expect(await raw.hget(accountKeys.account(keys, who), 'balance')).toBe('300000');
     });
 
     it('swaps the replacement uuid and returns the former value', async () => {
-      const uuidKey = keys.builder('uuid', searcher, 'u1');
+      const uuidKey = bundleKeys.builder(keys, 'uuid', searcher, 'u1');
       expect((await addBundle(raw, params({ uuidKey, uuidValue: '10|a' }))).previous).toBeUndefined();
       expect((await addBundle(raw, params({ uuidKey, uuidValue: '10|b' }))).previous).toBe('10|a');
       expect(await raw.get(uuidKey)).toBe('10|b');

@@ -1,7 +1,11 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cancelSubscription, RedisKeys, releaseLease, renewSubscription, takeLease } from '../src/index.js';
+import { cancelSubscription, renewSubscription } from '@acg/wallet-monitor/commands';
+import { RedisKeys, releaseLease, takeLease } from '../src/index.js';
 import { BACKENDS, startBackend, testPrefix } from './backends.js';
+import { accountKeys } from '@acg/accounts/commands';
+import { paymentKeys } from '@acg/payments/commands';
+import { walletMonitorKeys } from '@acg/wallet-monitor/commands';
 
 // every script on a private redis-server and on a private 3-master Redis Cluster (hash-tagged prefix)
 describe.each(BACKENDS)('on %s', (backend) => {
@@ -19,15 +23,15 @@ describe.each(BACKENDS)('on %s', (backend) => {
   const OWNER = '0x00000000000000000000000000000000000000Aa';
 
   async function subscription(id: string, expiresAt: number, owner = OWNER) {
-    await raw.hset(keys.walletMonitor('sub', id), { id, owner, status: 'active', expires_at: expiresAt, renewals: 0 });
-    await raw.zadd(keys.walletMonitor('expiry'), expiresAt, id);
+    await raw.hset(walletMonitorKeys.walletMonitor(keys, 'sub', id), { id, owner, status: 'active', expires_at: expiresAt, renewals: 0 });
+    await raw.zadd(walletMonitorKeys.walletMonitor(keys, 'expiry'), expiresAt, id);
   }
 
   describe('wm_cancel_subscription', () => {
     it('cancels for the owner only (any case), once; a second cancel returns the first time', async () => {
       await subscription('sub_A', 1000);
-      const sub = keys.walletMonitor('sub', 'sub_A');
-      const expiry = keys.walletMonitor('expiry');
+      const sub = walletMonitorKeys.walletMonitor(keys, 'sub', 'sub_A');
+      const expiry = walletMonitorKeys.walletMonitor(keys, 'expiry');
       expect(
         await cancelSubscription(raw, {
           subscriptionKey: sub,
@@ -48,7 +52,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
       ).toEqual({ result: 'already', cancelledAt: '50' });
       expect(
         await cancelSubscription(raw, {
-          subscriptionKey: keys.walletMonitor('sub', 'nope'),
+          subscriptionKey: walletMonitorKeys.walletMonitor(keys, 'sub', 'nope'),
           expiryKey: expiry,
           caller: OWNER,
           nowSeconds: 99,
@@ -61,9 +65,9 @@ describe.each(BACKENDS)('on %s', (backend) => {
   describe('wm_renew_subscription', () => {
     const run = (id: string, now: number, min = 1000, owner = OWNER) =>
       renewSubscription(raw, {
-        subscriptionKey: keys.walletMonitor('sub', id),
-        accountKey: keys.account(owner),
-        expiryKey: keys.walletMonitor('expiry'),
+        subscriptionKey: walletMonitorKeys.walletMonitor(keys, 'sub', id),
+        accountKey: accountKeys.account(keys, owner),
+        expiryKey: walletMonitorKeys.walletMonitor(keys, 'expiry'),
         nowSeconds: now,
         termSeconds: 100,
         minBalance: String(min),
@@ -72,31 +76,31 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
     it('renews by whole terms while the account holds the minimum balance', async () => {
       await subscription('sub_R', 1000);
-      await raw.hset(keys.account(OWNER), 'balance', '1000');
+      await raw.hset(accountKeys.account(keys, OWNER), 'balance', '1000');
       expect(await run('sub_R', 999)).toEqual(['not_due', '1000']);
       expect(await run('sub_R', 1000)).toEqual(['renewed', '1100']);
       expect(await run('sub_R', 1350)).toEqual(['renewed', '1400']); // overdue by several terms
-      expect(await raw.hmget(keys.walletMonitor('sub', 'sub_R'), 'status', 'expires_at', 'renewals')).toEqual(['active', '1400', '2']);
-      expect(await raw.zscore(keys.walletMonitor('expiry'), 'sub_R')).toBe('1400');
+      expect(await raw.hmget(walletMonitorKeys.walletMonitor(keys, 'sub', 'sub_R'), 'status', 'expires_at', 'renewals')).toEqual(['active', '1400', '2']);
+      expect(await raw.zscore(walletMonitorKeys.walletMonitor(keys, 'expiry'), 'sub_R')).toBe('1400');
     });
 
     it('expires when the balance is below the minimum, and leaves cancelled ones alone', async () => {
       const poor = '0x00000000000000000000000000000000000000cc';
       await subscription('sub_E', 500, poor);
-      await raw.hset(keys.account(poor), 'balance', '999');
+      await raw.hset(accountKeys.account(keys, poor), 'balance', '999');
       expect(await run('sub_E', 600, 1000, poor)).toEqual(['expired', '500']);
-      expect(await raw.hget(keys.walletMonitor('sub', 'sub_E'), 'status')).toBe('expired');
-      expect(await raw.zscore(keys.walletMonitor('expiry'), 'sub_E')).toBeNull();
+      expect(await raw.hget(walletMonitorKeys.walletMonitor(keys, 'sub', 'sub_E'), 'status')).toBe('expired');
+      expect(await raw.zscore(walletMonitorKeys.walletMonitor(keys, 'expiry'), 'sub_E')).toBeNull();
       expect(await run('sub_E', 700, 1000, poor)).toEqual(['inactive', '500']);
-      await raw.zadd(keys.walletMonitor('expiry'), 1, 'sub_gone');
+      await raw.zadd(walletMonitorKeys.walletMonitor(keys, 'expiry'), 1, 'sub_gone');
       expect(await run('sub_gone', 700)).toEqual(['missing', '']);
-      expect(await raw.zscore(keys.walletMonitor('expiry'), 'sub_gone')).toBeNull();
+      expect(await raw.zscore(walletMonitorKeys.walletMonitor(keys, 'expiry'), 'sub_gone')).toBeNull();
     });
   });
 
   describe('wm_lease', () => {
     it('gives the lease to one holder until it lapses', async () => {
-      const key = keys.walletMonitor('lease', 'ethereum');
+      const key = walletMonitorKeys.walletMonitor(keys, 'lease', 'ethereum');
       expect(await takeLease(raw, { leaseKey: key, holder: 'a', leaseMs: 10_000 })).toBe(true);
       expect(await takeLease(raw, { leaseKey: key, holder: 'b', leaseMs: 10_000 })).toBe(false);
       expect(await takeLease(raw, { leaseKey: key, holder: 'a', leaseMs: 10_000 })).toBe(true);
@@ -106,7 +110,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
     });
 
     it('is released only by its holder (release_lease)', async () => {
-      const key = keys.treasurySendLock('0xAbC0000000000000000000000000000000000001');
+      const key = paymentKeys.treasurySendLock(keys, '0xAbC0000000000000000000000000000000000001');
       expect(key).toBe(`${keys.prefix}treasury-send:0xabc0000000000000000000000000000000000001`);
       expect(await takeLease(raw, { leaseKey: key, holder: 'a', leaseMs: 10_000 })).toBe(true);
       expect(await releaseLease(raw, { leaseKey: key, holder: 'b' })).toBe(false);

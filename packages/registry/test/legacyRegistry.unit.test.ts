@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ExecuteRequest, ExecutionResponse, LegacyRegistry, WalletBalancesInput, WalletBalancesOutput, toJsonSchema } from '@acg/schemas';
-import { BUILTIN_CAPABILITIES as CATALOG, findCapability } from '@acg/capabilities';
+import { ExecuteRequest, ExecutionResponse, LegacyRegistry, toJsonSchema } from '@acg/schemas';
+import { BUILTIN_CAPABILITIES as CATALOG, findCapability, WalletBalancesInput, WalletBalancesOutput } from '@acg/capabilities';
 import { buildCatalog, buildLegacyRegistry, formatUsdc } from '../src/index.js';
 import { context, strictAjv } from './helpers.js';
 

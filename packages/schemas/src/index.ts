@@ -20,7 +20,6 @@ export * from './account.js';
 export * from './provider.js';
 export * from './quote.js';
 export * from './trust.js';
-export * from './capabilities/wallet_balances.js';
 export * from './jsonSchema.js';
 export * from './mcp.js';
 export * from './mcpToolName.js';

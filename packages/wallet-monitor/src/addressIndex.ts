@@ -1,6 +1,7 @@
 import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { ChainName } from './config.js';
+import { walletMonitorKeys } from './commands/keys.js';
 
 /** How many index changes the change stream keeps; a reader further behind than this rebuilds its cache. */
 const CHANGE_STREAM_MAXLEN = 10_000;
@@ -20,7 +21,7 @@ export class AddressIndex {
 
   /** Key of the set of subscription ids watching `address` (any case) on `chain`. */
   key(chain: ChainName, address: string): string {
-    return this.keys.walletMonitor('idx', chain, address.toLowerCase());
+    return walletMonitorKeys.walletMonitor(this.keys, 'idx', chain, address.toLowerCase());
   }
 
   /** Adds `subscriptionId` under every chain × address (atomic with its change record). */
@@ -35,7 +36,7 @@ export class AddressIndex {
 
   private async change(op: 'add' | 'remove', subscriptionId: string, chains: readonly ChainName[], addresses: readonly string[]): Promise<void> {
     const lower = [...new Set(addresses.map((a) => a.toLowerCase()))];
-    const seq = await this.redis.incr(this.keys.walletMonitor('changes', 'seq'));
+    const seq = await this.redis.incr(walletMonitorKeys.walletMonitor(this.keys, 'changes', 'seq'));
     const m = this.redis.multi();
     for (const chain of chains) {
       for (const a of lower) {
@@ -44,7 +45,7 @@ export class AddressIndex {
       }
     }
     m.xadd(
-      this.keys.walletMonitor('changes'),
+      walletMonitorKeys.walletMonitor(this.keys, 'changes'),
       'MAXLEN',
       '~',
       CHANGE_STREAM_MAXLEN,
@@ -91,10 +92,13 @@ export class AddressMatcher {
 
   /** Reads change records since the last call and invalidates what they name. */
   async sync(): Promise<void> {
-    const streamKey = this.keys.walletMonitor('changes');
+    const streamKey = walletMonitorKeys.walletMonitor(this.keys, 'changes');
     if (this.lastSeq < 0) {
       // First sync: start after the newest record; the (empty) cache needs no invalidation.
-      const [last, seq] = await Promise.all([this.redis.xrevrange(streamKey, '+', '-', 'COUNT', 1), this.redis.get(this.keys.walletMonitor('changes', 'seq'))]);
+      const [last, seq] = await Promise.all([
+        this.redis.xrevrange(streamKey, '+', '-', 'COUNT', 1),
+        this.redis.get(walletMonitorKeys.walletMonitor(this.keys, 'changes', 'seq')),
+      ]);
       this.lastId = last[0]?.[0] ?? '0-0';
       this.lastSeq = Number(last[0] ? fieldOf(last[0][1], 'seq') : (seq ?? 0));
       return;

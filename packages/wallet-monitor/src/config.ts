@@ -1,7 +1,8 @@
+import { walletMonitor } from '@acg/capabilities';
 import { ChainName } from '@acg/schemas';
 
-/** Capability id of the wallet monitor in the catalog (billing item and health entry). */
-export const WALLET_MONITOR_CAPABILITY_ID = 'intelligence.wallet_monitor';
+/** Capability id of the wallet monitor in the catalog (billing item and health entry), from its one definition (`@acg/capabilities`). */
+export const WALLET_MONITOR_CAPABILITY_ID = walletMonitor.id;
 
 /** Price of one delivered event: 0.001 USDC = 1000 base units (docs/spec-notes.md 4, 8). */
 export const EVENT_PRICE_BASE_UNITS = 1_000n;

@@ -10,6 +10,7 @@ import { deliveryErrorMessage, LAST_ERROR_FIELDS } from './deliveryErrors.js';
 import { DeliveryAttemptError } from './errors.js';
 import { WebhookPoster } from './http.js';
 import type { SubscriptionStore } from './subscriptions.js';
+import { walletMonitorKeys } from './commands/keys.js';
 
 /** The webhook body (docs/decisions.md "Wallet monitor"; schema `WalletEvent`); amounts and block numbers are integer strings. */
 export type WalletEventPayload = WalletEvent;
@@ -75,26 +76,26 @@ export const DELIVERY_LATENCY_SERIES = 'wallet_monitor.delivery';
 export class DeliveryKeys {
   constructor(private readonly keys: RedisKeys) {}
   seen(webhookId: string) {
-    return this.keys.walletMonitor('seen', webhookId);
+    return walletMonitorKeys.walletMonitor(this.keys, 'seen', webhookId);
   }
   deadLetters(subscriptionId: string) {
-    return this.keys.walletMonitor('sub', subscriptionId, 'dead');
+    return walletMonitorKeys.walletMonitor(this.keys, 'sub', subscriptionId, 'dead');
   }
   deadLetterOrder(subscriptionId: string) {
-    return this.keys.walletMonitor('sub', subscriptionId, 'dead', 'order');
+    return walletMonitorKeys.walletMonitor(this.keys, 'sub', subscriptionId, 'dead', 'order');
   }
   deadLetterCount() {
-    return this.keys.walletMonitor('dead', 'count');
+    return walletMonitorKeys.walletMonitor(this.keys, 'dead', 'count');
   }
   latency() {
-    return this.keys.walletMonitor('lat');
+    return walletMonitorKeys.walletMonitor(this.keys, 'lat');
   }
   stats(subscriptionId: string) {
-    return this.keys.walletMonitor('sub', subscriptionId, 'stats');
+    return walletMonitorKeys.walletMonitor(this.keys, 'sub', subscriptionId, 'stats');
   }
   /** The subscription's last {@link ATTEMPT_LOG_LENGTH} delivery attempts (list of JSON, newest first). */
   attempts(subscriptionId: string) {
-    return this.keys.walletMonitor('sub', subscriptionId, 'attempts');
+    return walletMonitorKeys.walletMonitor(this.keys, 'sub', subscriptionId, 'attempts');
   }
 }
 

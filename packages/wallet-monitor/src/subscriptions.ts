@@ -1,7 +1,7 @@
 import type { SubscriptionStatus, WalletEventName, WalletMonitorDeliveryStats, WalletMonitorSubscription } from '@acg/schemas';
 import type { SecretBox } from './secretBox.js';
 import type { RedisKeys } from '@acg/redis';
-import { cancelSubscription, renewSubscription, withScripts, type ScriptedRedis } from '@acg/redis';
+import { cancelSubscription, renewSubscription } from './commands/index.js';
 import type { Redis } from 'ioredis';
 import { getAddress } from 'viem';
 import type { AddressIndex } from './addressIndex.js';
@@ -9,6 +9,8 @@ import { RENEWAL_MIN_BALANCE_BASE_UNITS, SUBSCRIPTION_TERM_SECONDS, type ChainNa
 import { lastErrorOf } from './deliveryErrors.js';
 import { SubscriptionForbiddenError, SubscriptionNotFoundError } from './errors.js';
 import { newSubscriptionId, newWebhookSecret } from './ids.js';
+import { accountKeys } from '@acg/accounts/commands';
+import { walletMonitorKeys } from './commands/keys.js';
 
 export type { SubscriptionStatus, WalletEventName };
 
@@ -70,7 +72,7 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
  * cancelled subscriptions leave the address index, so watchers stop matching them.
  */
 export class SubscriptionStore {
-  private readonly redis: ScriptedRedis;
+  private readonly redis: Redis;
   private readonly termSeconds: number;
   private readonly renewalMinBalance: bigint;
   private readonly now: () => number;
@@ -82,7 +84,7 @@ export class SubscriptionStore {
     private readonly index: AddressIndex,
     opts: SubscriptionStoreOptions = {},
   ) {
-    this.redis = withScripts(redis);
+    this.redis = redis;
     this.termSeconds = opts.termSeconds ?? SUBSCRIPTION_TERM_SECONDS;
     this.secretBox = opts.secretBox;
     this.renewalMinBalance = opts.renewalMinBalance ?? RENEWAL_MIN_BALANCE_BASE_UNITS;
@@ -90,14 +92,14 @@ export class SubscriptionStore {
   }
 
   private subKey(id: string): string {
-    return this.keys.walletMonitor('sub', id);
+    return walletMonitorKeys.walletMonitor(this.keys, 'sub', id);
   }
   /** Key of a subscription's delivery stats hash. */
   statsKey(id: string): string {
-    return this.keys.walletMonitor('sub', id, 'stats');
+    return walletMonitorKeys.walletMonitor(this.keys, 'sub', id, 'stats');
   }
   private expiryKey(): string {
-    return this.keys.walletMonitor('expiry');
+    return walletMonitorKeys.walletMonitor(this.keys, 'expiry');
   }
 
   /**
@@ -130,7 +132,7 @@ export class SubscriptionStore {
         renewals: 0,
       })
       .zadd(this.expiryKey(), expires_at, id)
-      .rpush(this.keys.walletMonitor('owner', owner.toLowerCase()), id)
+      .rpush(walletMonitorKeys.walletMonitor(this.keys, 'owner', owner.toLowerCase()), id)
       .exec();
     await this.index.add(id, chains, addresses);
     return { subscription_id: id, expires_at, secret };
@@ -261,7 +263,7 @@ export class SubscriptionStore {
         const owner = (await this.redis.hget(this.subKey(id), 'owner')) ?? '0x0000000000000000000000000000000000000000';
         const { result } = await renewSubscription(this.redis, {
           subscriptionKey: this.subKey(id),
-          accountKey: this.keys.account(owner),
+          accountKey: accountKeys.account(this.keys, owner),
           expiryKey: this.expiryKey(),
           nowSeconds: now,
           termSeconds: this.termSeconds,

@@ -1,6 +1,7 @@
 import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { erc20Abi, getAddress, hexToString, type PublicClient } from 'viem';
+import { walletMonitorKeys } from './commands/keys.js';
 
 /** Asset metadata of a webhook payload: `address` null for native ETH. */
 export interface AssetInfo {
@@ -39,7 +40,7 @@ export class TokenMetadata {
       else missing.push(t);
     }
     if (missing.length === 0) return out;
-    const key = this.keys.walletMonitor('token', this.chain);
+    const key = walletMonitorKeys.walletMonitor(this.keys, 'token', this.chain);
     const stored = await this.redis.hmget(key, ...missing);
     const unread: string[] = [];
     missing.forEach((t, i) => {

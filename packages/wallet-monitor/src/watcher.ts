@@ -1,5 +1,5 @@
 import type { RedisKeys } from '@acg/redis';
-import { takeLease, withScripts, type ScriptedRedis } from '@acg/redis';
+import { takeLease } from '@acg/redis';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -21,6 +21,7 @@ import {
 import { webhookId } from './ids.js';
 import type { SubscriptionStore, WalletEventName } from './subscriptions.js';
 import { NATIVE_ASSET, TokenMetadata } from './tokens.js';
+import { walletMonitorKeys } from './commands/keys.js';
 
 /**
  * Where native ETH transfers come from, best first (tried in this order under `traces: 'auto'`):
@@ -116,7 +117,7 @@ interface TxLite {
  */
 export class ChainWatcher {
   readonly chain: ChainName;
-  private readonly redis: ScriptedRedis;
+  private readonly redis: Redis;
   private readonly tokens: TokenMetadata;
   private readonly subMeta = new Map<string, SubMeta>();
   private readonly leaseToken = randomUUID();
@@ -140,7 +141,7 @@ export class ChainWatcher {
   constructor(private readonly o: ChainWatcherOptions) {
     this.chain = o.chain;
     this.log = o.log.child({ component: 'watcher', chain: o.chain });
-    this.redis = withScripts(o.redis);
+    this.redis = o.redis;
     this.tokens = new TokenMetadata(o.redis, o.keys, o.chain, o.client);
     this.confirmations = o.confirmations;
     if (o.traces === 'off') this.nativeSource = 'transactions';
@@ -151,13 +152,13 @@ export class ChainWatcher {
   }
 
   private cursorKey() {
-    return this.o.keys.walletMonitor('cursor', this.chain);
+    return walletMonitorKeys.walletMonitor(this.o.keys, 'cursor', this.chain);
   }
   private historyKey() {
-    return this.o.keys.walletMonitor('blocks', this.chain);
+    return walletMonitorKeys.walletMonitor(this.o.keys, 'blocks', this.chain);
   }
   private stateKey() {
-    return this.o.keys.walletMonitor('watcher', this.chain);
+    return walletMonitorKeys.walletMonitor(this.o.keys, 'watcher', this.chain);
   }
 
   /** Starts following the chain (resolves once the loop runs). */
@@ -251,7 +252,7 @@ export class ChainWatcher {
     await this.closeSocket();
     this.wake?.();
     await this.loop;
-    await this.redis.del(this.o.keys.walletMonitor('lease', this.chain)).catch(() => undefined);
+    await this.redis.del(walletMonitorKeys.walletMonitor(this.o.keys, 'lease', this.chain)).catch(() => undefined);
   }
 
   /** The persisted cursor, or undefined before the first run. */
@@ -291,7 +292,11 @@ export class ChainWatcher {
     this.hint = undefined;
     // the lease and the cursor in one round trip (ioredis pipelines commands sent together)
     const [held, stored] = await Promise.all([
-      takeLease(this.redis, { leaseKey: this.o.keys.walletMonitor('lease', this.chain), holder: this.leaseToken, leaseMs: this.o.leaseMs ?? 15_000 }),
+      takeLease(this.redis, {
+        leaseKey: walletMonitorKeys.walletMonitor(this.o.keys, 'lease', this.chain),
+        holder: this.leaseToken,
+        leaseMs: this.o.leaseMs ?? 15_000,
+      }),
       this.cursor(),
     ]);
     if (!held) return false;
@@ -547,7 +552,7 @@ export class ChainWatcher {
 
   /** What this chain's watcher (in any process) last reported. */
   static async state(redis: Redis, keys: RedisKeys, chain: ChainName): Promise<WatcherState> {
-    const h = await redis.hgetall(keys.walletMonitor('watcher', chain));
+    const h = await redis.hgetall(walletMonitorKeys.walletMonitor(keys, 'watcher', chain));
     return {
       chain,
       head: h.head ?? null,

@@ -13,6 +13,7 @@ import { createWalletMonitorClient } from '../../sdk/src/walletMonitor.js';
 import { verifyWebhook } from '../../sdk/src/webhooks.js';
 import { Scrape } from '../../observability/test/prometheus.js';
 import { call, Receiver, signIn, waitFor } from './helpers.js';
+import { walletMonitorKeys } from '../src/commands/keys.js';
 
 /** Short retry schedule for tests (8 attempts, about 5 s in all); the schedule of docs/decisions.md "Wallet monitor" is the default. */
 const SCHEDULE = [0, 100, 200, 400, 800, 1000, 1200, 1400];
@@ -152,7 +153,7 @@ describe('subscriptions (POST /v1/wallet-monitor)', () => {
     expect(ok.body.subscription_id).toMatch(/^sub_[0-9A-Z]{26}$/);
     expect(ok.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     // at rest the signing secret is encrypted (WEBHOOK_SECRET_KEY), never the whsec_ text
-    const stored = await t.gateway.services.redis.hget(t.gateway.services.keys.walletMonitor('sub', ok.body.subscription_id), 'secret');
+    const stored = await t.gateway.services.redis.hget(walletMonitorKeys.walletMonitor(t.gateway.services.keys, 'sub', ok.body.subscription_id), 'secret');
     expect(stored).toMatch(/^enc:v1:/);
     expect(stored).not.toContain(ok.body.secret.slice(6));
     expect(ok.body.expires_at).toBeGreaterThan(Math.floor(Date.now() / 1000) + 29 * 24 * 3600);
@@ -545,7 +546,11 @@ describe('billing and health', () => {
       const net = view.usage
         .filter((u) => u.item.endsWith('intelligence.wallet_monitor'))
         .reduce((s, u) => s + (u.kind === 'debit' ? BigInt(u.amount) : -BigInt(u.amount)), 0n);
-      const ids: string[] = await t.gateway.services.redis.lrange(t.gateway.services.keys.walletMonitor('owner', address.toLowerCase()), 0, -1);
+      const ids: string[] = await t.gateway.services.redis.lrange(
+        walletMonitorKeys.walletMonitor(t.gateway.services.keys, 'owner', address.toLowerCase()),
+        0,
+        -1,
+      );
       let delivered = 0;
       for (const id of ids) delivered += (await monitor.service.subscriptions.stats(id)).delivered;
       expect(net, address).toBe(BigInt(delivered) * PRICE);

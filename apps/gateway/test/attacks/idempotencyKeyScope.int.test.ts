@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
 import { challenge, craftPayload, officialPayload, paymentHeader, post, usdcReader } from '../x402.js';
+import { paymentKeys } from '@acg/payments/commands';
 
 /**
  * Attack (issue 23, item 2): after a paid execute with `Idempotency-Key: K`, anybody sending K
@@ -66,8 +67,8 @@ describe('Idempotency-Key is the payer’s', () => {
     expect((await usdc(treasury)) - before.treasury).toBe(2n * PRICE);
     // the keys live per payer in Redis
     const { redis, keys } = t.gateway.services;
-    expect(await redis.exists(keys.idempotency('execute', `${victim.address.toLowerCase()}:${key}`))).toBe(1);
-    expect(await redis.exists(keys.idempotency('execute', `${attacker.address.toLowerCase()}:${key}`))).toBe(1);
-    expect(await redis.exists(keys.idempotency('execute', key))).toBe(0);
+    expect(await redis.exists(paymentKeys.idempotency(keys, 'execute', `${victim.address.toLowerCase()}:${key}`))).toBe(1);
+    expect(await redis.exists(paymentKeys.idempotency(keys, 'execute', `${attacker.address.toLowerCase()}:${key}`))).toBe(1);
+    expect(await redis.exists(paymentKeys.idempotency(keys, 'execute', key))).toBe(0);
   });
 });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
 import { registerProvider, startTestProvider, upperCaseAnswer, upperCaseCapability } from '../providerServer.js';
 import { bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader } from '../x402.js';
+import { accountKeys } from '@acg/accounts/commands';
 
 /**
  * Attack (issue 23, items 1 and 7): movements with two sides. Each test injects a fault in-process
@@ -249,6 +250,6 @@ describe('two-sided movements unwind together', () => {
       ['credit', 'refund:mev.liquidation_search', debited],
       ['debit', 'mev.liquidation_search', debited],
     ]);
-    expect(await services.redis.zcard(services.keys.accountOpenCalls())).toBe(0);
+    expect(await services.redis.zcard(accountKeys.accountOpenCalls(services.keys))).toBe(0);
   });
 });

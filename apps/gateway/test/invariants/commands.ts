@@ -9,6 +9,7 @@ import { EXECUTE_ROUTE, paidExecutionOutcome, resolveExecution } from '../../src
 import { paywallWithSettle, providerLedgerAt, treasurySender, type TestGateway } from '../harness.js';
 import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post } from '../x402.js';
 import { checkRedis, type MoneyTruth, type Scope } from './conservation.js';
+import { paymentKeys } from '@acg/payments/commands';
 
 /**
  * The commands of the money invariant suite (fast-check `fc.commands`; docs/money-invariants.md).
@@ -375,7 +376,7 @@ export class Crash implements MoneyCommand {
     } else if (this.after === 'run') await waitUntil(String(this), async () => (await services.executions.get(req.operationId)) !== undefined);
     else
       await waitUntil(String(this), async () => {
-        const keys = await services.redis.zrange(services.keys.authorizationsInFlight(), '0', '-1');
+        const keys = await services.redis.zrange(paymentKeys.authorizationsInFlight(services.keys), '0', '-1');
         for (const k of keys)
           if ((await services.redis.hget(k, 'operation_id')) === req.operationId) return (await services.redis.hget(k, 'state')) === 'settled';
         return false;

@@ -2,6 +2,9 @@ import { readRefund } from '@acg/payments';
 import type { LedgerEntry, PayoutRecord } from '@acg/provider-ledger';
 import { createPublicClient, erc20Abi, http, parseAbiItem, type Hex, type PublicClient } from 'viem';
 import type { TestGateway } from '../harness.js';
+import { accountKeys } from '@acg/accounts/commands';
+import { paymentKeys } from '@acg/payments/commands';
+import { providerLedgerKeys } from '@acg/provider-ledger/commands';
 
 /**
  * The money conservation checks of the invariant suite (`money.int.test.ts`; docs/money-invariants.md).
@@ -97,7 +100,7 @@ export class MoneyTruth {
       const nonce = u.args.nonce as Hex;
       const moved = transfers.filter((x) => x.transactionHash === u.transactionHash && lower(x.args.from!) === lower(payer));
       const amount = moved.reduce((s, x) => s + (lower(x.args.to!) === lower(this.treasury) ? x.args.value! : 0n), 0n);
-      const reservation = await redis.hgetall(keys.authorization(`eip155:${this.t.config.payment.chain.id}`, this.usdc, payer, nonce));
+      const reservation = await redis.hgetall(paymentKeys.authorization(keys, `eip155:${this.t.config.payment.chain.id}`, this.usdc, payer, nonce));
       out.push({ payer, nonce, tx_hash: u.transactionHash, amount, reservation });
     }
     return out;
@@ -125,7 +128,7 @@ export class MoneyTruth {
   /** Every refund record of the deployment: operation id → {status, amount, payer, tx_hash}. */
   async refundRecords(): Promise<{ operation_id: string; status: string; amount: bigint; payer: string; tx_hash?: string }[]> {
     const { redis, keys } = this.t.gateway.services;
-    const prefix = keys.refund('');
+    const prefix = paymentKeys.refund(keys, '');
     const out = [];
     for (const key of await this.scan('refund:*')) {
       const h = await redis.hgetall(key);
@@ -138,7 +141,7 @@ export class MoneyTruth {
   /** Every payout record of the deployment. */
   async payoutRecords(): Promise<PayoutRecord[]> {
     const ledger = this.t.gateway.services.providerLedger;
-    const prefix = this.t.gateway.services.keys.providerPayout('');
+    const prefix = providerLedgerKeys.providerPayout(this.t.gateway.services.keys, '');
     const out: PayoutRecord[] = [];
     for (const key of await this.scan('pl:{pl}:payout:*')) {
       const p = await ledger.payout(key.slice(prefix.length));
@@ -150,7 +153,7 @@ export class MoneyTruth {
   /** The ledger entries of one provider. */
   async entriesOf(providerId: string): Promise<LedgerEntry[]> {
     const ledger = this.t.gateway.services.providerLedger;
-    const prefix = this.t.gateway.services.keys.providerLedgerEntry('');
+    const prefix = providerLedgerKeys.providerLedgerEntry(this.t.gateway.services.keys, '');
     const out: LedgerEntry[] = [];
     for (const key of await this.scan('pl:{pl}:entry:*')) {
       const e = await ledger.entry(key.slice(prefix.length));
@@ -162,7 +165,7 @@ export class MoneyTruth {
   /** A metered account: its stored balance fields and every usage line (newest first). */
   async account(address: Address) {
     const { redis, keys } = this.t.gateway.services;
-    const [h, lines] = await Promise.all([redis.hgetall(keys.account(address)), redis.lrange(keys.accountUsage(address), 0, -1)]);
+    const [h, lines] = await Promise.all([redis.hgetall(accountKeys.account(keys, address)), redis.lrange(accountKeys.accountUsage(keys, address), 0, -1)]);
     return {
       balance: BigInt(h.balance ?? '0'),
       lines: lines.map((l) => JSON.parse(l) as { kind: 'debit' | 'credit'; amount: string; item: string; ref: string }),

@@ -1,7 +1,7 @@
-import { ExecuteRequest, ExecutionResponse, WALLET_BALANCES_ID, type ProblemDetails } from '@acg/schemas';
+import { ExecuteRequest, ExecutionResponse, type ProblemDetails } from '@acg/schemas';
 import type { z } from 'zod';
 import { defineCapability } from '../define.js';
-import { walletBalancesRequest, walletBalancesResponse } from './examples.js';
+import { WALLET_BALANCES_ID, walletBalancesRequest, walletBalancesResponse } from './intelligence_wallet_balances.js';
 
 /** Body of `POST /api/v1/execute`: `{capability_id, input}` (docs/spec-notes.md 2.7). */
 export type ExecuteParameters = z.input<typeof ExecuteRequest>;

@@ -1,7 +1,8 @@
-import { JobCreated, JobRequest, WALLET_BALANCES_ID, type ProblemDetails } from '@acg/schemas';
+import { JobCreated, JobRequest, type ProblemDetails } from '@acg/schemas';
 import type { z } from 'zod';
 import { defineCapability } from '../define.js';
 import { EXAMPLE_ADDRESS } from './examples.js';
+import { WALLET_BALANCES_ID } from './intelligence_wallet_balances.js';
 
 /** Body of `POST /api/v1/jobs`: `{objective, budget_usdc (USDC, ≤ 6 decimals), capabilities, steps?}`. */
 export type JobsParameters = z.input<typeof JobRequest>;

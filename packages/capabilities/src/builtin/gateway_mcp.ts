@@ -1,6 +1,7 @@
-import { McpJsonRpcRequest, McpJsonRpcResponse, WALLET_BALANCES_ID } from '@acg/schemas';
+import { McpJsonRpcRequest, McpJsonRpcResponse } from '@acg/schemas';
 import type { z } from 'zod';
 import { defineCapability } from '../define.js';
+import { WALLET_BALANCES_ID } from './intelligence_wallet_balances.js';
 
 /** One JSON-RPC 2.0 request to `POST {base_url}/mcp` (`initialize`, `tools/list`, `tools/call` ...). */
 export type McpParameters = z.input<typeof McpJsonRpcRequest>;

@@ -24,7 +24,17 @@ export { gatewayJobs, type JobsErrorType, type JobsParameters, type JobsReturnTy
 export { gatewayMcp, type McpErrorType, type McpParameters, type McpReturnType } from './gateway_mcp.js';
 export { gatewayProviders, type ProvidersErrorType, type ProvidersParameters, type ProvidersReturnType } from './gateway_providers.js';
 export { gatewayRegistry, type RegistryErrorType, type RegistryParameters, type RegistryReturnType } from './gateway_registry.js';
-export { walletBalances, type WalletBalancesErrorType, type WalletBalancesParameters, type WalletBalancesReturnType } from './intelligence_wallet_balances.js';
+export {
+  WALLET_BALANCES_CHAINS,
+  WALLET_BALANCES_ID,
+  walletBalances,
+  WalletBalancesChain,
+  WalletBalancesInput,
+  WalletBalancesOutput,
+  type WalletBalancesErrorType,
+  type WalletBalancesParameters,
+  type WalletBalancesReturnType,
+} from './intelligence_wallet_balances.js';
 export { walletMonitor, type WalletMonitorErrorType, type WalletMonitorParameters, type WalletMonitorReturnType } from './intelligence_wallet_monitor.js';
 export {
   liquidationSearch,

@@ -1,15 +1,85 @@
-import {
-  MULTICALL3_ADDRESS,
-  WALLET_BALANCES_CHAINS,
-  WALLET_BALANCES_ID,
-  WalletBalancesInput,
-  WalletBalancesOutput,
-  type WalletBalancesChain,
-} from '@acg/schemas';
+import { Address, BASE_USDC_ADDRESS, ChecksumAddress, MULTICALL3_ADDRESS, UintString } from '@acg/schemas';
 import { erc20Abi, getAddress, multicall3Abi, type PublicClient } from 'viem';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { CapabilityFailure, defineCapability } from '../define.js';
-import { walletBalancesRequest, walletBalancesResponse } from './examples.js';
+import { EXAMPLE_ADDRESS } from './examples.js';
+
+// `intelligence.wallet_balances`, whole in this file: id, chains, input and output schemas, example, run.
+
+/** Capability id of the wallet-balances capability (executed through `POST /api/v1/execute`). */
+export const WALLET_BALANCES_ID = 'intelligence.wallet_balances' as const;
+
+/** Chains `intelligence.wallet_balances` reads: `base` (default), `ethereum`, `arbitrum`. */
+export const WalletBalancesChain = z.enum(['base', 'ethereum', 'arbitrum']);
+export type WalletBalancesChain = z.infer<typeof WalletBalancesChain>;
+
+/**
+ * Chain id and canonical Circle USDC contract of each chain the capability reads (the dev chains
+ * use the same chain ids and place USDC at the same address; packages/devnet README).
+ */
+export const WALLET_BALANCES_CHAINS = {
+  base: { chain_id: 8453, usdc: BASE_USDC_ADDRESS },
+  ethereum: { chain_id: 1, usdc: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48' },
+  arbitrum: { chain_id: 42161, usdc: '0xaf88d065e77c8cC2239327C5EDb3A432268e5831' },
+} as const satisfies Record<WalletBalancesChain, { chain_id: number; usdc: string }>;
+
+/**
+ * Input of `intelligence.wallet_balances`: `address` (`0x` + 40 hex, any case) and `chain`
+ * (`base | ethereum | arbitrum`, default `base`). Its JSON Schema (io: input) leaves `chain` optional.
+ */
+export const WalletBalancesInput = z.strictObject({
+  address: Address,
+  chain: WalletBalancesChain.default('base'),
+});
+export type WalletBalancesInput = z.infer<typeof WalletBalancesInput>;
+
+/**
+ * Output of `intelligence.wallet_balances`, read at one block:
+ * `address` (EIP-55 checksummed), `chain`, `chain_id` (integer), `block_number` (integer string),
+ * `native` `{symbol: "ETH", decimals: 18, balance}` (wei, integer string) and
+ * `usdc` `{address, decimals: 6, balance}` (USDC base units, integer string).
+ */
+export const WalletBalancesOutput = z.object({
+  address: ChecksumAddress,
+  chain: WalletBalancesChain,
+  chain_id: z.int().positive(),
+  block_number: UintString,
+  native: z.object({
+    symbol: z.literal('ETH'),
+    decimals: z.literal(18),
+    balance: UintString,
+  }),
+  usdc: z.object({
+    address: ChecksumAddress,
+    decimals: z.literal(6),
+    balance: UintString,
+  }),
+});
+export type WalletBalancesOutput = z.infer<typeof WalletBalancesOutput>;
+
+/** A working `POST /api/v1/execute` body: `intelligence.wallet_balances` of {@link EXAMPLE_ADDRESS} on Base. */
+export const walletBalancesRequest = {
+  capability_id: WALLET_BALANCES_ID,
+  input: { address: EXAMPLE_ADDRESS, chain: 'base' },
+};
+
+/** The execution answer to {@link walletBalancesRequest} (balances in wei and USDC base units). */
+export const walletBalancesResponse = {
+  execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
+  status: 'SUCCEEDED',
+  result: {
+    address: EXAMPLE_ADDRESS,
+    chain: 'base',
+    chain_id: WALLET_BALANCES_CHAINS.base.chain_id,
+    block_number: '24190512',
+    native: { symbol: 'ETH', decimals: 18, balance: '10000000000000000000000' },
+    usdc: { address: WALLET_BALANCES_CHAINS.base.usdc, decimals: 6, balance: '10000000000' },
+  },
+  payment: {
+    tx_hash: '0x5f2c1e8d3b4a69707182930a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e',
+    amount: '1000',
+  },
+};
 
 /** `{address, chain = "base"}`: `address` is `0x` + 40 hex (any case), `chain` one of `base | ethereum | arbitrum`. */
 export type WalletBalancesParameters = z.input<typeof WalletBalancesInput>;

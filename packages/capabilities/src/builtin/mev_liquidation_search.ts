@@ -1,4 +1,4 @@
-import { LiquidationIndexNotReadyError, cachedLiquidationSearch } from '@acg/liquidations';
+import { LiquidationIndexNotReadyError, cachedLiquidationSearch, liquidationIndexReady, type LiquidationChain } from '@acg/liquidations';
 import { LiquidationSearchQuery, LiquidationSearchResponse } from '@acg/schemas';
 import type { z } from 'zod';
 import { CapabilityFailure, defineCapability } from '../define.js';
@@ -74,6 +74,12 @@ export const liquidationSearch = defineCapability({
   readOnly: true,
   precondition(_input, deps) {
     return deps.redis && deps.keys ? undefined : 'The liquidation index is not configured on this gateway.';
+  },
+  /** Before payment on `GET /v1/liquidation-search`: the chain's index has a block (503, nothing charged). */
+  async ready(input, deps) {
+    if (!(await liquidationIndexReady(deps.redis!, deps.keys!, input.chain as LiquidationChain))) {
+      throw new CapabilityFailure('index_not_ready', `The liquidation index of ${input.chain} is not ready; nothing was charged. Retry later.`, 503);
+    }
   },
   async run(input, deps) {
     try {

@@ -1,3 +1,4 @@
+import { gatewayExecute, gatewayJobs } from '@acg/capabilities';
 import type { CapabilityStatus, HealthStatus } from '@acg/schemas';
 import { html, type SafeHtml } from '../html.js';
 
@@ -42,8 +43,8 @@ export function timeTag(iso: string | null | undefined): SafeHtml {
 /** A price for people: `0.001 USDC per call`, `free`, or what decides it when it is not fixed. */
 export function priceText(c: { id: string; price: string | null; price_unit: string | null; x402: unknown }): string {
   if (c.price === null) {
-    if (c.id === 'gateway.execute') return 'price of the capability executed';
-    if (c.id === 'gateway.jobs') return 'the job budget';
+    if (c.id === gatewayExecute.id) return 'price of the capability executed';
+    if (c.id === gatewayJobs.id) return 'the job budget';
     return c.x402 ? 'set by the request' : 'no published price';
   }
   if (Number(c.price) === 0) return 'free';

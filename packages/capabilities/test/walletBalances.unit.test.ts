@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { WALLET_BALANCES_CHAINS, WalletBalancesInput, WalletBalancesOutput, toJsonSchema } from '../src/index.js';
-import { strictAjv } from './ajv.js';
+import { toJsonSchema } from '@acg/schemas';
+import Ajv2020 from 'ajv/dist/2020.js';
+import { WALLET_BALANCES_CHAINS, WalletBalancesInput, WalletBalancesOutput } from '../src/index.js';
+
+/** A strict Ajv for JSON Schema 2020-12 (the schemas here use no `format`). */
+const strictAjv = () => new Ajv2020({ strict: true, allErrors: true });
 
 const LOWER = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
 const CHECKSUMMED = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
