@@ -5,6 +5,7 @@ import { inputJsonSchema, outputJsonSchema } from '@acg/registry';
 import type { DiscoveryResource, DiscoveryResourcesQuery, DiscoveryResourcesResponse, JsonSchema, PaymentRequirements } from '@acg/schemas';
 import { MCP_PATH, toolBazaar } from './mcp/paidTool.js';
 import { depositBazaar, executeBazaar, routeBazaar } from './payment/bazaar.js';
+import { capabilityPath } from './routers/capabilityRoute.js';
 import { executeDescription } from './payment/execution.js';
 
 /**
@@ -92,7 +93,7 @@ export class DiscoveryResources {
           price: 'amount_usdc of the request',
         },
       ),
-      http('/v1/liquidation-search', liquidationSearch.price.base_units, liquidationSearch.description, routeBazaar(liquidationSearch), {
+      http(capabilityPath(liquidationSearch), liquidationSearch.price.base_units, liquidationSearch.description, routeBazaar(liquidationSearch), {
         capability_id: liquidationSearch.id,
         method: 'GET',
         ...schemasOf(liquidationSearch),

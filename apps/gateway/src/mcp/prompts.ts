@@ -1,3 +1,4 @@
+import { gatewayJobs } from '@acg/capabilities';
 import { FindCapabilityPromptArguments, mcpToolName, RunJobPromptArguments } from '@acg/schemas';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
@@ -79,7 +80,7 @@ const runJob: PromptDefinition<typeof RunJobPromptArguments> = {
       .list()
       .filter((d) => d.accepts_objective)
       .map((d) => d.id);
-    const jobsTool = mcpToolName('gateway.jobs');
+    const jobsTool = mcpToolName(gatewayJobs.id);
     const how = hasTool(jobsTool)
       ? `Call the ${jobsTool} tool (as an MCP task if your client supports tasks, then follow it with tasks/get and tasks/result), paying its x402 PaymentRequired for the budget as for any paid tool.`
       : `POST ${services.publicBaseUrl()}/api/v1/jobs with that body, pay its x402 402 for the budget, then poll the poll_url it answers until the job ends.`;
