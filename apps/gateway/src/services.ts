@@ -16,12 +16,22 @@ import { connectRedis, LatencySeries, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey, WalletMonitorService } from '@acg/wallet-monitor';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { DisputeView, PayoutView, ProviderBalance } from '@acg/schemas';
+import type { CapabilityOffer, DisputeView, PayoutView, ProviderBalance } from '@acg/schemas';
 import { createPublicClient, type PublicClient } from 'viem';
 import { BUILTIN_CAPABILITIES, CapabilityCatalog, type CapabilityDefinition, type CapabilityDeps } from '@acg/capabilities';
 import { ExecutionStore, Telemetry, type ExecutionObserver } from '@acg/execution';
 import { PROOF_SCHEME, type Receipts } from '@acg/receipts';
-import { ChallengeStore, ProviderClient, ProviderDirectory, ProviderOnboarding, ProviderStore, type ProviderEarnings } from '@acg/providers';
+import {
+  ChallengeStore,
+  OfferStats,
+  ProviderClient,
+  ProviderDirectory,
+  ProviderOnboarding,
+  ProviderStore,
+  successRateScorer,
+  type OfferScorer,
+  type ProviderEarnings,
+} from '@acg/providers';
 import { chainClients, type GatewayConfig } from '@acg/config';
 import { Discovery } from './discovery.js';
 import { createGatewayMetrics, watchSharedState, type GatewayMetrics } from './metrics.js';
@@ -77,6 +87,8 @@ export interface Services {
     onboarding: ProviderOnboarding;
     client: ProviderClient;
     directory: ProviderDirectory;
+    /** Per-offer measurements: calls, failures, latencies, probe state (docs/marketplace.md). */
+    stats: OfferStats;
     /** Probes one provider's capabilities now (set by `startGateway` once its prober exists). */
     probe?: (providerId: string) => Promise<unknown>;
   };
@@ -109,6 +121,8 @@ export interface CreateServicesOptions {
   capabilities?: readonly CapabilityDefinition[];
   /** Where provider shares are credited; default `Services.providerLedger` (a test may capture credits instead). */
   earnings?: ProviderEarnings;
+  /** Trust scores of provider offers for `prefer: "trusted"` (docs/marketplace.md "Trust scores"); default `successRateScorer`. */
+  offerScorer?: OfferScorer;
 }
 
 /** Builds the services from the configuration; opens Redis connections (closed by `close()`). */
@@ -189,9 +203,11 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
   const webhookPolicy = config.walletMonitor?.webhookPolicy ?? 'production';
   const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
   const providerClient = new ProviderClient(webhookPolicy);
+  const offerStats = new OfferStats(redis, keys);
   const providers = {
     store: providerStore,
     client: providerClient,
+    stats: offerStats,
     onboarding: new ProviderOnboarding({
       store: providerStore,
       challenges: new ChallengeStore(redis, keys),
@@ -202,7 +218,13 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     directory: new ProviderDirectory({
       store: providerStore,
       catalog,
-      runtime: { client: providerClient, store: providerStore, earnings: opts.earnings ?? providerLedger },
+      runtime: {
+        client: providerClient,
+        store: providerStore,
+        stats: offerStats,
+        scorer: opts.offerScorer ?? successRateScorer(offerStats),
+        earnings: opts.earnings ?? providerLedger,
+      },
       log: log.child({ module: 'providers' }),
     }),
   };
@@ -218,6 +240,10 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     builderHealth: () => readBuilderHealth(redis, keys),
     walletMonitorHealth: () => walletMonitor.health(),
     providerCounts: (id) => providerStore.counts(id),
+    offers: async () => {
+      const entries = await Promise.all(providers.directory.contracts().map(async (c) => [c.id, await providers.directory.offers(c.id)] as const));
+      return Object.fromEntries(entries.filter((e): e is readonly [string, CapabilityOffer[]] => e[1] !== undefined));
+    },
     latencySeries: new LatencySeries(redis, keys),
     paymentChainReachable: () => paymentChain.reachable(),
   });

@@ -6,7 +6,7 @@ import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndex
 import { PaymentChainMonitor, RefundQueue, startPaymentRecovery, startRefunds, TreasurySender } from '@acg/payments';
 import { Ledger, startOpenCallRecovery } from '@acg/accounts';
 import { paymentReversals, ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
-import { ProviderClient, ProviderDirectory, ProviderStore, type ProviderEarnings } from '@acg/providers';
+import { OfferStats, ProviderClient, ProviderDirectory, ProviderStore, successRateScorer, type ProviderEarnings } from '@acg/providers';
 import { loadReceipts } from '@acg/receipts';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey, startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
@@ -110,10 +110,11 @@ export function createWorkerServices(
   const catalog = new CapabilityCatalog([...BUILTIN_CAPABILITIES, ...capabilities]);
   const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
   const providerClient = new ProviderClient(config.walletMonitor?.webhookPolicy ?? 'production');
+  const offerStats = new OfferStats(redis, keys);
   const providers = new ProviderDirectory({
     store: providerStore,
     catalog,
-    runtime: { client: providerClient, store: providerStore, earnings: earnings ?? providerLedger },
+    runtime: { client: providerClient, store: providerStore, stats: offerStats, scorer: successRateScorer(offerStats), earnings: earnings ?? providerLedger },
     log: log.child({ module: 'providers' }),
   });
   return {

@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { Address, CapabilityId, DateTime, Hash32, HexData, JsonObject, UintString, prefixedUlid } from './primitives.js';
+import { AnsweringProvider, Routing, RoutingAttempt } from './routing.js';
 
 /** Body of `POST /api/v1/execute`: `capability_id` and the capability's `input` object (SPEC 2.7, 4). */
 export const ExecuteRequest = z.strictObject({
   capability_id: CapabilityId,
   input: JsonObject,
+  /** Which offers of the capability may answer, and in which order they are tried (docs/marketplace.md "Routing"). */
+  routing: Routing.optional(),
 });
 export type ExecuteRequest = z.infer<typeof ExecuteRequest>;
 
@@ -64,6 +67,12 @@ export const ExecutionSucceeded = z.object({
    * receipt key configured.
    */
   proof: z.string().optional(),
+  /** The provider whose offer answered (a capability offered by providers; docs/marketplace.md). */
+  provider: AnsweringProvider.optional(),
+  /** The offers tried, in order, the last one the answer's (docs/marketplace.md "Routing"). */
+  attempts: z.array(RoutingAttempt).optional(),
+  /** The part of the payment above the answering offer's price, refunded on-chain (docs/marketplace.md "Money"). */
+  refund: Refund.optional(),
 });
 export type ExecutionSucceeded = z.infer<typeof ExecutionSucceeded>;
 
@@ -118,6 +127,9 @@ export const ExecutionRecord = z.object({
    * result was accepted. Evidence for disputes.
    */
   provider_signature: HexData.optional(),
+  /** The provider whose offer answered, and the offers tried (see {@link ExecutionSucceeded}). */
+  provider: AnsweringProvider.optional(),
+  attempts: z.array(RoutingAttempt).optional(),
   created_at: DateTime,
   finished_at: DateTime,
   duration_ms: z.number().nonnegative(),

@@ -18,6 +18,7 @@ export * from './problem.js';
 export * from './bundle.js';
 export * from './account.js';
 export * from './provider.js';
+export * from './routing.js';
 export * from './capabilities/wallet_balances.js';
 export * from './jsonSchema.js';
 export * from './mcp.js';

@@ -1,7 +1,8 @@
-import { newExecutionId, type ResolvedCapability } from '@acg/execution';
+import { newExecutionId } from '@acg/execution';
 import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
 import { executeBazaar } from '../payment/bazaar.js';
+import { routeExecution, type RoutedCapability } from '../payment/routing.js';
 import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution, startEarlyExecution } from '../payment/execution.js';
 import type { Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
@@ -9,15 +10,20 @@ import type { PaidContext } from '../trpc/paid.js';
 import { bearerProcedure, paidProcedure } from '../trpc/procedures.js';
 import { problem, rawError } from '../trpc/problem.js';
 
-/** Resolves `capability_id` and validates `input` before any payment ({@link resolveExecution}: 404 / 422 / 400 / 422). */
-function prepareExecution(input: ExecuteRequest, ctx: Context): { capability: ResolvedCapability } {
+/**
+ * Resolves `capability_id`, validates `input` and applies `routing` before any payment
+ * ({@link resolveExecution}: 404 / 422 / 400 / 422; {@link routeExecution}: 422 `no_route`).
+ */
+async function prepareExecution(input: ExecuteRequest, ctx: Context): Promise<{ capability: RoutedCapability }> {
   const resolved = resolveExecution(ctx.services, input.capability_id, input.input);
   if (!resolved.ok) throw rawError(resolved.status, resolved.body);
-  return { capability: resolved };
+  const routed = await routeExecution(ctx.services, resolved, input.routing);
+  if (!routed.ok) throw rawError(routed.status, routed.body);
+  return { capability: routed.capability };
 }
 
 /** Runs the capability once through the shared Executor and answers SPEC 2.7 (failures: problem+json, refunded). */
-async function runExecution(ctx: Context & PaidContext & { capability: ResolvedCapability }) {
+async function runExecution(ctx: Context & PaidContext & { capability: RoutedCapability }) {
   if (ctx.replay) return ExecutionSucceeded.parse(ctx.replay);
   const r = await runPaidExecution(ctx.services, ctx.operationId, ctx.capability, ctx.payment!, ctx.early);
   if (!r.ok) throw rawError(r.status, r.body);
@@ -48,7 +54,7 @@ export const executeRouter = router({
         tags: ['execute'],
         summary: 'Execute a capability, paid per call with x402',
         description:
-          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and SPEC 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway reserves the authorization, settles it on-chain (USDC, EIP-3009 transferWithAuthorization; the settlement verifies and simulates it first: x402 paymentFlow upfront) and executes once. A settled payment sent again returns the stored execution to its payer only (proved by the payment identifier it was first sent with, or the payer's bearer token); anyone else gets 409 payment_already_used with the execution id, tx hash and result_url (GET /api/v1/executions/{id} with the payer's token). Idempotency-Key is per payer and read after the payment: the payer's fresh signed authorization with the same key and body replays the stored execution without being charged; a payment identifier reused with another payment is 409. A failure after settlement is refunded.",
+          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and SPEC 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway reserves the authorization, settles it on-chain (USDC, EIP-3009 transferWithAuthorization; the settlement verifies and simulates it first: x402 paymentFlow upfront) and executes once. A settled payment sent again returns the stored execution to its payer only (proved by the payment identifier it was first sent with, or the payer's bearer token); anyone else gets 409 payment_already_used with the execution id, tx hash and result_url (GET /api/v1/executions/{id} with the payer's token). Idempotency-Key is per payer and read after the payment: the payer's fresh signed authorization with the same key and body replays the stored execution without being charged; a payment identifier reused with another payment is 409. A failure after settlement is refunded. A capability offered by several providers (docs/marketplace.md) takes an optional `routing` {max_price_usdc, prefer: cheapest|fastest|trusted, providers, exclude}: the 402 asks for the highest price among the offers the route may use, offers are tried in order until one answers validly, and the payment minus the answering offer's price is refunded on-chain (`refund` on the answer, which names `provider` and `attempts`).",
         requestHeaders: z.object({
           'PAYMENT-SIGNATURE': z.string().optional().describe('base64 JSON x402 PaymentPayload (v2)'),
           'X-PAYMENT': z.string().optional().describe('legacy header: base64 JSON PaymentPayload (v1 or v2)'),
@@ -60,7 +66,7 @@ export const executeRouter = router({
           402: 'Payment required (x402 challenge)',
           404: 'Unknown capability',
           409: 'Payment already used (for another request, or resent without proof of being the payer: the receipt), Idempotency-Key or payment identifier reused, or in progress',
-          422: 'Capability not executable',
+          422: 'Capability not executable, or no offer fits `routing` (reason no_route)',
           502: 'Capability failed after payment; refunded',
           503: 'Upstream unavailable; refunded when paid',
         },
