@@ -110,7 +110,10 @@ export async function routableOffers(
       latency_ms_p99: measured[i].latency_ms_p99,
       success_rate: measured[i].success_rate,
       status: measured[i].status,
-      routable: measured[i].status === 'live' || (o === contract.contract && o.offer.name !== undefined && measured[i].status === 'pilot'),
+      // the contract's creator: also before its first probe, and whatever its probes say while it is the only offer (as a provider's capability always was)
+      routable:
+        measured[i].status === 'live' ||
+        (o === contract.contract && o.offer.name !== undefined && (measured[i].status === 'pilot' || contract.offers.length === 1)),
     }),
   );
   const scores = new Map<string, number | null>();

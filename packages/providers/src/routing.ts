@@ -18,7 +18,7 @@ export interface RoutableOffer {
   /**
    * Whether it may be routed to: an offer that joined a contract once a probe passed (`live`); the
    * offer that created its contract also before its first probe (`pilot`), as a new provider's
-   * capability always was; never after a failed probe (`down`).
+   * capability always was; after a failed probe (`down`) only while it is the contract's only offer.
    */
   routable: boolean;
 }
