@@ -3,6 +3,7 @@ import { CapabilityStatus, Auth, Product, Surface } from './capability.js';
 import { PriceUnit } from './legacyRegistry.js';
 import { PaymentRequirements, ResourceInfo, X402_VERSION } from './paymentChallenge.js';
 import { CapabilityId, DecimalString, JsonObject } from './primitives.js';
+import { CapabilityOffer } from './routing.js';
 
 /**
  * Wire schemas of the MCP endpoint `{base_url}/mcp` (DESIGN "Agents: MCP and x402 extensions"):
@@ -41,6 +42,8 @@ export const CapabilitySummary = z.object({
   /** integer string, USDC base units (6 decimals); null when not fixed */
   price_base_units: z.string().nullable(),
   price_unit: PriceUnit.nullable(),
+  /** A capability offered by several providers: its offers, cheapest first (docs/marketplace.md). */
+  offers: z.array(CapabilityOffer).optional(),
 });
 export type CapabilitySummary = z.infer<typeof CapabilitySummary>;
 
