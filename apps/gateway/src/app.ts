@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CapabilityDefinition } from '@acg/capabilities';
-import type { ProviderEarnings } from '@acg/providers';
+import type { OfferScorer, ProviderEarnings } from '@acg/providers';
 import { loadReceipts } from '@acg/receipts';
 import { OfferReceipts } from '@acg/payments';
 import type { Worker } from 'bullmq';
@@ -39,6 +39,8 @@ export interface StartGatewayOptions {
   capabilities?: readonly CapabilityDefinition[];
   /** Where provider shares are credited (the provider ledger). */
   earnings?: ProviderEarnings;
+  /** Trust scores of provider offers (docs/marketplace.md "Trust scores"); default: the success-rate scorer. */
+  offerScorer?: OfferScorer;
 }
 
 /**
@@ -48,7 +50,7 @@ export interface StartGatewayOptions {
  */
 export async function startGateway(config: GatewayConfig, opts: StartGatewayOptions = {}): Promise<RunningGateway> {
   const log = opts.log ?? createLogger({ service: 'gateway', level: config.logLevel, pretty: config.logPretty });
-  const services = createServices(config, log, { capabilities: opts.capabilities, earnings: opts.earnings });
+  const services = createServices(config, log, { capabilities: opts.capabilities, earnings: opts.earnings, offerScorer: opts.offerScorer });
   await services.redis.ping();
   await services.paywall.init();
   if (config.receipts) {

@@ -10,7 +10,7 @@ import {
   type HealthSample,
 } from '@acg/registry';
 import type { LatencySeries } from '@acg/redis';
-import type { BuilderHealth, HealthDocument, HealthStatus, LatencySeriesDocument, LatencySource, RegistryDocument } from '@acg/schemas';
+import type { BuilderHealth, CapabilityOffer, HealthDocument, HealthStatus, LatencySeriesDocument, LatencySource, RegistryDocument } from '@acg/schemas';
 import { DELIVERY_LATENCY_SERIES, type WalletMonitorHealth } from '@acg/wallet-monitor';
 import { gatewayExecute, gatewayJobs, walletMonitor as walletMonitorCapability, type CapabilityCatalog } from '@acg/capabilities';
 import type { Telemetry } from '@acg/execution';
@@ -64,6 +64,8 @@ export class Discovery {
       walletMonitorHealth?: () => Promise<WalletMonitorHealth>;
       /** Calls and failures of a provider capability (`ProviderStore.counts` of @acg/providers). */
       providerCounts?: (capabilityId: string) => Promise<{ calls: number; failures: number }>;
+      /** The offers of each capability offered by providers (docs/marketplace.md), listed in /registry and the catalog. */
+      offers?: () => Promise<Record<string, CapabilityOffer[]>>;
       /** Per-minute latency samples (`/status/series`); without it the series document has no capability. */
       latencySeries?: LatencySeries;
       /** Whether the payment chain answers; while false the x402-paid entry points (execute, jobs) are `down`. */
@@ -171,8 +173,9 @@ export class Discovery {
   }
 
   private async context(): Promise<BuildContext> {
-    const [probes, { samples }] = await Promise.all([this.opts.probes.all(), this.healthSamples()]);
+    const [probes, { samples }, offers] = await Promise.all([this.opts.probes.all(), this.healthSamples(), this.opts.offers?.().catch(() => undefined)]);
     return {
+      ...(offers ? { offers } : {}),
       baseUrl: this.opts.baseUrl(),
       builderUrl: this.opts.builderUrl,
       generatedAt: new Date().toISOString(),

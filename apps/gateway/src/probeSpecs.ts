@@ -133,34 +133,39 @@ export function probeSpecs(services: Services): ProbeSpec[] {
 }
 
 /**
- * One probe per provider capability (docs/decisions.md "Providers", probing): a signed, free call with the
- * offer's `example_request` to the provider's endpoint; `PILOT` until one passes, `LIVE` while they pass.
+ * One probe per provider offer (packages/providers README, probing; docs/marketplace.md): a signed,
+ * free call with the contract's `example_request` to the provider's endpoint, its output checked
+ * against the offer's and the contract's `output_schema`. The offer's routing status follows it
+ * (`OfferStats.recordProbe`: an offer that joined a contract is routed to only once one passed).
+ * The capability's own record (its LIVE status and evidence) is written by a passing probe of any
+ * of its offers, and by a failing one only when no other offer of it is live.
  */
 function providerProbeSpecs(services: Services): ProbeSpec[] {
-  return services.providers.directory.providers().flatMap((record) =>
-    record.offers.map(
-      (offer): ProbeSpec => ({
-        capabilityId: `${offer.product}.${offer.name}`,
+  const { directory, client, stats } = services.providers;
+  return directory.contracts().flatMap((contract) =>
+    contract.offers.map(
+      ({ record, offer }): ProbeSpec => ({
+        capabilityId: contract.id,
         providerId: record.provider_id,
         method: 'POST',
         // the provider's endpoint is private (only its owner sees it): the public record names the gateway's URL
         path: '/api/v1/execute',
         expectStatus: 200,
         custom: async () => {
-          const probed = await probeProviderCapability(
-            services.providers.client,
-            record,
-            offer.name,
-            `${services.publicBaseUrl().replace(/\/+$/, '')}/api/v1/execute`,
-          );
+          const url = `${services.publicBaseUrl().replace(/\/+$/, '')}/api/v1/execute`;
+          const probe = await probeProviderCapability(client, record, offer, url, contract.contract.offer);
+          await stats.recordProbe(contract.id, record.provider_id, probe.record.ok, probe.ms, probe.record.checked_at);
           // a probe is trust evidence, and the way back from a suspension (docs/trust-v1.md)
           await services.providers.trust
             .record(
-              { provider_id: record.provider_id, listed_at: record.created_at, capability_id: probed.capabilityId, timeout_ms: offer.timeout_ms },
-              { source: 'probe', outcome: probed.outcome, latency_ms: probed.latency_ms },
+              { provider_id: record.provider_id, listed_at: record.created_at, capability_id: contract.id, timeout_ms: offer.timeout_ms },
+              { source: 'probe', outcome: probe.outcome, latency_ms: probe.latency_ms },
             )
             .catch(() => undefined);
-          return probed.record;
+          if (probe.record.ok || contract.offers.length === 1) return probe.record;
+          const others = contract.offers.filter((o) => o.record.provider_id !== record.provider_id);
+          const measured = await stats.read(others.map((o) => ({ capabilityId: contract.id, providerId: o.record.provider_id })));
+          return measured.some((m) => m.status === 'live') ? undefined : probe.record;
         },
       }),
     ),

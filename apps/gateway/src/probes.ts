@@ -34,8 +34,12 @@ export interface ProbeSpec {
    * can seal blocks. False fails the probe.
    */
   gate?(): Promise<boolean>;
-  /** A probe that makes its own request (a provider capability: a signed call to the provider's endpoint); replaces the HTTP request above. */
-  custom?(): Promise<ProbeRecord>;
+  /**
+   * A probe that makes its own request (a provider offer: a signed call to the provider's
+   * endpoint); replaces the HTTP request above. Undefined: nothing to write for the capability
+   * (another offer of it stands; docs/marketplace.md).
+   */
+  custom?(): Promise<ProbeRecord | undefined>;
   /** The provider whose capability this is (for {@link Prober.probeProvider}). */
   providerId?: string;
 }
@@ -94,6 +98,7 @@ export class Prober {
     const out: Record<string, ProbeRecord> = {};
     for (const spec of specs) {
       const record = await this.probe(spec);
+      if (!record) continue;
       await this.opts.store.save(spec.capabilityId, record);
       out[spec.capabilityId] = record;
     }
@@ -118,14 +123,14 @@ export class Prober {
     if (this.timer) clearInterval(this.timer);
   }
 
-  private async probe(spec: ProbeSpec): Promise<ProbeRecord> {
+  private async probe(spec: ProbeSpec): Promise<ProbeRecord | undefined> {
     if (spec.custom) {
       const started = performance.now();
       const record = await spec.custom().catch((e): ProbeRecord => {
         this.opts.log.warn({ capability_id: spec.capabilityId, err: String((e as Error).message).slice(0, 200) }, 'probe failed');
         return { ok: false, checked_at: new Date().toISOString(), probe: { url: spec.path, method: spec.method, status: 0, body_sha256: EMPTY_SHA256 } };
       });
-      await this.opts.telemetry.record(spec.capabilityId, performance.now() - started, record.ok).catch(() => undefined);
+      if (record) await this.opts.telemetry.record(spec.capabilityId, performance.now() - started, record.ok).catch(() => undefined);
       return record;
     }
     const url = spec.url ? spec.url() : `${this.opts.baseUrl()}${spec.path}`;

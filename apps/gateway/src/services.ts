@@ -18,13 +18,14 @@ import { connectRedis, LatencySeries, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey, WalletMonitorService } from '@acg/wallet-monitor';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { DisputeView, PayoutView, ProviderBalance } from '@acg/schemas';
+import type { CapabilityOffer, DisputeView, PayoutView, ProviderBalance } from '@acg/schemas';
 import { createPublicClient, type PublicClient } from 'viem';
 import { BUILTIN_CAPABILITIES, CapabilityCatalog, type CapabilityDefinition, type CapabilityDeps } from '@acg/capabilities';
 import { ExecutionStore, Telemetry, type ExecutionObserver } from '@acg/execution';
 import { PROOF_SCHEME, type Receipts } from '@acg/receipts';
 import {
   ChallengeStore,
+  OfferStats,
   ProviderClient,
   ProviderDirectory,
   ProviderOnboarding,
@@ -32,7 +33,10 @@ import {
   creditHoldSeconds,
   QuoteStore,
   TrustRecords,
+  trustScorer,
+  type OfferScorer,
   type ProviderEarnings,
+  type ProviderRecord,
 } from '@acg/providers';
 import { chainClients, type GatewayConfig } from '@acg/config';
 import { Discovery } from './discovery.js';
@@ -93,6 +97,8 @@ export interface Services {
     onboarding: ProviderOnboarding;
     client: ProviderClient;
     directory: ProviderDirectory;
+    /** Per-offer measurements: calls, failures, latencies, probe state (docs/marketplace.md). */
+    stats: OfferStats;
     /** Probes one provider's capabilities now (set by `startGateway` once its prober exists). */
     probe?: (providerId: string) => Promise<unknown>;
     /** Trust-score records of every offer (executions, probes, suspensions; docs/trust-v1.md). */
@@ -129,6 +135,8 @@ export interface CreateServicesOptions {
   capabilities?: readonly CapabilityDefinition[];
   /** Where provider shares are credited; default `Services.providerLedger` (a test may capture credits instead). */
   earnings?: ProviderEarnings;
+  /** Trust scores of provider offers for `prefer: "trusted"` (docs/marketplace.md "Trust scores"); default the offers' trust-v1 scores (`trustScorer`). */
+  offerScorer?: OfferScorer;
 }
 
 /** Builds the services from the configuration; opens Redis connections (closed by `close()`). */
@@ -215,11 +223,13 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
   });
 
   const providerClient = new ProviderClient(webhookPolicy);
+  const offerStats = new OfferStats(redis, keys);
   const providers = {
     store: providerStore,
     client: providerClient,
     trust,
     quotes: new QuoteStore(redis, keys),
+    stats: offerStats,
     onboarding: new ProviderOnboarding({
       store: providerStore,
       challenges: new ChallengeStore(redis, keys),
@@ -230,7 +240,15 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     directory: new ProviderDirectory({
       store: providerStore,
       catalog,
-      runtime: { client: providerClient, store: providerStore, earnings: opts.earnings ?? providerLedger, trust },
+      runtime: {
+        client: providerClient,
+        store: providerStore,
+        stats: offerStats,
+        // `prefer: "trusted"` ranks by each offer's trust-v1 score (docs/trust-v1.md)
+        scorer: opts.offerScorer ?? trustScorer(trust, (): readonly ProviderRecord[] => providers.directory.providers()),
+        earnings: opts.earnings ?? providerLedger,
+        trust,
+      },
       log: log.child({ module: 'providers' }),
     }),
   };
@@ -246,6 +264,10 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     builderHealth: () => readBuilderHealth(redis, keys),
     walletMonitorHealth: () => walletMonitor.health(),
     providerCounts: (id) => providerStore.counts(id),
+    offers: async () => {
+      const entries = await Promise.all(providers.directory.contracts().map(async (c) => [c.id, await providers.directory.offers(c.id)] as const));
+      return Object.fromEntries(entries.filter((e): e is readonly [string, CapabilityOffer[]] => e[1] !== undefined));
+    },
     latencySeries: new LatencySeries(redis, keys),
     paymentChainReachable: () => paymentChain.reachable(),
   });

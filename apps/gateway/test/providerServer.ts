@@ -11,8 +11,8 @@ export interface ReceivedCall {
   verified: boolean;
 }
 
-/** How the test provider answers a verified call (status and JSON body, or `rawBody` sent as is), or `hang` to never answer within the test's timeouts. */
-export type Answer = { status: number; body: unknown } | { status: number; rawBody: string } | 'hang';
+/** How the test provider answers a verified call (status and JSON body, after `delayMs`; or `rawBody` sent as is), or `hang` to never answer within the test's timeouts. */
+export type Answer = { status: number; body: unknown; delayMs?: number } | { status: number; rawBody: string } | 'hang';
 
 /** An upper-casing provider's answer: 200 with `{ result: { upper } }`, the call's `input.text` upper-cased. */
 export const upperCaseAnswer = (call: ReceivedCall): Answer => ({
@@ -99,6 +99,7 @@ export async function startTestProvider(answer: (call: ReceivedCall) => Answer) 
         return;
       }
       void (async () => {
+        if (a.delayMs) await new Promise((r) => setTimeout(r, a.delayMs));
         const body = a.body as { result?: unknown; signature?: string } | null;
         const signer = signers.get(call.body.capability_id);
         if (a.status === 200 && signer && body && typeof body === 'object' && 'result' in body && body.signature === undefined) {

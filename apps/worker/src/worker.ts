@@ -6,7 +6,17 @@ import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndex
 import { PaymentChainMonitor, RefundQueue, startPaymentRecovery, startRefunds, TreasurySender } from '@acg/payments';
 import { Ledger, startOpenCallRecovery } from '@acg/accounts';
 import { paymentReversals, ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
-import { creditHoldSeconds, ProviderClient, ProviderDirectory, ProviderStore, TrustRecords, type ProviderEarnings } from '@acg/providers';
+import {
+  creditHoldSeconds,
+  OfferStats,
+  ProviderClient,
+  ProviderDirectory,
+  ProviderStore,
+  trustScorer,
+  TrustRecords,
+  type ProviderEarnings,
+  type ProviderRecord,
+} from '@acg/providers';
 import { loadReceipts } from '@acg/receipts';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey, startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
@@ -113,10 +123,18 @@ export function createWorkerServices(
   });
   const catalog = new CapabilityCatalog([...BUILTIN_CAPABILITIES, ...capabilities]);
   const providerClient = new ProviderClient(config.walletMonitor?.webhookPolicy ?? 'production');
+  const offerStats = new OfferStats(redis, keys);
   const providers = new ProviderDirectory({
     store: providerStore,
     catalog,
-    runtime: { client: providerClient, store: providerStore, earnings: earnings ?? providerLedger, trust },
+    runtime: {
+      client: providerClient,
+      store: providerStore,
+      stats: offerStats,
+      scorer: trustScorer(trust, (): readonly ProviderRecord[] => providers.providers()),
+      earnings: earnings ?? providerLedger,
+      trust,
+    },
     log: log.child({ module: 'providers' }),
   });
   return {

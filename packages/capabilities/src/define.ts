@@ -49,7 +49,27 @@ export interface CapabilityCall {
    * stored, so a credit never outlives a failed call (a later failure is reversed with its refund).
    * Set by the Executor.
    */
-  attach?(evidence: { provider_signature?: string; credit?: () => Promise<unknown> }): void;
+  attach?(evidence: CallEvidence): void;
+  /**
+   * The provider ids whose offers may answer, in the order to try them (a capability offered by
+   * several providers; docs/marketplace.md "Routing"), as the caller's `routing` ranked them before
+   * payment. Undefined: the capability's own default order.
+   */
+  route?: readonly string[];
+}
+
+/**
+ * What a run attaches to its execution ({@link CapabilityCall.attach}): the answering provider's
+ * result signature, the credit of its share, and for an offered capability the provider that
+ * answered, the offers tried (docs/marketplace.md "Routing") and the answering offer's `price`
+ * (USDC base units; the rest of the payment is refunded).
+ */
+export interface CallEvidence {
+  provider_signature?: string;
+  credit?: () => Promise<unknown>;
+  provider?: { provider_id: string; name: string };
+  attempts?: { provider_id: string; outcome: 'succeeded' | 'failed' | 'timeout' | 'invalid_output' | 'invalid_signature'; latency_ms: number }[];
+  price?: bigint;
 }
 
 /**

@@ -9,6 +9,7 @@ export {
   defineCapability,
   InvalidCapabilityDefinitionError,
   isExecutable,
+  type CallEvidence,
   type CapabilityCall,
   type CapabilityDefinition,
   type CapabilityDeps,

@@ -1,4 +1,4 @@
-import { CapabilityFailure, type CapabilityCatalog, type CapabilityDeps } from '@acg/capabilities';
+import { CapabilityFailure, type CallEvidence, type CapabilityCatalog, type CapabilityDeps } from '@acg/capabilities';
 import { isRedisUnavailable, retryWhileRedisUnavailable } from '@acg/redis';
 import type { Logger } from 'pino';
 import type { ExecutionRecord, ExecutionStore } from './executions.js';
@@ -13,7 +13,8 @@ export interface ProofSubject {
   input: unknown;
   result: unknown;
   payment: { payer: string; tx_hash: string; amount: string };
-  provider?: string | null;
+  /** the provider's name, or for an offered capability the answering provider `{provider_id, name}` (docs/marketplace.md) */
+  provider?: string | { provider_id: string; name: string } | null;
 }
 
 /** What paid for an execution: an x402 settlement, or a job's budget (internal debit). */
@@ -41,6 +42,8 @@ export interface EarlyRun {
 export interface ExecutionOutcome {
   record: ExecutionRecord;
   failure?: CapabilityFailure;
+  /** The answering offer's price when it differs from the definition's (USDC base units; docs/marketplace.md "Money"). */
+  price?: bigint;
 }
 
 /**
@@ -116,11 +119,12 @@ export class Executor {
    */
   async run(
     executionId: string,
-    resolved: Pick<ResolvedCapability, 'definition' | 'input'> & { rawInput?: unknown },
+    resolved: Pick<ResolvedCapability, 'definition' | 'input'> & { rawInput?: unknown; route?: readonly string[] },
     charge: ExecutionCharge,
     early?: EarlyRun,
   ): Promise<ExecutionOutcome> {
     const { definition, input } = resolved;
+    const route = resolved.route ? { route: resolved.route } : {};
     const evidence: Evidence = {};
     if (early) {
       let retriedEndedAt: number | undefined;
@@ -165,6 +169,7 @@ export class Executor {
             paymentTxHash: charge.tx_hash,
             amount: charge.amount,
             ...(charge.job_id ? { jobId: charge.job_id } : {}),
+            ...route,
             attach: (e) => Object.assign(evidence, e),
           }),
         ) as Record<string, unknown>,
@@ -236,7 +241,16 @@ export class Executor {
         e instanceof CapabilityFailure ? e : new CapabilityFailure('internal_error', 'The capability failed unexpectedly; the error was logged.', 500, e);
       const duration_ms = await runTime();
       const error = { code: failure.code, message: failure.message };
-      const record: ExecutionRecord = { ...base, status: 'FAILED', result: null, error, finished_at: new Date().toISOString(), duration_ms };
+      const attempts = proofOf?.evidence?.attempts;
+      const record: ExecutionRecord = {
+        ...base,
+        status: 'FAILED',
+        result: null,
+        error,
+        ...(attempts ? { attempts } : {}),
+        finished_at: new Date().toISOString(),
+        duration_ms,
+      };
       await this.store(record);
       this.observe(record, failure.code);
       log.warn(
@@ -260,7 +274,7 @@ export class Executor {
             input: proofOf.input,
             result,
             payment: { payer: charge.payer, tx_hash: charge.tx_hash, amount: charge.amount },
-            provider: proofOf.provider,
+            provider: proofOf.evidence?.provider ?? proofOf.provider,
           })
         : undefined;
     // everything that can throw is done (output parsed, proof canonicalized and signed): the
@@ -273,6 +287,8 @@ export class Executor {
       result,
       ...(proof ? { proof } : {}),
       ...(proofOf?.evidence?.provider_signature ? { provider_signature: proofOf.evidence.provider_signature } : {}),
+      ...(proofOf?.evidence?.provider ? { provider: proofOf.evidence.provider } : {}),
+      ...(proofOf?.evidence?.attempts ? { attempts: proofOf.evidence.attempts } : {}),
       finished_at: new Date().toISOString(),
       duration_ms,
     };
@@ -282,7 +298,7 @@ export class Executor {
       { execution_id: executionId, capability_id: capabilityId, job_id: charge.job_id, duration_ms: Math.round(duration_ms), payer: charge.payer },
       'execution succeeded',
     );
-    return { record };
+    return { record, ...(proofOf?.evidence?.price !== undefined ? { price: proofOf.evidence.price } : {}) };
   }
 
   /** Reports a stored record to the observer; an id no definition has is labelled `unknown` (labels stay few). */
@@ -307,11 +323,8 @@ export class Executor {
   }
 }
 
-/** What a capability's run attached (`CapabilityCall.attach`): the provider's signature, and its credit to run once the outcome is decided. */
-interface Evidence {
-  provider_signature?: string;
-  credit?: () => Promise<unknown>;
-}
+/** What a capability's run attached (`CapabilityCall.attach`): the provider's signature, its credit to run once the outcome is decided, and the routing evidence. */
+type Evidence = CallEvidence;
 
 /** When a run started and ended, for a run started before {@link Executor.run} was called (an {@link EarlyRun}). */
 interface RunTiming {

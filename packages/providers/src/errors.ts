@@ -10,7 +10,9 @@
  * address already has a provider: update it with PUT), `not_found` 404, `forbidden` 403,
  * `retired` 409, `busy` 503 (another registration holds the lock; retry), `challenge_mismatch` 403
  * (the challenge was signed for another action, provider or body), `invalid_challenge_request` 400,
- * `invalid_body` 400, `schema_too_large` 413 and `schema_too_deep` 422 (a JSON Schema over a limit).
+ * `invalid_body` 400, `schema_too_large` 413 and `schema_too_deep` 422 (a JSON Schema over a limit), `unknown_contract` 404
+ * (a join names no provider contract), `contract_mismatch` 422 (a join's `input_schema` refuses the
+ * contract's `example_request`; docs/marketplace.md).
  */
 export class ProviderError extends Error {
   override name = 'ProviderError';

@@ -144,7 +144,7 @@ export class ProviderOnboarding {
           errors: [{ path: ['capabilities', i, 'name'], message: 'duplicate id' }],
         });
       seen.add(id);
-      if (this.o.reservedId(id))
+      if (offer.capability_id === undefined && this.o.reservedId(id))
         throw new ProviderError('capability_exists', 409, `The capability id ${id} is served by the gateway itself.`, { capability_ids: [id] });
       const at = (e: ProviderError) => new ProviderError(e.code, e.status, `capabilities[${i}] (${id}): ${e.message}`, e.extra);
       let validateInput: ReturnType<typeof compileJsonSchema>;
@@ -174,11 +174,39 @@ export class ProviderOnboarding {
         throw at(new ProviderError('invalid_schema', 400, 'accepts_objective is true but input_schema does not accept {"objective": "<text>"}.'));
       }
     });
+    await this.validateJoins(body.capabilities);
     try {
       await checkPublicUrl(body.endpoint, this.o.policy, { field: 'endpoint', ...(this.o.resolve ? { resolve: this.o.resolve } : {}) });
     } catch (e) {
       if (e instanceof WebhookUrlError) throw new ProviderError('endpoint_refused', 400, e.message);
       throw e;
+    }
+  }
+
+  /**
+   * Each offer that joins a contract (`capability_id`; docs/marketplace.md "Contracts and offers"):
+   * the contract must be offered by a provider (a built-in or unknown id is 404 `unknown_contract`),
+   * and the offer's `input_schema` must accept the contract's `example_request` (the request every
+   * offer of it is probed with), else 422 `contract_mismatch` with the schema issues. Whether its
+   * output fits the contract's `output_schema` is checked by its probes before it is routed to.
+   */
+  private async validateJoins(offers: readonly ProviderOffer[]): Promise<void> {
+    for (const [i, offer] of offers.entries()) {
+      if (offer.capability_id === undefined) continue;
+      const id = offer.capability_id;
+      const contract = this.o.reservedId(id) ? undefined : await this.o.store.contract(id);
+      if (!contract) {
+        throw new ProviderError('unknown_contract', 404, `capabilities[${i}]: no provider contract ${id} to join (built-in capabilities take no offers).`, {
+          capability_ids: [id],
+        });
+      }
+      const validateInput = compileJsonSchema(offer.input_schema, 'input_schema');
+      if (!validateInput(contract.offer.example_request)) {
+        throw new ProviderError('contract_mismatch', 422, `capabilities[${i}] (${id}): input_schema does not accept the contract's example_request.`, {
+          capability_ids: [id],
+          errors: schemaIssues(validateInput.errors).map((x) => ({ ...x, path: ['capabilities', i, 'input_schema', ...x.path] })),
+        });
+      }
     }
   }
 

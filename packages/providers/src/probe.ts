@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ProbeRecord } from '@acg/schemas';
+import type { ProbeRecord, ProviderOffer } from '@acg/schemas';
 import { verifyResultSignature } from '@acg/provider';
 import { ulid } from 'ulid';
 import type { ProviderClient } from './client.js';
@@ -8,30 +8,32 @@ import { offerCapabilityId, type ProviderRecord } from './store.js';
 import type { TrustOutcomeKind } from './trust.js';
 
 /**
- * Probes one provider capability (docs/decisions.md "Providers", probing): a signed, free call with the
- * offer's `example_request` (`webhook-id` = `probe_<ULID>`, header `x-acg-probe: 1`). `ok` when
- * the provider answers 2xx with `{result}` valid against `output_schema`. The record is public
- * (`evidence.probe` of /registry and the capability page), so it never names the provider's own
- * endpoint (issue 23 item 9): `url` is `publicUrl`, the gateway's URL that serves the capability
- * (`{PUBLIC_BASE_URL}/api/v1/execute`); with the HTTP status the provider answered (0 without a
- * response) and the SHA-256 of the answer's bytes. `outcome` and `latency_ms` (measured here) are
- * the probe's evidence for the offer's trust score (`TrustRecords.record`, README "Trust scores").
+ * Probes one provider offer (packages/providers README, probing): a signed, free call with the
+ * contract's `example_request` (`webhook-id` = `probe_<ULID>`, header `x-acg-probe: 1`). `ok` when
+ * the provider answers 2xx with `{result}` valid against its own `output_schema` and the
+ * contract's (`contract`, the offer that defines the capability; docs/marketplace.md: an offer that
+ * joined a contract is routed to only once this passed), signed by the provider's address. The
+ * record is public (`evidence.probe` of /registry and the capability page), so it never names the
+ * provider's own endpoint (issue 23 item 9): `url` is `publicUrl`, the gateway's URL that serves
+ * the capability (`{PUBLIC_BASE_URL}/api/v1/execute`); with the HTTP status the provider answered
+ * (0 without a response), the SHA-256 of the answer's bytes, and `ms` the call's duration.
+ * `outcome` and `latency_ms` (measured here) are the probe's evidence for the offer's trust score
+ * (`TrustRecords.record`, README "Trust scores").
  */
 export async function probeProviderCapability(
   client: ProviderClient,
   record: ProviderRecord,
-  offerName: string,
+  offer: ProviderOffer,
   publicUrl: string,
-): Promise<{ capabilityId: string; record: ProbeRecord; outcome: TrustOutcomeKind; latency_ms: number }> {
-  const offer = record.offers.find((o) => o.name === offerName);
-  if (!offer) throw new Error(`provider ${record.provider_id} has no offer ${offerName}`);
+  contract: ProviderOffer = offer,
+): Promise<{ capabilityId: string; record: ProbeRecord; ms: number; outcome: TrustOutcomeKind; latency_ms: number }> {
   const capabilityId = offerCapabilityId(offer);
   const messageId = `probe_${ulid()}`;
   const started = performance.now();
   const outcome = await client.call(
     record.endpoint,
     record.secret,
-    { capability_id: capabilityId, execution_id: messageId, input: offer.example_request },
+    { capability_id: capabilityId, execution_id: messageId, input: contract.example_request },
     { timeoutMs: offer.timeout_ms, messageId, probe: true },
   );
   const latency_ms = performance.now() - started;
@@ -45,6 +47,7 @@ export async function probeProviderCapability(
     const valid = result !== null && typeof result === 'object' && !Array.isArray(result) && compileJsonSchema(offer.output_schema, 'output_schema')(result);
     ok =
       valid &&
+      compileJsonSchema(contract.output_schema, 'output_schema')(result) &&
       typeof signature === 'string' &&
       (await verifyResultSignature({ address: record.address, executionId: messageId, result, signature: signature as `0x${string}` }));
     kind = ok ? 'succeeded' : valid ? 'invalid_signature' : 'invalid_output';
@@ -53,6 +56,7 @@ export async function probeProviderCapability(
     capabilityId,
     outcome: kind,
     latency_ms,
+    ms: outcome.ms,
     record: {
       ok,
       checked_at: new Date().toISOString(),

@@ -20,8 +20,11 @@ export interface ProviderRecord {
   offers: ProviderOffer[];
 }
 
-/** The capability id of an offer: `<product>.<name>`. */
-export const offerCapabilityId = (o: Pick<ProviderOffer, 'product' | 'name'>) => `${o.product}.${o.name}`;
+/** The capability id of an offer: the contract it joins (`capability_id`), or the one it creates, `<product>.<name>`. */
+export const offerCapabilityId = (o: Pick<ProviderOffer, 'product' | 'name' | 'capability_id'>) => o.capability_id ?? `${o.product}.${o.name}`;
+
+/** Whether an offer creates its contract (`name`) rather than joining one (`capability_id`): only creators claim ids. */
+const creates = (o: ProviderOffer) => o.capability_id === undefined;
 
 const RELEASE_LOCK = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
 
@@ -30,7 +33,8 @@ const RELEASE_LOCK = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis
  * registration's keys are written together in one MULTI):
  * - `{prov}:p:<id>`: hash of the record (offers as JSON, secret sealed);
  * - `{prov}:addr:<address>`: the active provider of an address (one per address);
- * - `{prov}:cap:<capability_id>`: which provider owns a capability id (unique across providers);
+ * - `{prov}:cap:<capability_id>`: which provider created a contract (unique across providers; an
+ *   offer that joins a contract claims nothing);
  * - `{prov}:active`: set of active provider ids;
  * - `{prov}:changed`: pub/sub channel, a message after every change (gateways and workers reload).
  *
@@ -93,7 +97,7 @@ export class ProviderStore {
       const m = this.redis.multi();
       m.hset(this.keys.providers('p', record.provider_id), this.encode(record));
       m.set(this.keys.providers('addr', record.address.toLowerCase()), record.provider_id);
-      for (const o of record.offers) m.set(this.keys.providers('cap', offerCapabilityId(o)), record.provider_id);
+      for (const o of record.offers.filter(creates)) m.set(this.keys.providers('cap', offerCapabilityId(o)), record.provider_id);
       m.sadd(this.keys.providers('active'), record.provider_id);
       await m.exec();
     });
@@ -106,9 +110,9 @@ export class ProviderStore {
       const before = await this.get(record.provider_id);
       if (before?.status !== 'active') throw new ProviderError('not_found', 404, `No active provider ${record.provider_id}.`);
       await this.checkClaims(record.provider_id, record.offers);
-      const kept = new Set(record.offers.map(offerCapabilityId));
+      const kept = new Set(record.offers.filter(creates).map(offerCapabilityId));
       const m = this.redis.multi();
-      for (const o of before.offers) if (!kept.has(offerCapabilityId(o))) m.del(this.keys.providers('cap', offerCapabilityId(o)));
+      for (const o of before.offers.filter(creates)) if (!kept.has(offerCapabilityId(o))) m.del(this.keys.providers('cap', offerCapabilityId(o)));
       for (const id of kept) m.set(this.keys.providers('cap', id), record.provider_id);
       m.hset(this.keys.providers('p', record.provider_id), this.encode(record));
       await m.exec();
@@ -122,7 +126,7 @@ export class ProviderStore {
       const before = await this.get(providerId);
       if (before?.status !== 'active') throw new ProviderError('not_found', 404, `No active provider ${providerId}.`);
       const m = this.redis.multi();
-      for (const o of before.offers) m.del(this.keys.providers('cap', offerCapabilityId(o)));
+      for (const o of before.offers.filter(creates)) m.del(this.keys.providers('cap', offerCapabilityId(o)));
       m.del(this.keys.providers('addr', before.address.toLowerCase()));
       m.srem(this.keys.providers('active'), providerId);
       m.hset(this.keys.providers('p', providerId), 'status', 'retired', 'updated_at', at);
@@ -149,8 +153,20 @@ export class ProviderStore {
     await this.redis.publish(this.channel(), String(Date.now()));
   }
 
+  /**
+   * The offer that defines contract `capabilityId` (the active provider offer that created it) and
+   * its provider, or undefined when no provider offers it (docs/marketplace.md "Contracts and offers").
+   */
+  async contract(capabilityId: string): Promise<{ record: ProviderRecord; offer: ProviderOffer } | undefined> {
+    const owner = await this.redis.get(this.keys.providers('cap', capabilityId));
+    const record = owner ? await this.get(owner) : undefined;
+    const offer = record?.status === 'active' ? record.offers.find((o) => creates(o) && offerCapabilityId(o) === capabilityId) : undefined;
+    return record && offer ? { record, offer } : undefined;
+  }
+
   private async checkClaims(providerId: string, offers: readonly ProviderOffer[]): Promise<void> {
-    const ids = offers.map(offerCapabilityId);
+    if (offers.filter(creates).length === 0) return;
+    const ids = offers.filter(creates).map(offerCapabilityId);
     const owners = await this.redis.mget(...ids.map((id) => this.keys.providers('cap', id)));
     const taken = ids.filter((_, i) => owners[i] && owners[i] !== providerId);
     if (taken.length > 0) {

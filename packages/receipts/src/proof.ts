@@ -17,8 +17,9 @@ export interface ProofPayment {
 /**
  * The payload of an execution proof (docs/decisions.md "Proofs and receipts"): which execution of which
  * capability, the SHA-256 (lowercase hex) of the RFC 8785 canonical JSON of its input and of its
- * result, what was paid, the provider (null for the gateway's own capabilities) and when it was
- * issued (RFC 3339).
+ * result, what was paid, the provider (null for the gateway's own capabilities; for a capability
+ * offered by providers, the one whose offer answered, `{provider_id, name}`: docs/marketplace.md)
+ * and when it was issued (RFC 3339).
  */
 export interface ProofPayload {
   execution_id: string;
@@ -26,7 +27,7 @@ export interface ProofPayload {
   input_sha256: string;
   result_sha256: string;
   payment: ProofPayment;
-  provider: string | null;
+  provider: string | { provider_id: string; name: string } | null;
   issued_at: string;
 }
 
@@ -42,7 +43,7 @@ export interface ProofSubject {
   input: unknown;
   result: unknown;
   payment: Omit<ProofPayment, 'network'> & { network?: string };
-  provider?: string | null;
+  provider?: string | { provider_id: string; name: string } | null;
 }
 
 /**

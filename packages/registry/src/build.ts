@@ -1,5 +1,6 @@
 import {
   type Capability,
+  type CapabilityOffer,
   compareCapabilities,
   LegacyRegistry,
   RegistryDocument,
@@ -13,7 +14,7 @@ import {
   type X402Advert,
 } from '@acg/schemas';
 import type { CapabilityDescriptor } from './descriptor.js';
-import { formatUsdc, toBaseUnits } from './price.js';
+import { formatUsdc, parseUsdc, toBaseUnits } from './price.js';
 import { deriveStatus, rollupOperationalStatus } from './status.js';
 
 /** SemVer of the registry file format itself, not of any capability (docs/spec-notes.md 2.1, 9). */
@@ -58,6 +59,8 @@ export interface BuildContext {
   proofs?: { scheme: string; jwksUrl: string };
   /** Capabilities registered by providers at run time, merged after `capabilities`. */
   extra?: readonly CapabilityDescriptor[];
+  /** The offers of each capability offered by providers, cheapest first (docs/marketplace.md "Contracts and offers"). */
+  offers?: Record<string, CapabilityOffer[]>;
 }
 
 /** Thrown when two descriptors (static or registered) share an id. */
@@ -141,6 +144,7 @@ function capabilityOf(d: CapabilityDescriptor, ctx: BuildContext): Capability {
     ...(d.related_capabilities ? { related_capabilities: [...d.related_capabilities] } : {}),
     evidence,
     ...(d.notes ? { notes: expandTemplate(d.notes, ctx) } : {}),
+    ...(ctx.offers?.[d.id] ? { offers: ctx.offers[d.id] } : {}),
   } as Capability;
 }
 
@@ -205,9 +209,19 @@ export function outputJsonSchema(d: CapabilityDescriptor): JsonSchema | null {
   return d.outputJsonSchema ?? (d.output ? toJsonSchema(d.output, { io: 'output' }) : null);
 }
 
+/** The lowest price among live offers (USDC base units), else among all offers; null without offers (docs/marketplace.md). */
+function offeredPrice(offers: readonly CapabilityOffer[] | undefined): bigint | null {
+  if (!offers || offers.length === 0) return null;
+  const live = offers.filter((o) => o.status === 'live');
+  const prices = (live.length > 0 ? live : offers).map((o) => parseUsdc(o.price));
+  let min = prices[0];
+  for (const p of prices) if (p < min) min = p;
+  return min;
+}
+
 function legacyEntryOf(d: CapabilityDescriptor, capability: Capability, ctx: BuildContext): LegacyRegistryEntry {
   const { x402: _advert, ...fields } = capability;
-  const price = d.price === null ? null : toBaseUnits(d.price.base_units);
+  const price = offeredPrice(ctx.offers?.[d.id]) ?? (d.price === null ? null : toBaseUnits(d.price.base_units));
   const health = ctx.health?.[d.id];
   return {
     ...fields,

@@ -26,3 +26,13 @@ export function formatUsdc(baseUnits: bigint): string {
   const fraction = (baseUnits % scale).toString().padStart(USDC_DECIMALS, '0').replace(/0+$/, '');
   return fraction ? `${whole}.${fraction}` : `${whole}`;
 }
+
+/**
+ * Parse a decimal USDC string (at most 6 decimals) into base units: `"0.001"` → `1000n`,
+ * `"2.5"` → `2500000n`. Throws `TypeError` on anything else.
+ */
+export function parseUsdc(decimal: string): bigint {
+  const m = /^(0|[1-9]\d*)(?:\.(\d{1,6}))?$/.exec(decimal);
+  if (!m) throw new TypeError(`not a USDC amount with at most ${USDC_DECIMALS} decimals: ${JSON.stringify(decimal)}`);
+  return BigInt(m[1]) * 10n ** BigInt(USDC_DECIMALS) + BigInt((m[2] ?? '').padEnd(USDC_DECIMALS, '0'));
+}

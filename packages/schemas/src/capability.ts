@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CapabilityId, DateTime, Sha256Hex, Uri } from './primitives.js';
+import { CapabilityOffer } from './routing.js';
 
 /**
  * Products, in catalog order (docs/spec-notes.md 2.2 `product`; the fourth value is `intelligence` per docs/decisions.md
@@ -106,6 +107,8 @@ function capabilityShape<S extends z.ZodType, E extends z.ZodType>(status: S, ev
     related_capabilities: z.array(CapabilityId).optional(),
     evidence,
     notes: z.string().optional(),
+    /** A capability offered by providers: every offer, cheapest first (docs/marketplace.md "Contracts and offers"). */
+    offers: z.array(CapabilityOffer).optional(),
   };
 }
 

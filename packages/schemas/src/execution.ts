@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Address, CapabilityId, DateTime, Hash32, HexData, JsonObject, UintString, prefixedUlid } from './primitives.js';
+import { AnsweringProvider, Routing, RoutingAttempt } from './routing.js';
 
 /** Body of `POST /api/v1/execute`: `capability_id` and the capability's `input` object (docs/spec-notes.md 2.7, 4). */
 export const ExecuteRequest = z.strictObject({
@@ -7,6 +8,8 @@ export const ExecuteRequest = z.strictObject({
   input: JsonObject,
   /** A live quote (`POST /api/v1/quotes`) for this capability and this input: the call pays exactly its price on its provider. */
   quote_id: prefixedUlid('qte').optional(),
+  /** Which offers of the capability may answer, and in which order they are tried (docs/marketplace.md "Routing"). */
+  routing: Routing.optional(),
 });
 export type ExecuteRequest = z.infer<typeof ExecuteRequest>;
 
@@ -66,6 +69,12 @@ export const ExecutionSucceeded = z.object({
    * receipt key configured.
    */
   proof: z.string().optional(),
+  /** The provider whose offer answered (a capability offered by providers; docs/marketplace.md). */
+  provider: AnsweringProvider.optional(),
+  /** The offers tried, in order, the last one the answer's (docs/marketplace.md "Routing"). */
+  attempts: z.array(RoutingAttempt).optional(),
+  /** The part of the payment above the answering offer's price, refunded on-chain (docs/marketplace.md "Money"). */
+  refund: Refund.optional(),
 });
 export type ExecutionSucceeded = z.infer<typeof ExecutionSucceeded>;
 
@@ -120,6 +129,9 @@ export const ExecutionRecord = z.object({
    * result was accepted. Evidence for disputes.
    */
   provider_signature: HexData.optional(),
+  /** The provider whose offer answered, and the offers tried (see {@link ExecutionSucceeded}). */
+  provider: AnsweringProvider.optional(),
+  attempts: z.array(RoutingAttempt).optional(),
   created_at: DateTime,
   finished_at: DateTime,
   duration_ms: z.number().nonnegative(),

@@ -20,6 +20,7 @@ export * from './account.js';
 export * from './provider.js';
 export * from './quote.js';
 export * from './trust.js';
+export * from './routing.js';
 export * from './jsonSchema.js';
 export * from './mcp.js';
 export * from './mcpToolName.js';

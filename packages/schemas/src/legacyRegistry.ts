@@ -3,6 +3,7 @@ import { Auth, CapabilityStatus, Evidence, Product, Surface } from './capability
 import { HealthStatus } from './health.js';
 import { Address, Caip2Network, CapabilityId, DateTime, DecimalString, JsonObject, SemVer, UintString, Uri } from './primitives.js';
 import { RegistryNetwork } from './registryDocument.js';
+import { CapabilityOffer } from './routing.js';
 
 /** What one unit of `price` buys: a `call`, a delivered `event`, or a submitted `bundle` (/registry, docs/spec-notes.md 8). */
 export const PriceUnit = z.enum(['call', 'event', 'bundle']);
@@ -71,6 +72,8 @@ export const LegacyRegistryEntry = z.object({
   availability: HealthStatus.nullable(),
   example_request: z.unknown(),
   example_response: z.unknown(),
+  /** A capability offered by providers: every offer, cheapest first; `price` is then the lowest live offer's (docs/marketplace.md). */
+  offers: z.array(CapabilityOffer).optional(),
 });
 export type LegacyRegistryEntry = z.infer<typeof LegacyRegistryEntry>;
 

@@ -5,6 +5,7 @@ import { PaymentRequirements, ResourceInfo, X402_VERSION } from './paymentChalle
 import { MAX_JOB_OBJECTIVE_CHARS } from './limits.js';
 import { MCP_TOOL_NAME_PATTERN } from './mcpToolName.js';
 import { CapabilityId, DecimalString, JsonObject } from './primitives.js';
+import { CapabilityOffer } from './routing.js';
 
 /**
  * Wire schemas of the MCP endpoint `{base_url}/mcp` (docs/decisions.md "Agents: MCP and x402 extensions"):
@@ -43,6 +44,8 @@ export const CapabilitySummary = z.object({
   /** integer string, USDC base units (6 decimals); null when not fixed */
   price_base_units: z.string().nullable(),
   price_unit: PriceUnit.nullable(),
+  /** A capability offered by several providers: its offers, cheapest first (docs/marketplace.md). */
+  offers: z.array(CapabilityOffer).optional(),
 });
 export type CapabilitySummary = z.infer<typeof CapabilitySummary>;
 

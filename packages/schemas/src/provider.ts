@@ -47,26 +47,39 @@ export const OfferProduct = z.enum(['intelligence', 'mev']);
 export const OfferTimeoutMs = z.int().min(1000).max(120_000);
 
 /**
- * One capability a provider offers (docs/decisions.md "Providers"). The capability id is `<product>.<name>`,
- * unique across the catalog. `input_schema` and `output_schema` are JSON Schema 2020-12 objects
+ * One capability a provider offers (packages/providers README). Either it creates a contract, whose
+ * id is `<product>.<name>` (unique across the catalog), or it joins one by `capability_id`
+ * (docs/marketplace.md). `input_schema` and `output_schema` are JSON Schema 2020-12 objects
  * (checked with Ajv at registration: an invalid schema is a 400); `example_request` must be valid
  * against `input_schema` (the prober sends it). `price_usdc` is a decimal USDC amount with at most 6
  * decimals, > 0.
  */
-export const ProviderOffer = z.strictObject({
-  name: OfferName,
-  product: OfferProduct.default('intelligence'),
-  description: z.string().min(1).max(500),
-  price_usdc: DecimalString.refine((s) => (s.split('.')[1]?.length ?? 0) <= 6, 'must have at most 6 decimals').refine(
-    (s) => /[1-9]/.test(s),
-    'must be greater than 0',
-  ),
-  input_schema: JsonObject,
-  output_schema: JsonObject,
-  example_request: z.unknown(),
-  timeout_ms: OfferTimeoutMs.default(30_000),
-  accepts_objective: z.boolean().default(false),
-});
+export const ProviderOffer = z
+  .strictObject({
+    name: OfferName.optional(),
+    product: OfferProduct.default('intelligence'),
+    /**
+     * Joins the existing contract with this id instead of creating one (docs/marketplace.md
+     * "Contracts and offers"): given instead of `name`/`product`; `input_schema` must accept the
+     * contract's `example_request` (else 422 `contract_mismatch`), and the offer is routed to only
+     * once a probe's output validated against the contract's `output_schema`.
+     */
+    capability_id: CapabilityId.optional(),
+    description: z.string().min(1).max(500),
+    price_usdc: DecimalString.refine((s) => (s.split('.')[1]?.length ?? 0) <= 6, 'must have at most 6 decimals').refine(
+      (s) => /[1-9]/.test(s),
+      'must be greater than 0',
+    ),
+    input_schema: JsonObject,
+    output_schema: JsonObject,
+    example_request: z.unknown(),
+    timeout_ms: OfferTimeoutMs.default(30_000),
+    accepts_objective: z.boolean().default(false),
+  })
+  .refine((o) => (o.name === undefined) !== (o.capability_id === undefined), {
+    message: 'give either name (create a contract) or capability_id (join one), not both',
+    path: ['name'],
+  });
 export type ProviderOffer = z.infer<typeof ProviderOffer>;
 export type ProviderOfferInput = z.input<typeof ProviderOffer>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Routing } from './routing.js';
 import { CapabilityId, DateTime, DecimalString, JsonObject, prefixedUlid, UintString } from './primitives.js';
 import { ProviderId } from './provider.js';
 
@@ -10,13 +11,8 @@ import { ProviderId } from './provider.js';
 /** Quote id: `qte_` + ULID. */
 export const QuoteId = prefixedUlid('qte');
 
-/** Routing preferences a quote may carry (the execute request's `routing`); the quote's provider is chosen from them. */
-export const QuoteRouting = z.strictObject({
-  max_price_usdc: DecimalString.optional(),
-  prefer: z.enum(['cheapest', 'fastest', 'trusted']).optional(),
-  providers: z.array(ProviderId).max(50).optional(),
-  exclude: z.array(ProviderId).max(50).optional(),
-});
+/** Routing preferences a quote may carry: the execute request's `routing` (docs/marketplace.md "Routing"); the quote's provider is the first offer of that route. */
+export const QuoteRouting = Routing;
 
 /** Body of `POST /api/v1/quotes`. */
 export const QuoteRequest = z.strictObject({ capability_id: CapabilityId, input: JsonObject, routing: QuoteRouting.optional() });

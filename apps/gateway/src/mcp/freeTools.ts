@@ -96,6 +96,8 @@ const searchCapabilities = freeTool({
         price_usdc: c.price,
         price_base_units: c.price_base_units,
         price_unit: c.price_unit,
+        // a capability offered by several providers: each offer's price, speed, success rate, trust score and status (docs/marketplace.md)
+        ...(c.offers ? { offers: c.offers } : {}),
       });
     }
     return { capabilities };

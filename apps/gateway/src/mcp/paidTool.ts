@@ -3,13 +3,15 @@ import type { ExecutableCapability } from '@acg/capabilities';
 import { newExecutionId } from '@acg/execution';
 import { requestHash } from '@acg/payments';
 import { inputJsonSchema, outputJsonSchema } from '@acg/registry';
-import { ExecutionSucceeded, mcpToolName } from '@acg/schemas';
+import { ExecutionSucceeded, mcpToolName, Routing } from '@acg/schemas';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import type { SettleResponse } from '@x402/core/types';
 import { exampleInput, exampleResult, mcpBazaar } from '../payment/bazaar.js';
 import { EXECUTE_ROUTE, executeDescription, paidExecutionOutcome, resolveExecution, startEarlyExecution } from '../payment/execution.js';
 import { payForCall } from '../payment/paidCall.js';
+import { routeExecution } from '../payment/routing.js';
+import { problemDetails } from '../trpc/problem.js';
 import type { Services } from '../services.js';
 import { PAYMENT_META, paymentRequiredResult, problemResult, settlementMeta, toolResult } from './results.js';
 
@@ -58,8 +60,20 @@ export async function callCapabilityTool(
   authorization?: string,
 ): Promise<CallToolResult> {
   const input = args ?? {};
-  const resolved = resolveExecution(services, d.id, input);
-  if (!resolved.ok) return problemResult(resolved.body);
+  const found = resolveExecution(services, d.id, input);
+  if (!found.ok) return problemResult(found.body);
+  // `_meta.routing`: the same routing as REST's body field (docs/marketplace.md "Routing")
+  const routing = meta?.routing === undefined ? undefined : Routing.safeParse(meta.routing);
+  if (routing && !routing.success) {
+    return problemResult(
+      problemDetails(400, '_meta.routing is not a valid routing object.', {
+        errors: routing.error.issues.map((i) => ({ path: ['_meta', 'routing', ...i.path.map(String)], message: i.message, code: i.code })),
+      }),
+    );
+  }
+  const routed = await routeExecution(services, found, routing?.data);
+  if (!routed.ok) return problemResult(routed.body);
+  const resolved = routed.capability;
   const operationId = newExecutionId();
   // a read-only capability starts while its payment settles (as on REST); released after settlement
   let early: EarlyRun | undefined;
@@ -73,7 +87,7 @@ export async function callCapabilityTool(
       paymentRequiredMessage:
         'Payment required: sign an x402 exact payment for one of `accepts` and call the tool again with the PaymentPayload in _meta["x402/payment"].',
       route: EXECUTE_ROUTE,
-      requestHash: requestHash('POST', EXECUTE_ROUTE, { capability_id: d.id, input }),
+      requestHash: requestHash('POST', EXECUTE_ROUTE, { capability_id: d.id, input, ...(routing ? { routing: routing.data } : {}) }),
       operationId,
       getHeader: () => undefined,
       onReserved: (payer) => (early = startEarlyExecution(services, resolved, { executionId: operationId, payer })),
@@ -100,6 +114,9 @@ export async function callCapabilityTool(
       payment: execution.payment,
       // the JWS proof of the execution (docs/decisions.md "Proofs and receipts"), as REST answers it
       ...(execution.proof ? { proof: execution.proof } : {}),
+      // an offered capability: who answered, what was tried, and the refund of the rest (docs/marketplace.md)
+      ...(execution.provider ? { provider: execution.provider, attempts: execution.attempts } : {}),
+      ...(execution.refund ? { refund: execution.refund } : {}),
       ...(result.replayed ? { replayed: true } : {}),
     }),
   );

@@ -80,7 +80,10 @@ function paidTool(d: ExecutableCapability, name: string): Tool {
     title: d.id,
     description:
       `${d.description} Costs ${formatUsdc(price)} USDC per ${d.price.unit}, paid with x402: called without ` +
-      '_meta["x402/payment"] it answers the x402 PaymentRequired (isError); sign one of its `accepts` and call again with the PaymentPayload in _meta["x402/payment"].',
+      '_meta["x402/payment"] it answers the x402 PaymentRequired (isError); sign one of its `accepts` and call again with the PaymentPayload in _meta["x402/payment"].' +
+      (d.provider
+        ? ` ${d.notes ?? ''} Choose among its offers with _meta.routing {max_price_usdc, prefer: cheapest|fastest|trusted, providers, exclude}: the PaymentRequired asks the route's highest price, the rest is refunded; search_capabilities lists the offers.`
+        : ''),
     inputSchema: toolSchema(inputJsonSchema(d)),
     ...(result ? { outputSchema: { type: 'object', anyOf: [result, PAYMENT_REQUIRED_SCHEMA] } } : {}),
     annotations: { title: d.name, openWorldHint: true },

@@ -1,5 +1,6 @@
 import { Executor, resolveCapability, type EarlyRun, type ResolvedCapability } from '@acg/execution';
 import type { Outcome, SettledPayment } from '@acg/payments';
+import { retryWhileRedisUnavailable } from '@acg/redis';
 import type { ExecutionSucceeded } from '@acg/schemas';
 import type { Services } from '../services.js';
 import { problemDetails, type Problem } from '../trpc/problem.js';
@@ -41,11 +42,11 @@ export type PaidExecutionResult = { ok: true; body: ExecutionSucceeded } | { ok:
 export async function runPaidExecution(
   services: Services,
   operationId: string,
-  capability: Pick<ResolvedCapability, 'definition' | 'input'>,
+  capability: Pick<ResolvedCapability, 'definition' | 'input'> & { route?: readonly string[] },
   payment: SettledPayment,
   early?: EarlyRun,
 ): Promise<PaidExecutionResult> {
-  const { record, failure } = await new Executor(services).run(
+  const { record, failure, price } = await new Executor(services).run(
     operationId,
     capability,
     { tx_hash: payment.txHash, amount: payment.amount, payer: payment.payer },
@@ -64,6 +65,7 @@ export async function runPaidExecution(
       }),
     };
   }
+  const refund = await refundAboveAnswer(services, record.execution_id, payment, price);
   return {
     ok: true,
     body: {
@@ -72,14 +74,32 @@ export async function runPaidExecution(
       result: record.result!,
       payment: record.payment,
       ...(record.proof ? { proof: record.proof } : {}),
+      ...(record.provider ? { provider: record.provider } : {}),
+      ...(record.attempts ? { attempts: record.attempts } : {}),
+      ...(refund ? { refund } : {}),
     },
   };
+}
+
+/**
+ * The part of `payment` above the answering offer's `price` (docs/marketplace.md "Money": the
+ * 402 asked for the highest price of the route), queued as a durable on-chain refund to the payer
+ * (the refund queue of @acg/payments, once per execution id); undefined when nothing is above.
+ */
+async function refundAboveAnswer(services: Services, executionId: string, payment: SettledPayment, price: bigint | undefined) {
+  if (price === undefined) return undefined;
+  const above = BigInt(payment.amount) - price;
+  if (above <= 0n) return undefined;
+  await retryWhileRedisUnavailable(() =>
+    services.refunds.enqueue({ operationId: executionId, payer: payment.payer, amount: above.toString(), paymentTxHash: payment.txHash }),
+  );
+  return { status: 'pending' as const, amount: above.toString() };
 }
 
 /** {@link runPaidExecution} as the paywall's outcome (a failure is refunded). */
 export async function paidExecutionOutcome(
   services: Services,
-  capability: Pick<ResolvedCapability, 'definition' | 'input'>,
+  capability: Pick<ResolvedCapability, 'definition' | 'input'> & { route?: readonly string[] },
   payment: SettledPayment,
   early?: EarlyRun,
 ): Promise<Outcome> {

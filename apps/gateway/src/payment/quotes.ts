@@ -1,5 +1,5 @@
 import type { ResolvedCapability } from '@acg/execution';
-import { offerCapabilityId, QuoteStore, type StoredQuote } from '@acg/providers';
+import { QuoteStore, usdcBaseUnits, type StoredQuote } from '@acg/providers';
 import { signDocument } from '@acg/receipts';
 import type { Quote, QuoteRequest } from '@acg/schemas';
 import { formatUnits } from 'viem';
@@ -7,6 +7,7 @@ import type { Services } from '../services.js';
 import { problemDetails, type Problem } from '../trpc/problem.js';
 import { inputSha256 } from '../trust.js';
 import { resolveExecution } from './execution.js';
+import { routeExecution } from './routing.js';
 
 /** A refusal before any payment: status and RFC 9457 body (`reason` = a stable code). */
 export interface QuoteProblem {
@@ -28,37 +29,26 @@ export interface ChosenOffer {
 }
 
 /**
- * The offer that serves `capabilityId` now: the provider that offers it (today one offer per
- * capability: its owner), or the gateway itself for a built-in. Refuses a suspended offer (503
- * `offer_suspended`, with the suspension: docs/trust-v1.md "Suspension"). This one function is
- * where routing (`routing`: cheapest, fastest, trusted, allow and exclude lists) chooses among
- * several offers; here `routing.providers`/`exclude` and `max_price_usdc` only filter the single offer.
+ * The offer a quote runs on: the first offer of the route that `routing` gives (the same ranking as
+ * execute: docs/marketplace.md "Routing", suspended offers left out), or the gateway itself for a
+ * built-in. 422 `no_offer` when no offer fits `routing`; 503 `offer_suspended` when every fitting
+ * offer is suspended (docs/trust-v1.md "Suspension").
  */
 export async function chooseQuoteOffer(
   services: Services,
-  resolved: Pick<ResolvedCapability, 'definition' | 'price'>,
+  resolved: ResolvedCapability,
   routing: QuoteRequest['routing'],
 ): Promise<({ ok: true } & ChosenOffer) | QuoteProblem> {
-  const id = resolved.definition.id;
-  const record = services.providers.directory.providers().find((r) => r.offers.some((o) => offerCapabilityId(o) === id));
-  const providerId = record?.provider_id ?? null;
-  if (routing?.providers && (!providerId || !routing.providers.includes(providerId))) {
-    return refusal(422, 'no_offer', `No offer of ${id} is among routing.providers.`);
+  const routed = await routeExecution(services, resolved, routing);
+  if (!routed.ok) {
+    const reason = (routed.body as { reason?: string }).reason;
+    if (reason === 'offer_suspended') return { ok: false, status: 503, body: routed.body as QuoteProblem['body'] };
+    return refusal(422, 'no_offer', `No offer of ${resolved.definition.id} fits the routing: ${String((routed.body as { detail?: string }).detail ?? '')}`);
   }
-  if (routing?.exclude && providerId && routing.exclude.includes(providerId)) return refusal(422, 'no_offer', `The only offer of ${id} is excluded.`);
-  if (routing?.max_price_usdc !== undefined && Number(formatUnits(resolved.price, 6)) > Number(routing.max_price_usdc)) {
-    return refusal(422, 'no_offer', `No offer of ${id} costs at most ${routing.max_price_usdc} USDC.`);
-  }
-  if (providerId) {
-    const suspended = await services.providers.trust.suspension(providerId, id);
-    if (suspended) {
-      return refusal(503, 'offer_suspended', `The offer of ${id} is suspended from routing: ${suspended.reason}.`, {
-        provider_id: providerId,
-        suspended,
-      });
-    }
-  }
-  return { ok: true, provider_id: providerId, price: resolved.price };
+  const first = routed.capability.route?.[0];
+  if (first === undefined) return { ok: true, provider_id: null, price: resolved.price };
+  const offer = (await services.providers.directory.offers(resolved.definition.id))?.find((o) => o.provider_id === first);
+  return { ok: true, provider_id: first, price: offer ? usdcBaseUnits(offer.price) : routed.capability.price };
 }
 
 /**
@@ -134,10 +124,12 @@ export async function quotedExecution(
 ): Promise<{ ok: true; capability: ResolvedCapability; quote: StoredQuote } | QuoteProblem> {
   const checked = await services.providers.quotes.check(quoteId, resolved.definition.id, inputSha256(rawInput), carriesPayment);
   if (!checked.ok) return refusal(QUOTE_STATUS[checked.reason], checked.reason, QUOTE_DETAIL[checked.reason], { quote_id: quoteId });
-  const chosen = await chooseQuoteOffer(services, resolved, undefined);
-  if (!chosen.ok) return chosen;
-  if ((chosen.provider_id ?? '') !== checked.quote.provider_id) {
+  // the quoted provider must still offer the capability, and not be suspended: the call runs on it alone
+  const quotedProvider = checked.quote.provider_id || undefined;
+  const routed = await routeExecution(services, resolved, quotedProvider ? { prefer: 'trusted', providers: [quotedProvider] } : undefined);
+  if (!routed.ok) {
+    if ((routed.body as { reason?: string }).reason === 'offer_suspended') return { ok: false, status: 503, body: routed.body as QuoteProblem['body'] };
     return refusal(409, 'quote_provider_changed', 'The quoted provider no longer serves this capability; request a new quote.', { quote_id: quoteId });
   }
-  return { ok: true, capability: { ...resolved, price: checked.quote.price_base_units }, quote: checked.quote };
+  return { ok: true, capability: { ...routed.capability, price: checked.quote.price_base_units }, quote: checked.quote };
 }

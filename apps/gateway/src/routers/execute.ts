@@ -1,10 +1,11 @@
-import { newExecutionId, type ResolvedCapability } from '@acg/execution';
+import { newExecutionId } from '@acg/execution';
 import type { StoredQuote } from '@acg/providers';
 import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
 import { executeBazaar } from '../payment/bazaar.js';
+import { routeExecution, type RoutedCapability } from '../payment/routing.js';
 import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution, startEarlyExecution } from '../payment/execution.js';
-import { chooseQuoteOffer, quotedExecution } from '../payment/quotes.js';
+import { quotedExecution } from '../payment/quotes.js';
 import { header } from '../trpc/context.js';
 import type { Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
@@ -13,11 +14,13 @@ import { paidProcedure, payerProcedure } from '../trpc/procedures.js';
 import { problem, rawError } from '../trpc/problem.js';
 
 /**
- * Resolves `capability_id` and validates `input` before any payment ({@link resolveExecution}: 404 /
- * 422 / 400 / 422); refuses a suspended offer (503 `offer_suspended`); with `quote_id`, checks the
- * quote and prices the call at the quoted price ({@link quotedExecution}: 404 / 409 / 410).
+/**
+ * Resolves `capability_id`, validates `input` and applies `routing` before any payment
+ * ({@link resolveExecution}: 404 / 422 / 400 / 422; {@link routeExecution}: 422 `no_route`, 503
+ * `offer_suspended` when every fitting offer is suspended); with `quote_id`, checks the quote and
+ * prices the call at the quoted price on the quoted provider ({@link quotedExecution}: 404 / 409 / 410).
  */
-async function prepareExecution(input: ExecuteRequest, ctx: Context): Promise<{ capability: ResolvedCapability; quote?: StoredQuote }> {
+async function prepareExecution(input: ExecuteRequest, ctx: Context): Promise<{ capability: RoutedCapability; quote?: StoredQuote }> {
   const resolved = resolveExecution(ctx.services, input.capability_id, input.input);
   if (!resolved.ok) throw rawError(resolved.status, resolved.body);
   if (input.quote_id) {
@@ -26,9 +29,9 @@ async function prepareExecution(input: ExecuteRequest, ctx: Context): Promise<{ 
     if (!quoted.ok) throw rawError(quoted.status, quoted.body);
     return { capability: quoted.capability, quote: quoted.quote };
   }
-  const chosen = await chooseQuoteOffer(ctx.services, resolved, undefined);
-  if (!chosen.ok) throw rawError(chosen.status, chosen.body);
-  return { capability: resolved };
+  const routed = await routeExecution(ctx.services, resolved, input.routing);
+  if (!routed.ok) throw rawError(routed.status, routed.body);
+  return { capability: routed.capability };
 }
 
 /**
@@ -36,7 +39,7 @@ async function prepareExecution(input: ExecuteRequest, ctx: Context): Promise<{ 
  * A quoted call first uses its quote up (atomically, by this execution id): a second execution of
  * the same quote is refused 409 `quote_used` and its payment refunded, so a quote never charges twice.
  */
-async function runExecution(ctx: Context & PaidContext & { capability: ResolvedCapability; quote?: StoredQuote }) {
+async function runExecution(ctx: Context & PaidContext & { capability: RoutedCapability; quote?: StoredQuote }) {
   if (ctx.replay) return ExecutionSucceeded.parse(ctx.replay);
   if (ctx.quote && !(await ctx.services.providers.quotes.use(ctx.quote.quote_id, ctx.operationId))) {
     throw problem(409, 'The quote has been used by another execution; this payment is refunded.', { reason: 'quote_used', quote_id: ctx.quote.quote_id });
@@ -71,7 +74,7 @@ export const executeRouter = router({
         tags: ['execute'],
         summary: 'Execute a capability, paid per call with x402',
         description:
-          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and docs/spec-notes.md 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway reserves the authorization, settles it on-chain (USDC, EIP-3009 transferWithAuthorization; the settlement verifies and simulates it first: x402 paymentFlow upfront) and executes once. A settled payment sent again returns the stored execution to its payer only (proved by the payment identifier it was first sent with, or the payer's bearer token); anyone else gets 409 payment_already_used with the execution id, tx hash and result_url (GET /api/v1/executions/{id} with the payer's token). Idempotency-Key is per payer and read after the payment: the payer's fresh signed authorization with the same key and body replays the stored execution without being charged; a payment identifier reused with another payment is 409. A failure after settlement is refunded. With quote_id (POST /api/v1/quotes) the 402 asks exactly the quoted price and the call runs once on the quoted provider (404 quote_not_found, 409 quote_input_mismatch / quote_used, 410 quote_expired). An offer whose trust score fell under the routing threshold is refused before payment (503 offer_suspended; docs/trust-v1.md).",
+          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and docs/spec-notes.md 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway reserves the authorization, settles it on-chain (USDC, EIP-3009 transferWithAuthorization; the settlement verifies and simulates it first: x402 paymentFlow upfront) and executes once. A settled payment sent again returns the stored execution to its payer only (proved by the payment identifier it was first sent with, or the payer's bearer token); anyone else gets 409 payment_already_used with the execution id, tx hash and result_url (GET /api/v1/executions/{id} with the payer's token). Idempotency-Key is per payer and read after the payment: the payer's fresh signed authorization with the same key and body replays the stored execution without being charged; a payment identifier reused with another payment is 409. A failure after settlement is refunded. With quote_id (POST /api/v1/quotes) the 402 asks exactly the quoted price and the call runs once on the quoted provider (404 quote_not_found, 409 quote_input_mismatch / quote_used, 410 quote_expired). An offer whose trust score fell under the routing threshold is refused before payment (503 offer_suspended; docs/trust-v1.md). A capability offered by several providers (docs/marketplace.md) takes an optional `routing` {max_price_usdc, prefer: cheapest|fastest|trusted, providers, exclude}: the 402 asks for the highest price among the offers the route may use, offers are tried in order until one answers validly, and the payment minus the answering offer's price is refunded on-chain (`refund` on the answer, which names `provider` and `attempts`).",
         requestHeaders: z.object({
           'PAYMENT-SIGNATURE': z.string().optional().describe('base64 JSON x402 PaymentPayload (v2)'),
           'X-PAYMENT': z.string().optional().describe('legacy header: base64 JSON PaymentPayload (v1 or v2)'),
@@ -84,7 +87,7 @@ export const executeRouter = router({
           404: 'Unknown capability, or unknown quote_id (quote_not_found)',
           410: 'The quote has expired (quote_expired)',
           409: 'Quote for another capability or input, used by another execution, or its provider gone (quote_*); payment already used (for another request, or resent without proof of being the payer: the receipt), Idempotency-Key or payment identifier reused, or in progress',
-          422: 'Capability not executable',
+          422: 'Capability not executable, or no offer fits `routing` (reason no_route)',
           502: 'Capability failed after payment; refunded',
           503: 'Upstream unavailable; refunded when paid. The offer is suspended from routing (offer_suspended: trust score under the threshold)',
         },

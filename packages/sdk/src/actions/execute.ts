@@ -1,4 +1,6 @@
 import { registryTerms } from '../chooseRequirement.js';
+import { parseUnits } from 'viem';
+import type { Capability } from '../types.js';
 import type { GatewayContext } from '../context.js';
 import {
   GatewayRequestError,
@@ -32,6 +34,20 @@ export interface ExecuteParameters {
   quoteId?: string;
   /** The quoted price, integer USDC base units (`price_base_units` of the quote): the most this call will sign for. */
   quotedPrice?: bigint;
+  /**
+   * Which offers of a capability offered by several providers may answer, and in which order
+   * (docs/marketplace.md "Routing"): `max_price_usdc` (decimal USDC), `prefer` (`cheapest`,
+   * `fastest`, `trusted`: the default), `providers` (allow list of `prv_` ids), `exclude`. The
+   * 402 then asks for the highest price of the route, and the rest is refunded on-chain after the
+   * answer (`refund` on the execution, which names `provider` and `attempts`). No offer fits: a
+   * 422 {@link GatewayError} with `reason: "no_route"`, before any payment.
+   */
+  routing?: {
+    max_price_usdc?: string;
+    prefer?: 'cheapest' | 'fastest' | 'trusted';
+    providers?: string[];
+    exclude?: string[];
+  };
   /** Aborts the HTTP requests. An abort after a signed payment was sent counts it as spent. */
   signal?: AbortSignal;
 }
@@ -66,10 +82,10 @@ export type ExecuteErrorType =
  * console.log(exe.result, exe.payment.tx_hash)
  */
 export async function execute<TResult = Record<string, unknown>>(ctx: GatewayContext, params: ExecuteParameters): Promise<ExecuteReturnType<TResult>> {
-  const { capabilityId, input, idempotencyKey, signal, quoteId, quotedPrice } = params;
-  // a quoted call pays the quote's price: the ceiling is that price rather than today's registry price
+  const { capabilityId, input, idempotencyKey, signal, quoteId, quotedPrice, routing } = params;
+  // a quoted call pays the quote's price: the ceiling is that price rather than the route's highest price
   const termsOf = (c: Parameters<typeof registryTerms>[0]) => {
-    const terms = registryTerms(c);
+    const terms = routedTerms(c, routing);
     return quotedPrice === undefined ? terms : { ...terms, maxAmount: quotedPrice };
   };
   const path = '/api/v1/execute';
@@ -78,7 +94,7 @@ export async function execute<TResult = Record<string, unknown>>(ctx: GatewayCon
     path,
     method: 'POST',
     headers: idempotencyHeader(ctx, idempotencyKey),
-    body: JSON.stringify({ capability_id: capabilityId, input, ...(quoteId ? { quote_id: quoteId } : {}) }),
+    body: JSON.stringify({ capability_id: capabilityId, input, ...(quoteId ? { quote_id: quoteId } : {}), ...(routing ? { routing } : {}) }),
     signal,
     label: capabilityId,
     terms: () => termsOf(capability),
@@ -90,4 +106,19 @@ export async function execute<TResult = Record<string, unknown>>(ctx: GatewayCon
     throw new GatewayRequestError(`${ctx.baseUrl}${path}`, 'The gateway answered execute with an unexpected body.', { status: r.response.status });
   }
   return body;
+}
+
+/**
+ * The payment terms of a call: the registry's, and for a capability with several offers
+ * (docs/marketplace.md) at most the highest offer's price, capped by `routing.max_price_usdc`:
+ * the 402 of a route asks for its highest price, and the rest is refunded after the answer.
+ */
+function routedTerms(capability: Capability, routing: ExecuteParameters['routing']) {
+  const terms = registryTerms(capability);
+  const offers = capability.offers;
+  if (!offers || offers.length === 0) return terms;
+  let max = 0n;
+  for (const o of offers) if (parseUnits(o.price, 6) > max) max = parseUnits(o.price, 6);
+  if (routing?.max_price_usdc !== undefined && parseUnits(routing.max_price_usdc, 6) < max) max = parseUnits(routing.max_price_usdc, 6);
+  return { ...terms, maxAmount: max };
 }

@@ -50,6 +50,17 @@ export type WireCapability = {
     docs_url?: string | null | undefined;
     related_capabilities?: string[] | undefined;
     notes?: string | undefined;
+    offers?: {
+        provider_id: string;
+        provider: string;
+        price: string;
+        currency: "USDC";
+        latency_ms_p50: number | null;
+        latency_ms_p99: number | null;
+        success_rate: number | null;
+        trust_score: number | null;
+        status: "down" | "live" | "pilot";
+    }[] | undefined;
 };
 
 export type WireRegistry = {
@@ -115,6 +126,17 @@ export type WireRegistry = {
         docs_url?: string | null | undefined;
         related_capabilities?: string[] | undefined;
         notes?: string | undefined;
+        offers?: {
+            provider_id: string;
+            provider: string;
+            price: string;
+            currency: "USDC";
+            latency_ms_p50: number | null;
+            latency_ms_p99: number | null;
+            success_rate: number | null;
+            trust_score: number | null;
+            status: "down" | "live" | "pilot";
+        }[] | undefined;
     }[];
 };
 
@@ -148,6 +170,20 @@ export type WireExecutionSucceeded = {
         amount: string;
     };
     proof?: string | undefined;
+    provider?: {
+        provider_id: string;
+        name: string;
+    } | undefined;
+    attempts?: {
+        provider_id: string;
+        outcome: "succeeded" | "failed" | "timeout" | "invalid_output" | "invalid_signature";
+        latency_ms: number;
+    }[] | undefined;
+    refund?: {
+        status: "pending" | "sent";
+        amount: string;
+        tx_hash?: string | undefined;
+    } | undefined;
 };
 
 export type WireExecutionError = {
@@ -194,6 +230,15 @@ export type WireExecutionRecord = {
     payer?: string | undefined;
     proof?: string | undefined;
     provider_signature?: string | undefined;
+    provider?: {
+        provider_id: string;
+        name: string;
+    } | undefined;
+    attempts?: {
+        provider_id: string;
+        outcome: "succeeded" | "failed" | "timeout" | "invalid_output" | "invalid_signature";
+        latency_ms: number;
+    }[] | undefined;
 };
 
 export type WireProblemIssue = {
@@ -254,7 +299,7 @@ export type WireJobRequest = {
 
 export type WireJobCreated = {
     job_id: string;
-    status: "queued" | "running" | "succeeded" | "failed" | "cancelled" | "budget_exhausted";
+    status: "succeeded" | "failed" | "queued" | "running" | "cancelled" | "budget_exhausted";
     poll_url: string;
 };
 
@@ -266,12 +311,12 @@ export type WireJobRecord = {
     budget_base_units: string;
     spent_base_units: string;
     capabilities: string[];
-    status: "queued" | "running" | "succeeded" | "failed" | "cancelled" | "budget_exhausted";
+    status: "succeeded" | "failed" | "queued" | "running" | "cancelled" | "budget_exhausted";
     steps: {
         capability_id: string;
         input: Record<string, unknown>;
         execution_id: string | null;
-        status: "pending" | "running" | "succeeded" | "failed" | "skipped";
+        status: "succeeded" | "failed" | "pending" | "running" | "skipped";
         cost_usdc: number;
         cost_base_units: string;
         attempts: number;
@@ -308,7 +353,7 @@ export type WireJobStep = {
     capability_id: string;
     input: Record<string, unknown>;
     execution_id: string | null;
-    status: "pending" | "running" | "succeeded" | "failed" | "skipped";
+    status: "succeeded" | "failed" | "pending" | "running" | "skipped";
     cost_usdc: number;
     cost_base_units: string;
     attempts: number;
@@ -548,13 +593,14 @@ export type WireDepositResponse = {
 };
 
 export type WireProviderOffer = {
-    name: string;
     description: string;
     price_usdc: string;
     input_schema: Record<string, unknown>;
     output_schema: Record<string, unknown>;
     example_request: unknown;
+    name?: string | undefined;
     product?: "mev" | "intelligence" | undefined;
+    capability_id?: string | undefined;
     timeout_ms?: number | undefined;
     accepts_objective?: boolean | undefined;
 };

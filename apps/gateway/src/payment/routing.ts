@@ -1,0 +1,70 @@
+import type { ResolvedCapability } from '@acg/execution';
+import { routePrice, usdcBaseUnits, type NoRouteReason } from '@acg/providers';
+import type { Routing } from '@acg/schemas';
+import type { Services } from '../services.js';
+import { problemDetails } from '../trpc/problem.js';
+import type { ExecutionRefusal } from './execution.js';
+
+/** A resolved capability with the offers to try, in order (provider ids), when providers offer it. */
+export type RoutedCapability = ResolvedCapability & { route?: readonly string[] };
+
+const NO_ROUTE: Record<NoRouteReason, string> = {
+  no_live_offer: 'No offer of this capability is live now.',
+  excluded: 'Every live offer of this capability is outside routing.providers or in routing.exclude.',
+  over_max_price: 'Every live offer of this capability costs more than routing.max_price_usdc.',
+};
+
+/**
+ * Applies a request's `routing` before any payment (docs/marketplace.md "Routing"): for a
+ * capability offered by providers, the live offers are ranked (`ProviderDirectory.route`) and the
+ * price becomes the highest price among them, the most this route may need (the difference to the
+ * answering offer's price is refunded after the call). A built-in is a contract with one offer,
+ * the gateway's own: `max_price_usdc` below its price or a `providers` allow list leaves no route.
+ * No route is a 422 problem with `reason: "no_route"` and `cause` (`no_live_offer`, `excluded`,
+ * `over_max_price`); nothing is paid.
+ */
+export async function routeExecution(
+  services: Services,
+  resolved: ResolvedCapability,
+  routing: Routing | undefined,
+): Promise<{ ok: true; capability: RoutedCapability } | ExecutionRefusal> {
+  const maxPrice = routing?.max_price_usdc === undefined ? null : usdcBaseUnits(routing.max_price_usdc);
+  const refuse = (cause: NoRouteReason): ExecutionRefusal => ({
+    ok: false,
+    status: 422,
+    body: problemDetails(422, NO_ROUTE[cause], { reason: 'no_route', cause, capability_id: resolved.definition.id }),
+  });
+  const ranked = await services.providers.directory.route(resolved.definition.id, {
+    prefer: routing?.prefer ?? 'trusted',
+    providers: routing?.providers,
+    exclude: routing?.exclude,
+    max_price: maxPrice,
+  });
+  if (ranked === undefined) {
+    if (routing?.providers) return refuse('excluded');
+    if (maxPrice !== null && resolved.price > maxPrice) return refuse('over_max_price');
+    return { ok: true, capability: resolved };
+  }
+  if (!ranked.ok) return refuse(ranked.reason);
+  // an offer suspended by its trust score is not routed to (docs/trust-v1.md "Suspension")
+  const suspensions = await Promise.all(ranked.offers.map((o) => services.providers.trust.suspension(o.provider_id, resolved.definition.id)));
+  const offers = ranked.offers.filter((_, i) => !suspensions[i]);
+  if (offers.length === 0) {
+    const suspended = suspensions.find((x) => x);
+    return {
+      ok: false,
+      status: 503,
+      body: problemDetails(
+        503,
+        `Every offer of ${resolved.definition.id} that fits is suspended from routing: ${suspended?.reason ?? 'trust score under the threshold'}.`,
+        {
+          reason: 'offer_suspended',
+          capability_id: resolved.definition.id,
+          provider_id: ranked.offers[0]?.provider_id,
+          suspended,
+        },
+      ),
+    };
+  }
+  return { ok: true, capability: { ...resolved, price: routePrice(offers), route: offers.map((o) => o.provider_id) } };
+}
