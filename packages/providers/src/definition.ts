@@ -235,6 +235,9 @@ export function contractCapability(contract: Contract, runtime: ProviderRuntime)
     async run(value: unknown, _deps, call?: CapabilityCall) {
       const executionId = call?.executionId ?? 'exe_unknown';
       const paid = call?.amount !== undefined ? BigInt(call.amount) : null;
+      // a route given by the execute path (routing, or a quote) was priced before payment: it is tried
+      // whatever the offers' prices are now, and never earns more than was paid (a quote holds its price)
+      const explicit = call?.route !== undefined;
       let route = call?.route;
       if (!route) {
         const ranked = await routeContract(contract, { prefer: 'trusted', max_price: paid }, runtime);
@@ -244,7 +247,7 @@ export function contractCapability(contract: Contract, runtime: ProviderRuntime)
       const tried = route
         .map((p) => offers.get(p))
         .filter((o) => o !== undefined)
-        .filter((o) => paid === null || usdcBaseUnits(o.offer.price_usdc) <= paid);
+        .filter((o) => explicit || paid === null || usdcBaseUnits(o.offer.price_usdc) <= paid);
       if (tried.length === 0) throw new CapabilityFailure('no_route', 'No offer of this capability can answer now; the payment is refunded.', 503);
       const deadline = performance.now() + Math.max(...tried.map((o) => o.offer.timeout_ms));
       const attempts: RoutingAttempt[] = [];
@@ -269,7 +272,8 @@ export function contractCapability(contract: Contract, runtime: ProviderRuntime)
           last = a.failure;
           continue;
         }
-        const price = usdcBaseUnits(o.offer.price_usdc);
+        const listed = usdcBaseUnits(o.offer.price_usdc);
+        const price = paid !== null && listed > paid ? paid : listed;
         const earnings = runtime.earnings;
         const credit =
           call && earnings && call.amount !== undefined
