@@ -3,9 +3,9 @@ import { chainClients, type GatewayConfig } from '@acg/config';
 import { ExecutionStore, succeededExecutionAnswer, Telemetry } from '@acg/execution';
 import { JobStore, startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
-import { PaymentChainMonitor, RefundQueue, startPaymentRecovery, startRefunds, TreasurySender } from '@acg/payments';
+import { PaymentChainMonitor, type RefundQueue, startPaymentRecovery, startRefunds, TreasurySender } from '@acg/payments';
 import { Ledger, startOpenCallRecovery } from '@acg/accounts';
-import { paymentReversals, ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
+import { createRefundsAndLedger, paymentReversals, type ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
 import { creditHoldSeconds, ProviderClient, ProviderDirectory, ProviderStore, TrustRecords, type ProviderEarnings } from '@acg/providers';
 import { loadReceipts } from '@acg/receipts';
 import { connectRedis, RedisKeys } from '@acg/redis';
@@ -99,18 +99,17 @@ export function createWorkerServices(
   const bullRedis = connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'worker-bull', forBullmq: true });
   const paymentChain = new PaymentChainMonitor(config.payment.rpcUrl, config.payment.rpcTimeoutMs);
   const metrics = createWorkerMetrics();
-  const refunds = new RefundQueue(redis, keys, bullRedis, { observer: metrics.payments });
+  const { refunds, providerLedger } = createRefundsAndLedger({
+    redis,
+    keys,
+    bullRedis,
+    providers: config.providers,
+    observer: metrics.payments,
+    holdSeconds: (e) => creditHoldSeconds({ store: providerStore, trust, disputeWindowSeconds: config.providers.disputeWindowSeconds }, e),
+  });
   const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
   // job steps on provider offers are trust evidence too, and their credits follow the tiers (packages/providers README "Trust scores")
   const trust = new TrustRecords({ redis, keys, disputes: (id) => providerLedger.disputesOfProvider(id) });
-  const providerLedger: ProviderLedger = new ProviderLedger({
-    redis,
-    keys,
-    feeBps: config.providers.feeBps,
-    disputeWindowSeconds: config.providers.disputeWindowSeconds,
-    refunds,
-    holdSeconds: (e) => creditHoldSeconds({ store: providerStore, trust, disputeWindowSeconds: config.providers.disputeWindowSeconds }, e),
-  });
   const catalog = new CapabilityCatalog([...BUILTIN_CAPABILITIES, ...capabilities]);
   const providerClient = new ProviderClient(config.walletMonitor?.webhookPolicy ?? 'production');
   const providers = new ProviderDirectory({
