@@ -12,7 +12,7 @@ import { connectRedis, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey, startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
 import {
   createLogger,
-  createRegistry,
+  createServiceMetrics,
   DeliveryMetrics,
   ExecutionMetrics,
   JobMetrics,
@@ -74,14 +74,7 @@ export interface WorkerMetrics {
 
 /** A new registry with the worker's metric families. */
 export function createWorkerMetrics(): WorkerMetrics {
-  const registry = createRegistry();
-  return {
-    registry,
-    jobs: new JobMetrics(registry),
-    executions: new ExecutionMetrics(registry),
-    deliveries: new DeliveryMetrics(registry),
-    payments: new PaymentMetrics(registry),
-  };
+  return createServiceMetrics({ jobs: JobMetrics, executions: ExecutionMetrics, deliveries: DeliveryMetrics, payments: PaymentMetrics });
 }
 
 /**
