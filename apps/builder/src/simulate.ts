@@ -31,6 +31,23 @@ export interface SimulatedTx {
   reason?: string;
 }
 
+/** The outcome of a transaction that could not be included (`invalid`): no gas used, nothing paid, no logs. */
+function invalidTx(tx: Pick<SimulatedTx, 'hash' | 'from'>, to: Address | null, reason: string | undefined): SimulatedTx {
+  return {
+    hash: tx.hash,
+    from: tx.from,
+    to,
+    status: 'invalid',
+    gasUsed: 0n,
+    tipPerGas: 0n,
+    gasFees: 0n,
+    coinbaseTransfer: 0n,
+    returnData: '0x',
+    logs: [],
+    reason,
+  };
+}
+
 /** A simulated block: per-transaction outcomes and the value the coinbase receives, wei. */
 export interface BlockSimulation {
   /** false when the node refused the whole simulation (e.g. insufficient funds); then `txs` is empty. */
@@ -192,38 +209,14 @@ export async function simulateBlock(
     const reason = invalid.get(tx.hash);
     const entry = byHash.get(tx.hash);
     if (reason || !entry) {
-      out.push({
-        hash: tx.hash,
-        from: tx.from,
-        to: null,
-        status: 'invalid',
-        gasUsed: 0n,
-        tipPerGas: 0n,
-        gasFees: 0n,
-        coinbaseTransfer: 0n,
-        returnData: '0x',
-        logs: [],
-        reason,
-      });
+      out.push(invalidTx(tx, null, reason));
       continue;
     }
     const r = entry.result;
     const tip = tipPerGas(entry.parsed, baseFee);
     const to = (entry.parsed.to ?? null) as Address | null;
     if (tip === undefined) {
-      out.push({
-        hash: tx.hash,
-        from: tx.from,
-        to,
-        status: 'invalid',
-        gasUsed: 0n,
-        tipPerGas: 0n,
-        gasFees: 0n,
-        coinbaseTransfer: 0n,
-        returnData: '0x',
-        logs: [],
-        reason: `fee cap below the base fee ${baseFee}`,
-      });
+      out.push(invalidTx(tx, to, `fee cap below the base fee ${baseFee}`));
       continue;
     }
     const used = hexToBigInt(r.gasUsed);

@@ -1,7 +1,7 @@
 import { LiquidationIndexStore } from '@acg/liquidations';
 import {
   ChainLagMetrics,
-  createRegistry,
+  createServiceMetrics,
   ExecutionMetrics,
   HttpMetrics,
   PaymentMetrics,
@@ -34,14 +34,7 @@ export interface GatewayMetrics {
 
 /** A new registry with the gateway's metric families (queues are added by {@link watchSharedState}). */
 export function createGatewayMetrics(): GatewayMetrics {
-  const registry = createRegistry();
-  return {
-    registry,
-    http: new HttpMetrics(registry),
-    payments: new PaymentMetrics(registry),
-    executions: new ExecutionMetrics(registry),
-    queues: new QueueMetrics(registry),
-  };
+  return createServiceMetrics({ http: HttpMetrics, payments: PaymentMetrics, executions: ExecutionMetrics, queues: QueueMetrics });
 }
 
 /** What {@link watchSharedState} reads at scrape time. */

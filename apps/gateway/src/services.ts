@@ -8,12 +8,12 @@ import {
   createRemoteFacilitator,
   PaymentChainMonitor,
   Paywall,
-  RefundQueue,
+  type RefundQueue,
   SignInWithXChallenges,
   startRefunds as startRefundsOf,
 } from '@acg/payments';
 import type { Worker } from 'bullmq';
-import { paymentReversals, ProviderLedger } from '@acg/provider-ledger';
+import { createRefundsAndLedger, paymentReversals, type ProviderLedger } from '@acg/provider-ledger';
 import { connectRedis, LatencySeries, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey, WalletMonitorService } from '@acg/wallet-monitor';
 import type { Redis } from 'ioredis';
@@ -164,20 +164,19 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
         // the x402 `upfront` flow (below): settle verifies and simulates, no separate verify call
         simulateInSettle: true,
       });
-  const refunds = new RefundQueue(redis, keys, bullRedis, { observer: metrics.payments });
-  const webhookPolicy = config.walletMonitor?.webhookPolicy ?? 'production';
-  const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
-  // disputes come from the provider ledger below (docs/trust-v1.md)
-  const trust = new TrustRecords({ redis, keys, disputes: (id) => providerLedger.disputesOfProvider(id) });
-  const providerLedger: ProviderLedger = new ProviderLedger({
+  const { refunds, providerLedger } = createRefundsAndLedger({
     redis,
     keys,
-    feeBps: config.providers.feeBps,
-    disputeWindowSeconds: config.providers.disputeWindowSeconds,
-    refunds,
+    bullRedis,
+    providers: config.providers,
+    observer: metrics.payments,
     // the dispute hold follows the answering offer's trust tier (docs/trust-v1.md "Dispute hold tiers")
     holdSeconds: (e) => creditHoldSeconds({ store: providerStore, trust, disputeWindowSeconds: config.providers.disputeWindowSeconds }, e),
   });
+  const webhookPolicy = config.walletMonitor?.webhookPolicy ?? 'production';
+  const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
+  // disputes come from the provider ledger above (docs/trust-v1.md)
+  const trust = new TrustRecords({ redis, keys, disputes: (id) => providerLedger.disputesOfProvider(id) });
   const accountLedger = new Ledger(redis, keys);
   const creditReversal = paymentReversals(providerLedger, accountLedger);
   const paywall = new Paywall({

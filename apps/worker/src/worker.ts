@@ -3,9 +3,9 @@ import { chainClients, type GatewayConfig } from '@acg/config';
 import { ExecutionStore, succeededExecutionAnswer, Telemetry } from '@acg/execution';
 import { JobStore, startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
-import { PaymentChainMonitor, RefundQueue, startPaymentRecovery, startRefunds, TreasurySender } from '@acg/payments';
+import { PaymentChainMonitor, type RefundQueue, startPaymentRecovery, startRefunds, TreasurySender } from '@acg/payments';
 import { Ledger, startOpenCallRecovery } from '@acg/accounts';
-import { paymentReversals, ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
+import { createRefundsAndLedger, paymentReversals, type ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
 import {
   creditHoldSeconds,
   OfferStats,
@@ -22,7 +22,7 @@ import { connectRedis, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey, startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
 import {
   createLogger,
-  createRegistry,
+  createServiceMetrics,
   DeliveryMetrics,
   ExecutionMetrics,
   JobMetrics,
@@ -84,14 +84,7 @@ export interface WorkerMetrics {
 
 /** A new registry with the worker's metric families. */
 export function createWorkerMetrics(): WorkerMetrics {
-  const registry = createRegistry();
-  return {
-    registry,
-    jobs: new JobMetrics(registry),
-    executions: new ExecutionMetrics(registry),
-    deliveries: new DeliveryMetrics(registry),
-    payments: new PaymentMetrics(registry),
-  };
+  return createServiceMetrics({ jobs: JobMetrics, executions: ExecutionMetrics, deliveries: DeliveryMetrics, payments: PaymentMetrics });
 }
 
 /**
@@ -109,18 +102,17 @@ export function createWorkerServices(
   const bullRedis = connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'worker-bull', forBullmq: true });
   const paymentChain = new PaymentChainMonitor(config.payment.rpcUrl, config.payment.rpcTimeoutMs);
   const metrics = createWorkerMetrics();
-  const refunds = new RefundQueue(redis, keys, bullRedis, { observer: metrics.payments });
+  const { refunds, providerLedger } = createRefundsAndLedger({
+    redis,
+    keys,
+    bullRedis,
+    providers: config.providers,
+    observer: metrics.payments,
+    holdSeconds: (e) => creditHoldSeconds({ store: providerStore, trust, disputeWindowSeconds: config.providers.disputeWindowSeconds }, e),
+  });
   const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
   // job steps on provider offers are trust evidence too, and their credits follow the tiers (packages/providers README "Trust scores")
   const trust = new TrustRecords({ redis, keys, disputes: (id) => providerLedger.disputesOfProvider(id) });
-  const providerLedger: ProviderLedger = new ProviderLedger({
-    redis,
-    keys,
-    feeBps: config.providers.feeBps,
-    disputeWindowSeconds: config.providers.disputeWindowSeconds,
-    refunds,
-    holdSeconds: (e) => creditHoldSeconds({ store: providerStore, trust, disputeWindowSeconds: config.providers.disputeWindowSeconds }, e),
-  });
   const catalog = new CapabilityCatalog([...BUILTIN_CAPABILITIES, ...capabilities]);
   const providerClient = new ProviderClient(config.walletMonitor?.webhookPolicy ?? 'production');
   const offerStats = new OfferStats(redis, keys);

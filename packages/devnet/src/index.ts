@@ -52,7 +52,7 @@ export {
   type MintUsdcOptions,
   type UsdcDeployment,
 } from './usdc.js';
-export { usdcAbi } from './usdcAbi.js';
+export { usdcAbi } from './usdcAbi.generated.js';
 export { DEV_CHAINS, startDevChain, type DevChain, type DevChainName } from './chains.js';
 export { ETHEREUM_DEV_CHAIN_ID, startEthereumDevChain } from './ethereum.js';
 export * from './lending/index.js';

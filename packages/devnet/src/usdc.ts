@@ -4,7 +4,7 @@ import { devAccount, DEV_ROLES } from './accounts.js';
 import { linkBytecode, loadFiatTokenArtifacts } from './artifacts.js';
 import { devClients, type DevClients } from './clients.js';
 import { BASE_USDC_ADDRESS, USDC_DECIMALS } from './constants.js';
-import { usdcAbi } from './usdcAbi.js';
+import { usdcAbi } from './usdcAbi.generated.js';
 
 export { BASE_USDC_ADDRESS, USDC_DECIMALS, usdcAbi };
 

@@ -20,7 +20,7 @@ import { devChain } from '../src/clients.js';
 import { BASE_USDC_ADDRESS, BUYER_USDC_FUNDING, MULTICALL3_ADDRESS } from '../src/constants.js';
 import { setupPaymentChain, type PaymentChainInfo } from '../src/paymentChain.js';
 import { installUsdc, mintUsdc, TRANSFER_WITH_AUTHORIZATION_TYPES, usdcBalance } from '../src/usdc.js';
-import { usdcAbi } from '../src/usdcAbi.js';
+import { usdcAbi } from '../src/usdcAbi.generated.js';
 
 let anvil: AnvilInstance;
 let pay: PaymentChainInfo;

@@ -7,3 +7,4 @@
 export * from './env.js';
 export * from './preflight.js';
 export * from './process.js';
+export * from './service.js';

@@ -35,6 +35,27 @@ export function createRegistry(opts: { processMetrics?: boolean } = {}): Registr
   return registry;
 }
 
+/** A metric family: a class whose constructor registers its metrics into `registry` (`HttpMetrics`, `PaymentMetrics`, ...). */
+export type MetricFamilyClass<T> = new (registry: Registry) => T;
+
+/** What {@link createServiceMetrics} returns: the registry and one instance of each family, by the key it was given under. */
+export type ServiceMetrics<F extends Record<string, MetricFamilyClass<unknown>>> = { registry: Registry } & { [K in keyof F]: InstanceType<F[K]> };
+
+/**
+ * A service instance's metrics: a new registry ({@link createRegistry}, with Node's process
+ * metrics) and one instance of each family of `families`, registered in key order (the order of
+ * the families in `/metrics`). The gateway's and the worker's metrics are built with it.
+ *
+ * @example createServiceMetrics({ http: HttpMetrics, payments: PaymentMetrics }) // { registry, http, payments }
+ * @throws Error - from prom-client when two families register a metric of the same name.
+ */
+export function createServiceMetrics<F extends Record<string, MetricFamilyClass<unknown>>>(families: F): ServiceMetrics<F> {
+  const registry = createRegistry();
+  const metrics: Record<string, unknown> = { registry };
+  for (const [name, Family] of Object.entries(families)) metrics[name] = new Family(registry);
+  return metrics as ServiceMetrics<F>;
+}
+
 /**
  * HTTP requests of one server: `acg_http_requests_total{route,method,status}` and
  * `acg_http_request_duration_seconds{route,method}` (histogram). `route` is the path template

@@ -8,6 +8,7 @@ import {
   createLogger,
   createRegistry,
   createRequestObserver,
+  createServiceMetrics,
   DeliveryMetrics,
   ExecutionMetrics,
   HttpMetrics,
@@ -127,6 +128,19 @@ describe('metrics', () => {
     ]) {
       expect(scrape.family(name), name).toBeDefined();
     }
+  });
+
+  it('createServiceMetrics: one registry per call holding each family under its key, in key order', async () => {
+    const a = createServiceMetrics({ jobs: JobMetrics, payments: PaymentMetrics });
+    const b = createServiceMetrics({ jobs: JobMetrics, payments: PaymentMetrics });
+    expect(a.jobs).toBeInstanceOf(JobMetrics);
+    expect(a.payments).toBeInstanceOf(PaymentMetrics);
+    expect(a.registry).not.toBe(b.registry);
+    expect(() => new JobMetrics(a.registry)).toThrow(/already been registered/);
+    const text = await a.registry.metrics();
+    expect(text.indexOf('acg_job_steps_total')).toBeGreaterThanOrEqual(0);
+    expect(text.indexOf('acg_job_steps_total')).toBeLessThan(text.indexOf('acg_payments_settled_total'));
+    expect(new Scrape(text).family('process_cpu_user_seconds_total')).toBeDefined();
   });
 
   it('counts with low-cardinality labels: unknown methods and foreign reason codes collapse', async () => {

@@ -1,4 +1,3 @@
-import { encodePaymentRequiredHeader } from '@x402/core/http';
 import type { PaymentRequirements, SettleResponse } from '@x402/core/types';
 import {
   createEIP712OfferReceiptIssuer,
@@ -7,12 +6,10 @@ import {
   OFFER_RECEIPT,
   type SignTypedDataFn,
 } from '@x402/extensions/offer-receipt';
-import type { PaidResponse } from './challenge.js';
+import { type PaymentRequiredResponse, withPaymentRequiredExtension } from './paymentRequiredExtension.js';
 
 /** How long a signed offer is valid, seconds (x402 offer-receipt default). */
 export const OFFER_VALIDITY_SECONDS = 300;
-
-type PaymentRequiredResponse = Extract<PaidResponse, { kind: 'payment_required' }>;
 
 /**
  * x402's offer-receipt extension (`@x402/extensions/offer-receipt`; docs/decisions.md "Proofs and receipts"):
@@ -60,14 +57,7 @@ export class OfferReceipts {
   async withOffers(response: PaymentRequiredResponse): Promise<PaymentRequiredResponse> {
     const offers = await this.offers(response.paymentRequired.resource.url, response.paymentRequired.accepts);
     if (!offers) return response;
-    const extensions = { ...response.paymentRequired.extensions, [OFFER_RECEIPT]: offers };
-    const paymentRequired = { ...response.paymentRequired, extensions };
-    return {
-      ...response,
-      paymentRequired,
-      body: { ...response.body, extensions },
-      headers: { ...response.headers, 'PAYMENT-REQUIRED': encodePaymentRequiredHeader(paymentRequired) },
-    };
+    return withPaymentRequiredExtension(response, OFFER_RECEIPT, offers);
   }
 
   /** `settle` with a signed receipt for `resourceUrl` added to its extensions (unchanged when it did not succeed). */

@@ -1,15 +1,12 @@
-import { encodePaymentRequiredHeader } from '@x402/core/http';
 import type { PaymentRequiredContext } from '@x402/core/types';
 import { createSIWxResourceServerExtension, declareSIWxExtension, SIGN_IN_WITH_X, type SIWxExtension } from '@x402/extensions/sign-in-with-x';
-import type { PaidResponse } from './challenge.js';
+import { type PaymentRequiredResponse, withPaymentRequiredExtension } from './paymentRequiredExtension.js';
 
 /** How long a sign-in-with-x challenge may be signed and used, seconds (`info.expirationTime`; x402 `sign-in-with-x` default 5 minutes). */
 export const SIGN_IN_WITH_X_VALIDITY_SECONDS = 300;
 
 /** The statement every sign-in-with-x challenge asks the wallet to sign. */
 export const SIGN_IN_WITH_X_STATEMENT = 'Sign in to the agent capability gateway as the payer of what you paid for. This costs nothing.';
-
-type PaymentRequiredResponse = Extract<PaidResponse, { kind: 'payment_required' }>;
 
 /**
  * x402's `sign-in-with-x` extension (CAIP-122; x402 `specs/extensions/sign-in-with-x.md`), the
@@ -45,14 +42,7 @@ export class SignInWithXChallenges {
   async withChallenge(response: PaymentRequiredResponse): Promise<PaymentRequiredResponse> {
     const challenge = await this.challengeFor(response.paymentRequired);
     if (!challenge) return response;
-    const extensions = { ...response.paymentRequired.extensions, [SIGN_IN_WITH_X]: challenge };
-    const paymentRequired = { ...response.paymentRequired, extensions };
-    return {
-      ...response,
-      paymentRequired,
-      body: { ...response.body, extensions },
-      headers: { ...response.headers, 'PAYMENT-REQUIRED': encodePaymentRequiredHeader(paymentRequired) },
-    };
+    return withPaymentRequiredExtension(response, SIGN_IN_WITH_X, challenge);
   }
 
   /** The library's resource server extension for the current origin (rebuilt when the origin changes, e.g. once the port is known). */

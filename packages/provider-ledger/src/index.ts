@@ -28,3 +28,4 @@ export {
   type StartPayoutsOptions,
 } from './payouts.js';
 export { paymentReversals, type DepositAccounts } from './reversal.js';
+export { createRefundsAndLedger, type RefundsAndLedgerOptions } from './refundsAndLedger.js';
