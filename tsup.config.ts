@@ -66,7 +66,7 @@ export function appsBuild(outDir = 'dist'): Options {
       gateway: 'apps/gateway/src/main.ts',
       worker: 'apps/worker/src/main.ts',
       builder: 'apps/builder/src/main.ts',
-      start: 'apps/devnet/src/start.ts',
+      start: 'apps/launcher/src/start.ts',
       'example-provider': 'apps/example-provider/src/main.ts',
     },
     outDir,

@@ -4,7 +4,7 @@
  *
  * - a file under `apps/<app>/src` imports no other app, neither by package name nor by a relative
  *   path leaving its app. The single exception is the `npm start` launcher
- *   (`apps/devnet/src/start.ts`): the process model of docs/architecture.md "Shape" runs the gateway, the builder and the
+ *   (`apps/launcher/src/start.ts`): the process model of docs/architecture.md "Shape" runs the gateway, the builder and the
  *   worker in one Node process, so it is the one composition root of the other apps;
  * - a file under `packages/<pkg>/src` imports no app and stays inside its package;
  * - every workspace declares the `@acg/*` packages it imports (`dependencies` for `src`,
@@ -28,7 +28,7 @@ import { sdkBuild } from '../packages/sdk/tsup.config.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Files under apps/ allowed to import other apps, and why (keep this list at one entry). */
 const APP_IMPORT_EXCEPTIONS: Record<string, string> = {
-  'apps/devnet/src/start.ts': 'the `npm start` launcher runs gateway, builder and worker in one process (docs/architecture.md "Shape")',
+  'apps/launcher/src/start.ts': 'the `npm start` launcher runs gateway, builder and worker in one process (docs/architecture.md "Shape")',
 };
 
 interface Workspace {
@@ -120,10 +120,10 @@ describe('apps are composition roots', () => {
     expect([...APP_NAMES].sort()).toEqual(expect.arrayContaining(['@acg/builder', '@acg/gateway', '@acg/worker']));
     expect(WS.find((w) => w.name === '@acg/devnet')?.kind).toBe('package');
     expect(tsFiles('apps/worker/src').length).toBeGreaterThan(0);
-    expect(importsOf('apps/devnet/src/start.ts')).toEqual(expect.arrayContaining(['@acg/gateway', '@acg/builder', '@acg/worker']));
+    expect(importsOf('apps/launcher/src/start.ts')).toEqual(expect.arrayContaining(['@acg/gateway', '@acg/builder', '@acg/worker']));
   });
 
-  it('no file under apps/*/src imports another app (apps/devnet/src/start.ts, the launcher, excepted)', () => {
+  it('no file under apps/*/src imports another app (apps/launcher/src/start.ts, the launcher, excepted)', () => {
     const offences: string[] = [];
     for (const app of WS.filter((w) => w.kind === 'app')) {
       for (const file of tsFiles(`${app.dir}/src`)) {
@@ -142,7 +142,7 @@ describe('apps are composition roots', () => {
   });
 
   it('keeps the exception list at the launcher alone', () => {
-    expect(Object.keys(APP_IMPORT_EXCEPTIONS)).toEqual(['apps/devnet/src/start.ts']);
+    expect(Object.keys(APP_IMPORT_EXCEPTIONS)).toEqual(['apps/launcher/src/start.ts']);
   });
 
   it('no file under packages/*/src imports an app or reaches outside its package', () => {
@@ -187,7 +187,7 @@ describe('workspace dependencies', () => {
   });
 
   it('no package lists an app in its dependencies, and no app lists another app (the launcher excepted)', () => {
-    const launcher = WS.find((w) => w.dir === 'apps/devnet');
+    const launcher = WS.find((w) => w.dir === 'apps/launcher');
     const offences = WS.flatMap((w) =>
       Object.keys(w.dependencies)
         .filter((d) => APP_NAMES.has(d) && w !== launcher)

@@ -1,4 +1,4 @@
-import { ProviderRunError } from '@acg/provider';
+import { ProviderRunError } from '@acg/provider-kit';
 import { BaseError, createPublicClient, defineChain, HttpRequestError, http, RpcRequestError, TimeoutError, type Address, type PublicClient } from 'viem';
 
 /** Multicall3, at the same address on every chain this provider reads (and on the dev chains). */

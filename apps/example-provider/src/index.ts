@@ -1,5 +1,5 @@
 /**
- * @acg/example-provider: an example third-party provider built on `@acg/provider` (docs/decisions.md
+ * @acg/example-provider: an example third-party provider built on `@acg/provider-kit` (docs/decisions.md
  * "Providers"). `src/main.ts` is the process; this module exports its parts for tests.
  */
 export { exampleCapabilities, MAX_REPORT_ADDRESSES, parseObjective } from './capabilities/index.js';

@@ -12,7 +12,7 @@
  * environment exits 2.
  */
 import { guardProcess } from '@acg/env';
-import { createProvider } from '@acg/provider';
+import { createProvider } from '@acg/provider-kit';
 import { createLogger } from '@acg/observability';
 import { privateKeyToAccount } from 'viem/accounts';
 import { exampleCapabilities } from './capabilities/index.js';

@@ -1,4 +1,4 @@
-import { onboard, problemCode, ProviderOnboardingError, type OnboardParameters, type OnboardReturnType, type ProviderLog } from '@acg/provider';
+import { onboard, problemCode, ProviderOnboardingError, type OnboardParameters, type OnboardReturnType, type ProviderLog } from '@acg/provider-kit';
 
 /** Options of {@link onboardWithRetry}. */
 export interface OnboardWithRetryOptions {
@@ -25,7 +25,7 @@ export interface OnboardingAttemptEvent {
 }
 
 /**
- * Onboards (see `onboard` of `@acg/provider`) and keeps trying while the failure is retryable (the
+ * Onboards (see `onboard` of `@acg/provider-kit`) and keeps trying while the failure is retryable (the
  * gateway is not up yet, its provider routes answer 404, 5xx ...), waiting 1 s, 2 s, 4 s ... up to
  * 30 s between attempts and logging each failure (`event: "onboarding_retry"`). A failure that needs
  * a change first (400 invalid offer, 401, 409 id clash) is logged (`event: "onboarding_failed"`)

@@ -4,7 +4,7 @@
  * with Standard Webhooks signatures made by `standardwebhooks` as the gateway makes them. Every
  * expected number is read from the chain independently with viem.
  */
-import { createProvider, verifyResultSignature, type RunningProvider } from '@acg/provider';
+import { createProvider, verifyResultSignature, type RunningProvider } from '@acg/provider-kit';
 import {
   devAccount,
   devPrivateKey,

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CapabilityDefinition } from '@acg/capabilities';
-import type { OfferScorer, ProviderEarnings } from '@acg/providers';
+import type { OfferScorer, ProviderEarnings } from '@acg/provider-directory';
 import { loadReceipts } from '@acg/receipts';
 import { OfferReceipts } from '@acg/payments';
 import type { Worker } from 'bullmq';

@@ -14,7 +14,7 @@ import type { BuilderHealth, CapabilityOffer, HealthDocument, HealthStatus, Late
 import { DELIVERY_LATENCY_SERIES, type WalletMonitorHealth } from '@acg/wallet-monitor';
 import { gatewayExecute, gatewayJobs, walletMonitor as walletMonitorCapability, type CapabilityCatalog } from '@acg/capabilities';
 import type { Telemetry } from '@acg/execution';
-import { trustFormulaText } from '@acg/providers';
+import { trustFormulaText } from '@acg/provider-directory';
 import type { ProbeStore } from './probes.js';
 
 /** A rendered document: its bytes, ETag and when it was built. */
@@ -62,7 +62,7 @@ export class Discovery {
       builderHealth?: () => Promise<BuilderHealth | null>;
       /** Wallet-monitor delivery latency (block confirmation → 2xx), backlog and watchers; its latency is the capability's. */
       walletMonitorHealth?: () => Promise<WalletMonitorHealth>;
-      /** Calls and failures of a provider capability (`ProviderStore.counts` of @acg/providers). */
+      /** Calls and failures of a provider capability (`ProviderStore.counts` of @acg/provider-directory). */
       providerCounts?: (capabilityId: string) => Promise<{ calls: number; failures: number }>;
       /** The offers of each capability offered by providers (docs/marketplace.md), listed in /registry and the catalog. */
       offers?: () => Promise<Record<string, CapabilityOffer[]>>;

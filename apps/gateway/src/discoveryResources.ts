@@ -4,9 +4,9 @@ import { CapabilityResolutionError, executableDefinition } from '@acg/execution'
 import { inputJsonSchema, outputJsonSchema } from '@acg/registry';
 import type { DiscoveryResource, DiscoveryResourcesQuery, DiscoveryResourcesResponse, JsonSchema, PaymentRequirements } from '@acg/schemas';
 import { MCP_PATH, toolBazaar } from './mcp/paidTool.js';
-import { depositBazaar, executeBazaar, routeBazaar } from './payment/bazaar.js';
+import { depositBazaar, executeBazaar, routeBazaar } from './paidRoute/bazaar.js';
 import { capabilityPath } from './routers/capabilityRoute.js';
-import { executeDescription } from './payment/execution.js';
+import { executeDescription } from './paidRoute/execution.js';
 
 /**
  * `GET /discovery/resources`: every paid resource of this gateway in the format of x402's

@@ -1,7 +1,7 @@
 import { readBuilderHealth } from '@acg/bundles';
 import * as builtin from '@acg/capabilities';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { probeProviderCapability } from '@acg/providers';
+import { probeProviderCapability } from '@acg/provider-directory';
 import type { ProbeSpec } from './probes.js';
 import { capabilityPath } from './routers/capabilityRoute.js';
 import type { Services } from './services.js';
@@ -133,7 +133,7 @@ export function probeSpecs(services: Services): ProbeSpec[] {
 }
 
 /**
- * One probe per provider offer (packages/providers README, probing; docs/marketplace.md): a signed,
+ * One probe per provider offer (packages/provider-directory README, probing; docs/marketplace.md): a signed,
  * free call with the contract's `example_request` to the provider's endpoint, its output checked
  * against the offer's and the contract's `output_schema`. The offer's routing status follows it
  * (`OfferStats.recordProbe`: an offer that joined a contract is routed to only once one passed).

@@ -15,7 +15,8 @@ import {
 import type { Worker } from 'bullmq';
 import { createRefundsAndLedger, paymentReversals, type ProviderLedger } from '@acg/provider-ledger';
 import { connectRedis, LatencySeries, RedisKeys } from '@acg/redis';
-import { secretBoxFromKey, WalletMonitorService } from '@acg/wallet-monitor';
+import { secretBoxFromKey } from '@acg/secrets';
+import { WalletMonitorService } from '@acg/wallet-monitor';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CapabilityOffer, DisputeView, PayoutView, ProviderBalance } from '@acg/schemas';
@@ -37,7 +38,7 @@ import {
   type OfferScorer,
   type ProviderEarnings,
   type ProviderRecord,
-} from '@acg/providers';
+} from '@acg/provider-directory';
 import { chainClients, type GatewayConfig } from '@acg/config';
 import { Discovery } from './discovery.js';
 import { createGatewayMetrics, watchSharedState, type GatewayMetrics } from './metrics.js';

@@ -1,9 +1,9 @@
 import { canonicalSha256, signDocument, type JwsKey } from '@acg/receipts';
-import { offerCapabilityId, offerSubject, TRUST_FORMULA, type OfferTrust, type ProviderRecord, type TrustRecords } from '@acg/providers';
+import { offerCapabilityId, offerSubject, TRUST_FORMULA, type OfferTrust, type ProviderRecord, type TrustRecords } from '@acg/provider-directory';
 import type { AttestationPayload, OfferTrustView } from '@acg/schemas';
 
 /**
- * Trust scores as the gateway serves them (packages/providers README "Trust scores";
+ * Trust scores as the gateway serves them (packages/provider-directory README "Trust scores";
  * docs/trust-v1.md): the subject of each offer of a provider, the dashboard's view of an offer's
  * trust, the dispute hold of a credit, and the signed attestation.
  */

@@ -1,7 +1,7 @@
 import { BUILTIN_CAPABILITIES, executableCapabilities, gatewayJobs, liquidationSearch } from '@acg/capabilities';
 import { validateDiscoveryExtension, validateDiscoveryExtensionSpec, type DiscoveryExtension } from '@x402/extensions/bazaar';
 import { describe, expect, it } from 'vitest';
-import { depositBazaar, executeBazaar, routeBazaar } from '../src/payment/bazaar.js';
+import { depositBazaar, executeBazaar, routeBazaar } from '../src/paidRoute/bazaar.js';
 import { toolBazaar } from '../src/mcp/paidTool.js';
 
 /** Each declaration must pass @x402/extensions' own validators: info valid against its schema, and the protocol invariants. */

@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resultSha256, resultSignatureMessage } from '@acg/provider';
+import { resultSha256, resultSignatureMessage } from '@acg/provider-kit';
 import { Webhook } from 'standardwebhooks';
 import type { LocalAccount } from 'viem';
 

@@ -1,10 +1,10 @@
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import { resultSha256, resultSignatureMessage } from '@acg/provider';
+import { resultSha256, resultSignatureMessage } from '@acg/provider-kit';
 import { verifyMessage } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ProviderCredit } from '@acg/providers';
+import type { ProviderCredit } from '@acg/provider-directory';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { registerProvider, startTestProvider, upperCaseAnswer as upper, type Answer, type ReceivedCall } from './providerServer.js';
 import { post, readExecution, usdcReader } from './x402.js';

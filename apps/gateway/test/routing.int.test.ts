@@ -1,6 +1,6 @@
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OfferScorer } from '@acg/providers';
+import type { OfferScorer } from '@acg/provider-directory';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { registerProvider, startTestProvider, upperCaseAnswer, type Answer, type ReceivedCall } from './providerServer.js';

@@ -1,4 +1,4 @@
-import { QuoteStore } from '@acg/providers';
+import { QuoteStore } from '@acg/provider-directory';
 import { AttestationPayload, ProviderView, Quote } from '@acg/schemas';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
@@ -11,7 +11,7 @@ import { bearerToken, challenge, officialPayload, paymentHeader, post, usdcReade
 
 /**
  * Trust scores, attestations, suspension, dispute-hold tiers and quotes (issue 25 items 3-5;
- * packages/providers README "Trust scores", apps/gateway README "Quotes"), on real anvil and Redis,
+ * packages/provider-directory README "Trust scores", apps/gateway README "Quotes"), on real anvil and Redis,
  * with the test's own provider servers.
  */
 

@@ -1,7 +1,7 @@
 import { OfferName, ProviderName } from '@acg/schemas';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { duration, every, usdc } from '../src/web/pages/account.js';
+import { duration, every, usdc } from '../src/web/pages/signedInPages.js';
 import { htmlPattern } from '../src/web/pages/providerOnboard.js';
 
 describe('htmlPattern', () => {

@@ -16,10 +16,11 @@ import {
   TrustRecords,
   type ProviderEarnings,
   type ProviderRecord,
-} from '@acg/providers';
+} from '@acg/provider-directory';
 import { loadReceipts } from '@acg/receipts';
 import { connectRedis, RedisKeys } from '@acg/redis';
-import { secretBoxFromKey, startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
+import { secretBoxFromKey } from '@acg/secrets';
+import { startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
 import {
   createLogger,
   createServiceMetrics,
@@ -111,7 +112,7 @@ export function createWorkerServices(
     holdSeconds: (e) => creditHoldSeconds({ store: providerStore, trust, disputeWindowSeconds: config.providers.disputeWindowSeconds }, e),
   });
   const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
-  // job steps on provider offers are trust evidence too, and their credits follow the tiers (packages/providers README "Trust scores")
+  // job steps on provider offers are trust evidence too, and their credits follow the tiers (packages/provider-directory README "Trust scores")
   const trust = new TrustRecords({ redis, keys, disputes: (id) => providerLedger.disputesOfProvider(id) });
   const catalog = new CapabilityCatalog([...BUILTIN_CAPABILITIES, ...capabilities]);
   const providerClient = new ProviderClient(config.walletMonitor?.webhookPolicy ?? 'production');

@@ -2,7 +2,7 @@
  * @acg/devnet: the embedded defaults (docs/decisions.md "The dev chain"): local anvil chains with real contracts
  * (Multicall3, Circle FiatTokenV2_2 USDC at the Base address, Uniswap Permit2 at its canonical address),
  * lending dev data, dev accounts, and a
- * Redis found or spawned. A library for tests, the bench and the `npm start` launcher (apps/devnet);
+ * Redis found or spawned. A library for tests, the bench and the `npm start` launcher (apps/launcher);
  * it imports no app.
  */
 export { DEV_ACCOUNT_COUNT, DEV_MNEMONIC, DEV_ROLES, devAccount, devPrivateKey } from './accounts.js';

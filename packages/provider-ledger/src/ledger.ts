@@ -1,4 +1,4 @@
-import type { ProviderCredit } from '@acg/providers';
+import type { ProviderCredit } from '@acg/provider-directory';
 import { readRefund, type RefundQueue, type TransferRecord } from '@acg/payments';
 import { deleteFieldsIfEqual, type RedisKeys } from '@acg/redis';
 import {
@@ -38,13 +38,13 @@ export interface ProviderLedgerOptions {
   refunds?: Pick<RefundQueue, 'enqueue'>;
   /**
    * The hold of one credit, seconds: the dispute window scaled by the offer's trust tier
-   * (packages/providers README "Trust scores": dispute-hold tiers). Without it, or when it throws,
+   * (packages/provider-directory README "Trust scores": dispute-hold tiers). Without it, or when it throws,
    * every credit is held `disputeWindowSeconds`.
    */
   holdSeconds?: (e: ProviderCredit) => Promise<number>;
 }
 
-/** A SUCCEEDED provider execution to credit (the shape `@acg/providers` hands over): `price` is integer USDC base units the buyer paid. */
+/** A SUCCEEDED provider execution to credit (the shape `@acg/provider-directory` hands over): `price` is integer USDC base units the buyer paid. */
 export type { ProviderCredit };
 
 /** States of a ledger entry: `held` (dispute window, or disputed), `available` (matured or released), `refunded` (dispute upheld). */

@@ -13,7 +13,7 @@ export interface RefundsAndLedgerOptions {
   providers: { feeBps: number; disputeWindowSeconds: number };
   /** Told once per operation when its refund is first recorded (the process's `PaymentMetrics`). */
   observer?: PaymentObserver;
-  /** The hold of a credit, seconds (the offer's trust tier: `creditHoldSeconds` of `@acg/providers`); default the dispute window. */
+  /** The hold of a credit, seconds (the offer's trust tier: `creditHoldSeconds` of `@acg/provider-directory`); default the dispute window. */
   holdSeconds?: ProviderLedgerOptions['holdSeconds'];
 }
 

@@ -174,7 +174,7 @@ export class RedisKeys {
     return `${this.prefix}probes`;
   }
   /**
-   * Keys of third-party providers (`packages/providers`): `{prov}:<part>:...`, e.g. `{prov}:p:<id>`
+   * Keys of third-party providers (`packages/provider-directory`): `{prov}:<part>:...`, e.g. `{prov}:p:<id>`
    * (provider hash), `{prov}:cap:<capability_id>` (owner of an id), `{prov}:nonce:<nonce>`
    * (onboarding challenge). The `{prov}` hash tag keeps them in one Redis Cluster slot, so a
    * registration writes its claims in one MULTI.

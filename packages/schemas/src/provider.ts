@@ -47,7 +47,7 @@ export const OfferProduct = z.enum(['intelligence', 'mev']);
 export const OfferTimeoutMs = z.int().min(1000).max(120_000);
 
 /**
- * One capability a provider offers (packages/providers README). Either it creates a contract, whose
+ * One capability a provider offers (packages/provider-directory README). Either it creates a contract, whose
  * id is `<product>.<name>` (unique across the catalog), or it joins one by `capability_id`
  * (docs/marketplace.md). `input_schema` and `output_schema` are JSON Schema 2020-12 objects
  * (checked with Ajv at registration: an invalid schema is a 400); `example_request` must be valid

@@ -27,7 +27,7 @@ export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [0, 5_000, 300_000, 
  * - `production`: https only, and the host must resolve only to public addresses (checked at
  *   subscription and again at every delivery, so DNS rebinding cannot reach a private network);
  * - `development`: the production rules plus http or https to a loopback host (127.0.0.0/8, ::1,
- *   localhost), nothing more (`checkPublicUrl` in webhookUrl.ts; README "Outbound URL rules").
+ *   localhost), nothing more (`checkPublicUrl` in packages/net-guard/src/urlGuard.ts; README "Outbound URL rules").
  */
 export type WebhookPolicy = 'production' | 'development';
 

@@ -3,17 +3,7 @@
  * safe to show to the caller). The gateway maps them to RFC 9457 problems.
  */
 
-/** The webhook URL breaks the delivery rules (docs/decisions.md "Wallet monitor"); → 400. */
-export class WebhookUrlError extends Error {
-  override name = 'WebhookUrlError';
-  constructor(
-    /** `invalid_url`, `unsupported_scheme`, `https_required`, `credentials_in_url`, `private_address`, `unresolvable_host` */
-    readonly reason: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { WebhookUrlError } from '@acg/net-guard';
 
 /** No subscription with that id; → 404. */
 export class SubscriptionNotFoundError extends Error {

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import type { WebhookPolicy } from './config.js';
-import { isAllowedAddress, lookupForPolicy } from './webhookUrl.js';
+import { isAllowedAddress, lookupForPolicy } from '@acg/net-guard';
 
 /** Outcome of one webhook POST: the HTTP status (0 when no response) and a short reason when not 2xx. */
 export interface PostResult {

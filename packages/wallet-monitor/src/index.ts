@@ -81,5 +81,5 @@ export {
   type CheckPublicUrlOptions,
   type HostResolver,
   type UrlPolicy,
-} from './webhookUrl.js';
-export { SecretBox, secretBoxFromKey } from './secretBox.js';
+} from '@acg/net-guard';
+export { SecretBox, secretBoxFromKey } from '@acg/secrets';

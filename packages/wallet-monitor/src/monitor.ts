@@ -1,4 +1,4 @@
-import type { SecretBox } from './secretBox.js';
+import type { SecretBox } from '@acg/secrets';
 import { Ledger } from '@acg/accounts';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';

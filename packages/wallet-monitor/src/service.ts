@@ -1,4 +1,4 @@
-import type { SecretBox } from './secretBox.js';
+import type { SecretBox } from '@acg/secrets';
 import { Ledger } from '@acg/accounts';
 import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
@@ -9,7 +9,7 @@ import { DeliveryQueue, type DeadLetter } from './delivery.js';
 import { SubscriptionNotActiveError } from './errors.js';
 import { testDelivery } from './testEvent.js';
 import { SubscriptionStore, type SubscriptionRequest, type SubscriptionView } from './subscriptions.js';
-import { checkWebhookUrl, type HostResolver } from './webhookUrl.js';
+import { checkWebhookUrl, type HostResolver } from '@acg/net-guard';
 import { ChainWatcher, type WatcherState } from './watcher.js';
 
 /** Health of the wallet monitor (the gateway's `/status/health`): delivery latency, backlog, watchers. */

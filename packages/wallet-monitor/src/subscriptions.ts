@@ -1,5 +1,5 @@
 import type { SubscriptionStatus, WalletEventName, WalletMonitorDeliveryStats, WalletMonitorSubscription } from '@acg/schemas';
-import type { SecretBox } from './secretBox.js';
+import type { SecretBox } from '@acg/secrets';
 import type { RedisKeys } from '@acg/redis';
 import { cancelSubscription, renewSubscription } from './commands/index.js';
 import type { Redis } from 'ioredis';

@@ -1,4 +1,4 @@
-import type { ProviderCapability } from '@acg/provider';
+import type { ProviderCapability } from '@acg/provider-kit';
 import { chainReaders, type ChainRpcUrls } from '../chains.js';
 import { simulateTransactionCapability } from './simulateTransaction.js';
 import { tokenMetadataCapability } from './tokenMetadata.js';

@@ -1,4 +1,4 @@
-import { defineProviderCapability } from '@acg/provider';
+import { defineProviderCapability } from '@acg/provider-kit';
 import {
   BaseError,
   ContractFunctionRevertedError,

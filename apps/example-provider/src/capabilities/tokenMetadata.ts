@@ -1,4 +1,4 @@
-import { defineProviderCapability, ProviderRunError } from '@acg/provider';
+import { defineProviderCapability, ProviderRunError } from '@acg/provider-kit';
 import { erc20Abi, formatUnits, getAddress, hexToString, type Address, type Hex } from 'viem';
 import { z } from 'zod';
 import { onChain, type ChainName, type ChainReader } from '../chains.js';

@@ -1,4 +1,4 @@
-import { defineProviderCapability, ProviderRunError } from '@acg/provider';
+import { defineProviderCapability, ProviderRunError } from '@acg/provider-kit';
 import { erc20Abi, formatUnits, getAddress, multicall3Abi, type Address } from 'viem';
 import { z } from 'zod';
 import { CHAIN_NAMES, MULTICALL3, onChain, type ChainName, type ChainReader } from '../chains.js';

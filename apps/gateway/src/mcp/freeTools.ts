@@ -12,7 +12,7 @@ import {
 } from '@acg/schemas';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import { embeddable } from '../payment/bazaar.js';
+import { embeddable } from '../paidRoute/bazaar.js';
 import type { Services } from '../services.js';
 import { toolError, toolResult } from './results.js';
 

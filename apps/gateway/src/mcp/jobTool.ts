@@ -6,8 +6,8 @@ import type { CreateTaskResult } from '@modelcontextprotocol/sdk/experimental/ta
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ulid } from 'ulid';
 import { startPaidJob } from '../jobs/startJob.js';
-import { embeddable, exampleInput, mcpBazaar } from '../payment/bazaar.js';
-import { payForCall } from '../payment/paidCall.js';
+import { embeddable, exampleInput, mcpBazaar } from '../paidRoute/bazaar.js';
+import { payForCall } from '../paidRoute/paidCall.js';
 import { stepCapability } from '../routers/jobs.js';
 import type { Services } from '../services.js';
 import { problemDetails } from '../trpc/problem.js';

@@ -2,7 +2,7 @@ import type { CapabilityCatalog, ExecutableCapability } from '@acg/capabilities'
 import { formatUsdc, inputJsonSchema, outputJsonSchema } from '@acg/registry';
 import { mcpToolName, toJsonSchema, X402PaymentRequired, type JsonSchema } from '@acg/schemas';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { embeddable } from '../payment/bazaar.js';
+import { embeddable } from '../paidRoute/bazaar.js';
 import { FREE_TOOLS, type FreeTool } from './freeTools.js';
 import { JOBS_TOOL, jobsTool } from './jobTool.js';
 

@@ -2,7 +2,7 @@ import { AuthError } from '@acg/accounts';
 import { AccountView, Address, DepositRequest, DepositResponse } from '@acg/schemas';
 import { ulid } from 'ulid';
 import { z } from 'zod';
-import { depositBazaar } from '../payment/bazaar.js';
+import { depositBazaar } from '../paidRoute/bazaar.js';
 import { router } from '../trpc/init.js';
 import { bearerProcedure, paidProcedure, publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';

@@ -3,7 +3,7 @@ import { isRedisUnavailable } from '@acg/redis';
 import { ulid } from 'ulid';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { z } from 'zod';
-import { routeBazaar } from '../payment/bazaar.js';
+import { routeBazaar } from '../paidRoute/bazaar.js';
 import type { Context } from '../trpc/context.js';
 import { bearerOrPaidProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';

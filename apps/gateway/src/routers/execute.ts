@@ -1,11 +1,11 @@
 import { newExecutionId } from '@acg/execution';
-import type { StoredQuote } from '@acg/providers';
+import type { StoredQuote } from '@acg/provider-directory';
 import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
-import { executeBazaar } from '../payment/bazaar.js';
-import { routeExecution, type RoutedCapability } from '../payment/routing.js';
-import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution, startEarlyExecution } from '../payment/execution.js';
-import { quotedExecution } from '../payment/quotes.js';
+import { executeBazaar } from '../paidRoute/bazaar.js';
+import { routeExecution, type RoutedCapability } from '../paidRoute/routing.js';
+import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution, startEarlyExecution } from '../paidRoute/execution.js';
+import { quotedExecution } from '../paidRoute/quotes.js';
 import { header } from '../trpc/context.js';
 import type { Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';

@@ -7,7 +7,7 @@ import { hashMessage, recoverAddress } from 'viem';
 import { z } from 'zod';
 import { gatewayJobs } from '@acg/capabilities';
 import { startPaidJob } from '../jobs/startJob.js';
-import { routeBazaar } from '../payment/bazaar.js';
+import { routeBazaar } from '../paidRoute/bazaar.js';
 import { header, type Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
 import { paidProcedure, publicProcedure } from '../trpc/procedures.js';

@@ -1,4 +1,4 @@
-import { offerSubject, ProviderError, type ProviderRecord } from '@acg/providers';
+import { offerSubject, ProviderError, type ProviderRecord } from '@acg/provider-directory';
 import {
   Address,
   ProviderChallenge,

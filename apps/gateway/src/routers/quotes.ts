@@ -1,5 +1,5 @@
 import { Quote, QuoteRequest } from '@acg/schemas';
-import { createQuote } from '../payment/quotes.js';
+import { createQuote } from '../paidRoute/quotes.js';
 import { router } from '../trpc/init.js';
 import { publicProcedure } from '../trpc/procedures.js';
 import { rawError } from '../trpc/problem.js';

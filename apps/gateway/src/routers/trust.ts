@@ -5,7 +5,7 @@ import { publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 import { signAttestation } from '../trust.js';
 
-/** Trust attestations (packages/providers README "Trust scores"; docs/trust-v1.md). */
+/** Trust attestations (packages/provider-directory README "Trust scores"; docs/trust-v1.md). */
 export const trustRouter = router({
   attestation: publicProcedure
     .meta({

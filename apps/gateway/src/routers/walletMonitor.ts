@@ -9,7 +9,8 @@ import {
   WalletMonitorSubscriptionRequest,
   WalletMonitorTestEventQueued,
 } from '@acg/schemas';
-import { ATTEMPT_LOG_LENGTH, SubscriptionForbiddenError, SubscriptionNotActiveError, SubscriptionNotFoundError, WebhookUrlError } from '@acg/wallet-monitor';
+import { WebhookUrlError } from '@acg/net-guard';
+import { ATTEMPT_LOG_LENGTH, SubscriptionForbiddenError, SubscriptionNotActiveError, SubscriptionNotFoundError } from '@acg/wallet-monitor';
 import type { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { router } from '../trpc/init.js';

@@ -1,7 +1,7 @@
 import type { EarlyRun } from '@acg/execution';
 import { requestHash, type PaidRequest, type SettledPayment } from '@acg/payments';
 import type { TRPCError } from '@trpc/server';
-import { payForCall } from '../payment/paidCall.js';
+import { payForCall } from '../paidRoute/paidCall.js';
 import { header, type Context } from './context.js';
 import { problemOf, rawError } from './problem.js';
 import { authenticationInfo, optionalSignInWithX, signInWithXSession } from './signInWithX.js';
@@ -17,7 +17,7 @@ export interface PaidSpec<I> {
   description(input: I): string;
   /**
    * x402 `PaymentRequired.extensions` of this route besides `payment-identifier` (which every 402
-   * carries): `{bazaar}` from `../payment/bazaar.ts`, so an x402 Bazaar indexer can list it.
+   * carries): `{bazaar}` from `../paidRoute/bazaar.ts`, so an x402 Bazaar indexer can list it.
    */
   extensions(input: I, ctx: Context): Record<string, unknown>;
   /** Creates the id of the operation this payment buys (e.g. `exe_...`). */

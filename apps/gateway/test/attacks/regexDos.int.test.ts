@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ProviderCredit } from '@acg/providers';
+import type { ProviderCredit } from '@acg/provider-directory';
 import { startTestGateway, type TestGateway } from '../harness.js';
 import { registerProvider, startTestProvider } from '../providerServer.js';
 import { post, usdcReader } from '../x402.js';

@@ -1,6 +1,7 @@
 import { TreasurySender } from '@acg/payments';
 import { runPayoutPass } from '@acg/provider-ledger';
-import { secretBoxFromKey, startWalletMonitor, type RunningWalletMonitor } from '@acg/wallet-monitor';
+import { secretBoxFromKey } from '@acg/secrets';
+import { startWalletMonitor, type RunningWalletMonitor } from '@acg/wallet-monitor';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { pino } from 'pino';

@@ -5,7 +5,7 @@ import { runPayoutPass } from '@acg/provider-ledger';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import type { LocalAccount } from 'viem';
-import { EXECUTE_ROUTE, paidExecutionOutcome, resolveExecution } from '../../src/payment/execution.js';
+import { EXECUTE_ROUTE, paidExecutionOutcome, resolveExecution } from '../../src/paidRoute/execution.js';
 import { paywallWithSettle, providerLedgerAt, treasurySender, type TestGateway } from '../harness.js';
 import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post } from '../x402.js';
 import { checkRedis, type MoneyTruth, type Scope } from './conservation.js';

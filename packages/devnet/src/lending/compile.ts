@@ -71,7 +71,7 @@ export function compileLendingContracts(): Record<LendingContractName, CompiledC
     version: SOLC_VERSION,
     cacheName: 'acg-lending',
     input,
-    // solc 0.8.19 is a dependency of @acg/devnet (npm may nest it in apps/devnet/node_modules)
+    // solc 0.8.19 is a dependency of @acg/devnet (npm may nest it in apps/launcher/node_modules)
     loadSolc: () => requireDevnetDep<SolcJs>('solc'),
     extract: (output) => {
       const result = {} as Record<LendingContractName, CompiledContract>;

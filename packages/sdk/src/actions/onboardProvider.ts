@@ -14,7 +14,7 @@ export interface OnboardProviderParameters {
   name: string;
   /** URL the gateway POSTs calls to (https; http to loopback only under the gateway's development policy). It must already answer `GET`. */
   endpoint: string;
-  /** 1 to 20 offers (JSON Schemas already built; `@acg/provider`'s `offers()` builds them from zod). */
+  /** 1 to 20 offers (JSON Schemas already built; `@acg/provider-kit`'s `offers()` builds them from zod). */
   offers: ProviderOffer[];
 }
 
@@ -25,7 +25,7 @@ export type OnboardProviderReturnType = ProviderRegistered & { created: boolean 
 export type OnboardProviderErrorType = AcgError | GatewayError | GatewayRequestError;
 
 /**
- * Registers a provider (packages/providers README): `POST /api/v1/providers/challenge {address, action:
+ * Registers a provider (packages/provider-directory README): `POST /api/v1/providers/challenge {address, action:
  * "register", name, endpoint, capabilities}` (the message names the action and the SHA-256 of that
  * body, so the signature authorizes nothing else), signs
  * the `message` with `personal_sign`, then `POST /api/v1/providers {address, message, signature,
@@ -33,7 +33,7 @@ export type OnboardProviderErrorType = AcgError | GatewayError | GatewayRequestE
  * `reason: "provider_exists"` and `provider_id`), gets a fresh challenge (`action: "update"`,
  * `provider_id`) and sends the same body to
  * `PUT /api/v1/providers/{provider_id}` → 200: the offers are replaced and the signing secret rotated.
- * The same flow as `onboard()` of the provider kit (`@acg/provider`), for clients that already have
+ * The same flow as `onboard()` of the provider kit (`@acg/provider-kit`), for clients that already have
  * their offers as JSON.
  *
  * @returns the registration with `signing_secret` (`whsec_...`, shown once) and `created`.

@@ -1,4 +1,4 @@
-import { offerCapabilityId, offerSubject, trustFormulaText } from '@acg/providers';
+import { offerCapabilityId, offerSubject, trustFormulaText } from '@acg/provider-directory';
 import type { LegacyRegistryEntry } from '@acg/schemas';
 import { html } from '../html.js';
 import { layout } from '../layout.js';

@@ -3,7 +3,7 @@ import { providerView } from '../../routers/providers.js';
 import { html, type SafeHtml } from '../html.js';
 import type { PageContext, PageResult, WebPage } from '../routes.js';
 import { formatMs, statusBadge, timeTag } from './components.js';
-import { accountDocument, duration, every, scrollTable, signedInBar, signInView, usdc, viewerOf } from './account.js';
+import { accountDocument, duration, every, scrollTable, signedInBar, signInView, usdc, viewerOf } from './signedInPages.js';
 import { notFoundPage } from './notFound.js';
 
 /** What the dashboard explains with the deployment's numbers (docs/decisions.md "Providers": money). */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { html, type SafeHtml } from '../html.js';
 import { layout } from '../layout.js';
 import type { PageContext, PageResult, WebPage } from '../routes.js';
-import { duration, every, usdc } from './account.js';
+import { duration, every, usdc } from './signedInPages.js';
 
 /** A JSON Schema property as `z.toJSONSchema` writes it: the constraints the form repeats as HTML attributes. */
 interface PropertySchema {
@@ -103,7 +103,7 @@ async function render({ services }: PageContext): Promise<PageResult> {
 <li>${capitalize(every(c.payoutIntervalSeconds))}, an available balance of at least ${usdc(c.payoutMinBaseUnits)} is sent to your wallet address as one USDC transfer on Base.</li>
 <li>A call that fails (an answer other than 2xx, a timeout, or a result that does not match your output schema) is refunded to the buyer; it earns nothing.</li>
 <li>Your capability is <strong>PILOT</strong> until the gateway's prober calls it with your example request and gets a valid answer; then it is <strong>LIVE</strong> while probes pass.</li>
-<li>Your endpoint must use https (plain http only to a loopback host in development), resolve to a public address, and answer GET. Calls are <code>POST {endpoint}</code> with <code>{capability_id, execution_id, input}</code> and Standard Webhooks headers signed with your signing secret; answer 200 with <code>{result}</code>. The provider kit (<code>packages/provider</code>) does this in a few lines.</li>
+<li>Your endpoint must use https (plain http only to a loopback host in development), resolve to a public address, and answer GET. Calls are <code>POST {endpoint}</code> with <code>{capability_id, execution_id, input}</code> and Standard Webhooks headers signed with your signing secret; answer 200 with <code>{result}</code>. The provider kit (<code>packages/provider-kit</code>) does this in a few lines.</li>
 </ul>
 </section>
 <div id="action-status" class="status-line" role="status" aria-live="polite" hidden></div>

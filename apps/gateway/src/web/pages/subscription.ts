@@ -9,7 +9,7 @@ import {
 import { html, type SafeHtml } from '../html.js';
 import type { PageContext, PageResult, WebPage } from '../routes.js';
 import { timeTag } from './components.js';
-import { accountDocument, scrollTable, signedInBar, signInView, usdc, viewerOf } from './account.js';
+import { accountDocument, scrollTable, signedInBar, signInView, usdc, viewerOf } from './signedInPages.js';
 
 /** Everything the signed-in subscription view shows, read with the owner's account. */
 interface SubscriptionData {

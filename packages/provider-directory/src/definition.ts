@@ -1,6 +1,6 @@
 import { CapabilityFailure, defineCapability, type CallEvidence, type CapabilityCall, type ExecutableCapability } from '@acg/capabilities';
 import { ProviderCallResponse, type AttemptOutcome, type ProviderOffer, type RoutingAttempt } from '@acg/schemas';
-import { verifyResultSignature } from '@acg/provider';
+import { verifyResultSignature } from '@acg/provider-kit';
 import { parseUnits, type Hex } from 'viem';
 import { z } from 'zod';
 import type { ProviderCallOutcome, ProviderClient } from './client.js';
@@ -10,7 +10,7 @@ import { rankOffers, type OfferScorer, type RankedOffers, type RoutableOffer, ty
 import { offerCapabilityId, type ProviderRecord, type ProviderStore } from './store.js';
 import type { TrustRecords } from './trustRecords.js';
 
-/** What the provider ledger is told after a paid provider call succeeded (packages/providers README, money). */
+/** What the provider ledger is told after a paid provider call succeeded (packages/provider-directory README, money). */
 export interface ProviderCredit {
   execution_id: string;
   provider_id: string;
@@ -35,7 +35,7 @@ export interface ProviderRuntime {
   /** Trust scores for `prefer: "trusted"` (docs/marketplace.md "Trust scores"). */
   scorer: OfferScorer;
   earnings?: ProviderEarnings;
-  /** Where each execution's outcome and latency are recorded for its trust score (packages/providers README "Trust scores"). */
+  /** Where each execution's outcome and latency are recorded for its trust score (packages/provider-directory README "Trust scores"). */
   trust?: Pick<TrustRecords, 'record'>;
 }
 

@@ -1,5 +1,5 @@
 /**
- * @acg/providers: third-party providers (docs/spec-notes.md 1; docs/decisions.md "Providers"): EIP-191 onboarding
+ * @acg/provider-directory: third-party providers (docs/spec-notes.md 1; docs/decisions.md "Providers"): EIP-191 onboarding
  * ({@link ChallengeStore}, {@link ProviderOnboarding}), provider records ({@link ProviderStore}),
  * signed routing of calls to provider endpoints ({@link ProviderClient}), the capability an offer
  * becomes ({@link providerCapability}), the catalog source of provider capabilities

@@ -1,5 +1,5 @@
 import type { ResolvedCapability } from '@acg/execution';
-import { routePrice, usdcBaseUnits, type NoRouteReason } from '@acg/providers';
+import { routePrice, usdcBaseUnits, type NoRouteReason } from '@acg/provider-directory';
 import type { Routing } from '@acg/schemas';
 import type { Services } from '../services.js';
 import { problemDetails } from '../trpc/problem.js';

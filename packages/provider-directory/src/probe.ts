@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ProbeRecord, ProviderOffer } from '@acg/schemas';
-import { verifyResultSignature } from '@acg/provider';
+import { verifyResultSignature } from '@acg/provider-kit';
 import { ulid } from 'ulid';
 import type { ProviderClient } from './client.js';
 import { compileJsonSchema } from './jsonSchema.js';
@@ -8,7 +8,7 @@ import { offerCapabilityId, type ProviderRecord } from './store.js';
 import type { TrustOutcomeKind } from './trust.js';
 
 /**
- * Probes one provider offer (packages/providers README, probing): a signed, free call with the
+ * Probes one provider offer (packages/provider-directory README, probing): a signed, free call with the
  * contract's `example_request` (`webhook-id` = `probe_<ULID>`, header `x-acg-probe: 1`). `ok` when
  * the provider answers 2xx with `{result}` valid against its own `output_schema` and the
  * contract's (`contract`, the offer that defines the capability; docs/marketplace.md: an offer that

@@ -2,7 +2,6 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { promises as dns } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { WebhookPolicy } from './config.js';
 import { WebhookUrlError } from './errors.js';
 
 /**
@@ -12,7 +11,7 @@ import { WebhookUrlError } from './errors.js';
  * - `development`: the production rules, plus http or https to a loopback host (`localhost`,
  *   `*.localhost`, 127.0.0.0/8, `::1`, `::ffff:127.0.0.0/104`), nothing more.
  */
-export type UrlPolicy = WebhookPolicy;
+export type UrlPolicy = 'production' | 'development';
 
 /**
  * What an address is for the SSRF rules: `public` (ipaddr.js `range()` is `unicast`), `loopback`,

@@ -1,5 +1,5 @@
 import type { ResolvedCapability } from '@acg/execution';
-import { QuoteStore, usdcBaseUnits, type StoredQuote } from '@acg/providers';
+import { QuoteStore, usdcBaseUnits, type StoredQuote } from '@acg/provider-directory';
 import { signDocument } from '@acg/receipts';
 import type { Quote, QuoteRequest } from '@acg/schemas';
 import { formatUnits } from 'viem';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RedisKeys } from '@acg/redis';
 import type { ProviderOffer } from '@acg/schemas';
-import type { SecretBox } from '@acg/wallet-monitor';
+import type { SecretBox } from '@acg/secrets';
 import type { Redis } from 'ioredis';
 import { ProviderError } from './errors.js';
 

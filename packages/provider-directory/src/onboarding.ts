@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ProviderChallenge, ProviderChallengeRequest, ProviderOffer, ProviderRegistered, ProviderRegistration, SignedChallenge } from '@acg/schemas';
-import { checkPublicUrl, WebhookUrlError, type HostResolver, type UrlPolicy } from '@acg/wallet-monitor';
+import { checkPublicUrl, WebhookUrlError, type HostResolver, type UrlPolicy } from '@acg/net-guard';
 import { ulid } from 'ulid';
 import { getAddress } from 'viem';
 import { authorizedDigest, type ChallengeScope, type ChallengeStore } from './challenge.js';

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { parseStrictJson, type ProviderCallRequest } from '@acg/schemas';
-import { httpFailureReason, isAllowedAddress, lookupForPolicy, type UrlPolicy } from '@acg/wallet-monitor';
+import { isAllowedAddress, lookupForPolicy, type UrlPolicy } from '@acg/net-guard';
+import { httpFailureReason } from '@acg/wallet-monitor';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
 

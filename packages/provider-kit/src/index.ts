@@ -1,5 +1,5 @@
 /**
- * @acg/provider: the provider kit (docs/decisions.md "Providers"). A third party defines capabilities with
+ * @acg/provider-kit: the provider kit (docs/decisions.md "Providers"). A third party defines capabilities with
  * zod, serves them behind the gateway's Standard Webhooks signature (verified over the raw body)
  * with results signed by its wallet (EIP-191 over `acg-result:<execution_id>:<result_sha256>`),
  * and onboards itself through the gateway's public API (EIP-191 challenge, register or update).

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { canonicalJson } from '@acg/provider';
+import { canonicalJson } from '@acg/provider-kit';
 import type { RedisKeys } from '@acg/redis';
 import type { ProviderAction, ProviderChallenge, ProviderOffer, SignedChallenge } from '@acg/schemas';
 import type { Redis } from 'ioredis';
