@@ -183,8 +183,12 @@ guardProcess(log, () => stop(1));
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => void stop(128 + osConstants.signals[signal]));
 }
-// `npm start` runs this process directly (`exec` in the script); if npm is killed outright, stop too
-watchParent(() => void stop(128 + osConstants.signals.SIGHUP));
+// `npm start` runs this process directly (`exec` in the script); if npm is killed outright, stop too.
+// Ctrl-C reaches npm and this process together and npm exits at once: its death while this
+// process is already stopping must not cut the stop short (the run's Redis keys would stay).
+watchParent(() => {
+  if (!stopping) void stop(128 + osConstants.signals.SIGHUP);
+});
 
 try {
   const defaults: ConfigDefaults = { payment: {}, logPretty: pretty };
