@@ -74,7 +74,14 @@ describe('npm start', () => {
         expect(r.status, JSON.stringify(body)).toBe(200);
         expect(body).toMatchObject({ status: 'SUCCEEDED', result: { name: 'USD Coin', symbol: 'USDC', decimals: 6 }, payment: { amount: '2000' } });
       }
-      const relayPorts = [...launcher.output().matchAll(/=http:\/\/127\.0\.0\.1:(\d+)/g)].map((m) => Number(m[1]));
+      // the banner's own lines: the relays, and the demo command for this gateway port (not 8080)
+      const bannerLine = (name: string) =>
+        launcher
+          .output()
+          .split('\n')
+          .find((l) => l.trimStart().startsWith(`${name} `)) ?? '';
+      expect(launcher.output()).toContain(`Try: GATEWAY_URL=http://127.0.0.1:${ports.GATEWAY_PORT} npm run demo `);
+      const relayPorts = [...bannerLine('relays').matchAll(/=http:\/\/127\.0\.0\.1:(\d+)/g)].map((m) => Number(m[1]));
       expect(relayPorts).toHaveLength(4);
       const allPorts = [...Object.values(ports), ...relayPorts];
       for (const port of allPorts) expect(await isListening(port), `port ${port}`).toBe(true);
