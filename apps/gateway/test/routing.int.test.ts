@@ -1,5 +1,6 @@
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { McpTools } from '../src/mcp/tools.js';
 import type { OfferScorer } from '@acg/providers';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { startTestGateway, type TestGateway } from './harness.js';
@@ -162,6 +163,13 @@ describe('contracts with several offers', () => {
       [sellers.fast.id, '0.002 USDC', '60', 'live'],
       [sellers.dear.id, '0.003 USDC', '90', 'live'],
     ]);
+    // the MCP paid tool of the contract lists its offers (provider, id, price); a built-in's does not
+    const tools = new McpTools(t.gateway.services.catalog);
+    const description = tools.list().find((tool) => tool.title === ID)?.description ?? '';
+    expect(description).toContain(
+      `Offers: Cheap Co (${sellers.cheap.id}) 0.001 USDC; Fast Co (${sellers.fast.id}) 0.002 USDC; Dear Co (${sellers.dear.id}) 0.003 USDC.`,
+    );
+    expect(tools.list().find((tool) => tool.title === 'intelligence.wallet_balances')?.description).not.toContain('Offers:');
     // a built-in has no offers table
     const builtIn = await (await fetch(`${t.url}/capabilities/gateway.execute`, { headers: { accept: 'text/html' } })).text();
     expect(builtIn).not.toContain('data-offers');
