@@ -13,12 +13,19 @@ export interface ExampleProviderConfig {
   name: string;
   rpcUrls: ChainRpcUrls;
   logLevel: string;
+  /** Capability ids whose contracts it joins (`EXAMPLE_PROVIDER_JOIN`), offering only those; undefined: it creates all of its contracts. */
+  join: string[] | undefined;
+  /** Price of every offer, decimal USDC (`EXAMPLE_PROVIDER_PRICE_USDC`); undefined: each capability's own. */
+  priceUsdc: string | undefined;
+  /** Extra milliseconds before each answer (`EXAMPLE_PROVIDER_DELAY_MS`, default 0). */
+  delayMs: number;
 }
 
 /**
  * Reads and checks the environment: every variable's format (zod, `@acg/env`), then what is
  * required: `GATEWAY_URL`, `EXAMPLE_PROVIDER_PRIVATE_KEY` and at least one
- * `EXAMPLE_PROVIDER_RPC_*`. Defaults: port 8090, host 127.0.0.1, name `Example Provider`, log level info.
+ * `EXAMPLE_PROVIDER_RPC_*`. Defaults: port 8090, host 127.0.0.1, name `Example Provider`, log level info,
+ * no joins (it creates its contracts), each capability's own price, no delay.
  *
  * @returns `config`, or `problems` (one line per variable, naming it; secrets never echoed).
  */
@@ -45,6 +52,9 @@ export function exampleProviderConfig(env: NodeJS.ProcessEnv): { config?: Exampl
       name: v.EXAMPLE_PROVIDER_NAME ?? 'Example Provider',
       rpcUrls,
       logLevel: v.LOG_LEVEL ?? 'info',
+      join: v.EXAMPLE_PROVIDER_JOIN,
+      priceUsdc: v.EXAMPLE_PROVIDER_PRICE_USDC,
+      delayMs: v.EXAMPLE_PROVIDER_DELAY_MS ?? 0,
     },
   };
 }

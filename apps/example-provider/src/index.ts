@@ -6,3 +6,4 @@ export { exampleCapabilities, MAX_REPORT_ADDRESSES, parseObjective } from './cap
 export { CHAIN_NAMES, CHAINS, chainReaders, type ChainName, type ChainReader, type ChainRpcUrls } from './chains.js';
 export { exampleProviderConfig, type ExampleProviderConfig } from './config.js';
 export { onboardWithRetry, type OnboardingAttemptEvent, type OnboardWithRetryOptions } from './onboarding.js';
+export { exampleOffers, type ExampleOffer, type ExampleOfferOptions } from './offers.js';

@@ -8,6 +8,8 @@
  * the log level: `{event: "listening", url, address, capabilities}`, then
  * `{event: "registered", provider_id, created, capabilities}`, or per failed attempt
  * `{event: "onboarding_retry" | "onboarding_failed", status, detail, ...}`.
+ * `EXAMPLE_PROVIDER_JOIN` makes it join those contracts (`capability_id`) rather than create them,
+ * at `EXAMPLE_PROVIDER_PRICE_USDC` and `EXAMPLE_PROVIDER_DELAY_MS` slower (`offers.ts`).
  * SIGINT, SIGTERM and the loss of that channel (parent gone) close the server and exit 0; a bad
  * environment exits 2.
  */
@@ -18,6 +20,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { exampleCapabilities } from './capabilities/index.js';
 import { chainReaders } from './chains.js';
 import { exampleProviderConfig } from './config.js';
+import { exampleOffers } from './offers.js';
 import { onboardWithRetry } from './onboarding.js';
 
 const { config, problems } = exampleProviderConfig(process.env);
@@ -31,7 +34,12 @@ if (!config) {
 // the services' logger: JSON lines with URLs and secret values redacted (README "Operating" → Logs)
 const log = createLogger({ service: 'example-provider', level: config.logLevel });
 const account = privateKeyToAccount(config.privateKey);
-const capabilities = exampleCapabilities(config.rpcUrls);
+// EXAMPLE_PROVIDER_JOIN: the same code joins existing contracts (capability_id) instead of creating them
+const { capabilities, offers } = exampleOffers(exampleCapabilities(config.rpcUrls), {
+  join: config.join,
+  priceUsdc: config.priceUsdc,
+  delayMs: config.delayMs,
+});
 const provider = createProvider({ capabilities, account, log });
 const stopOnboarding = new AbortController();
 let close: (() => Promise<void>) | undefined;
@@ -72,10 +80,11 @@ try {
   log.info(listening, 'example provider listening');
   tell(listening);
   const registered = await onboardWithRetry(
-    { gatewayUrl: config.gatewayUrl, account, endpoint, name: config.name, provider },
+    { gatewayUrl: config.gatewayUrl, account, endpoint, name: config.name, offers },
     { log, signal: stopOnboarding.signal, report: tell },
   );
   if (registered) {
+    provider.setSigningSecret(registered.signing_secret);
     const done = { event: 'registered', provider_id: registered.provider_id, created: registered.created, capabilities: registered.capabilities };
     log.info(done, registered.created ? 'registered with the gateway' : 'updated its registration with the gateway (signing secret rotated)');
     tell(done);

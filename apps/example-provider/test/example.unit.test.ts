@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
-import { exampleCapabilities, exampleProviderConfig, onboardWithRetry, parseObjective } from '../src/index.js';
+import { exampleCapabilities, exampleOffers, exampleProviderConfig, onboardWithRetry, parseObjective } from '../src/index.js';
 
 describe('parseObjective', () => {
   it('finds addresses in order, deduplicated case-insensitively, and the chains named', () => {
@@ -62,6 +62,53 @@ describe('offers', () => {
     const schema = (caps[1].input as unknown as { toJSONSchema(): { properties: { chain: { enum: string[] } } } }).toJSONSchema();
     expect(schema.properties.chain.enum).toEqual(['base', 'arbitrum']);
     expect(() => exampleCapabilities({})).toThrow(/at least one chain/);
+  });
+
+  it('creates every contract by default, and with join offers only those contracts, by capability_id, at its own price and delay', () => {
+    const caps = exampleCapabilities({ base: 'http://127.0.0.1:1' });
+    const created = exampleOffers(caps);
+    expect(created.offers.map((o) => [o.product, o.name, o.capability_id, o.price_usdc])).toEqual([
+      ['mev', 'simulate_transaction', undefined, '0.005'],
+      ['intelligence', 'token_metadata', undefined, '0.002'],
+      ['intelligence', 'wallet_report', undefined, '0.003'],
+    ]);
+
+    const joined = exampleOffers(caps, { join: ['intelligence.token_metadata'], priceUsdc: '0.0015', delayMs: 30 });
+    expect(joined.capabilities.map((c) => [c.id, c.price_usdc])).toEqual([['intelligence.token_metadata', '0.0015']]);
+    expect(joined.offers).toHaveLength(1);
+    expect(joined.offers[0]).toMatchObject({ capability_id: 'intelligence.token_metadata', price_usdc: '0.0015', example_request: caps[1].example_request });
+    expect(joined.offers[0]).not.toHaveProperty('name');
+    expect(joined.offers[0]).not.toHaveProperty('product');
+    expect(joined.offers[0].input_schema).toEqual(created.offers[1].input_schema);
+
+    // a delay wraps the capability's work; without one it is served as defined
+    expect(joined.capabilities[0].run).not.toBe(caps[1].run);
+    expect(exampleOffers(caps, { join: ['intelligence.token_metadata'] }).capabilities[0].run).toBe(caps[1].run);
+
+    expect(() => exampleOffers(caps, { join: ['intelligence.nope'] })).toThrow(/EXAMPLE_PROVIDER_JOIN: no such capability here: intelligence.nope/);
+  });
+
+  it('reads EXAMPLE_PROVIDER_JOIN, EXAMPLE_PROVIDER_PRICE_USDC and EXAMPLE_PROVIDER_DELAY_MS, and rejects bad values', () => {
+    const base = {
+      GATEWAY_URL: 'http://127.0.0.1:8080',
+      EXAMPLE_PROVIDER_PRIVATE_KEY: `0x${'11'.repeat(32)}`,
+      EXAMPLE_PROVIDER_RPC_BASE: 'http://127.0.0.1:8545',
+    };
+    expect(
+      exampleProviderConfig({
+        ...base,
+        EXAMPLE_PROVIDER_JOIN: 'intelligence.token_metadata, mev.simulate_transaction',
+        EXAMPLE_PROVIDER_PRICE_USDC: '0.0015',
+        EXAMPLE_PROVIDER_DELAY_MS: '250',
+      }).config,
+    ).toMatchObject({ join: ['intelligence.token_metadata', 'mev.simulate_transaction'], priceUsdc: '0.0015', delayMs: 250 });
+    expect(exampleProviderConfig(base).config).toMatchObject({ join: undefined, priceUsdc: undefined, delayMs: 0 });
+    const { problems } = exampleProviderConfig({ ...base, EXAMPLE_PROVIDER_JOIN: 'Token', EXAMPLE_PROVIDER_PRICE_USDC: '0', EXAMPLE_PROVIDER_DELAY_MS: '-1' });
+    expect(problems).toEqual([
+      'EXAMPLE_PROVIDER_JOIN=Token: must be comma-separated capability ids, e.g. intelligence.token_metadata',
+      'EXAMPLE_PROVIDER_PRICE_USDC=0: must be a USDC amount > 0 with at most 6 decimals, e.g. 0.0025',
+      'EXAMPLE_PROVIDER_DELAY_MS=-1: must be a number ≥ 0',
+    ]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { McpTools } from '../src/mcp/tools.js';
 import type { OfferScorer } from '@acg/provider-directory';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { startTestGateway, type TestGateway } from './harness.js';
@@ -127,6 +128,51 @@ describe('contracts with several offers', () => {
       [sellers.dear.id, '0.003', 'live', 90],
     ]);
     expect(entry.offers[0].latency_ms_p50).toBeGreaterThan(entry.offers[1].latency_ms_p50);
+  });
+
+  it('the capability page shows the offers side by side from the same registry entry: provider, price, p50/p99, success rate, trust score, status', async () => {
+    const entry = await registryEntry();
+    const page = await (await fetch(`${t.url}/capabilities/${ID}`, { headers: { accept: 'text/html' } })).text();
+    const table = page.match(/<table data-offers>[\s\S]*?<\/table>/)?.[0] ?? '';
+    expect(table).toContain('<th scope="col">Success rate</th><th scope="col">Trust score</th><th scope="col">Status</th>');
+    const rows = [...table.matchAll(/<tr data-offer="(prv_[0-9A-Z]+)">([\s\S]*?)<\/tr>/g)].map((m) => [
+      m[1],
+      m[2]
+        .replace(/<[^>]+>/g, '')
+        .split('\n')
+        .filter(Boolean),
+    ]);
+    const ms = (v: number | null) => (v === null ? '—' : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(1)} ms`);
+    const rate = (v: number | null) => (v === null ? '—' : `${(v * 100).toFixed(1)} %`);
+    expect(rows).toEqual(
+      entry.offers.map((o: any) => [
+        o.provider_id,
+        [
+          `${o.provider} ${o.provider_id}`,
+          `${o.price} USDC`,
+          ms(o.latency_ms_p50),
+          ms(o.latency_ms_p99),
+          rate(o.success_rate),
+          String(o.trust_score),
+          o.status,
+        ],
+      ]),
+    );
+    expect(rows.map(([id, cells]) => [id, cells[1], cells[5], cells[6]])).toEqual([
+      [sellers.cheap.id, '0.001 USDC', '40', 'live'],
+      [sellers.fast.id, '0.002 USDC', '60', 'live'],
+      [sellers.dear.id, '0.003 USDC', '90', 'live'],
+    ]);
+    // the MCP paid tool of the contract lists its offers (provider, id, price); a built-in's does not
+    const tools = new McpTools(t.gateway.services.catalog);
+    const description = tools.list().find((tool) => tool.title === ID)?.description ?? '';
+    expect(description).toContain(
+      `Offers: Cheap Co (${sellers.cheap.id}) 0.001 USDC; Fast Co (${sellers.fast.id}) 0.002 USDC; Dear Co (${sellers.dear.id}) 0.003 USDC.`,
+    );
+    expect(tools.list().find((tool) => tool.title === 'intelligence.wallet_balances')?.description).not.toContain('Offers:');
+    // a built-in has no offers table
+    const builtIn = await (await fetch(`${t.url}/capabilities/gateway.execute`, { headers: { accept: 'text/html' } })).text();
+    expect(builtIn).not.toContain('data-offers');
   });
 });
 

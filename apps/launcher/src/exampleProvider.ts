@@ -36,6 +36,16 @@ export interface SpawnExampleProviderOptions {
   host?: string;
   rpcUrls: { base?: string; ethereum?: string; arbitrum?: string };
   logLevel: string;
+  /** Catalog name (`EXAMPLE_PROVIDER_NAME`); unset: the provider's default, `Example Provider`. */
+  name?: string;
+  /** Capability ids to join instead of creating contracts (`EXAMPLE_PROVIDER_JOIN`). */
+  join?: string[];
+  /** Price of every offer, decimal USDC (`EXAMPLE_PROVIDER_PRICE_USDC`). */
+  priceUsdc?: string;
+  /** Extra ms before each answer (`EXAMPLE_PROVIDER_DELAY_MS`). */
+  delayMs?: number;
+  /** Prefix of its forwarded output (default `example-provider`). */
+  label?: string;
   /** ms to wait for `listening` (default 30000). */
   startTimeoutMs?: number;
 }
@@ -43,7 +53,8 @@ export interface SpawnExampleProviderOptions {
 /**
  * Spawns the example provider with `node` (`dist/example-provider.js` next to a built
  * `dist/start.js`, else `node --import tsx apps/example-provider/src/main.ts` from the repository
- * root), its output forwarded to stderr as `[example-provider] ...`, and waits until it listens.
+ * root), its output forwarded to stderr as `[<label>] ...`, and waits until it listens. The same
+ * app runs a second time as another provider with `name`, `join`, `priceUsdc` and `delayMs`.
  *
  * @throws {Error} when it exits or says nothing within `startTimeoutMs`; the error carries its last output lines.
  */
@@ -60,12 +71,23 @@ export async function spawnExampleProvider(opts: SpawnExampleProviderOptions): P
     LOG_LEVEL: opts.logLevel,
   };
   if (opts.host) env.EXAMPLE_PROVIDER_HOST = opts.host;
+  // the launcher's own choices for this instance, never inherited from the user's environment
+  const own = {
+    EXAMPLE_PROVIDER_NAME: opts.name,
+    EXAMPLE_PROVIDER_JOIN: opts.join?.join(','),
+    EXAMPLE_PROVIDER_PRICE_USDC: opts.priceUsdc,
+    EXAMPLE_PROVIDER_DELAY_MS: opts.delayMs === undefined ? undefined : String(opts.delayMs),
+  };
+  for (const [name, value] of Object.entries(own)) {
+    if (value !== undefined) env[name] = value;
+    else if (name !== 'EXAMPLE_PROVIDER_NAME') delete env[name];
+  }
   for (const [chain, url] of Object.entries(opts.rpcUrls)) {
     const name = `EXAMPLE_PROVIDER_RPC_${chain.toUpperCase()}`;
     if (url) env[name] = url;
     else delete env[name];
   }
-  const child = spawnManaged(process.execPath, args, { name: 'example-provider', forward: true, cwd, env, ipc: true });
+  const child = spawnManaged(process.execPath, args, { name: opts.label ?? 'example-provider', forward: true, cwd, env, ipc: true });
 
   const seen: ExampleProviderMessage[] = [];
   const listeners = new Set<(m: ExampleProviderMessage) => void>();

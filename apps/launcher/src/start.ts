@@ -12,6 +12,10 @@
  *   `EXAMPLE_PROVIDER_PRIVATE_KEY` is set, reading the dev chains; it onboards itself through the
  *   gateway's public API like any third party. Runs with the dev payment chain, or with
  *   `EXAMPLE_PROVIDER_PRIVATE_KEY`; `EXAMPLE_PROVIDER=off` turns it off.
+ * - With the dev payment chain, a second provider: the same app again with dev account 11
+ *   (`DEV_ROLES.secondProvider`) on a free port, which joins the example provider's
+ *   `intelligence.token_metadata` contract (cheaper, slower) through the same public API, so the
+ *   contract has two offers to route and fail over between (docs/marketplace.md).
  * Prints one line per service with its URL. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop everything it
  * started and exit with 128 + the signal number (130, 143, 129); so does the death of the parent
  * process (e.g. `npm` killed), noticed within a second. A second signal exits at once (the managed
@@ -77,6 +81,8 @@ import { spawnExampleProvider, type ExampleProvider } from './exampleProvider.js
 
 const env = process.env;
 /** The example provider runs with the dev payment chain (dev wallet), or with a wallet of the user's; `EXAMPLE_PROVIDER=off` stops it. */
+/** The second provider `npm start` runs: the example provider again, joining one of its contracts cheaper and slower (docs/marketplace.md). */
+const SECOND_PROVIDER = { name: 'Second Provider', capabilityId: 'intelligence.token_metadata', priceUsdc: '0.0015', delayMs: 250 } as const;
 const exampleProviderWanted = env.EXAMPLE_PROVIDER !== 'off' && (!env.PAYMENT_RPC_URL || Boolean(env.EXAMPLE_PROVIDER_PRIVATE_KEY));
 
 /**
@@ -148,6 +154,7 @@ let builder: RunningBuilder | undefined;
 let lending: LendingDevnet | undefined;
 let arbitrum: DevChain | undefined;
 let exampleProvider: ExampleProvider | undefined;
+let secondProvider: ExampleProvider | undefined;
 let stopping = false;
 
 /** The per-run key prefix this process made up (deleted from a shared Redis on stop), if any. */
@@ -158,6 +165,7 @@ async function stop(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
     process.stdout.write('\nstopping...\n');
+    await secondProvider?.stop().catch(() => undefined);
     await exampleProvider?.stop().catch(() => undefined);
     await gateway?.close().catch(() => undefined);
     await worker?.close().catch(() => undefined);
@@ -273,8 +281,8 @@ try {
 
   // the example provider: its own process, onboarded through the gateway's public API (docs/decisions.md "Providers")
   let exampleProviderLine = 'off (EXAMPLE_PROVIDER=off, or PAYMENT_RPC_URL without EXAMPLE_PROVIDER_PRIVATE_KEY)';
+  const http = (url: string | undefined) => (url && /^https?:/.test(url) ? url : undefined);
   if (exampleProviderWanted) {
-    const http = (url: string | undefined) => (url && /^https?:/.test(url) ? url : undefined);
     // a port set explicitly was checked free before boot; the default falls back to a free one when taken
     const wanted = Number(env.EXAMPLE_PROVIDER_PORT || 8090);
     const port = env.EXAMPLE_PROVIDER_PORT || (await isPortFree(wanted)) ? wanted : await freePort();
@@ -311,6 +319,36 @@ try {
     }
   }
 
+  // a second provider (the same app, another wallet) joins one contract, cheaper and slower: /registry and the catalog page show two offers
+  let secondProviderLine = 'off (runs with the dev payment chain and the example provider)';
+  if (anvil && exampleProvider && !env.EXAMPLE_PROVIDER_PRIVATE_KEY) {
+    try {
+      secondProvider = await spawnExampleProvider({
+        gatewayUrl: gateway.url,
+        privateKey: devPrivateKey(DEV_ROLES.secondProvider),
+        port: await freePort(),
+        rpcUrls: { base: http(config.chains.base), ethereum: http(config.chains.ethereum), arbitrum: http(config.chains.arbitrum) },
+        logLevel: config.logLevel,
+        name: SECOND_PROVIDER.name,
+        join: [SECOND_PROVIDER.capabilityId],
+        priceUsdc: SECOND_PROVIDER.priceUsdc,
+        delayMs: SECOND_PROVIDER.delayMs,
+        label: 'second-provider',
+      });
+      const outcome = await secondProvider.firstOutcome(15_000);
+      const who = `dev account ${DEV_ROLES.secondProvider} ${secondProvider.address}`;
+      secondProviderLine =
+        outcome?.event === 'registered'
+          ? `${secondProvider.url} (provider ${outcome.provider_id}, joins ${SECOND_PROVIDER.capabilityId} at ${SECOND_PROVIDER.priceUsdc} USDC, +${SECOND_PROVIDER.delayMs} ms; ${who})`
+          : `${secondProvider.url} (${who}; onboarding ${outcome?.event === 'onboarding_failed' ? 'refused' : 'retrying'}: ${outcome?.detail ?? 'no answer yet'})`;
+      void secondProvider.process.exited.then((exit) => {
+        if (!stopping) log.warn({ code: exit.code, signal: exit.signal }, 'the second provider exited');
+      });
+    } catch (e) {
+      secondProviderLine = `not running: ${(e as Error).message}`;
+    }
+  }
+
   process.stdout.write('\nAgent capability gateway is up:\n');
   line('gateway', gateway.url);
   line('catalog', `${gateway.url}/gateway-catalog.json`);
@@ -344,6 +382,7 @@ try {
   );
   line('arbitrum chain', `${config.chains.arbitrum ?? 'not configured'}${arbitrum ? ' (chain 42161, local anvil)' : ''}`);
   line('example provider', exampleProviderLine);
+  line('second provider', secondProviderLine);
   if (lending)
     line(
       'lending',

@@ -53,14 +53,27 @@ describe('npm start', () => {
       const tree = descendants(launcher.child.pid!);
       spawned.push(...tree.map((r) => r.pid));
       expect(tree.filter((r) => /\banvil\b/.test(r.args))).toHaveLength(3);
-      // the example provider is its own process, listening on its port, with its dev wallet (account 10)
-      expect(tree.filter((r) => /example-provider/.test(r.args))).toHaveLength(1);
+      // the example provider is its own process, listening on its port, with its dev wallet (account 10);
+      // the second provider is the same app again (account 11) on its own port
+      expect(tree.filter((r) => /example-provider/.test(r.args))).toHaveLength(2);
       // ... onboarded through the gateway's public API (challenge, EIP-191, POST /api/v1/providers)
       expect(launcher.output()).toMatch(
         new RegExp(
           `example provider +http://127\\.0\\.0\\.1:${ports.EXAMPLE_PROVIDER_PORT} \\(provider prv_[0-9A-Z]{26}, .*0xBcd4042DE499D14e55001CcbB24a551F3b954096`,
         ),
       );
+      // the second provider joined the example provider's contract through the same public API: one contract, two offers
+      const second = launcher.output().match(/second provider +http:\/\/127\.0\.0\.1:(\d+) \(provider (prv_[0-9A-Z]{26}), joins intelligence\.token_metadata/);
+      expect(second, launcher.output()).not.toBeNull();
+      const registry = (await (await fetch(`http://127.0.0.1:${ports.GATEWAY_PORT}/registry`)).json()) as {
+        capabilities: { id: string; offers?: { provider_id: string; provider: string; price: string }[] }[];
+      };
+      const contract = registry.capabilities.find((c) => c.id === 'intelligence.token_metadata');
+      expect(contract?.offers?.map((o) => [o.provider, o.price]).sort(), JSON.stringify(contract)).toEqual([
+        ['Example Provider', '0.002'],
+        ['Second Provider', '0.0015'],
+      ]);
+      expect(contract?.offers?.map((o) => o.provider_id)).toContain(second![2]);
       if (signal === 'SIGTERM') {
         // once, end to end: a buyer pays the gateway (x402), which routes the signed call to the provider's process
         const client = new x402Client();
@@ -83,7 +96,7 @@ describe('npm start', () => {
       expect(launcher.output()).toContain(`Try: GATEWAY_URL=http://127.0.0.1:${ports.GATEWAY_PORT} npm run demo `);
       const relayPorts = [...bannerLine('relays').matchAll(/=http:\/\/127\.0\.0\.1:(\d+)/g)].map((m) => Number(m[1]));
       expect(relayPorts).toHaveLength(4);
-      const allPorts = [...Object.values(ports), ...relayPorts];
+      const allPorts = [...Object.values(ports), ...relayPorts, Number(second![1])];
       for (const port of allPorts) expect(await isListening(port), `port ${port}`).toBe(true);
 
       launcher.child.kill(signal);

@@ -153,6 +153,12 @@ export interface CapabilityDefinition<I extends z.ZodType = z.ZodType, O extends
   related_capabilities?: CapabilityId[];
   notes?: string;
   /**
+   * A provider contract's offers when it was defined (docs/marketplace.md "Contracts and offers"),
+   * cheapest first: `provider_id`, `provider` (display name) and `price_usdc` (decimal
+   * USDC per call). Absent for the built-ins (the gateway's own single offer).
+   */
+  offers?: readonly { provider_id: string; provider: string; price_usdc: string }[];
+  /**
    * JSON Schema 2020-12 published as `input_schema` instead of the one generated from `input`
    * (a provider's own schema, which `input` enforces with Ajv).
    */

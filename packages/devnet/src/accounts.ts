@@ -16,13 +16,16 @@ export const DEV_ACCOUNT_COUNT = 10;
  *   signs its results). Outside anvil's ten funded accounts on purpose: it holds no ETH (it never
  *   sends a transaction) and no USDC at start, so its USDC balance is exactly what payouts sent it,
  *   and the buyers stay buyers.
+ * - `secondProvider` (11): the second provider `npm start` runs (the example provider again, joining
+ *   one of its contracts at another price and speed); unfunded for the same reasons.
  */
 export const DEV_ROLES = {
   facilitator: 0,
   treasury: 1,
   buyers: [2, 3, 4, 5, 6, 7, 8, 9],
   provider: 10,
-} as const satisfies { facilitator: number; treasury: number; buyers: readonly number[]; provider: number };
+  secondProvider: 11,
+} as const satisfies { facilitator: number; treasury: number; buyers: readonly number[]; provider: number; secondProvider: number };
 
 const cache = new Map<number, HDAccount>();
 

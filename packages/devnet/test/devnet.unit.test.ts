@@ -16,10 +16,11 @@ describe('dev accounts', () => {
   });
 
   it('have the roles of docs/decisions.md', () => {
-    expect(DEV_ROLES).toEqual({ facilitator: 0, treasury: 1, buyers: [2, 3, 4, 5, 6, 7, 8, 9], provider: 10 });
+    expect(DEV_ROLES).toEqual({ facilitator: 0, treasury: 1, buyers: [2, 3, 4, 5, 6, 7, 8, 9], provider: 10, secondProvider: 11 });
     expect(DEV_ACCOUNT_COUNT).toBe(10);
     // the example provider's wallet is outside anvil's funded accounts and no other role
     expect(DEV_ROLES.provider).toBeGreaterThanOrEqual(DEV_ACCOUNT_COUNT);
+    expect(DEV_ROLES.secondProvider).toBeGreaterThanOrEqual(DEV_ACCOUNT_COUNT);
     expect(devAccount(DEV_ROLES.provider).address).toBe('0xBcd4042DE499D14e55001CcbB24a551F3b954096');
   });
 

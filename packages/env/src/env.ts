@@ -319,6 +319,11 @@ export const DEVNET_ENV = {
  * - `EXAMPLE_PROVIDER_NAME`: the catalog's `provider` name (default `Example Provider`).
  * - `EXAMPLE_PROVIDER_RPC_BASE`, `EXAMPLE_PROVIDER_RPC_ETHEREUM`, `EXAMPLE_PROVIDER_RPC_ARBITRUM`:
  *   HTTP JSON-RPC URLs of the chains it reads (at least one).
+ * - `EXAMPLE_PROVIDER_JOIN`: comma-separated capability ids (e.g. `intelligence.token_metadata`) whose
+ *   contracts it joins instead of creating them (docs/marketplace.md "Contracts and offers"); it
+ *   then offers only those. `npm start` runs a second instance this way.
+ * - `EXAMPLE_PROVIDER_PRICE_USDC`: the price of every offer it sends, decimal USDC (default: each capability's own).
+ * - `EXAMPLE_PROVIDER_DELAY_MS`: extra milliseconds before each answer (default 0), to make a slower offer.
  * - `EXAMPLE_PROVIDER`: `off` keeps `npm start` from starting it.
  */
 export const EXAMPLE_PROVIDER_ENV = {
@@ -334,6 +339,14 @@ export const EXAMPLE_PROVIDER_ENV = {
   EXAMPLE_PROVIDER_RPC_BASE: envHttpUrl,
   EXAMPLE_PROVIDER_RPC_ETHEREUM: envHttpUrl,
   EXAMPLE_PROVIDER_RPC_ARBITRUM: envHttpUrl,
+  EXAMPLE_PROVIDER_JOIN: commaList().refine(
+    (ids) => ids.length > 0 && ids.every((id) => /^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/.test(id)),
+    'must be comma-separated capability ids, e.g. intelligence.token_metadata',
+  ),
+  EXAMPLE_PROVIDER_PRICE_USDC: z
+    .string()
+    .refine((v) => /^\d+(\.\d{1,6})?$/.test(v) && /[1-9]/.test(v), 'must be a USDC amount > 0 with at most 6 decimals, e.g. 0.0025'),
+  EXAMPLE_PROVIDER_DELAY_MS: envNonNegative,
   LOG_LEVEL: envLogLevel,
 } satisfies EnvSpec;
 

@@ -228,6 +228,10 @@ export function contractCapability(contract: Contract, runtime: ProviderRuntime)
     outputJsonSchema: definingOffer.output_schema,
     accepts_objective: contract.offers.every((o) => o.offer.accepts_objective),
     example: { request: { capability_id: id, input: definingOffer.example_request }, response: null },
+    // cheapest first, as /registry lists them
+    offers: contract.offers
+      .map((o) => ({ provider_id: o.record.provider_id, provider: o.record.name, price_usdc: o.offer.price_usdc }))
+      .sort((a, b) => Number(usdcBaseUnits(a.price_usdc) - usdcBaseUnits(b.price_usdc))),
     notes:
       names.length === 1
         ? `Run by the third-party provider ${names[0]}; the gateway routes, takes payment and refunds failures.`

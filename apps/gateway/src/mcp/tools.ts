@@ -26,7 +26,7 @@ const PAYMENT_REQUIRED_SCHEMA = embeddable(toJsonSchema(X402PaymentRequired));
  *   `_meta.capability_id` = the capability id, `inputSchema` = the capability's published input
  *   schema, `outputSchema` = `anyOf` its result schema and x402's `PaymentRequired` (the MCP SDK
  *   client validates `structuredContent` against it even when `isError` is true; docs/pitfalls.md),
- *   `_meta` with the price;
+ *   `_meta` with the price; a contract with several offers lists them (provider, id, price) in its description;
  * - the free tools `search_capabilities`, `get_capability`, `get_health` (freeTools.ts);
  * - `gateway_jobs` (jobTool.ts), a job paid for its budget, optionally run as an MCP task.
  */
@@ -81,6 +81,7 @@ function paidTool(d: ExecutableCapability, name: string): Tool {
     description:
       `${d.description} Costs ${formatUsdc(price)} USDC per ${d.price.unit}, paid with x402: called without ` +
       '_meta["x402/payment"] it answers the x402 PaymentRequired (isError); sign one of its `accepts` and call again with the PaymentPayload in _meta["x402/payment"].' +
+      (d.offers && d.offers.length > 1 ? ` Offers: ${d.offers.map((o) => `${o.provider} (${o.provider_id}) ${o.price_usdc} USDC`).join('; ')}.` : '') +
       (d.provider
         ? ` ${d.notes ?? ''} Choose among its offers with _meta.routing {max_price_usdc, prefer: cheapest|fastest|trusted, providers, exclude}: the PaymentRequired asks the route's highest price, the rest is refunded; search_capabilities lists the offers.`
         : ''),

@@ -1,6 +1,6 @@
 import { offerCapabilityId, offerSubject, trustFormulaText } from '@acg/provider-directory';
-import type { LegacyRegistryEntry } from '@acg/schemas';
-import { html } from '../html.js';
+import type { CapabilityOffer, LegacyRegistryEntry } from '@acg/schemas';
+import { html, type SafeHtml } from '../html.js';
 import { layout } from '../layout.js';
 import type { PageContext, PageResult, WebPage } from '../routes.js';
 import { formatMs, healthBadge, priceText, statusBadge, timeTag } from './components.js';
@@ -17,9 +17,41 @@ export const STATUS_MEANING: Record<LegacyRegistryEntry['status'], string> = {
   PLANNED: 'not built yet',
 };
 
+const OFFER_TONE: Record<CapabilityOffer['status'], string> = { live: 'ok', down: 'bad', pilot: 'info' };
+
+/**
+ * The offers of a contract side by side (docs/marketplace.md "Offers and their measurements"), from
+ * the registry entry's `offers` in its order (cheapest first): provider, price (USDC), p50 and p99
+ * latency, success rate, trust score (0-100) and status (`live`, `down`, `pilot`). Empty for a
+ * capability without offers (the built-ins).
+ */
+export function offersSection(offers: readonly CapabilityOffer[] | undefined): SafeHtml | string {
+  if (!offers || offers.length === 0) return '';
+  const rate = (r: number | null) => (r === null ? '—' : `${(r * 100).toFixed(1)} %`);
+  const rows = offers.map(
+    (o) => html`<tr data-offer="${o.provider_id}">
+<td>${o.provider} <span class="meta"><code>${o.provider_id}</code></span></td>
+<td data-field="offer-price">${o.price} ${o.currency}</td>
+<td>${formatMs(o.latency_ms_p50)}</td>
+<td>${formatMs(o.latency_ms_p99)}</td>
+<td>${rate(o.success_rate)}</td>
+<td data-field="offer-trust">${o.trust_score === null ? '—' : String(o.trust_score)}</td>
+<td><span class="badge badge-${OFFER_TONE[o.status] ?? 'idle'}" data-offer-status="${o.status}">${o.status}</span></td>
+</tr>`,
+  );
+  return html`<section aria-labelledby="offers-title">
+<h2 id="offers-title">Offers</h2>
+<p>${String(offers.length)} ${offers.length === 1 ? 'provider offers' : 'providers offer'} this contract. A paid call goes to one offer (<code>routing.prefer</code>: trusted by default, cheapest or fastest) and fails over to the next under the same payment.</p>
+<div class="table-wrap" role="region" aria-label="Offers of this capability" tabindex="0"><table data-offers>
+<thead><tr><th scope="col">Provider</th><th scope="col">Price</th><th scope="col">p50</th><th scope="col">p99</th><th scope="col">Success rate</th><th scope="col">Trust score</th><th scope="col">Status</th></tr></thead>
+<tbody>${rows}</tbody>
+</table></div>
+</section>`;
+}
+
 /**
  * `/capabilities/{capability_id}`: one capability of `/registry` (the same entry): description,
- * price, status and its evidence (last probe: when, URL, HTTP status, body hash), p50/p99 latency
+ * price, its offers side by side when providers offer it ({@link offersSection}), status and its evidence (last probe: when, URL, HTTP status, body hash), p50/p99 latency
  * from `/status/health`, the input and output schemas as tables (raw JSON collapsed), the example
  * request and response, and copy-paste snippets (curl with the 402 step, JS SDK, Python, MCP).
  * An unknown id is the HTML 404 page.
@@ -57,6 +89,7 @@ ${c.proof ? html`<dt>Proof</dt><dd>${c.proof}${c.jwks_url ? html` (keys: <a href
 ${c.docs_url ? html`<dt>Docs</dt><dd><a href="${c.docs_url}">${c.docs_url}</a></dd>` : ''}
 </dl>
 </section>
+${offersSection(c.offers)}
 <section aria-labelledby="status-title">
 <h2 id="status-title">Status and evidence</h2>
 <p>${statusBadge(c.status)} ${STATUS_MEANING[c.status]}.</p>
