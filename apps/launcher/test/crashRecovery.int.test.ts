@@ -183,7 +183,7 @@ describe('npm start after a crash', () => {
     expect(await balanceOf(buyer.address)).toBe(before);
 
     // kill -9 of the launcher itself: nothing of it runs its stop, its keys stay behind
-    const launcherPid = descendants(first.launcher.child.pid!).find((r) => /apps\/devnet\/src\/start\.ts/.test(r.args))?.pid;
+    const launcherPid = descendants(first.launcher.child.pid!).find((r) => /apps\/launcher\/src\/start\.ts/.test(r.args))?.pid;
     expect(launcherPid).toBeDefined();
     process.kill(launcherPid!, 'SIGKILL');
     await first.launcher.exited;
