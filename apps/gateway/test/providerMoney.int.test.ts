@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, treasurySender, type TestGateway } from './harness.js';
+import { waitFor } from './waitFor.js';
 import { registerProvider, startTestProvider, upperCaseAnswer, upperCaseCapability } from './providerServer.js';
 import { post, usdcReader } from './x402.js';
 
@@ -66,15 +67,6 @@ async function providerView(token: string) {
   const res = await fetch(`${t.url}/api/v1/providers/${providerId}`, { headers: { authorization: `Bearer ${token}` } });
   expect(res.status).toBe(200);
   return ProviderView.parse(await res.json());
-}
-
-async function waitFor<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-  for (let i = 0; ; i++) {
-    const v = await read();
-    if (done(v)) return v;
-    if (i > 300) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 describe('provider money through the public API', () => {

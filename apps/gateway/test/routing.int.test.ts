@@ -4,6 +4,7 @@ import { McpTools } from '../src/mcp/tools.js';
 import type { OfferScorer } from '@acg/provider-directory';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { startTestGateway, type TestGateway } from './harness.js';
+import { waitFor } from './waitFor.js';
 import { registerProvider, startTestProvider, upperCaseAnswer, type Answer, type ReceivedCall } from './providerServer.js';
 import { officialPayload, paymentHeader, post, usdcReader } from './x402.js';
 
@@ -67,15 +68,6 @@ async function registryEntry() {
   t.gateway.services.discovery.invalidate();
   const doc = (await fetch(`${t.url}/registry`).then((r) => r.json())) as { capabilities: Record<string, unknown>[] };
   return doc.capabilities.find((c) => c.id === ID) as Record<string, any>;
-}
-
-async function waitFor<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-  for (let i = 0; ; i++) {
-    const v = await read();
-    if (done(v)) return v;
-    if (i > 300) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 const balance = (s: Seller) => t.gateway.services.providerMoney!.balance(s.id);
