@@ -2,6 +2,7 @@ import { startLiquidationIndexer, type LiquidationIndexer } from '@acg/liquidati
 import { LiquidationSearchResponse } from '@acg/schemas';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGatewayClient } from '../../../packages/sdk/src/client.js';
 import { createLiquidationsClient } from '../../../packages/sdk/src/liquidations.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { Scrape } from '../../../packages/observability/test/prometheus.js';
@@ -123,6 +124,18 @@ describe('SDK liquidations.search', () => {
     expect(r.opportunities.length).toBeLessThanOrEqual(5);
     for (const o of r.opportunities) expect(['aave_v3', 'spark']).toContain(o.protocol);
     await expect(createLiquidationsClient({ baseUrl: gw.url }).search()).rejects.toThrow(/payment/i);
+  });
+
+  it('keeps paying per call after a paid execute brought a sign-in-with-x session (no metered debit)', async () => {
+    const buyer = gw.stack.payment.buyers[3];
+    const client = createGatewayClient({ baseUrl: gw.url, account: buyer });
+    await client.execute('intelligence.wallet_balances', { address: buyer.address });
+    // the paid answer signed the payer in: the session reads the payer's results ...
+    expect(client.auth.token()?.address).toBe(buyer.address);
+    // ... but the search is not debited from the (empty) metered account: it pays 0.02 USDC with x402
+    const r = await client.liquidations.search({ max_health_factor: 1.1, limit: 2 });
+    expect(r.opportunities.length).toBeGreaterThan(0);
+    expect(client.spent().baseUnits).toBe(1_000n + 20_000n);
   });
 });
 

@@ -221,11 +221,14 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   };
   let token: BearerToken | undefined;
   // Sign-In with Ethereum's token, else the session a payment's sign-in-with-x brought (signInWithX.ts)
-  const currentToken = () => {
-    const t = token ?? ctx.session.token;
-    return t && t.expires_at - 30_000 > Date.now() ? t : undefined;
-  };
+  const live = (t: BearerToken | undefined) => (t && t.expires_at - 30_000 > Date.now() ? t : undefined);
+  const currentToken = () => live(token ?? ctx.session.token);
   const bearer = () => currentToken()?.access_token ?? options.accessToken;
+  // The metered account pays a liquidation search only when the caller chose it: a Sign-In with
+  // Ethereum token or `accessToken`. The session a payment's sign-in-with-x brought is for reading
+  // the payer's own results; debiting an account nobody deposited into would answer 402 where the
+  // client can pay per call (README "Liquidation search").
+  const meteredBearer = () => live(token)?.access_token ?? options.accessToken;
   const auth = {
     signIn: async (who?: LocalAccount) => (token = await signIn(ctx, { account: who })),
     token: currentToken,
@@ -247,7 +250,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     sendTestEvent: (subscriptionId) => sendTestEvent(ctx, { accessToken: bearer(), subscriptionId }),
   };
   const liquidations: LiquidationsClient = {
-    search: (params = {}, opts = {}) => searchLiquidations(ctx, { ...params, accessToken: bearer(), signal: opts.signal }),
+    search: (params = {}, opts = {}) => searchLiquidations(ctx, { ...params, accessToken: meteredBearer(), signal: opts.signal }),
   };
 
   return {
