@@ -2,6 +2,7 @@ import { defineCapability } from '@acg/capabilities';
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { echoCapabilityParameters } from '../../../packages/capabilities/test/echoCapability.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { bearerToken, challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
 
@@ -10,29 +11,9 @@ const runs: unknown[] = [];
 
 /** A capability that exists only in this file: one definition, nothing else anywhere. */
 const echo = defineCapability({
-  id: 'intelligence.echo_test',
-  product: 'intelligence',
-  name: 'Echo (test)',
+  ...echoCapabilityParameters('intelligence.echo_test'),
   description: 'Returns the text it is given, upper-cased when asked.',
-  surface: 'REST',
-  auth: 'x402',
-  method: 'POST',
-  endpoint: '{base_url}/api/v1/execute',
-  docs: '{base_url}/openapi.json',
-  built: true,
-  x402: 'accepted',
-  price: { base_units: 1000n, unit: 'call' },
   input: z.strictObject({ text: z.string().min(1), upper: z.boolean().default(false) }),
-  output: z.strictObject({ text: z.string() }),
-  example: {
-    request: { capability_id: 'intelligence.echo_test', input: { text: 'hello' } },
-    response: {
-      execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
-      status: 'SUCCEEDED',
-      result: { text: 'hello' },
-      payment: { tx_hash: `0x${'1'.repeat(64)}`, amount: '1000' },
-    },
-  },
   async run(input) {
     runs.push(input);
     return { text: input.upper ? input.text.toUpperCase() : input.text };

@@ -1,6 +1,6 @@
 import { defineCapability, type CapabilityDefinition } from '@acg/capabilities';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import { echoCapabilityParameters } from '../../../packages/capabilities/test/echoCapability.js';
 import type { Paywall } from '@acg/payments';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { paywallWithSettle, startTestGateway, type TestGateway } from './harness.js';
@@ -34,37 +34,11 @@ function signal<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
 let started = signal<{ text: string }>();
 const runs: string[] = [];
 
-const example = (id: string) => ({
-  request: { capability_id: id, input: { text: 'hi' } },
-  response: {
-    execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
-    status: 'SUCCEEDED' as const,
-    result: { text: 'hi' },
-    payment: { tx_hash: `0x${'1'.repeat(64)}`, amount: '1000' },
-  },
-});
-
-const base = {
-  product: 'intelligence' as const,
-  surface: 'REST' as const,
-  auth: 'x402' as const,
-  method: 'POST' as const,
-  endpoint: '{base_url}/api/v1/execute',
-  docs: null,
-  built: true,
-  x402: 'accepted' as const,
-  price: { base_units: 1000n, unit: 'call' as const },
-  input: z.strictObject({ text: z.string().min(1) }),
-  output: z.strictObject({ text: z.string() }),
-};
-
 /** Read-only: may start while its payment settles. */
 const readOnlyEcho: CapabilityDefinition = defineCapability({
-  ...base,
-  id: 'intelligence.early_echo_test',
+  ...echoCapabilityParameters('intelligence.early_echo_test'),
   name: 'Early echo (test)',
   description: 'Returns its text; read-only.',
-  example: example('intelligence.early_echo_test'),
   readOnly: true,
   async run(input) {
     runs.push(`early:${input.text}`);
@@ -77,11 +51,9 @@ const readOnlyEcho: CapabilityDefinition = defineCapability({
 
 /** Not read-only: runs only after its payment settled. */
 const laterEcho: CapabilityDefinition = defineCapability({
-  ...base,
-  id: 'intelligence.later_echo_test',
+  ...echoCapabilityParameters('intelligence.later_echo_test'),
   name: 'Later echo (test)',
   description: 'Returns its text; runs after settlement.',
-  example: example('intelligence.later_echo_test'),
   async run(input) {
     runs.push(`later:${input.text}`);
     started.resolve(input);

@@ -8,7 +8,7 @@ import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { validateDiscoveryExtension, validateDiscoveryExtensionSpec, type DiscoveryExtension } from '@x402/extensions/bazaar';
 import { appendPaymentIdentifierToExtensions, generatePaymentId, isPaymentIdentifierExtension } from '@x402/extensions/payment-identifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import { echoCapabilityParameters } from '../../../packages/capabilities/test/echoCapability.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { bearerToken, craftPayload, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
 
@@ -326,29 +326,8 @@ describe('x402 over MCP', () => {
 describe('the tool list follows the catalog', () => {
   it('lists a capability added at run time, paid like the others, and drops it when it leaves', async () => {
     const added = defineCapability({
-      id: 'intelligence.echo_mcp',
-      product: 'intelligence',
+      ...echoCapabilityParameters('intelligence.echo_mcp', { price: 2500n }),
       name: 'Echo (MCP test)',
-      description: 'Returns the text it is given.',
-      surface: 'REST',
-      auth: 'x402',
-      method: 'POST',
-      endpoint: '{base_url}/api/v1/execute',
-      docs: null,
-      built: true,
-      x402: 'accepted',
-      price: { base_units: 2500n, unit: 'call' },
-      input: z.strictObject({ text: z.string().min(1) }),
-      output: z.strictObject({ text: z.string() }),
-      example: {
-        request: { capability_id: 'intelligence.echo_mcp', input: { text: 'hi' } },
-        response: {
-          execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
-          status: 'SUCCEEDED',
-          result: { text: 'hi' },
-          payment: { tx_hash: `0x${'1'.repeat(64)}`, amount: '2500' },
-        },
-      },
       run: async ({ text }) => ({ text }),
     });
     const { catalog } = t.gateway.services;

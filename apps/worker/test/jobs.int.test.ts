@@ -5,7 +5,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { defineCapability } from '@acg/capabilities';
 import type { LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import { echoCapabilityParameters } from '../../../packages/capabilities/test/echoCapability.js';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
 import { challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from '../../gateway/test/x402.js';
 import { Scrape } from '../../../packages/observability/test/prometheus.js';
@@ -23,29 +23,9 @@ async function workerMetrics(): Promise<Scrape> {
 
 /** A capability added at run time (one definition, given to both the gateway and the worker). */
 const shout = defineCapability({
-  id: 'intelligence.shout_test',
-  product: 'intelligence',
+  ...echoCapabilityParameters('intelligence.shout_test', { example: { text: 'hello', result: 'HELLO' } }),
   name: 'Shout (test)',
   description: 'Returns the text it is given, upper-cased.',
-  surface: 'REST',
-  auth: 'x402',
-  method: 'POST',
-  endpoint: '{base_url}/api/v1/execute',
-  docs: '{base_url}/openapi.json',
-  built: true,
-  x402: 'accepted',
-  price: { base_units: 1000n, unit: 'call' },
-  input: z.strictObject({ text: z.string().min(1) }),
-  output: z.strictObject({ text: z.string() }),
-  example: {
-    request: { capability_id: 'intelligence.shout_test', input: { text: 'hello' } },
-    response: {
-      execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
-      status: 'SUCCEEDED',
-      result: { text: 'HELLO' },
-      payment: { tx_hash: `0x${'1'.repeat(64)}`, amount: '1000' },
-    },
-  },
   async run(input) {
     return { text: input.text.toUpperCase() };
   },

@@ -8,7 +8,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { LocalAccount } from 'viem';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import { echoCapabilityParameters } from '../../../packages/capabilities/test/echoCapability.js';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
@@ -98,29 +98,8 @@ async function startReceiver(): Promise<{ url: string; posts: number; spans: Otl
 
 /** A capability of this test (one definition, for the gateway and the worker). */
 const echo = defineCapability({
-  id: 'intelligence.echo_trace_test',
-  product: 'intelligence',
+  ...echoCapabilityParameters('intelligence.echo_trace_test'),
   name: 'Echo (trace test)',
-  description: 'Returns the text it is given.',
-  surface: 'REST',
-  auth: 'x402',
-  method: 'POST',
-  endpoint: '{base_url}/api/v1/execute',
-  docs: '{base_url}/openapi.json',
-  built: true,
-  x402: 'accepted',
-  price: { base_units: 1000n, unit: 'call' },
-  input: z.strictObject({ text: z.string().min(1) }),
-  output: z.strictObject({ text: z.string() }),
-  example: {
-    request: { capability_id: 'intelligence.echo_trace_test', input: { text: 'hello' } },
-    response: {
-      execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
-      status: 'SUCCEEDED',
-      result: { text: 'hello' },
-      payment: { tx_hash: `0x${'1'.repeat(64)}`, amount: '1000' },
-    },
-  },
   async run(input) {
     return { text: input.text };
   },

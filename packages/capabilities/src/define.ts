@@ -209,6 +209,20 @@ export function isExecutable(d: CapabilityDefinition): d is ExecutableCapability
   return d.executable && typeof d.run === 'function' && d.input !== null && d.output !== null && d.price !== null;
 }
 
+/**
+ * The catalog fields every capability called as `POST {base_url}/api/v1/execute` with
+ * `{capability_id, input}` and paid per call with x402 shares: `surface: 'REST'`, `auth: 'x402'`,
+ * `method: 'POST'`, `endpoint: '{base_url}/api/v1/execute'`, `x402: 'accepted'`. Spread it into
+ * {@link defineCapability} (docs, `built` and the price stay the definition's own).
+ */
+export const PAID_THROUGH_EXECUTE = {
+  surface: 'REST',
+  auth: 'x402',
+  method: 'POST',
+  endpoint: '{base_url}/api/v1/execute',
+  x402: 'accepted',
+} as const satisfies Pick<CapabilityDefinition, 'surface' | 'auth' | 'method' | 'endpoint' | 'x402'>;
+
 /** What {@link defineCapability} takes: a definition without `executable`, which follows from `run`. */
 export type DefineCapabilityParameters<I extends z.ZodType, O extends z.ZodType> = Omit<CapabilityDefinition<I, O>, 'executable'>;
 
@@ -225,8 +239,7 @@ export type DefineCapabilityParameters<I extends z.ZodType, O extends z.ZodType>
  *   id: 'intelligence.echo', product: 'intelligence', name: 'Echo', description: 'Returns its input.',
  *   price: { base_units: 1000n, unit: 'call' },             // 0.001 USDC per call
  *   input: z.object({ text: z.string() }), output: z.object({ text: z.string() }),
- *   surface: 'REST', auth: 'x402', method: 'POST', endpoint: '{base_url}/api/v1/execute', docs: null, x402: 'accepted',
- *   built: true, example: { request: { capability_id: 'intelligence.echo', input: { text: 'hi' } }, response: null },
+ *   ...PAID_THROUGH_EXECUTE, docs: null, built: true, example: { request: { capability_id: 'intelligence.echo', input: { text: 'hi' } }, response: null },
  *   run: async ({ text }) => ({ text }),
  * });
  */

@@ -9,6 +9,7 @@ export {
   defineCapability,
   InvalidCapabilityDefinitionError,
   isExecutable,
+  PAID_THROUGH_EXECUTE,
   type CallEvidence,
   type CapabilityCall,
   type CapabilityDefinition,

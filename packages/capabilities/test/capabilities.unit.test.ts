@@ -1,6 +1,5 @@
 import { compareCapabilities } from '@acg/schemas';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import {
   BUILTIN_CAPABILITIES,
   CapabilityFailure,
@@ -11,37 +10,10 @@ import {
   isExecutable,
   type CapabilityDeps,
 } from '../src/index.js';
+import { echoCapabilityParameters } from './echoCapability.js';
+import { SPEC_CAPABILITIES } from './specCapabilities.js';
 
-const SPEC_CAPABILITIES = [
-  'gateway.execute',
-  'gateway.health',
-  'gateway.jobs',
-  'gateway.mcp',
-  'gateway.providers',
-  'gateway.registry',
-  'builder.send_bundle',
-  'mev.liquidation_search',
-  'intelligence.wallet_balances',
-  'intelligence.wallet_monitor',
-];
-
-const echoParameters = {
-  id: 'intelligence.echo_unit',
-  product: 'intelligence' as const,
-  name: 'Echo',
-  description: 'Returns its input.',
-  surface: 'REST' as const,
-  auth: 'x402' as const,
-  method: 'POST' as const,
-  endpoint: '{base_url}/api/v1/execute',
-  docs: null,
-  built: true,
-  x402: 'accepted' as const,
-  price: { base_units: 1000n, unit: 'call' as const },
-  input: z.object({ text: z.string() }),
-  output: z.object({ text: z.string() }),
-  example: { request: null, response: null },
-};
+const echoParameters = echoCapabilityParameters('intelligence.echo_unit');
 
 const noDeps: CapabilityDeps = { chainClient: () => undefined };
 

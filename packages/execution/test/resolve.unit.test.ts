@@ -1,25 +1,13 @@
 import { BUILTIN_CAPABILITIES, defineCapability, type CapabilityDeps } from '@acg/capabilities';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { echoCapabilityParameters } from '../../capabilities/test/echoCapability.js';
 import { CapabilityResolutionError, resolveCapability } from '../src/index.js';
 
 const parsedInputs: unknown[] = [];
 const echo = defineCapability({
-  id: 'intelligence.echo_unit',
-  product: 'intelligence',
-  name: 'Echo',
-  description: 'Returns its input.',
-  surface: 'REST',
-  auth: 'x402',
-  method: 'POST',
-  endpoint: '{base_url}/api/v1/execute',
-  docs: null,
-  built: true,
-  x402: 'accepted',
-  price: { base_units: 1000n, unit: 'call' },
+  ...echoCapabilityParameters('intelligence.echo_unit'),
   input: z.strictObject({ text: z.string(), times: z.int().min(1).default(1) }),
-  output: z.strictObject({ text: z.string() }),
-  example: { request: null, response: null },
   precondition(input) {
     parsedInputs.push(input);
     return input.text === 'forbidden' ? 'This text cannot be echoed here.' : undefined;

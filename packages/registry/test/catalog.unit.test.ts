@@ -3,6 +3,7 @@ import { BUILTIN_CAPABILITIES as CATALOG, defineCapability } from '@acg/capabili
 import { RegistryDocument, registryDocumentJsonSchema, type ProbeRecord } from '@acg/schemas';
 import { z } from 'zod';
 import { DuplicateCapabilityError, REGISTRY_VERSION, buildCatalog, type CapabilityDescriptor } from '../src/index.js';
+import { SPEC_CAPABILITIES } from '../../capabilities/test/specCapabilities.js';
 import { context, strictAjv } from './helpers.js';
 
 const validate = strictAjv().compile(registryDocumentJsonSchema());
@@ -10,20 +11,6 @@ const validate = strictAjv().compile(registryDocumentJsonSchema());
 function expectValid(doc: unknown) {
   expect(validate(doc), JSON.stringify(validate.errors, null, 2)).toBe(true);
 }
-
-/** Every capability docs/spec-notes.md 1 and 4 describe, plus `gateway.mcp` (issue 12, docs/decisions.md "Agents: MCP and x402 extensions"), in catalog order (product gateway, builder, mev, intelligence; then id). */
-const SPEC_CAPABILITIES = [
-  'gateway.execute',
-  'gateway.health',
-  'gateway.jobs',
-  'gateway.mcp',
-  'gateway.providers',
-  'gateway.registry',
-  'builder.send_bundle',
-  'mev.liquidation_search',
-  'intelligence.wallet_balances',
-  'intelligence.wallet_monitor',
-];
 
 function okProbe(url: string): ProbeRecord {
   return {

@@ -3,22 +3,7 @@ import { ExecuteRequest, ExecutionResponse, LegacyRegistry, toJsonSchema } from 
 import { BUILTIN_CAPABILITIES as CATALOG, findCapability, WalletBalancesInput, WalletBalancesOutput } from '@acg/capabilities';
 import { buildCatalog, buildLegacyRegistry, formatUsdc } from '../src/index.js';
 import { context, strictAjv } from './helpers.js';
-
-/** Per-capability fields docs/spec-notes.md 2.3 requires on GET /registry. */
-const SPEC_2_3_FIELDS = [
-  'endpoint',
-  'price',
-  'currency',
-  'latency_ms_p50',
-  'latency_ms_p99',
-  'authentication',
-  'x402',
-  'input_schema',
-  'output_schema',
-  'availability',
-  'example_request',
-  'example_response',
-];
+import { SPEC_2_3_FIELDS } from './legacyRegistryFields.js';
 
 const registry = buildLegacyRegistry(context());
 const entry = (id: string) => registry.capabilities.find((c) => c.id === id)!;

@@ -5,6 +5,8 @@ import { context } from './helpers.js';
 const ctx = context();
 const text = renderLlmsTxt(buildCatalog(ctx), ctx);
 const lines = text.split('\n');
+/** The lines between the heading line `from` and the heading line `to`, both left out. */
+const linesBetween = (from: string, to: string) => lines.slice(lines.indexOf(from) + 1, lines.indexOf(to));
 
 describe('renderLlmsTxt (llmstxt.org)', () => {
   it('starts with an H1 title followed by a blockquote summary', () => {
@@ -23,7 +25,7 @@ describe('renderLlmsTxt (llmstxt.org)', () => {
   it('has H2 sections whose list items are markdown links', () => {
     const h2 = lines.filter((l) => l.startsWith('## '));
     expect(h2).toEqual(expect.arrayContaining(['## Discovery', '## Capabilities', '## Paying with x402', '## Optional']));
-    const discovery = lines.slice(lines.indexOf('## Discovery') + 1, lines.indexOf('## Capabilities'));
+    const discovery = linesBetween('## Discovery', '## Capabilities');
     for (const item of discovery.filter((l) => l.startsWith('- '))) expect(item).toMatch(/^- \[[^\]]+\]\(https?:\/\/[^)]+\)/);
   });
 
@@ -39,7 +41,7 @@ describe('renderLlmsTxt (llmstxt.org)', () => {
   });
 
   it('explains x402 payment in three numbered lines', () => {
-    const section = lines.slice(lines.indexOf('## Paying with x402') + 1, lines.indexOf('## MCP'));
+    const section = linesBetween('## Paying with x402', '## MCP');
     const steps = section.filter((l) => /^\d\. /.test(l));
     expect(steps).toHaveLength(3);
     expect(steps[0]).toContain('402');
@@ -48,8 +50,7 @@ describe('renderLlmsTxt (llmstxt.org)', () => {
   });
 
   it('explains the MCP endpoint with host configuration snippets and x402 over MCP', () => {
-    const section = lines.slice(lines.indexOf('## MCP') + 1, lines.indexOf('## Bearer tokens (Sign-In with Ethereum)'));
-    const mcp = section.join('\n');
+    const mcp = linesBetween('## MCP', '## Bearer tokens (Sign-In with Ethereum)').join('\n');
     expect(mcp).toContain('[MCP server](http://127.0.0.1:8080/mcp)');
     expect(mcp).toContain('intelligence_wallet_balances');
     for (const tool of ['search_capabilities', 'get_capability', 'get_health']) expect(mcp).toContain(tool);
@@ -61,20 +62,17 @@ describe('renderLlmsTxt (llmstxt.org)', () => {
       { mcpServers: { acg: { url: 'http://127.0.0.1:8080/mcp' } } },
       { mcpServers: { acg: { command: 'npx', args: ['-y', 'mcp-remote', 'http://127.0.0.1:8080/mcp'] } } },
     ]);
-    expect(mcp).toContain('_meta["x402/payment"]');
-    expect(mcp).toContain('_meta["x402/payment-response"]');
-    expect(mcp).toContain('"x402/error"');
+    // x402 over MCP: the payment, its settlement and the error that carries the challenge
+    for (const key of ['_meta["x402/payment"]', '_meta["x402/payment-response"]', '"x402/error"']) expect(mcp).toContain(key);
   });
 
   it('says how to get a bearer token and which SDKs exist', () => {
-    const bearer = lines.slice(lines.indexOf('## Bearer tokens (Sign-In with Ethereum)') + 1, lines.indexOf('## SDKs')).join('\n');
-    expect(bearer).toContain('POST http://127.0.0.1:8080/v1/auth/nonce');
-    expect(bearer).toContain('POST http://127.0.0.1:8080/v1/auth/token');
-    expect(bearer).toContain('Authorization: Bearer <access_token>');
-    const sdks = lines.slice(lines.indexOf('## SDKs') + 1, lines.indexOf('## Becoming a provider')).join('\n');
-    expect(sdks).toContain('npm install agent-capability-gateway-sdk viem');
-    expect(sdks).toContain('local_signer');
-    expect(sdks).toContain('sdk-python-stub');
+    const bearer = linesBetween('## Bearer tokens (Sign-In with Ethereum)', '## SDKs').join('\n');
+    for (const step of ['POST http://127.0.0.1:8080/v1/auth/nonce', 'POST http://127.0.0.1:8080/v1/auth/token', 'Authorization: Bearer <access_token>']) {
+      expect(bearer).toContain(step);
+    }
+    const sdks = linesBetween('## SDKs', '## Becoming a provider').join('\n');
+    for (const sdk of ['npm install agent-capability-gateway-sdk viem', 'local_signer', 'sdk-python-stub']) expect(sdks).toContain(sdk);
   });
 
   it('mentions the x402 extensions every 402 carries', () => {
@@ -83,10 +81,7 @@ describe('renderLlmsTxt (llmstxt.org)', () => {
   });
 
   it('explains how to become a provider: challenge, EIP-191 signature, registration, signed calls', () => {
-    const section = lines.slice(lines.indexOf('## Becoming a provider') + 1, lines.indexOf('## Optional')).join('\n');
-    expect(section).toContain('/api/v1/providers/challenge');
-    expect(section).toContain('EIP-191');
-    expect(section).toContain('signing_secret');
-    expect(section).toContain('webhook-signature');
+    const section = linesBetween('## Becoming a provider', '## Optional').join('\n');
+    for (const step of ['/api/v1/providers/challenge', 'EIP-191', 'signing_secret', 'webhook-signature']) expect(section).toContain(step);
   });
 });

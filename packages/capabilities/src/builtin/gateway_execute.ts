@@ -1,6 +1,6 @@
 import { ExecuteRequest, ExecutionResponse, type ProblemDetails } from '@acg/schemas';
 import type { z } from 'zod';
-import { defineCapability } from '../define.js';
+import { defineCapability, PAID_THROUGH_EXECUTE } from '../define.js';
 import { WALLET_BALANCES_ID, walletBalancesRequest, walletBalancesResponse } from './intelligence_wallet_balances.js';
 
 /** Body of `POST /api/v1/execute`: `{capability_id, input}` (docs/spec-notes.md 2.7). */
@@ -26,13 +26,9 @@ export const gatewayExecute = defineCapability({
   description:
     'Runs a named capability for the caller and charges its price per call through x402 in USDC on Base. ' +
     'Returns the result together with the on-chain payment receipt.',
-  surface: 'REST',
-  auth: 'x402',
-  method: 'POST',
-  endpoint: '{base_url}/api/v1/execute',
+  ...PAID_THROUGH_EXECUTE,
   docs: '{base_url}/openapi.json',
   built: true,
-  x402: 'accepted',
   price: null,
   input: ExecuteRequest,
   output: ExecutionResponse,

@@ -1,7 +1,7 @@
 import { Address, BASE_USDC_ADDRESS, ChecksumAddress, MULTICALL3_ADDRESS, UintString } from '@acg/schemas';
 import { erc20Abi, getAddress, multicall3Abi, type PublicClient } from 'viem';
 import { z } from 'zod';
-import { CapabilityFailure, defineCapability } from '../define.js';
+import { CapabilityFailure, defineCapability, PAID_THROUGH_EXECUTE } from '../define.js';
 import { EXAMPLE_ADDRESS } from './examples.js';
 
 // `intelligence.wallet_balances`, whole in this file: id, chains, input and output schemas, example, run.
@@ -103,13 +103,9 @@ export const walletBalances = defineCapability({
   product: 'intelligence',
   name: 'Wallet balances',
   description: 'Reads the native ETH and USDC balances of an address on Base, Ethereum or Arbitrum at the latest block.',
-  surface: 'REST',
-  auth: 'x402',
-  method: 'POST',
-  endpoint: '{base_url}/api/v1/execute',
+  ...PAID_THROUGH_EXECUTE,
   docs: '{base_url}/openapi.json',
   built: true,
-  x402: 'accepted',
   price: { base_units: 1_000n, unit: 'call' },
   input: WalletBalancesInput,
   output: WalletBalancesOutput,

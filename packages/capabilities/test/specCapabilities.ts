@@ -1,0 +1,17 @@
+/**
+ * The ids the built-in capabilities must have, written out apart from them: every capability
+ * docs/spec-notes.md 1 and 4 describe, plus `gateway.mcp` (issue 12, docs/decisions.md "Agents: MCP
+ * and x402 extensions"), in catalog order (product gateway, builder, mev, intelligence; then id).
+ */
+export const SPEC_CAPABILITIES: readonly string[] = [
+  'gateway.execute',
+  'gateway.health',
+  'gateway.jobs',
+  'gateway.mcp',
+  'gateway.providers',
+  'gateway.registry',
+  'builder.send_bundle',
+  'mev.liquidation_search',
+  'intelligence.wallet_balances',
+  'intelligence.wallet_monitor',
+];
