@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ExecutionId } from './execution.js';
-import { Address, CapabilityId, DateTime, DecimalString, Hash32, HexData, JsonObject, prefixedUlid, UintString } from './primitives.js';
+import { Address, CapabilityId, DateTime, DecimalString, Hash32, HexData, JsonObject, prefixedUlid, UintString, UsdcDecimalString } from './primitives.js';
 import { OfferTrustView } from './trust.js';
 
 /**
@@ -66,10 +66,7 @@ export const ProviderOffer = z
      */
     capability_id: CapabilityId.optional(),
     description: z.string().min(1).max(500),
-    price_usdc: DecimalString.refine((s) => (s.split('.')[1]?.length ?? 0) <= 6, 'must have at most 6 decimals').refine(
-      (s) => /[1-9]/.test(s),
-      'must be greater than 0',
-    ),
+    price_usdc: UsdcDecimalString.refine((s) => /[1-9]/.test(s), 'must be greater than 0'),
     input_schema: JsonObject,
     output_schema: JsonObject,
     example_request: z.unknown(),
