@@ -69,14 +69,14 @@ export const JobStepStatus = z.enum(['pending', 'running', 'succeeded', 'failed'
 export type JobStepStatus = z.infer<typeof JobStepStatus>;
 
 /**
- * One step of a job record (docs/decisions.md "Jobs"): `capability_id`, `input`, `execution_id` (null until
- * executed), `status`, `cost_usdc` (whole USDC spent on it), `started_at`/`finished_at`
- * (RFC 3339 UTC or null), and `result` or `error` (null when absent); `cost_base_units` is the
- * exact cost (integer string, USDC base units) and `attempts` how often the step was tried.
+ * One step of a job record (docs/decisions.md "Jobs"): its {@link JobStepPlan} (`capability_id`,
+ * `input`), then how it ran: `execution_id` (null until executed), `status`, `cost_usdc` (whole
+ * USDC spent on it), `started_at`/`finished_at` (RFC 3339 UTC or null), and `result` or `error`
+ * (null when absent); `cost_base_units` is the exact cost (integer string, USDC base units) and
+ * `attempts` how often the step was tried.
  */
 export const JobStep = z.object({
-  capability_id: CapabilityId,
-  input: JsonObject,
+  ...JobStepPlan.shape,
   execution_id: ExecutionId.nullable(),
   status: JobStepStatus,
   cost_usdc: UsdcAmount,
