@@ -75,8 +75,7 @@ export type JobStepStatus = z.infer<typeof JobStepStatus>;
  * (null when absent); `cost_base_units` is the exact cost (integer string, USDC base units) and
  * `attempts` how often the step was tried.
  */
-export const JobStep = z.object({
-  ...JobStepPlan.shape,
+export const JobStep = z.object(JobStepPlan.shape).extend({
   execution_id: ExecutionId.nullable(),
   status: JobStepStatus,
   cost_usdc: UsdcAmount,

@@ -82,10 +82,7 @@ export type GetHealthArguments = z.infer<typeof GetHealthArguments>;
  * `resource`, `accepts`, `extensions` (`bazaar`, `payment-identifier`); a refused payment adds
  * `reason`, the stable snake_case code.
  */
-export const X402PaymentRequired = z.looseObject({
-  x402Version: z.literal(X402_VERSION),
-  ...paymentRequiredFields,
-});
+export const X402PaymentRequired = z.looseObject({ x402Version: z.literal(X402_VERSION) }).extend(paymentRequiredFields);
 export type X402PaymentRequired = z.infer<typeof X402PaymentRequired>;
 
 /** A JSON-RPC 2.0 request as `POST {base_url}/mcp` takes it (MCP Streamable HTTP; `method` e.g. `initialize`, `tools/list`, `tools/call`). */

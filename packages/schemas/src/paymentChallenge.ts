@@ -38,7 +38,7 @@ export type PaymentRequirements = z.infer<typeof PaymentRequirements>;
  * ./mcp.ts): `error` (why payment is required or was refused), `resource` ({@link ResourceInfo}),
  * `accepts` (>= 1 {@link PaymentRequirements}), optional `extensions`, and `reason`, the stable
  * snake_case code of a refused payment (x402's `invalidReason` where there is one). A zod shape
- * to spread into an object, not a schema.
+ * for `.extend()` (which keeps the key order in the inferred type, where a spread would not).
  */
 export const paymentRequiredFields = {
   error: z.string().optional(),
@@ -56,13 +56,14 @@ export const paymentRequiredFields = {
  * the first mirrors the spec fields), optional `extensions`. A refused payment adds `reason`, a
  * stable snake_case code (x402's `invalidReason` where there is one).
  */
-export const PaymentChallenge = z.object({
-  x402Version: z.literal(X402_VERSION),
-  scheme: z.literal('exact'),
-  network: Caip2Network,
-  payTo: Address,
-  maxAmountRequired: UintString,
-  asset: Address,
-  ...paymentRequiredFields,
-});
+export const PaymentChallenge = z
+  .object({
+    x402Version: z.literal(X402_VERSION),
+    scheme: z.literal('exact'),
+    network: Caip2Network,
+    payTo: Address,
+    maxAmountRequired: UintString,
+    asset: Address,
+  })
+  .extend(paymentRequiredFields);
 export type PaymentChallenge = z.infer<typeof PaymentChallenge>;
