@@ -1,11 +1,8 @@
 import { z } from 'zod';
-import { ExecutionError, ExecutionId, ExecutionPayment, Refund } from './execution.js';
+import { ExecutionError, ExecutionPayment, Refund } from './execution.js';
+import { ExecutionId, JobId } from './ids.js';
 import { limitMessage, MAX_JOB_CAPABILITIES, MAX_JOB_OBJECTIVE_CHARS, MAX_JOB_STEPS } from './limits.js';
-import { Address, CapabilityId, DateTime, JsonObject, UintString, Uri, prefixedUlid } from './primitives.js';
-
-/** Job id: `job_` + ULID (docs/decisions.md "Jobs"). */
-export const JobId = prefixedUlid('job');
-export type JobId = z.infer<typeof JobId>;
+import { Address, CapabilityId, DateTime, JsonObject, UintString, Uri } from './primitives.js';
 
 /** Amount in whole USDC as a JSON number, at most 6 decimals (docs/spec-notes.md 2.8 `budget_usdc`). */
 export const UsdcAmount = z

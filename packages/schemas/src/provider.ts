@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ExecutionId } from './execution.js';
+import { ExecutionId, ProviderId } from './ids.js';
 import { Address, CapabilityId, DateTime, DecimalString, Hash32, HexData, JsonObject, prefixedUlid, UintString, UsdcDecimalString } from './primitives.js';
 import { OfferTrustView } from './trust.js';
 
@@ -9,10 +9,6 @@ import { OfferTrustView } from './trust.js';
  * and disputes. Money is integer USDC base units (6 decimals) as decimal strings, except an
  * offer's `price_usdc`, a decimal USDC amount as the provider writes it.
  */
-
-/** Provider id: `prv_` + ULID. */
-export const ProviderId = prefixedUlid('prv');
-export type ProviderId = z.infer<typeof ProviderId>;
 
 /** Payout id: `pay_` + ULID. */
 export const PayoutId = prefixedUlid('pay');

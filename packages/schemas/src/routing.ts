@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { DecimalString, LatencyPercentileMs, prefixedUlid, UsdcDecimalString } from './primitives.js';
+import { ProviderId } from './ids.js';
+import { DecimalString, LatencyPercentileMs, UsdcDecimalString } from './primitives.js';
 
-// provider.ts imports execution.ts, which imports this file: the provider id and name are restated here, not imported
-const ProviderId = prefixedUlid('prv');
+// A provider's display name as served: provider.ts's ProviderName without its registration pattern (provider.ts imports
+// execution.ts, which imports this file, so it is not imported from there)
 const ProviderName = z.string().min(1).max(64);
 
 /**
