@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Routing } from './routing.js';
 import { ProviderId, QuoteId } from './ids.js';
-import { CapabilityId, DateTime, DecimalString, JsonObject, UintString } from './primitives.js';
+import { CapabilityId, DateTime, DecimalString, JsonObject, Sha256Hex, UintString } from './primitives.js';
 
 /**
  * Wire schemas of quotes (apps/gateway README "Quotes"): a price and a provider for one capability
@@ -28,7 +28,7 @@ export const Quote = z.object({
   price: DecimalString,
   price_base_units: UintString,
   currency: z.literal('USDC'),
-  input_sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  input_sha256: Sha256Hex,
   expires_at: DateTime,
   quote: z.string(),
 });
