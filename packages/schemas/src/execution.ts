@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { Address, CapabilityId, DateTime, Hash32, HexData, JsonObject, UintString, prefixedUlid } from './primitives.js';
+import { ExecutionId, JobId, QuoteId } from './ids.js';
+import { Address, CapabilityId, DateTime, Hash32, HexData, JsonObject, UintString } from './primitives.js';
 import { AnsweringProvider, Routing, RoutingAttempt } from './routing.js';
 
 /** Body of `POST /api/v1/execute`: `capability_id` and the capability's `input` object (docs/spec-notes.md 2.7, 4). */
@@ -7,15 +8,11 @@ export const ExecuteRequest = z.strictObject({
   capability_id: CapabilityId,
   input: JsonObject,
   /** A live quote (`POST /api/v1/quotes`) for this capability and this input: the call pays exactly its price on its provider. */
-  quote_id: prefixedUlid('qte').optional(),
+  quote_id: QuoteId.optional(),
   /** Which offers of the capability may answer, and in which order they are tried (docs/marketplace.md "Routing"). */
   routing: Routing.optional(),
 });
 export type ExecuteRequest = z.infer<typeof ExecuteRequest>;
-
-/** Execution id: `exe_` + ULID, e.g. `exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T` (docs/decisions.md "x402 payments"). */
-export const ExecutionId = prefixedUlid('exe');
-export type ExecutionId = z.infer<typeof ExecutionId>;
 
 /** Execution status: `SUCCEEDED | FAILED` (docs/spec-notes.md 3; FAILED per docs/decisions.md "x402 payments"). */
 export const ExecutionStatus = z.enum(['SUCCEEDED', 'FAILED']);
@@ -118,7 +115,7 @@ export const ExecutionRecord = z.object({
   error: ExecutionError.optional(),
   payment: ExecutionPayment,
   refund: RefundRecord.optional(),
-  job_id: prefixedUlid('job').optional(),
+  job_id: JobId.optional(),
   /** The address that paid (x402 payer, or the job's payer); only it may read the record. */
   payer: Address.optional(),
   /** The JWS proof of a SUCCEEDED result (see {@link ExecutionSucceeded}); FAILED executions carry none. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CapabilityId, ChainName, DateTime, Uri } from './primitives.js';
+import { CapabilityId, ChainName, DateTime, LatencyPercentileMs, Uri } from './primitives.js';
 import { OperationalStatus } from './registryDocument.js';
 
 /** Per-capability health status: `up | degraded | down | planned` (docs/spec-notes.md 2.4, 3). */
@@ -11,8 +11,8 @@ export type HealthStatus = z.infer<typeof HealthStatus>;
  * sample) and `samples` (count of measurements the percentiles come from) (docs/spec-notes.md 2.4, docs/decisions.md).
  */
 export const LatencySummary = z.object({
-  p50: z.number().nonnegative().nullable(),
-  p99: z.number().nonnegative().nullable(),
+  p50: LatencyPercentileMs,
+  p99: LatencyPercentileMs,
   samples: z.int().nonnegative(),
 });
 export type LatencySummary = z.infer<typeof LatencySummary>;
@@ -133,14 +133,13 @@ export const HealthDocument = z.object({
 export type HealthDocument = z.infer<typeof HealthDocument>;
 
 /**
- * Latency of one minute (`/status/series`): `t` the minute's start (unix seconds), nearest-rank
- * `p50`/`p99` in milliseconds (null in a minute without samples), `samples` and failed `errors`.
+ * Latency of one minute (`/status/series`): `t` the minute's start (unix seconds), then the
+ * minute's {@link LatencySummary} (nearest-rank `p50`/`p99` in milliseconds, null in a minute
+ * without samples, and `samples`), and failed `errors`.
  */
 export const LatencyPoint = z.object({
   t: z.int().nonnegative(),
-  p50: z.number().nonnegative().nullable(),
-  p99: z.number().nonnegative().nullable(),
-  samples: z.int().nonnegative(),
+  ...LatencySummary.shape,
   errors: z.int().nonnegative(),
 });
 export type LatencyPoint = z.infer<typeof LatencyPoint>;

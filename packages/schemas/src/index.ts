@@ -3,6 +3,7 @@
  * docs/decisions.md decisions; JSON Schema 2020-12 is generated from them (see ./jsonSchema.ts).
  */
 export * from './primitives.js';
+export * from './ids.js';
 export * from './constants.js';
 export * from './capability.js';
 export * from './registryDocument.js';

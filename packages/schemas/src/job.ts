@@ -1,11 +1,8 @@
 import { z } from 'zod';
-import { ExecutionError, ExecutionId, ExecutionPayment, Refund } from './execution.js';
+import { ExecutionError, ExecutionPayment, Refund } from './execution.js';
+import { ExecutionId, JobId } from './ids.js';
 import { limitMessage, MAX_JOB_CAPABILITIES, MAX_JOB_OBJECTIVE_CHARS, MAX_JOB_STEPS } from './limits.js';
-import { Address, CapabilityId, DateTime, JsonObject, UintString, Uri, prefixedUlid } from './primitives.js';
-
-/** Job id: `job_` + ULID (docs/decisions.md "Jobs"). */
-export const JobId = prefixedUlid('job');
-export type JobId = z.infer<typeof JobId>;
+import { Address, CapabilityId, DateTime, JsonObject, UintString, Uri } from './primitives.js';
 
 /** Amount in whole USDC as a JSON number, at most 6 decimals (docs/spec-notes.md 2.8 `budget_usdc`). */
 export const UsdcAmount = z
@@ -69,14 +66,13 @@ export const JobStepStatus = z.enum(['pending', 'running', 'succeeded', 'failed'
 export type JobStepStatus = z.infer<typeof JobStepStatus>;
 
 /**
- * One step of a job record (docs/decisions.md "Jobs"): `capability_id`, `input`, `execution_id` (null until
- * executed), `status`, `cost_usdc` (whole USDC spent on it), `started_at`/`finished_at`
- * (RFC 3339 UTC or null), and `result` or `error` (null when absent); `cost_base_units` is the
- * exact cost (integer string, USDC base units) and `attempts` how often the step was tried.
+ * One step of a job record (docs/decisions.md "Jobs"): its {@link JobStepPlan} (`capability_id`,
+ * `input`), then how it ran: `execution_id` (null until executed), `status`, `cost_usdc` (whole
+ * USDC spent on it), `started_at`/`finished_at` (RFC 3339 UTC or null), and `result` or `error`
+ * (null when absent); `cost_base_units` is the exact cost (integer string, USDC base units) and
+ * `attempts` how often the step was tried.
  */
-export const JobStep = z.object({
-  capability_id: CapabilityId,
-  input: JsonObject,
+export const JobStep = z.object(JobStepPlan.shape).extend({
   execution_id: ExecutionId.nullable(),
   status: JobStepStatus,
   cost_usdc: UsdcAmount,

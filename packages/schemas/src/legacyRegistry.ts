@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Auth, CapabilityStatus, Evidence, Product, Surface } from './capability.js';
 import { HealthStatus } from './health.js';
-import { Address, Caip2Network, CapabilityId, DateTime, DecimalString, JsonObject, SemVer, UintString, Uri } from './primitives.js';
+import { Address, Caip2Network, CapabilityId, DateTime, DecimalString, JsonObject, LatencyPercentileMs, SemVer, UintString, Uri } from './primitives.js';
 import { RegistryNetwork } from './registryDocument.js';
 import { CapabilityOffer } from './routing.js';
 
@@ -63,8 +63,8 @@ export const LegacyRegistryEntry = z.object({
   price_base_units: UintString.nullable(),
   price_unit: PriceUnit.nullable(),
   currency: z.literal('USDC'),
-  latency_ms_p50: z.number().nonnegative().nullable(),
-  latency_ms_p99: z.number().nonnegative().nullable(),
+  latency_ms_p50: LatencyPercentileMs,
+  latency_ms_p99: LatencyPercentileMs,
   authentication: Auth,
   x402: LegacyX402Terms.nullable(),
   input_schema: JsonObject.nullable(),

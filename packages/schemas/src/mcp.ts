@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CapabilityStatus, Auth, Product, Surface } from './capability.js';
 import { PriceUnit } from './legacyRegistry.js';
-import { PaymentRequirements, ResourceInfo, X402_VERSION } from './paymentChallenge.js';
+import { paymentRequiredFields, X402_VERSION } from './paymentChallenge.js';
 import { MAX_JOB_OBJECTIVE_CHARS } from './limits.js';
 import { MCP_TOOL_NAME_PATTERN } from './mcpToolName.js';
 import { CapabilityId, DecimalString, JsonObject } from './primitives.js';
@@ -82,14 +82,7 @@ export type GetHealthArguments = z.infer<typeof GetHealthArguments>;
  * `resource`, `accepts`, `extensions` (`bazaar`, `payment-identifier`); a refused payment adds
  * `reason`, the stable snake_case code.
  */
-export const X402PaymentRequired = z.looseObject({
-  x402Version: z.literal(X402_VERSION),
-  error: z.string().optional(),
-  resource: ResourceInfo,
-  accepts: z.array(PaymentRequirements).min(1),
-  extensions: JsonObject.optional(),
-  reason: z.string().optional(),
-});
+export const X402PaymentRequired = z.looseObject({ x402Version: z.literal(X402_VERSION) }).extend(paymentRequiredFields);
 export type X402PaymentRequired = z.infer<typeof X402PaymentRequired>;
 
 /** A JSON-RPC 2.0 request as `POST {base_url}/mcp` takes it (MCP Streamable HTTP; `method` e.g. `initialize`, `tools/list`, `tools/call`). */

@@ -33,6 +33,22 @@ export const PaymentRequirements = z.object({
 export type PaymentRequirements = z.infer<typeof PaymentRequirements>;
 
 /**
+ * The x402 v2 `PaymentRequired` members that follow `x402Version` (matches `@x402/core`), shared by
+ * the HTTP 402 body ({@link PaymentChallenge}) and a paid MCP tool's answer (`X402PaymentRequired`,
+ * ./mcp.ts): `error` (why payment is required or was refused), `resource` ({@link ResourceInfo}),
+ * `accepts` (>= 1 {@link PaymentRequirements}), optional `extensions`, and `reason`, the stable
+ * snake_case code of a refused payment (x402's `invalidReason` where there is one). A zod shape
+ * for `.extend()` (which keeps the key order in the inferred type, where a spread would not).
+ */
+export const paymentRequiredFields = {
+  error: z.string().optional(),
+  resource: ResourceInfo,
+  accepts: z.array(PaymentRequirements).min(1),
+  extensions: JsonObject.optional(),
+  reason: z.string().optional(),
+};
+
+/**
  * Body of a 402 response (docs/spec-notes.md 2.9 + docs/decisions.md "x402 payments"). spec fields: `scheme` (`exact`),
  * `network` (`eip155:8453`), `payTo`, `maxAmountRequired` (integer string, USDC base units),
  * `asset` (USDC contract), `x402Version` (2). x402 v2 fields, so official clients work too:
@@ -40,17 +56,14 @@ export type PaymentRequirements = z.infer<typeof PaymentRequirements>;
  * the first mirrors the spec fields), optional `extensions`. A refused payment adds `reason`, a
  * stable snake_case code (x402's `invalidReason` where there is one).
  */
-export const PaymentChallenge = z.object({
-  x402Version: z.literal(X402_VERSION),
-  scheme: z.literal('exact'),
-  network: Caip2Network,
-  payTo: Address,
-  maxAmountRequired: UintString,
-  asset: Address,
-  error: z.string().optional(),
-  resource: ResourceInfo,
-  accepts: z.array(PaymentRequirements).min(1),
-  extensions: JsonObject.optional(),
-  reason: z.string().optional(),
-});
+export const PaymentChallenge = z
+  .object({
+    x402Version: z.literal(X402_VERSION),
+    scheme: z.literal('exact'),
+    network: Caip2Network,
+    payTo: Address,
+    maxAmountRequired: UintString,
+    asset: Address,
+  })
+  .extend(paymentRequiredFields);
 export type PaymentChallenge = z.infer<typeof PaymentChallenge>;

@@ -90,6 +90,14 @@ export type UintString = z.infer<typeof UintString>;
 export const DecimalString = z.string().regex(/^(0|[1-9]\d*)(\.\d+)?$/, 'must be a non-negative decimal number');
 export type DecimalString = z.infer<typeof DecimalString>;
 
+/**
+ * A {@link DecimalString} that USDC can pay exactly: at most 6 decimals (USDC's base unit), e.g.
+ * `"0.001"` (an offer's `price_usdc`, a route's `max_price_usdc`). The bound is a zod refinement:
+ * the JSON Schema is {@link DecimalString}'s.
+ */
+export const UsdcDecimalString = DecimalString.refine((s) => (s.split('.')[1]?.length ?? 0) <= 6, 'must have at most 6 decimals');
+export type UsdcDecimalString = z.infer<typeof UsdcDecimalString>;
+
 /** CAIP-2 EVM chain id `eip155:<chain_id>`, e.g. `eip155:8453` for Base (docs/spec-notes.md 2.9 `network`). */
 export const Caip2Network = z.string().regex(/^eip155:(0|[1-9]\d*)$/, 'must be eip155:<chain_id>');
 export type Caip2Network = z.infer<typeof Caip2Network>;
@@ -105,6 +113,10 @@ export function prefixedUlid(prefix: string) {
 /** UNIX timestamp in whole seconds (docs/spec-notes.md 2.6 `expires_at`). */
 export const UnixSeconds = z.int().nonnegative();
 export type UnixSeconds = z.infer<typeof UnixSeconds>;
+
+/** A latency percentile in milliseconds (e.g. p50, p99), null before the first sample it could come from. */
+export const LatencyPercentileMs = z.number().nonnegative().nullable();
+export type LatencyPercentileMs = z.infer<typeof LatencyPercentileMs>;
 
 /** Chains the intelligence and MEV products read: `ethereum`, `base`, `arbitrum` (docs/spec-notes.md 4 wallet monitor, docs/decisions.md). */
 export const ChainName = z.enum(['ethereum', 'base', 'arbitrum']);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ExecutionId } from './execution.js';
-import { Address, CapabilityId, DateTime, DecimalString, Hash32, HexData, JsonObject, prefixedUlid, UintString } from './primitives.js';
+import { ExecutionId, ProviderId } from './ids.js';
+import { Address, CapabilityId, DateTime, DecimalString, Hash32, HexData, JsonObject, prefixedUlid, UintString, UsdcDecimalString } from './primitives.js';
 import { OfferTrustView } from './trust.js';
 
 /**
@@ -9,10 +9,6 @@ import { OfferTrustView } from './trust.js';
  * and disputes. Money is integer USDC base units (6 decimals) as decimal strings, except an
  * offer's `price_usdc`, a decimal USDC amount as the provider writes it.
  */
-
-/** Provider id: `prv_` + ULID. */
-export const ProviderId = prefixedUlid('prv');
-export type ProviderId = z.infer<typeof ProviderId>;
 
 /** Payout id: `pay_` + ULID. */
 export const PayoutId = prefixedUlid('pay');
@@ -66,10 +62,7 @@ export const ProviderOffer = z
      */
     capability_id: CapabilityId.optional(),
     description: z.string().min(1).max(500),
-    price_usdc: DecimalString.refine((s) => (s.split('.')[1]?.length ?? 0) <= 6, 'must have at most 6 decimals').refine(
-      (s) => /[1-9]/.test(s),
-      'must be greater than 0',
-    ),
+    price_usdc: UsdcDecimalString.refine((s) => /[1-9]/.test(s), 'must be greater than 0'),
     input_schema: JsonObject,
     output_schema: JsonObject,
     example_request: z.unknown(),

@@ -1,15 +1,12 @@
 import { z } from 'zod';
 import { Routing } from './routing.js';
-import { CapabilityId, DateTime, DecimalString, JsonObject, prefixedUlid, UintString } from './primitives.js';
-import { ProviderId } from './provider.js';
+import { ProviderId, QuoteId } from './ids.js';
+import { CapabilityId, DateTime, DecimalString, JsonObject, Sha256Hex, UintString } from './primitives.js';
 
 /**
  * Wire schemas of quotes (apps/gateway README "Quotes"): a price and a provider for one capability
  * and one input, held for `QUOTE_TTL_SECONDS`, signed with the receipt key.
  */
-
-/** Quote id: `qte_` + ULID. */
-export const QuoteId = prefixedUlid('qte');
 
 /** Routing preferences a quote may carry: the execute request's `routing` (docs/marketplace.md "Routing"); the quote's provider is the first offer of that route. */
 export const QuoteRouting = Routing;
@@ -31,7 +28,7 @@ export const Quote = z.object({
   price: DecimalString,
   price_base_units: UintString,
   currency: z.literal('USDC'),
-  input_sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  input_sha256: Sha256Hex,
   expires_at: DateTime,
   quote: z.string(),
 });

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { DecimalString, prefixedUlid } from './primitives.js';
+import { ProviderId } from './ids.js';
+import { DecimalString, LatencyPercentileMs, UsdcDecimalString } from './primitives.js';
 
-// provider.ts imports execution.ts, which imports this file: the provider id and name are restated here, not imported
-const ProviderId = prefixedUlid('prv');
+// A provider's display name as served: provider.ts's ProviderName without its registration pattern (provider.ts imports
+// execution.ts, which imports this file, so it is not imported from there)
 const ProviderName = z.string().min(1).max(64);
 
 /**
@@ -22,7 +23,7 @@ export type RoutingPreference = z.infer<typeof RoutingPreference>;
  * A route left empty by these rules is a 422 `no_route` before any payment.
  */
 export const Routing = z.strictObject({
-  max_price_usdc: DecimalString.refine((s) => (s.split('.')[1]?.length ?? 0) <= 6, 'must have at most 6 decimals').optional(),
+  max_price_usdc: UsdcDecimalString.optional(),
   prefer: RoutingPreference.default('trusted'),
   providers: z.array(ProviderId).min(1).max(50).optional(),
   exclude: z.array(ProviderId).max(50).optional(),
@@ -62,8 +63,8 @@ export const CapabilityOffer = z.object({
   provider: ProviderName,
   price: DecimalString,
   currency: z.literal('USDC'),
-  latency_ms_p50: z.number().nonnegative().nullable(),
-  latency_ms_p99: z.number().nonnegative().nullable(),
+  latency_ms_p50: LatencyPercentileMs,
+  latency_ms_p99: LatencyPercentileMs,
   success_rate: z.number().min(0).max(1).nullable(),
   trust_score: z.number().min(0).max(100).nullable(),
   status: OfferStatus,

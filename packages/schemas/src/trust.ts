@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import { Address, CapabilityId, DateTime, prefixedUlid } from './primitives.js';
-
-// provider.ts imports this module (the dashboard's trust view): its ProviderId is rebuilt here, not imported
-const ProviderId = prefixedUlid('prv');
+import { ProviderId } from './ids.js';
+import { Address, CapabilityId, DateTime } from './primitives.js';
 
 /**
  * Wire schemas of trust scores (docs/trust-v1.md): one offer's `trust-v1` score with the inputs and
