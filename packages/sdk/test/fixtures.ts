@@ -95,7 +95,7 @@ export function challengeResponse(pr: PaymentRequired = paymentRequired(), extra
  * `title` the HTTP reason phrase of `status` ("Not Found" for 404), `detail`, then any `extra` members
  * (`errors`, `execution_id`, `refund`, `reason`, …).
  */
-export function problem(status: number, detail: string, extra: Record<string, unknown> = {}) {
+export function problem<E extends Record<string, unknown>>(status: number, detail: string, extra = {} as E) {
   return { type: 'about:blank', title: STATUS_CODES[status] ?? `HTTP ${status}`, status, detail, ...extra };
 }
 
