@@ -132,6 +132,20 @@ EXECUTION = {"execution_id": "exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T", "status": "SUCCEE
              "payment": {"tx_hash": "0x" + "ab" * 32, "amount": "1000"}}
 
 
+def answer_lost_once(first_answer):
+    """A FakeGateway script: `first_answer()` to the unpaid execute, a connection reset on the first paid
+    one (its answer is lost), EXECUTION after that."""
+
+    def script(headers, n):
+        if n == 0:
+            return first_answer()
+        if n == 1:
+            raise ConnectionResetError("the answer was lost")
+        return 200, {}, json.dumps(EXECUTION).encode()
+
+    return script
+
+
 class Flow(unittest.TestCase):
     def test_without_signer_raises_payment_required(self):
         gw = FakeGateway(lambda h, n: challenge())
@@ -173,17 +187,7 @@ class Flow(unittest.TestCase):
         self.assertEqual(client.spent(), (0, "0"))
 
     def test_network_error_resends_the_same_signature(self):
-        state = {"fail": True}
-
-        def script(headers, n):
-            if n == 0:
-                return challenge()
-            if state["fail"]:
-                state["fail"] = False
-                raise ConnectionResetError("reset")
-            return 200, {}, json.dumps(EXECUTION).encode()
-
-        gw = FakeGateway(script)
+        gw = FakeGateway(answer_lost_once(challenge))
         count = {"n": 0}
 
         def signer(pr):
@@ -260,23 +264,13 @@ class PaymentIdentifier(unittest.TestCase):
         self.assertIsNone(with_payment_identifier(None))
 
     def test_a_resend_after_a_network_error_carries_the_same_identifier(self):
-        state = {"fail": True}
-
-        def script(headers, n):
-            if n == 0:
-                return challenge_with_identifier()
-            if state["fail"]:
-                state["fail"] = False
-                raise ConnectionResetError("the answer was lost")
-            return 200, {}, json.dumps(EXECUTION).encode()
-
         seen = {}
 
         def signer(pr):
             seen["pr"] = pr
             return payload_signer(pr)
 
-        gw = FakeGateway(script)
+        gw = FakeGateway(answer_lost_once(challenge_with_identifier))
         self.assertEqual(GatewayClient("http://gw.test", transport=gw).execute("intelligence.wallet_balances", {}, payment_signer=signer), EXECUTION)
         given = seen["pr"]["extensions"]["payment-identifier"]["info"]["id"]
         self.assertRegex(given, PAY_ID)

@@ -180,6 +180,29 @@ async function startOnPort(opts: StartAnvilOptions, port: number): Promise<Anvil
   };
 }
 
+/**
+ * Asks a JSON-RPC node for `eth_chainId` once, waiting at most 1 s.
+ *
+ * @param rpcUrl - HTTP JSON-RPC URL, e.g. `http://127.0.0.1:8545`.
+ * @returns The chain id, or `undefined` when nothing answers with one (refused, timed out, HTTP error, no `result`);
+ *   never throws.
+ */
+export async function probeChainId(rpcUrl: string): Promise<number | undefined> {
+  try {
+    const res = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+      signal: AbortSignal.timeout(1000),
+    });
+    if (!res.ok) return undefined;
+    const body = (await res.json()) as { result?: string };
+    return typeof body.result === 'string' ? Number(BigInt(body.result)) : undefined;
+  } catch {
+    return undefined; // not listening (yet), or not JSON-RPC
+  }
+}
+
 async function waitForChainId(proc: ManagedProcess, rpcUrl: string, port: number): Promise<number> {
   for (let attempt = 0; attempt < READY_ATTEMPTS; attempt++) {
     if (proc.hasExited()) {
@@ -189,21 +212,9 @@ async function waitForChainId(proc: ManagedProcess, rpcUrl: string, port: number
       if (/address already in use/i.test(tail)) throw new AnvilPortInUseError(message);
       throw new Error(message);
     }
-    try {
-      const res = await fetch(rpcUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
-        signal: AbortSignal.timeout(1000),
-      });
-      if (res.ok) {
-        const body = (await res.json()) as { result?: string };
-        // Another process could own the port; only trust the answer if our anvil is still alive.
-        if (typeof body.result === 'string' && !proc.hasExited()) return Number(BigInt(body.result));
-      }
-    } catch {
-      // not listening yet
-    }
+    const chainId = await probeChainId(rpcUrl);
+    // Another process could own the port; only trust the answer if our anvil is still alive.
+    if (chainId !== undefined && !proc.hasExited()) return chainId;
     await sleep(READY_INTERVAL_MS);
   }
   throw new Error(

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPublicClient, http, webSocket } from 'viem';
 import { devAccount, DEV_ACCOUNT_COUNT } from '../src/accounts.js';
-import { startAnvil, type AnvilInstance } from '../src/anvil.js';
+import { probeChainId, startAnvil, type AnvilInstance } from '../src/anvil.js';
 import { sleep } from '../src/ports.js';
 
 const started: AnvilInstance[] = [];
@@ -13,18 +13,9 @@ afterAll(async () => {
   await Promise.all(started.map((a) => a.stop()));
 });
 
+/** Whether a node answers `eth_chainId` at `rpcUrl`. */
 async function answers(rpcUrl: string): Promise<boolean> {
-  try {
-    const res = await fetch(rpcUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
-      signal: AbortSignal.timeout(1000),
-    });
-    return res.ok;
-  } catch {
-    return false;
-  }
+  return (await probeChainId(rpcUrl)) !== undefined;
 }
 
 /** Polls until `rpcUrl` stops answering; returns false if it still answers after ~10 s. */

@@ -91,8 +91,42 @@ async function approvePermit2(buyer: DevStack['payment']['buyers'][number]): Pro
   await createPublicClient({ chain, transport: http(rpcUrl) }).waitForTransactionReceipt({ hash });
 }
 
-function challenge(requirements: PaymentRequirements): PaymentRequired {
-  return { x402Version: 2, resource: { url: 'http://127.0.0.1/api/v1/execute', description: 'test', mimeType: 'application/json' }, accepts: [requirements] };
+/**
+ * The buyer approves Permit2, then @x402/evm's own client of `scheme` signs a Permit2 payment of `amount`
+ * (USDC base units; for `upto` the ceiling) to `payTo`, for a challenge on the dev payment chain's USDC with a
+ * 60 s timeout. `extra` is what each scheme's Permit2 path asks: USDC's EIP-712 name and version, and
+ * `assetTransferMethod: "permit2"` (exact) or the facilitator's address (upto).
+ */
+async function signPermit2Payment(
+  buyer: DevStack['payment']['buyers'][number],
+  scheme: 'exact' | 'upto',
+  amount: string,
+  payTo: Address,
+): Promise<Permit2Payload> {
+  const { payment } = stack;
+  await approvePermit2(buyer);
+  const requirements: PaymentRequirements = {
+    scheme,
+    network: payment.network,
+    asset: payment.usdc,
+    amount,
+    payTo,
+    maxTimeoutSeconds: 60,
+    extra: {
+      name: 'USD Coin',
+      version: '2',
+      ...(scheme === 'exact' ? { assetTransferMethod: 'permit2' } : { facilitatorAddress: payment.facilitator.address }),
+    },
+  };
+  const signer = toClientEvmSigner(buyer);
+  const client = new x402Client().register('eip155:*', scheme === 'upto' ? new UptoEvmClientScheme(signer) : new ExactEvmClientScheme(signer));
+  const challenge: PaymentRequired = {
+    x402Version: 2,
+    resource: { url: 'http://127.0.0.1/api/v1/execute', description: 'test', mimeType: 'application/json' },
+    accepts: [requirements],
+  };
+  const { payload } = await client.createPaymentPayload(challenge);
+  return payload as unknown as Permit2Payload;
 }
 
 describe('Permit2 on the dev payment chain', () => {
@@ -115,19 +149,7 @@ describe('Permit2 on the dev payment chain', () => {
     const { payment } = stack;
     const buyer = payment.buyers[3];
     const payTo = payment.buyers[6].address;
-    await approvePermit2(buyer);
-    const requirements: PaymentRequirements = {
-      scheme: 'exact',
-      network: payment.network,
-      asset: payment.usdc,
-      amount: '25000', // 0.025 USDC
-      payTo,
-      maxTimeoutSeconds: 60,
-      extra: { name: 'USD Coin', version: '2', assetTransferMethod: 'permit2' },
-    };
-    const client = new x402Client().register('eip155:*', new ExactEvmClientScheme(toClientEvmSigner(buyer)));
-    const { payload } = await client.createPaymentPayload(challenge(requirements));
-    const p2 = payload as unknown as Permit2Payload;
+    const p2 = await signPermit2Payment(buyer, 'exact', '25000', payTo); // 0.025 USDC
     expect(getAddress(p2.permit2Authorization.spender)).toBe(getAddress(x402ExactPermit2ProxyAddress));
 
     const buyerBefore = await usdcBalance(payment.rpcUrl, buyer.address);
@@ -145,19 +167,7 @@ describe('Permit2 on the dev payment chain', () => {
     const { payment } = stack;
     const buyer = payment.buyers[4];
     const payTo = payment.buyers[7].address;
-    await approvePermit2(buyer);
-    const requirements: PaymentRequirements = {
-      scheme: 'upto',
-      network: payment.network,
-      asset: payment.usdc,
-      amount: '100000', // ceiling 0.1 USDC
-      payTo,
-      maxTimeoutSeconds: 60,
-      extra: { name: 'USD Coin', version: '2', facilitatorAddress: payment.facilitator.address },
-    };
-    const client = new x402Client().register('eip155:*', new UptoEvmClientScheme(toClientEvmSigner(buyer)));
-    const { payload } = await client.createPaymentPayload(challenge(requirements));
-    const p2 = payload as unknown as Permit2Payload;
+    const p2 = await signPermit2Payment(buyer, 'upto', '100000', payTo); // ceiling 0.1 USDC
     expect(getAddress(p2.permit2Authorization.spender)).toBe(getAddress(x402UptoPermit2ProxyAddress));
     expect(getAddress(p2.permit2Authorization.witness.facilitator)).toBe(payment.facilitator.address);
 
@@ -175,19 +185,7 @@ describe('Permit2 on the dev payment chain', () => {
   it('refuses a payload whose witness was changed after signing (funds redirected)', async () => {
     const { payment } = stack;
     const buyer = payment.buyers[5];
-    await approvePermit2(buyer);
-    const requirements: PaymentRequirements = {
-      scheme: 'exact',
-      network: payment.network,
-      asset: payment.usdc,
-      amount: '10000',
-      payTo: payment.treasury.address,
-      maxTimeoutSeconds: 60,
-      extra: { name: 'USD Coin', version: '2', assetTransferMethod: 'permit2' },
-    };
-    const client = new x402Client().register('eip155:*', new ExactEvmClientScheme(toClientEvmSigner(buyer)));
-    const { payload } = await client.createPaymentPayload(challenge(requirements));
-    const p2 = payload as unknown as Permit2Payload;
+    const p2 = await signPermit2Payment(buyer, 'exact', '10000', payment.treasury.address);
     const attacker = payment.buyers[0].address;
     const tampered: Permit2Payload = {
       ...p2,

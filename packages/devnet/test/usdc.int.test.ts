@@ -48,6 +48,21 @@ function authorization(from: Address, to: Address, value: bigint, nonce: Hex, ch
   } as const;
 }
 
+/** The EIP-712 domain separator FiatTokenV2_2 must report: {name "USD Coin", version "2", chainId, verifyingContract}. */
+function usdcDomainSeparator(chainId: number, verifyingContract: Address): Hex {
+  return hashDomain({
+    domain: { name: 'USD Coin', version: '2', chainId: BigInt(chainId), verifyingContract },
+    types: {
+      EIP712Domain: [
+        { name: 'name', type: 'string' },
+        { name: 'version', type: 'string' },
+        { name: 'chainId', type: 'uint256' },
+        { name: 'verifyingContract', type: 'address' },
+      ],
+    },
+  });
+}
+
 describe('setupPaymentChain', () => {
   it('describes the chain and its roles', () => {
     expect(pay.chainId).toBe(8453);
@@ -93,18 +108,7 @@ describe('USDC at the Base address', () => {
   });
 
   it('has the EIP-712 domain {name "USD Coin", version "2", chainId 8453, verifyingContract USDC}', async () => {
-    const expected = hashDomain({
-      domain: { name: 'USD Coin', version: '2', chainId: 8453n, verifyingContract: BASE_USDC_ADDRESS },
-      types: {
-        EIP712Domain: [
-          { name: 'name', type: 'string' },
-          { name: 'version', type: 'string' },
-          { name: 'chainId', type: 'uint256' },
-          { name: 'verifyingContract', type: 'address' },
-        ],
-      },
-    });
-    expect(await read('DOMAIN_SEPARATOR')).toBe(expected);
+    expect(await read('DOMAIN_SEPARATOR')).toBe(usdcDomainSeparator(8453, BASE_USDC_ADDRESS));
   });
 
   it('runs the linked artifact code, with SignatureChecker deployed', async () => {
@@ -192,19 +196,7 @@ describe('mintUsdc / installUsdc', () => {
     expect(deployment.address).toBe(other);
     expect(deployment.owner).toBe(devAccount(9).address);
     const separator = await client.readContract({ address: other, abi: usdcAbi, functionName: 'DOMAIN_SEPARATOR' });
-    expect(separator).toBe(
-      hashDomain({
-        domain: { name: 'USD Coin', version: '2', chainId: 8453n, verifyingContract: other },
-        types: {
-          EIP712Domain: [
-            { name: 'name', type: 'string' },
-            { name: 'version', type: 'string' },
-            { name: 'chainId', type: 'uint256' },
-            { name: 'verifyingContract', type: 'address' },
-          ],
-        },
-      }),
-    );
+    expect(separator).toBe(usdcDomainSeparator(8453, other));
     await expect(installUsdc(anvil.rpcUrl, { address: MULTICALL3_ADDRESS })).rejects.toThrow(/already holds code/);
   });
 
@@ -215,19 +207,7 @@ describe('mintUsdc / installUsdc', () => {
       const c = createPublicClient({ chain: devChain(42161, other.rpcUrl), transport: http(other.rpcUrl) });
       const separator = await c.readContract({ address: BASE_USDC_ADDRESS, abi: usdcAbi, functionName: 'DOMAIN_SEPARATOR' });
       expect(separator).not.toBe(await read('DOMAIN_SEPARATOR'));
-      expect(separator).toBe(
-        hashDomain({
-          domain: { name: 'USD Coin', version: '2', chainId: 42161n, verifyingContract: BASE_USDC_ADDRESS },
-          types: {
-            EIP712Domain: [
-              { name: 'name', type: 'string' },
-              { name: 'version', type: 'string' },
-              { name: 'chainId', type: 'uint256' },
-              { name: 'verifyingContract', type: 'address' },
-            ],
-          },
-        }),
-      );
+      expect(separator).toBe(usdcDomainSeparator(42161, BASE_USDC_ADDRESS));
     } finally {
       await other.stop();
     }

@@ -11,7 +11,7 @@ import {
   createGatewayClient,
   type GatewayClientOptions,
 } from '../src/index.js';
-import { BASE, TREASURY, USDC, challengeResponse, json, paymentRequired, registryDoc, requirement, walletBalancesEntry } from './fixtures.js';
+import { BASE, TREASURY, USDC, caught, challengeResponse, json, paymentRequired, problem, registryDoc, requirement, walletBalancesEntry } from './fixtures.js';
 
 /**
  * Unit tests of the client's payment flow against a scripted fake gateway (no network, no chain):
@@ -50,7 +50,7 @@ function fakeGateway(execute: Handler, registry: () => unknown = () => registryD
     seen.push(s);
     if (path === '/registry') return json(200, registry());
     if (path === '/api/v1/execute') return execute(s, executes++);
-    return json(404, { type: 'about:blank', title: 'Not Found', status: 404, detail: 'no route' });
+    return json(404, problem(404, 'no route'));
   }) as typeof globalThis.fetch;
   return {
     fetch,
@@ -73,15 +73,6 @@ function payThen(...after: Handler[]): Handler {
     }
     return after[Math.min(n - 1, after.length - 1)]!(req, n);
   };
-}
-
-async function caught(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('createGatewayClient: discovery', () => {
@@ -188,11 +179,7 @@ describe('createGatewayClient: execute and x402 payment', () => {
   });
 
   it('409 "in progress" with Retry-After: asks again with the same payment', async () => {
-    const gw = fakeGateway(
-      payThen((_r, n) =>
-        n === 1 ? json(409, { type: 'about:blank', title: 'Conflict', status: 409, detail: 'in progress' }, { 'Retry-After': '0' }) : json(200, EXECUTION),
-      ),
-    );
+    const gw = fakeGateway(payThen((_r, n) => (n === 1 ? json(409, problem(409, 'in progress'), { 'Retry-After': '0' }) : json(200, EXECUTION))));
     const c = client(gw);
     expect((await c.execute('intelligence.wallet_balances', INPUT)).execution_id).toBe(EXECUTION.execution_id);
     const [, a, b] = gw.executes();
@@ -286,16 +273,12 @@ describe('createGatewayClient: execute and x402 payment', () => {
   });
 
   it('failure after payment (503 with execution_id and refund): GatewayError, counted as spent', async () => {
-    const problem = {
-      type: 'about:blank',
-      title: 'Service Unavailable',
-      status: 503,
-      detail: "Could not read balances on base: the chain's RPC did not answer.",
+    const failure = problem(503, "Could not read balances on base: the chain's RPC did not answer.", {
       execution_id: EXECUTION.execution_id,
       status_text: 'FAILED',
       refund: { status: 'pending', amount: '1000' },
-    };
-    const gw = fakeGateway(payThen(() => json(503, problem)));
+    });
+    const gw = fakeGateway(payThen(() => json(503, failure)));
     const c = client(gw);
     const err = (await caught(c.execute('intelligence.wallet_balances', INPUT))) as GatewayError;
     expect(err).toBeInstanceOf(GatewayError);
@@ -306,14 +289,10 @@ describe('createGatewayClient: execute and x402 payment', () => {
   });
 
   it('bad input: GatewayError 400 with the issues, nothing signed', async () => {
-    const problem = {
-      type: 'about:blank',
-      title: 'Bad Request',
-      status: 400,
-      detail: 'The input does not match.',
+    const badInput = problem(400, 'The input does not match.', {
       errors: [{ path: ['input', 'address'], message: 'must be 0x followed by 40 hex characters' }],
-    };
-    const gw = fakeGateway(() => json(400, problem));
+    });
+    const gw = fakeGateway(() => json(400, badInput));
     const c = client(gw);
     const err = (await caught(c.execute('intelligence.wallet_balances', { address: 'nope' }))) as GatewayError;
     expect(err).toBeInstanceOf(GatewayError);
@@ -325,9 +304,7 @@ describe('createGatewayClient: execute and x402 payment', () => {
   });
 
   it('a 404 from execute for the capability is an UnknownCapabilityError', async () => {
-    const gw = fakeGateway(() =>
-      json(404, { type: 'about:blank', title: 'Not Found', status: 404, detail: 'Unknown capability "intelligence.wallet_balances".' }),
-    );
+    const gw = fakeGateway(() => json(404, problem(404, 'Unknown capability "intelligence.wallet_balances".')));
     expect(await caught(client(gw).execute('intelligence.wallet_balances', INPUT))).toBeInstanceOf(UnknownCapabilityError);
   });
 
@@ -353,9 +330,9 @@ describe('createGatewayClient: getExecution', () => {
     const fetch = (async (input: string | URL | Request, init?: RequestInit) => {
       const url = String(input);
       const auth = new Headers(init?.headers).get('authorization');
-      if (auth !== 'Bearer tok_payer') return json(401, { type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'token' });
+      if (auth !== 'Bearer tok_payer') return json(401, problem(401, 'token'));
       if (url === `${BASE}/api/v1/executions/${EXECUTION.execution_id}`) return json(200, record);
-      return json(404, { type: 'about:blank', title: 'Not Found', status: 404, detail: 'No execution.' });
+      return json(404, problem(404, 'No execution.'));
     }) as typeof globalThis.fetch;
     const anonymous = createGatewayClient({ baseUrl: BASE, fetch });
     await expect(anonymous.getExecution(EXECUTION.execution_id)).rejects.toThrow(/bearer token/);

@@ -2,7 +2,7 @@ import { decodePaymentSignatureHeader } from '@x402/core/http';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 import { InvalidAmountError, PaymentTermsMismatchError, SpendLimitExceededError, createGatewayClient, type PaymentRequired } from '../src/index.js';
-import { BASE, TREASURY, challengeResponse, json, paymentRequired, registryDoc, requirement } from './fixtures.js';
+import { BASE, TREASURY, challengeResponse, json, paymentRequired, problem, registryDoc, requirement } from './fixtures.js';
 
 /** client.deposit against a scripted gateway: x402-paid POST /v1/account/deposit (signing is real). */
 const account = privateKeyToAccount(generatePrivateKey());
@@ -21,7 +21,7 @@ function depositGateway(challenge: (amount: bigint) => PaymentRequired) {
     const req = new Request(input, init);
     const path = new URL(req.url).pathname;
     if (path === '/registry') return json(200, registryDoc());
-    if (path !== '/v1/account/deposit') return json(404, { type: 'about:blank', title: 'Not Found', status: 404, detail: 'no route' });
+    if (path !== '/v1/account/deposit') return json(404, problem(404, 'no route'));
     const body = (await req.json()) as { amount_usdc: string };
     deposits.push({ body, headers: req.headers });
     const units = BigInt(Math.round(Number(body.amount_usdc) * 1e6));

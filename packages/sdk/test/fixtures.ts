@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { encodePaymentRequiredHeader } from '@x402/core/http';
 import type { Capability, PaymentRequired, PaymentRequirements, Registry } from '../src/index.js';
 
@@ -89,9 +90,28 @@ export function challengeResponse(pr: PaymentRequired = paymentRequired(), extra
   });
 }
 
+/**
+ * An RFC 9457 problem body as the gateway writes one (docs/decisions.md "Errors"): `type` "about:blank",
+ * `title` the HTTP reason phrase of `status` ("Not Found" for 404), `detail`, then any `extra` members
+ * (`errors`, `execution_id`, `refund`, `reason`, …).
+ */
+export function problem<E extends Record<string, unknown>>(status: number, detail: string, extra = {} as E) {
+  return { type: 'about:blank', title: STATUS_CODES[status] ?? `HTTP ${status}`, status, detail, ...extra };
+}
+
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
     status,
     headers: { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json', ...headers },
   });
+}
+
+/** What `p` rejects with, for assertions on a typed error's fields; throws if `p` resolves. */
+export async function caught(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a rejection');
 }

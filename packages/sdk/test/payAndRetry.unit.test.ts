@@ -11,7 +11,7 @@ import {
   createLiquidationsClient,
   type PaymentRequired,
 } from '../src/index.js';
-import { BASE, USDC, challengeResponse, json, paymentRequired, requirement } from './fixtures.js';
+import { BASE, USDC, caught, challengeResponse, json, paymentRequired, problem, requirement } from './fixtures.js';
 
 /**
  * The one x402 transport (payAndRetry / chooseRequirement) through the liquidation search, whose
@@ -36,15 +36,6 @@ function liquidationGateway(pr: PaymentRequired, paid: (n: number) => Response =
     return paid(signatures.length - 1);
   }) as typeof globalThis.fetch;
   return { fetch, signatures, requests: () => requests };
-}
-
-async function caught(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('payAndRetry: choice of requirement (liquidation search)', () => {
@@ -110,12 +101,7 @@ describe('payAndRetry: choice of requirement (liquidation search)', () => {
 });
 
 describe('payAndRetry: replays of one payment', () => {
-  const unavailable = () =>
-    json(
-      503,
-      { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'verification unavailable; nothing was charged' },
-      { 'Retry-After': '0' },
-    );
+  const unavailable = () => json(503, problem(503, 'verification unavailable; nothing was charged'), { 'Retry-After': '0' });
 
   it('503 with Retry-After after paying: re-sends the SAME payment and counts it once', async () => {
     const gw = liquidationGateway(paymentRequired([liqReq()]), (n) => (n < 2 ? unavailable() : json(200, RESULT)));

@@ -9,18 +9,14 @@ import {
   readPaymentRequired,
   selectRequirement,
 } from '../src/index.js';
-import { TREASURY, USDC, paymentRequired, requirement, walletBalancesEntry } from './fixtures.js';
+import { TREASURY, USDC, paymentRequired, problem, requirement, walletBalancesEntry } from './fixtures.js';
 
 describe('parseProblem', () => {
   it('keeps an RFC 9457 body with its validation errors and extension members', () => {
-    const body = {
-      type: 'about:blank',
-      title: 'Bad Request',
-      status: 400,
-      detail: 'The input does not match the input_schema of "intelligence.wallet_balances".',
+    const body = problem(400, 'The input does not match the input_schema of "intelligence.wallet_balances".', {
       errors: [{ path: ['input', 'address'], message: 'must be 0x followed by 40 hex characters', code: 'invalid_format' }],
       code: 'BAD_REQUEST',
-    };
+    });
     const p = parseProblem(400, JSON.stringify(body));
     expect(p).toEqual(body);
     const err = new GatewayError(p);
@@ -33,17 +29,11 @@ describe('parseProblem', () => {
   });
 
   it('reads execution_id and refund of a failure after payment', () => {
-    const p = parseProblem(
-      503,
-      JSON.stringify({
-        type: 'about:blank',
-        title: 'Service Unavailable',
-        status: 503,
-        detail: 'Could not read balances on base.',
-        execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
-        refund: { status: 'pending', amount: '1000' },
-      }),
-    );
+    const body = problem(503, 'Could not read balances on base.', {
+      execution_id: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T',
+      refund: { status: 'pending', amount: '1000' },
+    });
+    const p = parseProblem(503, JSON.stringify(body));
     const err = new GatewayError(p);
     expect(err.executionId).toBe('exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T');
     expect(err.refund).toEqual({ status: 'pending', amount: '1000' });

@@ -2,7 +2,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { verifyMessage } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { AcgError, GatewayError, createGatewayClient, type ProviderOffer } from '../src/index.js';
-import { BASE, json } from './fixtures.js';
+import { BASE, json, problem } from './fixtures.js';
 
 /**
  * client.providers.onboard against a scripted gateway speaking docs/decisions.md "Providers": challenge,
@@ -34,7 +34,7 @@ function providersGateway(existing?: string) {
     }
     const message = body.message as string;
     if (!issued.delete(message) || !(await verifyMessage({ address: account.address, message, signature: body.signature as `0x${string}` }))) {
-      return json(401, { type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'bad challenge signature' });
+      return json(401, problem(401, 'bad challenge signature'));
     }
     const answer = (id: string) => ({
       provider_id: id,
@@ -46,18 +46,17 @@ function providersGateway(existing?: string) {
     });
     if (req.method === 'POST' && path === '/api/v1/providers') {
       if (existing)
-        return json(409, {
-          type: 'about:blank',
-          title: 'Conflict',
-          status: 409,
-          detail: 'this address is a provider',
-          reason: 'provider_exists',
-          provider_id: existing,
-        });
+        return json(
+          409,
+          problem(409, 'this address is a provider', {
+            reason: 'provider_exists',
+            provider_id: existing,
+          }),
+        );
       return json(201, answer('prv_01JABCDEFGHJKMNPQRSTVWXYZ0'));
     }
     if (existing && req.method === 'PUT' && path === `/api/v1/providers/${existing}`) return json(200, answer(existing));
-    return json(404, { type: 'about:blank', title: 'Not Found', status: 404, detail: 'no route' });
+    return json(404, problem(404, 'no route'));
   }) as typeof globalThis.fetch;
   return { fetch, seen };
 }
@@ -87,13 +86,12 @@ describe('client.providers.onboard', () => {
 
   it('throws GatewayError for other refusals and AcgError without an account', async () => {
     const refusing = (async () =>
-      json(400, {
-        type: 'about:blank',
-        title: 'Bad Request',
-        status: 400,
-        detail: 'invalid offer',
-        errors: [{ path: ['capabilities', 0, 'name'], message: 'bad' }],
-      })) as typeof globalThis.fetch;
+      json(
+        400,
+        problem(400, 'invalid offer', {
+          errors: [{ path: ['capabilities', 0, 'name'], message: 'bad' }],
+        }),
+      )) as typeof globalThis.fetch;
     const err = await createGatewayClient({ baseUrl: BASE, account, fetch: refusing })
       .providers.onboard({ name: 'x', endpoint: 'https://x.example', offers: [offer] })
       .catch((e: unknown) => e);

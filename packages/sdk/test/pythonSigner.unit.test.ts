@@ -1,29 +1,20 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { authorizationTypes } from '@x402/evm';
 import { getAddress, hashTypedData, toHex, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 
 /**
  * The Python stub's built-in signer (sdk-python-stub/acg_gateway/signer.py) gives byte-for-byte the
- * EIP-712 digest, signature and address viem gives for the same key and TransferWithAuthorization.
+ * EIP-712 digest, signature and address viem gives for the same key and TransferWithAuthorization
+ * (typed with `authorizationTypes` of @x402/evm, the types x402's exact scheme signs).
  * It needs the optional extra `signer-light` installed (coincurve, pycryptodome; `.ci/run` installs
  * them): without it this test fails and says so.
  */
 const STUB = fileURLToPath(new URL('../../../sdk-python-stub/', import.meta.url));
 const INSTALL_HINT = 'pip install coincurve pycryptodome (bash .ci/run installs them from the configured index)';
-
-const TYPES = {
-  TransferWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const;
 
 function python(code: string, input?: string) {
   const r = spawnSync('python3', ['-c', code], { cwd: STUB, input, encoding: 'utf8', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
@@ -65,8 +56,8 @@ describe('Python stub signer', () => {
     const expected = await Promise.all(
       cases.map(async ({ key, domain, message }) => ({
         address: privateKeyToAccount(key).address,
-        digest: hashTypedData({ domain, types: TYPES, primaryType: 'TransferWithAuthorization', message }),
-        signature: await privateKeyToAccount(key).signTypedData({ domain, types: TYPES, primaryType: 'TransferWithAuthorization', message }),
+        digest: hashTypedData({ domain, types: authorizationTypes, primaryType: 'TransferWithAuthorization', message }),
+        signature: await privateKeyToAccount(key).signTypedData({ domain, types: authorizationTypes, primaryType: 'TransferWithAuthorization', message }),
       })),
     );
 
@@ -148,7 +139,7 @@ print(base64.b64decode(s(json.load(sys.stdin))).decode())`,
       validBefore: BigInt(authorization.validBefore),
     };
     const domain = { name: 'USD Coin', version: '2', chainId: 8453, verifyingContract: asset } as const;
-    expect(signature).toBe(await account.signTypedData({ domain, types: TYPES, primaryType: 'TransferWithAuthorization', message }));
+    expect(signature).toBe(await account.signTypedData({ domain, types: authorizationTypes, primaryType: 'TransferWithAuthorization', message }));
   });
 
   it('signs EIP-191 messages (Sign-In with Ethereum) as viem does', async () => {

@@ -213,6 +213,19 @@ contract DevComet {
 
     /// Comet.isBorrowCollateralized: borrow side, `borrowCollateralFactor`, stored indices.
     function isBorrowCollateralized(address account) public view returns (bool) {
+        return collateralCovers(account, false);
+    }
+
+    /// Comet.isLiquidatable: `liquidateCollateralFactor`, stored (not accrued) indices.
+    function isLiquidatable(address account) public view returns (bool) {
+        return !collateralCovers(account, true);
+    }
+
+    /// The liquidity loop Comet's isBorrowCollateralized and isLiquidatable share: whether the account's
+    /// collateral, each asset valued at its price times `liquidateCollateralFactor` (`forLiquidation`) or
+    /// `borrowCollateralFactor`, covers its borrow at the stored indices. A supplier (principal >= 0) is covered;
+    /// the loop stops once liquidity is >= 0, since collateral only adds to it.
+    function collateralCovers(address account, bool forLiquidation) internal view returns (bool) {
         int104 principal = userBasic[account].principal;
         if (principal >= 0) return true;
         uint16 assetsIn = userBasic[account].assetsIn;
@@ -222,27 +235,11 @@ contract DevComet {
                 if (liquidity >= 0) return true;
                 AssetInfo memory asset = assetList[i];
                 uint256 newAmount = mulPrice(userCollateral[account][asset.asset].balance, getPrice(asset.priceFeed), asset.scale);
-                liquidity += signed256(mulFactor(newAmount, asset.borrowCollateralFactor));
+                uint64 factor = forLiquidation ? asset.liquidateCollateralFactor : asset.borrowCollateralFactor;
+                liquidity += signed256(mulFactor(newAmount, factor));
             }
         }
         return liquidity >= 0;
-    }
-
-    /// Comet.isLiquidatable: `liquidateCollateralFactor`, stored (not accrued) indices.
-    function isLiquidatable(address account) public view returns (bool) {
-        int104 principal = userBasic[account].principal;
-        if (principal >= 0) return false;
-        uint16 assetsIn = userBasic[account].assetsIn;
-        int256 liquidity = signedMulPrice(presentValue(principal), getPrice(baseTokenPriceFeed), uint64(baseScale));
-        for (uint8 i = 0; i < numAssets; i++) {
-            if (isInAsset(assetsIn, i)) {
-                if (liquidity >= 0) return false;
-                AssetInfo memory asset = assetList[i];
-                uint256 newAmount = mulPrice(userCollateral[account][asset.asset].balance, getPrice(asset.priceFeed), asset.scale);
-                liquidity += signed256(mulFactor(newAmount, asset.liquidateCollateralFactor));
-            }
-        }
-        return liquidity < 0;
     }
 
     /// Comet.quoteCollateral: collateral bought for `baseAmount` at the store-front discount.
