@@ -5,7 +5,8 @@ import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createHmac } from 'node:crypto';
-import { DEFAULT_RETRY_SCHEDULE_MS, DELIVERY_QUEUE, EVENT_PRICE_BASE_UNITS, WALLET_MONITOR_CAPABILITY_ID, type WebhookPolicy } from './config.js';
+import type { UrlPolicy } from '@acg/net-guard';
+import { DEFAULT_RETRY_SCHEDULE_MS, DELIVERY_QUEUE, EVENT_PRICE_BASE_UNITS, WALLET_MONITOR_CAPABILITY_ID } from './config.js';
 import { deliveryErrorMessage, LAST_ERROR_FIELDS } from './deliveryErrors.js';
 import { DeliveryAttemptError } from './errors.js';
 import { WebhookPoster } from './http.js';
@@ -299,7 +300,7 @@ export interface DeliveryWorkerOptions {
   connection: Redis;
   subscriptions: SubscriptionStore;
   ledger: Ledger;
-  policy: WebhookPolicy;
+  policy: UrlPolicy;
   /** delay before each attempt, ms (default: the schedule of docs/decisions.md "Wallet monitor"); its length is the number of attempts */
   retryScheduleMs?: readonly number[];
   /** parallel deliveries (default 64) */
