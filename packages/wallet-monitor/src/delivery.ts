@@ -182,15 +182,8 @@ export class DeliveryQueue {
     return rows
       .filter((r): r is string => !!r)
       .map((r) => {
-        const d = JSON.parse(r) as StoredDeadLetter;
-        return {
-          webhook_id: d.webhook_id,
-          event: d.event,
-          attempts: d.attempts,
-          last_status: d.last_status,
-          last_error: d.last_error,
-          dead_lettered_at: d.dead_lettered_at,
-        };
+        const { observed_at_ms, generation, ...deadLetter } = JSON.parse(r) as StoredDeadLetter;
+        return deadLetter;
       });
   }
 
@@ -240,18 +233,8 @@ export class DeliveryQueue {
   async attempts(subscriptionId: string, limit = ATTEMPT_LOG_LENGTH): Promise<WalletMonitorDeliveryAttempt[]> {
     const rows = await this.redis.lrange(this.k.attempts(subscriptionId), 0, limit - 1);
     return rows.map((r) => {
-      const a = JSON.parse(r) as StoredAttempt;
-      return {
-        webhook_id: a.webhook_id,
-        type: a.type,
-        test: a.test,
-        attempt: a.attempt,
-        replay: a.replay,
-        outcome: a.outcome,
-        status: a.status,
-        error: a.code ? { code: a.code, message: deliveryErrorMessage(a.code) } : null,
-        at: a.at,
-      };
+      const { code, ...attempt } = JSON.parse(r) as StoredAttempt;
+      return { ...attempt, error: code ? { code, message: deliveryErrorMessage(code) } : null };
     });
   }
 
