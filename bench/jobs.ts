@@ -11,7 +11,7 @@
  * Reported: wall time per step (total wall time / steps) and the ratio ours/baseline.
  */
 import { Executor } from '@acg/execution';
-import { JobQueue, type StoredJob } from '@acg/jobs';
+import { JobQueue, pendingStep, type StoredJob } from '@acg/jobs';
 import { startWorker } from '@acg/worker';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { ulid } from 'ulid';
@@ -74,19 +74,7 @@ export async function benchJobs(gw: TestGateway, opts: { jobs?: number; steps?: 
       budget: String(1000 * steps),
       spent: '0',
       status: 'queued',
-      steps: Array.from({ length: steps }, () => ({
-        capability_id: 'intelligence.wallet_balances',
-        input,
-        price: '1000',
-        execution_id: null,
-        status: 'pending' as const,
-        cost: '0',
-        attempts: 0,
-        started_at: null,
-        finished_at: null,
-        result: null,
-        error: null,
-      })),
+      steps: Array.from({ length: steps }, () => pendingStep('intelligence.wallet_balances', input, 1000n)),
       result: null,
       error: null,
       payer: address,

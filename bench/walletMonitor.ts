@@ -282,6 +282,13 @@ async function main(): Promise<number> {
       monitor: { name: 'wallet monitor (signed, queued, billed)', latencies: [], blocks: 0, expected: 0, received: 0 },
       naive: { name: 'naive poller (unsigned, direct POST)', latencies: [], blocks: 0, expected: 0, received: 0 },
     };
+    /** Counts one measured block of `flags.transfers` transfers on `side`: its webhooks' latencies (ms) and how many arrived. */
+    const recordBlock = (side: SideResult, latencies: number[]) => {
+      side.latencies.push(...latencies);
+      side.blocks++;
+      side.expected += flags.transfers;
+      side.received += latencies.length;
+    };
     // where the watcher learned of each measured block's head (newHeads subscription, or the polling fallback)
     const headSources = new Set<string>();
     const runMonitor = async (blocks: number, record: boolean) => {
@@ -291,12 +298,7 @@ async function main(): Promise<number> {
       for (let b = 0; b < blocks; b++) {
         if (record) headSources.add(watcher.headSource);
         const l = await mineBlock(watched, '/monitor', flags.transfers);
-        if (record) {
-          sides.monitor.latencies.push(...l);
-          sides.monitor.blocks++;
-          sides.monitor.expected += flags.transfers;
-          sides.monitor.received += l.length;
-        }
+        if (record) recordBlock(sides.monitor, l);
       }
       await watcher.stop();
     };
@@ -305,12 +307,7 @@ async function main(): Promise<number> {
       await new Promise((r) => setTimeout(r, POLL_MS));
       for (let b = 0; b < blocks; b++) {
         const l = await mineBlock(naiveWatched, '/naive', flags.transfers);
-        if (record) {
-          sides.naive.latencies.push(...l);
-          sides.naive.blocks++;
-          sides.naive.expected += flags.transfers;
-          sides.naive.received += l.length;
-        }
+        if (record) recordBlock(sides.naive, l);
       }
       await poller.stop();
     };

@@ -1,6 +1,6 @@
 import type { AccountUsageLine, AccountView } from '@acg/schemas';
 import type { RedisKeys } from '@acg/redis';
-import { creditAccount, debitAccount } from './commands/index.js';
+import { creditAccount, debitAccount, type AccountEntryParameters } from './commands/index.js';
 import type { Redis } from 'ioredis';
 import { InsufficientBalanceError } from './errors.js';
 import { accountKeys } from './commands/keys.js';
@@ -17,6 +17,8 @@ export type { AccountView };
 
 const MAX_USAGE_LINES = 1000;
 const REF_TTL_SECONDS = 30 * 24 * 3600;
+/** How a reference key tells a debit's reference from a credit's. */
+const REFERENCE_MARK = { debit: 'd', credit: 'c' } as const;
 
 /**
  * Metered accounts in USDC base units (docs/decisions.md "Accounts and bearer tokens"). Debits and credits
@@ -34,16 +36,7 @@ export class Ledger {
    * Throws InsufficientBalanceError (nothing debited) when the balance is lower.
    */
   async debit(address: string, amount: bigint, item: string, ref: string): Promise<{ balance: bigint; applied: boolean }> {
-    const line: UsageLine = { kind: 'debit', amount: amount.toString(), item, ref, at: new Date().toISOString() };
-    const { status, balance } = await debitAccount(this.redis, {
-      accountKey: accountKeys.account(this.keys, address),
-      usageKey: accountKeys.accountUsage(this.keys, address),
-      referenceKey: accountKeys.accountRef(this.keys, address, `d:${ref}`),
-      amount,
-      usageLine: JSON.stringify(line),
-      maxUsageLines: MAX_USAGE_LINES,
-      referenceTtlSeconds: REF_TTL_SECONDS,
-    });
+    const { status, balance } = await debitAccount(this.redis, this.entry('debit', address, amount, item, ref));
     if (status === 'insufficient') throw new InsufficientBalanceError(balance, amount.toString());
     return { balance: BigInt(balance), applied: status === 'applied' };
   }
@@ -54,27 +47,37 @@ export class Ledger {
    * own flag (which a crash between the debit and writing the flag would lose).
    */
   async debited(address: string, ref: string): Promise<boolean> {
-    return (await this.redis.exists(accountKeys.accountRef(this.keys, address, `d:${ref}`))) === 1;
+    return (await this.redis.exists(this.referenceKey('debit', address, ref))) === 1;
   }
 
   /** Credits `amount` (integer base units) once per `ref`. Returns the balance after. */
   async credit(address: string, amount: bigint, item: string, ref: string): Promise<{ balance: bigint; applied: boolean }> {
-    const line: UsageLine = { kind: 'credit', amount: amount.toString(), item, ref, at: new Date().toISOString() };
-    const { status, balance } = await creditAccount(this.redis, {
-      accountKey: accountKeys.account(this.keys, address),
-      usageKey: accountKeys.accountUsage(this.keys, address),
-      referenceKey: accountKeys.accountRef(this.keys, address, `c:${ref}`),
-      amount,
-      usageLine: JSON.stringify(line),
-      maxUsageLines: MAX_USAGE_LINES,
-      referenceTtlSeconds: REF_TTL_SECONDS,
-    });
+    const { status, balance } = await creditAccount(this.redis, this.entry('credit', address, amount, item, ref));
     return { balance: BigInt(balance), applied: status === 'applied' };
   }
 
   /** Whether a credit with `ref` was applied to `address` (within the reference's 30-day memory). */
   async credited(address: string, ref: string): Promise<boolean> {
-    return (await this.redis.exists(accountKeys.accountRef(this.keys, address, `c:${ref}`))) === 1;
+    return (await this.redis.exists(this.referenceKey('credit', address, ref))) === 1;
+  }
+
+  /** What one debit or credit of `amount` (integer base units) for `item` writes: its usage line and keys, marked done under `ref`. */
+  private entry(kind: UsageLine['kind'], address: string, amount: bigint, item: string, ref: string): AccountEntryParameters {
+    const line: UsageLine = { kind, amount: amount.toString(), item, ref, at: new Date().toISOString() };
+    return {
+      accountKey: accountKeys.account(this.keys, address),
+      usageKey: accountKeys.accountUsage(this.keys, address),
+      referenceKey: this.referenceKey(kind, address, ref),
+      amount,
+      usageLine: JSON.stringify(line),
+      maxUsageLines: MAX_USAGE_LINES,
+      referenceTtlSeconds: REF_TTL_SECONDS,
+    };
+  }
+
+  /** The key that marks a debit (`d:<ref>`) or credit (`c:<ref>`) of `address` applied, for 30 days. */
+  private referenceKey(kind: UsageLine['kind'], address: string, ref: string): string {
+    return accountKeys.accountRef(this.keys, address, `${REFERENCE_MARK[kind]}:${ref}`);
   }
 
   /**

@@ -28,6 +28,20 @@ function percent(v: unknown, field: string, max: number): number {
 }
 
 /**
+ * The one entry of the optional list `value` at `field` (absent, null or `[]`: undefined), an object
+ * with only `fields`. Throws invalid params with `tooMany` when the list holds more than one entry
+ * or is not a list, and naming `<field>[0]` when the entry is not such an object.
+ */
+function atMostOneEntry(value: unknown, field: string, fields: readonly string[], tooMany: string): Record<string, unknown> | undefined {
+  if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) return undefined;
+  if (!Array.isArray(value) || value.length > 1) throw invalidParams(field, tooMany);
+  const entry = value[0] as unknown;
+  if (!isObject(entry)) throw invalidParams(`${field}[0]`, `must be {${fields.join(', ')}}`);
+  onlyFields(entry, `${field}[0]`, fields);
+  return entry;
+}
+
+/**
  * Validates the one params object of `mev_sendBundle` (MEV-Share bundle format v0.1) and maps it
  * onto the eth_sendBundle model, with the same guarantees (docs/decisions.md "Bundle submission"): every
  * transaction decoded and its sender recovered, chain id checked, at most {@link MAX_BUNDLE_TXS}
@@ -95,12 +109,8 @@ export function validateMevSendBundleParams(obj: Record<string, unknown>, ctx: {
     if (!isObject(obj.validity)) throw invalidParams('validity', 'must be an object {refund?, refundConfig?}');
     onlyFields(obj.validity, 'validity', ['refund', 'refundConfig']);
     const { refund, refundConfig } = obj.validity;
-    if (refund !== undefined && refund !== null && !(Array.isArray(refund) && refund.length === 0)) {
-      if (!Array.isArray(refund) || refund.length > 1)
-        throw invalidParams('validity.refund', 'at most one {bodyIdx, percent}: this builder pays one refund per bundle');
-      const r = refund[0] as unknown;
-      if (!isObject(r)) throw invalidParams('validity.refund[0]', 'must be {bodyIdx, percent}');
-      onlyFields(r, 'validity.refund[0]', ['bodyIdx', 'percent']);
+    const r = atMostOneEntry(refund, 'validity.refund', ['bodyIdx', 'percent'], 'at most one {bodyIdx, percent}: this builder pays one refund per bundle');
+    if (r) {
       const idx = r.bodyIdx;
       if (typeof idx !== 'number' || !Number.isInteger(idx) || idx < 0 || idx >= txs.length)
         throw invalidParams('validity.refund[0].bodyIdx', `must be the index of a body entry (0 to ${txs.length - 1})`);
@@ -108,12 +118,13 @@ export function validateMevSendBundleParams(obj: Record<string, unknown>, ctx: {
       refundTxHashes = [txs[idx].hash];
       refundRecipient = txs[idx].from;
     }
-    if (refundConfig !== undefined && refundConfig !== null && !(Array.isArray(refundConfig) && refundConfig.length === 0)) {
-      if (!Array.isArray(refundConfig) || refundConfig.length > 1)
-        throw invalidParams('validity.refundConfig', 'at most one {address, percent: 100}: this builder pays each refund to one address');
-      const c = refundConfig[0] as unknown;
-      if (!isObject(c)) throw invalidParams('validity.refundConfig[0]', 'must be {address, percent}');
-      onlyFields(c, 'validity.refundConfig[0]', ['address', 'percent']);
+    const c = atMostOneEntry(
+      refundConfig,
+      'validity.refundConfig',
+      ['address', 'percent'],
+      'at most one {address, percent: 100}: this builder pays each refund to one address',
+    );
+    if (c) {
       if (typeof c.address !== 'string' || !isAddress(c.address, { strict: false }))
         throw invalidParams('validity.refundConfig[0].address', 'must be a 20-byte 0x address');
       if (c.percent !== 100) throw invalidParams('validity.refundConfig[0].percent', 'must be 100 (the whole refund to this address)');

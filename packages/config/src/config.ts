@@ -2,7 +2,7 @@ import type { Chain } from 'viem';
 import { base } from 'viem/chains';
 import { EnvError, GATEWAY_ENV, readEnv, redisKeyPrefix } from '@acg/env';
 import { BASE_USDC_ADDRESS, type ChainName } from '@acg/schemas';
-import { webhookPolicyFromEnv, type WebhookPolicy } from '@acg/wallet-monitor';
+import { webhookPolicyFromEnv, type UrlPolicy } from '@acg/net-guard';
 
 /** Chains a capability may read, by spec chain name (schema `ChainName`). */
 export type { ChainName };
@@ -98,7 +98,7 @@ export interface GatewayConfig {
    */
   receipts?: { jwsKey: `0x${string}`; signingKey: `0x${string}`; retiredJwks?: Record<string, unknown>[] };
   walletMonitor?: {
-    webhookPolicy: WebhookPolicy;
+    webhookPolicy: UrlPolicy;
     retryScheduleMs?: readonly number[];
     /** WEBHOOK_SECRET_KEY: 32 bytes (64 hex or base64) encrypting webhook signing secrets at rest; shared by gateway and workers */
     webhookSecretKey?: string;
@@ -186,7 +186,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
   if (!facilitatorUrl && !facilitatorPrivateKey && !env.FACILITATOR_URL && !env.FACILITATOR_PRIVATE_KEY) {
     problems.push('FACILITATOR_PRIVATE_KEY or FACILITATOR_URL: required');
   }
-  let webhookPolicy: WebhookPolicy | undefined;
+  let webhookPolicy: UrlPolicy | undefined;
   try {
     webhookPolicy = webhookPolicyFromEnv(env, defaults.walletMonitor?.webhookPolicy);
   } catch (e) {

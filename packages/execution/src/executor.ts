@@ -128,12 +128,12 @@ export class Executor {
     const evidence: Evidence = {};
     if (early) {
       let retriedEndedAt: number | undefined;
-      return this.record(
+      return this.record({
         executionId,
-        definition.id,
+        capabilityId: definition.id,
         charge,
-        { input: resolved.rawInput ?? input, provider: definition.provider ?? null, evidence },
-        async () => {
+        proofOf: { input: resolved.rawInput ?? input, provider: definition.provider ?? null, evidence },
+        run: async () => {
           const r = await early.outcome;
           if (r.ok) return definition.output.parse(r.value) as Record<string, unknown>;
           // The early run failed (e.g. the chain was down while the payment settled). The payment
@@ -153,15 +153,15 @@ export class Executor {
             retriedEndedAt = performance.now();
           }
         },
-        { startedAt: early.startedAt, endedAt: async () => retriedEndedAt ?? (await early.outcome).endedAt },
-      );
+        timing: { startedAt: early.startedAt, endedAt: async () => retriedEndedAt ?? (await early.outcome).endedAt },
+      });
     }
-    return this.record(
+    return this.record({
       executionId,
-      definition.id,
+      capabilityId: definition.id,
       charge,
-      { input: resolved.rawInput ?? input, provider: definition.provider ?? null, evidence },
-      async () =>
+      proofOf: { input: resolved.rawInput ?? input, provider: definition.provider ?? null, evidence },
+      run: async () =>
         definition.output.parse(
           await definition.run(input, this.deps.capabilityDeps, {
             executionId,
@@ -173,7 +173,7 @@ export class Executor {
             attach: (e) => Object.assign(evidence, e),
           }),
         ) as Record<string, unknown>,
-    );
+    });
   }
 
   /**
@@ -185,39 +185,29 @@ export class Executor {
     const resolved = resolveCapability(this.deps.catalog.list(), capabilityId, rawInput, this.deps.capabilityDeps);
     if (!resolved.ok) {
       const { error } = resolved;
-      return this.record(executionId, capabilityId, charge, undefined, () =>
-        Promise.reject(new CapabilityFailure(error.code, error.shortMessage, error.status)),
-      );
+      return this.record({
+        executionId,
+        capabilityId,
+        charge,
+        run: () => Promise.reject(new CapabilityFailure(error.code, error.shortMessage, error.status)),
+      });
     }
     return this.run(executionId, resolved, charge);
   }
 
   /** Runs and records one execution inside the span `execute` (its parent: the request's `paywall`, or a job's `job.step`). */
-  private record(
-    executionId: string,
-    capabilityId: string,
-    charge: ExecutionCharge,
-    proofOf: { input: unknown; provider: string | null; evidence?: Evidence } | undefined,
-    run: () => Promise<Record<string, unknown>>,
-    timing?: RunTiming,
-  ): Promise<ExecutionOutcome> {
+  private record(recording: Recording): Promise<ExecutionOutcome> {
+    const { executionId, capabilityId, charge } = recording;
     const attributes = { 'acg.execution_id': executionId, 'acg.capability_id': capabilityId, ...(charge.job_id ? { 'acg.job_id': charge.job_id } : {}) };
     return inSpan('@acg/execution', 'execute', attributes, async (span) => {
-      const outcome = await this.recordOnce(executionId, capabilityId, charge, proofOf, run, timing);
+      const outcome = await this.recordOnce(recording);
       span.setAttribute('acg.execution_status', outcome.record.status);
       if (outcome.failure) span.setAttribute('acg.error_code', outcome.failure.code);
       return outcome;
     });
   }
 
-  private async recordOnce(
-    executionId: string,
-    capabilityId: string,
-    charge: ExecutionCharge,
-    proofOf: { input: unknown; provider: string | null; evidence?: Evidence } | undefined,
-    run: () => Promise<Record<string, unknown>>,
-    timing?: RunTiming,
-  ): Promise<ExecutionOutcome> {
+  private async recordOnce({ executionId, capabilityId, charge, proofOf, run, timing }: Recording): Promise<ExecutionOutcome> {
     const { log } = this.deps;
     const created_at = new Date().toISOString();
     const started = timing?.startedAt ?? performance.now();
@@ -325,6 +315,19 @@ export class Executor {
 
 /** What a capability's run attached (`CapabilityCall.attach`): the provider's signature, its credit to run once the outcome is decided, and the routing evidence. */
 type Evidence = CallEvidence;
+
+/** One execution for {@link Executor.record} to run and record. */
+interface Recording {
+  executionId: string;
+  capabilityId: string;
+  charge: ExecutionCharge;
+  /** What a success's proof is signed over; absent for a capability that could not run (nothing to prove). */
+  proofOf?: { input: unknown; provider: string | null; evidence?: Evidence };
+  /** The run itself: the parsed output, or throws the capability's failure. */
+  run: () => Promise<Record<string, unknown>>;
+  /** Set for a run started early ({@link EarlyRun}); otherwise the run is timed here. */
+  timing?: RunTiming;
+}
 
 /** When a run started and ended, for a run started before {@link Executor.run} was called (an {@link EarlyRun}). */
 interface RunTiming {

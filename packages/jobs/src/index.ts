@@ -1,4 +1,4 @@
-export { MAX_BUDGET, planJob, PlanError, type JobRequestInput } from './plan.js';
+export { MAX_BUDGET, pendingStep, planJob, PlanError, type JobRequestInput } from './plan.js';
 export { JOB_QUEUE, JobQueue } from './queue.js';
 export { startJobRunner, type JobObserver, type JobRunnerOptions } from './runner.js';
 export { JobStore } from './store.js';

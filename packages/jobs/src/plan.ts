@@ -27,6 +27,26 @@ export class PlanError extends Error {
   }
 }
 
+/**
+ * A step as planned, before it runs: status `pending`, nothing spent, no attempt, execution or
+ * result yet; `price` is the capability's price in integer USDC base units.
+ */
+export function pendingStep(capabilityId: string, input: Record<string, unknown>, price: bigint): StoredStep {
+  return {
+    capability_id: capabilityId,
+    input,
+    price: price.toString(),
+    execution_id: null,
+    status: 'pending',
+    cost: '0',
+    attempts: 0,
+    started_at: null,
+    finished_at: null,
+    result: null,
+    error: null,
+  };
+}
+
 /** Largest budget accepted, USDC base units (10,000 USDC). */
 export const MAX_BUDGET = 10_000_000_000n;
 
@@ -113,19 +133,7 @@ export function planJob(req: JobRequestInput, resolve: (capabilityId: string) =>
       issues.push({ path: ['steps', index], message: unmet });
       return;
     }
-    steps.push({
-      capability_id: step.capability_id,
-      input: step.input,
-      price: cap.price.toString(),
-      execution_id: null,
-      status: 'pending',
-      cost: '0',
-      attempts: 0,
-      started_at: null,
-      finished_at: null,
-      result: null,
-      error: null,
-    });
+    steps.push(pendingStep(step.capability_id, step.input, cap.price));
   });
   if (issues.length > 0) throw new PlanError(req.steps ? 400 : 422, 'Some steps cannot run.', issues);
   const cheapest = steps.reduce((m, s) => (BigInt(s.price) < m ? BigInt(s.price) : m), BigInt(steps[0].price));

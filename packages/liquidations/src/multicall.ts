@@ -25,6 +25,21 @@ export async function readAll(ctx: BlockContext, calls: Read[]): Promise<unknown
   return results.map((r) => (r.status === 'success' ? r.result : undefined));
 }
 
+/**
+ * Reads the calls `reads(item)` names for every one of `items`, all in one {@link readAll}, and
+ * returns each item's results in the order `reads` named them (`undefined` for a failed call).
+ */
+export async function readEach<T>(ctx: BlockContext, items: readonly T[], reads: (item: T) => Read[]): Promise<unknown[][]> {
+  const calls = items.map(reads);
+  const results = await readAll(ctx, calls.flat());
+  let start = 0;
+  return calls.map((c) => {
+    const own = results.slice(start, start + c.length);
+    start += c.length;
+    return own;
+  });
+}
+
 /** ERC-20 symbol and decimals, cached per token for the process lifetime. */
 export class TokenMeta {
   private readonly meta = new Map<string, { symbol: string; decimals: number }>();
@@ -37,17 +52,13 @@ export class TokenMeta {
   async load(ctx: BlockContext, tokens: Address[]): Promise<void> {
     const missing = [...new Set(tokens.map((t) => t.toLowerCase()))].filter((t) => !this.meta.has(t)) as Address[];
     if (missing.length === 0) return;
-    const out = await readAll(
-      ctx,
-      missing.flatMap((t) => [
-        { address: t, abi: erc20MetaAbi, functionName: 'symbol' },
-        { address: t, abi: erc20MetaAbi, functionName: 'decimals' },
-      ]),
-    );
+    const out = await readEach(ctx, missing, (t) => [
+      { address: t, abi: erc20MetaAbi, functionName: 'symbol' },
+      { address: t, abi: erc20MetaAbi, functionName: 'decimals' },
+    ]);
     missing.forEach((t, i) => {
-      const symbol = typeof out[2 * i] === 'string' ? (out[2 * i] as string) : '?';
-      const decimals = typeof out[2 * i + 1] === 'number' ? (out[2 * i + 1] as number) : 18;
-      this.meta.set(t, { symbol, decimals });
+      const [symbol, decimals] = out[i];
+      this.meta.set(t, { symbol: typeof symbol === 'string' ? symbol : '?', decimals: typeof decimals === 'number' ? decimals : 18 });
     });
   }
 }

@@ -4,3 +4,4 @@
  */
 export { WebhookUrlError } from './errors.js';
 export * from './urlGuard.js';
+export { webhookPolicyFromEnv } from './policyFromEnv.js';

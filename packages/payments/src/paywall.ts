@@ -1,6 +1,7 @@
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import { OFFER_RECEIPT } from '@x402/extensions/offer-receipt';
 import type { OfferReceipts } from './offerReceipt.js';
+import type { PaymentRequiredResponse } from './paymentRequiredExtension.js';
 import type { SignInWithXChallenges } from './signInWithX.js';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
@@ -118,8 +119,8 @@ export interface Settled {
  * - `settled`: run the operation once with `payment`, then {@link Paywall.complete}.
  */
 export type PaywallStep =
-  | { kind: 'challenge'; response: Extract<PaidResponse, { kind: 'payment_required' }> }
-  | { kind: 'refused'; response: Extract<PaidResponse, { kind: 'payment_required' }> }
+  | { kind: 'challenge'; response: PaymentRequiredResponse }
+  | { kind: 'refused'; response: PaymentRequiredResponse }
   | { kind: 'replay'; response: Extract<PaidResponse, { kind: 'response' }> }
   | Settled;
 
@@ -158,7 +159,7 @@ export class Paywall {
   private readonly identifiers: PaymentIdentifiers;
   private initialized?: Promise<void>;
   private ready = false;
-  private readonly challengeCache = new Map<string, { response: Promise<Extract<PaidResponse, { kind: 'payment_required' }>>; expiresAt: number }>();
+  private readonly challengeCache = new Map<string, { response: Promise<PaymentRequiredResponse>; expiresAt: number }>();
 
   constructor(private readonly opts: PaywallOptions) {
     this.server = new x402ResourceServer(opts.facilitator);
@@ -193,18 +194,9 @@ export class Paywall {
   }
 
   /** `response` with a fresh sign-in-with-x challenge when configured (after the challenge cache: a nonce is for one 402). */
-  private async signInOffered(
-    response: Promise<Extract<PaidResponse, { kind: 'payment_required' }>>,
-  ): Promise<Extract<PaidResponse, { kind: 'payment_required' }>> {
-    const r = await response;
+  private async signInOffered(response: Promise<PaymentRequiredResponse>): Promise<PaymentRequiredResponse> {
     const s = this.opts.signInWithX;
-    if (!s) return r;
-    try {
-      return await s.withChallenge(r);
-    } catch (e) {
-      this.opts.log.warn({ err: String((e as Error).message).slice(0, 200) }, 'sign-in-with-x challenge failed; 402 sent without it');
-      return r;
-    }
+    return this.extended(await response, s && ((r) => s.withChallenge(r)), 'sign-in-with-x challenge failed; 402 sent without it');
   }
 
   /**
@@ -213,7 +205,7 @@ export class Paywall {
    * the signed offers), the largest part of an unpaid request's work. Signed offers stay valid
    * (5 min) well beyond the reuse (their own cache refreshes them after 150 s).
    */
-  private plainChallenge(req: ChallengedResource): Promise<Extract<PaidResponse, { kind: 'payment_required' }>> {
+  private plainChallenge(req: ChallengedResource): Promise<PaymentRequiredResponse> {
     const key = `${req.resourceUrl}\n${req.price}\n${req.description}\n${req.paymentRequiredMessage ?? ''}\n${JSON.stringify(req.extensions ?? {})}`;
     const now = Date.now();
     const hit = this.challengeCache.get(key);
@@ -236,13 +228,25 @@ export class Paywall {
   }
 
   /** `response` with signed offers, when configured; unchanged if signing fails (a 402 must still be answered). */
-  private async offered(response: Extract<PaidResponse, { kind: 'payment_required' }>): Promise<Extract<PaidResponse, { kind: 'payment_required' }>> {
+  private offered(response: PaymentRequiredResponse): Promise<PaymentRequiredResponse> {
     const o = this.opts.offerReceipts;
-    if (!o) return response;
+    return this.extended(response, o && ((r) => o.withOffers(r)), 'offer signing failed; 402 sent without offers');
+  }
+
+  /**
+   * `response` as `extend` returns it (an x402 extension added: signed offers, a sign-in challenge);
+   * `response` itself without `extend`, or when it throws (logged as `failed`: a 402 must still be answered).
+   */
+  private async extended(
+    response: PaymentRequiredResponse,
+    extend: ((r: PaymentRequiredResponse) => Promise<PaymentRequiredResponse>) | undefined,
+    failed: string,
+  ): Promise<PaymentRequiredResponse> {
+    if (!extend) return response;
     try {
-      return await o.withOffers(response);
+      return await extend(response);
     } catch (e) {
-      this.opts.log.warn({ err: String((e as Error).message).slice(0, 200) }, 'offer signing failed; 402 sent without offers');
+      this.opts.log.warn({ err: String((e as Error).message).slice(0, 200) }, failed);
       return response;
     }
   }

@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { TRUST_ROUTING_THRESHOLD, trustScore, trustTier, zeroCounts, type TrustOutcome, type TrustOutcomeKind } from '../src/trust.js';
+import { TRUST_ROUTING_THRESHOLD, trustScore, trustTier, zeroCounts, type TrustInputs, type TrustOutcome, type TrustOutcomeKind } from '../src/trust.js';
 
 const NOW = Date.parse('2026-06-01T00:00:00Z');
 const daysAgo = (d: number) => new Date(NOW - d * 86_400_000).toISOString();
 const outcomes = (kinds: TrustOutcomeKind[], latency = 100): TrustOutcome[] =>
   kinds.map((outcome, i) => ({ source: 'execution', outcome, latency_ms: latency, at: NOW - i * 1000 }));
+/** The score of an offer listed today with no record and a 30 s timeout, but for `inputs`. */
+const score = (inputs: Partial<TrustInputs> = {}) =>
+  trustScore({ recent: [], counts: zeroCounts(), timeout_ms: 30_000, listed_at: daysAgo(0), now: NOW, ...inputs });
 
 describe('trustScore (trust-v1)', () => {
   it('gives a new offer with no record 58: reliability and latency at their priors, no tenure', () => {
-    const s = trustScore({ recent: [], counts: zeroCounts(), timeout_ms: 30_000, listed_at: daysAgo(0), now: NOW });
+    const s = score();
     expect(s.formula).toBe('trust-v1');
     expect(s.inputs.components).toEqual({ reliability: 0.5, latency: 0.5, integrity: 1, disputes: 1, tenure: 0 });
     expect(s.score).toBe(58);
@@ -16,13 +19,7 @@ describe('trustScore (trust-v1)', () => {
   });
 
   it('scores a fast, always-successful, 30-day-old offer near 100', () => {
-    const s = trustScore({
-      recent: outcomes(Array(100).fill('succeeded'), 50),
-      counts: { ...zeroCounts(), executions: 100 },
-      timeout_ms: 30_000,
-      listed_at: daysAgo(40),
-      now: NOW,
-    });
+    const s = score({ recent: outcomes(Array(100).fill('succeeded'), 50), counts: { ...zeroCounts(), executions: 100 }, listed_at: daysAgo(40) });
     expect(s.inputs.success_rate).toBe(1);
     expect(s.inputs.latency_ms_p50).toBe(50);
     expect(s.inputs.days_listed).toBe(40);
@@ -30,48 +27,33 @@ describe('trustScore (trust-v1)', () => {
   });
 
   it('puts an offer whose answers fail its output schema under the routing threshold', () => {
-    const s = trustScore({
+    const s = score({
       recent: outcomes(['invalid_output', 'invalid_output', 'succeeded']),
       counts: { ...zeroCounts(), executions: 2, execution_failures: 2, invalid_outputs: 2, probes: 1 },
-      timeout_ms: 30_000,
-      listed_at: daysAgo(0),
-      now: NOW,
     });
     expect(s.inputs.components.integrity).toBe(0);
     expect(s.score).toBeLessThan(TRUST_ROUTING_THRESHOLD);
   });
 
   it('weighs recent outcomes more than old ones', () => {
-    const recentBad = trustScore({
-      recent: outcomes([...Array(10).fill('failed'), ...Array(40).fill('succeeded')]),
-      counts: zeroCounts(),
-      timeout_ms: 30_000,
-      listed_at: daysAgo(10),
-      now: NOW,
-    });
-    const oldBad = trustScore({
-      recent: outcomes([...Array(40).fill('succeeded'), ...Array(10).fill('failed')]),
-      counts: zeroCounts(),
-      timeout_ms: 30_000,
-      listed_at: daysAgo(10),
-      now: NOW,
-    });
+    const recentBad = score({ recent: outcomes([...Array(10).fill('failed'), ...Array(40).fill('succeeded')]), listed_at: daysAgo(10) });
+    const oldBad = score({ recent: outcomes([...Array(40).fill('succeeded'), ...Array(10).fill('failed')]), listed_at: daysAgo(10) });
     expect(recentBad.inputs.success_rate).toBeLessThan(oldBad.inputs.success_rate);
     expect(recentBad.score).toBeLessThan(oldBad.score);
   });
 
   it('lowers the latency part as p99 nears the declared timeout', () => {
-    const fast = trustScore({ recent: outcomes(Array(20).fill('succeeded'), 100), counts: zeroCounts(), timeout_ms: 1000, listed_at: daysAgo(1), now: NOW });
-    const slow = trustScore({ recent: outcomes(Array(20).fill('succeeded'), 950), counts: zeroCounts(), timeout_ms: 1000, listed_at: daysAgo(1), now: NOW });
+    const fast = score({ recent: outcomes(Array(20).fill('succeeded'), 100), timeout_ms: 1000, listed_at: daysAgo(1) });
+    const slow = score({ recent: outcomes(Array(20).fill('succeeded'), 950), timeout_ms: 1000, listed_at: daysAgo(1) });
     expect(fast.inputs.components.latency).toBeCloseTo(0.9, 5);
     expect(slow.inputs.components.latency).toBeCloseTo(0.05, 5);
     expect(slow.score).toBeLessThan(fast.score);
   });
 
   it('counts a lost dispute three times an opened one', () => {
-    const base = { recent: outcomes(Array(20).fill('succeeded')), timeout_ms: 30_000, listed_at: daysAgo(10), now: NOW };
-    const opened = trustScore({ ...base, counts: { ...zeroCounts(), executions: 20, disputes_opened: 2 } });
-    const lost = trustScore({ ...base, counts: { ...zeroCounts(), executions: 20, disputes_opened: 2, disputes_lost: 2 } });
+    const base = { recent: outcomes(Array(20).fill('succeeded')), listed_at: daysAgo(10) };
+    const opened = score({ ...base, counts: { ...zeroCounts(), executions: 20, disputes_opened: 2 } });
+    const lost = score({ ...base, counts: { ...zeroCounts(), executions: 20, disputes_opened: 2, disputes_lost: 2 } });
     expect(opened.inputs.components.disputes).toBeCloseTo(0.9, 5);
     expect(lost.inputs.components.disputes).toBeCloseTo(0.6, 5);
   });
@@ -79,12 +61,10 @@ describe('trustScore (trust-v1)', () => {
 
 describe('trustTier', () => {
   const scored = (days: number, paid: number, extra: Partial<ReturnType<typeof zeroCounts>> = {}) =>
-    trustScore({
+    score({
       recent: outcomes(Array(Math.min(paid, 200)).fill('succeeded'), 50),
       counts: { ...zeroCounts(), executions: paid, ...extra },
-      timeout_ms: 30_000,
       listed_at: daysAgo(days),
-      now: NOW,
     });
   it('holds new offers twice the window, disputed three times, trusted a quarter, others once', () => {
     expect(trustTier({ score: scored(1, 500), lost_recently: false })).toEqual({ tier: 'new', multiplier: 2 });

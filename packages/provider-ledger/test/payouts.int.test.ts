@@ -68,6 +68,19 @@ async function credit(ledger: ProviderLedger, p: { id: string; address: `0x${str
   });
 }
 
+/** Runs a pass that is killed right after it signs a transfer: its report, and the transfer it signed (never broadcast). */
+async function passKilledAfterSigning(pass: ReturnType<typeof setup>['pass']) {
+  let signed: SignedTransfer | undefined;
+  const killed = await pass({
+    afterSign: (_payout, s) => {
+      signed = s;
+      throw new Error('killed');
+    },
+  });
+  expect(signed).toBeDefined();
+  return { killed, signed: signed! };
+}
+
 const balanceOf = (address: `0x${string}`) => usdcBalance(stack.payment.rpcUrl, address, stack.payment.usdc);
 const transfersTo = (to: `0x${string}`, from: `0x${string}` = stack.payment.treasury.address) =>
   clients.publicClient.getLogs({ address: stack.payment.usdc, event: TRANSFER, args: { from, to }, fromBlock: 0n });
@@ -142,20 +155,13 @@ describe('payout pass', () => {
     const p = provider();
     await credit(ledger, p, USDC(3));
     clock.now += 60_000;
-    let signed: SignedTransfer | undefined;
-    const killed = await pass({
-      afterSign: (_payout, s) => {
-        signed = s;
-        throw new Error('killed');
-      },
-    });
+    const { killed, signed } = await passKilledAfterSigning(pass);
     expect(killed.pending).toHaveLength(1);
-    expect(signed).toBeDefined();
-    await expect(clients.publicClient.getTransaction({ hash: signed!.hash })).rejects.toThrow();
+    await expect(clients.publicClient.getTransaction({ hash: signed.hash })).rejects.toThrow();
     expect(await balanceOf(p.address)).toBe(0n);
 
     const again = await pass();
-    expect(again.sent).toEqual([expect.objectContaining({ payout_id: killed.pending[0], tx_hash: signed!.hash })]);
+    expect(again.sent).toEqual([expect.objectContaining({ payout_id: killed.pending[0], tx_hash: signed.hash })]);
     expect(await pass()).toMatchObject({ sent: [], pending: [] });
     expect(await transfersTo(p.address)).toHaveLength(1);
     expect(await balanceOf(p.address)).toBe(USDC(2.7));
@@ -166,13 +172,7 @@ describe('payout pass', () => {
     const p = provider();
     await credit(ledger, p, USDC(4));
     clock.now += 60_000;
-    let signed: SignedTransfer | undefined;
-    const killed = await pass({
-      afterSign: (_payout, s) => {
-        signed = s;
-        throw new Error('killed');
-      },
-    });
+    const { killed, signed } = await passKilledAfterSigning(pass);
     expect(killed.pending).toHaveLength(1);
     // a refund from the same treasury goes out meanwhile and is mined with the nonce the payout had signed
     const buyer = stack.payment.buyers[1].address;
@@ -180,12 +180,12 @@ describe('payout pass', () => {
     const refundRecord = inMemoryRecord();
     const refund = await sender.transferOnce({ to: buyer, amount: USDC(0.5), record: refundRecord });
     expect(refund.status).toBe('success');
-    expect((await refundRecord.load())!.nonce).toBe(signed!.nonce);
+    expect((await refundRecord.load())!.nonce).toBe(signed.nonce);
     expect(await balanceOf(buyer)).toBe(before + USDC(0.5));
 
     const again = await pass();
     expect(again.sent).toHaveLength(1);
-    expect(again.sent[0].tx_hash).not.toBe(signed!.hash);
+    expect(again.sent[0].tx_hash).not.toBe(signed.hash);
     expect(await transfersTo(p.address)).toHaveLength(1);
     expect(await balanceOf(p.address)).toBe(USDC(3.6));
     expect(await redis.hget(providerLedgerKeys.providerPayout(keys, killed.pending[0]), 'status')).toBe('sent');

@@ -1,6 +1,7 @@
 import { resolveRedis, startRedisCluster } from '@acg/devnet';
 import type { Redis } from 'ioredis';
-import { connectRedis } from '../src/index.js';
+import { afterAll, beforeAll } from 'vitest';
+import { connectRedis, RedisKeys } from '../src/index.js';
 
 /** Where a script test runs: a private `redis-server`, or a private 3-master Redis Cluster (README "Operating"). */
 export type TestBackend = 'redis' | 'cluster';
@@ -32,6 +33,28 @@ export async function startBackend(backend: TestBackend): Promise<{ redis: Redis
     async stop() {
       redis.disconnect();
       await handle.stop();
+    },
+  };
+}
+
+/**
+ * For the enclosing `describe`: starts `backend` before its tests and stops it after them.
+ * `redis` is the connection (read it inside a test or hook: it throws before the backend started);
+ * `keys` a fresh key prefix named after `name` ({@link testPrefix}).
+ */
+export function useBackend(backend: TestBackend, name: string): { readonly redis: Redis; readonly keys: RedisKeys } {
+  let started: { redis: Redis; stop(): Promise<void> } | undefined;
+  beforeAll(async () => {
+    started = await startBackend(backend);
+  });
+  afterAll(async () => {
+    await started?.stop();
+  });
+  return {
+    keys: new RedisKeys(testPrefix(backend, name)),
+    get redis() {
+      if (!started) throw new Error(`the ${backend} backend is not started yet (it starts in beforeAll)`);
+      return started.redis;
     },
   };
 }

@@ -1,36 +1,27 @@
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LATENCY_BUCKET_CAP, LATENCY_BUCKET_MS, LATENCY_RETENTION_SECONDS, LatencySeries, nearestRank, RedisKeys } from '../src/index.js';
-import { BACKENDS, startBackend, testPrefix } from './backends.js';
+import { describe, expect, it } from 'vitest';
+import { LATENCY_BUCKET_CAP, LATENCY_BUCKET_MS, LATENCY_RETENTION_SECONDS, LatencySeries, nearestRank } from '../src/index.js';
+import { BACKENDS, useBackend } from './backends.js';
 
 // per-minute latency buckets on a private redis-server and on a private 3-master Redis Cluster
 // (hash-tagged prefix: a writer's MULTI with its own keys and the bucket stays in one slot)
 describe.each(BACKENDS)('LatencySeries on %s', (backend) => {
-  let redis: Redis;
-  let stop: (() => Promise<void>) | undefined;
-  const keys = new RedisKeys(testPrefix(backend, 'latseries'));
-
-  beforeAll(async () => {
-    ({ redis, stop } = await startBackend(backend));
-  });
-  afterAll(async () => {
-    await stop?.();
-  });
+  const db = useBackend(backend, 'latseries');
+  const { keys } = db;
 
   // a fixed minute, far from now, so the test never straddles a real minute boundary
   const minute = 29_000_000;
   const at = (m: number, s = 0) => m * LATENCY_BUCKET_MS + s * 1000;
 
   it('stores samples per minute and reads the last N minutes back, oldest first, with percentiles and failures', async () => {
-    const series = new LatencySeries(redis, keys);
+    const series = new LatencySeries(db.redis, keys);
     await series.add('x.a', 10, true, at(minute - 2, 5));
     await series.add('x.a', 30, false, at(minute - 2, 50));
     await series.add('x.a', 20, true, at(minute - 2, 59));
     await series.add('x.a', 7.04, true, at(minute, 1));
     // a writer's own MULTI (as Telemetry and the delivery worker do)
     const own = keys.latency('x.a');
-    await LatencySeries.append(redis.multi().lpush(own, 'mine'), keys, 'x.a', 99, true, at(minute, 2)).exec();
-    expect(await redis.lrange(own, 0, -1)).toEqual(['mine']);
+    await LatencySeries.append(db.redis.multi().lpush(own, 'mine'), keys, 'x.a', 99, true, at(minute, 2)).exec();
+    expect(await db.redis.lrange(own, 0, -1)).toEqual(['mine']);
 
     const read = await series.read(['x.a', 'x.none'], 3, at(minute, 30));
     expect(read['x.a'].points).toEqual([
@@ -46,20 +37,20 @@ describe.each(BACKENDS)('LatencySeries on %s', (backend) => {
   });
 
   it('expires each bucket after the retention and caps it at the newest samples', async () => {
-    const series = new LatencySeries(redis, keys);
+    const series = new LatencySeries(db.redis, keys);
     await series.add('x.ttl', 1, true, at(minute));
-    const ttl = await redis.ttl(keys.latencyMinute('x.ttl', minute));
+    const ttl = await db.redis.ttl(keys.latencyMinute('x.ttl', minute));
     expect(ttl).toBeGreaterThan(LATENCY_RETENTION_SECONDS - 60);
     expect(ttl).toBeLessThanOrEqual(LATENCY_RETENTION_SECONDS);
     expect(LATENCY_RETENTION_SECONDS).toBeGreaterThanOrEqual(3600);
 
-    const multi = redis.multi();
+    const multi = db.redis.multi();
     for (let i = 0; i < LATENCY_BUCKET_CAP + 5; i++) LatencySeries.append(multi, keys, 'x.cap', i, true, at(minute));
     await multi.exec();
     const { points } = (await series.read(['x.cap'], 1, at(minute, 59)))['x.cap'];
     expect(points[0].samples).toBe(LATENCY_BUCKET_CAP);
     // the oldest five were dropped
-    expect(await redis.lindex(keys.latencyMinute('x.cap', minute), -1)).toBe('5.0:1');
+    expect(await db.redis.lindex(keys.latencyMinute('x.cap', minute), -1)).toBe('5.0:1');
   });
 });
 

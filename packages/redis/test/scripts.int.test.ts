@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addBundle, type AddBundleParameters } from '@acg/bundles/commands';
 import {
   claimIdempotencyKey,
@@ -10,28 +9,20 @@ import {
   transitionAuthorization,
   type AuthorizationState,
 } from '@acg/payments/commands';
-import { deleteFieldsIfEqual, RedisKeys } from '../src/index.js';
-import { BACKENDS, startBackend, testPrefix } from './backends.js';
+import { deleteFieldsIfEqual } from '../src/index.js';
+import { BACKENDS, useBackend } from './backends.js';
 import { accountKeys } from '@acg/accounts/commands';
 import { bundleKeys } from '@acg/bundles/commands';
 import { paymentKeys } from '@acg/payments/commands';
 
 // every script on a private redis-server and on a private 3-master Redis Cluster (hash-tagged prefix)
 describe.each(BACKENDS)('on %s', (backend) => {
-  let raw: Redis;
-  let stop: (() => Promise<void>) | undefined;
-  const keys = new RedisKeys(testPrefix(backend, 'scripts'));
-
-  beforeAll(async () => {
-    ({ redis: raw, stop } = await startBackend(backend));
-  });
-  afterAll(async () => {
-    await stop?.();
-  });
+  const db = useBackend(backend, 'scripts');
+  const { keys } = db;
 
   const inFlightKey = paymentKeys.authorizationsInFlight(keys);
   const reserve = (authKey: string, requestHash: string, payloadHash: string, operationId: string, nowMs: number) =>
-    reserveAuthorization(raw, {
+    reserveAuthorization(db.redis, {
       authKey,
       inFlightKey,
       requestHash,
@@ -53,16 +44,16 @@ describe.each(BACKENDS)('on %s', (backend) => {
         reserved: false,
         existing: { state: 'pending', requestHash: 'req1', payloadHash: 'pay1', operationId: 'exe_1', updatedAtMs: 1000 },
       });
-      expect(await readAuthorization(raw, key)).toEqual({
+      expect(await readAuthorization(db.redis, key)).toEqual({
         state: 'pending',
         requestHash: 'req1',
         payloadHash: 'pay1',
         operationId: 'exe_1',
         updatedAtMs: 1000,
       });
-      expect(await raw.hmget(key, 'asset', 'payer', 'nonce', 'amount')).toEqual(['0xA', '0xB', '0x01', '1000']);
-      expect(await raw.ttl(key)).toBeGreaterThan(0);
-      expect(await raw.zscore(inFlightKey, key)).toBe('1000');
+      expect(await db.redis.hmget(key, 'asset', 'payer', 'nonce', 'amount')).toEqual(['0xA', '0xB', '0x01', '1000']);
+      expect(await db.redis.ttl(key)).toBeGreaterThan(0);
+      expect(await db.redis.zscore(inFlightKey, key)).toBe('1000');
     });
 
     it('lets exactly one of many concurrent reservations win', async () => {
@@ -76,16 +67,16 @@ describe.each(BACKENDS)('on %s', (backend) => {
     it('moves state only for the holder and from an expected state', async () => {
       const key = paymentKeys.authorization(keys, 'eip155:8453', '0xA', '0xD', '0x03');
       const move = (operationId: string, from: AuthorizationState[], to: AuthorizationState, nowMs: number, fields?: Record<string, string>) =>
-        transitionAuthorization(raw, { authKey: key, inFlightKey, operationId, from, to, nowMs, fields });
+        transitionAuthorization(db.redis, { authKey: key, inFlightKey, operationId, from, to, nowMs, fields });
       await reserve(key, 'r', 'p', 'exe_1', 1);
       expect(await move('exe_other', ['pending'], 'settled', 2)).toBe(false);
       expect(await move('exe_1', ['settled'], 'completed', 2)).toBe(false);
       expect(await move('exe_1', ['pending', 'settle_unknown'], 'settled', 3, { tx_hash: '0xabc' })).toBe(true);
-      expect(await raw.hmget(key, 'state', 'tx_hash', 'updated_at')).toEqual(['settled', '0xabc', '3']);
-      expect(await raw.zscore(inFlightKey, key)).toBe('3');
+      expect(await db.redis.hmget(key, 'state', 'tx_hash', 'updated_at')).toEqual(['settled', '0xabc', '3']);
+      expect(await db.redis.zscore(inFlightKey, key)).toBe('3');
       expect(await move('exe_1', ['settled'], 'completed', 4, { response: '{}' })).toBe(true);
-      expect(await raw.hmget(key, 'state', 'response')).toEqual(['completed', '{}']);
-      expect(await raw.zscore(inFlightKey, key)).toBeNull();
+      expect(await db.redis.hmget(key, 'state', 'response')).toEqual(['completed', '{}']);
+      expect(await db.redis.zscore(inFlightKey, key)).toBeNull();
     });
   });
 
@@ -93,15 +84,17 @@ describe.each(BACKENDS)('on %s', (backend) => {
     it('deletes a reservation only for its holder, from an expected state', async () => {
       const key = paymentKeys.authorization(keys, 'eip155:8453', '0xA', '0xE', '0x04');
       const release = (operationId: string, from: ('pending' | 'settle_unknown' | 'settled')[]) =>
-        releaseAuthorization(raw, { authKey: key, inFlightKey, operationId, from });
+        releaseAuthorization(db.redis, { authKey: key, inFlightKey, operationId, from });
       await reserve(key, 'r', 'p', 'exe_1', 1);
       expect(await release('exe_other', ['pending'])).toBe(false);
       expect(await release('exe_1', ['settle_unknown', 'settled'])).toBe(false);
-      expect(await raw.exists(key)).toBe(1);
+      expect(await db.redis.exists(key)).toBe(1);
       expect(await release('exe_1', ['pending', 'settle_unknown'])).toBe(true);
-      expect(await raw.exists(key)).toBe(0);
-      expect(await raw.zscore(inFlightKey, key)).toBeNull();
-      expect(await transitionAuthorization(raw, { authKey: key, inFlightKey, operationId: 'exe_1', from: ['pending'], to: 'settled', nowMs: 3 })).toBe(false);
+      expect(await db.redis.exists(key)).toBe(0);
+      expect(await db.redis.zscore(inFlightKey, key)).toBeNull();
+      expect(await transitionAuthorization(db.redis, { authKey: key, inFlightKey, operationId: 'exe_1', from: ['pending'], to: 'settled', nowMs: 3 })).toBe(
+        false,
+      );
       expect(await release('exe_1', ['pending'])).toBe(false);
     });
   });
@@ -109,8 +102,8 @@ describe.each(BACKENDS)('on %s', (backend) => {
   describe('claim_idempotency_key', () => {
     it('binds a key to the first request only', async () => {
       const key = paymentKeys.idempotency(keys, 'execute', 'k1');
-      expect(await claimIdempotencyKey(raw, { idempotencyKey: key, requestHash: 'h1', authKey: 'auth1', ttlSeconds: 60 })).toEqual({ claimed: true });
-      expect(await claimIdempotencyKey(raw, { idempotencyKey: key, requestHash: 'h2', authKey: 'auth2', ttlSeconds: 60 })).toEqual({
+      expect(await claimIdempotencyKey(db.redis, { idempotencyKey: key, requestHash: 'h1', authKey: 'auth1', ttlSeconds: 60 })).toEqual({ claimed: true });
+      expect(await claimIdempotencyKey(db.redis, { idempotencyKey: key, requestHash: 'h2', authKey: 'auth2', ttlSeconds: 60 })).toEqual({
         claimed: false,
         requestHash: 'h1',
         authKey: 'auth1',
@@ -121,26 +114,28 @@ describe.each(BACKENDS)('on %s', (backend) => {
   describe('hdel_if_equal', () => {
     it('deletes the fields only while the compared field holds the expected value', async () => {
       const key = paymentKeys.refund(keys, 'op_hdel');
-      await raw.hset(key, 'status', 'pending', 'raw_tx', '0x01', 'tx_hash', '0xaa', 'nonce', '7');
-      expect(await deleteFieldsIfEqual(raw, { key, field: 'tx_hash', expected: '0xbb', fields: ['raw_tx', 'tx_hash', 'nonce'] })).toBe(false);
-      expect(await raw.hgetall(key)).toEqual({ status: 'pending', raw_tx: '0x01', tx_hash: '0xaa', nonce: '7' });
-      expect(await deleteFieldsIfEqual(raw, { key, field: 'tx_hash', expected: '0xaa', fields: ['raw_tx', 'tx_hash', 'nonce'] })).toBe(true);
-      expect(await raw.hgetall(key)).toEqual({ status: 'pending' });
-      expect(await deleteFieldsIfEqual(raw, { key, field: 'tx_hash', expected: '0xaa', fields: ['raw_tx'] })).toBe(false);
+      await db.redis.hset(key, 'status', 'pending', 'raw_tx', '0x01', 'tx_hash', '0xaa', 'nonce', '7');
+      expect(await deleteFieldsIfEqual(db.redis, { key, field: 'tx_hash', expected: '0xbb', fields: ['raw_tx', 'tx_hash', 'nonce'] })).toBe(false);
+      expect(await db.redis.hgetall(key)).toEqual({ status: 'pending', raw_tx: '0x01', tx_hash: '0xaa', nonce: '7' });
+      expect(await deleteFieldsIfEqual(db.redis, { key, field: 'tx_hash', expected: '0xaa', fields: ['raw_tx', 'tx_hash', 'nonce'] })).toBe(true);
+      expect(await db.redis.hgetall(key)).toEqual({ status: 'pending' });
+      expect(await deleteFieldsIfEqual(db.redis, { key, field: 'tx_hash', expected: '0xaa', fields: ['raw_tx'] })).toBe(false);
     });
   });
 
   describe('release_binding', () => {
     it('unbinds a key only from the payment it points to', async () => {
       const key = paymentKeys.paymentIdentifier(keys, 'pay_release_binding_0001');
-      await claimIdempotencyKey(raw, { idempotencyKey: key, requestHash: 'payload1', authKey: 'auth1', ttlSeconds: 60 });
-      expect(await releaseBinding(raw, { bindingKey: key, authKey: 'auth2' })).toBe(false);
-      expect(await raw.exists(key)).toBe(1);
-      expect(await releaseBinding(raw, { bindingKey: key, authKey: 'auth1' })).toBe(true);
-      expect(await raw.exists(key)).toBe(0);
-      expect(await releaseBinding(raw, { bindingKey: key, authKey: 'auth1' })).toBe(false);
+      await claimIdempotencyKey(db.redis, { idempotencyKey: key, requestHash: 'payload1', authKey: 'auth1', ttlSeconds: 60 });
+      expect(await releaseBinding(db.redis, { bindingKey: key, authKey: 'auth2' })).toBe(false);
+      expect(await db.redis.exists(key)).toBe(1);
+      expect(await releaseBinding(db.redis, { bindingKey: key, authKey: 'auth1' })).toBe(true);
+      expect(await db.redis.exists(key)).toBe(0);
+      expect(await releaseBinding(db.redis, { bindingKey: key, authKey: 'auth1' })).toBe(false);
       // free again: the next payment binds it
-      expect(await claimIdempotencyKey(raw, { idempotencyKey: key, requestHash: 'payload2', authKey: 'auth2', ttlSeconds: 60 })).toEqual({ claimed: true });
+      expect(await claimIdempotencyKey(db.redis, { idempotencyKey: key, requestHash: 'payload2', authKey: 'auth2', ttlSeconds: 60 })).toEqual({
+        claimed: true,
+      });
     });
   });
 
@@ -174,30 +169,30 @@ describe.each(BACKENDS)('on %s', (backend) => {
     });
 
     it('queues for every block, keeps the first receipt, counts once, and prices: paid, debited while the account holds the price, else owed', async () => {
-      await raw.hset(accountKeys.account(keys, searcher), 'balance', '150000');
-      expect(await addBundle(raw, params())).toEqual({ charged: 'debited', balance: '50000', resent: false });
-      expect(await raw.hgetall(bundleKeys.builder(keys, 'pool', 10))).toEqual({ [`${searcher}:0xh1`]: '{"b":10}' });
-      expect(await raw.hgetall(bundleKeys.builder(keys, 'pool', 11))).toEqual({ [`${searcher}:0xh1`]: '{"b":11}' });
-      expect(await raw.hgetall(bundleKeys.builder(keys, 'bstats', 11, '0xh1'))).toEqual({ [`recv:${searcher}`]: '1000', txs: '0xt1,0xt2' });
-      expect(await raw.ttl(bundleKeys.builder(keys, 'bstats', 11, '0xh1'))).toBeGreaterThan(60);
-      expect(await raw.lrange(accountKeys.accountUsage(keys, searcher), 0, -1)).toEqual(['{"kind":"debit"}']);
+      await db.redis.hset(accountKeys.account(keys, searcher), 'balance', '150000');
+      expect(await addBundle(db.redis, params())).toEqual({ charged: 'debited', balance: '50000', resent: false });
+      expect(await db.redis.hgetall(bundleKeys.builder(keys, 'pool', 10))).toEqual({ [`${searcher}:0xh1`]: '{"b":10}' });
+      expect(await db.redis.hgetall(bundleKeys.builder(keys, 'pool', 11))).toEqual({ [`${searcher}:0xh1`]: '{"b":11}' });
+      expect(await db.redis.hgetall(bundleKeys.builder(keys, 'bstats', 11, '0xh1'))).toEqual({ [`recv:${searcher}`]: '1000', txs: '0xt1,0xt2' });
+      expect(await db.redis.ttl(bundleKeys.builder(keys, 'bstats', 11, '0xh1'))).toBeGreaterThan(60);
+      expect(await db.redis.lrange(accountKeys.accountUsage(keys, searcher), 0, -1)).toEqual(['{"kind":"debit"}']);
 
-      expect(await addBundle(raw, params({ receivedAtMs: 2000, pricedKey: bundleKeys.builder(keys, 'priced', searcher, '10:0xh2') }))).toEqual({
+      expect(await addBundle(db.redis, params({ receivedAtMs: 2000, pricedKey: bundleKeys.builder(keys, 'priced', searcher, '10:0xh2') }))).toEqual({
         charged: 'owed',
         balance: '50000',
         resent: false,
       });
-      expect(await raw.hget(bundleKeys.builder(keys, 'bstats', 10, '0xh1'), `recv:${searcher}`)).toBe('1000');
-      expect(await addBundle(raw, params({ paidBy: 'x402' }))).toEqual({ charged: 'paid', balance: '', resent: false });
-      expect(await raw.hgetall(bundleKeys.builder(keys, 'searcher', searcher))).toEqual({
+      expect(await db.redis.hget(bundleKeys.builder(keys, 'bstats', 10, '0xh1'), `recv:${searcher}`)).toBe('1000');
+      expect(await addBundle(db.redis, params({ paidBy: 'x402' }))).toEqual({ charged: 'paid', balance: '', resent: false });
+      expect(await db.redis.hgetall(bundleKeys.builder(keys, 'searcher', searcher))).toEqual({
         bundles: '3',
         last_bundle_at: '1970-01-01T00:00:01.000Z',
         debited_base_units: '100000',
         owed_base_units: '100000',
         paid_base_units: '100000',
       });
-      expect(await raw.hgetall(accountKeys.account(keys, searcher))).toMatchObject({ balance: '50000', spent: '100000' });
-      expect(await raw.hget(bundleKeys.builder(keys, 'stats'), 'bids_received')).toBe('3');
+      expect(await db.redis.hgetall(accountKeys.account(keys, searcher))).toMatchObject({ balance: '50000', spent: '100000' });
+      expect(await db.redis.hget(bundleKeys.builder(keys, 'stats'), 'bids_received')).toBe('3');
     });
 
     it('a resend of a priced bundle (same marker) is stored again but neither counted nor priced again', async () => {
@@ -211,26 +206,26 @@ describe.each(BACKENDS)('on %s', (backend) => {
           statsKey: bundleKeys.builder(keys, 'stats', who),
           ...over,
         });
-      await raw.hset(accountKeys.account(keys, who), 'balance', '500000');
-      expect(await addBundle(raw, mine())).toEqual({ charged: 'debited', balance: '400000', resent: false });
-      for (let i = 0; i < 3; i++) expect(await addBundle(raw, mine())).toEqual({ charged: 'debited', balance: '', resent: true });
-      expect(await raw.hget(accountKeys.account(keys, who), 'balance')).toBe('400000');
-      expect(await raw.llen(accountKeys.accountUsage(keys, who))).toBe(1);
-      expect(await raw.hget(bundleKeys.builder(keys, 'searcher', who), 'bundles')).toBe('1');
-      expect(await raw.hget(bundleKeys.builder(keys, 'stats', who), 'bids_received')).toBe('1');
+      await db.redis.hset(accountKeys.account(keys, who), 'balance', '500000');
+      expect(await addBundle(db.redis, mine())).toEqual({ charged: 'debited', balance: '400000', resent: false });
+      for (let i = 0; i < 3; i++) expect(await addBundle(db.redis, mine())).toEqual({ charged: 'debited', balance: '', resent: true });
+      expect(await db.redis.hget(accountKeys.account(keys, who), 'balance')).toBe('400000');
+      expect(await db.redis.llen(accountKeys.accountUsage(keys, who))).toBe(1);
+      expect(await db.redis.hget(bundleKeys.builder(keys, 'searcher', who), 'bundles')).toBe('1');
+      expect(await db.redis.hget(bundleKeys.builder(keys, 'stats', who), 'bids_received')).toBe('1');
       // another bundle (another marker) is priced
-      expect(await addBundle(raw, mine({ pricedKey: bundleKeys.builder(keys, 'priced', who, '10:0xh9') }))).toMatchObject({
+      expect(await addBundle(db.redis, mine({ pricedKey: bundleKeys.builder(keys, 'priced', who, '10:0xh9') }))).toMatchObject({
         charged: 'debited',
         resent: false,
       });
-      expect(await raw.hget(accountKeys.account(keys, who), 'balance')).toBe('300000');
+      expect(await db.redis.hget(accountKeys.account(keys, who), 'balance')).toBe('300000');
     });
 
     it('swaps the replacement uuid and returns the former value', async () => {
       const uuidKey = bundleKeys.builder(keys, 'uuid', searcher, 'u1');
-      expect((await addBundle(raw, params({ uuidKey, uuidValue: '10|a' }))).previous).toBeUndefined();
-      expect((await addBundle(raw, params({ uuidKey, uuidValue: '10|b' }))).previous).toBe('10|a');
-      expect(await raw.get(uuidKey)).toBe('10|b');
+      expect((await addBundle(db.redis, params({ uuidKey, uuidValue: '10|a' }))).previous).toBeUndefined();
+      expect((await addBundle(db.redis, params({ uuidKey, uuidValue: '10|b' }))).previous).toBe('10|a');
+      expect(await db.redis.get(uuidKey)).toBe('10|b');
     });
   });
 });

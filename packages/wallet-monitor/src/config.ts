@@ -22,15 +22,6 @@ export const RENEWAL_MIN_BALANCE_BASE_UNITS = EVENT_PRICE_BASE_UNITS;
  */
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
-/**
- * Which webhook URLs are accepted (docs/decisions.md "Wallet monitor"):
- * - `production`: https only, and the host must resolve only to public addresses (checked at
- *   subscription and again at every delivery, so DNS rebinding cannot reach a private network);
- * - `development`: the production rules plus http or https to a loopback host (127.0.0.0/8, ::1,
- *   localhost), nothing more (`checkPublicUrl` in packages/net-guard/src/urlGuard.ts; README "Outbound URL rules").
- */
-export type WebhookPolicy = 'production' | 'development';
-
 /** The three spec chains (schema `ChainName`). */
 export const CHAIN_NAMES = ChainName.options;
 export type { ChainName };
@@ -43,18 +34,3 @@ export const DEFAULT_CONFIRMATIONS: Record<ChainName, number> = { ethereum: 3, b
 
 /** BullMQ queue of webhook deliveries. */
 export const DELIVERY_QUEUE = 'wallet-monitor-deliveries';
-
-/**
- * The webhook policy from the environment: `WEBHOOK_POLICY` (`production` | `development`) when
- * set; else `NODE_ENV=production` → production, `NODE_ENV=development|test` → development; else
- * `fallback` (default `production`: a deployment that says nothing gets the SSRF-safe rules; the
- * embedded dev launcher passes `development`).
- */
-export function webhookPolicyFromEnv(env: NodeJS.ProcessEnv, fallback: WebhookPolicy = 'production'): WebhookPolicy {
-  const explicit = env.WEBHOOK_POLICY;
-  if (explicit === 'production' || explicit === 'development') return explicit;
-  if (explicit) throw new Error('WEBHOOK_POLICY must be production or development');
-  if (env.NODE_ENV === 'production') return 'production';
-  if (env.NODE_ENV === 'development' || env.NODE_ENV === 'test') return 'development';
-  return fallback;
-}

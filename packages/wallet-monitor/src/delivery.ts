@@ -5,7 +5,8 @@ import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createHmac } from 'node:crypto';
-import { DEFAULT_RETRY_SCHEDULE_MS, DELIVERY_QUEUE, EVENT_PRICE_BASE_UNITS, WALLET_MONITOR_CAPABILITY_ID, type WebhookPolicy } from './config.js';
+import type { UrlPolicy } from '@acg/net-guard';
+import { DEFAULT_RETRY_SCHEDULE_MS, DELIVERY_QUEUE, EVENT_PRICE_BASE_UNITS, WALLET_MONITOR_CAPABILITY_ID } from './config.js';
 import { deliveryErrorMessage, LAST_ERROR_FIELDS } from './deliveryErrors.js';
 import { DeliveryAttemptError } from './errors.js';
 import { WebhookPoster } from './http.js';
@@ -181,15 +182,8 @@ export class DeliveryQueue {
     return rows
       .filter((r): r is string => !!r)
       .map((r) => {
-        const d = JSON.parse(r) as StoredDeadLetter;
-        return {
-          webhook_id: d.webhook_id,
-          event: d.event,
-          attempts: d.attempts,
-          last_status: d.last_status,
-          last_error: d.last_error,
-          dead_lettered_at: d.dead_lettered_at,
-        };
+        const { observed_at_ms, generation, ...deadLetter } = JSON.parse(r) as StoredDeadLetter;
+        return deadLetter;
       });
   }
 
@@ -239,18 +233,8 @@ export class DeliveryQueue {
   async attempts(subscriptionId: string, limit = ATTEMPT_LOG_LENGTH): Promise<WalletMonitorDeliveryAttempt[]> {
     const rows = await this.redis.lrange(this.k.attempts(subscriptionId), 0, limit - 1);
     return rows.map((r) => {
-      const a = JSON.parse(r) as StoredAttempt;
-      return {
-        webhook_id: a.webhook_id,
-        type: a.type,
-        test: a.test,
-        attempt: a.attempt,
-        replay: a.replay,
-        outcome: a.outcome,
-        status: a.status,
-        error: a.code ? { code: a.code, message: deliveryErrorMessage(a.code) } : null,
-        at: a.at,
-      };
+      const { code, ...attempt } = JSON.parse(r) as StoredAttempt;
+      return { ...attempt, error: code ? { code, message: deliveryErrorMessage(code) } : null };
     });
   }
 
@@ -299,7 +283,7 @@ export interface DeliveryWorkerOptions {
   connection: Redis;
   subscriptions: SubscriptionStore;
   ledger: Ledger;
-  policy: WebhookPolicy;
+  policy: UrlPolicy;
   /** delay before each attempt, ms (default: the schedule of docs/decisions.md "Wallet monitor"); its length is the number of attempts */
   retryScheduleMs?: readonly number[];
   /** parallel deliveries (default 64) */

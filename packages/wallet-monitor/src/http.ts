@@ -1,7 +1,6 @@
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
-import type { WebhookPolicy } from './config.js';
-import { isAllowedAddress, lookupForPolicy } from '@acg/net-guard';
+import { isAllowedAddress, lookupForPolicy, type UrlPolicy } from '@acg/net-guard';
 
 /** Outcome of one webhook POST: the HTTP status (0 when no response) and a short reason when not 2xx. */
 export interface PostResult {
@@ -23,7 +22,7 @@ export interface PostResult {
 export class WebhookPoster {
   private readonly agent: Agent;
   constructor(
-    private readonly policy: WebhookPolicy,
+    private readonly policy: UrlPolicy,
     private readonly timeoutMs = 10_000,
     connectionsPerHost = 64,
   ) {

@@ -12,9 +12,7 @@ export {
   RENEWAL_MIN_BALANCE_BASE_UNITS,
   SUBSCRIPTION_TERM_SECONDS,
   WALLET_MONITOR_CAPABILITY_ID,
-  webhookPolicyFromEnv,
   type ChainName,
-  type WebhookPolicy,
 } from './config.js';
 export {
   ATTEMPT_LOG_LENGTH,
@@ -81,5 +79,6 @@ export {
   type CheckPublicUrlOptions,
   type HostResolver,
   type UrlPolicy,
+  webhookPolicyFromEnv,
 } from '@acg/net-guard';
 export { SecretBox, secretBoxFromKey } from '@acg/secrets';

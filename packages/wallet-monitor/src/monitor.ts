@@ -5,7 +5,8 @@ import type { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { createPublicClient, http, type PublicClient } from 'viem';
 import { AddressIndex, AddressMatcher } from './addressIndex.js';
-import { CHAIN_NAMES, DEFAULT_RETRY_SCHEDULE_MS, webhookPolicyFromEnv, type ChainName, type WebhookPolicy } from './config.js';
+import { CHAIN_NAMES, DEFAULT_RETRY_SCHEDULE_MS, type ChainName } from './config.js';
+import { webhookPolicyFromEnv, type UrlPolicy } from '@acg/net-guard';
 import { startDeliveryWorker, type DeliveryObserver, type DeliveryWorker } from './delivery.js';
 import { WalletMonitorService } from './service.js';
 import { ChainWatcher } from './watcher.js';
@@ -40,7 +41,7 @@ export interface WalletMonitorConfig {
   /** chains to watch: one watcher each (ETHEREUM_RPC_URL, BASE_RPC_URL, ARBITRUM_RPC_URL) */
   chains: Partial<Record<ChainName, WatchedChainConfig>>;
   /** webhook URL policy (default: `webhookPolicyFromEnv(process.env)`) */
-  policy?: WebhookPolicy;
+  policy?: UrlPolicy;
   /** delay before each delivery attempt, ms (default of docs/decisions.md "Wallet monitor": 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h) */
   retryScheduleMs?: readonly number[];
   /** parallel deliveries (default 64) */

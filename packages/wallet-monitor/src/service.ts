@@ -3,13 +3,13 @@ import { Ledger } from '@acg/accounts';
 import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { AddressIndex } from './addressIndex.js';
-import { CHAIN_NAMES, DEFAULT_RETRY_SCHEDULE_MS, type WebhookPolicy } from './config.js';
+import { CHAIN_NAMES, DEFAULT_RETRY_SCHEDULE_MS } from './config.js';
 import type { WalletMonitorDeliveryAttempt, WalletMonitorTestEventQueued } from '@acg/schemas';
 import { DeliveryQueue, type DeadLetter } from './delivery.js';
 import { SubscriptionNotActiveError } from './errors.js';
 import { testDelivery } from './testEvent.js';
 import { SubscriptionStore, type SubscriptionRequest, type SubscriptionView } from './subscriptions.js';
-import { checkWebhookUrl, type HostResolver } from '@acg/net-guard';
+import { checkWebhookUrl, type HostResolver, type UrlPolicy } from '@acg/net-guard';
 import { ChainWatcher, type WatcherState } from './watcher.js';
 
 /** Health of the wallet monitor (the gateway's `/status/health`): delivery latency, backlog, watchers. */
@@ -27,7 +27,7 @@ export interface WalletMonitorServiceOptions {
   /** BullMQ connection (`maxRetriesPerRequest: null`). */
   bullRedis: Redis;
   keys: RedisKeys;
-  policy: WebhookPolicy;
+  policy: UrlPolicy;
   retryScheduleMs?: readonly number[];
   termSeconds?: number;
   renewalMinBalance?: bigint;

@@ -7,7 +7,6 @@ import {
   nativeTransfersFromTransactions,
   TRANSFER_TOPIC,
   webhookId,
-  webhookPolicyFromEnv,
 } from '../src/index.js';
 
 const A = '0x' + 'a'.repeat(40);
@@ -122,13 +121,5 @@ describe('configuration', () => {
   it('retries on the schedule of docs/decisions.md "Wallet monitor" over more than 24 h', () => {
     expect(DEFAULT_RETRY_SCHEDULE_MS).toEqual([0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
     expect(DEFAULT_RETRY_SCHEDULE_MS.reduce((a, b) => a + b, 0)).toBeGreaterThan(24 * 3600 * 1000);
-  });
-  it('picks the webhook policy from the environment, production unless told otherwise', () => {
-    expect(webhookPolicyFromEnv({})).toBe('production');
-    expect(webhookPolicyFromEnv({ NODE_ENV: 'test' })).toBe('development');
-    expect(webhookPolicyFromEnv({ NODE_ENV: 'production' }, 'development')).toBe('production');
-    expect(webhookPolicyFromEnv({ WEBHOOK_POLICY: 'development', NODE_ENV: 'production' })).toBe('development');
-    expect(webhookPolicyFromEnv({}, 'development')).toBe('development');
-    expect(() => webhookPolicyFromEnv({ WEBHOOK_POLICY: 'lax' })).toThrow();
   });
 });

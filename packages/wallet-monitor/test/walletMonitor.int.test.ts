@@ -87,6 +87,14 @@ async function owner(index: number, fund = 1_000_000n): Promise<{ account: Local
   return { account, token, auth: { authorization: `Bearer ${token}` } };
 }
 
+/** Polls `GET /v1/wallet-monitor/{id}` (as `auth`) until its body satisfies `settled`, and returns that body. */
+function subscriptionView(what: string, sub: { subscription_id: string }, auth: Record<string, string>, settled: (view: any) => boolean) {
+  return waitFor(what, async () => {
+    const v = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, auth);
+    return settled(v.body) ? v.body : undefined;
+  });
+}
+
 async function subscribe(auth: Record<string, string>, body: { addresses: string[]; chains: string[]; events?: string[]; path: string }) {
   const r = await call(
     'POST',
@@ -251,10 +259,7 @@ describe('deliveries', () => {
     }
     expect(new Set(receiver.delivered('/in-out').map((r) => r.headers['webhook-id'])).size).toBe(5);
 
-    const view = await waitFor('stats', async () => {
-      const v = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, auth);
-      return v.body.delivery.delivered === 5 && v.body.delivery.pending === 0 ? v.body : undefined;
-    });
+    const view = await subscriptionView('stats', sub, auth, (v) => v.delivery.delivered === 5 && v.delivery.pending === 0);
     expect(view.delivery).toMatchObject({ events: 5, delivered: 5, billed: '5000', failed_attempts: 0, dead_lettered: 0, last_status: 200 });
     expect(balanceBefore - (await t.gateway.services.ledger.balance(account.address))).toBe(5n * PRICE);
   });
@@ -280,10 +285,7 @@ describe('deliveries', () => {
     // every failed attempt carried the same webhook-id as the successful one
     const ids = new Set(receiver.attempts('/flaky').map((r) => r.headers['webhook-id']));
     expect(ids.size).toBe(3);
-    const view = await waitFor('stats settle', async () => {
-      const v = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, auth);
-      return v.body.delivery.pending === 0 ? v.body : undefined;
-    });
+    const view = await subscriptionView('stats settle', sub, auth, (v) => v.delivery.pending === 0);
     expect(view.delivery.delivered).toBe(3);
     expect(view.delivery.failed_attempts).toBeGreaterThanOrEqual(6);
     expect(view.delivery.billed).toBe('3000');
@@ -320,10 +322,7 @@ describe('deliveries', () => {
     expect(replay.body).toEqual({ subscription_id: sub.subscription_id, replayed: [dead.webhook_id] });
     await waitFor('the replayed delivery', () => receiver.delivered('/dead').length === 1);
     expect(receiver.delivered('/dead')[0].headers['webhook-id']).toBe(dead.webhook_id);
-    const after = await waitFor('stats settle', async () => {
-      const v = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, auth);
-      return v.body.delivery.pending === 0 ? v.body : undefined;
-    });
+    const after = await subscriptionView('stats settle', sub, auth, (v) => v.delivery.pending === 0);
     expect(after.delivery).toMatchObject({ delivered: 1, dead_lettered: 0, billed: '1000' });
     expect((await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}/dead-letters`, undefined, auth)).body.dead_letters).toEqual([]);
     expect(before - (await t.gateway.services.ledger.balance(account.address))).toBe(PRICE);
@@ -336,10 +335,7 @@ describe('deliveries', () => {
     const w = fresh();
     const sub = await subscribe(auth, { addresses: [w.address], chains: ['base'], events: ['transfer_in'], path: '/broke' });
     await sendEth(baseClients, devAccount(5) as LocalAccount, w.address, 1n);
-    const refused = await waitFor('an attempt refused for balance', async () => {
-      const v = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, auth);
-      return v.body.delivery.failed_attempts >= 1 ? v.body : undefined;
-    });
+    const refused = await subscriptionView('an attempt refused for balance', sub, auth, (v) => v.delivery.failed_attempts >= 1);
     expect(receiver.attempts('/broke')).toHaveLength(0); // nothing is sent that cannot be billed
     // the reason is in the JSON: a machine code and a sentence; no HTTP status, since nothing was sent
     expect(refused.last_error).toEqual({ code: 'insufficient_balance', message: expect.stringContaining('0.001 USDC'), status: null, at: expect.any(String) });
@@ -359,10 +355,7 @@ describe('deliveries', () => {
     await waitFor('delivered after the deposit', () => receiver.delivered('/broke').length === 1);
     await waitFor('billed', async () => (await t.gateway.services.ledger.balance(account.address)) === 4000n);
     // a delivery clears last_error; the attempt log shows it, newest first
-    const healed = await waitFor('last_error cleared', async () => {
-      const v = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, auth);
-      return v.body.last_error === null ? v.body : undefined;
-    });
+    const healed = await subscriptionView('last_error cleared', sub, auth, (v) => v.last_error === null);
     expect(healed.delivery.last_status).toBe(200);
     const after = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}/deliveries?limit=1`, undefined, auth);
     expect(after.body.deliveries).toEqual([expect.objectContaining({ outcome: 'delivered', status: 200, error: null })]);

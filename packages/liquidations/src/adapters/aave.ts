@@ -3,7 +3,8 @@ import { getAddress, zeroAddress, type Address, type PublicClient } from 'viem';
 import { aaveAddressesProviderAbi, aaveOracleAbi, aavePoolAbi, erc20MetaAbi } from '../abis.js';
 import { maxLiquidation, type AaveCloseFactorRules, type AaveLiquidationOutcome } from '../math/aave.js';
 import { WAD, ratio, toNumber } from '../math/fixed.js';
-import { readAll, TokenMeta, type Read } from '../multicall.js';
+import { scanEvents } from '../eventScan.js';
+import { readAll, readEach, TokenMeta, type Read } from '../multicall.js';
 import { DEFAULT_GAS_UNITS } from '../gas.js';
 import { MAX_QUERY_HEALTH_FACTOR, type BlockContext, type EvaluatedPosition, type LogScan, type PositionRef, type ProtocolAdapter } from '../types.js';
 
@@ -107,16 +108,8 @@ export function aaveV3Adapter(opts: AaveAdapterOptions): ProtocolAdapter {
     id,
     startBlock: opts.startBlock,
 
-    async scanLogs(client: PublicClient, fromBlock: bigint, toBlock: bigint): Promise<LogScan> {
-      const logs = await client.getLogs({
-        address: pool,
-        events: aavePoolAbi.filter((x) => x.type === 'event'),
-        fromBlock,
-        toBlock,
-      });
-      const discovered: PositionRef[] = [];
-      const touched: PositionRef[] = [];
-      for (const log of logs) {
+    scanLogs(client: PublicClient, fromBlock: bigint, toBlock: bigint): Promise<LogScan> {
+      return scanEvents(client, pool, aavePoolAbi, fromBlock, toBlock, (log, { discovered, touched }) => {
         const a = log.args as Record<string, Address>;
         switch (log.eventName) {
           case 'Borrow':
@@ -133,8 +126,7 @@ export function aaveV3Adapter(opts: AaveAdapterOptions): ProtocolAdapter {
             touched.push(ref(a.user));
             break;
         }
-      }
-      return { discovered, touched };
+      });
     },
 
     async prepare(ctx: BlockContext): Promise<string> {
@@ -153,19 +145,16 @@ export function aaveV3Adapter(opts: AaveAdapterOptions): ProtocolAdapter {
     },
 
     async evaluate(ctx: BlockContext, refs: PositionRef[]): Promise<EvaluatedPosition[]> {
-      const phase1 = await readAll(
-        ctx,
-        refs.flatMap((r) => [
-          { address: pool, abi: aavePoolAbi, functionName: 'getUserAccountData', args: [r.borrower] },
-          { address: pool, abi: aavePoolAbi, functionName: 'getUserConfiguration', args: [r.borrower] },
-          { address: pool, abi: aavePoolAbi, functionName: 'getUserEMode', args: [r.borrower] },
-        ]),
-      );
+      const phase1 = await readEach(ctx, refs, (r) => [
+        { address: pool, abi: aavePoolAbi, functionName: 'getUserAccountData', args: [r.borrower] },
+        { address: pool, abi: aavePoolAbi, functionName: 'getUserConfiguration', args: [r.borrower] },
+        { address: pool, abi: aavePoolAbi, functionName: 'getUserEMode', args: [r.borrower] },
+      ]);
       type Acct = readonly [bigint, bigint, bigint, bigint, bigint, bigint];
       const users = refs.map((r, i) => {
-        const acct = phase1[3 * i] as Acct | undefined;
-        const conf = (phase1[3 * i + 1] as { data: bigint } | undefined)?.data ?? 0n;
-        const emode = Number((phase1[3 * i + 2] as bigint | undefined) ?? 0n);
+        const [acct, configuration, emodeCategory] = phase1[i] as [Acct | undefined, { data: bigint } | undefined, bigint | undefined];
+        const conf = configuration?.data ?? 0n;
+        const emode = Number(emodeCategory ?? 0n);
         const borrowed = reserves.filter((res) => bits(conf, res.id * 2, 1) === 1n);
         const collateral = reserves.filter((res) => bits(conf, res.id * 2 + 1, 1) === 1n);
         return { ref: r, acct, emode, borrowed, collateral };

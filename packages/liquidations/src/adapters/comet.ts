@@ -2,7 +2,8 @@ import { getAddress, zeroAddress, type Address, type PublicClient } from 'viem';
 import { cometAbi } from '../abis.js';
 import { cometBuyCost, cometLiquidity, mulFactor, mulPrice, type CometCollateral } from '../math/comet.js';
 import { ratio, toNumber } from '../math/fixed.js';
-import { readAll, TokenMeta, type Read } from '../multicall.js';
+import { scanEvents } from '../eventScan.js';
+import { readAll, readEach, TokenMeta, type Read } from '../multicall.js';
 import { COMET_EXTRA_ASSET_GAS, DEFAULT_GAS_UNITS } from '../gas.js';
 import type { BlockContext, EvaluatedPosition, LogScan, PositionRef, ProtocolAdapter } from '../types.js';
 
@@ -89,19 +90,15 @@ export function compoundV3Adapter(opts: CometAdapterOptions): ProtocolAdapter {
     id,
     startBlock: opts.startBlock,
 
-    async scanLogs(client: PublicClient, fromBlock: bigint, toBlock: bigint): Promise<LogScan> {
-      const logs = await client.getLogs({ address: comet, events: cometAbi.filter((x) => x.type === 'event'), fromBlock, toBlock });
-      const discovered: PositionRef[] = [];
-      const touched: PositionRef[] = [];
-      for (const log of logs) {
+    scanLogs(client: PublicClient, fromBlock: bigint, toBlock: bigint): Promise<LogScan> {
+      return scanEvents(client, comet, cometAbi, fromBlock, toBlock, (log, { discovered, touched }) => {
         const a = log.args as Record<string, Address>;
         if (log.eventName === 'Withdraw') discovered.push(ref(a.src));
         else if (log.eventName === 'Supply' || log.eventName === 'SupplyCollateral') touched.push(ref(a.dst));
         else if (log.eventName === 'WithdrawCollateral') touched.push(ref(a.src));
         else if (log.eventName === 'TransferCollateral') touched.push(ref(a.from), ref(a.to));
         else if (log.eventName === 'AbsorbDebt') touched.push(ref(a.borrower));
-      }
-      return { discovered, touched };
+      });
     },
 
     async prepare(ctx: BlockContext): Promise<string> {
@@ -122,19 +119,16 @@ export function compoundV3Adapter(opts: CometAdapterOptions): ProtocolAdapter {
     },
 
     async evaluate(ctx: BlockContext, refs: PositionRef[]): Promise<EvaluatedPosition[]> {
-      const phase1 = await readAll(
-        ctx,
-        refs.flatMap((r) => [
-          { address: comet, abi: cometAbi, functionName: 'userBasic', args: [r.borrower] },
-          { address: comet, abi: cometAbi, functionName: 'borrowBalanceOf', args: [r.borrower] },
-        ]),
-      );
+      const phase1 = await readEach(ctx, refs, (r) => [
+        { address: comet, abi: cometAbi, functionName: 'userBasic', args: [r.borrower] },
+        { address: comet, abi: cometAbi, functionName: 'borrowBalanceOf', args: [r.borrower] },
+      ]);
       const users = refs.map((r, i) => {
-        const ub = phase1[2 * i] as readonly [bigint, bigint, bigint, number, number] | undefined;
+        const [ub, borrowBalance] = phase1[i] as [readonly [bigint, bigint, bigint, number, number] | undefined, bigint | undefined];
         const principal = ub?.[0] ?? 0n;
         const assetsIn = ub?.[3] ?? 0;
         const held = assets.filter((a) => ((assetsIn >> a.offset) & 1) === 1);
-        return { ref: r, principal, borrowBalance: (phase1[2 * i + 1] as bigint | undefined) ?? 0n, held };
+        return { ref: r, principal, borrowBalance: borrowBalance ?? 0n, held };
       });
       const calls: Read[] = [];
       const at = new Map<number, number>();

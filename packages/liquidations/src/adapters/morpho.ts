@@ -2,6 +2,7 @@ import { getAddress, zeroAddress, type Address, type Hex, type PublicClient } fr
 import { morphoAbi, morphoIrmAbi, morphoOracleAbi } from '../abis.js';
 import { ratio, toNumber } from '../math/fixed.js';
 import { accruedTotalBorrowAssets, morphoHealth, morphoMaxLiquidation, ORACLE_PRICE_SCALE } from '../math/morpho.js';
+import { scanEvents } from '../eventScan.js';
 import { readAll, TokenMeta, type Read } from '../multicall.js';
 import { DEFAULT_GAS_UNITS } from '../gas.js';
 import type { BlockContext, EvaluatedPosition, LogScan, PositionRef, ProtocolAdapter } from '../types.js';
@@ -127,20 +128,16 @@ export function morphoBlueAdapter(opts: MorphoAdapterOptions): ProtocolAdapter {
     id,
     startBlock: opts.startBlock,
 
-    async scanLogs(client: PublicClient, fromBlock: bigint, toBlock: bigint): Promise<LogScan> {
-      const logs = await client.getLogs({ address: morpho, events: morphoAbi.filter((x) => x.type === 'event'), fromBlock, toBlock });
-      const discovered: PositionRef[] = [];
-      const touched: PositionRef[] = [];
-      for (const log of logs) {
+    scanLogs(client: PublicClient, fromBlock: bigint, toBlock: bigint): Promise<LogScan> {
+      return scanEvents(client, morpho, morphoAbi, fromBlock, toBlock, (log, { discovered, touched }) => {
         const a = log.args as Record<string, Address> & { id: Hex };
         const m = a.id.toLowerCase() as Hex;
-        if (!accept(m)) continue;
+        if (!accept(m)) return;
         known.add(m);
         if (log.eventName === 'Borrow') discovered.push(ref(m, a.onBehalf));
         else if (log.eventName === 'SupplyCollateral' || log.eventName === 'WithdrawCollateral' || log.eventName === 'Repay') touched.push(ref(m, a.onBehalf));
         else if (log.eventName === 'Liquidate') touched.push(ref(m, a.borrower));
-      }
-      return { discovered, touched };
+      });
     },
 
     async prepare(ctx: BlockContext): Promise<string> {
