@@ -1,12 +1,10 @@
 import { Writable } from 'node:stream';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { createLogger, repeatedKeys } from '@acg/observability';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Scrape } from '../../../packages/observability/test/prometheus.js';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { craftPayload, paymentHeader, post } from './x402.js';
+import { craftPayload, paidPost, paymentHeader, post } from './x402.js';
 
 /**
  * `GET /metrics` (Prometheus text, parsed with a Prometheus text-format parser), METRICS_TOKEN,
@@ -62,15 +60,9 @@ describe('GET /metrics on the gateway port', () => {
     expect((await fetch(`${t.url}/api/v1/nothing-here`)).status).toBe(404);
     expect((await fetch(`${t.url}/api/v1/jobs/job_01JD5X0Q6Z8R3M2N4P5Q6R7S8T`)).status).toBe(404);
     // 4. paid with the official client: its first try is a 402, the paid retry a 200
-    const client = new x402Client();
-    registerExactEvmScheme(client, { signer: buyer as never });
-    const paid = await wrapFetchWithPayment(fetch, client)(executeUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(request(buyer.address)),
-    });
+    const paid = await paidPost(buyer, executeUrl, request(buyer.address));
     expect(paid.status).toBe(200);
-    expect(((await paid.json()) as { status: string }).status).toBe('SUCCEEDED');
+    expect(paid.body.status).toBe('SUCCEEDED');
 
     const after = await scrape();
     const delta = (name: string, labels: Record<string, string>) => after.value(name, labels) - before.value(name, labels);

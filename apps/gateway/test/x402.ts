@@ -4,6 +4,7 @@ import { encodePaymentSignatureHeader, decodePaymentRequiredHeader } from '@x402
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { wrapFetchWithPayment } from '@x402/fetch';
 import { createPublicClient, erc20Abi, http, toHex, type LocalAccount } from 'viem';
 import { randomBytes } from 'node:crypto';
 
@@ -12,6 +13,19 @@ export async function post(url: string, body: unknown, headers: Record<string, s
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, contentType: res.headers.get('content-type') };
+}
+
+/**
+ * POSTs `body` as JSON to `url`, paid by `buyer` with the official x402 fetch client (the 402
+ * challenge first, then the paid retry), and returns the last answer's status, headers and parsed
+ * body (undefined when empty).
+ */
+export async function paidPost(buyer: LocalAccount, url: string, body: unknown): Promise<{ status: number; headers: Headers; body: any }> {
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: buyer as never });
+  const res = await wrapFetchWithPayment(fetch, client)(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
 /** Asks for the 402 challenge of `body` and decodes its PAYMENT-REQUIRED header. */
