@@ -168,7 +168,7 @@ export async function registerTestProvider(
   baseUrl: string,
   owner: LocalAccount,
   provider: TestProvider,
-  body: { name: string; endpoint?: string; capabilities: { name: string }[] },
+  body: { name: string; endpoint?: string; capabilities: { name: string; [field: string]: unknown }[] },
 ): Promise<any> {
   const r = await registerProvider(baseUrl, owner, { endpoint: provider.url, ...body });
   if (r.status !== 201) throw new Error(`provider registration: ${r.status} ${JSON.stringify(r.body)}`);

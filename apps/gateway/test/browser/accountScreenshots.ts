@@ -70,8 +70,8 @@ async function main(): Promise<void> {
             await page.waitForSelector('#result:not([hidden])');
           },
         },
-        { name: 'provider-dashboard-signed-out', path: `/providers/${r.body.provider_id}` },
-        { name: 'provider-dashboard', path: `/providers/${r.body.provider_id}`, wallet: () => owner },
+        { name: 'provider-dashboard-signed-out', path: `/providers/${registered.provider_id}` },
+        { name: 'provider-dashboard', path: `/providers/${registered.provider_id}`, wallet: () => owner },
         { name: 'subscription', path: `/subscriptions/${subId}`, wallet: () => subscriber },
       ];
     for (const shot of shots) {
