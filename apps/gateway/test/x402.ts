@@ -28,6 +28,9 @@ export async function paidPost(buyer: LocalAccount, url: string, body: unknown):
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
+/** The `POST /api/v1/execute` body of `intelligence.wallet_balances` for `address` on `chain` (default `base`). */
+export const walletBalancesRequest = (address: string, chain = 'base') => ({ capability_id: 'intelligence.wallet_balances', input: { address, chain } });
+
 /** Asks for the 402 challenge of `body` and decodes its PAYMENT-REQUIRED header. */
 export async function challenge(url: string, body: unknown): Promise<PaymentRequired> {
   const r = await post(url, body);
@@ -110,7 +113,7 @@ export const paymentHeader = (p: PaymentPayload) => encodePaymentSignatureHeader
  * HTTP replays) and `req` (the paywall request; `price`: USDC base units, `operationId`: the execution id).
  */
 export async function paidExecuteRequest(baseUrl: string, buyer: LocalAccount, opts: { price: bigint; operationId: string }) {
-  const body = { capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } };
+  const body = walletBalancesRequest(buyer.address);
   const header = paymentHeader(await officialPayload(buyer, await challenge(`${baseUrl}/api/v1/execute`, body)));
   const req = {
     resourceUrl: `${baseUrl}/api/v1/execute`,

@@ -5,7 +5,7 @@ import type { LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
-import { challenge, officialPayload, paidPost, paymentHeader, post, readExecution, usdcReader } from '../../gateway/test/x402.js';
+import { challenge, officialPayload, paidPost, paymentHeader, post, readExecution, usdcReader, walletBalancesRequest } from '../../gateway/test/x402.js';
 import { Scrape } from '../../../packages/observability/test/prometheus.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 import { waitForJob } from './waitForJob.js';
@@ -54,12 +54,11 @@ let worker: RunningWorker;
 let balanceOf: (a: `0x${string}`) => Promise<bigint>;
 type Json = any;
 
-const stepFor = (address: string) => ({ capability_id: 'intelligence.wallet_balances', input: { address, chain: 'base' } });
 const jobBody = (budget: number, steps: number, address: string) => ({
   objective: 'Read balances a few times',
   budget_usdc: budget,
   capabilities: ['intelligence.wallet_balances'],
-  steps: Array.from({ length: steps }, () => stepFor(address)),
+  steps: Array.from({ length: steps }, () => walletBalancesRequest(address)),
 });
 
 const createJob = (buyer: LocalAccount, body: unknown) => paidPost(buyer, `${t.url}/api/v1/jobs`, body);
