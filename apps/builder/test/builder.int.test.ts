@@ -16,13 +16,12 @@ afterAll(async () => {
 });
 
 const searcher = devAccount(5);
-const head = () => t.client.getBlockNumber({ cacheTime: 0 });
 const rpc = (body: string, headers: Record<string, string> = {}, ip = freshIp()) => post(t.builder.rpcUrl, body, headers, ip);
 const signed = async (body: string, ip = freshIp()) => rpc(body, { 'X-Bundle-Signature': await flashbotsSignature(searcher, body) }, ip);
 
 describe('eth_sendBundle: accepted bundles land on the dev chain and go to all four relays', () => {
   it('accepts a bundle signed the Flashbots way (viem), builds it into the next block in order, and submits a BLS-valid BidTrace to each relay', async () => {
-    const target = (await head()) + 1n;
+    const target = (await t.head()) + 1n;
     const coinbaseTip = await transfer(t.client, 6, { to: t.builder.coinbase, value: parseEther('0.05'), tipGwei: '1' });
     const first = await transfer(t.client, 7, { tipGwei: '0' });
     const body = sendBundleBody([first, coinbaseTip], target);
@@ -80,7 +79,7 @@ describe('eth_sendBundle: accepted bundles land on the dev chain and go to all f
 
   it('accepts a bundle signed with ethers v6 wallet.signMessage(id(body)) and records 0.10 USD per bundle for that searcher', async () => {
     const wallet = new Wallet('0x' + '5a'.repeat(32));
-    const target = (await head()) + 1n;
+    const target = (await t.head()) + 1n;
     const body = sendBundleBody([await transfer(t.client, 8)], target);
     const sig = await wallet.signMessage(ethersId(body));
     const res = await rpc(body, { 'X-Flashbots-Signature': `${wallet.address}:${sig}` });
@@ -98,7 +97,7 @@ describe('eth_sendBundle: accepted bundles land on the dev chain and go to all f
   });
 
   it('picks the best non-conflicting set: of two bundles spending the same nonce, the one paying more lands', async () => {
-    const target = (await head()) + 1n;
+    const target = (await t.head()) + 1n;
     const nonce = await t.client.getTransactionCount({ address: devAccount(3).address, blockTag: 'latest' });
     const low = await transfer(t.client, 3, { nonce, tipGwei: '1' });
     const high = await transfer(t.client, 3, { nonce, tipGwei: '9', value: parseEther('0.002') });
@@ -116,7 +115,7 @@ describe('eth_sendBundle: accepted bundles land on the dev chain and go to all f
 
   it('leaves out a bundle whose transaction reverts unless its hash is in revertingTxHashes', async () => {
     // a call to Multicall3 with unknown calldata reverts
-    const target = (await head()) + 1n;
+    const target = (await t.head()) + 1n;
     const reverting = await transfer(t.client, 4, { to: '0xcA11bde05977b3631167028862bE2a173976CA11', value: 0n, data: '0xdeadbeef', gas: 100_000n });
     await signed(sendBundleBody([reverting], target));
     const a1 = await t.builder.bidder.attempt();
@@ -136,7 +135,7 @@ describe('eth_sendBundle: accepted bundles land on the dev chain and go to all f
 describe('replacement and cancellation by replacementUuid (scoped to the searcher)', () => {
   it('replaces a bundle sent with the same uuid, ignores another searcher cancelling it, and cancels it for its owner', async () => {
     const uuid = '8c5b1f7e-2f0a-4e7b-9b8e-3c2d1a0f9e11';
-    const target = (await head()) + 1n;
+    const target = (await t.head()) + 1n;
     const one = sendBundleBody([await transfer(t.client, 2)], target, { replacementUuid: uuid });
     const two = sendBundleBody([await transfer(t.client, 2, { tipGwei: '3' })], target, { replacementUuid: uuid });
     await signed(one);
@@ -161,7 +160,7 @@ describe('replacement and cancellation by replacementUuid (scoped to the searche
 });
 
 describe('errors: each bad request gets its specific JSON-RPC error', () => {
-  const bodyFor = async (target?: bigint) => sendBundleBody([await transfer(t.client, 2)], target ?? (await head()) + 1n);
+  const bodyFor = async (target?: bigint) => sendBundleBody([await transfer(t.client, 2)], target ?? (await t.head()) + 1n);
 
   it('unsigned → -32600 naming the missing header', async () => {
     const res = await rpc(await bodyFor());
@@ -197,21 +196,21 @@ describe('errors: each bad request gets its specific JSON-RPC error', () => {
 
   it('malformed transaction → -32602 naming txs[i]', async () => {
     const good = await transfer(t.client, 2);
-    const res = await signed(sendBundleBody([good, '0x02f8deadbeef'], (await head()) + 1n));
+    const res = await signed(sendBundleBody([good, '0x02f8deadbeef'], (await t.head()) + 1n));
     expect(res.json.error).toMatchObject({ code: -32602, data: { field: 'txs[1]' } });
-    const notHex = await signed(sendBundleBody(['0xzz' as Hex], (await head()) + 1n));
+    const notHex = await signed(sendBundleBody(['0xzz' as Hex], (await t.head()) + 1n));
     expect(notHex.json.error).toMatchObject({ code: -32602, data: { field: 'txs[0]' } });
   });
 
   it('transaction for another chain id → -32602', async () => {
-    const res = await signed(sendBundleBody([await transfer(t.client, 2, { chainId: 8453 })], (await head()) + 1n));
+    const res = await signed(sendBundleBody([await transfer(t.client, 2, { chainId: 8453 })], (await t.head()) + 1n));
     expect(res.json.error).toMatchObject({ code: -32602, data: { field: 'txs[0]', chain_id: 8453, expected: 1 } });
   });
 
   it('past blockNumber → -32602 naming blockNumber', async () => {
     // block 1, long mined: the intake may validate against a head read up to 250 ms ago, and
     // on a busy machine the dev chain can move several blocks in that time
-    expect(await head()).toBeGreaterThan(1n);
+    expect(await t.head()).toBeGreaterThan(1n);
     const res = await signed(await bodyFor(1n));
     expect(res.json.error).toMatchObject({ code: -32602, data: { field: 'blockNumber' } });
     expect(res.json.error.message).toMatch(/in the past/);
@@ -222,21 +221,21 @@ describe('errors: each bad request gets its specific JSON-RPC error', () => {
     const many = await signed(
       sendBundleBody(
         Array.from({ length: 101 }, () => tx),
-        (await head()) + 1n,
+        (await t.head()) + 1n,
       ),
     );
     expect(many.json.error).toMatchObject({ code: -32602, data: { field: 'txs', limit: 100 } });
     const big = `0x${'ab'.repeat(150_001)}` as Hex;
-    const bytes = await signed(sendBundleBody([big, big], (await head()) + 1n));
+    const bytes = await signed(sendBundleBody([big, big], (await t.head()) + 1n));
     expect(bytes.json.error).toMatchObject({ code: -32602, data: { field: 'txs', limit: 300_000 } });
-    const huge = sendBundleBody([`0x${'ab'.repeat(600_000)}` as Hex], (await head()) + 1n);
+    const huge = sendBundleBody([`0x${'ab'.repeat(600_000)}` as Hex], (await t.head()) + 1n);
     const tooLarge = await signed(huge);
     expect(tooLarge.status).toBe(413);
     expect(tooLarge.json.error.code).toBe(-32600);
   });
 
   it('unknown field → -32602; bad JSON → -32700; unknown method → -32601; not JSON-RPC 2.0 → -32600', async () => {
-    const unknown = await signed(sendBundleBody([await transfer(t.client, 2)], (await head()) + 1n, { bogus: 1 }));
+    const unknown = await signed(sendBundleBody([await transfer(t.client, 2)], (await t.head()) + 1n, { bogus: 1 }));
     expect(unknown.json.error).toMatchObject({ code: -32602, data: { field: 'bogus' } });
     expect((await signed('{"jsonrpc":"2.0",')).json.error.code).toBe(-32700);
     expect((await signed(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'eth_nope', params: [] }))).json).toMatchObject({ id: 3, error: { code: -32601 } });
@@ -246,7 +245,7 @@ describe('errors: each bad request gets its specific JSON-RPC error', () => {
 
 describe('JSON-RPC 2.0 batches and notifications', () => {
   it('answers a batch per call, leaves notifications unanswered, answers id null with id null, and 204 for only notifications', async () => {
-    const target = (await head()) + 1n;
+    const target = (await t.head()) + 1n;
     const tx = await transfer(t.client, 2);
     const batch = JSON.stringify([
       { jsonrpc: '2.0', id: 'a', method: 'eth_sendBundle', params: [{ txs: [tx], blockNumber: `0x${target.toString(16)}` }] },
@@ -277,7 +276,7 @@ describe('JSON-RPC 2.0 batches and notifications', () => {
 
 describe('eth_callBundle', () => {
   it('simulates with eth_simulateV1 and reports gas, fees and ETH sent to the coinbase', async () => {
-    const target = (await head()) + 1n;
+    const target = (await t.head()) + 1n;
     const pay = await transfer(t.client, 6, { to: t.builder.coinbase, value: parseEther('0.01') });
     const body = JSON.stringify({
       jsonrpc: '2.0',

@@ -28,8 +28,6 @@ afterAll(async () => {
   await t?.close();
 });
 
-const head = () => t.client.getBlockNumber({ cacheTime: 0 });
-
 /** The same bytes and the same signature header each time, from a fresh client address (no rate limit in the way). */
 async function replayer(account: LocalAccount, body: string): Promise<() => Promise<Reply>> {
   const signature = await flashbotsSignature(account, body);
@@ -46,7 +44,7 @@ async function fundedSearcher(balance: bigint) {
 describe('a signed bundle sent again', () => {
   it('eth_sendBundle: three identical signed bodies are debited once, answered alike, and counted once', async () => {
     const { searcher, ledger } = await fundedSearcher(1_000_000n);
-    const target = (await head()) + 4n;
+    const target = (await t.head()) + 4n;
     const send = await replayer(searcher, sendBundleBody([await transfer(t.client, 9)], target));
     const answers = [await send(), await send(), await send()];
     for (const a of answers) expect(a.json).toEqual({ jsonrpc: '2.0', id: 1, result: null });
@@ -65,7 +63,7 @@ describe('a signed bundle sent again', () => {
 
   it('concurrent resends of one body are debited once too', async () => {
     const { searcher, ledger } = await fundedSearcher(1_000_000n);
-    const target = (await head()) + 4n;
+    const target = (await t.head()) + 4n;
     const send = await replayer(searcher, sendBundleBody([await transfer(t.client, 9, { tipGwei: '2' })], target));
     const answers = await Promise.all(Array.from({ length: 5 }, () => send()));
     for (const a of answers) expect(a.json.result).toBeNull();
@@ -74,7 +72,7 @@ describe('a signed bundle sent again', () => {
 
   it('mev_sendBundle: a resend answers the same bundleHash and is not priced again (owed once)', async () => {
     const searcher = privateKeyToAccount(generatePrivateKey());
-    const target = (await head()) + 3n;
+    const target = (await t.head()) + 3n;
     const tx: Hex = await transfer(t.client, 9, { tipGwei: '5' });
     const send = await replayer(
       searcher,
@@ -89,7 +87,7 @@ describe('a signed bundle sent again', () => {
 
   it('the same replacementUuid in the same block is priced once; a new target block is a new bundle, priced again', async () => {
     const { searcher, ledger } = await fundedSearcher(1_000_000n);
-    const target = (await head()) + 4n;
+    const target = (await t.head()) + 4n;
     const replacementUuid = '0b1e9f2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b';
     for (const tip of ['2', '3']) {
       const send = await replayer(searcher, sendBundleBody([await transfer(t.client, 9, { tipGwei: tip })], target, { replacementUuid }));

@@ -1,4 +1,4 @@
-import { createServer, request } from 'node:http';
+import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { devAccount, resolveRedis, startEthereumDevChain, type AnvilInstance, type RedisHandle } from '@acg/devnet';
 import { ulid } from 'ulid';
@@ -20,6 +20,8 @@ export interface TestBuilder {
   builder: RunningBuilder;
   config: BuilderConfig;
   client: PublicClient;
+  /** The dev chain's current block number, read fresh (no client cache). */
+  head(): Promise<bigint>;
   close(): Promise<void>;
 }
 
@@ -67,6 +69,7 @@ export async function startTestBuilder(
       builder,
       config,
       client,
+      head: () => client.getBlockNumber({ cacheTime: 0 }),
       async close() {
         await builder.close();
         await Promise.allSettled([relays!.close(), eth.stop(), redis.stop()]);
@@ -93,22 +96,25 @@ export interface Reply {
   json: any;
 }
 
+/** The {@link Reply} of a finished response whose body arrived as `chunks`: `json` is undefined when the text is empty or not JSON. */
+function replyOf(res: IncomingMessage, chunks: Buffer[]): Reply {
+  const text = Buffer.concat(chunks).toString('utf8');
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.statusCode ?? 0, headers: res.headers, text, json };
+}
+
 /** POSTs `body` bytes to `url` from `localAddress` (node:http, so the source IP is chosen). */
 export function post(url: string, body: string | Buffer, headers: Record<string, string> = {}, localAddress = '127.0.0.1'): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'POST', localAddress, agent: false, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = text ? JSON.parse(text) : undefined;
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-      });
+      res.on('end', () => resolve(replyOf(res, chunks)));
     });
     req.on('error', reject);
     req.end(body);
@@ -132,21 +138,14 @@ export interface HttpRequestOptions {
 export function httpRequest(url: string, opts: HttpRequestOptions = {}): Promise<Reply> {
   const { method = 'POST', body, headers = {}, localAddress = '127.0.0.1', timeoutMs = 10_000 } = opts;
   return new Promise((resolve, reject) => {
-    const read = (res: import('node:http').IncomingMessage, after?: () => void) => {
+    const read = (res: IncomingMessage, after?: () => void) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', reject);
       res.on('end', () => {
         clearTimeout(timer);
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = text ? JSON.parse(text) : undefined;
-        } catch {
-          json = undefined;
-        }
         after?.();
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        resolve(replyOf(res, chunks));
       });
     };
     const req = request(url, { method, localAddress, agent: false, headers }, (res) => read(res));

@@ -29,7 +29,6 @@ afterAll(async () => {
   await t?.close();
 });
 
-const head = () => t.client.getBlockNumber({ cacheTime: 0 });
 const txHash = (raw: Hex) => keccak256(raw);
 async function signedBy(account: LocalAccount, body: string): Promise<Reply> {
   return post(t.builder.rpcUrl, body, { 'X-Flashbots-Signature': await flashbotsSignature(account, body) }, freshIp());
@@ -42,7 +41,7 @@ const mevBody = (txs: { tx: Hex; canRevert: boolean }[], block: bigint, extra: R
 describe('mev_sendBundle (MEV-Share v0.1)', () => {
   it('queues the bundle for every block from inclusion.block to maxBlock, returns {bundleHash}, lands it, and prices it once', async () => {
     const searcher = privateKeyToAccount(generatePrivateKey());
-    const target = (await head()) + 1n;
+    const target = (await t.head()) + 1n;
     const a = await transfer(t.client, 2, { tipGwei: '3' });
     const b = await transfer(t.client, 3, { to: t.builder.coinbase, value: parseEther('0.01'), tipGwei: '1' });
     const body = call('mev_sendBundle', [
@@ -79,7 +78,7 @@ describe('mev_sendBundle (MEV-Share v0.1)', () => {
 
   it('maps validity.refund and refundConfig onto refundPercent, refundTxHashes and refundRecipient', async () => {
     const searcher = privateKeyToAccount(generatePrivateKey());
-    const target = (await head()) + 3n;
+    const target = (await t.head()) + 3n;
     const user = await transfer(t.client, 4);
     const backrun = await transfer(t.client, 5);
     const recipient = privateKeyToAccount(generatePrivateKey()).address;
@@ -105,7 +104,7 @@ describe('mev_sendBundle (MEV-Share v0.1)', () => {
 
   it('refuses what it cannot honour with -32602 naming the field: {hash} and {bundle} entries, wrong version, bad tx, wrong chain, past block, too wide a range', async () => {
     const searcher = privateKeyToAccount(generatePrivateKey());
-    const h = await head();
+    const h = await t.head();
     const good = await transfer(t.client, 6);
     const cases: [string, string, Record<string, unknown>?][] = [
       [mevBody([{ hash: txHash(good) } as never, { tx: good, canRevert: false }], h + 1n), 'body[0]', { reason: 'unsupported_body_entry' }],
@@ -148,7 +147,7 @@ describe('mev_sendBundle (MEV-Share v0.1)', () => {
 describe('flashbots_getBundleStatsV2', () => {
   it('tells the signer received → simulated → considered → sealed → sent to each relay → landed, and nobody else anything', async () => {
     const searcher = privateKeyToAccount(generatePrivateKey());
-    const target = (await head()) + 1n;
+    const target = (await t.head()) + 1n;
     const raw = await transfer(t.client, 7, { tipGwei: '2' });
     const hash = bundleHash([txHash(raw)]);
     expect((await signedBy(searcher, sendBundleBody([raw], target))).json).toEqual({ jsonrpc: '2.0', id: 1, result: null });
@@ -193,7 +192,7 @@ describe('flashbots_getBundleStatsV2', () => {
 
   it('a bundle that was simulated but not chosen is simulated, not considered; a bundle for a later block is only received', async () => {
     const searcher = privateKeyToAccount(generatePrivateKey());
-    const target = (await head()) + 1n;
+    const target = (await t.head()) + 1n;
     // reverts: a call with too little gas for the transfer to a contract-less address still succeeds, so use a failing value transfer
     const broke = privateKeyToAccount(generatePrivateKey());
     const failing = await broke.signTransaction({
@@ -239,7 +238,7 @@ describe('bundle pricing: 0.10 USD on the signer’s metered account, owed other
     const searcher = privateKeyToAccount(generatePrivateKey());
     const ledger = new Ledger(t.builder.redis, t.builder.keys);
     await ledger.credit(searcher.address, 150_000n, 'deposit', 'dep_test');
-    const target = (await head()) + 4n;
+    const target = (await t.head()) + 4n;
 
     expect((await signedBy(searcher, sendBundleBody([await transfer(t.client, 9)], target))).json.result).toBeNull();
     const view = await ledger.view(searcher.address);

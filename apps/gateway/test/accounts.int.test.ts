@@ -1,10 +1,8 @@
 import { Ledger, InsufficientBalanceError } from '@acg/accounts';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { createSiweMessage } from 'viem/siwe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { asReadOnChain, challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+import { asReadOnChain, challenge, officialPayload, paidPost, paymentHeader, post, usdcReader } from './x402.js';
 
 let t: TestGateway;
 beforeAll(async () => {
@@ -90,15 +88,9 @@ describe('metered account', () => {
     const token = (await post(`${t.url}/v1/auth/token`, { message: nonce.message, signature })).body.access_token;
     const balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
     const before = await balanceOf(account.address);
-    const client = new x402Client();
-    registerExactEvmScheme(client, { signer: account as never });
-    const res = await wrapFetchWithPayment(fetch, client)(`${t.url}/v1/account/deposit`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ amount_usdc: '0.25' }),
-    });
+    const res = await paidPost(account, `${t.url}/v1/account/deposit`, { amount_usdc: '0.25' });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ balance: '250000', deposit: { amount: '250000' } });
+    expect(res.body).toMatchObject({ balance: '250000', deposit: { amount: '250000' } });
     expect(before - (await balanceOf(account.address))).toBe(250_000n);
 
     const pr = await challenge(`${t.url}/v1/account/deposit`, { amount_usdc: '0.05' });

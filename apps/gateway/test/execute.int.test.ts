@@ -2,7 +2,18 @@ import { decodePaymentResponseHeader } from '@x402/core/http';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asReadOnChain, bearerToken, challenge, craftPayload, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
+import {
+  asReadOnChain,
+  bearerToken,
+  challenge,
+  craftPayload,
+  officialPayload,
+  paymentHeader,
+  post,
+  readExecution,
+  usdcReader,
+  walletBalancesRequest,
+} from './x402.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { paymentKeys } from '@acg/payments/commands';
 
@@ -11,7 +22,6 @@ const PRICE = 1000n; // intelligence.wallet_balances: 0.001 USDC in base units
 let t: TestGateway;
 let balanceOf: ReturnType<typeof usdcReader>;
 let executeUrl: string;
-const request = (address: string, chain = 'base') => ({ capability_id: 'intelligence.wallet_balances', input: { address, chain } });
 
 beforeAll(async () => {
   t = await startTestGateway({ config: { chains: { ethereum: 'http://127.0.0.1:1' } } });
@@ -25,7 +35,7 @@ afterAll(async () => {
 describe('402 challenge', () => {
   it('answers an unpaid call with PAYMENT-REQUIRED (x402 v2) and the docs/spec-notes.md 2.9 body fields', async () => {
     const buyer = t.stack.payment.buyers[0];
-    const r = await post(executeUrl, request(buyer.address));
+    const r = await post(executeUrl, walletBalancesRequest(buyer.address));
     expect(r.status).toBe(402);
     expect(r.body).toMatchObject({
       x402Version: 2,
@@ -37,7 +47,7 @@ describe('402 challenge', () => {
     });
     expect(r.body.accepts).toHaveLength(1);
     expect(r.body.resource.url).toBe(executeUrl);
-    const pr = await challenge(executeUrl, request(buyer.address));
+    const pr = await challenge(executeUrl, walletBalancesRequest(buyer.address));
     expect(pr.x402Version).toBe(2);
     expect(pr.accepts[0]).toMatchObject({ scheme: 'exact', network: 'eip155:8453', amount: '1000', extra: { name: 'USD Coin', version: '2' } });
   });
@@ -51,7 +61,11 @@ describe('paid execute', () => {
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: buyer as never });
     const pay = wrapFetchWithPayment(fetch, client);
-    const res = await pay(executeUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request(buyer.address)) });
+    const res = await pay(executeUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(walletBalancesRequest(buyer.address)),
+    });
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
     expect(body.status).toBe('SUCCEEDED');
@@ -76,11 +90,11 @@ describe('paid execute', () => {
 
   it('accepts the legacy X-PAYMENT header and a v1 payload', async () => {
     const buyer = t.stack.payment.buyers[2];
-    const pr = await challenge(executeUrl, request(buyer.address));
+    const pr = await challenge(executeUrl, walletBalancesRequest(buyer.address));
     const v2 = await officialPayload(buyer, pr);
     const v1 = { x402Version: 1, scheme: 'exact', network: 'base', payload: v2.payload };
     const before = await balanceOf(buyer.address);
-    const r = await post(executeUrl, request(buyer.address), { 'X-PAYMENT': Buffer.from(JSON.stringify(v1)).toString('base64') });
+    const r = await post(executeUrl, walletBalancesRequest(buyer.address), { 'X-PAYMENT': Buffer.from(JSON.stringify(v1)).toString('base64') });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe('SUCCEEDED');
     expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
@@ -88,24 +102,27 @@ describe('paid execute', () => {
 
   it('a replayed payment is charged once; its result goes to the payer only (bearer token), others get the receipt', async () => {
     const buyer = t.stack.payment.buyers[3];
-    const pr = await challenge(executeUrl, request(buyer.address));
+    const pr = await challenge(executeUrl, walletBalancesRequest(buyer.address));
     const payload = await officialPayload(buyer, pr);
     const header = paymentHeader(asReadOnChain(payload));
     const before = await balanceOf(buyer.address);
-    const first = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header });
+    const first = await post(executeUrl, walletBalancesRequest(buyer.address), { 'PAYMENT-SIGNATURE': header });
     expect(first.status).toBe(200);
     // a settled authorization is public on-chain: without proof of being the payer, the receipt only
-    const second = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header });
+    const second = await post(executeUrl, walletBalancesRequest(buyer.address), { 'PAYMENT-SIGNATURE': header });
     expect(second.status).toBe(409);
     expect(second.body).toMatchObject({ reason: 'payment_already_used', execution_id: first.body.execution_id, payment: first.body.payment });
     expect(second.body).not.toHaveProperty('result');
     expect(second.body).not.toHaveProperty('proof');
-    const third = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header, authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
+    const third = await post(executeUrl, walletBalancesRequest(buyer.address), {
+      'PAYMENT-SIGNATURE': header,
+      authorization: `Bearer ${await bearerToken(t.url, buyer)}`,
+    });
     expect(third.status).toBe(200);
     expect(third.body).toEqual(first.body);
     expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
     // the same payment for a different request is a conflict, not a second run
-    const other = await post(executeUrl, request(t.stack.payment.treasury.address), { 'PAYMENT-SIGNATURE': header });
+    const other = await post(executeUrl, walletBalancesRequest(t.stack.payment.treasury.address), { 'PAYMENT-SIGNATURE': header });
     expect(other.status).toBe(409);
     expect(other.body.reason).toBe('payment_conflict');
     expect(other.contentType).toContain('application/problem+json');
@@ -113,10 +130,10 @@ describe('paid execute', () => {
 
   it('concurrent duplicates of one payment run the capability once and charge once', async () => {
     const buyer = t.stack.payment.buyers[4];
-    const pr = await challenge(executeUrl, request(buyer.address));
+    const pr = await challenge(executeUrl, walletBalancesRequest(buyer.address));
     const header = paymentHeader(await officialPayload(buyer, pr));
     const before = await balanceOf(buyer.address);
-    const results = await Promise.all(Array.from({ length: 5 }, () => post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header })));
+    const results = await Promise.all(Array.from({ length: 5 }, () => post(executeUrl, walletBalancesRequest(buyer.address), { 'PAYMENT-SIGNATURE': header })));
     const ok = results.filter((r) => r.status === 200);
     expect(ok.length).toBeGreaterThan(0);
     // every answer is either the one execution or a 409 "in progress": never a second execution
@@ -128,22 +145,22 @@ describe('paid execute', () => {
   it('honours Idempotency-Key per payer: no payment → 402, a fresh authorization of the payer replays (uncharged), another body is 409', async () => {
     const buyer = t.stack.payment.buyers[5];
     const key = `idem-${Date.now()}`;
-    const pr = await challenge(executeUrl, request(buyer.address));
+    const pr = await challenge(executeUrl, walletBalancesRequest(buyer.address));
     const header = paymentHeader(await officialPayload(buyer, pr));
     const before = await balanceOf(buyer.address);
-    const first = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': header, 'Idempotency-Key': key });
+    const first = await post(executeUrl, walletBalancesRequest(buyer.address), { 'PAYMENT-SIGNATURE': header, 'Idempotency-Key': key });
     expect(first.status).toBe(200);
     // the key is looked up only once the payment is read: without one, the challenge
-    const unpaid = await post(executeUrl, request(buyer.address), { 'Idempotency-Key': key });
+    const unpaid = await post(executeUrl, walletBalancesRequest(buyer.address), { 'Idempotency-Key': key });
     expect(unpaid.status).toBe(402);
-    const again = await post(executeUrl, request(buyer.address), {
+    const again = await post(executeUrl, walletBalancesRequest(buyer.address), {
       'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(buyer, pr)),
       'Idempotency-Key': key,
     });
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
-    const conflict = await post(executeUrl, request(t.stack.payment.treasury.address), {
-      'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(buyer, await challenge(executeUrl, request(t.stack.payment.treasury.address)))),
+    const conflict = await post(executeUrl, walletBalancesRequest(t.stack.payment.treasury.address), {
+      'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(buyer, await challenge(executeUrl, walletBalancesRequest(t.stack.payment.treasury.address)))),
       'Idempotency-Key': key,
     });
     expect(conflict.status).toBe(409);
@@ -182,8 +199,8 @@ describe('refused payments cost nothing and say why', () => {
     it(`refuses a ${name} authorization with 402 and a clear reason`, async () => {
       const victim = t.stack.payment.buyers[6].address;
       const before = await balanceOf(victim);
-      const pr = await challenge(executeUrl, request(victim));
-      const r = await post(executeUrl, request(victim), { 'PAYMENT-SIGNATURE': paymentHeader(await make(pr)) });
+      const pr = await challenge(executeUrl, walletBalancesRequest(victim));
+      const r = await post(executeUrl, walletBalancesRequest(victim), { 'PAYMENT-SIGNATURE': paymentHeader(await make(pr)) });
       expect(r.status).toBe(402);
       expect(r.body.error).toMatch(reason);
       expect(r.body.reason).toMatch(/^[a-z0-9_]+$/);
@@ -194,12 +211,12 @@ describe('refused payments cost nothing and say why', () => {
 
   it('refuses a validBefore beyond maxTimeoutSeconds with its stable reason, before reserving anything', async () => {
     const victim = t.stack.payment.buyers[6].address;
-    const pr = await challenge(executeUrl, request(victim));
+    const pr = await challenge(executeUrl, walletBalancesRequest(victim));
     const now = Math.floor(Date.now() / 1000);
     const inflight = paymentKeys.authorizationsInFlight(t.gateway.services.keys);
     const reservedBefore = await t.gateway.services.redis.zcard(inflight);
     const tooLong = await craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { validBefore: BigInt(now + pr.accepts[0].maxTimeoutSeconds + 120) });
-    const r = await post(executeUrl, request(victim), { 'PAYMENT-SIGNATURE': paymentHeader(tooLong) });
+    const r = await post(executeUrl, walletBalancesRequest(victim), { 'PAYMENT-SIGNATURE': paymentHeader(tooLong) });
     expect(r.status).toBe(402);
     expect(r.body.reason).toBe('authorization_validity_too_long');
     const auth = (tooLong.payload as { authorization: { nonce: `0x${string}` } }).authorization;
@@ -209,11 +226,11 @@ describe('refused payments cost nothing and say why', () => {
     expect(await t.gateway.services.redis.zcard(inflight)).toBe(reservedBefore);
     // within the window (maxTimeoutSeconds, as the official client signs) is accepted
     const ok = await craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { validBefore: BigInt(now + pr.accepts[0].maxTimeoutSeconds) });
-    expect((await post(executeUrl, request(victim), { 'PAYMENT-SIGNATURE': paymentHeader(ok) })).status).toBe(200);
+    expect((await post(executeUrl, walletBalancesRequest(victim), { 'PAYMENT-SIGNATURE': paymentHeader(ok) })).status).toBe(200);
   });
 
   it('refuses a header that is not an x402 payload', async () => {
-    const r = await post(executeUrl, request(t.stack.payment.buyers[6].address), { 'PAYMENT-SIGNATURE': 'not-base64!!' });
+    const r = await post(executeUrl, walletBalancesRequest(t.stack.payment.buyers[6].address), { 'PAYMENT-SIGNATURE': 'not-base64!!' });
     expect(r.status).toBe(402);
     expect(r.body.reason).toBe('invalid_payment_header');
   });
@@ -223,7 +240,7 @@ describe('bad input costs nothing', () => {
   it('gives 400 problem+json with the failing path, before any payment', async () => {
     const buyer = t.stack.payment.buyers[6];
     const before = await balanceOf(buyer.address);
-    const pr = await challenge(executeUrl, request(buyer.address));
+    const pr = await challenge(executeUrl, walletBalancesRequest(buyer.address));
     const header = paymentHeader(await officialPayload(buyer, pr));
     const r = await post(executeUrl, { capability_id: 'intelligence.wallet_balances', input: { address: 'nope' } }, { 'PAYMENT-SIGNATURE': header });
     expect(r.status).toBe(400);
@@ -249,7 +266,7 @@ describe('bad input costs nothing', () => {
     expect(notExecutable.status).toBe(422);
     const planned = await post(executeUrl, { capability_id: 'gateway.providers', input: {} });
     expect(planned.status).toBe(422);
-    const unconfigured = await post(executeUrl, request(t.stack.payment.buyers[6].address, 'arbitrum'));
+    const unconfigured = await post(executeUrl, walletBalancesRequest(t.stack.payment.buyers[6].address, 'arbitrum'));
     expect(unconfigured.status).toBe(422);
   });
 
@@ -268,8 +285,10 @@ describe('failure after settlement', () => {
     const buyer = t.stack.payment.buyers[7];
     const before = await balanceOf(buyer.address);
     // ethereum is configured to an RPC that refuses connections: the capability fails after payment
-    const pr = await challenge(executeUrl, request(buyer.address, 'ethereum'));
-    const r = await post(executeUrl, request(buyer.address, 'ethereum'), { 'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(buyer, pr)) });
+    const pr = await challenge(executeUrl, walletBalancesRequest(buyer.address, 'ethereum'));
+    const r = await post(executeUrl, walletBalancesRequest(buyer.address, 'ethereum'), {
+      'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(buyer, pr)),
+    });
     expect(r.status).toBe(503);
     expect(r.body).toMatchObject({
       status: 503,

@@ -3,7 +3,7 @@ import { devPrivateKey, startDevStack, type DevStack } from '@acg/devnet';
 import { ulid } from 'ulid';
 import { devReceiptKeys } from '@acg/receipts';
 import { configFromEnv, type ConfigDefaults, type GatewayConfig } from '@acg/config';
-import { createInProcessFacilitator, Paywall, TreasurySender } from '@acg/payments';
+import { createInProcessFacilitator, Paywall, recoverOrphanedPayments, TreasurySender, type RecoveryRound } from '@acg/payments';
 import { ProviderLedger } from '@acg/provider-ledger';
 import type { FacilitatorClient } from '@x402/core/server';
 import { startGateway, type RunningGateway, type StartGatewayOptions } from '../src/app.js';
@@ -59,6 +59,25 @@ export async function startTestGateway(opts: StartGatewayOptions & { config?: Co
     await stack.stop();
     throw e;
   }
+}
+
+/**
+ * One crash-recovery round (`recoverOrphanedPayments`) over `t`'s paid requests, on the gateway's own
+ * Redis, keys, payment chain, refund queue, log and credit reversals; `olderThanMs` (default: the
+ * sweep's own) is how long a reservation must have made no progress to count as orphaned.
+ * Resolves with what the round did (the refunded, released and completed operation ids).
+ */
+export function recoverPayments(t: TestGateway, opts: { olderThanMs?: number } = {}): Promise<RecoveryRound> {
+  const { services } = t.gateway;
+  return recoverOrphanedPayments({
+    redis: services.redis,
+    reversals: services.creditReversal,
+    keys: services.keys,
+    publicClient: services.paymentClient,
+    refunds: services.refunds,
+    log: services.log,
+    ...opts,
+  });
 }
 
 /**

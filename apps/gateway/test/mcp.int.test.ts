@@ -42,6 +42,13 @@ async function connect(headers: Record<string, string> = {}): Promise<Client> {
   return client;
 }
 
+/** A connected client that has listed the tools, so it validates structured results against their output schemas. */
+async function connectListed(headers: Record<string, string> = {}): Promise<Client> {
+  const client = await connect(headers);
+  await client.listTools();
+  return client;
+}
+
 /** Calls a tool after listing the tools (the client validates structured results against the listed output schemas). */
 async function call(client: Client, name: string, args: Record<string, unknown>, payment?: PaymentPayload): Promise<CallToolResult> {
   return (await client.callTool({ name, arguments: args, ...(payment ? { _meta: { 'x402/payment': payment } } : {}) })) as CallToolResult;
@@ -98,8 +105,7 @@ describe('MCP endpoint (stateless Streamable HTTP)', () => {
   });
 
   it('calls the free tools', async () => {
-    const client = await connect();
-    await client.listTools();
+    const client = await connectListed();
     const found = await call(client, 'search_capabilities', { query: 'wallet balances', max_price_usdc: '0.01' });
     expect(found.isError).toBeFalsy();
     const caps = (found.structuredContent as { capabilities: { id: string; tool: string | null; price_base_units: string }[] }).capabilities;
@@ -161,8 +167,7 @@ describe('MCP endpoint (stateless Streamable HTTP)', () => {
 
 describe('x402 over MCP', () => {
   it('gives the PaymentRequired in structuredContent and content[0].text, with a valid bazaar declaration', async () => {
-    const client = await connect();
-    await client.listTools();
+    const client = await connectListed();
     const buyer = t.stack.payment.buyers[0];
     const pr = await paymentRequired(client, TOOL, { address: buyer.address, chain: 'base' });
     expect(pr.x402Version).toBe(2);
@@ -173,8 +178,7 @@ describe('x402 over MCP', () => {
   });
 
   it('pays with the official x402 client, gets the result and payment-response, and is charged exactly once for two concurrent sends', async () => {
-    const [a, b] = [await connect(), await connect()];
-    await Promise.all([a.listTools(), b.listTools()]);
+    const [a, b] = [await connectListed(), await connectListed()];
     const buyer = t.stack.payment.buyers[1];
     const args = { address: buyer.address, chain: 'base' };
     // the payment-identifier proves a resend comes from the payer (the settled authorization is public)
@@ -220,8 +224,7 @@ describe('x402 over MCP', () => {
     expect(text(receiptOnly)).toMatchObject({ status: 409, reason: 'payment_already_used', execution_id: first._meta?.execution_id });
     expect(text(receiptOnly)).not.toHaveProperty('result');
     // the payer's bearer token on the MCP connection is proof too
-    const asPayer = await connect({ authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
-    await asPayer.listTools();
+    const asPayer = await connectListed({ authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
     const proven = await call(asPayer, TOOL, args, onChain as PaymentPayload);
     expect(proven.isError, JSON.stringify(proven.content)).toBeFalsy();
     expect(proven.structuredContent).toEqual(first.structuredContent);
@@ -233,8 +236,7 @@ describe('x402 over MCP', () => {
   });
 
   it('shares the execute path with REST: a payment made over REST replays over MCP', async () => {
-    const client = await connect();
-    await client.listTools();
+    const client = await connectListed();
     const buyer = t.stack.payment.buyers[2];
     const args = { address: buyer.address, chain: 'base' };
     const pr = await paymentRequired(client, TOOL, args);
@@ -252,8 +254,7 @@ describe('x402 over MCP', () => {
   });
 
   it('refuses an invalid payment with isError and the reason, charging nothing', async () => {
-    const client = await connect();
-    await client.listTools();
+    const client = await connectListed();
     const victim = t.stack.payment.buyers[3];
     const args = { address: victim.address, chain: 'base' };
     const pr = await paymentRequired(client, TOOL, args);
@@ -272,16 +273,14 @@ describe('x402 over MCP', () => {
   });
 
   it('refuses invalid arguments before any payment', async () => {
-    const client = await connect();
-    await client.listTools();
+    const client = await connectListed();
     const r = await call(client, TOOL, { address: 'nope' });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatchObject({ status: 400, errors: [{ path: ['input', 'address'] }] });
   });
 
   it('honours payment-identifier: same id and payload → the stored result; same id, another payload → 409', async () => {
-    const client = await connect();
-    await client.listTools();
+    const client = await connectListed();
     const buyer = t.stack.payment.buyers[5];
     const args = { address: buyer.address, chain: 'base' };
     const id = generatePaymentId();
@@ -309,8 +308,7 @@ describe('x402 over MCP', () => {
       {},
       [],
     );
-    const client = await connect();
-    await client.listTools();
+    const client = await connectListed();
     const buyer = t.stack.payment.buyers[6];
     const pr = await paymentRequired(client, 'mev_liquidation_search', { chain: 'ethereum' });
     expect(pr.accepts[0].amount).toBe('20000');

@@ -1,12 +1,10 @@
 import { Writable } from 'node:stream';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { createLogger, repeatedKeys } from '@acg/observability';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Scrape } from '../../../packages/observability/test/prometheus.js';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { craftPayload, paymentHeader, post } from './x402.js';
+import { craftPayload, paidPost, paymentHeader, post, walletBalancesRequest } from './x402.js';
 
 /**
  * `GET /metrics` (Prometheus text, parsed with a Prometheus text-format parser), METRICS_TOKEN,
@@ -21,7 +19,6 @@ const sink = new Writable({
   },
 });
 let t: TestGateway;
-const request = (address: string) => ({ capability_id: 'intelligence.wallet_balances', input: { address, chain: 'base' } });
 const auth = { Authorization: `Bearer ${TOKEN}` };
 
 async function scrape(): Promise<Scrape> {
@@ -49,12 +46,12 @@ describe('GET /metrics on the gateway port', () => {
     const buyer = t.stack.payment.buyers[0];
 
     // 1. unpaid: the 402 challenge
-    const unpaid = await post(executeUrl, request(buyer.address));
+    const unpaid = await post(executeUrl, walletBalancesRequest(buyer.address));
     expect(unpaid.status).toBe(402);
     // 2. a payment refused: signed by another key than its `from`
     const requirements = decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!).accepts[0];
     const forged = await craftPayload(t.stack.payment.buyers[1], requirements, 8453, { from: buyer.address });
-    const refused = await post(executeUrl, request(buyer.address), { 'PAYMENT-SIGNATURE': paymentHeader(forged) });
+    const refused = await post(executeUrl, walletBalancesRequest(buyer.address), { 'PAYMENT-SIGNATURE': paymentHeader(forged) });
     expect(refused.status).toBe(402);
     const reason = refused.body.reason as string;
     expect(reason).toMatch(/^[a-z0-9_]+$/);
@@ -62,15 +59,9 @@ describe('GET /metrics on the gateway port', () => {
     expect((await fetch(`${t.url}/api/v1/nothing-here`)).status).toBe(404);
     expect((await fetch(`${t.url}/api/v1/jobs/job_01JD5X0Q6Z8R3M2N4P5Q6R7S8T`)).status).toBe(404);
     // 4. paid with the official client: its first try is a 402, the paid retry a 200
-    const client = new x402Client();
-    registerExactEvmScheme(client, { signer: buyer as never });
-    const paid = await wrapFetchWithPayment(fetch, client)(executeUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(request(buyer.address)),
-    });
+    const paid = await paidPost(buyer, executeUrl, walletBalancesRequest(buyer.address));
     expect(paid.status).toBe(200);
-    expect(((await paid.json()) as { status: string }).status).toBe('SUCCEEDED');
+    expect(paid.body.status).toBe('SUCCEEDED');
 
     const after = await scrape();
     const delta = (name: string, labels: Record<string, string>) => after.value(name, labels) - before.value(name, labels);
@@ -131,7 +122,7 @@ describe('X-Request-Id and the request log line', () => {
       fetch(`${t.url}/nope`),
       fetch(`${t.url}/registry`, { method: 'DELETE' }),
       fetch(`${t.url}/metrics`),
-      post(`${t.url}/api/v1/execute`, request(t.stack.payment.buyers[3].address)),
+      post(`${t.url}/api/v1/execute`, walletBalancesRequest(t.stack.payment.buyers[3].address)),
       fetch(`${t.url}/api/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(1_048_577) }),
     ]);
     expect(answers.map((r) => r.status)).toEqual([404, 405, 401, 402, 413]);

@@ -1,14 +1,12 @@
 import { runPayoutPass } from '@acg/provider-ledger';
 import { ProviderView } from '@acg/schemas';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, treasurySender, type TestGateway } from './harness.js';
 import { waitFor } from './waitFor.js';
-import { registerProvider, startTestProvider, upperCaseAnswer, upperCaseCapability } from './providerServer.js';
-import { post, usdcReader } from './x402.js';
+import { registerTestProvider, startTestProvider, upperCaseAnswer, upperCaseCapability, type TestProvider } from './providerServer.js';
+import { paidPost, post, usdcReader } from './x402.js';
 
 /**
  * A provider's money end to end (docs/decisions.md "Providers"): a paid provider execution through
@@ -20,7 +18,7 @@ const ADMIN_TOKEN = `admin-${'m'.repeat(32)}`;
 const PRICE = 500_000n; // 0.5 USDC: share 0.45, fee 0.05
 
 let t: TestGateway;
-let provider: Awaited<ReturnType<typeof startTestProvider>>;
+let provider: TestProvider;
 let usdc: (a: `0x${string}`) => Promise<bigint>;
 const owner = privateKeyToAccount(generatePrivateKey());
 let providerId: string;
@@ -29,15 +27,8 @@ beforeAll(async () => {
   provider = await startTestProvider(upperCaseAnswer);
   t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' }, adminToken: ADMIN_TOKEN } });
   usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
-  const r = await registerProvider(t.url, owner, {
-    name: 'Money Co',
-    endpoint: provider.url,
-    capabilities: [upperCaseCapability('upper_money', '0.5')],
-  });
-  expect(r.status).toBe(201);
-  providerId = r.body.provider_id;
-  provider.setSecret(r.body.signing_secret);
-  provider.signAs(owner, ['intelligence.upper_money']);
+  providerId = (await registerTestProvider(t.url, owner, provider, { name: 'Money Co', capabilities: [upperCaseCapability('upper_money', '0.5')] }))
+    .provider_id;
 });
 afterAll(async () => {
   await t?.close();
@@ -51,14 +42,7 @@ async function signIn(account: PrivateKeyAccount | (typeof t.stack.payment.buyer
 }
 
 async function execute(): Promise<string> {
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: t.stack.payment.buyers[0] as never });
-  const res = await wrapFetchWithPayment(fetch, client)(`${t.url}/api/v1/execute`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ capability_id: 'intelligence.upper_money', input: { text: 'hi' } }),
-  });
-  const body = (await res.json()) as { status: string; execution_id: string };
+  const { body } = await paidPost(t.stack.payment.buyers[0], `${t.url}/api/v1/execute`, { capability_id: 'intelligence.upper_money', input: { text: 'hi' } });
   expect(body.status).toBe('SUCCEEDED');
   return body.execution_id;
 }

@@ -154,3 +154,28 @@ export async function registerProvider(
     ...body,
   });
 }
+
+/** A provider endpoint started by {@link startTestProvider}. */
+export type TestProvider = Awaited<ReturnType<typeof startTestProvider>>;
+
+/**
+ * Registers `provider` through the public API ({@link registerProvider}) as `owner` with `body` (name,
+ * capabilities; `endpoint` defaults to the provider's URL), then hands the provider its signing secret
+ * and lets `owner` sign the results of every registered capability (`intelligence.<name>`). Resolves
+ * with the registration's body (`provider_id`, `signing_secret`, …); throws when it is not 201.
+ */
+export async function registerTestProvider(
+  baseUrl: string,
+  owner: LocalAccount,
+  provider: TestProvider,
+  body: { name: string; endpoint?: string; capabilities: { name: string; [field: string]: unknown }[] },
+): Promise<any> {
+  const r = await registerProvider(baseUrl, owner, { endpoint: provider.url, ...body });
+  if (r.status !== 201) throw new Error(`provider registration: ${r.status} ${JSON.stringify(r.body)}`);
+  provider.setSecret(r.body.signing_secret);
+  provider.signAs(
+    owner,
+    body.capabilities.map((c) => `intelligence.${c.name}`),
+  );
+  return r.body;
+}

@@ -1,5 +1,3 @@
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { resultSha256, resultSignatureMessage } from '@acg/provider-kit';
 import { verifyMessage } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
@@ -7,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderCredit } from '@acg/provider-directory';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { registerProvider, startTestProvider, upperCaseAnswer as upper, type Answer, type ReceivedCall } from './providerServer.js';
-import { post, readExecution, usdcReader } from './x402.js';
+import { paidPost, post, readExecution, usdcReader } from './x402.js';
 
 /**
  * Third-party providers end to end (docs/decisions.md "Providers"), on a real anvil payment chain and a
@@ -209,14 +207,8 @@ describe('paid provider calls', () => {
 
   async function pay(buyerIndex: number, capability_id: string) {
     const buyer = t.stack.payment.buyers[buyerIndex];
-    const client = new x402Client();
-    registerExactEvmScheme(client, { signer: buyer as never });
-    const res = await wrapFetchWithPayment(fetch, client)(`${t.url}/api/v1/execute`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ capability_id, input: { text: 'hello' } }),
-    });
-    return { buyer, status: res.status, body: (await res.json()) as any };
+    const res = await paidPost(buyer, `${t.url}/api/v1/execute`, { capability_id, input: { text: 'hello' } });
+    return { buyer, status: res.status, body: res.body };
   }
 
   it('refuses input that does not match the input_schema before any payment (400 with the path)', async () => {

@@ -1,6 +1,6 @@
-import { readRefund, recoverOrphanedPayments, requestHash } from '@acg/payments';
+import { readRefund, requestHash } from '@acg/payments';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { recoverPayments, startTestGateway, type TestGateway } from './harness.js';
 import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader, paidExecuteRequest } from './x402.js';
 import { paymentKeys } from '@acg/payments/commands';
 
@@ -37,25 +37,8 @@ describe('crash recovery of paid requests', () => {
     expect(before - (await balanceOf(buyer.address))).toBe(1000n);
 
     // a reservation that is still young is left alone
-    expect(
-      await recoverOrphanedPayments({
-        redis: services.redis,
-        reversals: services.creditReversal,
-        keys: services.keys,
-        publicClient: services.paymentClient,
-        refunds: services.refunds,
-        log: services.log,
-      }),
-    ).toEqual({ refunded: [], released: [], completed: [] });
-    const round = await recoverOrphanedPayments({
-      redis: services.redis,
-      reversals: services.creditReversal,
-      keys: services.keys,
-      publicClient: services.paymentClient,
-      refunds: services.refunds,
-      log: services.log,
-      olderThanMs: 0,
-    });
+    expect(await recoverPayments(t)).toEqual({ refunded: [], released: [], completed: [] });
+    const round = await recoverPayments(t, { olderThanMs: 0 });
     expect(round.refunded).toEqual([req.operationId]);
     expect(await services.redis.zscore(inflight, authKey!)).toBeNull();
 
@@ -137,15 +120,7 @@ describe('crash recovery of paid requests', () => {
       '1000',
     );
     await services.redis.zadd(inflight, 1, authKey);
-    const round = await recoverOrphanedPayments({
-      redis: services.redis,
-      reversals: services.creditReversal,
-      keys: services.keys,
-      publicClient: services.paymentClient,
-      refunds: services.refunds,
-      log: services.log,
-      olderThanMs: 0,
-    });
+    const round = await recoverPayments(t, { olderThanMs: 0 });
     expect(round).toEqual({ refunded: [], released: ['exe_x'], completed: [] });
     expect(await services.redis.exists(authKey)).toBe(0);
   });

@@ -6,7 +6,7 @@ import { createSIWxPayload, encodeSIWxHeader, SIGN_IN_WITH_X, wrapFetchWithSIWx,
 import type { LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { challenge, officialPayload, paymentHeader, post } from './x402.js';
+import { challenge, officialPayload, paymentHeader, post, walletBalancesRequest } from './x402.js';
 
 /**
  * x402 `sign-in-with-x` (apps/gateway README "Sign-in-with-x") on real anvil and Redis: every 402
@@ -20,7 +20,6 @@ let t: TestGateway;
 let payer: LocalAccount;
 let other: LocalAccount;
 let executionId: string;
-const executeBody = (address: string) => ({ capability_id: 'intelligence.wallet_balances', input: { address, chain: 'base' } });
 
 /** The sign-in-with-x extension of a 402 (header and body must carry the same). */
 function siwxOf(res: { status: number; headers: Headers; body: Record<string, any> }): SIWxExtension {
@@ -58,8 +57,8 @@ beforeAll(async () => {
   t = await startTestGateway();
   payer = t.stack.payment.buyers[0];
   other = t.stack.payment.buyers[1];
-  const required = await challenge(`${t.url}/api/v1/execute`, executeBody(payer.address));
-  const paid = await post(`${t.url}/api/v1/execute`, executeBody(payer.address), {
+  const required = await challenge(`${t.url}/api/v1/execute`, walletBalancesRequest(payer.address));
+  const paid = await post(`${t.url}/api/v1/execute`, walletBalancesRequest(payer.address), {
     'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(payer, required)),
   });
   expect(paid.status, JSON.stringify(paid.body)).toBe(200);
@@ -72,8 +71,8 @@ afterAll(async () => {
 describe('sign-in-with-x on every 402', () => {
   it('POST /api/v1/execute, POST /api/v1/jobs and POST /v1/account/deposit advertise a fresh challenge for this origin and the payment chain', async () => {
     const host = new URL(t.url).host;
-    const execute = siwxOf(await post(`${t.url}/api/v1/execute`, executeBody(payer.address)));
-    const again = siwxOf(await post(`${t.url}/api/v1/execute`, executeBody(payer.address)));
+    const execute = siwxOf(await post(`${t.url}/api/v1/execute`, walletBalancesRequest(payer.address)));
+    const again = siwxOf(await post(`${t.url}/api/v1/execute`, walletBalancesRequest(payer.address)));
     const jobs = siwxOf(await post(`${t.url}/api/v1/jobs`, gatewayJobs.example.request));
     const deposit = siwxOf(await post(`${t.url}/v1/account/deposit`, { amount_usdc: '1' }));
     for (const [ext, path] of [
@@ -186,11 +185,11 @@ describe('reading what one paid for, the x402 way', () => {
   });
 
   it('a payment sent with SIGN-IN-WITH-X answers with the session token: no second round trip', async () => {
-    const first = await post(`${t.url}/api/v1/execute`, executeBody(payer.address));
+    const first = await post(`${t.url}/api/v1/execute`, walletBalancesRequest(payer.address));
     const ext = siwxOf(first);
     const required = decodePaymentRequiredHeader(first.headers.get('payment-required')!);
     const proof = encodeSIWxHeader(await createSIWxPayload({ ...ext.info, chainId: 'eip155:8453', type: 'eip191' }, payer, `${t.url}/api/v1/execute`));
-    const paid = await post(`${t.url}/api/v1/execute`, executeBody(payer.address), {
+    const paid = await post(`${t.url}/api/v1/execute`, walletBalancesRequest(payer.address), {
       'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(payer, required)),
       [SIGN_IN_WITH_X]: proof,
     });

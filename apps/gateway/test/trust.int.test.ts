@@ -1,13 +1,19 @@
 import { QuoteStore } from '@acg/provider-directory';
 import { AttestationPayload, ProviderView, Quote } from '@acg/schemas';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { compactVerify, createLocalJWKSet, type JSONWebKeySet } from 'jose';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { registerProvider, startTestProvider, upperCaseAnswer, upperCaseCapability, type Answer, type ReceivedCall } from './providerServer.js';
-import { bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+import {
+  registerTestProvider,
+  startTestProvider,
+  upperCaseAnswer,
+  upperCaseCapability,
+  type Answer,
+  type ReceivedCall,
+  type TestProvider,
+} from './providerServer.js';
+import { bearerToken, challenge, officialPayload, paidPost, paymentHeader, post, usdcReader } from './x402.js';
 
 /**
  * Trust scores, attestations, suspension, dispute-hold tiers and quotes (issue 25 items 3-5;
@@ -22,12 +28,12 @@ let jwks: ReturnType<typeof createLocalJWKSet>;
 
 /** The flaky provider: answers valid results, or results its output schema refuses, as the test says. */
 let mode: 'good' | 'bad' = 'good';
-let flaky: Awaited<ReturnType<typeof startTestProvider>>;
+let flaky: TestProvider;
 const flakyOwner = privateKeyToAccount(generatePrivateKey());
 let flakyId: string;
 const FLAKY = 'intelligence.upper_flaky';
 
-let quoted: Awaited<ReturnType<typeof startTestProvider>>;
+let quoted: TestProvider;
 const quotedOwner = privateKeyToAccount(generatePrivateKey());
 let quotedId: string;
 const QUOTED = 'intelligence.upper_quoted';
@@ -43,16 +49,10 @@ beforeAll(async () => {
   t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' }, adminToken: ADMIN_TOKEN } });
   usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
   jwks = createLocalJWKSet((await (await fetch(`${t.url}/.well-known/jwks.json`)).json()) as JSONWebKeySet);
-  const a = await registerProvider(t.url, flakyOwner, { name: 'Flaky Co', endpoint: flaky.url, capabilities: [upperCaseCapability('upper_flaky', '0.01')] });
-  expect(a.status).toBe(201);
-  flakyId = a.body.provider_id;
-  flaky.setSecret(a.body.signing_secret);
-  flaky.signAs(flakyOwner, [FLAKY]);
-  const b = await registerProvider(t.url, quotedOwner, { name: 'Quoted Co', endpoint: quoted.url, capabilities: [upperCaseCapability('upper_quoted', '0.5')] });
-  expect(b.status).toBe(201);
-  quotedId = b.body.provider_id;
-  quoted.setSecret(b.body.signing_secret);
-  quoted.signAs(quotedOwner, [QUOTED]);
+  flakyId = (await registerTestProvider(t.url, flakyOwner, flaky, { name: 'Flaky Co', capabilities: [upperCaseCapability('upper_flaky', '0.01')] }))
+    .provider_id;
+  quotedId = (await registerTestProvider(t.url, quotedOwner, quoted, { name: 'Quoted Co', capabilities: [upperCaseCapability('upper_quoted', '0.5')] }))
+    .provider_id;
 });
 afterAll(async () => {
   await t?.close();
@@ -61,16 +61,7 @@ afterAll(async () => {
 });
 
 /** A paid execute through the official x402 client (`@x402/fetch`) by buyer `buyer`. */
-async function pay(body: Record<string, unknown>, buyer = 0) {
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: t.stack.payment.buyers[buyer] as never });
-  const res = await wrapFetchWithPayment(fetch, client)(`${t.url}/api/v1/execute`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json()) as any };
-}
+const pay = (body: Record<string, unknown>, buyer = 0) => paidPost(t.stack.payment.buyers[buyer], `${t.url}/api/v1/execute`, body);
 
 async function probe(providerId: string) {
   await t.gateway.services.providers.probe!(providerId);

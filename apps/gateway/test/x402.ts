@@ -4,6 +4,7 @@ import { encodePaymentSignatureHeader, decodePaymentRequiredHeader } from '@x402
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
+import { wrapFetchWithPayment } from '@x402/fetch';
 import { createPublicClient, erc20Abi, http, toHex, type LocalAccount } from 'viem';
 import { randomBytes } from 'node:crypto';
 
@@ -13,6 +14,22 @@ export async function post(url: string, body: unknown, headers: Record<string, s
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, contentType: res.headers.get('content-type') };
 }
+
+/**
+ * POSTs `body` as JSON to `url`, paid by `buyer` with the official x402 fetch client (the 402
+ * challenge first, then the paid retry), and returns the last answer's status, headers and parsed
+ * body (undefined when empty).
+ */
+export async function paidPost(buyer: LocalAccount, url: string, body: unknown): Promise<{ status: number; headers: Headers; body: any }> {
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: buyer as never });
+  const res = await wrapFetchWithPayment(fetch, client)(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+/** The `POST /api/v1/execute` body of `intelligence.wallet_balances` for `address` on `chain` (default `base`). */
+export const walletBalancesRequest = (address: string, chain = 'base') => ({ capability_id: 'intelligence.wallet_balances', input: { address, chain } });
 
 /** Asks for the 402 challenge of `body` and decodes its PAYMENT-REQUIRED header. */
 export async function challenge(url: string, body: unknown): Promise<PaymentRequired> {
@@ -96,7 +113,7 @@ export const paymentHeader = (p: PaymentPayload) => encodePaymentSignatureHeader
  * HTTP replays) and `req` (the paywall request; `price`: USDC base units, `operationId`: the execution id).
  */
 export async function paidExecuteRequest(baseUrl: string, buyer: LocalAccount, opts: { price: bigint; operationId: string }) {
-  const body = { capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } };
+  const body = walletBalancesRequest(buyer.address);
   const header = paymentHeader(await officialPayload(buyer, await challenge(`${baseUrl}/api/v1/execute`, body)));
   const req = {
     resourceUrl: `${baseUrl}/api/v1/execute`,

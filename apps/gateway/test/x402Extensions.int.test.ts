@@ -11,7 +11,7 @@ import {
 } from '@x402/extensions/payment-identifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+import { officialPayload, paymentHeader, post, usdcReader, walletBalancesRequest } from './x402.js';
 
 /**
  * x402 extensions on every REST 402 (docs/decisions.md "Agents: MCP and x402 extensions"): `bazaar`
@@ -23,7 +23,6 @@ import { officialPayload, paymentHeader, post, usdcReader } from './x402.js';
 let t: TestGateway;
 let balanceOf: (a: `0x${string}`) => Promise<bigint>;
 const PRICE = 1000n;
-const executeBody = (address: string) => ({ capability_id: 'intelligence.wallet_balances', input: { address, chain: 'base' } });
 
 beforeAll(async () => {
   t = await startTestGateway();
@@ -71,7 +70,7 @@ const get = async (url: string, headers: Record<string, string> = {}) => {
 
 describe('extensions.bazaar on every 402', () => {
   it('POST /api/v1/execute declares the named capability: body {capability_id, input} and its result schema', async () => {
-    const bazaar = expectExtensions(await post(`${t.url}/api/v1/execute`, executeBody(t.stack.payment.buyers[0].address)), 'POST');
+    const bazaar = expectExtensions(await post(`${t.url}/api/v1/execute`, walletBalancesRequest(t.stack.payment.buyers[0].address)), 'POST');
     const info = bazaar.info as { input: { bodyType: string; body: Record<string, any> }; output: { example: Record<string, any> } };
     expect(info.input.bodyType).toBe('json');
     expect(info.input.body.capability_id).toBe('intelligence.wallet_balances');
@@ -97,7 +96,7 @@ describe('extensions.bazaar on every 402', () => {
   });
 
   it('a refused payment is a 402 with the extensions too', async () => {
-    const r = await post(`${t.url}/api/v1/execute`, executeBody(t.stack.payment.buyers[0].address), { 'PAYMENT-SIGNATURE': 'not-base64!!' });
+    const r = await post(`${t.url}/api/v1/execute`, walletBalancesRequest(t.stack.payment.buyers[0].address), { 'PAYMENT-SIGNATURE': 'not-base64!!' });
     expect(r.body.reason).toBe('invalid_payment_header');
     expectExtensions(r, 'POST');
   });
@@ -115,7 +114,7 @@ describe('payment-identifier', () => {
   it('on execute: same id + same payload → the stored execution; same id + another payload → 409; charged once', async () => {
     const buyer = t.stack.payment.buyers[1];
     const url = `${t.url}/api/v1/execute`;
-    const body = executeBody(buyer.address);
+    const body = walletBalancesRequest(buyer.address);
     const id = generatePaymentId();
     const pr = await withIdentifier(url, body, id);
     const payload = await officialPayload(buyer, pr);
@@ -163,7 +162,7 @@ describe('payment-identifier', () => {
   it('refuses a malformed identifier with 402 invalid_payment_identifier, before any charge', async () => {
     const buyer = t.stack.payment.buyers[3];
     const url = `${t.url}/api/v1/execute`;
-    const body = executeBody(buyer.address);
+    const body = walletBalancesRequest(buyer.address);
     const r = await post(url, body);
     const pr = decodePaymentRequiredHeader(r.headers.get('payment-required')!);
     pr.extensions = { ...pr.extensions, 'payment-identifier': { info: { required: false, id: 'short' } } };

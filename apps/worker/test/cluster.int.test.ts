@@ -1,13 +1,10 @@
 import { startRedisCluster, type RedisClusterHandle } from '@acg/devnet';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { ulid } from 'ulid';
-import type { LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
-import { startTestProvider, type ReceivedCall } from '../../gateway/test/providerServer.js';
-import { challenge, officialPayload, paymentHeader, post } from '../../gateway/test/x402.js';
+import { registerTestProvider, startTestProvider, upperCaseAnswer, type TestProvider } from '../../gateway/test/providerServer.js';
+import { challenge, officialPayload, paidPost, paymentHeader, post } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
 // README "Operating": the gateway and a worker on a private 3-master Redis Cluster
@@ -17,20 +14,7 @@ type Json = any;
 let cluster: RedisClusterHandle;
 let t: TestGateway;
 let worker: RunningWorker;
-let provider: Awaited<ReturnType<typeof startTestProvider>>;
-
-const upper = (call: ReceivedCall) => ({ status: 200, body: { result: { upper: String((call.body.input as { text: string }).text).toUpperCase() } } });
-
-async function paid(buyer: LocalAccount, path: string, body: unknown): Promise<{ status: number; body: Json }> {
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: buyer as never });
-  const res = await wrapFetchWithPayment(fetch, client)(`${t.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}
+let provider: TestProvider;
 
 async function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
   for (let i = 0; i < 600; i++) {
@@ -42,7 +26,7 @@ async function until<T>(what: string, check: () => Promise<T | undefined>): Prom
 }
 
 beforeAll(async () => {
-  [cluster, provider] = await Promise.all([startRedisCluster(), startTestProvider(upper)]);
+  [cluster, provider] = await Promise.all([startRedisCluster(), startTestProvider(upperCaseAnswer)]);
   t = await startTestGateway({
     config: {
       redisUrl: cluster.url,
@@ -82,7 +66,7 @@ describe('gateway and worker on a Redis Cluster', () => {
 
   it('runs a paid job on the worker (BullMQ on the cluster) and refunds the unspent budget', async () => {
     const buyer = t.stack.payment.buyers[1];
-    const created = await paid(buyer, '/api/v1/jobs', {
+    const created = await paidPost(buyer, `${t.url}/api/v1/jobs`, {
       objective: 'on a cluster',
       budget_usdc: 0.003,
       capabilities: ['intelligence.wallet_balances'],
@@ -102,9 +86,8 @@ describe('gateway and worker on a Redis Cluster', () => {
 
   it('registers a provider; the gateway and the worker both learn its capability; a paid call credits its ledger', async () => {
     const owner = privateKeyToAccount(generatePrivateKey());
-    const body = {
+    const registered = await registerTestProvider(t.url, owner, provider, {
       name: 'Cluster Co',
-      endpoint: provider.url,
       capabilities: [
         {
           name: 'cluster_upper',
@@ -116,26 +99,14 @@ describe('gateway and worker on a Redis Cluster', () => {
           timeout_ms: 1000,
         },
       ],
-    };
-    // the challenge authorizes this action and exactly this body
-    const c = await post(`${t.url}/api/v1/providers/challenge`, { address: owner.address, action: 'register', ...body });
-    expect(c.status).toBe(200);
-    const r = await post(`${t.url}/api/v1/providers`, {
-      address: owner.address,
-      message: c.body.message,
-      signature: await owner.signMessage({ message: c.body.message }),
-      ...body,
     });
-    expect(r.status).toBe(201);
-    provider.setSecret(r.body.signing_secret);
-    provider.signAs(owner, ['intelligence.cluster_upper']);
     // the worker hears the change on the cluster's pub/sub channel (its poll is every 10 s)
     await until('the worker to list the provider capability', async () => worker.services.catalog.find('intelligence.cluster_upper'));
-    const call = await paid(t.stack.payment.buyers[2], '/api/v1/execute', { capability_id: 'intelligence.cluster_upper', input: { text: 'hi' } });
+    const call = await paidPost(t.stack.payment.buyers[2], `${t.url}/api/v1/execute`, { capability_id: 'intelligence.cluster_upper', input: { text: 'hi' } });
     expect(call.status).toBe(200);
     expect(call.body).toMatchObject({ status: 'SUCCEEDED', result: { upper: 'HI' } });
     // pl_credit (a 5-key script) ran on the cluster
-    const balance = await t.gateway.services.providerLedger.balance(r.body.provider_id);
+    const balance = await t.gateway.services.providerLedger.balance(registered.provider_id);
     expect(balance.held).toBe('2250');
   });
 });

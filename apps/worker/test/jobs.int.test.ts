@@ -1,15 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { defineCapability } from '@acg/capabilities';
 import type { LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoCapabilityParameters } from '../../../packages/capabilities/test/echoCapability.js';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
-import { challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from '../../gateway/test/x402.js';
+import { challenge, officialPayload, paidPost, paymentHeader, post, readExecution, usdcReader, walletBalancesRequest } from '../../gateway/test/x402.js';
 import { Scrape } from '../../../packages/observability/test/prometheus.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
+import { waitForJob } from './waitForJob.js';
 
 const PRICE = 1000n; // intelligence.wallet_balances
 const METRICS_TOKEN = 'worker-metrics-token-0123456789';
@@ -35,33 +34,14 @@ let worker: RunningWorker;
 let balanceOf: (a: `0x${string}`) => Promise<bigint>;
 type Json = any;
 
-const stepFor = (address: string) => ({ capability_id: 'intelligence.wallet_balances', input: { address, chain: 'base' } });
 const jobBody = (budget: number, steps: number, address: string) => ({
   objective: 'Read balances a few times',
   budget_usdc: budget,
   capabilities: ['intelligence.wallet_balances'],
-  steps: Array.from({ length: steps }, () => stepFor(address)),
+  steps: Array.from({ length: steps }, () => walletBalancesRequest(address)),
 });
 
-async function createJob(buyer: LocalAccount, body: unknown): Promise<{ status: number; body: Json; headers: Headers }> {
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: buyer as never });
-  const res = await wrapFetchWithPayment(fetch, client)(`${t.url}/api/v1/jobs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json(), headers: res.headers };
-}
-
-async function waitFor(jobId: string, until: (job: Json) => boolean): Promise<Json> {
-  for (let i = 0; i < 600; i++) {
-    const job = await fetch(`${t.url}/api/v1/jobs/${jobId}`).then((r) => r.json());
-    if (until(job)) return job;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`job ${jobId} did not reach the expected state`);
-}
+const createJob = (buyer: LocalAccount, body: unknown) => paidPost(buyer, `${t.url}/api/v1/jobs`, body);
 const ended = (j: Json) => ['succeeded', 'failed', 'cancelled', 'budget_exhausted'].includes(j.status) && (!j.refund || j.refund.status === 'sent');
 
 beforeAll(async () => {
@@ -86,7 +66,7 @@ describe('jobs', () => {
     expect(created.body.status).toBe('queued');
     expect(created.body.job_id).toMatch(/^job_[0-9A-Z]{26}$/);
     expect(created.headers.get('location')).toBe(created.body.poll_url);
-    const job = await waitFor(created.body.job_id, ended);
+    const job = await waitForJob(t.url, created.body.job_id, ended);
     expect(job.status).toBe('succeeded');
     expect(job.steps.map((s: Json) => s.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
     expect(new Set(job.steps.map((s: Json) => s.execution_id)).size).toBe(3);
@@ -113,7 +93,7 @@ describe('jobs', () => {
     const before = await balanceOf(buyer.address);
     const created = await createJob(buyer, jobBody(0.0025, 3, buyer.address));
     expect(created.status).toBe(202);
-    const job = await waitFor(created.body.job_id, ended);
+    const job = await waitForJob(t.url, created.body.job_id, ended);
     expect(job.status).toBe('budget_exhausted');
     expect(job.steps.map((s: Json) => s.status)).toEqual(['succeeded', 'succeeded', 'skipped']);
     expect(job.spent_base_units).toBe('2000');
@@ -155,7 +135,7 @@ describe('jobs', () => {
     });
     const created = await createJob(buyer, jobBody(0.01, 3, buyer.address));
     const id = created.body.job_id;
-    await waitFor(id, (j) => j.steps[0].status === 'succeeded');
+    await waitForJob(t.url, id, (j) => j.steps[0].status === 'succeeded');
     const message = `Cancel job ${id}`;
     const intruder = await post(`${t.url}/api/v1/jobs/${id}/cancel`, { signature: await other.signMessage({ message }) });
     expect(intruder.status).toBe(403);
@@ -164,7 +144,7 @@ describe('jobs', () => {
     expect(ok.status).toBe(202);
     expect(ok.body.cancel_requested).toBe(true);
     release();
-    const job = await waitFor(id, ended);
+    const job = await waitForJob(t.url, id, ended);
     // step 2 had already started when the cancel arrived: it finishes; step 3 never starts
     expect(job.status).toBe('cancelled');
     expect(job.steps[2].status).toBe('skipped');
@@ -213,7 +193,7 @@ describe('jobs', () => {
 
     const metrics = { ...t.config.metrics, workerPort: 0, token: METRICS_TOKEN };
     worker = await startWorker({ ...t.config, metrics }, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
-    const job = await waitFor(id, ended);
+    const job = await waitForJob(t.url, id, ended);
     expect(job.status).toBe('succeeded');
     // the step that ran before the crash was adopted, not run again (same execution, same record)
     expect(job.steps[1].execution_id).toBe(mid.steps[1].execution_id);
@@ -241,7 +221,7 @@ describe('jobs', () => {
       ],
     });
     expect(created.status).toBe(202);
-    const job = await waitFor(created.body.job_id, ended);
+    const job = await waitForJob(t.url, created.body.job_id, ended);
     expect(job.status).toBe('succeeded');
     expect(job.spent_base_units).toBe('2000');
     const results = await Promise.all(job.steps.map((s: Json) => readExecution(t.url, s.execution_id, buyer)));

@@ -1,19 +1,10 @@
-import { configFromEnv } from '@acg/config';
 import { describe, expect, it } from 'vitest';
 import { liquidationsFromEnv } from '../src/liquidationsConfig.js';
-
-const base = configFromEnv(
-  {},
-  {
-    redisUrl: 'redis://127.0.0.1:6379',
-    payment: { rpcUrl: 'http://127.0.0.1:8545', payTo: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', facilitatorPrivateKey: `0x${'11'.repeat(32)}` },
-    chains: { ethereum: 'http://127.0.0.1:8546' },
-  },
-);
+import { OFFLINE_CONFIG } from './offlineConfig.js';
 
 describe('liquidationsFromEnv', () => {
   it('is off without LIQUIDATION_DEPLOYMENTS', () => {
-    expect(liquidationsFromEnv({}, base)).toBeUndefined();
+    expect(liquidationsFromEnv({}, OFFLINE_CONFIG)).toBeUndefined();
   });
   it('reads the deployments, feeds and native token', () => {
     const cfg = liquidationsFromEnv(
@@ -24,7 +15,7 @@ describe('liquidationsFromEnv', () => {
         ]),
         LIQUIDATION_NATIVE_TOKEN: '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2',
       },
-      base,
+      OFFLINE_CONFIG,
     )!;
     expect(cfg.rpcUrl).toBe('http://127.0.0.1:8546');
     expect(cfg.deployments).toEqual([
@@ -34,8 +25,8 @@ describe('liquidationsFromEnv', () => {
     expect(cfg.nativeToken).toBe('0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2');
   });
   it('names the variable when malformed', () => {
-    expect(() => liquidationsFromEnv({ LIQUIDATION_DEPLOYMENTS: 'nope' }, base)).toThrow(/JSON array/);
-    expect(() => liquidationsFromEnv({ LIQUIDATION_DEPLOYMENTS: '[{"protocol":"euler"}]' }, base)).toThrow(/protocol/);
-    expect(() => liquidationsFromEnv({ LIQUIDATION_DEPLOYMENTS: '[{"protocol":"aave_v3","pool":"0x12"}]' }, base)).toThrow(/pool/);
+    expect(() => liquidationsFromEnv({ LIQUIDATION_DEPLOYMENTS: 'nope' }, OFFLINE_CONFIG)).toThrow(/JSON array/);
+    expect(() => liquidationsFromEnv({ LIQUIDATION_DEPLOYMENTS: '[{"protocol":"euler"}]' }, OFFLINE_CONFIG)).toThrow(/protocol/);
+    expect(() => liquidationsFromEnv({ LIQUIDATION_DEPLOYMENTS: '[{"protocol":"aave_v3","pool":"0x12"}]' }, OFFLINE_CONFIG)).toThrow(/pool/);
   });
 });

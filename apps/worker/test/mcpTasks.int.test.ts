@@ -91,6 +91,17 @@ async function pay(client: Client, buyer: LocalAccount, body: Record<string, unk
   return officialPayload(buyer, pr);
 }
 
+/**
+ * A new client on the gateway at `url`, a `steps`-step job body of `budget` USDC on `buyer`'s own address,
+ * `buyer`'s payment for it ({@link pay}) and its USDC balance (base units) before the payment settles.
+ */
+async function paidJob(buyer: LocalAccount, steps: number, budget: number, url = t.url) {
+  const client = await connect(url);
+  const body = jobBody(steps, budget, buyer.address);
+  const payment = await pay(client, buyer, body);
+  return { client, body, payment, before: await balanceOf(buyer.address) };
+}
+
 /** A task-augmented, paid tools/call of gateway_jobs: the CreateTaskResult with its `_meta` (settlement). */
 function startTask(client: Client, body: Record<string, unknown>, payment: PaymentPayload) {
   return client.request(
@@ -126,10 +137,7 @@ describe('jobs as MCP tasks', () => {
 
   it('runs a paid job as a task: created at once, polled with tasks/get to completion, tasks/result is the job record with proofs', async () => {
     const buyer = t.stack.payment.buyers[0];
-    const client = await connect();
-    const body = jobBody(2, 0.005, buyer.address);
-    const payment = await pay(client, buyer, body);
-    const before = await balanceOf(buyer.address);
+    const { client, body, payment, before } = await paidJob(buyer, 2, 0.005);
     // the official client's task stream: tools/call with params.task, then tasks/get until terminal, then tasks/result
     const messages: Json[] = [];
     for await (const m of client.experimental.tasks.callToolStream({ name: TOOL, arguments: body, _meta: { 'x402/payment': payment } }, CallToolResultSchema, {
@@ -178,10 +186,7 @@ describe('jobs as MCP tasks', () => {
 
   it('a replayed or concurrent payment returns the same task and charges once, on MCP and on REST; a stranger replaying it gets no task', async () => {
     const buyer = t.stack.payment.buyers[2];
-    const client = await connect();
-    const body = jobBody(1, 0.002, buyer.address);
-    const payment = await pay(client, buyer, body);
-    const before = await balanceOf(buyer.address);
+    const { client, body, payment, before } = await paidJob(buyer, 1, 0.002);
     // two concurrent sends of one payment: one task (the other, if it lost the race, is told the payment is in progress)
     const sends = await Promise.allSettled([startTask(client, body, payment), startTask(await connect(), body, payment)]);
     const started = sends.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
@@ -221,10 +226,7 @@ describe('jobs as MCP tasks', () => {
   it('only the payer sees or cancels its task; a task cancelled halfway is refunded exactly its unspent budget on-chain', async () => {
     const buyer = t.stack.payment.buyers[3];
     const other = t.stack.payment.buyers[4];
-    const client = await connect();
-    const body = jobBody(3, 0.01, buyer.address);
-    const payment = await pay(client, buyer, body);
-    const before = await balanceOf(buyer.address);
+    const { client, body, payment, before } = await paidJob(buyer, 3, 0.01);
     // the job waits before its second step (which has then started), until released
     const gate = hold(buyer.address);
     const taskId = (await startTask(client, body, payment)).task.taskId;
@@ -265,9 +267,7 @@ describe('jobs as MCP tasks', () => {
     const first = await startGateway(t.config);
     let second: Awaited<ReturnType<typeof startGateway>> | undefined;
     try {
-      const client = await connect(first.url);
-      const body = jobBody(2, 0.004, buyer.address);
-      const payment = await pay(client, buyer, body);
+      const { client, body, payment } = await paidJob(buyer, 2, 0.004, first.url);
       const created = await startTask(client, body, payment);
       const taskId = created.task.taskId;
       await client.close();

@@ -17,8 +17,6 @@ import {
 } from '@acg/devnet';
 import { AUTHORIZATION_STATE_ABI } from '@acg/payments';
 import { connectRedis, RedisKeys } from '@acg/redis';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { erc20Abi, parseAbiItem, type LocalAccount } from 'viem';
@@ -26,7 +24,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flashbotsSignature, post as builderPost } from '../../builder/test/harness.js';
 import { startDevRelays, type DevRelays } from '../../builder/src/relay/devRelay.js';
-import { challenge, officialPayload, paymentHeader, post } from '../../gateway/test/x402.js';
+import { challenge, officialPayload, paidPost, paymentHeader, post, walletBalancesRequest } from '../../gateway/test/x402.js';
 import { Scrape } from '../../../packages/observability/test/prometheus.js';
 import { Receiver, signIn } from '../../../packages/wallet-monitor/test/helpers.js';
 import { startEntry } from './entries.js';
@@ -105,15 +103,6 @@ async function freshPayers(n: number, usdc = 1_000_000n): Promise<LocalAccount[]
 }
 
 const balanceOf = (a: `0x${string}`) => chain.publicClient.readContract({ address: pay.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [a] });
-
-async function paidFetch(payer: LocalAccount, url: string, body: unknown): Promise<{ status: number; body: Json }> {
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: payer as never });
-  const res = await wrapFetchWithPayment(fetch, client)(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: res.status, body: await res.json() };
-}
-
-const executeBody = (address: string) => ({ capability_id: 'intelligence.wallet_balances', input: { address, chain: 'base' } });
 
 beforeAll(async () => {
   [cluster, anvil, relays] = await Promise.all([startRedisCluster(), startAnvil({ chainId: BASE_CHAIN_ID, quiet: true }), startDevRelays(), receiver.start()]);
@@ -194,7 +183,7 @@ describe('two gateways, two workers and a builder on one Redis Cluster', () => {
   it('paid executes spread across both gateways', async () => {
     const payers = await freshPayers(4);
     const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => paidFetch(payers[i % 4], `${gateways[i % 2].url}/api/v1/execute`, executeBody(payers[i % 4].address))),
+      Array.from({ length: 8 }, (_, i) => paidPost(payers[i % 4], `${gateways[i % 2].url}/api/v1/execute`, walletBalancesRequest(payers[i % 4].address))),
     );
     expect(results.map((r) => r.status)).toEqual(Array(8).fill(200));
     expect(new Set(results.map((r) => r.body.execution_id)).size).toBe(8);
@@ -215,11 +204,11 @@ describe('two gateways, two workers and a builder on one Redis Cluster', () => {
     for (let batch = 0; batch < 6; batch++) {
       const created = await Promise.all(
         payers.map((p, i) =>
-          paidFetch(p, `${gateways[i % 2].url}/api/v1/jobs`, {
+          paidPost(p, `${gateways[i % 2].url}/api/v1/jobs`, {
             objective: 'multi-node',
             budget_usdc: 0.002,
             capabilities: ['intelligence.wallet_balances'],
-            steps: [executeBody(p.address), executeBody(p.address)],
+            steps: [walletBalancesRequest(p.address), walletBalancesRequest(p.address)],
           }),
         ),
       );
@@ -245,13 +234,15 @@ describe('two gateways, two workers and a builder on one Redis Cluster', () => {
     const before = await Promise.all(payers.map((p) => balanceOf(p.address)));
     const payments = await Promise.all(
       payers.map(async (p) => {
-        const body = executeBody(p.address);
+        const body = walletBalancesRequest(p.address);
         const payload = await officialPayload(p, await challenge(`${victim.url}/api/v1/execute`, body));
         return { payer: p, body, header: paymentHeader(payload), nonce: (payload.payload as { authorization: { nonce: `0x${string}` } }).authorization.nonce };
       }),
     );
     // traffic on the other gateway meanwhile
-    const background = freshPayers(2).then((others) => Promise.all(others.map((o) => paidFetch(o, `${survivor.url}/api/v1/execute`, executeBody(o.address)))));
+    const background = freshPayers(2).then((others) =>
+      Promise.all(others.map((o) => paidPost(o, `${survivor.url}/api/v1/execute`, walletBalancesRequest(o.address)))),
+    );
     const inFlight = payments.map((p) =>
       post(`${victim.url}/api/v1/execute`, p.body, { 'PAYMENT-SIGNATURE': p.header }).then(
         (r) => r.status,
@@ -332,7 +323,7 @@ describe('two gateways, two workers and a builder on one Redis Cluster', () => {
   it('webhook deliveries go on when the worker watching the chain dies', async () => {
     const gateway = gateways[1].url;
     const [owner] = await freshPayers(1);
-    const deposit = await paidFetch(owner, `${gateway}/v1/account/deposit`, { amount_usdc: '0.05' });
+    const deposit = await paidPost(owner, `${gateway}/v1/account/deposit`, { amount_usdc: '0.05' });
     expect(deposit.status).toBe(200);
     const token = await signIn(gateway, owner);
     const watched = privateKeyToAccount(generatePrivateKey()).address;

@@ -1,9 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { standaloneEnv, startEntry } from './entries.js';
 import { freePort, startDevStack, type DevStack } from '@acg/devnet';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { paidPost } from '../../gateway/test/x402.js';
+import { waitForJob } from './waitForJob.js';
 
 // docs/architecture.md "Shape": gateways and workers are separate stateless processes sharing one Redis. Here two
 // gateways and one worker run as real processes (their standalone entries, environment only).
@@ -34,26 +34,14 @@ afterAll(async () => {
 describe('separate gateway and worker processes on one Redis', () => {
   it('a job paid on one gateway is run by the worker process and polled on the other gateway, refund included', async () => {
     const buyer = stack.payment.buyers[0];
-    const client = new x402Client();
-    registerExactEvmScheme(client, { signer: buyer as never });
-    const res = await wrapFetchWithPayment(fetch, client)(`${gatewayUrls[0]}/api/v1/jobs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        objective: 'across processes',
-        budget_usdc: 0.002,
-        capabilities: ['intelligence.wallet_balances'],
-        steps: [{ capability_id: 'intelligence.wallet_balances', input: { address: buyer.address } }],
-      }),
+    const created = await paidPost(buyer, `${gatewayUrls[0]}/api/v1/jobs`, {
+      objective: 'across processes',
+      budget_usdc: 0.002,
+      capabilities: ['intelligence.wallet_balances'],
+      steps: [{ capability_id: 'intelligence.wallet_balances', input: { address: buyer.address } }],
     });
-    expect(res.status).toBe(202);
-    const { job_id } = (await res.json()) as { job_id: string };
-    let job: { status: string; refund: { status: string; amount: string } | null } | undefined;
-    for (let i = 0; i < 300; i++) {
-      job = (await fetch(`${gatewayUrls[1]}/api/v1/jobs/${job_id}`).then((r) => r.json())) as typeof job;
-      if (job!.status === 'succeeded' && job!.refund?.status === 'sent') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    expect(created.status).toBe(202);
+    const job = await waitForJob(gatewayUrls[1], created.body.job_id, (j) => j.status === 'succeeded' && j.refund?.status === 'sent');
     expect(job).toMatchObject({ status: 'succeeded', refund: { status: 'sent', amount: '1000' } });
   });
 });

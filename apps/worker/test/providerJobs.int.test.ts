@@ -1,11 +1,10 @@
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
-import { registerProvider, startTestProvider, type ReceivedCall } from '../../gateway/test/providerServer.js';
-import { post, usdcReader } from '../../gateway/test/x402.js';
+import { registerTestProvider, startTestProvider, type ReceivedCall, type TestProvider } from '../../gateway/test/providerServer.js';
+import { paidPost, post, usdcReader } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
+import { waitForJob } from './waitForJob.js';
 
 /**
  * docs/spec-notes.md 2.8's own job shape (`objective`, `budget_usdc`, `capabilities`, no steps) runs a provider
@@ -13,10 +12,9 @@ import { startWorker, type RunningWorker } from '../src/index.js';
  * learns about the provider from Redis like any gateway.
  */
 
-type Json = any;
 let t: TestGateway;
 let worker: RunningWorker;
-let provider: Awaited<ReturnType<typeof startTestProvider>>;
+let provider: TestProvider;
 let balanceOf: (a: `0x${string}`) => Promise<bigint>;
 
 const report = (call: ReceivedCall) => ({ status: 200, body: { result: { summary: `report for: ${(call.body.input as { objective: string }).objective}` } } });
@@ -26,9 +24,8 @@ beforeAll(async () => {
   t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' } } });
   const owner = privateKeyToAccount(generatePrivateKey());
   const objectiveSchema = { type: 'object', properties: { objective: { type: 'string' } }, required: ['objective'] };
-  const r = await registerProvider(t.url, owner, {
+  await registerTestProvider(t.url, owner, provider, {
     name: 'Objective Co',
-    endpoint: provider.url,
     capabilities: [
       {
         name: 'objective_report',
@@ -49,9 +46,6 @@ beforeAll(async () => {
       },
     ],
   });
-  expect(r.status).toBe(201);
-  provider.setSecret(r.body.signing_secret);
-  provider.signAs(owner, ['intelligence.objective_report', 'intelligence.needs_text']);
   worker = await startWorker(t.config, { walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
   balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
 });
@@ -61,29 +55,17 @@ afterAll(async () => {
   await provider?.close();
 });
 
-async function waitFor(jobId: string, until: (job: Json) => boolean): Promise<Json> {
-  for (let i = 0; i < 600; i++) {
-    const job = await fetch(`${t.url}/api/v1/jobs/${jobId}`).then((r) => r.json());
-    if (until(job)) return job;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`job ${jobId} did not reach the expected state`);
-}
-
 describe('jobs with an objective', () => {
   it('runs the objective-accepting provider capability with {objective} and refunds the rest of the budget', async () => {
     const buyer = t.stack.payment.buyers[7];
     const before = await balanceOf(buyer.address);
-    const client = new x402Client();
-    registerExactEvmScheme(client, { signer: buyer as never });
-    const res = await wrapFetchWithPayment(fetch, client)(`${t.url}/api/v1/jobs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ objective: 'Summarize wallet 0xabc', budget_usdc: 0.01, capabilities: ['intelligence.objective_report'] }),
+    const created = await paidPost(buyer, `${t.url}/api/v1/jobs`, {
+      objective: 'Summarize wallet 0xabc',
+      budget_usdc: 0.01,
+      capabilities: ['intelligence.objective_report'],
     });
-    expect(res.status).toBe(202);
-    const created = (await res.json()) as Json;
-    const job = await waitFor(created.job_id, (j) => ['succeeded', 'failed'].includes(j.status) && j.refund?.status === 'sent');
+    expect(created.status).toBe(202);
+    const job = await waitForJob(t.url, created.body.job_id, (j) => ['succeeded', 'failed'].includes(j.status) && j.refund?.status === 'sent');
     expect(job.status).toBe('succeeded');
     expect(job.steps).toHaveLength(1);
     expect(job.steps[0]).toMatchObject({

@@ -3,12 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findRedisServer, freePort, pingRedis, spawnManaged, type ManagedProcess } from '@acg/devnet';
 import { connectRedis } from '@acg/redis';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
-import { createPublicClient, erc20Abi, http, parseAbiItem, type LocalAccount } from 'viem';
+import { createPublicClient, erc20Abi, http, parseAbiItem } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
-import { challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from '../../gateway/test/x402.js';
+import { challenge, officialPayload, paidPost, paymentHeader, post, readExecution, usdcReader } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
 // A Redis this test owns, with AOF persistence (appendfsync always), killed and restarted on the
@@ -61,6 +59,12 @@ function chain() {
   return createPublicClient({ transport: http(t.stack.payment.rpcUrl) });
 }
 
+/** The amounts (USDC base units) of the dev USDC transfers from `from` to `to` since `fromBlock`, in chain order. */
+async function usdcTransfers(from: `0x${string}`, to: `0x${string}`, fromBlock: bigint): Promise<bigint[]> {
+  const logs = await chain().getContractEvents({ address: t.stack.payment.usdc, abi: erc20Abi, eventName: 'Transfer', args: { from, to }, fromBlock });
+  return logs.map((l) => l.args.value!);
+}
+
 async function waitForJob(jobId: string, until: (job: Json) => boolean): Promise<Json> {
   let job: Json;
   for (let i = 0; i < 900; i++) {
@@ -91,27 +95,20 @@ afterAll(async () => {
 describe('Redis restart with persistence', () => {
   it('loses no queued job: a job created before a hard Redis restart still runs to the end', async () => {
     const buyer = t.stack.payment.buyers[0];
-    const client = new x402Client();
-    registerExactEvmScheme(client, { signer: buyer as never });
-    const res = await wrapFetchWithPayment(fetch, client)(`${t.url}/api/v1/jobs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        objective: 'survive a restart',
-        budget_usdc: 0.002,
-        capabilities: ['intelligence.wallet_balances'],
-        steps: [{ capability_id: 'intelligence.wallet_balances', input: { address: buyer.address } }],
-      }),
+    const created = await paidPost(buyer, `${t.url}/api/v1/jobs`, {
+      objective: 'survive a restart',
+      budget_usdc: 0.002,
+      capabilities: ['intelligence.wallet_balances'],
+      steps: [{ capability_id: 'intelligence.wallet_balances', input: { address: buyer.address } }],
     });
-    expect(res.status).toBe(202);
-    const { job_id } = (await res.json()) as { job_id: string };
+    expect(created.status).toBe(202);
 
     // no worker yet: the job waits in the queue; now kill Redis hard and start it again from its AOF
     await killRedis();
     await startRedis();
 
     worker = await startWorker(t.config, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50 } });
-    const job = await waitForJob(job_id, (j) => j.status === 'succeeded' && j.refund?.status === 'sent');
+    const job = await waitForJob(created.body.job_id, (j) => j.status === 'succeeded' && j.refund?.status === 'sent');
     expect(job?.status).toBe('succeeded');
     expect(job?.refund).toMatchObject({ status: 'sent', amount: '1000' });
   });
@@ -146,7 +143,7 @@ describe('Redis restart with persistence', () => {
       },
     });
 
-    const r = await createJob(buyer, {
+    const r = await paidPost(buyer, `${t.url}/api/v1/jobs`, {
       objective: 'survive Redis restarts mid-job',
       budget_usdc: Number(budget) / 1e6,
       capabilities: ['intelligence.wallet_balances'],
@@ -173,22 +170,8 @@ describe('Redis restart with persistence', () => {
 
     // on chain: one payment of the budget, one refund of the rest, nothing else
     const treasury = t.stack.payment.treasury.address;
-    const paid = await chain().getContractEvents({
-      address: t.stack.payment.usdc,
-      abi: erc20Abi,
-      eventName: 'Transfer',
-      args: { from: buyer.address, to: treasury },
-      fromBlock,
-    });
-    const refunded = await chain().getContractEvents({
-      address: t.stack.payment.usdc,
-      abi: erc20Abi,
-      eventName: 'Transfer',
-      args: { from: treasury, to: buyer.address },
-      fromBlock,
-    });
-    expect(paid.map((l) => l.args.value)).toEqual([budget]);
-    expect(refunded.map((l) => l.args.value)).toEqual([budget - 5n * PRICE]);
+    expect(await usdcTransfers(buyer.address, treasury, fromBlock)).toEqual([budget]);
+    expect(await usdcTransfers(treasury, buyer.address, fromBlock)).toEqual([budget - 5n * PRICE]);
     expect(before - (await balanceOf(buyer.address))).toBe(5n * PRICE);
   });
 
@@ -271,27 +254,8 @@ describe('Redis restart with persistence', () => {
       fromBlock,
     });
     expect(used.map((l) => l.args.nonce!.toLowerCase()).sort()).toEqual(nonces.map((n) => n.toLowerCase()).sort());
-    const treasury = t.stack.payment.treasury.address;
-    const paid = await chain().getContractEvents({
-      address: t.stack.payment.usdc,
-      abi: erc20Abi,
-      eventName: 'Transfer',
-      args: { from: buyer.address, to: treasury },
-      fromBlock,
-    });
-    expect(paid.map((l) => l.args.value)).toEqual(Array(10).fill(PRICE));
+    expect(await usdcTransfers(buyer.address, t.stack.payment.treasury.address, fromBlock)).toEqual(Array(10).fill(PRICE));
     expect(new Set(replays.map((r) => r.body.execution_id)).size).toBe(10);
     expect(start - (await balanceOf(buyer.address))).toBe(10n * PRICE);
   });
 });
-
-async function createJob(buyer: LocalAccount, body: unknown): Promise<{ status: number; body: Json }> {
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: buyer as never });
-  const res = await wrapFetchWithPayment(fetch, client)(`${t.url}/api/v1/jobs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}

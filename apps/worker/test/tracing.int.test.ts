@@ -4,12 +4,11 @@ import { gunzipSync } from 'node:zlib';
 import { trace } from '@opentelemetry/api';
 import { defineCapability } from '@acg/capabilities';
 import { startTracing, type Tracing } from '@acg/observability';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import type { LocalAccount } from 'viem';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { echoCapabilityParameters } from '../../../packages/capabilities/test/echoCapability.js';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
+import { paidPost } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
 /**
@@ -110,19 +109,7 @@ let worker: RunningWorker;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 const tracings: Tracing[] = [];
 
-/** Pays `path` with the official x402 client (a 402 first, then the paid retry). */
-async function paid(buyer: LocalAccount, path: string, body: unknown): Promise<{ status: number; body: any }> {
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: buyer as never });
-  const res = await wrapFetchWithPayment(fetch, client)(`${t.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}
-
-const execute = (buyer: LocalAccount, text: string) => paid(buyer, '/api/v1/execute', { capability_id: echo.id, input: { text } });
+const execute = (buyer: LocalAccount, text: string) => paidPost(buyer, `${t.url}/api/v1/execute`, { capability_id: echo.id, input: { text } });
 
 /** Whether the global API currently has a real provider (a span started now records). */
 const providerRegistered = () => {
@@ -210,7 +197,7 @@ describe('OpenTelemetry traces', () => {
     expect(inTrace.every((s) => s === request || inTrace.some((p) => p.spanId === s.parentSpanId))).toBe(true);
 
     // a one-step job: the worker's job.step (a root) → execute
-    const job = await paid(buyer, '/api/v1/jobs', {
+    const job = await paidPost(buyer, `${t.url}/api/v1/jobs`, {
       objective: 'Echo once',
       budget_usdc: 0.001,
       capabilities: [echo.id],

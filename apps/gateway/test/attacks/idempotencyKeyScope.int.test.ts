@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
-import { challenge, craftPayload, officialPayload, paymentHeader, post, usdcReader } from '../x402.js';
+import { challenge, craftPayload, officialPayload, paymentHeader, post, usdcReader, walletBalancesRequest } from '../x402.js';
 import { paymentKeys } from '@acg/payments/commands';
 
 /**
@@ -18,7 +18,6 @@ const PRICE = 1000n;
 let t: TestGateway;
 let usdc: ReturnType<typeof usdcReader>;
 let url: string;
-const body = (address: string) => ({ capability_id: 'intelligence.wallet_balances', input: { address, chain: 'base' } });
 
 beforeAll(async () => {
   t = await startTestGateway();
@@ -33,7 +32,7 @@ describe('Idempotency-Key is the payer’s', () => {
   it('an unpaid request reusing the key gets the challenge; another payer gets its own execution; a forged payer is refused', async () => {
     const [victim, attacker] = [t.stack.payment.buyers[0], t.stack.payment.buyers[1]];
     const key = `shared-key-${Date.now()}`;
-    const target = body(victim.address);
+    const target = walletBalancesRequest(victim.address);
     const treasury = t.stack.payment.treasury.address;
     const before = { victim: await usdc(victim.address), attacker: await usdc(attacker.address), treasury: await usdc(treasury) };
 

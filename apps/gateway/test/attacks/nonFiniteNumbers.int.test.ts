@@ -2,7 +2,7 @@ import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
-import { registerProvider, startTestProvider } from '../providerServer.js';
+import { registerTestProvider, startTestProvider, type TestProvider } from '../providerServer.js';
 import { officialPayload, paymentHeader, post, usdcReader } from '../x402.js';
 
 /**
@@ -16,7 +16,7 @@ import { officialPayload, paymentHeader, post, usdcReader } from '../x402.js';
 
 let t: TestGateway;
 let usdc: (a: `0x${string}`) => Promise<bigint>;
-let provider: Awaited<ReturnType<typeof startTestProvider>>;
+let provider: TestProvider;
 let answerRaw = false;
 const owner = privateKeyToAccount(generatePrivateKey());
 const CAPABILITY = 'intelligence.count_money';
@@ -27,9 +27,8 @@ beforeAll(async () => {
   );
   t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' } } });
   usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
-  const r = await registerProvider(t.url, owner, {
+  await registerTestProvider(t.url, owner, provider, {
     name: 'Count Co',
-    endpoint: provider.url,
     capabilities: [
       {
         name: 'count_money',
@@ -41,9 +40,6 @@ beforeAll(async () => {
       },
     ],
   });
-  expect(r.status).toBe(201);
-  provider.setSecret(r.body.signing_secret);
-  provider.signAs(owner, [CAPABILITY]);
 });
 afterAll(async () => {
   await t?.close();

@@ -4,7 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { providerView } from '../../src/routers/providers.js';
 import { startTestGateway, type TestGateway } from '../harness.js';
-import { echoCapability, registerProvider, startTestProvider } from '../providerServer.js';
+import { echoCapability, registerTestProvider, startTestProvider, type TestProvider } from '../providerServer.js';
 
 /**
  * Attack (issue 23 item 9): `/registry` (`evidence.probe.url`) and `/capabilities/{id}` published
@@ -14,23 +14,20 @@ import { echoCapability, registerProvider, startTestProvider } from '../provider
  */
 
 let t: TestGateway;
-let provider: Awaited<ReturnType<typeof startTestProvider>>;
+let provider: TestProvider;
 const owner = privateKeyToAccount(generatePrivateKey());
 const ID = 'intelligence.private_echo';
 
 beforeAll(async () => {
   provider = await startTestProvider(() => ({ status: 200, body: { result: { text: 'ok' } } }));
   t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' } } });
-  const r = await registerProvider(t.url, owner, {
+  const registered = await registerTestProvider(t.url, owner, provider, {
     name: 'Private Co',
     endpoint: `${provider.url}/secret-path`,
     capabilities: [echoCapability('private_echo')],
   });
-  expect(r.status).toBe(201);
-  provider.setSecret(r.body.signing_secret);
-  provider.signAs(owner, [ID]);
   await t.gateway.services.providers.directory.reload();
-  await t.gateway.prober.probeProvider(r.body.provider_id);
+  await t.gateway.prober.probeProvider(registered.provider_id);
   t.gateway.services.discovery.invalidate();
 });
 afterAll(async () => {

@@ -1,7 +1,7 @@
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from '@x402/extensions/payment-identifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
-import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from '../x402.js';
+import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post, readExecution, usdcReader, walletBalancesRequest } from '../x402.js';
 
 /**
  * Attack (issue 23, item 3): a settled EIP-3009 authorization is public (`transferWithAuthorization`
@@ -15,7 +15,6 @@ import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, 
 let t: TestGateway;
 let usdc: ReturnType<typeof usdcReader>;
 let url: string;
-const body = (address: string) => ({ capability_id: 'intelligence.wallet_balances', input: { address, chain: 'base' } });
 
 beforeAll(async () => {
   t = await startTestGateway();
@@ -33,7 +32,7 @@ describe('a resent public payment answers its result to the payer only', () => {
   it('REST and /trpc: receipt without proof; result with the payment-identifier or the bearer token; charged once', async () => {
     const payer = t.stack.payment.buyers[2];
     const treasury = t.stack.payment.treasury.address;
-    const target = body(payer.address);
+    const target = walletBalancesRequest(payer.address);
     const pr = await challenge(url, target);
     appendPaymentIdentifierToExtensions(pr.extensions!, generatePaymentId());
     const payload = await officialPayload(payer, pr);

@@ -5,7 +5,7 @@ import { paymentReversals } from '@acg/provider-ledger';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
-import { registerProvider, startTestProvider, upperCaseAnswer, upperCaseCapability } from '../providerServer.js';
+import { registerTestProvider, startTestProvider, upperCaseAnswer, upperCaseCapability, type TestProvider } from '../providerServer.js';
 import { bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader } from '../x402.js';
 import { accountKeys } from '@acg/accounts/commands';
 
@@ -28,7 +28,7 @@ const PRICE = 500_000n;
 const CAPABILITY = 'intelligence.upper_two_sided';
 let t: TestGateway;
 let usdc: ReturnType<typeof usdcReader>;
-let provider: Awaited<ReturnType<typeof startTestProvider>>;
+let provider: TestProvider;
 const owner = privateKeyToAccount(generatePrivateKey());
 let providerId: string;
 
@@ -36,15 +36,8 @@ beforeAll(async () => {
   provider = await startTestProvider(upperCaseAnswer);
   t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' } } });
   usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
-  const r = await registerProvider(t.url, owner, {
-    name: 'Two Sided Co',
-    endpoint: provider.url,
-    capabilities: [upperCaseCapability('upper_two_sided', '0.5')],
-  });
-  expect(r.status).toBe(201);
-  providerId = r.body.provider_id;
-  provider.setSecret(r.body.signing_secret);
-  provider.signAs(owner, [CAPABILITY]);
+  providerId = (await registerTestProvider(t.url, owner, provider, { name: 'Two Sided Co', capabilities: [upperCaseCapability('upper_two_sided', '0.5')] }))
+    .provider_id;
 });
 afterAll(async () => {
   await t?.close();
@@ -69,12 +62,17 @@ async function providerSide() {
   return { balance: await ledger.providerTotals(providerId), credited: totals.credited, fees: totals.fees, refunded: totals.refunded };
 }
 
+/** Both sides of a provider execution paid by `payer`: its and the treasury's on-chain USDC (base units), and {@link providerSide}. */
+async function bothSides(payer: `0x${string}`) {
+  return { payer: await usdc(payer), treasury: await usdc(t.stack.payment.treasury.address), provider: await providerSide() };
+}
+
 describe('two-sided movements unwind together', () => {
   it('a failure after the provider was credited: refunded, credit reversed, no dispute can refund it again', async () => {
     const buyer = t.stack.payment.buyers[0];
     const { services } = t.gateway;
     const header = await paidHeader(buyer);
-    const before = { payer: await usdc(buyer.address), treasury: await usdc(t.stack.payment.treasury.address), provider: await providerSide() };
+    const before = await bothSides(buyer.address);
     // the execution record cannot be stored once (after the share was credited)
     const save = services.executions.save.bind(services.executions);
     let failed: string | undefined;
@@ -121,7 +119,7 @@ describe('two-sided movements unwind together', () => {
     const buyer = t.stack.payment.buyers[1];
     const { services } = t.gateway;
     const header = await paidHeader(buyer);
-    const before = { payer: await usdc(buyer.address), treasury: await usdc(t.stack.payment.treasury.address), provider: await providerSide() };
+    const before = await bothSides(buyer.address);
     // the process "dies" after the share was credited: the record is never stored, the request never answers
     const save = services.executions.save.bind(services.executions);
     let executionId: string | undefined;

@@ -2,13 +2,12 @@ import { TreasurySender } from '@acg/payments';
 import { runPayoutPass } from '@acg/provider-ledger';
 import { secretBoxFromKey } from '@acg/secrets';
 import { startWalletMonitor, type RunningWalletMonitor } from '@acg/wallet-monitor';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { pino } from 'pino';
 import type { LocalAccount } from 'viem';
 import { call, Receiver, signIn } from '../../../../packages/wallet-monitor/test/helpers.js';
 import { startTestGateway, type TestGateway } from '../harness.js';
 import { startTestProvider } from '../providerServer.js';
+import { paidPost } from '../x402.js';
 
 /**
  * What the provider and subscription pages need around a test gateway (the browser tests and
@@ -70,14 +69,7 @@ export async function startAccountFixture(): Promise<AccountFixture> {
 
 /** One paid call of `capabilityId` by `buyer` through `POST /api/v1/execute` with x402; returns the execution id. */
 export async function executePaid(f: AccountFixture, buyer: LocalAccount, capabilityId: string, input: unknown): Promise<string> {
-  const client = new x402Client();
-  registerExactEvmScheme(client, { signer: buyer as never });
-  const res = await wrapFetchWithPayment(fetch, client)(`${f.t.url}/api/v1/execute`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ capability_id: capabilityId, input }),
-  });
-  const body = (await res.json()) as { status: string; execution_id: string };
+  const { body } = await paidPost(buyer, `${f.t.url}/api/v1/execute`, { capability_id: capabilityId, input });
   if (body.status !== 'SUCCEEDED') throw new Error(`execution ${body.execution_id} is ${body.status}`);
   return body.execution_id;
 }

@@ -12,7 +12,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { call, signIn, waitFor } from '../../../../packages/wallet-monitor/test/helpers.js';
-import { registerProvider } from '../providerServer.js';
+import { registerTestProvider, upperCaseCapability } from '../providerServer.js';
 import { seedProviderMoney, startAccountFixture } from './accountFixture.js';
 import { openBrowser, VIEWPORTS } from './chromium.js';
 import { injectWallet } from './wallet.js';
@@ -26,24 +26,8 @@ async function main(): Promise<void> {
     const url = f.t.url;
     const owner = privateKeyToAccount(generatePrivateKey());
     const capability = 'intelligence.shout';
-    const r = await registerProvider(url, owner, {
-      name: 'Shout Labs',
-      endpoint: f.provider.url,
-      capabilities: [
-        {
-          name: 'shout',
-          description: 'Upper-cases text.',
-          price_usdc: '0.5',
-          input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-          output_schema: { type: 'object', properties: { upper: { type: 'string' } }, required: ['upper'] },
-          example_request: { text: 'probe' },
-        },
-      ],
-    });
-    if (r.status !== 201) throw new Error(`registration: ${r.status} ${JSON.stringify(r.body)}`);
-    f.provider.setSecret(r.body.signing_secret);
-    f.provider.signAs(owner, [capability]);
-    await f.t.gateway.prober.probeProvider(r.body.provider_id);
+    const registered = await registerTestProvider(url, owner, f.provider, { name: 'Shout Labs', capabilities: [upperCaseCapability('shout', '0.5')] });
+    await f.t.gateway.prober.probeProvider(registered.provider_id);
     await seedProviderMoney(f, capability, { text: 'hi' });
 
     const subscriber = privateKeyToAccount(generatePrivateKey());
@@ -86,8 +70,8 @@ async function main(): Promise<void> {
             await page.waitForSelector('#result:not([hidden])');
           },
         },
-        { name: 'provider-dashboard-signed-out', path: `/providers/${r.body.provider_id}` },
-        { name: 'provider-dashboard', path: `/providers/${r.body.provider_id}`, wallet: () => owner },
+        { name: 'provider-dashboard-signed-out', path: `/providers/${registered.provider_id}` },
+        { name: 'provider-dashboard', path: `/providers/${registered.provider_id}`, wallet: () => owner },
         { name: 'subscription', path: `/subscriptions/${subId}`, wallet: () => subscriber },
       ];
     for (const shot of shots) {
