@@ -48,7 +48,7 @@ import { builderConfigFromEnv, parseRelayUrls, startBuilder, startDevRelays, typ
 import { configFromEnv, type ConfigDefaults } from '@acg/config';
 import { devReceiptKeys } from '@acg/receipts';
 import { startGateway, type RunningGateway } from '@acg/gateway';
-import { webhookPolicyFromEnv } from '@acg/wallet-monitor';
+import { webhookPolicyFromEnv } from '@acg/net-guard';
 import { paymentRecoveryFromEnv, startWorker, workerOptionsFromEnv, type RunningWorker } from '@acg/worker';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';

@@ -66,19 +66,3 @@ export {
 } from './subscriptions.js';
 export { NATIVE_ASSET, TokenMetadata, type AssetInfo } from './tokens.js';
 export { ChainWatcher, type ChainWatcherOptions, type HeadSource, type NativeSource, type WatcherCursor, type WatcherState } from './watcher.js';
-export {
-  checkPublicUrl,
-  checkWebhookUrl,
-  classifyAddress,
-  isAllowedAddress,
-  isLoopbackHost,
-  isPublicAddress,
-  lookupForPolicy,
-  publicOnlyLookup,
-  type AddressClass,
-  type CheckPublicUrlOptions,
-  type HostResolver,
-  type UrlPolicy,
-  webhookPolicyFromEnv,
-} from '@acg/net-guard';
-export { SecretBox, secretBoxFromKey } from '@acg/secrets';

@@ -7,7 +7,8 @@ import { erc20Abi, getAddress, parseEther, parseUnits, type Hex, type LocalAccou
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../../apps/gateway/test/harness.js';
-import { secretBoxFromKey, startWalletMonitor, type RunningWalletMonitor, type WalletEventPayload } from '../src/index.js';
+import { secretBoxFromKey } from '@acg/secrets';
+import { startWalletMonitor, type RunningWalletMonitor, type WalletEventPayload } from '../src/index.js';
 import { createAuthClient } from '../../sdk/src/auth.js';
 import { createWalletMonitorClient } from '../../sdk/src/walletMonitor.js';
 import { verifyWebhook } from '../../sdk/src/webhooks.js';
