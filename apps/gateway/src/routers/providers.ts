@@ -12,7 +12,7 @@ import {
 import type { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { router } from '../trpc/init.js';
-import { bearerProcedure, publicProcedure } from '../trpc/procedures.js';
+import { bearerProcedure, domainErrors, publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 import type { Services } from '../services.js';
 import { offerTrustView } from '../trust.js';
@@ -24,13 +24,7 @@ function providerProblem(e: unknown): TRPCError | undefined {
 }
 
 /** Provider procedures: never cached, provider errors mapped to problems. */
-const providerProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  ctx.responseHeaders['Cache-Control'] = 'no-store';
-  const result = await next();
-  const mapped = result.ok ? undefined : providerProblem(result.error.cause);
-  if (mapped) throw mapped;
-  return result;
-});
+const providerProcedure = publicProcedure.use(domainErrors(providerProblem));
 
 const ProviderIdParam = z.object({ provider_id: z.string().min(1).max(100).describe('provider id, prv_ + ULID') });
 
