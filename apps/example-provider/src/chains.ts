@@ -49,6 +49,16 @@ export function chainReaders(rpcUrls: ChainRpcUrls): Map<ChainName, ChainReader>
 }
 
 /**
+ * The served chains of `readers`: their names in order (each capability's `chain` input lists
+ * exactly those) and the first one's reader, whose chain the capabilities' example requests use.
+ * `readers` is never empty (`exampleCapabilities` refuses no chain).
+ */
+export function servedChains(readers: ReadonlyMap<ChainName, ChainReader>): { names: ChainName[]; first: ChainReader } {
+  const names = [...readers.keys()];
+  return { names, first: readers.get(names[0])! };
+}
+
+/**
  * Runs `read` against a chain and turns transport failures (unreachable node, timeout, JSON-RPC
  * error) into a 503 `chain_unavailable` the buyer may see, without the RPC URL (which may carry a key).
  */

@@ -10,7 +10,7 @@ import {
   Paywall,
   type RefundQueue,
   SignInWithXChallenges,
-  startRefunds as startRefundsOf,
+  startRefundsFromConfig,
 } from '@acg/payments';
 import type { Worker } from 'bullmq';
 import { createRefundsAndLedger, paymentReversals, type ProviderLedger } from '@acg/provider-ledger';
@@ -26,18 +26,16 @@ import { ExecutionStore, Telemetry, type ExecutionObserver } from '@acg/executio
 import { PROOF_SCHEME, type Receipts } from '@acg/receipts';
 import {
   ChallengeStore,
-  OfferStats,
-  ProviderClient,
-  ProviderDirectory,
+  createProcessProviders,
   ProviderOnboarding,
-  ProviderStore,
-  creditHoldSeconds,
   QuoteStore,
-  TrustRecords,
-  trustScorer,
   type OfferScorer,
+  type OfferStats,
+  type ProviderClient,
+  type ProviderDirectory,
   type ProviderEarnings,
-  type ProviderRecord,
+  type ProviderStore,
+  type TrustRecords,
 } from '@acg/provider-directory';
 import { chainClients, type GatewayConfig } from '@acg/config';
 import { Discovery } from './discovery.js';
@@ -172,12 +170,19 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     providers: config.providers,
     observer: metrics.payments,
     // the dispute hold follows the answering offer's trust tier (docs/trust-v1.md "Dispute hold tiers")
-    holdSeconds: (e) => creditHoldSeconds({ store: providerStore, trust, disputeWindowSeconds: config.providers.disputeWindowSeconds }, e),
+    holdSeconds: (credit) => providerParts.holdSeconds(credit),
   });
   const webhookPolicy = config.walletMonitor?.webhookPolicy ?? 'production';
-  const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
-  // disputes come from the provider ledger above (docs/trust-v1.md)
-  const trust = new TrustRecords({ redis, keys, disputes: (id) => providerLedger.disputesOfProvider(id) });
+  const providerParts = createProcessProviders({
+    redis,
+    keys,
+    config,
+    catalog,
+    log,
+    ledger: providerLedger,
+    earnings: opts.earnings,
+    scorer: opts.offerScorer,
+  });
   const accountLedger = new Ledger(redis, keys);
   const creditReversal = paymentReversals(providerLedger, accountLedger);
   const paywall = new Paywall({
@@ -222,14 +227,13 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     secretBox: secretBoxFromKey(config.walletMonitor?.webhookSecretKey),
   });
 
-  const providerClient = new ProviderClient(webhookPolicy);
-  const offerStats = new OfferStats(redis, keys);
+  const { store: providerStore, client: providerClient } = providerParts;
   const providers = {
     store: providerStore,
     client: providerClient,
-    trust,
+    trust: providerParts.trust,
     quotes: new QuoteStore(redis, keys),
-    stats: offerStats,
+    stats: providerParts.stats,
     onboarding: new ProviderOnboarding({
       store: providerStore,
       challenges: new ChallengeStore(redis, keys),
@@ -237,20 +241,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
       policy: webhookPolicy,
       reservedId: (id) => fixedIds.has(id),
     }),
-    directory: new ProviderDirectory({
-      store: providerStore,
-      catalog,
-      runtime: {
-        client: providerClient,
-        store: providerStore,
-        stats: offerStats,
-        // `prefer: "trusted"` ranks by each offer's trust-v1 score (docs/trust-v1.md)
-        scorer: opts.offerScorer ?? trustScorer(trust, (): readonly ProviderRecord[] => providers.directory.providers()),
-        earnings: opts.earnings ?? providerLedger,
-        trust,
-      },
-      log: log.child({ module: 'providers' }),
-    }),
+    directory: providerParts.directory,
   };
 
   const discovery = new Discovery({
@@ -339,8 +330,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
       await refunds.close().catch(() => undefined);
       await this.jobs.queue.close().catch(() => undefined);
       await walletMonitor.close().catch(() => undefined);
-      providers.directory.stop();
-      await providerClient.close().catch(() => undefined);
+      await providerParts.close();
       redis.disconnect();
       bullRedis.disconnect();
     },
@@ -349,20 +339,17 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
 }
 
 /**
- * Starts the refund worker (USDC transfers treasury → payer; `startRefunds` of @acg/payments) for
+ * Starts the refund worker (USDC transfers treasury → payer; `startRefundsFromConfig` of @acg/payments) for
  * these services, or returns undefined when no TREASURY_PRIVATE_KEY is configured (refunds then
  * stay `pending`, queued).
  */
 export function startRefunds(services: Services): Worker | undefined {
   const { config } = services;
-  return startRefundsOf({
+  return startRefundsFromConfig({
     redis: services.redis,
     keys: services.keys,
     connection: services.bullRedis,
-    rpcUrl: config.payment.rpcUrl,
-    chain: config.payment.chain,
-    treasuryPrivateKey: config.payment.treasuryPrivateKey,
-    asset: config.payment.asset,
+    payment: config.payment,
     log: services.log,
     observer: services.metrics.payments,
   });

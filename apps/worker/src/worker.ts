@@ -3,20 +3,10 @@ import { chainClients, type GatewayConfig } from '@acg/config';
 import { ExecutionStore, succeededExecutionAnswer, Telemetry } from '@acg/execution';
 import { JobStore, startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
-import { PaymentChainMonitor, type RefundQueue, startPaymentRecovery, startRefunds, TreasurySender } from '@acg/payments';
+import { PaymentChainMonitor, type RefundQueue, startPaymentRecovery, startRefundsFromConfig, TreasurySender } from '@acg/payments';
 import { Ledger, startOpenCallRecovery } from '@acg/accounts';
 import { createRefundsAndLedger, paymentReversals, type ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
-import {
-  creditHoldSeconds,
-  OfferStats,
-  ProviderClient,
-  ProviderDirectory,
-  ProviderStore,
-  trustScorer,
-  TrustRecords,
-  type ProviderEarnings,
-  type ProviderRecord,
-} from '@acg/provider-directory';
+import { createProcessProviders, type ProviderDirectory, type ProviderEarnings } from '@acg/provider-directory';
 import { loadReceipts } from '@acg/receipts';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey } from '@acg/secrets';
@@ -109,27 +99,11 @@ export function createWorkerServices(
     bullRedis,
     providers: config.providers,
     observer: metrics.payments,
-    holdSeconds: (e) => creditHoldSeconds({ store: providerStore, trust, disputeWindowSeconds: config.providers.disputeWindowSeconds }, e),
+    // a job step's credit on a provider offer is held as its trust tier says (packages/provider-directory README "Trust scores")
+    holdSeconds: (credit) => providers.holdSeconds(credit),
   });
-  const providerStore = new ProviderStore(redis, keys, secretBoxFromKey(config.walletMonitor?.webhookSecretKey));
-  // job steps on provider offers are trust evidence too, and their credits follow the tiers (packages/provider-directory README "Trust scores")
-  const trust = new TrustRecords({ redis, keys, disputes: (id) => providerLedger.disputesOfProvider(id) });
   const catalog = new CapabilityCatalog([...BUILTIN_CAPABILITIES, ...capabilities]);
-  const providerClient = new ProviderClient(config.walletMonitor?.webhookPolicy ?? 'production');
-  const offerStats = new OfferStats(redis, keys);
-  const providers = new ProviderDirectory({
-    store: providerStore,
-    catalog,
-    runtime: {
-      client: providerClient,
-      store: providerStore,
-      stats: offerStats,
-      scorer: trustScorer(trust, (): readonly ProviderRecord[] => providers.providers()),
-      earnings: earnings ?? providerLedger,
-      trust,
-    },
-    log: log.child({ module: 'providers' }),
-  });
+  const providers = createProcessProviders({ redis, keys, config, catalog, log, ledger: providerLedger, earnings });
   return {
     config,
     log,
@@ -143,11 +117,10 @@ export function createWorkerServices(
     providerLedger,
     paymentClient: createPublicClient({ chain: config.payment.chain, transport: paymentChain.transport(), pollingInterval: 250 }) as PublicClient,
     catalog,
-    providers,
+    providers: providers.directory,
     metrics,
     async close() {
-      providers.stop();
-      await providerClient.close().catch(() => undefined);
+      await providers.close();
       await refunds.close().catch(() => undefined);
       redis.disconnect();
       bullRedis.disconnect();
@@ -288,14 +261,11 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
   );
   const refunds =
     (opts.refunds ?? true)
-      ? startRefunds({
+      ? startRefundsFromConfig({
           redis: services.redis,
           keys: services.keys,
           connection: services.bullRedis,
-          rpcUrl: config.payment.rpcUrl,
-          chain: config.payment.chain,
-          treasuryPrivateKey: config.payment.treasuryPrivateKey,
-          asset: config.payment.asset,
+          payment: config.payment,
           log,
           observer: services.metrics.payments,
         })

@@ -34,6 +34,7 @@ export {
   type StartRefundsOptions,
   type CreditReversal,
 } from './refunds.js';
+export { startRefundsFromConfig, type RefundsFromConfigOptions } from './refundsFromConfig.js';
 export { reversalsByPrefix } from './reversals.js';
 export { describePaymentFailure } from './sanitize.js';
 export type { PaymentObserver } from './observer.js';

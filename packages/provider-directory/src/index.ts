@@ -27,6 +27,7 @@ export {
 export { OFFER_LATENCY_SAMPLES, OfferStats, successRateScorer, type OfferMeasurements } from './offerStats.js';
 export { rankOffers, routePrice, type NoRouteReason, type OfferScorer, type RankedOffers, type RoutableOffer, type RoutingOptions } from './routing.js';
 export { PROVIDERS_SOURCE, ProviderDirectory } from './directory.js';
+export { createProcessProviders, type ProcessProviders, type ProcessProvidersOptions } from './processProviders.js';
 export { ProviderError } from './errors.js';
 export { compileJsonSchema, MAX_COMPILED_VALIDATORS, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, schemaIssues, type SchemaIssue } from './jsonSchema.js';
 export { newSigningSecret, ProviderOnboarding, type ProviderOnboardingOptions } from './onboarding.js';

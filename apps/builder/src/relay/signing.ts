@@ -86,11 +86,11 @@ function signRoot(root: Uint8Array, secretKey: Hex): Hex {
   return bytesToHex(bls.Signature.toBytes(bls.sign(bls.hash(root, ETH_BLS_DST), hexToBytes(secretKey))));
 }
 
-/** Whether `signature` by `pubkey` signs `root`; false on any malformed input. */
-function verifyRoot(root: Uint8Array, signature: Hex, pubkey: Hex): boolean {
+/** Whether `signature` by `pubkey` signs the root `signingRoot()` computes; false on any malformed input, the message's included. */
+function verifyRoot(signingRoot: () => Uint8Array, signature: Hex, pubkey: Hex): boolean {
   try {
     const bls = bls12_381.longSignatures;
-    return bls.verify(hexToBytes(signature), bls.hash(root, ETH_BLS_DST), hexToBytes(pubkey));
+    return bls.verify(hexToBytes(signature), bls.hash(signingRoot(), ETH_BLS_DST), hexToBytes(pubkey));
   } catch {
     return false;
   }
@@ -103,11 +103,7 @@ export function signBidTrace(message: BidTraceJson, secretKey: Hex, domain: Uint
 
 /** Verifies a BidTrace signature by `message.builder_pubkey` under `domain`; false on any malformed input. */
 export function verifyBidTrace(message: BidTraceJson, signature: Hex, domain: Uint8Array): boolean {
-  try {
-    return verifyRoot(bidTraceSigningRoot(message, domain), signature, message.builder_pubkey);
-  } catch {
-    return false;
-  }
+  return verifyRoot(() => bidTraceSigningRoot(message, domain), signature, message.builder_pubkey);
 }
 
 /**
@@ -134,9 +130,5 @@ export function signValidatorRegistration(message: ValidatorRegistrationJson, se
 
 /** Verifies a validator registration signature by `message.pubkey` under `domain`; false on any malformed input. */
 export function verifyValidatorRegistration(message: ValidatorRegistrationJson, signature: Hex, domain: Uint8Array): boolean {
-  try {
-    return verifyRoot(registrationSigningRoot(message, domain), signature, message.pubkey);
-  } catch {
-    return false;
-  }
+  return verifyRoot(() => registrationSigningRoot(message, domain), signature, message.pubkey);
 }

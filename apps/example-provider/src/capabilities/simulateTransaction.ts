@@ -15,7 +15,7 @@ import {
 } from 'viem';
 import { simulateBlocks } from 'viem/actions';
 import { z } from 'zod';
-import { MULTICALL3, onChain, type ChainName, type ChainReader } from '../chains.js';
+import { MULTICALL3, onChain, servedChains, type ChainName, type ChainReader } from '../chains.js';
 import { AddressInput, AddressOutput, chainEnum, HexBytes, IntString, UintString } from '../primitives.js';
 
 /** Where `eth_simulateV1` with `traceTransfers` reports native (ETH) movements, as ERC-20-style `Transfer` logs. */
@@ -88,8 +88,7 @@ const topicAddress = (topic: Hex | undefined): Address | undefined => (topic && 
  * Gas fees are not charged in the simulation, so native deltas exclude them.
  */
 export function simulateTransactionCapability(readers: ReadonlyMap<ChainName, ChainReader>) {
-  const names = [...readers.keys()];
-  const first = readers.get(names[0])!;
+  const { names, first } = servedChains(readers);
   const input = z.strictObject({
     chain: chainEnum(names).describe('chain to simulate on'),
     from: AddressInput.describe('sender (msg.sender); no signature needed'),

@@ -1,7 +1,7 @@
 import { defineProviderCapability, ProviderRunError } from '@acg/provider-kit';
 import { erc20Abi, formatUnits, getAddress, hexToString, type Address, type Hex } from 'viem';
 import { z } from 'zod';
-import { onChain, type ChainName, type ChainReader } from '../chains.js';
+import { onChain, servedChains, type ChainName, type ChainReader } from '../chains.js';
 import { AddressInput, AddressOutput, chainEnum, DecimalString, UintString } from '../primitives.js';
 
 /** Some early tokens (MKR, SAI) return `bytes32` from `name()`/`symbol()` instead of `string`. */
@@ -18,8 +18,7 @@ const bytes32MetadataAbi = [
  * `totalSupply()`); 503 `chain_unavailable`.
  */
 export function tokenMetadataCapability(readers: ReadonlyMap<ChainName, ChainReader>) {
-  const names = [...readers.keys()];
-  const first = readers.get(names[0])!;
+  const { names, first } = servedChains(readers);
   const input = z.strictObject({
     chain: chainEnum(names).describe('chain to read'),
     token: AddressInput.describe('ERC-20 contract address'),

@@ -1,7 +1,7 @@
 import { defineProviderCapability, ProviderRunError } from '@acg/provider-kit';
 import { erc20Abi, formatUnits, getAddress, multicall3Abi, type Address } from 'viem';
 import { z } from 'zod';
-import { CHAIN_NAMES, MULTICALL3, onChain, type ChainName, type ChainReader } from '../chains.js';
+import { CHAIN_NAMES, MULTICALL3, onChain, servedChains, type ChainName, type ChainReader } from '../chains.js';
 import { AddressInput, AddressOutput, chainEnum, DecimalString, UintString } from '../primitives.js';
 
 /** Most addresses one report reads (more in the objective are left out and listed in `ignored_addresses`). */
@@ -42,8 +42,7 @@ export function parseObjective(objective: string): { addresses: Address[]; chain
  * `no_chain` (only unserved chains named), 503 `chain_unavailable`.
  */
 export function walletReportCapability(readers: ReadonlyMap<ChainName, ChainReader>) {
-  const names = [...readers.keys()];
-  const first = readers.get(names[0])!;
+  const { names, first } = servedChains(readers);
   const input = z.strictObject({
     objective: z.string().min(1).max(2000).describe('free text naming 0x addresses and, optionally, chains (base, ethereum, arbitrum)'),
     addresses: z.array(AddressInput).max(MAX_REPORT_ADDRESSES).optional().describe('addresses to report besides those in the objective'),

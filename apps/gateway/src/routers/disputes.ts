@@ -3,7 +3,7 @@ import { DisputeId, DisputeOpenRequest, DisputeResolveRequest, DisputeResponseRe
 import type { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { router } from '../trpc/init.js';
-import { adminProcedure, bearerOrAdminProcedure, bearerProcedure } from '../trpc/procedures.js';
+import { adminProcedure, bearerOrAdminProcedure, bearerProcedure, domainErrors } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 
 /** The RFC 9457 problem of a refused dispute operation: `not_found` 404 (never saying whether it exists), the others 409. */
@@ -12,18 +12,9 @@ function disputeProblem(e: unknown): TRPCError | undefined {
   return problem(e.reason === 'not_found' ? 404 : 409, e.shortMessage, { reason: e.reason, ...(e.disputeId ? { dispute_id: e.disputeId } : {}) });
 }
 
-/** Maps {@link DisputeError} to problems after the resolver ran (as the wallet monitor maps its errors). */
-const mapDisputeErrors = <T extends { ok: boolean; error?: { cause?: unknown } }>(result: T): T => {
-  const mapped = result.ok ? undefined : disputeProblem(result.error?.cause);
-  if (mapped) throw mapped;
-  return result;
-};
-
-const payerOrProviderProcedure = bearerProcedure.use(async ({ ctx, next }) => {
-  ctx.responseHeaders['Cache-Control'] = 'no-store';
-  return mapDisputeErrors(await next());
-});
-const adminDisputeProcedure = adminProcedure.use(async ({ next }) => mapDisputeErrors(await next()));
+/** Dispute procedures: never cached, {@link DisputeError} mapped to problems (as the wallet monitor maps its errors). */
+const payerOrProviderProcedure = bearerProcedure.use(domainErrors(disputeProblem));
+const adminDisputeProcedure = adminProcedure.use(domainErrors(disputeProblem));
 
 const DisputeIdParam = z.object({ dispute_id: DisputeId.describe('dispute id, dsp_ + ULID') });
 

@@ -12,7 +12,7 @@ import {
 import type { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { router } from '../trpc/init.js';
-import { bearerProcedure, publicProcedure } from '../trpc/procedures.js';
+import { bearerProcedure, domainErrors, publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 import type { Services } from '../services.js';
 import { offerTrustView } from '../trust.js';
@@ -24,13 +24,7 @@ function providerProblem(e: unknown): TRPCError | undefined {
 }
 
 /** Provider procedures: never cached, provider errors mapped to problems. */
-const providerProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  ctx.responseHeaders['Cache-Control'] = 'no-store';
-  const result = await next();
-  const mapped = result.ok ? undefined : providerProblem(result.error.cause);
-  if (mapped) throw mapped;
-  return result;
-});
+const providerProcedure = publicProcedure.use(domainErrors(providerProblem));
 
 const ProviderIdParam = z.object({ provider_id: z.string().min(1).max(100).describe('provider id, prv_ + ULID') });
 
@@ -49,12 +43,16 @@ function statusOf(probe: ProbeRecord | undefined): 'PILOT' | 'LIVE' | 'STALE' {
   return probe.ok ? 'LIVE' : 'STALE';
 }
 
-/** After a change: this process's catalog now, and a probe of the new offers soon (so they need not wait a round to go LIVE). */
-async function afterChange(services: Services, providerId: string): Promise<void> {
+/**
+ * After a change: logs it (`event`, e.g. "provider updated", with `fields`), then reloads this
+ * process's catalog now and probes the new offers soon (so they need not wait a round to go LIVE).
+ */
+async function afterChange(services: Services, event: string, fields: { provider_id: string } & Record<string, unknown>): Promise<void> {
+  services.log.info(fields, event);
   await services.providers.directory.reload().catch(() => undefined);
   const probe = services.providers.probe;
   if (probe) {
-    void probe(providerId)
+    void probe(fields.provider_id)
       .then(() => services.discovery.invalidate())
       .catch(() => undefined);
   }
@@ -143,11 +141,11 @@ export const providersRouter = router({
       const registered = await ctx.services.providers.onboarding.register(input);
       ctx.response.status = 201;
       ctx.responseHeaders.Location = `/api/v1/providers/${registered.provider_id}`;
-      ctx.services.log.info(
-        { provider_id: registered.provider_id, address: registered.address, capabilities: registered.capabilities.map((c) => c.id) },
-        'provider registered',
-      );
-      await afterChange(ctx.services, registered.provider_id);
+      await afterChange(ctx.services, 'provider registered', {
+        provider_id: registered.provider_id,
+        address: registered.address,
+        capabilities: registered.capabilities.map((c) => c.id),
+      });
       return registered;
     }),
 
@@ -166,8 +164,7 @@ export const providersRouter = router({
     .mutation(async ({ ctx, input }) => {
       const { provider_id, ...body } = input;
       const registered = await ctx.services.providers.onboarding.update(provider_id, body);
-      ctx.services.log.info({ provider_id, capabilities: registered.capabilities.map((c) => c.id) }, 'provider updated');
-      await afterChange(ctx.services, provider_id);
+      await afterChange(ctx.services, 'provider updated', { provider_id, capabilities: registered.capabilities.map((c) => c.id) });
       return registered;
     }),
 
@@ -192,8 +189,7 @@ export const providersRouter = router({
     .mutation(async ({ ctx, input }) => {
       const { provider_id, ...signed } = input;
       const out = await ctx.services.providers.onboarding.retire(provider_id, signed);
-      ctx.services.log.info({ provider_id }, 'provider retired');
-      await afterChange(ctx.services, provider_id);
+      await afterChange(ctx.services, 'provider retired', { provider_id });
       return out;
     }),
 

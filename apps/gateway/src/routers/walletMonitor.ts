@@ -14,7 +14,7 @@ import { ATTEMPT_LOG_LENGTH, SubscriptionForbiddenError, SubscriptionNotActiveEr
 import type { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { router } from '../trpc/init.js';
-import { bearerProcedure } from '../trpc/procedures.js';
+import { bearerProcedure, domainErrors } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 
 /** The RFC 9457 problem of a wallet-monitor error (400 URL rules, 403 not the owner, 404 unknown id, 409 not active); undefined for any other error. */
@@ -32,13 +32,7 @@ function domainProblem(e: unknown): TRPCError | undefined {
  * The wallet monitor's procedures: bearer-authenticated (`ctx.account`), never cached, with
  * wallet-monitor errors mapped to problems.
  */
-const walletMonitorProcedure = bearerProcedure.use(async ({ ctx, next }) => {
-  ctx.responseHeaders['Cache-Control'] = 'no-store';
-  const result = await next();
-  const mapped = result.ok ? undefined : domainProblem(result.error.cause);
-  if (mapped) throw mapped;
-  return result;
-});
+const walletMonitorProcedure = bearerProcedure.use(domainErrors(domainProblem));
 
 /** `{sub_id}` path parameter; any text (an id that is not `sub_` + ULID is simply unknown: 404). */
 const SubIdParam = z.object({ sub_id: z.string().min(1).max(100).describe('subscription id, sub_ + ULID') });

@@ -1,6 +1,7 @@
 import type { EarlyRun } from '@acg/execution';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AuthError, InsufficientBalanceError } from '@acg/accounts';
+import type { TRPCError } from '@trpc/server';
 import type { z } from 'zod';
 import { header, type Context } from './context.js';
 import { t } from './init.js';
@@ -16,6 +17,22 @@ import { requireSignInWithX } from './signInWithX.js';
 
 /** No authentication: discovery, health, registry, sign-in (docs/spec-notes.md 5). */
 export const publicProcedure = t.procedure;
+
+/**
+ * Middleware of a domain's routes (providers, disputes, the wallet monitor): the answer is never
+ * cached (`Cache-Control: no-store`), and an error the resolver throws becomes the RFC 9457
+ * problem `toProblem` maps its cause to (a `ProviderError` → its status, ...); an error it does
+ * not map (undefined) passes on unchanged.
+ */
+export function domainErrors(toProblem: (cause: unknown) => TRPCError | undefined) {
+  return t.middleware(async ({ ctx, next }) => {
+    ctx.responseHeaders['Cache-Control'] = 'no-store';
+    const result = await next();
+    const mapped = result.ok ? undefined : toProblem(result.error.cause);
+    if (mapped) throw mapped;
+    return result;
+  });
+}
 
 /** A wallet address as the token store returns it. */
 export type AccountAddress = `0x${string}`;

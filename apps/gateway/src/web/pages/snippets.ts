@@ -24,6 +24,19 @@ export function exampleInput(c: LegacyRegistryEntry): unknown {
   return r ?? {};
 }
 
+/** Title and language of each kind of snippet (the same for every capability). */
+const SNIPPET_KINDS = {
+  curl: { title: 'curl', language: 'shell' },
+  js: { title: 'JavaScript SDK', language: 'JavaScript' },
+  python: { title: 'Python', language: 'Python' },
+  mcp: { title: 'MCP host', language: 'JSON' },
+} as const;
+
+/** The snippet of kind `id` whose code is `lines`, one per line. */
+function snippet(id: keyof typeof SNIPPET_KINDS, lines: readonly string[]): Snippet {
+  return { id, ...SNIPPET_KINDS[id], code: lines.join('\n') };
+}
+
 const X402_RETRY = [
   '# 2. Pay: sign an EIP-3009 transferWithAuthorization of maxAmountRequired (USDC base units) to payTo,',
   '#    as an x402 v2 PaymentPayload (base64 JSON; the SDKs below do this for you), and send the same',
@@ -41,11 +54,8 @@ export function snippetsFor(c: LegacyRegistryEntry, base: string, executable: bo
   const input = exampleInput(c);
   if (executable) {
     const body = json({ capability_id: c.id, input });
-    out.push({
-      id: 'curl',
-      title: 'curl',
-      language: 'shell',
-      code: [
+    out.push(
+      snippet('curl', [
         '# 1. Ask: without payment the answer is 402 with the x402 challenge',
         '#    (PAYMENT-REQUIRED header and JSON body: scheme, network, asset, payTo, maxAmountRequired)',
         `curl -i -X POST ${shellQuote(`${base}/api/v1/execute`)} \\`,
@@ -58,13 +68,10 @@ export function snippetsFor(c: LegacyRegistryEntry, base: string, executable: bo
         '  -H "PAYMENT-SIGNATURE: $PAYMENT_SIGNATURE" \\',
         `  -d ${shellQuote(body)}`,
         '# → 200 {execution_id, status, result, payment: {tx_hash, amount}, proof} and a PAYMENT-RESPONSE header',
-      ].join('\n'),
-    });
-    out.push({
-      id: 'js',
-      title: 'JavaScript SDK',
-      language: 'JavaScript',
-      code: [
+      ]),
+    );
+    out.push(
+      snippet('js', [
         ...SDK_INSTALL_COMMENT_LINES,
         "import { createGatewayClient } from 'agent-capability-gateway-sdk';",
         "import { privateKeyToAccount } from 'viem/accounts';",
@@ -76,13 +83,10 @@ export function snippetsFor(c: LegacyRegistryEntry, base: string, executable: bo
         '});',
         `const execution = await gateway.execute(${json(c.id)}, ${pretty(input)});`,
         'console.log(execution.result, execution.payment.tx_hash);',
-      ].join('\n'),
-    });
-    out.push({
-      id: 'python',
-      title: 'Python',
-      language: 'Python',
-      code: [
+      ]),
+    );
+    out.push(
+      snippet('python', [
         '# pip install "./sdk-python-stub[signer-light]"   (acg_gateway, from this repository)',
         'import json, os',
         'from acg_gateway import GatewayClient, local_signer',
@@ -90,8 +94,8 @@ export function snippetsFor(c: LegacyRegistryEntry, base: string, executable: bo
         `gw = GatewayClient(${json(base)}, payment_signer=local_signer(os.environ["PRIVATE_KEY"]))`,
         `result = gw.execute(${json(c.id)}, json.loads(${json(json(input))}))`,
         'print(result["result"], result["payment"]["tx_hash"])',
-      ].join('\n'),
-    });
+      ]),
+    );
   } else {
     const lines: string[] = [];
     const auth: string[] = [];
@@ -122,12 +126,9 @@ export function snippetsFor(c: LegacyRegistryEntry, base: string, executable: bo
     } else {
       lines.push(...trimContinuation(request([])));
     }
-    out.push({ id: 'curl', title: 'curl', language: 'shell', code: lines.join('\n') });
-    out.push({
-      id: 'js',
-      title: 'JavaScript SDK',
-      language: 'JavaScript',
-      code: [
+    out.push(snippet('curl', lines));
+    out.push(
+      snippet('js', [
         ...SDK_INSTALL_COMMENT_LINES,
         "import { createGatewayClient } from 'agent-capability-gateway-sdk';",
         '',
@@ -135,32 +136,26 @@ export function snippetsFor(c: LegacyRegistryEntry, base: string, executable: bo
         `const capability = (await gateway.capabilities()).find((c) => c.id === ${json(c.id)});`,
         'console.log(capability.status, capability.endpoint);',
         '// jobs, bundles, the wallet monitor and SIWE sign-in have their own SDK calls (packages/sdk/README.md)',
-      ].join('\n'),
-    });
-    out.push({
-      id: 'python',
-      title: 'Python',
-      language: 'Python',
-      code: [
+      ]),
+    );
+    out.push(
+      snippet('python', [
         'from acg_gateway import GatewayClient',
         '',
         `gw = GatewayClient(${json(base)})`,
         `capability = next(c for c in gw.capabilities() if c["id"] == ${json(c.id)})`,
         'print(capability["status"], capability["endpoint"])',
-      ].join('\n'),
-    });
+      ]),
+    );
   }
-  out.push({
-    id: 'mcp',
-    title: 'MCP host',
-    language: 'JSON',
-    code: [
+  out.push(
+    snippet('mcp', [
       pretty({ mcpServers: { acg: { url: `${base}/mcp` } } }),
       executable
         ? `// tool: ${mcpToolName(c.id)} (paid with x402 over MCP: _meta["x402/payment"])`
         : '// free tools: search_capabilities, get_capability, get_health',
       `// resource: acg://capabilities/${c.id} (this page in Markdown)`,
-    ].join('\n'),
-  });
+    ]),
+  );
   return out;
 }
