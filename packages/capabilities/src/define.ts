@@ -1,5 +1,5 @@
 import type { RedisKeys } from '@acg/redis';
-import type { Auth, CapabilityId, ChainName, PriceUnit, Product, Surface } from '@acg/schemas';
+import { CodedFailure, InvalidDefinitionError, type Auth, type CapabilityId, type ChainName, type PriceUnit, type Product, type Surface } from '@acg/schemas';
 import type { Redis } from 'ioredis';
 import type { PublicClient } from 'viem';
 import type { z } from 'zod';
@@ -77,29 +77,16 @@ export interface CallEvidence {
  * is safe to show (never upstream text), `status` is the HTTP status to answer (502/503/504; 422
  * for input the upstream refused). The payment is refunded by the caller of `run`.
  */
-export class CapabilityFailure extends Error {
+export class CapabilityFailure extends CodedFailure {
   override name = 'CapabilityFailure';
-  readonly shortMessage: string;
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly status = 502,
-    override readonly cause?: unknown,
-  ) {
-    super(message);
-    this.shortMessage = message;
+  constructor(code: string, message: string, status = 502, cause?: unknown) {
+    super(code, message, status, cause);
   }
 }
 
 /** Thrown by {@link defineCapability} when a definition contradicts itself (a bug in the definition, not a request). */
-export class InvalidCapabilityDefinitionError extends Error {
+export class InvalidCapabilityDefinitionError extends InvalidDefinitionError {
   override name = 'InvalidCapabilityDefinitionError';
-  constructor(
-    readonly capabilityId: string,
-    readonly shortMessage: string,
-  ) {
-    super(`capability ${capabilityId}: ${shortMessage}`);
-  }
 }
 
 /** The example a catalog entry shows: a complete request (HTTP body, or query parameters for GET) and its response; null where none exists yet. */

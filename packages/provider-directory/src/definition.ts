@@ -1,4 +1,11 @@
-import { CapabilityFailure, defineCapability, type CallEvidence, type CapabilityCall, type ExecutableCapability } from '@acg/capabilities';
+import {
+  CapabilityFailure,
+  defineCapability,
+  PAID_THROUGH_EXECUTE,
+  type CallEvidence,
+  type CapabilityCall,
+  type ExecutableCapability,
+} from '@acg/capabilities';
 import { ProviderCallResponse, type AttemptOutcome, type ProviderOffer, type RoutingAttempt } from '@acg/schemas';
 import { verifyResultSignature } from '@acg/provider-kit';
 import { parseUnits, type Hex } from 'viem';
@@ -213,14 +220,10 @@ export function contractCapability(contract: Contract, runtime: ProviderRuntime)
     product: id.split('.')[0] as ProviderOffer['product'],
     name: title(id),
     description: definingOffer.description,
-    surface: 'REST',
-    auth: 'x402',
-    method: 'POST',
-    endpoint: '{base_url}/api/v1/execute',
+    ...PAID_THROUGH_EXECUTE,
     docs: null,
     provider: contract.contract.record.name,
     built: true,
-    x402: 'accepted',
     price: { base_units: lowest, unit: 'call' },
     input,
     output: z.record(z.string(), z.unknown()),

@@ -1,4 +1,13 @@
-import { OfferName, OfferProduct, OfferTimeoutMs, ProviderOffer, toJsonSchema, type ProviderOfferInput } from '@acg/schemas';
+import {
+  CodedFailure,
+  InvalidDefinitionError,
+  OfferName,
+  OfferProduct,
+  OfferTimeoutMs,
+  ProviderOffer,
+  toJsonSchema,
+  type ProviderOfferInput,
+} from '@acg/schemas';
 import type { z } from 'zod';
 
 /** What a capability's `run` learns about the call besides its input. */
@@ -17,28 +26,18 @@ export interface ProviderCallContext {
  * error thrown by `run` answers 500 with a generic detail (and is logged in full). Either way the
  * gateway fails the execution and refunds the buyer.
  */
-export class ProviderRunError extends Error {
+export class ProviderRunError extends CodedFailure {
   override name = 'ProviderRunError';
-  readonly shortMessage: string;
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly status = 422,
-    override readonly cause?: unknown,
-  ) {
-    super(message);
-    this.shortMessage = message;
+  constructor(code: string, message: string, status = 422, cause?: unknown) {
+    super(code, message, status, cause);
   }
 }
 
 /** Thrown by {@link defineProviderCapability} when a definition cannot be offered (a bug in the definition). */
-export class InvalidProviderCapabilityError extends Error {
+export class InvalidProviderCapabilityError extends InvalidDefinitionError {
   override name = 'InvalidProviderCapabilityError';
-  constructor(
-    readonly capabilityId: string,
-    readonly shortMessage: string,
-  ) {
-    super(`provider capability ${capabilityId}: ${shortMessage}`);
+  constructor(capabilityId: string, shortMessage: string) {
+    super(capabilityId, shortMessage, 'provider capability');
   }
 }
 

@@ -160,3 +160,19 @@ export const ProbeRecord = z.object({
   probe: Probe,
 });
 export type ProbeRecord = z.infer<typeof ProbeRecord>;
+
+/**
+ * A capability definition that cannot be used: a bug in the definition, not in a request.
+ * `capabilityId`, and `shortMessage` saying what is wrong; `message` is
+ * `"<subject> <capabilityId>: <shortMessage>"`. The base of `InvalidCapabilityDefinitionError`
+ * (@acg/capabilities) and `InvalidProviderCapabilityError` (@acg/provider-kit).
+ */
+export class InvalidDefinitionError extends Error {
+  constructor(
+    readonly capabilityId: string,
+    readonly shortMessage: string,
+    subject = 'capability',
+  ) {
+    super(`${subject} ${capabilityId}: ${shortMessage}`);
+  }
+}

@@ -29,3 +29,22 @@ export const ProblemDetails = z.looseObject({
   errors: z.array(ProblemIssue).optional(),
 });
 export type ProblemDetails = z.infer<typeof ProblemDetails>;
+
+/**
+ * A failure that answers as a problem: a stable snake_case `code`, a `message` safe to show
+ * (`shortMessage` = `message`; never upstream text, URLs or keys), the HTTP `status` to answer and
+ * the underlying `cause` (logged, never shown). The base of `CapabilityFailure` (@acg/capabilities,
+ * status 502 by default) and `ProviderRunError` (@acg/provider-kit, 422 by default).
+ */
+export class CodedFailure extends Error {
+  readonly shortMessage: string;
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status: number,
+    override readonly cause?: unknown,
+  ) {
+    super(message);
+    this.shortMessage = message;
+  }
+}
