@@ -1,5 +1,4 @@
-import type { LocalAccount } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll } from 'vitest';
 import type { RunningTestGateway } from './harness.js';
 import { registerTestProvider, startTestProvider, type Answer, type ReceivedCall, type TestProvider } from './providerServer.js';
@@ -7,7 +6,7 @@ import { registerTestProvider, startTestProvider, type Answer, type ReceivedCall
 /** A provider of a test file, registered at its gateway by {@link useRegisteredProvider}. */
 export interface RegisteredProvider {
   /** The provider's owner: a fresh account that registered it and signs its results. */
-  owner: LocalAccount;
+  owner: PrivateKeyAccount;
   /** The provider's endpoint (its received calls, its answers). */
   readonly server: TestProvider;
   /** The `provider_id` the registration answered. */
