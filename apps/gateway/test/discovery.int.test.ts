@@ -4,6 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { useTestGateway } from './useTestGateway.js';
+import { SPEC_2_3_FIELDS } from '../../../packages/registry/test/legacyRegistryFields.js';
 
 const t = useTestGateway();
 
@@ -65,20 +66,7 @@ describe('discovery documents', () => {
     const doc = JSON.parse(text);
     expect(doc.network).toBeDefined();
     const entry = doc.capabilities.find((c: { id: string }) => c.id === 'intelligence.wallet_balances');
-    for (const field of [
-      'endpoint',
-      'price',
-      'currency',
-      'latency_ms_p50',
-      'latency_ms_p99',
-      'authentication',
-      'x402',
-      'input_schema',
-      'output_schema',
-      'availability',
-      'example_request',
-      'example_response',
-    ]) {
+    for (const field of SPEC_2_3_FIELDS) {
       expect(entry, field).toHaveProperty(field);
     }
     expect(entry).toMatchObject({ price: '0.001', price_base_units: '1000', currency: 'USDC', authentication: 'x402' });
