@@ -1,19 +1,14 @@
 import { devAccount } from '@acg/devnet';
 import { Wallet, id as ethersId } from 'ethers';
 import { parseEther, type Hex } from 'viem';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTestBuilder } from './useTestBuilder.js';
 import { readBuilderHealth, readSearcherCharges } from '@acg/bundles';
 import { DEV_PROPOSER_FEE_RECIPIENT } from '../src/relay/devRelay.js';
 import { blsPublicKey, computeBuilderDomain, verifyBidTrace } from '../src/relay/signing.js';
-import { flashbotsSignature, freshIp, post, sendBundleBody, startTestBuilder, TEST_BLS_SECRET_KEY, transfer, type TestBuilder } from './harness.js';
+import { flashbotsSignature, freshIp, post, sendBundleBody, TEST_BLS_SECRET_KEY, transfer } from './harness.js';
 
-let t: TestBuilder;
-beforeAll(async () => {
-  t = await startTestBuilder();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestBuilder();
 
 const searcher = devAccount(5);
 const rpc = (body: string, headers: Record<string, string> = {}, ip = freshIp()) => post(t.builder.rpcUrl, body, headers, ip);

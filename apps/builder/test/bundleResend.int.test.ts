@@ -2,31 +2,15 @@ import { Ledger } from '@acg/accounts';
 import { readSearcherCharges } from '@acg/bundles';
 import type { Hex, LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  flashbotsSignature,
-  freshIp,
-  post,
-  quantity as hex,
-  rpcBody as call,
-  sendBundleBody,
-  startTestBuilder,
-  transfer,
-  type Reply,
-  type TestBuilder,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { useTestBuilder } from './useTestBuilder.js';
+import { flashbotsSignature, freshIp, post, quantity as hex, rpcBody as call, sendBundleBody, transfer, type Reply } from './harness.js';
 
 // Attack (issue 23 item 5): the identical signed eth_sendBundle body sent again (by the searcher,
 // or by anyone it was sent to: searchers send one signed body to many builders) must not be charged
 // again. A bundle is priced once per signer and bundle (same transactions and target block, or the
 // same replacementUuid in that block); a resend gets the same answer and moves no money.
-let t: TestBuilder;
-beforeAll(async () => {
-  t = await startTestBuilder();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestBuilder();
 
 /** The same bytes and the same signature header each time, from a fresh client address (no rate limit in the way). */
 async function replayer(account: LocalAccount, body: string): Promise<() => Promise<Reply>> {

@@ -2,20 +2,17 @@ import { devAccount } from '@acg/devnet';
 import { BuilderHealth } from '@acg/schemas';
 import { createPublicClient, http, type PublicClient } from 'viem';
 import { mainnet } from 'viem/chains';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestBuilder } from './useTestBuilder.js';
 import { readBuilderHealth, readSearcherCharges } from '@acg/bundles';
 import { sendBundle } from '@acg/capabilities';
 import { RedisKeys } from '@acg/redis';
-import { startTestBuilder, transfer, type TestBuilder } from './harness.js';
+import { transfer } from './harness.js';
 
-let t: TestBuilder;
+const t = useTestBuilder();
 let ethereum: PublicClient;
 beforeAll(async () => {
-  t = await startTestBuilder();
   ethereum = createPublicClient({ chain: { ...mainnet, rpcUrls: { default: { http: [t.eth.rpcUrl] } } }, transport: http(t.eth.rpcUrl) }) as PublicClient;
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 describe('builder.send_bundle as a gateway capability (x402 execute path)', () => {

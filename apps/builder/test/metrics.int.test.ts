@@ -1,19 +1,16 @@
 import { devAccount } from '@acg/devnet';
 import { parseEther } from 'viem';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestBuilder } from './useTestBuilder.js';
 import { Scrape } from '../../../packages/observability/test/prometheus.js';
-import { flashbotsSignature, freshIp, httpRequest, post, sendBundleBody, startTestBuilder, transfer, type TestBuilder } from './harness.js';
+import { flashbotsSignature, freshIp, httpRequest, post, sendBundleBody, transfer } from './harness.js';
 
 /** `GET /metrics` on the builder port: bundle counters move with a bundle; METRICS_TOKEN; X-Request-Id. */
 const TOKEN = 'builder-metrics-token-0123456789';
-let t: TestBuilder;
+const t = useTestBuilder({ metricsToken: TOKEN });
 let metricsUrl: string;
 beforeAll(async () => {
-  t = await startTestBuilder({ metricsToken: TOKEN });
   metricsUrl = `${t.builder.url}/metrics`;
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 async function scrape(): Promise<Scrape> {

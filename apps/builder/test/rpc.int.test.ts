@@ -1,16 +1,11 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flashbotsSignature, freshIp, httpRequest, startTestBuilder, type Reply, type TestBuilder } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { useTestBuilder } from './useTestBuilder.js';
+import { flashbotsSignature, freshIp, httpRequest, type Reply } from './harness.js';
 
 // Every JSON-RPC 2.0 input gets an answer (JSON-RPC 2.0 §5, §6): bodies that used to hold the
 // socket open or went to the wrong place, sent again. A hang shows as a rejection after 10 s.
-let t: TestBuilder;
-beforeAll(async () => {
-  t = await startTestBuilder();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestBuilder();
 
 /** POSTs `body` signed by a fresh key (a new searcher each time), from a fresh source IP. */
 async function signedFresh(body: string, headers: Record<string, string> = {}): Promise<Reply> {

@@ -3,31 +3,14 @@ import { devAccount } from '@acg/devnet';
 import { bundleHash, readSearcherCharges } from '@acg/bundles';
 import { concat, keccak256, parseEther, type Hash, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTestBuilder } from './useTestBuilder.js';
 import { blsPublicKey } from '../src/relay/signing.js';
-import {
-  flashbotsSignature,
-  freshIp,
-  post,
-  quantity as hex,
-  rpcBody as call,
-  sendBundleBody,
-  startTestBuilder,
-  TEST_BLS_SECRET_KEY,
-  transfer,
-  type Reply,
-  type TestBuilder,
-} from './harness.js';
+import { flashbotsSignature, freshIp, post, quantity as hex, rpcBody as call, sendBundleBody, TEST_BLS_SECRET_KEY, transfer, type Reply } from './harness.js';
 
 // The searcher API beyond eth_sendBundle (docs/decisions.md "Bundle submission"): mev_sendBundle (MEV-Share
 // v0.1), flashbots_getBundleStatsV2, and the price of a bundle on the signer's metered account.
-let t: TestBuilder;
-beforeAll(async () => {
-  t = await startTestBuilder();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestBuilder();
 
 const txHash = (raw: Hex) => keccak256(raw);
 async function signedBy(account: LocalAccount, body: string): Promise<Reply> {

@@ -1,16 +1,10 @@
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestBuilder, type TestBuilder } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { useTestBuilder } from './useTestBuilder.js';
 
 // issue 28 item 3 on the builder: a body over the limit gets a 413 the client reads, even a client
 // that sends the whole body before reading (the rest is read and discarded, no EPIPE or reset)
-let t: TestBuilder;
-beforeAll(async () => {
-  t = await startTestBuilder();
-}, 120_000);
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestBuilder();
 
 /** Sends `head` and `body` in 64 KiB pieces, one after the other, then reads one Content-Length framed answer. */
 function paced(head: string, body: Buffer): Promise<{ status: number; text: string; writeError?: string } | { dropped: string }> {

@@ -1,16 +1,10 @@
 import { Ledger, InsufficientBalanceError } from '@acg/accounts';
 import { createSiweMessage } from 'viem/siwe';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from './harness.js';
-import { asReadOnChain, challenge, officialPayload, paidPost, paymentHeader, post, usdcReader } from './x402.js';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from './useTestGateway.js';
+import { asReadOnChain, challenge, officialPayload, paidPost, paymentHeader, post } from './x402.js';
 
-let t: TestGateway;
-beforeAll(async () => {
-  t = await startTestGateway();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestGateway();
 
 async function signIn(index: number) {
   const account = t.stack.payment.buyers[index];
@@ -86,12 +80,11 @@ describe('metered account', () => {
   it('is topped up by an x402 deposit, credited once even when the payment is replayed', async () => {
     const { account, nonce, signature } = await signIn(4);
     const token = (await post(`${t.url}/v1/auth/token`, { message: nonce.message, signature })).body.access_token;
-    const balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
-    const before = await balanceOf(account.address);
+    const before = await t.usdc(account.address);
     const res = await paidPost(account, `${t.url}/v1/account/deposit`, { amount_usdc: '0.25' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ balance: '250000', deposit: { amount: '250000' } });
-    expect(before - (await balanceOf(account.address))).toBe(250_000n);
+    expect(before - (await t.usdc(account.address))).toBe(250_000n);
 
     const pr = await challenge(`${t.url}/v1/account/deposit`, { amount_usdc: '0.05' });
     const header = paymentHeader(asReadOnChain(await officialPayload(account, pr)));

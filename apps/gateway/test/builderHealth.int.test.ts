@@ -1,20 +1,14 @@
 import { BuilderStats, readBuilderHealth } from '@acg/bundles';
 import { HealthDocument } from '@acg/schemas';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from './useTestGateway.js';
 
 /**
  * The health document's `builder` part comes from the builder's live counters in Redis
  * (`readBuilderHealth` of @acg/bundles): what a builder process writes under the same key prefix
  * shows on the gateway without the gateway importing the builder.
  */
-let t: TestGateway;
-beforeAll(async () => {
-  t = await startTestGateway();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestGateway();
 
 const health = async () => {
   t.gateway.services.discovery.invalidate();

@@ -1,10 +1,10 @@
 import { defineCapability } from '@acg/capabilities';
 import { decodePaymentResponseHeader } from '@x402/core/http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from './useTestGateway.js';
 import { z } from 'zod';
 import { echoCapabilityParameters } from '../../../packages/capabilities/test/echoCapability.js';
-import { startTestGateway, type TestGateway } from './harness.js';
-import { bearerToken, challenge, officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
+import { bearerToken, challenge, officialPayload, paymentHeader, post, readExecution } from './x402.js';
 
 /** Runs counted here: the gateway must call `run` once per payment, with the parsed input. */
 const runs: unknown[] = [];
@@ -20,13 +20,7 @@ const echo = defineCapability({
   },
 });
 
-let t: TestGateway;
-beforeAll(async () => {
-  t = await startTestGateway({ capabilities: [echo] });
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestGateway({ capabilities: [echo] });
 
 const getJson = async (path: string) => {
   const res = await fetch(`${t.url}${path}`);
@@ -42,12 +36,12 @@ describe('a capability added with one defineCapability call', () => {
       product: 'intelligence',
       name: 'Echo (test)',
       status: 'PILOT',
-      endpoint: `${t.url}/api/v1/execute`,
+      endpoint: t.executeUrl,
       price: '0.001',
       price_base_units: '1000',
       price_unit: 'call',
       authentication: 'x402',
-      x402: { maxAmountRequired: '1000', resource: `${t.url}/api/v1/execute` },
+      x402: { maxAmountRequired: '1000', resource: t.executeUrl },
       example_request: echo.example.request,
     });
     expect((entry!.input_schema as { properties: Record<string, unknown> }).properties).toHaveProperty('text');
@@ -61,7 +55,7 @@ describe('a capability added with one defineCapability call', () => {
     const catalog = (await getJson('/gateway-catalog.json')) as { capabilities: Record<string, unknown>[] };
     expect(catalog.capabilities.find((c) => c.id === 'intelligence.echo_test')).toMatchObject({
       status: 'PILOT',
-      x402: { advertised: true, resource: `${t.url}/api/v1/execute` },
+      x402: { advertised: true, resource: t.executeUrl },
     });
     const openapi = (await getJson('/openapi.json')) as {
       paths: Record<
@@ -87,7 +81,7 @@ describe('a capability added with one defineCapability call', () => {
   });
 
   it('refuses input that does not match its schema before any payment (400, with the path)', async () => {
-    const r = await post(`${t.url}/api/v1/execute`, { capability_id: 'intelligence.echo_test', input: { text: 42 } });
+    const r = await post(t.executeUrl, { capability_id: 'intelligence.echo_test', input: { text: 42 } });
     expect(r.status).toBe(400);
     expect(r.body.errors).toEqual([expect.objectContaining({ path: ['input', 'text'] })]);
     expect(runs).toHaveLength(0);
@@ -96,24 +90,23 @@ describe('a capability added with one defineCapability call', () => {
   it('executes through POST /api/v1/execute with a real x402 payment on the dev chain, once per payment', async () => {
     const buyer = t.stack.payment.buyers[5];
     const treasury = t.stack.payment.treasury.address;
-    const balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
     const body = { capability_id: 'intelligence.echo_test', input: { text: 'paid echo', upper: true } };
-    const pr = await challenge(`${t.url}/api/v1/execute`, body);
+    const pr = await challenge(t.executeUrl, body);
     expect(pr.accepts[0]).toMatchObject({ amount: '1000', payTo: treasury });
     const header = paymentHeader(await officialPayload(buyer, pr));
-    const [payerBefore, treasuryBefore] = await Promise.all([balanceOf(buyer.address), balanceOf(treasury)]);
+    const [payerBefore, treasuryBefore] = await Promise.all([t.usdc(buyer.address), t.usdc(treasury)]);
 
-    const r = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header });
+    const r = await post(t.executeUrl, body, { 'PAYMENT-SIGNATURE': header });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ status: 'SUCCEEDED', result: { text: 'PAID ECHO' }, payment: { amount: '1000' } });
     const settle = decodePaymentResponseHeader(r.headers.get('payment-response')!);
     expect(settle.transaction).toBe(r.body.payment.tx_hash);
-    const [payerAfter, treasuryAfter] = await Promise.all([balanceOf(buyer.address), balanceOf(treasury)]);
+    const [payerAfter, treasuryAfter] = await Promise.all([t.usdc(buyer.address), t.usdc(treasury)]);
     expect(payerBefore - payerAfter).toBe(1000n);
     expect(treasuryAfter - treasuryBefore).toBe(1000n);
     // run got the parsed input (defaults applied) exactly once; a replay returns the stored execution
     expect(runs).toEqual([{ text: 'paid echo', upper: true }]);
-    const replay = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header, authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
+    const replay = await post(t.executeUrl, body, { 'PAYMENT-SIGNATURE': header, authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
     expect(replay.body).toEqual(r.body);
     expect(runs).toHaveLength(1);
     const stored = await readExecution(t.url, r.body.execution_id, buyer);

@@ -2,16 +2,11 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { registryDocumentJsonSchema } from '@acg/schemas';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from './useTestGateway.js';
+import { SPEC_2_3_FIELDS } from '../../../packages/registry/test/legacyRegistryFields.js';
 
-let t: TestGateway;
-beforeAll(async () => {
-  t = await startTestGateway();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestGateway();
 
 const get = async (path: string, headers: Record<string, string> = {}) => {
   const res = await fetch(`${t.url}${path}`, { headers });
@@ -71,25 +66,12 @@ describe('discovery documents', () => {
     const doc = JSON.parse(text);
     expect(doc.network).toBeDefined();
     const entry = doc.capabilities.find((c: { id: string }) => c.id === 'intelligence.wallet_balances');
-    for (const field of [
-      'endpoint',
-      'price',
-      'currency',
-      'latency_ms_p50',
-      'latency_ms_p99',
-      'authentication',
-      'x402',
-      'input_schema',
-      'output_schema',
-      'availability',
-      'example_request',
-      'example_response',
-    ]) {
+    for (const field of SPEC_2_3_FIELDS) {
       expect(entry, field).toHaveProperty(field);
     }
     expect(entry).toMatchObject({ price: '0.001', price_base_units: '1000', currency: 'USDC', authentication: 'x402' });
     // the example request is executable: unpaid it gets the 402 challenge for exactly the advertised price
-    const r = await fetch(`${t.url}/api/v1/execute`, {
+    const r = await fetch(t.executeUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(entry.example_request),

@@ -1,9 +1,9 @@
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { type DiscoveryExtension, type DiscoveryResource, validateDiscoveryExtension, withBazaar } from '@x402/extensions/bazaar';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestGateway } from './useTestGateway.js';
 import { mcpToolName } from '@acg/schemas';
-import { startTestGateway, type TestGateway } from './harness.js';
 import { post } from './x402.js';
 
 /**
@@ -13,15 +13,11 @@ import { post } from './x402.js';
  * parameters are 400 problems, and the document is cached like /registry.
  */
 
-let t: TestGateway;
+const t = useTestGateway();
 let client: ReturnType<typeof withBazaar<HTTPFacilitatorClient>>;
 
 beforeAll(async () => {
-  t = await startTestGateway();
   client = withBazaar(new HTTPFacilitatorClient({ url: t.url }));
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** Every resource, read page by page with the official client (`limit` per page). */
@@ -49,7 +45,7 @@ describe('GET /discovery/resources with the official bazaar client', () => {
     const executables = t.gateway.services.catalog.executable().map((d) => d.id);
     expect(executables.length).toBeGreaterThan(2);
     const meta = (r: DiscoveryResource) => (r as unknown as { metadata: Record<string, any> }).metadata;
-    const execute = page.items.filter((r) => r.resource === `${t.url}/api/v1/execute`);
+    const execute = page.items.filter((r) => r.resource === t.executeUrl);
     expect(execute.map((r) => meta(r).capability_id).sort()).toEqual([...executables].sort());
     const tools = page.items.filter((r) => r.type === 'mcp');
     expect(tools.map((r) => meta(r).toolName).sort()).toEqual(executables.map((id) => mcpToolName(id)).sort());
@@ -74,11 +70,9 @@ describe('GET /discovery/resources with the official bazaar client', () => {
   it('gives the terms and bazaar declaration of the live 402', async () => {
     const page = await client.extensions.bazaar.listResources({ limit: 100 });
     const item = page.items.find(
-      (r) =>
-        r.resource === `${t.url}/api/v1/execute` &&
-        (r as unknown as { metadata: { capability_id: string } }).metadata.capability_id === 'intelligence.wallet_balances',
+      (r) => r.resource === t.executeUrl && (r as unknown as { metadata: { capability_id: string } }).metadata.capability_id === 'intelligence.wallet_balances',
     )!;
-    const live = await post(`${t.url}/api/v1/execute`, {
+    const live = await post(t.executeUrl, {
       capability_id: 'intelligence.wallet_balances',
       input: { address: t.stack.payment.buyers[0].address, chain: 'base' },
     });

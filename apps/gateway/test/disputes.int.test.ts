@@ -4,16 +4,16 @@ import { DisputeView } from '@acg/schemas';
 import { pino } from 'pino';
 import { ulid } from 'ulid';
 import { erc20Abi, type HDAccount } from 'viem';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { providerLedgerAt, startTestGateway, type TestGateway } from './harness.js';
-import { post, usdcReader } from './x402.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestGateway } from './useTestGateway.js';
+import { providerLedgerAt } from './harness.js';
+import { post } from './x402.js';
 
 const ADMIN_TOKEN = `admin-${'k'.repeat(32)}`;
 const PRICE = 2_000_000n; // 2 USDC: share 1.8, fee 0.2 (PROVIDER_FEE_BPS 1000)
 
-let t: TestGateway;
+const t = useTestGateway({ config: { adminToken: ADMIN_TOKEN } });
 let clients: DevClients;
-let usdc: (address: `0x${string}`) => Promise<bigint>;
 let buyer: HDAccount;
 let providerAccount: HDAccount;
 let stranger: HDAccount;
@@ -21,14 +21,9 @@ const tokens = new Map<string, string>();
 const providerId = `prv_${ulid()}`;
 
 beforeAll(async () => {
-  t = await startTestGateway({ config: { adminToken: ADMIN_TOKEN } });
   clients = await devClients(t.stack.payment.rpcUrl);
-  usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
   [buyer, providerAccount, stranger] = [t.stack.payment.buyers[0], t.stack.payment.buyers[5], t.stack.payment.buyers[6]];
   for (const a of [buyer, providerAccount, stranger]) tokens.set(a.address, await signIn(a));
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** Sign-In with Ethereum: a bearer token of `account`. */
@@ -161,7 +156,7 @@ describe('disputes through the HTTP API', () => {
     const ledger = t.gateway.services.providerLedger;
     const execution_id = await paidProviderExecution();
     const d = DisputeView.parse((await openDispute(execution_id)).body);
-    const before = { buyer: await usdc(buyer.address), totals: await ledger.totals(), balance: await ledger.balance(providerId) };
+    const before = { buyer: await t.usdc(buyer.address), totals: await ledger.totals(), balance: await ledger.balance(providerId) };
 
     expect((await resolve(d.dispute_id, 'refund', 'wrong-admin-token-000')).status).toBe(401);
     expect((await resolve(d.dispute_id, 'refund', tokens.get(buyer.address)!)).status).toBe(401);
@@ -182,7 +177,7 @@ describe('disputes through the HTTP API', () => {
       (b) => b.refund?.status === 'sent',
     );
     expect(sent.refund.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
-    expect(await usdc(buyer.address)).toBe(before.buyer + PRICE);
+    expect(await t.usdc(buyer.address)).toBe(before.buyer + PRICE);
     const receipt = await clients.publicClient.getTransactionReceipt({ hash: sent.refund.tx_hash });
     expect(receipt.from.toLowerCase()).toBe(t.stack.payment.treasury.address.toLowerCase());
 
@@ -209,7 +204,7 @@ describe('disputes through the HTTP API', () => {
     const answered = DisputeView.parse((await openDispute(await paidProviderExecution())).body);
     const silent = DisputeView.parse((await openDispute(await paidProviderExecution())).body);
     await post(`${t.url}/api/v1/disputes/${answered.dispute_id}/response`, { statement: 'delivered as specified' }, bearer(providerAccount));
-    const buyerBefore = await usdc(buyer.address);
+    const buyerBefore = await t.usdc(buyer.address);
     // the worker's pass, a week and a second later
     const later = () => Date.now() + (t.config.providers.disputeAutoResolveSeconds + 1) * 1000;
     const ledger = providerLedgerAt(t, later);
@@ -237,7 +232,7 @@ describe('disputes through the HTTP API', () => {
         (b) => b.refund?.status === 'sent',
       );
     }
-    expect(await usdc(buyer.address)).toBe(buyerBefore + PRICE * BigInt(report.disputes.refunded.length));
+    expect(await t.usdc(buyer.address)).toBe(buyerBefore + PRICE * BigInt(report.disputes.refunded.length));
   });
 
   it('without ADMIN_TOKEN the resolve route does not exist (404); it is documented under the providers tag', async () => {

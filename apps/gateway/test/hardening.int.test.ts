@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from './useTestGateway.js';
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from '../src/http/body.js';
-import { startTestGateway, type TestGateway } from './harness.js';
 import { isProblem, rawRequest, type RawResult } from './rawHttp.js';
 
-let t: TestGateway;
-beforeAll(async () => {
-  t = await startTestGateway({ config: { rateLimitPerSecond: 0 } });
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestGateway({ config: { rateLimitPerSecond: 0 } });
 
 const send = (method: string, path: string, o: { body?: string | Buffer; headers?: Record<string, string>; chunked?: boolean } = {}) =>
   rawRequest(t.url, { method, path, ...o });

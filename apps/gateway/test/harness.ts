@@ -7,21 +7,33 @@ import { createInProcessFacilitator, Paywall, recoverOrphanedPayments, TreasuryS
 import { ProviderLedger } from '@acg/provider-ledger';
 import type { FacilitatorClient } from '@x402/core/server';
 import { startGateway, type RunningGateway, type StartGatewayOptions } from '../src/app.js';
+import { usdcReader } from './x402.js';
 
-/** A gateway on a fresh dev chain and a private Redis that this test run started (and stops). */
-export interface TestGateway {
+/** A running gateway on a fresh dev chain and a private Redis that this test run started. */
+export interface RunningTestGateway {
   stack: DevStack;
   gateway: RunningGateway;
   url: string;
+  /** `${url}/api/v1/execute`, the paid execute route. */
+  executeUrl: string;
   config: GatewayConfig;
+  /** The on-chain USDC balance (base units) of an address on the dev payment chain, optionally at a block. */
+  usdc: ReturnType<typeof usdcReader>;
+}
+
+/** A {@link RunningTestGateway} that its starter stops: `close()` stops the gateway, then the chain and Redis. */
+export interface TestGateway extends RunningTestGateway {
   close(): Promise<void>;
 }
+
+/** The options of {@link startTestGateway}: the gateway's start options and config overrides. */
+export type TestGatewayOptions = StartGatewayOptions & { config?: ConfigDefaults };
 
 /**
  * Starts anvil (chain id 8453, real USDC, Multicall3), a private redis-server, and the gateway on
  * a free port with the dev accounts (0 facilitator, 1 treasury). Keys carry a unique prefix.
  */
-export async function startTestGateway(opts: StartGatewayOptions & { config?: ConfigDefaults } = {}): Promise<TestGateway> {
+export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
   const stack = await startDevStack({ quiet: true, preferPrivateRedis: true });
   try {
     const config = configFromEnv(
@@ -49,7 +61,9 @@ export async function startTestGateway(opts: StartGatewayOptions & { config?: Co
       stack,
       gateway,
       url: gateway.url,
+      executeUrl: `${gateway.url}/api/v1/execute`,
       config,
+      usdc: usdcReader(stack.payment.rpcUrl, stack.payment.usdc),
       async close() {
         await gateway.close();
         await stack.stop();
@@ -67,7 +81,7 @@ export async function startTestGateway(opts: StartGatewayOptions & { config?: Co
  * sweep's own) is how long a reservation must have made no progress to count as orphaned.
  * Resolves with what the round did (the refunded, released and completed operation ids).
  */
-export function recoverPayments(t: TestGateway, opts: { olderThanMs?: number } = {}): Promise<RecoveryRound> {
+export function recoverPayments(t: RunningTestGateway, opts: { olderThanMs?: number } = {}): Promise<RecoveryRound> {
   const { services } = t.gateway;
   return recoverOrphanedPayments({
     redis: services.redis,
@@ -87,7 +101,7 @@ export function recoverPayments(t: TestGateway, opts: { olderThanMs?: number } =
  * to put it on the gateway's paid routes.
  */
 export function paywallWithSettle(
-  gw: TestGateway,
+  gw: RunningTestGateway,
   settle: (inner: FacilitatorClient, ...args: Parameters<FacilitatorClient['settle']>) => ReturnType<FacilitatorClient['settle']>,
   opts: {
     /** The x402 payment flow (default `authorization`: verify, then settle, as with a remote facilitator; the gateway's own is `upfront`). */
@@ -128,7 +142,7 @@ export function paywallWithSettle(
  * `providers` config: fee in basis points, dispute window in seconds) with its clock at `now()` (ms
  * since the epoch), e.g. past the dispute window so credits are releasable.
  */
-export function providerLedgerAt(t: TestGateway, now: () => number): ProviderLedger {
+export function providerLedgerAt(t: RunningTestGateway, now: () => number): ProviderLedger {
   const { services } = t.gateway;
   return new ProviderLedger({
     redis: services.redis,
@@ -141,7 +155,7 @@ export function providerLedgerAt(t: TestGateway, now: () => number): ProviderLed
 }
 
 /** A sender of USDC payouts from the dev stack's treasury on `t`'s payment chain (its Redis, keys and `payment` config), for `runPayoutPass`. */
-export function treasurySender(t: TestGateway): TreasurySender {
+export function treasurySender(t: RunningTestGateway): TreasurySender {
   const { services } = t.gateway;
   return new TreasurySender({
     redis: services.redis,

@@ -14,21 +14,14 @@ import { publicKeyToAddress } from 'viem/accounts';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { compactVerify, createRemoteJWKSet, decodeProtectedHeader } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestGateway } from './useTestGateway.js';
 import { bearerToken } from './x402.js';
 
 /** Verifiable executions (docs/spec-notes.md 2.2 `proof`, `jwks_url`; docs/decisions.md "Proofs and receipts") on a real anvil payment chain and Redis. */
 
-let t: TestGateway;
+const t = useTestGateway();
 const sha256 = (v: unknown) => createHash('sha256').update(canonicalize(v)).digest('hex');
-
-beforeAll(async () => {
-  t = await startTestGateway();
-});
-afterAll(async () => {
-  await t?.close();
-});
 
 describe('receipt keys', () => {
   it('serves a cacheable JWKS with the Ed25519 and secp256k1 keys, each with kid, use and alg', async () => {
@@ -64,7 +57,7 @@ describe('execution proofs', () => {
     buyer = t.stack.payment.buyers[4];
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: buyer as never });
-    const res = await wrapFetchWithPayment(fetch, client)(`${t.url}/api/v1/execute`, {
+    const res = await wrapFetchWithPayment(fetch, client)(t.executeUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ capability_id: 'intelligence.wallet_balances', input }),
@@ -126,7 +119,7 @@ describe('execution proofs', () => {
     expect(verified.payload).toMatchObject({
       payer: buyer.address,
       network: 'eip155:8453',
-      resourceUrl: `${t.url}/api/v1/execute`,
+      resourceUrl: t.executeUrl,
       transaction: body.payment.tx_hash,
     });
   });

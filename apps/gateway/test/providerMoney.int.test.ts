@@ -1,12 +1,14 @@
 import { runPayoutPass } from '@acg/provider-ledger';
 import { ProviderView } from '@acg/schemas';
 import { pino } from 'pino';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, treasurySender, type TestGateway } from './harness.js';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from './useTestGateway.js';
+import { useRegisteredProvider } from './useRegisteredProvider.js';
+import { treasurySender } from './harness.js';
 import { waitFor } from './waitFor.js';
-import { registerTestProvider, startTestProvider, upperCaseAnswer, upperCaseCapability, type TestProvider } from './providerServer.js';
-import { paidPost, post, usdcReader } from './x402.js';
+import { upperCaseAnswer, upperCaseCapability } from './providerServer.js';
+import { paidPost, post } from './x402.js';
 
 /**
  * A provider's money end to end (docs/decisions.md "Providers"): a paid provider execution through
@@ -17,23 +19,8 @@ import { paidPost, post, usdcReader } from './x402.js';
 const ADMIN_TOKEN = `admin-${'m'.repeat(32)}`;
 const PRICE = 500_000n; // 0.5 USDC: share 0.45, fee 0.05
 
-let t: TestGateway;
-let provider: TestProvider;
-let usdc: (a: `0x${string}`) => Promise<bigint>;
-const owner = privateKeyToAccount(generatePrivateKey());
-let providerId: string;
-
-beforeAll(async () => {
-  provider = await startTestProvider(upperCaseAnswer);
-  t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' }, adminToken: ADMIN_TOKEN } });
-  usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
-  providerId = (await registerTestProvider(t.url, owner, provider, { name: 'Money Co', capabilities: [upperCaseCapability('upper_money', '0.5')] }))
-    .provider_id;
-});
-afterAll(async () => {
-  await t?.close();
-  await provider?.close();
-});
+const t = useTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' }, adminToken: ADMIN_TOKEN } });
+const provider = useRegisteredProvider(t, upperCaseAnswer, { name: 'Money Co', capabilities: [upperCaseCapability('upper_money', '0.5')] });
 
 async function signIn(account: PrivateKeyAccount | (typeof t.stack.payment.buyers)[number]): Promise<string> {
   const nonce = await post(`${t.url}/v1/auth/nonce`, { address: account.address });
@@ -48,7 +35,7 @@ async function execute(): Promise<string> {
 }
 
 async function providerView(token: string) {
-  const res = await fetch(`${t.url}/api/v1/providers/${providerId}`, { headers: { authorization: `Bearer ${token}` } });
+  const res = await fetch(`${t.url}/api/v1/providers/${provider.id}`, { headers: { authorization: `Bearer ${token}` } });
   expect(res.status).toBe(200);
   return ProviderView.parse(await res.json());
 }
@@ -56,12 +43,12 @@ async function providerView(token: string) {
 describe('provider money through the public API', () => {
   it('credits a paid provider execution, refunds a dispute on-chain, releases another and pays the provider', async () => {
     const buyer = t.stack.payment.buyers[0];
-    const [buyerToken, ownerToken] = [await signIn(buyer), await signIn(owner)];
+    const [buyerToken, ownerToken] = [await signIn(buyer), await signIn(provider.owner)];
     const ledger = t.gateway.services.providerLedger;
 
     const disputed = await execute();
     expect(await ledger.entry(disputed)).toMatchObject({
-      provider_id: providerId,
+      provider_id: provider.id,
       payer: buyer.address,
       price: PRICE,
       share: 450_000n,
@@ -80,14 +67,14 @@ describe('provider money through the public API', () => {
     expect(read.evidence.result).toBeTruthy();
     expect(read.evidence.proof).toMatch(/^ey[\w-]+\.[\w-]+\.[\w-]+$/);
     expect(read.evidence.provider_signature).toMatch(/^0x[0-9a-f]{130}$/);
-    const paidOnce = await usdc(buyer.address);
+    const paidOnce = await t.usdc(buyer.address);
     const refund = await post(`${t.url}/api/v1/disputes/${opened.body.dispute_id}/resolve`, { outcome: 'refund' }, { authorization: `Bearer ${ADMIN_TOKEN}` });
     expect(refund.status).toBe(200);
     await waitFor(
       () => ledger.dispute(opened.body.dispute_id),
       (d) => d?.view.refund?.status === 'sent',
     );
-    expect(await usdc(buyer.address)).toBe(paidOnce + PRICE);
+    expect(await t.usdc(buyer.address)).toBe(paidOnce + PRICE);
     expect((await providerView(ownerToken)).balance).toEqual({ held: '0', available: '0', paid: '0' });
 
     const released = await execute();
@@ -106,8 +93,8 @@ describe('provider money through the public API', () => {
       disputeAutoResolveSeconds: config.providers.disputeAutoResolveSeconds,
       log: pino({ level: 'silent' }),
     });
-    expect(report.sent).toEqual([expect.objectContaining({ provider_id: providerId, amount: 450_000n })]);
-    expect(await usdc(owner.address)).toBe(450_000n);
+    expect(report.sent).toEqual([expect.objectContaining({ provider_id: provider.id, amount: 450_000n })]);
+    expect(await t.usdc(provider.owner.address)).toBe(450_000n);
     const view = await providerView(ownerToken);
     expect(view.balance).toEqual({ held: '0', available: '0', paid: '450000' });
     expect(view.payouts).toEqual([expect.objectContaining({ amount: '450000', status: 'sent', tx_hash: report.sent[0].tx_hash })]);

@@ -1,19 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from './useTestGateway.js';
 
-let t: TestGateway;
-beforeAll(async () => {
-  t = await startTestGateway({ prober: false, config: { rateLimitPerSecond: 5 } });
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestGateway({ prober: false, config: { rateLimitPerSecond: 5 } });
 
 describe('gateway rate limit', () => {
   it('answers 429 problem+json with Retry-After past the per-IP limit, without touching the cached discovery documents', async () => {
     const body = JSON.stringify({ capability_id: 'intelligence.wallet_balances', input: { address: t.stack.payment.buyers[0].address } });
     const answers = await Promise.all(
-      Array.from({ length: 12 }, () => fetch(`${t.url}/api/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })),
+      Array.from({ length: 12 }, () => fetch(t.executeUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })),
     );
     const statuses = answers.map((r) => r.status);
     // a fixed window of 5 per second: at least 5 and at most 10 pass (the burst may straddle a second boundary)

@@ -1,24 +1,18 @@
 import { readRefund, requestHash } from '@acg/payments';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recoverPayments, startTestGateway, type TestGateway } from './harness.js';
-import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader, paidExecuteRequest } from './x402.js';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from './useTestGateway.js';
+import { recoverPayments } from './harness.js';
+import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post, paidExecuteRequest } from './x402.js';
 import { paymentKeys } from '@acg/payments/commands';
 
-let t: TestGateway;
-beforeAll(async () => {
-  t = await startTestGateway();
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestGateway();
 
 describe('crash recovery of paid requests', () => {
   it('refunds a payment that settled but whose operation never completed, and a replay gets that answer', async () => {
     const { services } = t.gateway;
     const buyer = t.stack.payment.buyers[0];
-    const balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
     const { body, header, req: paywallReq } = await paidExecuteRequest(t.url, buyer, { price: 1000n, operationId: 'exe_01JD5X0Q6Z8R3M2N4P5Q6R7S8T' });
-    const before = await balanceOf(buyer.address);
+    const before = await t.usdc(buyer.address);
     const req = {
       ...paywallReq,
       // the payer's proof for a resent payment (its bearer token's wallet)
@@ -34,7 +28,7 @@ describe('crash recovery of paid requests', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(await services.redis.hget(authKey!, 'state')).toBe('settled');
-    expect(before - (await balanceOf(buyer.address))).toBe(1000n);
+    expect(before - (await t.usdc(buyer.address))).toBe(1000n);
 
     // a reservation that is still young is left alone
     expect(await recoverPayments(t)).toEqual({ refunded: [], released: [], completed: [] });
@@ -42,8 +36,8 @@ describe('crash recovery of paid requests', () => {
     expect(round.refunded).toEqual([req.operationId]);
     expect(await services.redis.zscore(inflight, authKey!)).toBeNull();
 
-    for (let i = 0; i < 200 && (await balanceOf(buyer.address)) !== before; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(await balanceOf(buyer.address)).toBe(before);
+    for (let i = 0; i < 200 && (await t.usdc(buyer.address)) !== before; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await t.usdc(buyer.address)).toBe(before);
 
     const replay = await services.paywall.handle(req, async () => {
       throw new Error('must not run again');
@@ -56,7 +50,7 @@ describe('crash recovery of paid requests', () => {
       await new Promise((r) => setTimeout(r, 50));
     const refund = await readRefund(services.redis, services.keys, req.operationId);
     expect(refund).toMatchObject({ status: 'sent', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
-    const http = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header, authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
+    const http = await post(t.executeUrl, body, { 'PAYMENT-SIGNATURE': header, authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
     expect(http.status).toBe(502);
     expect(http.contentType).toMatch(/application\/problem\+json/);
     expect(http.body).toMatchObject({ execution_id: req.operationId, refund: { status: 'sent', amount: '1000', tx_hash: refund!.tx_hash } });
@@ -66,10 +60,10 @@ describe('crash recovery of paid requests', () => {
     const { services } = t.gateway;
     const buyer = t.stack.payment.buyers[2];
     const body = { capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } };
-    const payload = await officialPayload(buyer, await challenge(`${t.url}/api/v1/execute`, body));
+    const payload = await officialPayload(buyer, await challenge(t.executeUrl, body));
     const header = paymentHeader(payload);
     const req = {
-      resourceUrl: `${t.url}/api/v1/execute`,
+      resourceUrl: t.executeUrl,
       description: 'Execute intelligence.wallet_balances',
       price: 1000n,
       route: 'execute',
@@ -90,11 +84,11 @@ describe('crash recovery of paid requests', () => {
     // the process that settled it "died" long ago: the reservation is stale
     await services.redis.hset(authKey!, 'updated_at', '1');
     // without proof of being the payer, a resend neither takes the run over nor gets its result
-    const stranger = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': paymentHeader(asReadOnChain(payload)) });
+    const stranger = await post(t.executeUrl, body, { 'PAYMENT-SIGNATURE': paymentHeader(asReadOnChain(payload)) });
     expect(stranger.status).toBe(409);
     expect(stranger.body).toMatchObject({ reason: 'payment_already_used', execution_id: req.operationId });
     expect(await services.executions.get(req.operationId)).toBeUndefined();
-    const r = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header, authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
+    const r = await post(t.executeUrl, body, { 'PAYMENT-SIGNATURE': header, authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ status: 'SUCCEEDED', execution_id: req.operationId });
     expect((await services.executions.get(req.operationId))?.status).toBe('SUCCEEDED');

@@ -1,19 +1,11 @@
 import { QuoteStore } from '@acg/provider-directory';
 import { AttestationPayload, ProviderView, Quote } from '@acg/schemas';
 import { compactVerify, createLocalJWKSet, type JSONWebKeySet } from 'jose';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from './harness.js';
-import {
-  registerTestProvider,
-  startTestProvider,
-  upperCaseAnswer,
-  upperCaseCapability,
-  type Answer,
-  type ReceivedCall,
-  type TestProvider,
-} from './providerServer.js';
-import { bearerToken, challenge, officialPayload, paidPost, paymentHeader, post, usdcReader } from './x402.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestGateway } from './useTestGateway.js';
+import { useRegisteredProvider } from './useRegisteredProvider.js';
+import { upperCaseAnswer, upperCaseCapability, type Answer, type ReceivedCall, type TestProvider } from './providerServer.js';
+import { bearerToken, challenge, officialPayload, paidPost, paymentHeader, post } from './x402.js';
 
 /**
  * Trust scores, attestations, suspension, dispute-hold tiers and quotes (issue 25 items 3-5;
@@ -22,42 +14,23 @@ import { bearerToken, challenge, officialPayload, paidPost, paymentHeader, post,
  */
 
 const ADMIN_TOKEN = `admin-${'t'.repeat(32)}`;
-let t: TestGateway;
-let usdc: (a: `0x${string}`) => Promise<bigint>;
+const t = useTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' }, adminToken: ADMIN_TOKEN } });
 let jwks: ReturnType<typeof createLocalJWKSet>;
 
 /** The flaky provider: answers valid results, or results its output schema refuses, as the test says. */
 let mode: 'good' | 'bad' = 'good';
-let flaky: TestProvider;
-const flakyOwner = privateKeyToAccount(generatePrivateKey());
-let flakyId: string;
+const flakyAnswer = (call: ReceivedCall): Answer => (mode === 'good' ? upperCaseAnswer(call) : { status: 200, body: { result: { upper: 42 } } });
+const flaky = useRegisteredProvider(t, flakyAnswer, { name: 'Flaky Co', capabilities: [upperCaseCapability('upper_flaky', '0.01')] });
 const FLAKY = 'intelligence.upper_flaky';
 
-let quoted: TestProvider;
-const quotedOwner = privateKeyToAccount(generatePrivateKey());
-let quotedId: string;
+const quoted = useRegisteredProvider(t, upperCaseAnswer, { name: 'Quoted Co', capabilities: [upperCaseCapability('upper_quoted', '0.5')] });
 const QUOTED = 'intelligence.upper_quoted';
 
 /** Paid executions of the flaky offer that failed (refunded), counted by the test. */
 let failedExecutions = 0;
 
-const flakyAnswer = (call: ReceivedCall): Answer => (mode === 'good' ? upperCaseAnswer(call) : { status: 200, body: { result: { upper: 42 } } });
-
 beforeAll(async () => {
-  flaky = await startTestProvider(flakyAnswer);
-  quoted = await startTestProvider(upperCaseAnswer);
-  t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' }, adminToken: ADMIN_TOKEN } });
-  usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
   jwks = createLocalJWKSet((await (await fetch(`${t.url}/.well-known/jwks.json`)).json()) as JSONWebKeySet);
-  flakyId = (await registerTestProvider(t.url, flakyOwner, flaky, { name: 'Flaky Co', capabilities: [upperCaseCapability('upper_flaky', '0.01')] }))
-    .provider_id;
-  quotedId = (await registerTestProvider(t.url, quotedOwner, quoted, { name: 'Quoted Co', capabilities: [upperCaseCapability('upper_quoted', '0.5')] }))
-    .provider_id;
-});
-afterAll(async () => {
-  await t?.close();
-  await flaky?.close();
-  await quoted?.close();
 });
 
 /** A paid execute through the official x402 client (`@x402/fetch`) by buyer `buyer`. */
@@ -67,7 +40,7 @@ async function probe(providerId: string) {
   await t.gateway.services.providers.probe!(providerId);
 }
 
-async function dashboard(providerId: string, owner: typeof flakyOwner) {
+async function dashboard(providerId: string, owner: typeof flaky.owner) {
   const res = await fetch(`${t.url}/api/v1/providers/${providerId}`, { headers: { authorization: `Bearer ${await bearerToken(t.url, owner)}` } });
   expect(res.status).toBe(200);
   return ProviderView.parse(await res.json());
@@ -82,12 +55,12 @@ async function verifiedAttestation(providerId: string) {
   return AttestationPayload.parse(JSON.parse(new TextDecoder().decode(verified.payload)));
 }
 
-const executionsOf = (server: typeof flaky) => server.calls.filter((c) => c.verified && c.headers['x-acg-probe'] === undefined).length;
-const probesOf = (server: typeof flaky) => server.calls.filter((c) => c.verified && c.headers['x-acg-probe'] === '1').length;
+const executionsOf = (server: TestProvider) => server.calls.filter((c) => c.verified && c.headers['x-acg-probe'] === undefined).length;
+const probesOf = (server: TestProvider) => server.calls.filter((c) => c.verified && c.headers['x-acg-probe'] === '1').length;
 
 describe('suspension and attestation', () => {
   it('suspends an offer whose answers fail its output schema, keeps probing it, and routes it again once its probes pass', async () => {
-    await probe(flakyId);
+    await probe(flaky.id);
     expect((await pay({ capability_id: FLAKY, input: { text: 'ok' } })).body.status).toBe('SUCCEEDED');
 
     mode = 'bad';
@@ -100,7 +73,7 @@ describe('suspension and attestation', () => {
       expect(r.body.error?.code ?? r.body.error).toBeTruthy();
       failed++;
       failedExecutions++;
-      suspended = (await t.gateway.services.providers.trust.suspension(flakyId, FLAKY)) !== null;
+      suspended = (await t.gateway.services.providers.trust.suspension(flaky.id, FLAKY)) !== null;
     }
     expect(suspended).toBe(true);
     expect(failed).toBeLessThanOrEqual(3);
@@ -108,36 +81,36 @@ describe('suspension and attestation', () => {
     // not routed: refused before any payment (no 402, nothing to pay)
     const refused = await post(`${t.url}/api/v1/execute`, { capability_id: FLAKY, input: { text: 'x' } });
     expect(refused.status).toBe(503);
-    expect(refused.body).toMatchObject({ reason: 'offer_suspended', provider_id: flakyId });
+    expect(refused.body).toMatchObject({ reason: 'offer_suspended', provider_id: flaky.id });
     expect(refused.headers.get('payment-required')).toBeNull();
 
     // the provider sees why on its dashboard
-    const view = await dashboard(flakyId, flakyOwner);
+    const view = await dashboard(flaky.id, flaky.owner);
     const trust = view.capabilities[0].trust!;
     expect(trust.suspended?.reason).toMatch(/under the routing threshold 50/);
     expect(trust.score).toBeLessThan(50);
     expect(trust.counts.invalid_outputs).toBe(failed);
 
     // still probed; a failing probe does not bring it back
-    await probe(flakyId);
-    expect((await t.gateway.services.providers.trust.suspension(flakyId, FLAKY))?.passing_probes).toBe(0);
+    await probe(flaky.id);
+    expect((await t.gateway.services.providers.trust.suspension(flaky.id, FLAKY))?.passing_probes).toBe(0);
 
     mode = 'good';
-    await probe(flakyId);
-    await probe(flakyId);
-    expect((await t.gateway.services.providers.trust.suspension(flakyId, FLAKY))?.passing_probes).toBe(2);
-    await probe(flakyId);
-    expect(await t.gateway.services.providers.trust.suspension(flakyId, FLAKY)).toBeNull();
-    expect((await dashboard(flakyId, flakyOwner)).capabilities[0].trust?.suspended).toBeNull();
+    await probe(flaky.id);
+    await probe(flaky.id);
+    expect((await t.gateway.services.providers.trust.suspension(flaky.id, FLAKY))?.passing_probes).toBe(2);
+    await probe(flaky.id);
+    expect(await t.gateway.services.providers.trust.suspension(flaky.id, FLAKY)).toBeNull();
+    expect((await dashboard(flaky.id, flaky.owner)).capabilities[0].trust?.suspended).toBeNull();
     expect((await pay({ capability_id: FLAKY, input: { text: 'back' } })).body.status).toBe('SUCCEEDED');
   });
 
   it('signs the scores with the receipt key: the attestation verifies with jose against the JWKS and counts the calls the provider received', async () => {
-    const a = await verifiedAttestation(flakyId);
-    expect(a).toMatchObject({ provider_id: flakyId, address: flakyOwner.address, formula: 'trust-v1' });
+    const a = await verifiedAttestation(flaky.id);
+    expect(a).toMatchObject({ provider_id: flaky.id, address: flaky.owner.address, formula: 'trust-v1' });
     const s = a.scores.find((x) => x.capability_id === FLAKY)!;
-    expect(s.counts.executions).toBe(executionsOf(flaky));
-    expect(s.counts.probes).toBe(probesOf(flaky));
+    expect(s.counts.executions).toBe(executionsOf(flaky.server));
+    expect(s.counts.probes).toBe(probesOf(flaky.server));
     // the failed paid executions of the first test, and its one failed probe: all invalid outputs
     expect(s.counts.execution_failures).toBe(failedExecutions);
     expect(s.counts.probe_failures).toBe(1);
@@ -146,7 +119,7 @@ describe('suspension and attestation', () => {
     expect(s.score).toBeLessThanOrEqual(100);
 
     // altered: the signature no longer verifies
-    const { attestation } = (await (await fetch(`${t.url}/api/v1/providers/${flakyId}/attestation`)).json()) as { attestation: string };
+    const { attestation } = (await (await fetch(`${t.url}/api/v1/providers/${flaky.id}/attestation`)).json()) as { attestation: string };
     const [h, , sig] = attestation.split('.');
     const forged = Buffer.from(JSON.stringify({ ...a, scores: a.scores.map((x) => ({ ...x, score: 100 })) })).toString('base64url');
     await expect(compactVerify(`${h}.${forged}.${sig}`, jwks)).rejects.toThrow();
@@ -159,7 +132,7 @@ describe('suspension and attestation', () => {
     expect(llms).toContain('routing threshold 50');
     const page = await (await fetch(`${t.url}/capabilities/${FLAKY}`, { headers: { accept: 'text/html' } })).text();
     expect(page).toContain('data-trust-formula');
-    const a = await verifiedAttestation(flakyId);
+    const a = await verifiedAttestation(flaky.id);
     expect(page).toContain(`data-trust-score="${a.scores[0].score}"`);
   });
 });
@@ -179,26 +152,26 @@ describe('quotes', () => {
 
   /** Changes the quoted provider's price through the public API (PUT with a fresh signed challenge). */
   async function reprice(price: string) {
-    const body = { name: 'Quoted Co', endpoint: quoted.url, capabilities: [upperCaseCapability('upper_quoted', price)] };
-    const c = await post(`${t.url}/api/v1/providers/challenge`, { address: quotedOwner.address, action: 'update', provider_id: quotedId, ...body });
+    const body = { name: 'Quoted Co', endpoint: quoted.server.url, capabilities: [upperCaseCapability('upper_quoted', price)] };
+    const c = await post(`${t.url}/api/v1/providers/challenge`, { address: quoted.owner.address, action: 'update', provider_id: quoted.id, ...body });
     expect(c.status).toBe(200);
-    const res = await fetch(`${t.url}/api/v1/providers/${quotedId}`, {
+    const res = await fetch(`${t.url}/api/v1/providers/${quoted.id}`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        address: quotedOwner.address,
+        address: quoted.owner.address,
         message: c.body.message,
-        signature: await quotedOwner.signMessage({ message: c.body.message }),
+        signature: await quoted.owner.signMessage({ message: c.body.message }),
         ...body,
       }),
     });
     expect(res.status).toBe(200);
-    quoted.setSecret(((await res.json()) as { signing_secret: string }).signing_secret);
+    quoted.server.setSecret(((await res.json()) as { signing_secret: string }).signing_secret);
   }
 
   it('holds the quoted price for its lifetime, runs once on the quoted provider, and refuses the quote after it', async () => {
     const q = await quote({ text: 'quoted' });
-    expect(q).toMatchObject({ capability_id: QUOTED, provider_id: quotedId, price: '0.5', price_base_units: '500000', currency: 'USDC' });
+    expect(q).toMatchObject({ capability_id: QUOTED, provider_id: quoted.id, price: '0.5', price_base_units: '500000', currency: 'USDC' });
     expect(Date.parse(q.expires_at) - clock).toBe(t.config.providers.quoteTtlSeconds * 1000);
     const verified = await compactVerify(q.quote, jwks);
     const { quote: _jws, ...fields } = q;
@@ -214,7 +187,7 @@ describe('quotes', () => {
 
     clock += (t.config.providers.quoteTtlSeconds - 1) * 1000; // still live
     const buyer = t.stack.payment.buyers[1];
-    const before = await usdc(buyer.address);
+    const before = await t.usdc(buyer.address);
     const header = paymentHeader(await officialPayload(buyer, asked));
     const paid = await fetch(`${t.url}/api/v1/execute`, {
       method: 'POST',
@@ -223,8 +196,8 @@ describe('quotes', () => {
     });
     const out = (await paid.json()) as any;
     expect(out).toMatchObject({ status: 'SUCCEEDED', result: { upper: 'QUOTED' }, payment: { amount: '500000' } });
-    expect(await usdc(buyer.address)).toBe(before - 500_000n);
-    expect(quoted.calls.filter((c) => c.body.execution_id === out.execution_id)).toHaveLength(1);
+    expect(await t.usdc(buyer.address)).toBe(before - 500_000n);
+    expect(quoted.server.calls.filter((c) => c.body.execution_id === out.execution_id)).toHaveLength(1);
 
     // replay of the same payment: the stored execution, no second charge, no second run
     const again = await fetch(`${t.url}/api/v1/execute`, {
@@ -238,9 +211,9 @@ describe('quotes', () => {
     const reuse = await post(`${t.url}/api/v1/execute`, body);
     expect(reuse.status).toBe(409);
     expect(reuse.body.reason).toBe('quote_used');
-    expect(await usdc(buyer.address)).toBe(before - 500_000n);
+    expect(await t.usdc(buyer.address)).toBe(before - 500_000n);
     expect(
-      quoted.calls.filter((c) => c.body.input && (c.body.input as { text: string }).text === 'quoted' && c.headers['x-acg-probe'] === undefined),
+      quoted.server.calls.filter((c) => c.body.input && (c.body.input as { text: string }).text === 'quoted' && c.headers['x-acg-probe'] === undefined),
     ).toHaveLength(1);
 
     // after its lifetime: 410
@@ -281,7 +254,7 @@ describe('dispute-hold tiers', () => {
     const first = await pay({ capability_id: QUOTED, input: { text: 'tier one' } }, 2);
     expect(first.body.status).toBe('SUCCEEDED');
     expect(await holdOf(first.body.execution_id)).toBe(2 * window);
-    expect((await dashboard(quotedId, quotedOwner)).capabilities[0].trust).toMatchObject({ tier: 'new', hold_seconds: 2 * window });
+    expect((await dashboard(quoted.id, quoted.owner)).capabilities[0].trust).toMatchObject({ tier: 'new', hold_seconds: 2 * window });
 
     const token = await bearerToken(t.url, buyer);
     const opened = await post(`${t.url}/api/v1/executions/${first.body.execution_id}/dispute`, { reason: 'wrong' }, { authorization: `Bearer ${token}` });
@@ -292,7 +265,7 @@ describe('dispute-hold tiers', () => {
     const second = await pay({ capability_id: QUOTED, input: { text: 'tier two' } }, 2);
     expect(second.body.status).toBe('SUCCEEDED');
     expect(await holdOf(second.body.execution_id)).toBe(3 * window);
-    const a = await verifiedAttestation(quotedId);
+    const a = await verifiedAttestation(quoted.id);
     expect(a.scores[0].counts).toMatchObject({ disputes_opened: 1, disputes_lost: 1 });
   });
 });

@@ -1,7 +1,7 @@
 import { LatencySeriesDocument } from '@acg/schemas';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from './useTestGateway.js';
 import { asset } from '../src/web/assets.js';
-import { startTestGateway, type TestGateway } from './harness.js';
 import { isProblem, rawRequest, type RawResult } from './rawHttp.js';
 
 /**
@@ -11,13 +11,7 @@ import { isProblem, rawRequest, type RawResult } from './rawHttp.js';
  * (web.browser.int.test.ts).
  */
 
-let t: TestGateway;
-beforeAll(async () => {
-  t = await startTestGateway({ config: { rateLimitPerSecond: 0 } });
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestGateway({ config: { rateLimitPerSecond: 0 } });
 
 /** What Chromium sends for a navigation. */
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8';

@@ -9,9 +9,9 @@ import {
   isPaymentIdentifierExtension,
   validatePaymentIdentifier,
 } from '@x402/extensions/payment-identifier';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from './harness.js';
-import { officialPayload, paymentHeader, post, usdcReader, walletBalancesRequest } from './x402.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestGateway } from './useTestGateway.js';
+import { officialPayload, paymentHeader, post, walletBalancesRequest } from './x402.js';
 
 /**
  * x402 extensions on every REST 402 (docs/decisions.md "Agents: MCP and x402 extensions"): `bazaar`
@@ -20,22 +20,16 @@ import { officialPayload, paymentHeader, post, usdcReader, walletBalancesRequest
  * anvil and Redis. The MCP side is in mcp.int.test.ts.
  */
 
-let t: TestGateway;
-let balanceOf: (a: `0x${string}`) => Promise<bigint>;
+const t = useTestGateway();
 const PRICE = 1000n;
 
 beforeAll(async () => {
-  t = await startTestGateway();
-  balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
   const { redis, keys } = t.gateway.services;
   await new LiquidationIndexStore(redis, keys, 'ethereum').writeBlock(
     { block_number: 1, block_timestamp: Math.floor(Date.now() / 1000), base_fee_wei: '1000000000', eth_usd: 3000, updated_at: new Date().toISOString() },
     {},
     [],
   );
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** A bearer token of buyer `index` (Sign-In with Ethereum). */
@@ -70,7 +64,7 @@ const get = async (url: string, headers: Record<string, string> = {}) => {
 
 describe('extensions.bazaar on every 402', () => {
   it('POST /api/v1/execute declares the named capability: body {capability_id, input} and its result schema', async () => {
-    const bazaar = expectExtensions(await post(`${t.url}/api/v1/execute`, walletBalancesRequest(t.stack.payment.buyers[0].address)), 'POST');
+    const bazaar = expectExtensions(await post(t.executeUrl, walletBalancesRequest(t.stack.payment.buyers[0].address)), 'POST');
     const info = bazaar.info as { input: { bodyType: string; body: Record<string, any> }; output: { example: Record<string, any> } };
     expect(info.input.bodyType).toBe('json');
     expect(info.input.body.capability_id).toBe('intelligence.wallet_balances');
@@ -79,7 +73,7 @@ describe('extensions.bazaar on every 402', () => {
     expect(schema.body.properties.input.properties).toHaveProperty('address');
     expect(info.output.example.result).toHaveProperty('usdc');
     // another capability, another declaration
-    const liq = expectExtensions(await post(`${t.url}/api/v1/execute`, { capability_id: 'mev.liquidation_search', input: { chain: 'ethereum' } }), 'POST');
+    const liq = expectExtensions(await post(t.executeUrl, { capability_id: 'mev.liquidation_search', input: { chain: 'ethereum' } }), 'POST');
     expect((liq.schema.properties.input.properties as Record<string, any>).body.properties.input.properties).toHaveProperty('min_profit_usd');
   });
 
@@ -96,7 +90,7 @@ describe('extensions.bazaar on every 402', () => {
   });
 
   it('a refused payment is a 402 with the extensions too', async () => {
-    const r = await post(`${t.url}/api/v1/execute`, walletBalancesRequest(t.stack.payment.buyers[0].address), { 'PAYMENT-SIGNATURE': 'not-base64!!' });
+    const r = await post(t.executeUrl, walletBalancesRequest(t.stack.payment.buyers[0].address), { 'PAYMENT-SIGNATURE': 'not-base64!!' });
     expect(r.body.reason).toBe('invalid_payment_header');
     expectExtensions(r, 'POST');
   });
@@ -113,13 +107,13 @@ describe('payment-identifier', () => {
 
   it('on execute: same id + same payload → the stored execution; same id + another payload → 409; charged once', async () => {
     const buyer = t.stack.payment.buyers[1];
-    const url = `${t.url}/api/v1/execute`;
+    const url = t.executeUrl;
     const body = walletBalancesRequest(buyer.address);
     const id = generatePaymentId();
     const pr = await withIdentifier(url, body, id);
     const payload = await officialPayload(buyer, pr);
     expect(payload.extensions?.['payment-identifier']).toMatchObject({ info: { id } });
-    const before = await balanceOf(buyer.address);
+    const before = await t.usdc(buyer.address);
     const first = await post(url, body, { 'PAYMENT-SIGNATURE': paymentHeader(payload) });
     expect(first.status).toBe(200);
     const again = await post(url, body, { 'PAYMENT-SIGNATURE': paymentHeader(payload) });
@@ -130,19 +124,19 @@ describe('payment-identifier', () => {
     expect(conflict.status).toBe(409);
     expect(conflict.contentType).toContain('application/problem+json');
     expect(conflict.body).toMatchObject({ status: 409, reason: 'payment_identifier_conflict' });
-    expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
+    expect(before - (await t.usdc(buyer.address))).toBe(PRICE);
     // the conflict was refused before anything was reserved or settled: a new id pays normally
     const fresh = await post(url, body, {
       'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(buyer, await withIdentifier(url, body, generatePaymentId()))),
     });
     expect(fresh.status).toBe(200);
     expect(fresh.body.execution_id).not.toBe(first.body.execution_id);
-    expect(before - (await balanceOf(buyer.address))).toBe(2n * PRICE);
+    expect(before - (await t.usdc(buyer.address))).toBe(2n * PRICE);
   });
 
   it('is honoured on every paid route (deposit, jobs): a reused id with another payload is 409, nothing charged twice', async () => {
     const buyer = t.stack.payment.buyers[2];
-    const before = await balanceOf(buyer.address);
+    const before = await t.usdc(buyer.address);
     for (const [url, body] of [
       [`${t.url}/v1/account/deposit`, { amount_usdc: '0.01' }],
       [`${t.url}/api/v1/jobs`, { ...(gatewayJobs.example.request as object), budget_usdc: 0.002 }],
@@ -156,20 +150,20 @@ describe('payment-identifier', () => {
       expect(conflict.body.reason).toBe('payment_identifier_conflict');
     }
     // the job refunds its unspent budget later; at most the two payments left the wallet
-    expect(before - (await balanceOf(buyer.address))).toBeLessThanOrEqual(10_000n + 2_000n);
+    expect(before - (await t.usdc(buyer.address))).toBeLessThanOrEqual(10_000n + 2_000n);
   });
 
   it('refuses a malformed identifier with 402 invalid_payment_identifier, before any charge', async () => {
     const buyer = t.stack.payment.buyers[3];
-    const url = `${t.url}/api/v1/execute`;
+    const url = t.executeUrl;
     const body = walletBalancesRequest(buyer.address);
     const r = await post(url, body);
     const pr = decodePaymentRequiredHeader(r.headers.get('payment-required')!);
     pr.extensions = { ...pr.extensions, 'payment-identifier': { info: { required: false, id: 'short' } } };
-    const before = await balanceOf(buyer.address);
+    const before = await t.usdc(buyer.address);
     const refused = await post(url, body, { 'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(buyer, pr)) });
     expect(refused.status).toBe(402);
     expect(refused.body.reason).toBe('invalid_payment_identifier');
-    expect(await balanceOf(buyer.address)).toBe(before);
+    expect(await t.usdc(buyer.address)).toBe(before);
   });
 });

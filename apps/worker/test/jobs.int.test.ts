@@ -4,8 +4,8 @@ import { defineCapability } from '@acg/capabilities';
 import type { LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoCapabilityParameters } from '../../../packages/capabilities/test/echoCapability.js';
-import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
-import { challenge, officialPayload, paidPost, paymentHeader, post, readExecution, usdcReader, walletBalancesRequest } from '../../gateway/test/x402.js';
+import { useTestGateway } from '../../gateway/test/useTestGateway.js';
+import { challenge, officialPayload, paidPost, paymentHeader, post, readExecution, walletBalancesRequest } from '../../gateway/test/x402.js';
 import { Scrape } from '../../../packages/observability/test/prometheus.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 import { waitForJob } from './waitForJob.js';
@@ -29,9 +29,8 @@ const shout = defineCapability({
     return { text: input.text.toUpperCase() };
   },
 });
-let t: TestGateway;
+const t = useTestGateway({ capabilities: [shout] });
 let worker: RunningWorker;
-let balanceOf: (a: `0x${string}`) => Promise<bigint>;
 type Json = any;
 
 const jobBody = (budget: number, steps: number, address: string) => ({
@@ -45,21 +44,18 @@ const createJob = (buyer: LocalAccount, body: unknown) => paidPost(buyer, `${t.u
 const ended = (j: Json) => ['succeeded', 'failed', 'cancelled', 'budget_exhausted'].includes(j.status) && (!j.refund || j.refund.status === 'sent');
 
 beforeAll(async () => {
-  t = await startTestGateway({ capabilities: [shout] });
   // WORKER_METRICS_PORT=0 (a free port) with METRICS_TOKEN: the worker's own GET /metrics listener
   const metrics = { ...t.config.metrics, workerPort: 0, token: METRICS_TOKEN };
   worker = await startWorker({ ...t.config, metrics }, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
-  balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
 });
 afterAll(async () => {
   await worker?.close();
-  await t?.close();
 });
 
 describe('jobs', () => {
   it('runs a 3-step job; spent + refunded equals the budget to the base unit', async () => {
     const buyer = t.stack.payment.buyers[0];
-    const before = await balanceOf(buyer.address);
+    const before = await t.usdc(buyer.address);
     const metricsBefore = await workerMetrics();
     const created = await createJob(buyer, jobBody(0.005, 3, buyer.address));
     expect(created.status).toBe(202);
@@ -74,7 +70,7 @@ describe('jobs', () => {
     expect(job.refund).toMatchObject({ status: 'sent', amount: '2000' });
     expect(job.refund.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
     expect(BigInt(job.spent_base_units) + BigInt(job.refund.amount)).toBe(BigInt(job.budget_base_units));
-    expect(before - (await balanceOf(buyer.address))).toBe(3n * PRICE);
+    expect(before - (await t.usdc(buyer.address))).toBe(3n * PRICE);
     // every step is a real execution record paid from the job's budget
     const exe = await readExecution(t.url, job.steps[0].execution_id, buyer);
     expect(exe).toMatchObject({ status: 'SUCCEEDED', job_id: job.job_id, payment: { amount: '1000' } });
@@ -90,7 +86,7 @@ describe('jobs', () => {
 
   it('stops with budget_exhausted when the next step does not fit, and refunds the rest', async () => {
     const buyer = t.stack.payment.buyers[1];
-    const before = await balanceOf(buyer.address);
+    const before = await t.usdc(buyer.address);
     const created = await createJob(buyer, jobBody(0.0025, 3, buyer.address));
     expect(created.status).toBe(202);
     const job = await waitForJob(t.url, created.body.job_id, ended);
@@ -98,12 +94,12 @@ describe('jobs', () => {
     expect(job.steps.map((s: Json) => s.status)).toEqual(['succeeded', 'succeeded', 'skipped']);
     expect(job.spent_base_units).toBe('2000');
     expect(job.refund).toMatchObject({ status: 'sent', amount: '500' });
-    expect(before - (await balanceOf(buyer.address))).toBe(2000n);
+    expect(before - (await t.usdc(buyer.address))).toBe(2000n);
   });
 
   it('refuses bad plans before any payment', async () => {
     const buyer = t.stack.payment.buyers[2];
-    const before = await balanceOf(buyer.address);
+    const before = await t.usdc(buyer.address);
     const cases: [unknown, number][] = [
       [{ ...jobBody(0.01, 1, buyer.address), capabilities: ['mev.nothing'], steps: undefined }, 422],
       [{ ...jobBody(0.01, 1, buyer.address), capabilities: ['mev.nothing'] }, 400],
@@ -119,7 +115,7 @@ describe('jobs', () => {
       expect(r.status, JSON.stringify(body)).toBe(status);
       expect(r.contentType).toContain('application/problem+json');
     }
-    expect(await balanceOf(buyer.address)).toBe(before);
+    expect(await t.usdc(buyer.address)).toBe(before);
   });
 
   it('lets only the payer cancel, before the next step, and refunds what is left', async () => {

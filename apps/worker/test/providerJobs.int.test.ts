@@ -1,8 +1,8 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
+import { useTestGateway } from '../../gateway/test/useTestGateway.js';
 import { registerTestProvider, startTestProvider, type ReceivedCall, type TestProvider } from '../../gateway/test/providerServer.js';
-import { paidPost, post, usdcReader } from '../../gateway/test/x402.js';
+import { paidPost, post } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 import { waitForJob } from './waitForJob.js';
 
@@ -12,16 +12,14 @@ import { waitForJob } from './waitForJob.js';
  * learns about the provider from Redis like any gateway.
  */
 
-let t: TestGateway;
+const t = useTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' } } });
 let worker: RunningWorker;
 let provider: TestProvider;
-let balanceOf: (a: `0x${string}`) => Promise<bigint>;
 
 const report = (call: ReceivedCall) => ({ status: 200, body: { result: { summary: `report for: ${(call.body.input as { objective: string }).objective}` } } });
 
 beforeAll(async () => {
   provider = await startTestProvider(report);
-  t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' } } });
   const owner = privateKeyToAccount(generatePrivateKey());
   const objectiveSchema = { type: 'object', properties: { objective: { type: 'string' } }, required: ['objective'] };
   await registerTestProvider(t.url, owner, provider, {
@@ -47,18 +45,16 @@ beforeAll(async () => {
     ],
   });
   worker = await startWorker(t.config, { walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
-  balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
 });
 afterAll(async () => {
   await worker?.close();
-  await t?.close();
   await provider?.close();
 });
 
 describe('jobs with an objective', () => {
   it('runs the objective-accepting provider capability with {objective} and refunds the rest of the budget', async () => {
     const buyer = t.stack.payment.buyers[7];
-    const before = await balanceOf(buyer.address);
+    const before = await t.usdc(buyer.address);
     const created = await paidPost(buyer, `${t.url}/api/v1/jobs`, {
       objective: 'Summarize wallet 0xabc',
       budget_usdc: 0.01,
@@ -78,7 +74,7 @@ describe('jobs with an objective', () => {
     expect(call.body.input).toEqual({ objective: 'Summarize wallet 0xabc' });
     expect(job.spent_base_units).toBe('3000');
     expect(job.refund).toMatchObject({ status: 'sent', amount: '7000' });
-    expect(before - (await balanceOf(buyer.address))).toBe(3000n);
+    expect(before - (await t.usdc(buyer.address))).toBe(3000n);
   });
 
   it('refuses, before payment, a job without steps that lists a capability not accepting objectives, naming it', async () => {

@@ -7,7 +7,7 @@ import { startTracing, type Tracing } from '@acg/observability';
 import type { LocalAccount } from 'viem';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { echoCapabilityParameters } from '../../../packages/capabilities/test/echoCapability.js';
-import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
+import { useTestGateway } from '../../gateway/test/useTestGateway.js';
 import { paidPost } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
@@ -104,12 +104,12 @@ const echo = defineCapability({
   },
 });
 
-let t: TestGateway;
+const t = useTestGateway({ capabilities: [echo] });
 let worker: RunningWorker;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 const tracings: Tracing[] = [];
 
-const execute = (buyer: LocalAccount, text: string) => paidPost(buyer, `${t.url}/api/v1/execute`, { capability_id: echo.id, input: { text } });
+const execute = (buyer: LocalAccount, text: string) => paidPost(buyer, t.executeUrl, { capability_id: echo.id, input: { text } });
 
 /** Whether the global API currently has a real provider (a span started now records). */
 const providerRegistered = () => {
@@ -120,7 +120,6 @@ const providerRegistered = () => {
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  t = await startTestGateway({ capabilities: [echo] });
   worker = await startWorker(t.config, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 }, capabilities: [echo] });
 });
 // each test's tracing ends with it (a failed test must not leave a provider registered for the next)
@@ -129,7 +128,6 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await worker?.close();
-  await t?.close();
   await receiver?.close();
 });
 

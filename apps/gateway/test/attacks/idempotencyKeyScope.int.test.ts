@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../harness.js';
-import { challenge, craftPayload, officialPayload, paymentHeader, post, usdcReader, walletBalancesRequest } from '../x402.js';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from '../useTestGateway.js';
+import { challenge, craftPayload, officialPayload, paymentHeader, post, walletBalancesRequest } from '../x402.js';
 import { paymentKeys } from '@acg/payments/commands';
 
 /**
@@ -15,18 +15,7 @@ import { paymentKeys } from '@acg/payments/commands';
  */
 
 const PRICE = 1000n;
-let t: TestGateway;
-let usdc: ReturnType<typeof usdcReader>;
-let url: string;
-
-beforeAll(async () => {
-  t = await startTestGateway();
-  usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
-  url = `${t.url}/api/v1/execute`;
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestGateway();
 
 describe('Idempotency-Key is the payer’s', () => {
   it('an unpaid request reusing the key gets the challenge; another payer gets its own execution; a forged payer is refused', async () => {
@@ -34,15 +23,15 @@ describe('Idempotency-Key is the payer’s', () => {
     const key = `shared-key-${Date.now()}`;
     const target = walletBalancesRequest(victim.address);
     const treasury = t.stack.payment.treasury.address;
-    const before = { victim: await usdc(victim.address), attacker: await usdc(attacker.address), treasury: await usdc(treasury) };
+    const before = { victim: await t.usdc(victim.address), attacker: await t.usdc(attacker.address), treasury: await t.usdc(treasury) };
 
-    const pr = await challenge(url, target);
-    const paid = await post(url, target, { 'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(victim, pr)), 'Idempotency-Key': key });
+    const pr = await challenge(t.executeUrl, target);
+    const paid = await post(t.executeUrl, target, { 'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(victim, pr)), 'Idempotency-Key': key });
     expect(paid.status).toBe(200);
     expect(paid.body.status).toBe('SUCCEEDED');
 
     // 1. no payment at all: the challenge, never the stored answer
-    const unpaid = await post(url, target, { 'Idempotency-Key': key });
+    const unpaid = await post(t.executeUrl, target, { 'Idempotency-Key': key });
     expect(unpaid.status).toBe(402);
     expect(unpaid.headers.get('payment-required')).toBeTruthy();
     expect(unpaid.headers.get('payment-response')).toBeNull();
@@ -50,20 +39,20 @@ describe('Idempotency-Key is the payer’s', () => {
 
     // 2. a payload claiming to be the victim, signed by the attacker: refused, nothing stored served
     const forged = await craftPayload(attacker, pr.accepts[0], 8453, { from: victim.address });
-    const claimed = await post(url, target, { 'PAYMENT-SIGNATURE': paymentHeader(forged), 'Idempotency-Key': key });
+    const claimed = await post(t.executeUrl, target, { 'PAYMENT-SIGNATURE': paymentHeader(forged), 'Idempotency-Key': key });
     expect(claimed.status).toBe(402);
     expect(JSON.stringify(claimed.body)).not.toContain(paid.body.execution_id);
 
     // 3. the attacker pays for itself with the same key and body: its own execution, its own charge
-    const own = await post(url, target, { 'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(attacker, pr)), 'Idempotency-Key': key });
+    const own = await post(t.executeUrl, target, { 'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(attacker, pr)), 'Idempotency-Key': key });
     expect(own.status).toBe(200);
     expect(own.body.execution_id).not.toBe(paid.body.execution_id);
     expect(own.body.proof).not.toBe(paid.body.proof);
 
     // money: each payer paid once, the treasury received both, nothing else moved
-    expect(before.victim - (await usdc(victim.address))).toBe(PRICE);
-    expect(before.attacker - (await usdc(attacker.address))).toBe(PRICE);
-    expect((await usdc(treasury)) - before.treasury).toBe(2n * PRICE);
+    expect(before.victim - (await t.usdc(victim.address))).toBe(PRICE);
+    expect(before.attacker - (await t.usdc(attacker.address))).toBe(PRICE);
+    expect((await t.usdc(treasury)) - before.treasury).toBe(2n * PRICE);
     // the keys live per payer in Redis
     const { redis, keys } = t.gateway.services;
     expect(await redis.exists(paymentKeys.idempotency(keys, 'execute', `${victim.address.toLowerCase()}:${key}`))).toBe(1);

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../harness.js';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from '../useTestGateway.js';
 import { bearerToken } from '../x402.js';
 
 /**
@@ -8,16 +8,9 @@ import { bearerToken } from '../x402.js';
  * foreign `Origin` with 403 there; its own origin, ALLOWED_ORIGINS and requests without `Origin`
  * (agents) are unaffected, and CORS preflights answer the same way.
  */
-let t: TestGateway;
 const EVIL = 'http://evil.example.com';
 const APP = 'https://app.example.com';
-
-beforeAll(async () => {
-  t = await startTestGateway({ config: { allowedOrigins: [APP] } });
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestGateway({ config: { allowedOrigins: [APP] } });
 
 const initialize = {
   jsonrpc: '2.0',

@@ -1,7 +1,7 @@
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from '@x402/extensions/payment-identifier';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../harness.js';
-import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post, readExecution, usdcReader, walletBalancesRequest } from '../x402.js';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from '../useTestGateway.js';
+import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post, readExecution, walletBalancesRequest } from '../x402.js';
 
 /**
  * Attack (issue 23, item 3): a settled EIP-3009 authorization is public (`transferWithAuthorization`
@@ -12,18 +12,7 @@ import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, 
  * is charged again. This file failed on `main` (checked: the rebuilt payload got 200 with the result).
  */
 
-let t: TestGateway;
-let usdc: ReturnType<typeof usdcReader>;
-let url: string;
-
-beforeAll(async () => {
-  t = await startTestGateway();
-  usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
-  url = `${t.url}/api/v1/execute`;
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestGateway();
 
 /** The PaymentPayload as anyone rebuilds it from the chain (no extensions). */
 const fromChain = asReadOnChain;
@@ -33,18 +22,18 @@ describe('a resent public payment answers its result to the payer only', () => {
     const payer = t.stack.payment.buyers[2];
     const treasury = t.stack.payment.treasury.address;
     const target = walletBalancesRequest(payer.address);
-    const pr = await challenge(url, target);
+    const pr = await challenge(t.executeUrl, target);
     appendPaymentIdentifierToExtensions(pr.extensions!, generatePaymentId());
     const payload = await officialPayload(payer, pr);
-    const before = { payer: await usdc(payer.address), treasury: await usdc(treasury) };
-    const paid = await post(url, target, { 'PAYMENT-SIGNATURE': paymentHeader(payload) });
+    const before = { payer: await t.usdc(payer.address), treasury: await t.usdc(treasury) };
+    const paid = await post(t.executeUrl, target, { 'PAYMENT-SIGNATURE': paymentHeader(payload) });
     expect(paid.status).toBe(200);
     const { execution_id, payment, result, proof } = paid.body;
     expect(proof).toBeTruthy();
 
     // the attacker's rebuilt payload, on REST and on /trpc
     for (const [at, res] of [
-      ['REST', await post(url, target, { 'PAYMENT-SIGNATURE': paymentHeader(fromChain(payload)) })],
+      ['REST', await post(t.executeUrl, target, { 'PAYMENT-SIGNATURE': paymentHeader(fromChain(payload)) })],
       ['/trpc', await post(`${t.url}/trpc/execute.execute`, target, { 'PAYMENT-SIGNATURE': paymentHeader(fromChain(payload)) })],
     ] as const) {
       expect(res.status, at).toBe(409);
@@ -55,17 +44,17 @@ describe('a resent public payment answers its result to the payer only', () => {
       expect(res.body, at).not.toHaveProperty('result');
     }
     // a bearer token of someone else is no proof
-    const stranger = await post(url, target, {
+    const stranger = await post(t.executeUrl, target, {
       'PAYMENT-SIGNATURE': paymentHeader(fromChain(payload)),
       authorization: `Bearer ${await bearerToken(t.url, t.stack.payment.buyers[3])}`,
     });
     expect(stranger.status).toBe(409);
 
     // the payer: with the payment-identifier it sent, or its own bearer token
-    const withId = await post(url, target, { 'PAYMENT-SIGNATURE': paymentHeader(payload) });
+    const withId = await post(t.executeUrl, target, { 'PAYMENT-SIGNATURE': paymentHeader(payload) });
     expect(withId.status).toBe(200);
     expect(withId.body).toMatchObject({ execution_id, result, proof });
-    const withToken = await post(url, target, {
+    const withToken = await post(t.executeUrl, target, {
       'PAYMENT-SIGNATURE': paymentHeader(fromChain(payload)),
       authorization: `Bearer ${await bearerToken(t.url, payer)}`,
     });
@@ -75,7 +64,7 @@ describe('a resent public payment answers its result to the payer only', () => {
     expect(await readExecution(t.url, execution_id, payer)).toMatchObject({ execution_id, status: 'SUCCEEDED', proof });
 
     // charged once; the treasury got exactly that
-    expect(before.payer - (await usdc(payer.address))).toBe(1000n);
-    expect((await usdc(treasury)) - before.treasury).toBe(1000n);
+    expect(before.payer - (await t.usdc(payer.address))).toBe(1000n);
+    expect((await t.usdc(treasury)) - before.treasury).toBe(1000n);
   });
 });

@@ -2,11 +2,11 @@ import { Ledger } from '@acg/accounts';
 import { LiquidationIndexStore } from '@acg/liquidations';
 import { recoverOrphanedPayments, readRefund } from '@acg/payments';
 import { paymentReversals } from '@acg/provider-ledger';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../harness.js';
-import { registerTestProvider, startTestProvider, upperCaseAnswer, upperCaseCapability, type TestProvider } from '../providerServer.js';
-import { bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader } from '../x402.js';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from '../useTestGateway.js';
+import { useRegisteredProvider } from '../useRegisteredProvider.js';
+import { upperCaseAnswer, upperCaseCapability } from '../providerServer.js';
+import { bearerToken, challenge, officialPayload, paymentHeader, post } from '../x402.js';
 import { accountKeys } from '@acg/accounts/commands';
 
 /**
@@ -26,28 +26,12 @@ import { accountKeys } from '@acg/accounts/commands';
 
 const PRICE = 500_000n;
 const CAPABILITY = 'intelligence.upper_two_sided';
-let t: TestGateway;
-let usdc: ReturnType<typeof usdcReader>;
-let provider: TestProvider;
-const owner = privateKeyToAccount(generatePrivateKey());
-let providerId: string;
+const t = useTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' } } });
+const provider = useRegisteredProvider(t, upperCaseAnswer, { name: 'Two Sided Co', capabilities: [upperCaseCapability('upper_two_sided', '0.5')] });
 
-beforeAll(async () => {
-  provider = await startTestProvider(upperCaseAnswer);
-  t = await startTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' } } });
-  usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
-  providerId = (await registerTestProvider(t.url, owner, provider, { name: 'Two Sided Co', capabilities: [upperCaseCapability('upper_two_sided', '0.5')] }))
-    .provider_id;
-});
-afterAll(async () => {
-  await t?.close();
-  await provider?.close();
-});
-
-const executeUrl = () => `${t.url}/api/v1/execute`;
 const body = { capability_id: CAPABILITY, input: { text: 'hi' } };
 
-async function paidHeader(buyer: (typeof t.stack.payment.buyers)[number], url = executeUrl(), b: unknown = body): Promise<string> {
+async function paidHeader(buyer: (typeof t.stack.payment.buyers)[number], url = t.executeUrl, b: unknown = body): Promise<string> {
   return paymentHeader(await officialPayload(buyer, await challenge(url, b)));
 }
 
@@ -59,12 +43,12 @@ async function until(check: () => Promise<boolean>): Promise<void> {
 async function providerSide() {
   const ledger = t.gateway.services.providerLedger;
   const totals = await ledger.totals();
-  return { balance: await ledger.providerTotals(providerId), credited: totals.credited, fees: totals.fees, refunded: totals.refunded };
+  return { balance: await ledger.providerTotals(provider.id), credited: totals.credited, fees: totals.fees, refunded: totals.refunded };
 }
 
 /** Both sides of a provider execution paid by `payer`: its and the treasury's on-chain USDC (base units), and {@link providerSide}. */
 async function bothSides(payer: `0x${string}`) {
-  return { payer: await usdc(payer), treasury: await usdc(t.stack.payment.treasury.address), provider: await providerSide() };
+  return { payer: await t.usdc(payer), treasury: await t.usdc(t.stack.payment.treasury.address), provider: await providerSide() };
 }
 
 describe('two-sided movements unwind together', () => {
@@ -86,7 +70,7 @@ describe('two-sided movements unwind together', () => {
       return save(record);
     };
     try {
-      const res = await post(executeUrl(), body, { 'PAYMENT-SIGNATURE': header });
+      const res = await post(t.executeUrl, body, { 'PAYMENT-SIGNATURE': header });
       expect(failed).toMatch(/^exe_/);
       expect(res.status).toBe(500);
       expect(res.body.refund).toMatchObject({ status: 'pending', amount: PRICE.toString() });
@@ -110,9 +94,9 @@ describe('two-sided movements unwind together', () => {
     expect([404, 409]).toContain(dispute.status);
     expect(await readRefund(services.redis, services.keys, executionId)).toMatchObject({ amount: PRICE.toString() });
     // on-chain: the payer is refunded in full, once
-    await until(async () => (await usdc(buyer.address)) === before.payer);
-    expect(await usdc(buyer.address)).toBe(before.payer);
-    expect(await usdc(t.stack.payment.treasury.address)).toBe(before.treasury);
+    await until(async () => (await t.usdc(buyer.address)) === before.payer);
+    expect(await t.usdc(buyer.address)).toBe(before.payer);
+    expect(await t.usdc(t.stack.payment.treasury.address)).toBe(before.treasury);
   });
 
   it('the crash-recovery sweep refunds an orphaned provider execution and reverses its credit', async () => {
@@ -128,7 +112,7 @@ describe('two-sided movements unwind together', () => {
       return new Promise(() => undefined);
     };
     const abort = new AbortController();
-    const hanging = fetch(executeUrl(), {
+    const hanging = fetch(t.executeUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'payment-signature': header },
       body: JSON.stringify(body),
@@ -162,8 +146,8 @@ describe('two-sided movements unwind together', () => {
     );
     expect([404, 409]).toContain(dispute.status);
     await until(async () => (await readRefund(services.redis, services.keys, executionId!))?.status === 'sent');
-    expect(await usdc(buyer.address)).toBe(before.payer);
-    expect(await usdc(t.stack.payment.treasury.address)).toBe(before.treasury);
+    expect(await t.usdc(buyer.address)).toBe(before.payer);
+    expect(await t.usdc(t.stack.payment.treasury.address)).toBe(before.treasury);
   });
 
   it('a deposit credited whose answer cannot be read: refunded and the credit taken back', async () => {
@@ -173,8 +157,8 @@ describe('two-sided movements unwind together', () => {
     const pr = await challenge(url, { amount_usdc: '0.05' });
     const header = paymentHeader(await officialPayload(buyer, pr));
     const before = {
-      payer: await usdc(buyer.address),
-      treasury: await usdc(t.stack.payment.treasury.address),
+      payer: await t.usdc(buyer.address),
+      treasury: await t.usdc(t.stack.payment.treasury.address),
       account: await services.ledger.view(buyer.address),
     };
     const view = services.ledger.view.bind(services.ledger);
@@ -201,9 +185,9 @@ describe('two-sided movements unwind together', () => {
       ['debit', 'reversal:deposit', '50000'],
       ['credit', 'deposit', '50000'],
     ]);
-    await until(async () => (await usdc(buyer.address)) === before.payer);
-    expect(await usdc(buyer.address)).toBe(before.payer);
-    expect(await usdc(t.stack.payment.treasury.address)).toBe(before.treasury);
+    await until(async () => (await t.usdc(buyer.address)) === before.payer);
+    expect(await t.usdc(buyer.address)).toBe(before.payer);
+    expect(await t.usdc(t.stack.payment.treasury.address)).toBe(before.treasury);
   });
 
   it('a bearer call stopped right after its debit is credited back by the recovery sweep, once', async () => {

@@ -1,7 +1,7 @@
 import { MAX_JOB_CAPABILITIES, MAX_JOB_OBJECTIVE_CHARS, MAX_JOB_STEP_INPUT_BYTES, MAX_JOB_STEPS } from '@acg/schemas';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../harness.js';
-import { bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader } from '../x402.js';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from '../useTestGateway.js';
+import { bearerToken, challenge, officialPayload, paymentHeader, post } from '../x402.js';
 
 /**
  * Attack (issue 23 item 11): make the gateway work without paying. A job listing thousands of
@@ -12,18 +12,9 @@ import { bearerToken, challenge, officialPayload, paymentHeader, post, usdcReade
  * limit before any payment: a valid payment sent with it is not settled, and the gateway keeps
  * answering others.
  */
-let t: TestGateway;
-let usdc: ReturnType<typeof usdcReader>;
+const t = useTestGateway({ config: { rateLimitPerSecond: 0 } });
 const JOBS = () => `${t.url}/api/v1/jobs`;
 const CAP = 'intelligence.wallet_balances';
-
-beforeAll(async () => {
-  t = await startTestGateway({ config: { rateLimitPerSecond: 0 } });
-  usdc = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
-});
-afterAll(async () => {
-  await t?.close();
-});
 
 const step = (address: string) => ({ capability_id: CAP, input: { address } });
 
@@ -33,7 +24,7 @@ describe('bounds on work before payment', () => {
     const good = { objective: 'balances', budget_usdc: 0.002, capabilities: [CAP], steps: [step(buyer.address)] };
     // a valid payment for a job at this price, sent along with each oversized plan
     const header = paymentHeader(await officialPayload(buyer, await challenge(JOBS(), good)));
-    const before = { payer: await usdc(buyer.address), treasury: await usdc(t.stack.payment.treasury.address) };
+    const before = { payer: await t.usdc(buyer.address), treasury: await t.usdc(t.stack.payment.treasury.address) };
     const manyCaps = Array.from({ length: MAX_JOB_CAPABILITIES + 1 }, (_, i) => `intelligence.c${i}`);
     const cases: [string, unknown, string, number][] = [
       ['steps', { ...good, steps: Array.from({ length: MAX_JOB_STEPS + 1 }, () => step(buyer.address)) }, 'steps', MAX_JOB_STEPS],
@@ -58,8 +49,8 @@ describe('bounds on work before payment', () => {
       expect(r.body, name).toMatchObject({ status: 422, limit, max });
       expect(r.headers.get('payment-response'), name).toBeNull();
     }
-    expect(await usdc(buyer.address)).toBe(before.payer);
-    expect(await usdc(t.stack.payment.treasury.address)).toBe(before.treasury);
+    expect(await t.usdc(buyer.address)).toBe(before.payer);
+    expect(await t.usdc(t.stack.payment.treasury.address)).toBe(before.treasury);
     // the OpenAPI document states the bounds
     const openapi = (await (await fetch(`${t.url}/openapi.json`)).json()) as any;
     const schema = openapi.paths['/api/v1/jobs'].post.requestBody.content['application/json'].schema;

@@ -1,20 +1,14 @@
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTestGateway } from '../useTestGateway.js';
 import { MAX_BODY_BYTES } from '../../src/http/body.js';
-import { startTestGateway, type TestGateway } from '../harness.js';
 import { isProblem } from '../rawHttp.js';
 
 // issue 28 item 3: a request that never finishes gets 408 within node's timeouts; an oversized body gets a 413 the client reads
 const HEADERS_TIMEOUT_MS = 2_000;
 const REQUEST_TIMEOUT_MS = 4_000;
 
-let t: TestGateway;
-beforeAll(async () => {
-  t = await startTestGateway({ config: { rateLimitPerSecond: 0 }, http: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS } });
-});
-afterAll(async () => {
-  await t?.close();
-});
+const t = useTestGateway({ config: { rateLimitPerSecond: 0 }, http: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS } });
 
 type Answer = { status: number; headers: string; body: string; writeError?: string; closed: boolean };
 
@@ -119,7 +113,7 @@ describe('an oversized body gets a 413 the client reads', () => {
 
   it('5 MB through fetch (undici): the 413 arrives', async () => {
     for (let i = 0; i < 3; i++) {
-      const r = await fetch(`${t.url}/api/v1/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: big });
+      const r = await fetch(t.executeUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: big });
       expect(r.status).toBe(413);
       expect(isProblem(await r.text(), 413)).toBe(true);
     }
