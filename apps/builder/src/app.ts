@@ -51,6 +51,12 @@ export interface StartBuilderOptions {
   log?: Logger;
   /** Run the head watcher and slot timer (default true). Tests turn it off and call `bidder.attempt()`. */
   bidder?: boolean;
+  /**
+   * HTTP timeouts, ms: the request head within `headersTimeoutMs` (default {@link BUILDER_HEADERS_TIMEOUT_MS}),
+   * the whole request within `requestTimeoutMs` (default {@link BUILDER_REQUEST_TIMEOUT_MS}), else 408.
+   * Tests shorten them; the defaults are the documented ones (apps/builder README "Timeouts").
+   */
+  http?: { headersTimeoutMs?: number; requestTimeoutMs?: number };
 }
 
 /**
@@ -117,7 +123,11 @@ export async function startBuilder(config: BuilderConfig, opts: StartBuilderOpti
   const rpc = createRpcServer({ intake, client, feeRecipient: coinbase.address, blsPublicKey: signer.publicKey, log, metrics: metrics.builder });
   // slow clients are bounded: the head within 10 s, the whole request within 30 s, else 408 (apps/builder README)
   const server = createServer(
-    { headersTimeout: BUILDER_HEADERS_TIMEOUT_MS, requestTimeout: BUILDER_REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
+    {
+      headersTimeout: opts.http?.headersTimeoutMs ?? BUILDER_HEADERS_TIMEOUT_MS,
+      requestTimeout: opts.http?.requestTimeoutMs ?? BUILDER_REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: 1_000,
+    },
     createRpcListener({ server: rpc, bucket, log, maxBodyBytes: config.maxBodyBytes, trustProxy: config.trustProxy, metrics }),
   );
   server.keepAliveTimeout = 65_000;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { devAccount, resolveRedis, startEthereumDevChain, type AnvilInstance, type RedisHandle } from '@acg/devnet';
 import { ulid } from 'ulid';
 import { createPublicClient, http, keccak256, parseEther, parseGwei, stringToHex, type Hex, type LocalAccount, type PublicClient } from 'viem';
-import { startBuilder, type RunningBuilder } from '../src/app.js';
+import { startBuilder, type RunningBuilder, type StartBuilderOptions } from '../src/app.js';
 import { builderConfigFromEnv, type BuilderConfig, type BuilderConfigDefaults } from '../src/config.js';
 import { startDevRelays, type DevRelayOptions, type DevRelays } from '../src/relay/devRelay.js';
 
@@ -37,6 +37,8 @@ export async function startTestBuilder(
     ethereumRpcUrl?: (chainUrl: string) => string | Promise<string>;
     /** Run the registrations poller, head watcher and slot timer (default false: tests call `bidder.attempt()`). */
     bidder?: boolean;
+    /** Shorter HTTP timeouts for the 408 tests (StartBuilderOptions.http). */
+    http?: StartBuilderOptions['http'];
   } = {},
 ): Promise<TestBuilder> {
   const [eth, redis] = await Promise.all([startEthereumDevChain(), resolveRedis({ preferPrivate: true })]);
@@ -60,7 +62,7 @@ export async function startTestBuilder(
         ...defaults,
       },
     );
-    const builder = await startBuilder(config, { bidder: opts.bidder ?? false });
+    const builder = await startBuilder(config, { bidder: opts.bidder ?? false, http: opts.http });
     const client = createPublicClient({ transport: http(eth.rpcUrl), cacheTime: 0 }) as PublicClient;
     return {
       eth,

@@ -254,6 +254,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
         executionObserver: services.metrics.executions,
       }),
       refunds: services.refunds,
+      reverseCredit: (executionId) => services.providerLedger.reverseCredit(executionId),
       observer: services.metrics.jobs,
       log: log.child({ module: 'jobs' }),
       ...opts.jobs,

@@ -47,6 +47,14 @@ export interface JobRunnerOptions {
   beforeStep?(job: StoredJob, index: number): Promise<void>;
   /** called after a step's execution is stored, before the job record notes it (crash window in tests) */
   afterStep?(job: StoredJob, index: number): Promise<void>;
+  /**
+   * Reverses the provider credit of a step execution that left no record (`ProviderLedger.reverseCredit`
+   * of @acg/provider-ledger; idempotent, `none` when nothing was credited). Called when a resumed step
+   * finds no record for its execution id: the execution never ran, or it ran, was credited and was
+   * lost before its record was saved (a crash, or a save that failed). The step then runs again under
+   * a new execution id, so a provider is never left credited for an execution nobody was charged for.
+   */
+  reverseCredit?(executionId: string): Promise<unknown>;
 }
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'budget_exhausted']);
@@ -98,6 +106,11 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
         o.observer?.step('adopted');
         return settleStep(job, step, prior.status === 'SUCCEEDED', prior.result, prior.error ?? null, prior.proof);
       }
+      // no record: whatever the lost execution credited is reversed, and the step runs as a new execution
+      const reversed = await o.reverseCredit?.(step.execution_id);
+      if (reversed !== undefined && reversed !== 'none')
+        o.log.warn({ job_id: job.job_id, execution_id: step.execution_id, reversed }, 'a step execution left no record; its credit was reversed');
+      step.execution_id = null;
     }
     for (;;) {
       if (!step.execution_id || step.status !== 'running') {

@@ -305,7 +305,12 @@ export class Paywall {
       const bound = await this.replays.byIdempotencyKey(idempotencyKey, req.requestHash);
       if (bound && bound.authKey !== ref.authKey) {
         if (!signedByPayer(payload, matched, auth)) return this.refuse(req, 'invalid_exact_evm_signature');
-        if (!(await this.reservations.read(ref.authKey))) return replay(await this.replays.waitForStored(bound.authKey));
+        if (!(await this.reservations.read(ref.authKey))) {
+          // the fresh authorization only proved the payer: it is never settled, and the answer says
+          // so (`Idempotent-Replayed: true`) so that a client does not count it as spent
+          const stored = await this.replays.waitForStored(bound.authKey);
+          return replay({ ...stored, headers: { ...stored.headers, [IDEMPOTENT_REPLAYED]: 'true' } });
+        }
       }
     }
 
@@ -560,6 +565,13 @@ interface ReplayProof {
   payer: `0x${string}`;
   authKey: string;
 }
+
+/**
+ * Header on the stored answer returned for an `Idempotency-Key` bound to an earlier payment of the
+ * same payer: the authorization sent with this request proved the payer and was not settled
+ * (docs/decisions.md "x402 payments", "Idempotency-Key replays").
+ */
+export const IDEMPOTENT_REPLAYED = 'Idempotent-Replayed';
 
 function replay(stored: StoredResponse): { kind: 'replay'; response: Extract<PaidResponse, { kind: 'response' }> } {
   return { kind: 'replay', response: { kind: 'response', ...stored, replayed: true } };

@@ -65,14 +65,21 @@ export class ProviderStore {
     return id ? this.get(id) : undefined;
   }
 
-  /** Every active provider. */
+  /**
+   * Every active provider, in registration order (`created_at`, then `provider_id`): the order in
+   * which a contract's offers are listed, and so the one that picks the offer defining a contract
+   * whose creator retired (the first that joined; docs/marketplace.md "Contracts and offers").
+   */
   async active(): Promise<ProviderRecord[]> {
     const ids = await this.redis.smembers(this.keys.providers('active'));
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hgetall(this.keys.providers('p', id));
     const rows = (await pipeline.exec()) ?? [];
-    return rows.map(([, h]) => this.decode(h as Record<string, string>)).filter((r): r is ProviderRecord => r?.status === 'active');
+    return rows
+      .map(([, h]) => this.decode(h as Record<string, string>))
+      .filter((r): r is ProviderRecord => r?.status === 'active')
+      .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.provider_id.localeCompare(b.provider_id));
   }
 
   /**
@@ -154,14 +161,20 @@ export class ProviderStore {
   }
 
   /**
-   * The offer that defines contract `capabilityId` (the active provider offer that created it) and
-   * its provider, or undefined when no provider offers it (docs/marketplace.md "Contracts and offers").
+   * The offer that defines contract `capabilityId` and its provider: the active offer that created it,
+   * or while its creator is retired the first offer that joined it (registration order, as
+   * {@link active}); undefined when no provider offers it (docs/marketplace.md "Contracts and offers").
    */
   async contract(capabilityId: string): Promise<{ record: ProviderRecord; offer: ProviderOffer } | undefined> {
     const owner = await this.redis.get(this.keys.providers('cap', capabilityId));
     const record = owner ? await this.get(owner) : undefined;
     const offer = record?.status === 'active' ? record.offers.find((o) => creates(o) && offerCapabilityId(o) === capabilityId) : undefined;
-    return record && offer ? { record, offer } : undefined;
+    if (record && offer) return { record, offer };
+    for (const r of await this.active()) {
+      const joined = r.offers.find((o) => offerCapabilityId(o) === capabilityId);
+      if (joined) return { record: r, offer: joined };
+    }
+    return undefined;
   }
 
   private async checkClaims(providerId: string, offers: readonly ProviderOffer[]): Promise<void> {

@@ -140,7 +140,9 @@ async function chooseWithTerms(ctx: GatewayContext, p: PayAndRetryParameters, pr
  *    error, or a 409 (payment in progress) / 503 (verification unavailable) with `Retry-After`, it
  *    re-sends the SAME signed payment (idempotent replay; waits `Retry-After`, at most 5 s), at most
  *    `ctx.maxRetries` times. It never signs a second payment for one call.
- * 4. Accounting: a 2xx is counted as spent; a 402 refusal is released and thrown as
+ * 4. Accounting: a 2xx is counted as spent, except one marked `Idempotent-Replayed: true` (the
+ *    stored answer of an earlier payment for the same Idempotency-Key: this authorization was not
+ *    settled); a 402 refusal is released and thrown as
  *    {@link PaymentRequiredError} (`reason`); a 5xx, a 409 still in progress, or a problem naming
  *    an `execution_id` or a `refund` (charged, refunded later), is counted; any other answer (400, 404, 409 conflict,
  *    422) is released. No answer at all: counted, {@link GatewayRequestError} with
@@ -182,6 +184,12 @@ export async function payAndRetry(ctx: GatewayContext, p: PayAndRetryParameters)
   const status = r.response.status;
   const payment: PaymentMade = { requirement, amount, settlement: settlementOf(r) };
   if (r.response.ok) {
+    // an Idempotency-Key bound to an earlier payment: this authorization only proved the payer and
+    // was never settled (docs/decisions.md "Idempotency-Key replays"), so it is not spent
+    if (r.response.headers.get('idempotent-replayed') === 'true') {
+      reservation.release();
+      return r;
+    }
     reservation.commit();
     return { ...r, payment };
   }

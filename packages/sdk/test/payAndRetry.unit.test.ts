@@ -112,6 +112,18 @@ describe('payAndRetry: replays of one payment', () => {
     expect(ledger.totals().baseUnits).toBe(20_000n);
   });
 
+  it('a 200 marked Idempotent-Replayed (an earlier payment answered): the fresh authorization is not counted', async () => {
+    const replayed = liquidationGateway(paymentRequired([liqReq()]), () => json(200, RESULT, { 'Idempotent-Replayed': 'true' }));
+    const ledger = new SpendLedger();
+    expect(await createLiquidationsClient({ baseUrl: BASE, account, ledger, fetch: replayed.fetch }).search()).toEqual(RESULT);
+    expect(replayed.signatures).toHaveLength(1);
+    expect(ledger.totals()).toMatchObject({ baseUnits: 0n, pendingBaseUnits: 0n });
+    // the same answer without the header is a charge of this payment
+    const charged = liquidationGateway(paymentRequired([liqReq()]));
+    await createLiquidationsClient({ baseUrl: BASE, account, ledger, fetch: charged.fetch }).search();
+    expect(ledger.totals().baseUnits).toBe(20_000n);
+  });
+
   it('503 with Retry-After every time: gives up after maxRetries without signing again; counted (outcome unclear)', async () => {
     const gw = liquidationGateway(paymentRequired([liqReq()]), unavailable);
     const ledger = new SpendLedger();

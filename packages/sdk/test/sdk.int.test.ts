@@ -123,8 +123,8 @@ describe('agent-capability-gateway-sdk against the gateway', () => {
     expect(b.payment.tx_hash).toBe(a.payment.tx_hash);
     expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
     // the key is the payer's: the second call proved it with a fresh authorization, answered from
-    // the first and never settled; the client counts what it signed (it stays valid until validBefore)
-    expect(gw.spent().baseUnits).toBe(2n * PRICE);
+    // the first (Idempotent-Replayed: true) and never settled, so the client does not count it
+    expect(gw.spent().baseUnits).toBe(PRICE);
   });
 
   it('a per-call limit below the price throws SpendLimitExceededError and moves no USDC', async () => {

@@ -31,7 +31,7 @@ const CORS_HEADERS: readonly (readonly [string, string])[] = [
   ['Access-Control-Allow-Origin', '*'],
   [
     'Access-Control-Expose-Headers',
-    'PAYMENT-REQUIRED, PAYMENT-RESPONSE, Authentication-Info, ETag, Retry-After, Location, X-Request-Id, Allow, Mcp-Session-Id',
+    'PAYMENT-REQUIRED, PAYMENT-RESPONSE, Idempotent-Replayed, Authentication-Info, ETag, Retry-After, Location, X-Request-Id, Allow, Mcp-Session-Id',
   ],
 ];
 const CORS_PREFLIGHT_HEADERS: readonly (readonly [string, string])[] = [

@@ -1,6 +1,6 @@
 import { newExecutionId, succeededExecutionAnswer } from '@acg/execution';
 import { authorizationUsed, recoverOrphanedPayments, requestHash } from '@acg/payments';
-import { decodePaymentSignatureHeader } from '@x402/core/http';
+import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from '@x402/core/http';
 import { runPayoutPass } from '@acg/provider-ledger';
 import fc from 'fast-check';
 import { pino } from 'pino';
@@ -23,11 +23,11 @@ import { paymentKeys } from '@acg/payments/commands';
 /** How the test provider answers the next call. */
 export type ProviderMode = 'ok' | 'http_500' | 'timeout' | 'bad_signature' | 'invalid_output';
 
-/** One paid call the callers made. */
+/** One paid call the callers made: a built-in, the single-offer provider, the routed contract, or a quoted call. */
 export interface CallRecord {
   payer: number;
-  kind: 'builtin' | 'provider';
-  body: { capability_id: string; input: Record<string, unknown> };
+  kind: 'builtin' | 'provider' | 'routed' | 'quoted';
+  body: { capability_id: string; input: Record<string, unknown>; routing?: Record<string, unknown>; quote_id?: string };
   header: string;
   idempotencyKey?: string;
   status: number;
@@ -38,6 +38,23 @@ export interface CallRecord {
 export interface Model {
   calls: CallRecord[];
   disputes: { id: string; payer: number; open: boolean }[];
+  /** quotes that paid an execution (a quote is used once) */
+  usedQuotes: { quoteId: string; payer: number; body: CallRecord['body']; header: string }[];
+}
+
+/** An offer of the sequence's routed contract: its provider, its price (base units), how it answers next, and whether it received an execution. */
+export interface RoutedOffer {
+  providerId: string;
+  price: bigint;
+  mode: { current: ProviderMode };
+  received(executionId: string): boolean;
+}
+
+/** The sequence's contract with two offers (docs/marketplace.md): the dear creator and the cheap joiner. */
+export interface RoutedContract {
+  capabilityId: string;
+  cheap: RoutedOffer;
+  dear: RoutedOffer;
 }
 
 /** The system under test, for one sequence. */
@@ -49,6 +66,7 @@ export interface Real {
   /** the provider's next answer (read by the test provider server) */
   mode: { current: ProviderMode };
   adminToken: string;
+  routed: RoutedContract;
 }
 
 export type MoneyCommand = fc.AsyncCommand<Model, Real>;
@@ -65,6 +83,23 @@ function bodyOf(r: Real, kind: 'builtin' | 'provider', payer: number, n: number)
 /** Signs a payment for `body` as `payer` (402 challenge, then the official x402 client). */
 async function pay(r: Real, url: string, body: unknown, payer: number): Promise<string> {
   return paymentHeader(await officialPayload(r.payers[payer] as never, await challenge(url, body)));
+}
+
+/**
+ * Like {@link pay} for an execute of `body`, or `undefined` when the gateway refuses it before any
+ * payment because its only offer is suspended (503 `offer_suspended`, docs/trust-v1.md): a failed
+ * paid execution can suspend a new provider's offer, and from then on nothing reaches it.
+ */
+async function payUnlessSuspended(r: Real, body: CallRecord['body'], payer: number, what: string): Promise<string | undefined> {
+  const unpaid = await post(executeUrl(r), body);
+  if (unpaid.status === 503 && unpaid.body?.reason === 'offer_suspended') {
+    const { trust } = r.t.gateway.services.providers;
+    const suspended = await trust.suspension(r.scope.providerId, r.scope.capabilityId);
+    expectThat(body.capability_id === r.scope.capabilityId && suspended !== null, `${what}: 503 offer_suspended for an offer that is not suspended`);
+    return undefined;
+  }
+  expectThat(unpaid.status === 402, `${what}: unpaid answer ${unpaid.status} ${JSON.stringify(unpaid.body).slice(0, 200)}`);
+  return paymentHeader(await officialPayload(r.payers[payer] as never, decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!)));
 }
 
 async function afterEach(r: Real, what: string): Promise<void> {
@@ -89,7 +124,8 @@ export class PaidCall implements MoneyCommand {
   check = () => true;
   async run(m: Model, r: Real) {
     const body = bodyOf(r, this.kind, this.payer, m.calls.length);
-    const header = await pay(r, executeUrl(r), body, this.payer);
+    const header = await payUnlessSuspended(r, body, this.payer, String(this));
+    if (header === undefined) return afterEach(r, String(this));
     const idempotencyKey = this.withKey ? `idem-${m.calls.length}-${Date.now()}` : undefined;
     r.mode.current = this.mode;
     const res = await post(executeUrl(r), body, { 'PAYMENT-SIGNATURE': header, ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}) });
@@ -114,7 +150,8 @@ export class ConcurrentDuplicate implements MoneyCommand {
   check = () => true;
   async run(m: Model, r: Real) {
     const body = bodyOf(r, this.kind, this.payer, m.calls.length);
-    const header = await pay(r, executeUrl(r), body, this.payer);
+    const header = await payUnlessSuspended(r, body, this.payer, String(this));
+    if (header === undefined) return afterEach(r, String(this));
     r.mode.current = 'ok';
     const both = await Promise.all([0, 1].map(() => post(executeUrl(r), body, { 'PAYMENT-SIGNATURE': header })));
     const ok = both.filter((x) => x.status === 200);
@@ -154,7 +191,8 @@ export class IdempotencyReuseSamePayer implements MoneyCommand {
   async run(m: Model, r: Real) {
     const keyed = m.calls.filter((c) => c.idempotencyKey);
     const c = keyed[this.index % keyed.length];
-    const header = await pay(r, executeUrl(r), c.body, c.payer);
+    const header = await payUnlessSuspended(r, c.body, c.payer, String(this));
+    if (header === undefined) return afterEach(r, String(this));
     r.mode.current = 'ok';
     const res = await post(executeUrl(r), c.body, { 'PAYMENT-SIGNATURE': header, 'Idempotency-Key': c.idempotencyKey! });
     expectThat(res.status === 409 || res.body?.execution_id === c.executionId, `${this}: ${res.status} ${res.body?.execution_id}, first ${c.executionId}`);
@@ -173,7 +211,8 @@ export class IdempotencyReuseOtherPayer implements MoneyCommand {
     const keyed = m.calls.filter((c) => c.idempotencyKey && c.executionId);
     const c = keyed[this.index % keyed.length];
     const other = 1 - c.payer;
-    const header = await pay(r, executeUrl(r), c.body, other);
+    const header = await payUnlessSuspended(r, c.body, other, String(this));
+    if (header === undefined) return afterEach(r, String(this));
     r.mode.current = 'ok';
     const res = await post(executeUrl(r), c.body, { 'PAYMENT-SIGNATURE': header, 'Idempotency-Key': c.idempotencyKey! });
     expectThat(res.body?.execution_id !== c.executionId, `${this}: payer ${other} got payer ${c.payer}'s execution ${c.executionId} (status ${res.status})`);
@@ -205,9 +244,9 @@ export class StrangerReplay implements MoneyCommand {
 /** The payer disputes an earlier provider execution (bearer token). */
 export class OpenDispute implements MoneyCommand {
   constructor(readonly index: number) {}
-  check = (m: Readonly<Model>) => m.calls.some((c) => c.kind === 'provider' && c.status === 200);
+  check = (m: Readonly<Model>) => m.calls.some((c) => c.kind !== 'builtin' && c.status === 200);
   async run(m: Model, r: Real) {
-    const mine = m.calls.filter((c) => c.kind === 'provider' && c.status === 200);
+    const mine = m.calls.filter((c) => c.kind !== 'builtin' && c.status === 200);
     const c = mine[this.index % mine.length];
     const token = await bearerToken(r.t.url, r.payers[c.payer]);
     const res = await post(`${r.t.url}/api/v1/executions/${c.executionId}/dispute`, { reason: 'invariant suite' }, { authorization: `Bearer ${token}` });
@@ -348,7 +387,9 @@ export class Crash implements MoneyCommand {
   async run(m: Model, r: Real) {
     const { services } = r.t.gateway;
     const body = bodyOf(r, this.kind, this.payer, m.calls.length);
-    const header = await pay(r, executeUrl(r), body, this.payer);
+    // the request handler would refuse a suspended offer before payment: nothing to crash
+    const header = await payUnlessSuspended(r, body, this.payer, String(this));
+    if (header === undefined) return afterEach(r, String(this));
     const resolved = resolveExecution(services, body.capability_id, body.input);
     if (!resolved.ok) throw new Error(`${this}: ${resolved.status}`);
     const req = { ...paidRequest(r, body, header), price: resolved.definition.price.base_units };
@@ -475,15 +516,220 @@ export class DepositViewFails implements MoneyCommand {
   }
 }
 
+/** The offers of the routed contract that are suspended now (docs/trust-v1.md "Suspension"). */
+async function suspendedOffers(r: Real): Promise<Set<OfferName>> {
+  const { trust } = r.t.gateway.services.providers;
+  const out = new Set<OfferName>();
+  for (const name of OFFERS) if (await trust.suspension(r.routed[name].providerId, r.routed.capabilityId)) out.add(name);
+  return out;
+}
+
+/** Which offer of the routed contract. */
+export type OfferName = 'cheap' | 'dear';
+const OFFERS: readonly OfferName[] = ['cheap', 'dear'];
+
+const offerNamed = (r: Real, providerId: unknown): OfferName | undefined => OFFERS.find((n) => r.routed[n].providerId === providerId);
+
+/**
+ * Asserts the answer of a paid routed or quoted call: a success names an offer that was not
+ * suspended, and carries a refund of exactly what the payment was above that offer's price (none
+ * when equal); a failure is refunded in full. No suspended offer received the execution.
+ */
+function checkRoutedAnswer(what: string, r: Real, res: { status: number; body: any }, paid: bigint, suspended: Set<OfferName>): void {
+  const executionId = res.body?.execution_id as string | undefined;
+  for (const name of suspended)
+    expectThat(!executionId || !r.routed[name].received(executionId), `${what}: the suspended ${name} offer received execution ${executionId}`);
+  if (res.status === 200) {
+    const answering = offerNamed(r, res.body?.provider?.provider_id);
+    expectThat(answering !== undefined && !suspended.has(answering), `${what}: answered by ${res.body?.provider?.provider_id} (suspended: ${[...suspended]})`);
+    const above = paid - r.routed[answering!].price;
+    const refunded = res.body?.refund?.amount === undefined ? 0n : BigInt(res.body.refund.amount);
+    expectThat(refunded === above, `${what}: paid ${paid}, answered by the ${answering} offer at ${r.routed[answering!].price}, refund ${refunded}`);
+  } else {
+    expectThat([502, 504].includes(res.status), `${what}: status ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+    expectThat(res.body?.refund?.amount === res.body?.payment?.amount, `${what}: failure without a full refund: ${JSON.stringify(res.body)}`);
+  }
+}
+
+/** Sets how each offer answers the next call; every other call sees `ok`. */
+function answerAs(r: Real, modes: Record<OfferName, ProviderMode>): () => void {
+  for (const name of OFFERS) r.routed[name].mode.current = modes[name];
+  return () => {
+    for (const name of OFFERS) r.routed[name].mode.current = 'ok';
+  };
+}
+
+/**
+ * A paid call of the routed contract with `prefer: "cheapest"` (docs/marketplace.md "Routing"):
+ * the 402 asks for the highest price of the offers that are not suspended; the cheap offer answers
+ * first and the dear one takes over within the same payment when it fails; the payer gets back what
+ * the payment was above the answering price. Every offer suspended: 503 before any payment.
+ */
+export class RoutedCall implements MoneyCommand {
+  constructor(
+    readonly payer: number,
+    readonly cheap: ProviderMode,
+    readonly dear: ProviderMode,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const body = { capability_id: r.routed.capabilityId, input: { text: `routed ${m.calls.length}` }, routing: { prefer: 'cheapest' } };
+    const suspended = await suspendedOffers(r);
+    const unpaid = await post(executeUrl(r), body);
+    if (suspended.size === OFFERS.length) {
+      expectThat(unpaid.status === 503 && unpaid.body?.reason === 'offer_suspended', `${this}: every offer suspended, answered ${unpaid.status}`);
+      return afterEach(r, String(this));
+    }
+    expectThat(unpaid.status === 402, `${this}: unpaid answer ${unpaid.status} ${JSON.stringify(unpaid.body).slice(0, 200)}`);
+    const pr = decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!);
+    const asked = BigInt(pr.accepts[0]!.amount);
+    let highest = 0n; // bigint: no Math.max
+    for (const n of OFFERS) if (!suspended.has(n) && r.routed[n].price > highest) highest = r.routed[n].price;
+    expectThat(asked === highest, `${this}: the 402 asked ${asked}, the highest routable price is ${highest}`);
+    const header = paymentHeader(await officialPayload(r.payers[this.payer] as never, pr));
+    const reset = answerAs(r, { cheap: this.cheap, dear: this.dear });
+    const res = await post(executeUrl(r), body, { 'PAYMENT-SIGNATURE': header }).finally(reset);
+    checkRoutedAnswer(String(this), r, res, asked, suspended);
+    if (res.status === 200 && !suspended.has('cheap') && this.cheap === 'ok')
+      expectThat(res.body.provider.provider_id === r.routed.cheap.providerId, `${this}: the cheapest offer was live and answering, yet not chosen`);
+    m.calls.push({ payer: this.payer, kind: 'routed', body, header, status: res.status, executionId: res.body?.execution_id });
+    await afterEach(r, String(this));
+  }
+  toString() {
+    return `RoutedCall(payer ${this.payer}, cheap ${this.cheap}, dear ${this.dear})`;
+  }
+}
+
+/**
+ * A quote of the routed contract (`POST /api/v1/quotes`, `prefer: "cheapest"`), then the execute
+ * that names it: the 402 asks for exactly the quoted price, the call runs on the quoted offer alone
+ * and is refunded in full if that offer fails. A quote of a suspended offer is never given.
+ */
+export class QuotedCall implements MoneyCommand {
+  constructor(
+    readonly payer: number,
+    readonly mode: ProviderMode,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const ask = { capability_id: r.routed.capabilityId, input: { text: `quoted ${m.calls.length}` } };
+    const suspended = await suspendedOffers(r);
+    const q = await post(`${r.t.url}/api/v1/quotes`, { ...ask, routing: { prefer: 'cheapest' } });
+    if (suspended.size === OFFERS.length) {
+      expectThat(q.status === 503, `${this}: every offer suspended, the quote answered ${q.status}`);
+      return afterEach(r, String(this));
+    }
+    expectThat(q.status === 201, `${this}: quote ${q.status} ${JSON.stringify(q.body).slice(0, 200)}`);
+    const quoted = offerNamed(r, q.body.provider_id);
+    expectThat(quoted !== undefined && !suspended.has(quoted), `${this}: quoted ${q.body.provider_id} (suspended: ${[...suspended]})`);
+    const price = BigInt(q.body.price_base_units);
+    expectThat(price === r.routed[quoted!].price, `${this}: quoted ${price} for an offer priced ${r.routed[quoted!].price}`);
+    const body = { ...ask, quote_id: q.body.quote_id as string };
+    const pr = await challenge(executeUrl(r), body);
+    expectThat(BigInt(pr.accepts[0]!.amount) === price, `${this}: the 402 asked ${pr.accepts[0]!.amount}, the quote says ${price}`);
+    const header = paymentHeader(await officialPayload(r.payers[this.payer] as never, pr));
+    const reset = answerAs(r, { cheap: quoted === 'cheap' ? this.mode : 'ok', dear: quoted === 'dear' ? this.mode : 'ok' });
+    const res = await post(executeUrl(r), body, { 'PAYMENT-SIGNATURE': header }).finally(reset);
+    checkRoutedAnswer(String(this), r, res, price, suspended);
+    // a quote runs on the quoted offer alone: no other offer takes over
+    if (res.status === 200) expectThat(res.body.provider.provider_id === q.body.provider_id, `${this}: quoted ${q.body.provider_id}, answered by another`);
+    m.calls.push({ payer: this.payer, kind: 'quoted', body, header, status: res.status, executionId: res.body?.execution_id });
+    m.usedQuotes.push({ quoteId: body.quote_id, payer: this.payer, body, header });
+    await afterEach(r, String(this));
+  }
+  toString() {
+    return `QuotedCall(payer ${this.payer}, ${this.mode})`;
+  }
+}
+
+/**
+ * Issue 36 item 2: a used `quote_id` sent with a fresh payment is refused with 409 `quote_used`
+ * before settlement: the fresh authorization is never used on chain (no settlement, no refund).
+ */
+export class QuoteReuse implements MoneyCommand {
+  constructor(readonly index: number) {}
+  check = (m: Readonly<Model>) => m.usedQuotes.length > 0;
+  async run(m: Model, r: Real) {
+    const used = m.usedQuotes[this.index % m.usedQuotes.length]!;
+    // the requirements the quote's payment accepted, signed again with a fresh nonce
+    const first = decodePaymentSignatureHeader(used.header);
+    const pr = { x402Version: 2, resource: first.resource, accepts: [first.accepted] } as Parameters<typeof officialPayload>[1];
+    const fresh = await officialPayload(r.payers[used.payer] as never, pr);
+    const res = await post(executeUrl(r), used.body, { 'PAYMENT-SIGNATURE': paymentHeader(fresh) });
+    expectThat(
+      res.status === 409 && res.body?.reason === 'quote_used',
+      `${this}: a used quote with a fresh payment answered ${res.status} ${res.body?.reason}`,
+    );
+    const { from, nonce } = (fresh.payload as { authorization: { from: `0x${string}`; nonce: `0x${string}` } }).authorization;
+    const settled = await authorizationUsed(r.t.gateway.services.paymentClient, r.t.stack.payment.usdc, from, nonce);
+    expectThat(!settled, `${this}: the fresh payment was settled on chain before the quote was refused`);
+    await afterEach(r, String(this));
+  }
+  toString() {
+    return `QuoteReuse(#${this.index})`;
+  }
+}
+
+/**
+ * Bad luck for an offer: failed paid executions are recorded for it (as `providerCapability`'s run
+ * does) until its trust score suspends it (docs/trust-v1.md "Suspension"). From then on no paid
+ * call, routed or quoted, reaches it (checked by {@link RoutedCall} and {@link QuotedCall}).
+ */
+export class SuspendOffer implements MoneyCommand {
+  constructor(readonly offer: OfferName) {}
+  check = () => true;
+  async run(_m: Model, r: Real) {
+    const { trust } = r.t.gateway.services.providers;
+    // listed now, with the offer's declared timeout: a new offer's score, as routing reads it
+    const subject = {
+      provider_id: r.routed[this.offer].providerId,
+      capability_id: r.routed.capabilityId,
+      listed_at: new Date().toISOString(),
+      timeout_ms: 1000,
+    };
+    for (let i = 0; i < 200 && !(await trust.suspension(subject.provider_id, subject.capability_id)); i++)
+      await trust.record(subject, { source: 'execution', outcome: 'failed', latency_ms: 5 });
+    expectThat((await trust.suspension(subject.provider_id, subject.capability_id)) !== null, `${this}: the offer is not suspended`);
+    await afterEach(r, String(this));
+  }
+  toString() {
+    return `SuspendOffer(${this.offer})`;
+  }
+}
+
+/** The prober's rounds on an offer that answers again: 3 consecutive passing probes lift its suspension (docs/trust-v1.md). */
+export class ProbeRecovery implements MoneyCommand {
+  constructor(readonly offer: OfferName) {}
+  check = () => true;
+  async run(_m: Model, r: Real) {
+    const { trust } = r.t.gateway.services.providers;
+    const offer = r.routed[this.offer];
+    offer.mode.current = 'ok';
+    for (let i = 0; i < 3; i++) await r.t.gateway.prober.probeProvider(offer.providerId);
+    expectThat((await trust.suspension(offer.providerId, r.routed.capabilityId)) === null, `${this}: still suspended after 3 passing probes`);
+    await afterEach(r, String(this));
+  }
+  toString() {
+    return `ProbeRecovery(${this.offer})`;
+  }
+}
+
 /**
  * Commands aimed at the holes of issue 23 items 1, 2, 3 and 7 (non-finite input, another payer's
  * Idempotency-Key, a stranger's resend of a public payment, a crash after a provider ran, a deposit
  * whose answer failed). Each failed on the tree before those fixes (docs/money-invariants.md gives
  * the shrunk counterexamples); all are on by default now.
  */
-export const HOLE_COMMANDS = ['IdempotencyReuseOtherPayer', 'StrangerReplay', 'NonFiniteInput', 'CrashAfterProviderRun', 'DepositViewFails'] as const;
-/** Hole commands enabled by default (those whose fix is merged: all of them). */
-export const ENABLED_HOLE_COMMANDS: readonly (typeof HOLE_COMMANDS)[number][] = [...HOLE_COMMANDS];
+export const HOLE_COMMANDS = [
+  'IdempotencyReuseOtherPayer',
+  'StrangerReplay',
+  'NonFiniteInput',
+  'CrashAfterProviderRun',
+  'DepositViewFails',
+  'QuoteReuse',
+] as const;
+/** Hole commands enabled by default (those whose fix is merged). `QuoteReuse` (issue 36 item 2) waits for its fix. */
+export const ENABLED_HOLE_COMMANDS: readonly (typeof HOLE_COMMANDS)[number][] = HOLE_COMMANDS.filter((c) => c !== 'QuoteReuse');
 
 /** The command arbitraries of one sequence: payers 0 and 1; the hole commands of {@link HOLE_COMMANDS} only when enabled. */
 export function moneyCommands(enabled: ReadonlySet<string>): fc.Arbitrary<MoneyCommand>[] {
@@ -513,11 +759,17 @@ export function moneyCommands(enabled: ReadonlySet<string>): fc.Arbitrary<MoneyC
     payer.map((p) => new BearerSearch(p)),
     fc.tuple(payer, kind, fc.constantFrom<'broadcast' | 'settle'>('broadcast', 'settle')).map(([p, k, a]) => new Crash(p, k, a)),
     fc.constant(new Sweep()),
+    // the routed contract (two offers), quotes and suspensions (issue 36)
+    fc.tuple(payer, mode, mode).map(([p, cheap, dear]) => new RoutedCall(p, cheap, dear)),
+    fc.tuple(payer, mode).map(([p, md]) => new QuotedCall(p, md)),
+    fc.constantFrom<OfferName>('cheap', 'dear').map((o) => new SuspendOffer(o)),
+    fc.constantFrom<OfferName>('cheap', 'dear').map((o) => new ProbeRecovery(o)),
   ];
   if (on('IdempotencyReuseOtherPayer')) arbs.push(index.map((i) => new IdempotencyReuseOtherPayer(i)));
   if (on('StrangerReplay')) arbs.push(index.map((i) => new StrangerReplay(i)));
   if (on('NonFiniteInput')) arbs.push(payer.map((p) => new NonFiniteInput(p)));
   if (on('CrashAfterProviderRun')) arbs.push(payer.map((p) => new Crash(p, 'provider', 'run')));
   if (on('DepositViewFails')) arbs.push(payer.map((p) => new DepositViewFails(p)));
+  if (on('QuoteReuse')) arbs.push(index.map((i) => new QuoteReuse(i)));
   return arbs;
 }

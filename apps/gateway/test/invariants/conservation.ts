@@ -24,9 +24,13 @@ export interface Scope {
   treasuryBefore: bigint;
   /** the fresh payers of this sequence (every payment into the treasury in range must be theirs) */
   payers: Address[];
-  /** the provider registered for this sequence and its capability id */
+  /** the provider registered for this sequence and its capability id (the first of `providerIds` and `capabilityIds`) */
   providerId: string;
   capabilityId: string;
+  /** every provider of the sequence: the single-offer provider, then the routed contract's offers */
+  providerIds: string[];
+  /** every provider capability of the sequence: the single-offer one, then the routed contract */
+  capabilityIds: string[];
 }
 
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
@@ -72,10 +76,18 @@ export class MoneyTruth {
     });
   }
 
-  /** A scope starting at the next block. */
-  async begin(payers: Address[], providerId: string, capabilityId: string): Promise<Scope> {
+  /** A scope starting at the next block; the first provider and capability are the sequence's single-offer ones. */
+  async begin(payers: Address[], providerIds: string[], capabilityIds: string[]): Promise<Scope> {
     const head = await this.client.getBlockNumber({ cacheTime: 0 });
-    return { fromBlock: head + 1n, treasuryBefore: await this.balanceOf(this.treasury, head), payers, providerId, capabilityId };
+    return {
+      fromBlock: head + 1n,
+      treasuryBefore: await this.balanceOf(this.treasury, head),
+      payers,
+      providerId: providerIds[0]!,
+      capabilityId: capabilityIds[0]!,
+      providerIds,
+      capabilityIds,
+    };
   }
 
   /** Every USDC Transfer mined since `fromBlock` (none when the chain has not reached it: anvil would answer older logs). */
@@ -202,34 +214,46 @@ export async function checkRedis(truth: MoneyTruth, scope: Scope): Promise<strin
     }
   }
 
+  for (const providerId of scope.providerIds) v.push(...(await checkProvider(truth, providerId)));
+  return v;
+}
+
+/**
+ * One provider's ledger against its entries and payouts. A routed execution's payment may be above
+ * the answering offer's price (the 402 asked for the route's highest price): the difference is
+ * refunded under the execution's id, so a credit stays beside exactly that partial refund.
+ */
+async function checkProvider(truth: MoneyTruth, providerId: string): Promise<string[]> {
+  const v: string[] = [];
   const { services } = truth.t.gateway;
   const { config } = truth.t;
-  const entries = await truth.entriesOf(scope.providerId);
+  const entries = await truth.entriesOf(providerId);
   const feeBps = BigInt(config.providers.feeBps);
   for (const e of entries) {
     if (e.share + e.fee !== e.price || e.fee !== (e.price * feeBps) / 10_000n)
       v.push(`entry ${e.execution_id}: price ${e.price} split as share ${e.share} + fee ${e.fee}`);
     if (e.status === 'refunded') continue;
     const rec = await services.executions.get(e.execution_id);
+    const above = rec ? BigInt(rec.payment.amount) - e.price : 0n;
     if (rec?.status !== 'SUCCEEDED') v.push(`provider credit ${e.execution_id} (${e.status}) belongs to an execution that is ${rec?.status ?? 'missing'}`);
-    else if (lower(rec.payer ?? '') !== lower(e.payer) || BigInt(rec.payment.amount) !== e.price)
+    else if (lower(rec.payer ?? '') !== lower(e.payer) || above < 0n)
       v.push(`provider credit ${e.execution_id}: payer/price ${e.payer}/${e.price} ≠ execution's ${rec.payer}/${rec.payment.amount}`);
     const refund = await truth.refund(e.execution_id);
-    if (refund)
+    if (refund && !(above > 0n && BigInt(refund.amount) === above))
       v.push(`provider credit ${e.execution_id} (${e.status}, share ${e.share}) stays while its payment is refunded (${refund.status} ${refund.amount})`);
   }
-  const totals = await services.providerLedger.providerTotals(scope.providerId);
+  const totals = await services.providerLedger.providerTotals(providerId);
   const held = sum(entries.filter((e) => e.status === 'held').map((e) => e.share));
   const matured = sum(entries.filter((e) => e.status === 'available').map((e) => e.share));
-  const payouts = (await truth.payoutRecords()).filter((p) => p.provider_id === scope.providerId);
+  const payouts = (await truth.payoutRecords()).filter((p) => p.provider_id === providerId);
   const sent = sum(payouts.filter((p) => p.status === 'sent').map((p) => p.amount));
   const reserved = sum(payouts.filter((p) => p.status === 'reserved').map((p) => p.amount));
-  if (totals.held !== held) v.push(`provider ${scope.providerId}: held ${totals.held} ≠ Σ held entries ${held}`);
+  if (totals.held !== held) v.push(`provider ${providerId}: held ${totals.held} ≠ Σ held entries ${held}`);
   if (totals.available + totals.reserved + totals.paid !== matured)
-    v.push(`provider ${scope.providerId}: available ${totals.available} + reserved ${totals.reserved} + paid ${totals.paid} ≠ Σ available entries ${matured}`);
+    v.push(`provider ${providerId}: available ${totals.available} + reserved ${totals.reserved} + paid ${totals.paid} ≠ Σ available entries ${matured}`);
   if (totals.paid !== sent || totals.reserved !== reserved)
-    v.push(`provider ${scope.providerId}: paid/reserved ${totals.paid}/${totals.reserved} ≠ payouts ${sent}/${reserved}`);
-  if (sent + reserved > matured) v.push(`provider ${scope.providerId}: payouts ${sent + reserved} exceed what became available ${matured}`);
+    v.push(`provider ${providerId}: paid/reserved ${totals.paid}/${totals.reserved} ≠ payouts ${sent}/${reserved}`);
+  if (sent + reserved > matured) v.push(`provider ${providerId}: payouts ${sent + reserved} exceed what became available ${matured}`);
   return v;
 }
 
@@ -281,15 +305,18 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
       const total = refunded + disputeRefund + credited;
       if (total > p.amount)
         v.push(`${tag}: ${op} paid ${p.amount} but refunds ${refunded} + dispute refund ${disputeRefund} + share and fee ${credited} = ${total}`);
-      const isProvider = rec?.capability_id === scope.capabilityId || entry !== undefined;
+      const isProvider = scope.capabilityIds.includes(rec?.capability_id ?? '') || entry !== undefined;
       if (isProvider && total !== p.amount)
         v.push(
           `${tag}: provider execution ${op} (${rec?.status ?? 'no record'}) paid ${p.amount} but refunds ${refunded} + dispute refund ${disputeRefund} + share and fee ${credited} = ${total}`,
         );
-      if (rec?.status === 'SUCCEEDED' && refunded !== 0n) v.push(`${tag}: ${op} is SUCCEEDED and its payment refunded ${refunded}`);
+      // a routed success is refunded exactly what its payment was above the answering offer's price
+      const above = entry ? p.amount - entry.price : 0n;
+      if (rec?.status === 'SUCCEEDED' && refunded !== above)
+        v.push(`${tag}: ${op} is SUCCEEDED and its payment refunded ${refunded}, not the ${above} above its answering price`);
       if (rec?.status !== 'SUCCEEDED' && refunded !== p.amount)
         v.push(`${tag}: ${op} is ${rec?.status ?? 'not recorded'} and refunded ${refunded} of ${p.amount}`);
-      if (entry && (entry.price !== p.amount || lower(entry.payer) !== lower(p.payer) || entry.payment_tx_hash !== p.tx_hash))
+      if (entry && (entry.price > p.amount || lower(entry.payer) !== lower(p.payer) || entry.payment_tx_hash !== p.tx_hash))
         v.push(`${tag}: ledger entry ${op} names price/payer/tx ${entry.price}/${entry.payer}/${entry.payment_tx_hash}`);
     } else if (op.startsWith('dep_')) {
       const { lines } = await truth.account(p.payer);
@@ -302,10 +329,11 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
     } else if (refunded > p.amount) v.push(`${tag}: ${op} refunded ${refunded} > paid ${p.amount}`);
   }
   // every provider credit was paid on-chain, by its payer, for its execution
-  for (const e of await truth.entriesOf(scope.providerId)) {
-    const p = payments.find((x) => x.tx_hash === e.payment_tx_hash && x.reservation.operation_id === e.execution_id);
-    if (!p) v.push(`provider credit ${e.execution_id} (${e.status}): no payment ${e.payment_tx_hash} for it on-chain`);
-  }
+  for (const providerId of scope.providerIds)
+    for (const e of await truth.entriesOf(providerId)) {
+      const p = payments.find((x) => x.tx_hash === e.payment_tx_hash && x.reservation.operation_id === e.execution_id);
+      if (!p) v.push(`provider credit ${e.execution_id} (${e.status}): no payment ${e.payment_tx_hash} for it on-chain`);
+    }
   // every metered deposit credit is a payment of this sequence's chain range
   for (const payer of scope.payers) {
     const { lines } = await truth.account(payer);

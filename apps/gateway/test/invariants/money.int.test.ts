@@ -6,7 +6,17 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
 import { registerProvider, startTestProvider, type Answer, type ReceivedCall } from '../providerServer.js';
-import { HOLE_COMMANDS, moneyCommands, sweep, type Model, type ProviderMode, type Real } from './commands.js';
+import {
+  HOLE_COMMANDS,
+  moneyCommands,
+  sweep,
+  type Model,
+  type OfferName,
+  type ProviderMode,
+  type Real,
+  type RoutedContract,
+  type RoutedOffer,
+} from './commands.js';
 import { checkConservation, MoneyTruth } from './conservation.js';
 
 /**
@@ -37,15 +47,19 @@ const FUNDING = 20_000_000n; // 20 USDC per payer and sequence
 
 let t: TestGateway;
 let provider: Awaited<ReturnType<typeof startTestProvider>>;
+/** the routed contract's two offers: each its own provider server, answering as its own mode */
+const routedServers = {} as Record<OfferName, Awaited<ReturnType<typeof startTestProvider>>>;
+const routedModes: Record<OfferName, { current: ProviderMode }> = { cheap: { current: 'ok' }, dear: { current: 'ok' } };
+const ROUTED_PRICES: Record<OfferName, string> = { cheap: '0.2', dear: '0.4' };
 let truth: MoneyTruth;
 const mode: { current: ProviderMode } = { current: 'ok' };
 /** a valid EIP-191 signature by an account that is not the provider's: a forged result signature */
 let foreignSignature: `0x${string}`;
 let sequence = 0;
 
-function answer(call: ReceivedCall): Answer {
+function answer(call: ReceivedCall, as: ProviderMode = mode.current): Answer {
   const text = String((call.body.input as { text?: unknown })?.text ?? '');
-  switch (mode.current) {
+  switch (as) {
     case 'ok':
       return { status: 200, body: { result: { upper: text.toUpperCase() } } };
     case 'http_500':
@@ -60,7 +74,9 @@ function answer(call: ReceivedCall): Answer {
 }
 
 beforeAll(async () => {
-  provider = await startTestProvider(answer);
+  provider = await startTestProvider((call) => answer(call));
+  routedServers.cheap = await startTestProvider((call) => answer(call, routedModes.cheap.current));
+  routedServers.dear = await startTestProvider((call) => answer(call, routedModes.dear.current));
   t = await startTestGateway({ config: { adminToken: ADMIN_TOKEN, rateLimitPerSecond: 0, walletMonitor: { webhookPolicy: 'development' } } });
   truth = new MoneyTruth(t);
   foreignSignature = await privateKeyToAccount(generatePrivateKey()).signMessage({ message: 'not the provider' });
@@ -74,6 +90,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
   await provider?.close();
+  for (const server of Object.values(routedServers)) await server?.close();
 });
 
 /** A sequence's own world: a provider (registered through the public API) and two payers funded from a dev buyer. */
@@ -103,6 +120,7 @@ async function newSequence(): Promise<Real> {
   const capabilityId = `intelligence.${name}`;
   provider.setSecret(reg.body.signing_secret);
   provider.signAs(owner, [capabilityId]);
+  const routed = await newRoutedContract(n);
 
   const payers = [privateKeyToAccount(generatePrivateKey()), privateKeyToAccount(generatePrivateKey())];
   const clients = await devClients(t.stack.payment.rpcUrl);
@@ -113,10 +131,54 @@ async function newSequence(): Promise<Real> {
   }
   const scope = await truth.begin(
     payers.map((p) => p.address),
-    reg.body.provider_id,
-    capabilityId,
+    [reg.body.provider_id, routed.dear.providerId, routed.cheap.providerId],
+    [capabilityId, routed.capabilityId],
   );
-  return { t, truth, scope, payers, mode, adminToken: ADMIN_TOKEN };
+  return { t, truth, scope, payers, mode, adminToken: ADMIN_TOKEN, routed };
+}
+
+/**
+ * The sequence's contract with two offers (docs/marketplace.md "Contracts and offers"): the dear
+ * creator (0.4 USDC) and a cheap joiner (0.2 USDC), each on its own provider server, both probed
+ * live so that routing may use either.
+ */
+async function newRoutedContract(n: number): Promise<RoutedContract> {
+  const name = `inv_routed_${n}`;
+  const capabilityId = `intelligence.${name}`;
+  const offer = {
+    description: 'Upper-cases text (invariant suite, routed).',
+    timeout_ms: 1000,
+    input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    output_schema: { type: 'object', properties: { upper: { type: 'string' } }, required: ['upper'] },
+    example_request: { text: 'probe' },
+  };
+  const ids = {} as Record<OfferName, string>;
+  for (const which of ['dear', 'cheap'] as const) {
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const server = routedServers[which];
+    const identity = which === 'dear' ? { name } : { capability_id: capabilityId };
+    const reg = await registerProvider(t.url, owner, {
+      name: `Invariant Routed ${which} ${n}`,
+      endpoint: server.url,
+      capabilities: [{ ...offer, ...identity, price_usdc: ROUTED_PRICES[which] }],
+    });
+    if (reg.status !== 201) throw new Error(`routed provider registration: ${reg.status} ${JSON.stringify(reg.body)}`);
+    server.setSecret(reg.body.signing_secret);
+    server.signAs(owner, [capabilityId]);
+    ids[which] = reg.body.provider_id;
+  }
+  await t.gateway.services.providers.directory.reload();
+  for (const which of ['dear', 'cheap'] as const) {
+    routedModes[which].current = 'ok';
+    await t.gateway.prober.probeProvider(ids[which]);
+  }
+  const offerOf = (which: OfferName): RoutedOffer => ({
+    providerId: ids[which],
+    price: BigInt(Math.round(Number(ROUTED_PRICES[which]) * 1e6)),
+    mode: routedModes[which],
+    received: (executionId) => routedServers[which].calls.some((c) => c.body.execution_id === executionId),
+  });
+  return { capabilityId, cheap: offerOf('cheap'), dear: offerOf('dear') };
 }
 
 /** Lets a sequence settle as the worker would: the crash sweep, then every queued refund mined. */
@@ -135,7 +197,7 @@ describe('money invariants (fast-check model-based, real anvil and Redis)', () =
     await fc.assert(
       fc.asyncProperty(commands, async (cmds) => {
         const real = await newSequence();
-        const model: Model = { calls: [], disputes: [] };
+        const model: Model = { calls: [], disputes: [], usedQuotes: [] };
         await fc.asyncModelRun(() => ({ model, real }), cmds);
         await settle();
         if (process.env.MONEY_INVARIANTS_LOG) console.log(`sequence ${sequence}: [${cmds}]`);
