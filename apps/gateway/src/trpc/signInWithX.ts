@@ -65,7 +65,8 @@ const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Bearer realm="gateway", error="i
  * The session of this request's `SIGN-IN-WITH-X` header, its token announced in the response's
  * `Authentication-Info`; undefined without the header. A refused proof → 401 problem naming the
  * `reason` (`wrong_domain`, `wrong_chain`, `expired`, `not_yet_valid`, `unknown_nonce`,
- * `wrong_resource`, `nonce_used`, `bad_signature`, `rate_limited`, `invalid_message`).
+ * `wrong_resource`, `nonce_used`, `bad_signature`, `invalid_message`); too many contract wallet
+ * checks for its address → 429 `rate_limited` with `Retry-After: 60`.
  */
 export async function requireSignInWithX(ctx: Context, resource?: string): Promise<SignInWithXSession | undefined> {
   try {
@@ -73,6 +74,8 @@ export async function requireSignInWithX(ctx: Context, resource?: string): Promi
     if (session) ctx.responseHeaders['Authentication-Info'] = authenticationInfo(session.issued);
     return session;
   } catch (e) {
+    // too many contract wallet checks for the address: try again in a minute (the limiter's window)
+    if (e instanceof AuthError && e.code === 'rate_limited') throw problem(429, e.message, { reason: e.code }, { 'Retry-After': '60' });
     if (e instanceof AuthError) throw problem(401, e.message, { reason: e.code }, WWW_AUTHENTICATE);
     throw e;
   }

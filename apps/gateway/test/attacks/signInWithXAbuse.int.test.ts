@@ -117,9 +117,12 @@ describe('item 4: no on-chain work for a proof the gateway did not ask for', () 
   it('contract wallet checks are rate limited per address: the sixth in a minute is refused without an eth_call', async () => {
     const factory = privateKeyToAccount(generatePrivateKey()).address;
     const wallet = privateKeyToAccount(generatePrivateKey()).address;
-    const reasons: unknown[] = [];
-    for (let i = 0; i < 6; i++) reasons.push((await get(executionUrl, erc6492Proof(await signed(await issued(), payer), factory, wallet))).body.reason);
-    expect(reasons).toEqual([...Array(5).fill('bad_signature'), 'rate_limited']);
+    const answers: unknown[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await get(executionUrl, erc6492Proof(await signed(await issued(), payer), factory, wallet));
+      answers.push(`${r.status} ${r.body.reason}`);
+    }
+    expect(answers).toEqual([...Array(5).fill('401 bad_signature'), '429 rate_limited']);
     expect(callsNaming(factory)).toBe(5);
   });
 });
