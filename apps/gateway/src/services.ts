@@ -134,7 +134,7 @@ export interface CreateServicesOptions {
   capabilities?: readonly CapabilityDefinition[];
   /** Where provider shares are credited; default `Services.providerLedger` (a test may capture credits instead). */
   earnings?: ProviderEarnings;
-  /** Trust scores of provider offers for `prefer: "trusted"` (docs/marketplace.md "Trust scores"); default the offers' trust-v1 scores (`trustScorer`). */
+  /** Trust scores of provider offers for `prefer: "trusted"` (docs/marketplace.md "Trust scores"); default the offers' trust-v2 scores (`trustScorer`). */
   offerScorer?: OfferScorer;
 }
 
@@ -152,6 +152,8 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
 
   const paymentChain = new PaymentChainMonitor(config.payment.rpcUrl, config.payment.rpcTimeoutMs);
   const paymentClient = createPublicClient({ chain: config.payment.chain, transport: paymentChain.transport(), pollingInterval: 250 }) as PublicClient;
+  // x402 sign-in-with-x proofs: only challenges the paywall issued (recorded here) sign in
+  const signInWithX = new SignInWithX(redis, keys, () => ({ origin: publicBaseUrl(), network: `eip155:${config.payment.chain.id}` }), paymentClient);
   const facilitator = config.payment.facilitatorUrl
     ? createRemoteFacilitator(config.payment.facilitatorUrl)
     : createInProcessFacilitator({
@@ -197,7 +199,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     log: log.child({ module: 'paywall' }),
     observer: metrics.payments,
     // every 402 carries a fresh x402 sign-in-with-x challenge (apps/gateway README "Sign-in-with-x")
-    signInWithX: new SignInWithXChallenges(publicBaseUrl),
+    signInWithX: new SignInWithXChallenges(publicBaseUrl, (nonce, uri) => signInWithX.issue(nonce, uri)),
     terms: {
       network: `eip155:${config.payment.chain.id}`,
       asset: config.payment.asset,
@@ -289,7 +291,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     config,
     log,
     siwe,
-    signInWithX: new SignInWithX(redis, keys, () => ({ origin: publicBaseUrl(), network: `eip155:${config.payment.chain.id}` }), paymentClient),
+    signInWithX,
     tokens: new TokenStore(redis, keys),
     ledger: accountLedger,
     jobs: { store: new JobStore(redis, keys), queue: jobQueue },

@@ -25,7 +25,7 @@ export function offerTrustView(t: OfferTrust, disputeWindowSeconds: number): Off
 /**
  * The attestation of a provider's scores (`GET /api/v1/providers/{provider_id}/attestation`): a JWS
  * compact, header `{alg: "EdDSA", kid, typ: "acg-attestation+jws"}`, signed with the receipt JWS
- * key, of `{provider_id, address, formula: "trust-v1", scores: [{capability_id, score, inputs, counts}], issued_at}`.
+ * key, of `{provider_id, address, formula: "trust-v2", scores: [{capability_id, score, inputs, counts}], issued_at}`.
  */
 export async function signAttestation(
   key: JwsKey,

@@ -27,7 +27,11 @@ export interface TestGateway extends RunningTestGateway {
 }
 
 /** The options of {@link startTestGateway}: the gateway's start options and config overrides. */
-export type TestGatewayOptions = StartGatewayOptions & { config?: ConfigDefaults };
+export type TestGatewayOptions = StartGatewayOptions & {
+  config?: ConfigDefaults;
+  /** The payment RPC URL the gateway uses, given anvil's (e.g. a JSON-RPC proxy counting calls in front of it); default anvil's. */
+  paymentRpcUrl?: (anvilUrl: string) => string | Promise<string>;
+};
 
 /**
  * Starts anvil (chain id 8453, real USDC, Multicall3), a private redis-server, and the gateway on
@@ -46,7 +50,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
         probeIntervalSeconds: 0,
         receipts: devReceiptKeys(),
         payment: {
-          rpcUrl: stack.payment.rpcUrl,
+          rpcUrl: opts.paymentRpcUrl ? await opts.paymentRpcUrl(stack.payment.rpcUrl) : stack.payment.rpcUrl,
           payTo: stack.payment.treasury.address,
           facilitatorPrivateKey: devPrivateKey(0),
           treasuryPrivateKey: devPrivateKey(1),

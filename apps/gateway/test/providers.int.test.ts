@@ -36,6 +36,8 @@ const credits: ProviderCredit[] = [];
 let balanceOf: (a: `0x${string}`) => Promise<bigint>;
 /** what the provider answers, by capability id (default: a valid upper-cased result) */
 const answers = new Map<string, (call: ReceivedCall) => Answer>();
+/** A probe is sent exactly like a paid call (docs/trust-v1.md "Probes"): the test knows it by its input, the offers' example_request. */
+const isProbeCall = (c: ReceivedCall) => (c.body.input as { text?: string }).text === 'probe';
 let provider: Awaited<ReturnType<typeof startTestProvider>>;
 
 /** A signed challenge for `scope` (action, provider_id, and the body it authorizes). */
@@ -147,12 +149,17 @@ describe('onboarding (EIP-191)', () => {
   });
 
   it('lists the capability in /registry with its schemas and provider name, LIVE once its signed probe passed', async () => {
-    const probes = provider.calls.filter((c) => c.headers['x-acg-probe'] === '1' && c.body.capability_id === 'intelligence.upper_text');
+    // a probe is sent exactly like a paid call (an exe_ id, no probe header); the test knows it by its example input
+    const isProbe = (c: (typeof provider.calls)[number]) =>
+      c.body.capability_id === 'intelligence.upper_text' && (c.body.input as { text?: string }).text === 'probe';
+    const probes = provider.calls.filter(isProbe);
     await t.gateway.prober.probeProvider(providerId);
-    const probe = provider.calls.filter((c) => c.headers['x-acg-probe'] === '1' && c.body.capability_id === 'intelligence.upper_text').at(-1)!;
-    expect(provider.calls.filter((c) => c.headers['x-acg-probe'] === '1').length).toBeGreaterThan(probes.length);
+    const probe = provider.calls.filter(isProbe).at(-1)!;
+    expect(provider.calls.filter(isProbe).length).toBeGreaterThan(probes.length);
     expect(probe.verified).toBe(true);
-    expect(probe.headers['webhook-id']).toMatch(/^probe_[0-9A-Z]{26}$/);
+    expect(probe.headers['webhook-id']).toMatch(/^exe_[0-9A-Z]{26}$/);
+    expect(probe.headers['webhook-id']).toBe(probe.body.execution_id);
+    expect(probe.headers['x-acg-probe']).toBeUndefined();
     expect(probe.body.input).toEqual({ text: 'probe' });
     t.gateway.services.discovery.invalidate();
     const entry = await registryEntry('intelligence.upper_text');
@@ -200,9 +207,9 @@ describe('paid provider calls', () => {
     provider.signAs(owner, ['intelligence.route_ok', 'intelligence.route_500', 'intelligence.route_hang', 'intelligence.route_invalid']);
     // answers to route_forged are signed by a key that is not the provider's registered address
     provider.signAs(privateKeyToAccount(generatePrivateKey()), ['intelligence.route_forged']);
-    answers.set('intelligence.route_500', (c) => (c.headers['x-acg-probe'] ? upper(c) : { status: 500, body: { detail: 'boom' } }));
-    answers.set('intelligence.route_hang', (c) => (c.headers['x-acg-probe'] ? upper(c) : 'hang'));
-    answers.set('intelligence.route_invalid', (c) => (c.headers['x-acg-probe'] ? upper(c) : { status: 200, body: { result: { upper: 42 } } }));
+    answers.set('intelligence.route_500', (c) => (isProbeCall(c) ? upper(c) : { status: 500, body: { detail: 'boom' } }));
+    answers.set('intelligence.route_hang', (c) => (isProbeCall(c) ? upper(c) : 'hang'));
+    answers.set('intelligence.route_invalid', (c) => (isProbeCall(c) ? upper(c) : { status: 200, body: { result: { upper: 42 } } }));
   });
 
   async function pay(buyerIndex: number, capability_id: string) {
@@ -226,7 +233,6 @@ describe('paid provider calls', () => {
     const call = provider.calls.find((c) => c.body.execution_id === r.body.execution_id)!;
     expect(call.verified).toBe(true);
     expect(call.headers['webhook-id']).toBe(r.body.execution_id);
-    expect(call.headers['x-acg-probe']).toBeUndefined();
     expect(call.body).toEqual({ capability_id: 'intelligence.route_ok', execution_id: r.body.execution_id, input: { text: 'hello' } });
     // the provider's EIP-191 signature over the result is kept in the execution record as evidence
     const stored = await readExecution(t.url, r.body.execution_id, r.buyer);

@@ -15,7 +15,8 @@ export const SIGN_IN_WITH_X_STATEMENT = 'Sign in to the agent capability gateway
  * issuedAt, expirationTime, statement, resources; `supportedChains`: the payment network with
  * `eip191`; `schema`), built by `@x402/extensions/sign-in-with-x`'s own resource server extension
  * for the gateway's public origin. Challenges are never reused between 402s (a nonce is single
- * use), so this runs after the paywall's challenge cache. Verifying a signed challenge is the
+ * use), so this runs after the paywall's challenge cache. Each challenge's nonce is recorded as
+ * issued for its resource (`issued`) before it is sent. Verifying a signed challenge is the
  * accounts package's (`SignInWithX` of @acg/accounts).
  */
 export class SignInWithXChallenges {
@@ -25,17 +26,26 @@ export class SignInWithXChallenges {
   })[SIGN_IN_WITH_X];
   private extension?: { origin: string; value: ReturnType<typeof createSIWxResourceServerExtension> };
 
-  /** @param origin the gateway's public origin (`PUBLIC_BASE_URL`, e.g. `https://gateway.example.com`), read at each challenge. */
-  constructor(private readonly origin: () => string) {}
+  /**
+   * @param origin the gateway's public origin (`PUBLIC_BASE_URL`, e.g. `https://gateway.example.com`), read at each challenge.
+   * @param issued records each challenge's nonce and the resource URI it is for, before the 402
+   *   carries it (`SignInWithX.issue` of @acg/accounts: only issued nonces sign in, on their resource).
+   */
+  constructor(
+    private readonly origin: () => string,
+    private readonly issued?: (nonce: string, uri: string) => Promise<void>,
+  ) {}
 
-  /** The `sign-in-with-x` extension data of a 402 for `paymentRequired` (its resource and networks). */
+  /** The `sign-in-with-x` extension data of a 402 for `paymentRequired` (its resource and networks), its nonce recorded as issued. */
   async challengeFor(paymentRequired: PaymentRequiredResponse['paymentRequired']): Promise<unknown> {
     const context: PaymentRequiredContext = {
       requirements: paymentRequired.accepts,
       resourceInfo: paymentRequired.resource,
       paymentRequiredResponse: paymentRequired,
     };
-    return this.serverExtension().enrichPaymentRequiredResponse?.(this.declaration, context);
+    const challenge = (await this.serverExtension().enrichPaymentRequiredResponse?.(this.declaration, context)) as Partial<SIWxExtension> | undefined;
+    if (challenge?.info && this.issued) await this.issued(challenge.info.nonce, challenge.info.uri);
+    return challenge;
   }
 
   /** `response` with a fresh sign-in-with-x challenge in its PaymentRequired, its body and its `PAYMENT-REQUIRED` header. */

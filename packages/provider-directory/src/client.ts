@@ -20,11 +20,10 @@ export type ProviderCallOutcome =
       ms: number;
     };
 
-/** Options of one call: its timeout (ms) and whether it is a probe (`x-acg-probe: 1`, `webhook-id` = `probe_<ULID>`). */
+/** Options of one call: its timeout (ms) and its `webhook-id`. A probe is sent exactly as a paid call (docs/trust-v1.md "Probes"). */
 export interface ProviderCallOptions {
   timeoutMs: number;
-  probe?: boolean;
-  /** `webhook-id`: the execution id, or `probe_<ULID>` */
+  /** `webhook-id`: the execution id (`exe_<ULID>`, a probe's too) */
   messageId: string;
 }
 
@@ -99,7 +98,6 @@ export class ProviderClient {
           accept: 'application/json',
           'user-agent': 'acg-gateway/0.1',
           ...this.signedHeaders(secret, opts.messageId, body),
-          ...(opts.probe ? { 'x-acg-probe': '1' } : {}),
         },
         body,
         headersTimeout: opts.timeoutMs,

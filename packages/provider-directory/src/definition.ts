@@ -15,7 +15,7 @@ import { compileJsonSchema, schemaIssues } from './jsonSchema.js';
 import type { OfferStats } from './offerStats.js';
 import { rankOffers, type OfferScorer, type RankedOffers, type RoutableOffer, type RoutingOptions } from './routing.js';
 import { offerCapabilityId, type ProviderRecord, type ProviderStore } from './store.js';
-import type { TrustRecords } from './trustRecords.js';
+import type { OfferSuspension, TrustRecords } from './trustRecords.js';
 
 /** What the provider ledger is told after a paid provider call succeeded (packages/provider-directory README, money). */
 export interface ProviderCredit {
@@ -42,8 +42,11 @@ export interface ProviderRuntime {
   /** Trust scores for `prefer: "trusted"` (docs/marketplace.md "Trust scores"). */
   scorer: OfferScorer;
   earnings?: ProviderEarnings;
-  /** Where each execution's outcome and latency are recorded for its trust score (packages/provider-directory README "Trust scores"). */
-  trust?: Pick<TrustRecords, 'record'>;
+  /**
+   * Where each execution's outcome and latency are recorded for its trust score (packages/provider-directory README
+   * "Trust scores"), and each offer's suspension is read before it runs ({@link unsuspendedOffers}).
+   */
+  trust?: Pick<TrustRecords, 'record' | 'suspension'>;
 }
 
 /** A price in decimal USDC (`"0.002"`) as base units (2000n). */
@@ -132,9 +135,38 @@ export async function routableOffers(
 }
 
 /** {@link rankOffers} over the contract's current measurements and scores. */
-export async function routeContract(contract: Contract, routing: RoutingOptions, runtime: Pick<ProviderRuntime, 'stats' | 'scorer'>): Promise<RankedOffers> {
+export async function routeContract(
+  contract: Contract,
+  routing: RoutingOptions,
+  runtime: Pick<ProviderRuntime, 'stats' | 'scorer' | 'trust'>,
+): Promise<RankedOffers> {
   const { offers, scores } = await routableOffers(contract, runtime);
-  return rankOffers(offers, routing, scores);
+  const ranked = rankOffers(offers, routing, scores);
+  if (!ranked.ok) return ranked;
+  const { kept, suspended } = await unsuspendedOffers(contract.id, ranked.offers, runtime);
+  if (kept.length === 0 && suspended) return { ok: false, reason: 'offer_suspended', ...suspended };
+  return { ok: true, offers: kept };
+}
+
+/**
+ * The suspension check of every path that runs a provider offer (docs/trust-v1.md "Suspension"):
+ * REST and `/trpc` execute, MCP tools and quotes route through {@link routeContract} before any
+ * payment, and `run` (job steps, and a route fixed earlier, e.g. by a quote) checks the offers it
+ * is about to call. `offers` without the suspended ones, in order, and the first suspension met.
+ */
+export async function unsuspendedOffers<T extends { provider_id: string }>(
+  capabilityId: string,
+  offers: readonly T[],
+  runtime: Pick<ProviderRuntime, 'trust'>,
+): Promise<{ kept: T[]; suspended?: { provider_id: string; suspended: OfferSuspension } }> {
+  const trust = runtime.trust;
+  if (!trust) return { kept: [...offers] };
+  const suspensions = await Promise.all(offers.map((o) => trust.suspension(o.provider_id, capabilityId)));
+  const first = suspensions.findIndex((s) => s !== null);
+  return {
+    kept: offers.filter((_, i) => suspensions[i] === null),
+    ...(first === -1 ? {} : { suspended: { provider_id: offers[first].provider_id, suspended: suspensions[first]! } }),
+  };
 }
 
 /**
@@ -248,13 +280,21 @@ export function contractCapability(contract: Contract, runtime: ProviderRuntime)
       let route = call?.route;
       if (!route) {
         const ranked = await routeContract(contract, { prefer: 'trusted', max_price: paid }, runtime);
+        if (!ranked.ok && ranked.reason === 'offer_suspended') throw suspendedFailure();
         if (!ranked.ok) throw new CapabilityFailure('no_route', 'No offer of this capability can answer now; the payment is refunded.', 503);
         route = ranked.offers.map((o) => o.provider_id);
       }
-      const tried = route
+      const fitting = route
         .map((p) => offers.get(p))
         .filter((o) => o !== undefined)
         .filter((o) => explicit || paid === null || usdcBaseUnits(o.offer.price_usdc) <= paid);
+      // a route fixed before (a quote's, or the execute path's before payment) is checked again here: an offer suspended since is not called
+      const { kept: tried, suspended } = await unsuspendedOffers(
+        id,
+        fitting.map((o) => ({ ...o, provider_id: o.record.provider_id })),
+        runtime,
+      );
+      if (tried.length === 0 && suspended) throw suspendedFailure();
       if (tried.length === 0) throw new CapabilityFailure('no_route', 'No offer of this capability can answer now; the payment is refunded.', 503);
       const deadline = performance.now() + Math.max(...tried.map((o) => o.offer.timeout_ms));
       const attempts: RoutingAttempt[] = [];
@@ -311,6 +351,15 @@ export function contractCapability(contract: Contract, runtime: ProviderRuntime)
       throw last ?? new CapabilityFailure('provider_timeout', 'No offer answered within the deadline; the payment is refunded.', 504);
     },
   });
+}
+
+/** Every offer that could run is suspended (docs/trust-v1.md "Suspension"): 503, the payment refunded, nobody credited. */
+function suspendedFailure(): CapabilityFailure {
+  return new CapabilityFailure(
+    'offer_suspended',
+    'Every offer of this capability is suspended from routing (trust score under the threshold); the payment is refunded.',
+    503,
+  );
 }
 
 /** The capability of a single offer: a contract with this one offer ({@link contractCapability}). */

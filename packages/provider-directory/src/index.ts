@@ -36,6 +36,7 @@ export { offerCapabilityId, ProviderStore, type ProviderRecord } from './store.j
 export {
   TRUST_FORMULA,
   TRUST_HALF_LIFE_OUTCOMES,
+  TRUST_PROBE_WEIGHT,
   TRUST_RECOVERY_PROBES,
   TRUST_ROUTING_THRESHOLD,
   TRUST_TIERS,

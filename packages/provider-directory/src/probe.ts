@@ -9,7 +9,10 @@ import type { TrustOutcomeKind } from './trust.js';
 
 /**
  * Probes one provider offer (packages/provider-directory README, probing): a signed, free call with the
- * contract's `example_request` (`webhook-id` = `probe_<ULID>`, header `x-acg-probe: 1`). `ok` when
+ * contract's `example_request`, indistinguishable on the wire from a paid call (docs/trust-v1.md
+ * "Probes"): the same headers and Standard Webhooks signing, and an `exe_<ULID>` execution id
+ * (`webhook-id`) like every execution's, so a provider cannot answer probes well and buyers
+ * badly. `ok` when
  * the provider answers 2xx with `{result}` valid against its own `output_schema` and the
  * contract's (`contract`, the offer that defines the capability; docs/marketplace.md: an offer that
  * joined a contract is routed to only once this passed), signed by the provider's address. The
@@ -28,13 +31,13 @@ export async function probeProviderCapability(
   contract: ProviderOffer = offer,
 ): Promise<{ capabilityId: string; record: ProbeRecord; ms: number; outcome: TrustOutcomeKind; latency_ms: number }> {
   const capabilityId = offerCapabilityId(offer);
-  const messageId = `probe_${ulid()}`;
+  const messageId = `exe_${ulid()}`;
   const started = performance.now();
   const outcome = await client.call(
     record.endpoint,
     record.secret,
     { capability_id: capabilityId, execution_id: messageId, input: contract.example_request },
-    { timeoutMs: offer.timeout_ms, messageId, probe: true },
+    { timeoutMs: offer.timeout_ms, messageId },
   );
   const latency_ms = performance.now() - started;
   let ok = false;

@@ -35,7 +35,7 @@ export interface ProcessProvidersOptions {
   ledger: ProviderEarnings & { disputesOfProvider(providerId: string): Promise<readonly TrustDispute[]> };
   /** Where provider shares are credited instead of `ledger` (a test may capture credits). */
   earnings?: ProviderEarnings;
-  /** Ranks offers for `prefer: "trusted"`; default the offers' trust-v1 scores ({@link trustScorer}). */
+  /** Ranks offers for `prefer: "trusted"`; default the offers' trust-v2 scores ({@link trustScorer}). */
   scorer?: OfferScorer;
 }
 

@@ -1,4 +1,5 @@
 import type { OfferStatus, Routing, RoutingPreference } from '@acg/schemas';
+import type { OfferSuspension } from './trustRecords.js';
 
 /**
  * One provider's offer of a capability contract, as routing sees it (docs/marketplace.md
@@ -39,7 +40,11 @@ export type RoutingOptions = Pick<Routing, 'providers' | 'exclude'> & { prefer?:
 export type NoRouteReason = 'no_live_offer' | 'excluded' | 'over_max_price';
 
 /** {@link rankOffers}'s answer: the offers to try in order (never empty), or why there is none. */
-export type RankedOffers = { ok: true; offers: RoutableOffer[] } | { ok: false; reason: NoRouteReason };
+export type RankedOffers =
+  | { ok: true; offers: RoutableOffer[] }
+  | { ok: false; reason: NoRouteReason }
+  /** every offer that fits is suspended by its trust score (docs/trust-v1.md "Suspension"): the first one's provider and suspension */
+  | { ok: false; reason: 'offer_suspended'; provider_id: string; suspended: OfferSuspension };
 
 const NO_SCORE = -1;
 

@@ -1,12 +1,12 @@
 /**
- * The trust score `trust-v1` of one offer (a provider on one capability), 0..100, computed only
+ * The trust score `trust-v2` of one offer (a provider on one capability), 0..100, computed only
  * from the gateway's own records. The formula, its weights and the tiers are written down in
  * `docs/trust-v1.md` (and this package's README, "Trust scores"); a change of any constant here is
  * a new formula version.
  */
 
 /** The formula's version: named in every attestation, on `/llms.txt` and on the capability page. */
-export const TRUST_FORMULA = 'trust-v1';
+export const TRUST_FORMULA = 'trust-v2';
 
 /** An offer with a score under this is `suspended`: not routed, still probed (docs/trust-v1.md "Suspension"). */
 export const TRUST_ROUTING_THRESHOLD = 50;
@@ -16,6 +16,13 @@ export const TRUST_RECOVERY_PROBES = 3;
 
 /** Half-life of an outcome's weight, in outcomes: the i-th most recent outcome (0 = newest) weighs `0.5^(i / 20)`. */
 export const TRUST_HALF_LIFE_OUTCOMES = 20;
+
+/**
+ * What a probe's outcome weighs beside a paid execution's in the recency-weighted parts (reliability
+ * and integrity): a quarter (docs/trust-v1.md "Formula"). Buyers' calls are the evidence that
+ * counts; probes keep a score moving when nobody buys.
+ */
+export const TRUST_PROBE_WEIGHT = 0.25;
 
 /** How many recent outcomes the recency-weighted parts read (older ones only count in `counts`). */
 export const TRUST_WINDOW_OUTCOMES = 200;
@@ -98,7 +105,8 @@ function quantile(values: readonly number[], q: number): number | null {
  * The `trust-v1` score of an offer (docs/trust-v1.md): a pure function of the gateway's records.
  *
  * - reliability = (Σ wᵢ·successᵢ + 1) / (Σ wᵢ + 2) over the recent outcomes (executions and probes),
- *   wᵢ = 0.5^(i / 20), i = 0 for the newest (a Laplace prior: 0.5 with no record);
+ *   wᵢ = 0.5^(i / 20) × (1 for a paid execution, {@link TRUST_PROBE_WEIGHT} for a probe), i = 0 for
+ *   the newest (a Laplace prior: 0.5 with no record);
  * - latency = ½·(1 − p50 / timeout) + ½·(1 − p99 / timeout), each clamped to 0..1 (0.5 with no record);
  * - integrity = 1 − min(1, 5 × recency-weighted share of invalid outputs and invalid signatures);
  * - disputes = 1 − min(1, (opened + 3 × lost) / max(10, executions));
@@ -114,7 +122,7 @@ export function trustScore(inputs: TrustInputs): TrustScore {
   let good = 0;
   let invalid = 0;
   recent.forEach((o, i) => {
-    const w = 0.5 ** (i / TRUST_HALF_LIFE_OUTCOMES);
+    const w = 0.5 ** (i / TRUST_HALF_LIFE_OUTCOMES) * (o.source === 'probe' ? TRUST_PROBE_WEIGHT : 1);
     weight += w;
     if (o.outcome === 'succeeded') good += w;
     if (o.outcome === 'invalid_output' || o.outcome === 'invalid_signature') invalid += w;
@@ -212,13 +220,13 @@ export function trustFormulaText(): string[] {
   const w = TRUST_WEIGHTS;
   return [
     `Trust score formula ${TRUST_FORMULA} (per provider and capability, 0-100, from the gateway's own records only):`,
-    `- reliability = (sum of w_i * success_i + 1) / (sum of w_i + 2) over the last ${TRUST_WINDOW_OUTCOMES} executions and probes, w_i = 0.5^(i/${TRUST_HALF_LIFE_OUTCOMES}), i = 0 for the newest`,
+    `- reliability = (sum of w_i * success_i + 1) / (sum of w_i + 2) over the last ${TRUST_WINDOW_OUTCOMES} executions and probes, w_i = 0.5^(i/${TRUST_HALF_LIFE_OUTCOMES}) x (1 for a paid execution, ${TRUST_PROBE_WEIGHT} for a probe), i = 0 for the newest`,
     '- latency = 0.5 * (1 - p50/timeout_ms) + 0.5 * (1 - p99/timeout_ms), each clamped to 0..1 (0.5 with no record)',
-    '- integrity = 1 - min(1, 5 * recency-weighted share of answers with invalid output or an invalid provider signature)',
+    '- integrity = 1 - min(1, 5 * recency-weighted (as reliability) share of answers with invalid output or an invalid provider signature)',
     '- disputes = 1 - min(1, (disputes opened + 3 * disputes lost) / max(10, executions))',
     '- tenure = min(1, days listed / 30)',
     `- score = round(100 * (${w.reliability} * reliability + ${w.latency} * latency + ${w.integrity} * integrity + ${w.disputes} * disputes + ${w.tenure} * tenure))`,
-    `- routing threshold ${TRUST_ROUTING_THRESHOLD}: a failed execution that leaves the score under it suspends the offer (not routed, still probed) until ${TRUST_RECOVERY_PROBES} consecutive probes pass`,
+    `- routing threshold ${TRUST_ROUTING_THRESHOLD}: a failed execution that leaves the score under it suspends the offer (not routed, still probed) until ${TRUST_RECOVERY_PROBES} consecutive probes pass and the score is back at the threshold; probes are sent exactly like paid calls`,
     `- dispute hold before payout = PROVIDER_DISPUTE_WINDOW_SECONDS x tier multiplier: ${TRUST_TIERS.map((t) => `${t.tier} ${t.multiplier}x (${t.rule})`).join('; ')}`,
     '- signed scores: GET /api/v1/providers/{provider_id}/attestation (JWS EdDSA, keys at /.well-known/jwks.json)',
   ];

@@ -2,6 +2,7 @@ import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { offerCapabilityId, type ProviderRecord, type ProviderStore } from './store.js';
 import {
+  TRUST_FORMULA,
   TRUST_RECOVERY_PROBES,
   TRUST_ROUTING_THRESHOLD,
   TRUST_WINDOW_OUTCOMES,
@@ -117,7 +118,9 @@ export class TrustRecords {
         return { ...suspended, passing_probes: 0 };
       }
       const passed = await this.o.redis.hincrby(s, 'passing_probes', 1);
-      if (passed >= TRUST_RECOVERY_PROBES) {
+      // a probe weighs less than a paid call (TRUST_PROBE_WEIGHT): passing probes lift the suspension
+      // only once they have outweighed the paid failures, so failing buyers while passing probes keeps it
+      if (passed >= TRUST_RECOVERY_PROBES && (await this.score(subject)).score >= TRUST_ROUTING_THRESHOLD) {
         await this.o.redis.del(s);
         return null;
       }
@@ -130,7 +133,7 @@ export class TrustRecords {
     const suspension: OfferSuspension = {
       since: new Date(entry.at).toISOString(),
       score: score.score,
-      reason: `trust-v1 score ${score.score} is under the routing threshold ${TRUST_ROUTING_THRESHOLD} after an execution ended ${entry.outcome}; routing resumes after ${TRUST_RECOVERY_PROBES} consecutive passing probes`,
+      reason: `${TRUST_FORMULA} score ${score.score} is under the routing threshold ${TRUST_ROUTING_THRESHOLD} after an execution ended ${entry.outcome}; routing resumes after ${TRUST_RECOVERY_PROBES} consecutive passing probes once the score is back at the threshold`,
       passing_probes: 0,
     };
     await this.o.redis.hset(s, { ...suspension, passing_probes: '0', score: String(suspension.score) });
@@ -154,7 +157,7 @@ export class TrustRecords {
     return counts;
   }
 
-  /** The offer's `trust-v1` score from its records now ({@link trustScore}). */
+  /** The offer's `trust-v2` score from its records now ({@link trustScore}). */
   async score(subject: TrustSubject): Promise<TrustScore> {
     return (await this.evaluate(subject)).score;
   }

@@ -3,7 +3,7 @@ import { offerCapabilityId, type ProviderRecord } from './store.js';
 import type { TrustRecords } from './trustRecords.js';
 
 /**
- * The {@link OfferScorer} that `prefer: "trusted"` ranks by: each offer's `trust-v1` score
+ * The {@link OfferScorer} that `prefer: "trusted"` ranks by: each offer's `trust-v2` score
  * (0..100, docs/trust-v1.md) from {@link TrustRecords}. `providers` returns the active provider
  * records (the directory's); an offer it does not know scores `null` (ranked last).
  */

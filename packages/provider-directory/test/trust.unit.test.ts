@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { TRUST_ROUTING_THRESHOLD, trustScore, trustTier, zeroCounts, type TrustInputs, type TrustOutcome, type TrustOutcomeKind } from '../src/trust.js';
+import {
+  TRUST_PROBE_WEIGHT,
+  TRUST_ROUTING_THRESHOLD,
+  trustScore,
+  trustTier,
+  zeroCounts,
+  type TrustInputs,
+  type TrustOutcome,
+  type TrustOutcomeKind,
+} from '../src/trust.js';
 
 const NOW = Date.parse('2026-06-01T00:00:00Z');
 const daysAgo = (d: number) => new Date(NOW - d * 86_400_000).toISOString();
@@ -9,10 +18,10 @@ const outcomes = (kinds: TrustOutcomeKind[], latency = 100): TrustOutcome[] =>
 const score = (inputs: Partial<TrustInputs> = {}) =>
   trustScore({ recent: [], counts: zeroCounts(), timeout_ms: 30_000, listed_at: daysAgo(0), now: NOW, ...inputs });
 
-describe('trustScore (trust-v1)', () => {
+describe('trustScore (trust-v2)', () => {
   it('gives a new offer with no record 58: reliability and latency at their priors, no tenure', () => {
     const s = score();
-    expect(s.formula).toBe('trust-v1');
+    expect(s.formula).toBe('trust-v2');
     expect(s.inputs.components).toEqual({ reliability: 0.5, latency: 0.5, integrity: 1, disputes: 1, tenure: 0 });
     expect(s.score).toBe(58);
     expect(s.score).toBeGreaterThanOrEqual(TRUST_ROUTING_THRESHOLD);
@@ -40,6 +49,24 @@ describe('trustScore (trust-v1)', () => {
     const oldBad = score({ recent: outcomes([...Array(40).fill('succeeded'), ...Array(10).fill('failed')]), listed_at: daysAgo(10) });
     expect(recentBad.inputs.success_rate).toBeLessThan(oldBad.inputs.success_rate);
     expect(recentBad.score).toBeLessThan(oldBad.score);
+  });
+
+  it('weighs a paid execution above a probe: probes passed after paid failures do not make up for them (issue 36 item 3)', () => {
+    expect(TRUST_PROBE_WEIGHT).toBeLessThan(1);
+    // the attack seen: 16 of 18 paid calls failed, then three probes passed
+    const failedPaid = outcomes([...Array(16).fill('failed'), ...Array(2).fill('succeeded')]);
+    const probesPassed: TrustOutcome[] = Array.from({ length: 3 }, (_, i) => ({
+      source: 'probe',
+      outcome: 'succeeded',
+      latency_ms: 100,
+      at: NOW + (3 - i) * 1000,
+    }));
+    const asProbes = score({ recent: [...probesPassed, ...failedPaid] });
+    const asPaid = score({ recent: [...probesPassed.map((o) => ({ ...o, source: 'execution' as const })), ...failedPaid] });
+    // weighed as paid calls (trust-v1) the three probes bring the offer back over the threshold; as probes they do not
+    expect(asPaid.score).toBeGreaterThanOrEqual(TRUST_ROUTING_THRESHOLD);
+    expect(asProbes.score).toBeLessThan(TRUST_ROUTING_THRESHOLD);
+    expect(asProbes.inputs.success_rate).toBeLessThan(asPaid.inputs.success_rate);
   });
 
   it('lowers the latency part as p99 nears the declared timeout', () => {

@@ -12,10 +12,8 @@ import type { z } from 'zod';
 
 /** What a capability's `run` learns about the call besides its input. */
 export interface ProviderCallContext {
-  /** The gateway's execution id (`webhook-id`), or `probe_<ULID>` for a probe. */
+  /** The gateway's execution id (`webhook-id`, `exe_<ULID>`; the gateway's probes carry one too and are not told apart). */
   executionId: string;
-  /** True for the gateway's free probe with `example_request` (its `webhook-id`, which is signed, starts with `probe_`). */
-  probe: boolean;
   /** Aborted when the call's `timeout_ms` has passed or the gateway hung up: stop work and throw. */
   signal: AbortSignal;
 }

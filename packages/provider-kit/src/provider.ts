@@ -121,8 +121,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
  *   the signing secret over the exact body bytes (`standardwebhooks`, 5 minutes tolerance):
  *   - no secret set yet → 503 `not_registered`; body over `maxBodyBytes` → 413;
  *   - missing, wrong or stale signature → 401 `invalid_signature`;
- *   - not JSON, or not a `ProviderCallRequest` → 400; `webhook-id` ≠ `execution_id` (unless a
- *     `probe_` id) → 400 `webhook_id_mismatch`;
+ *   - not JSON, or not a `ProviderCallRequest` → 400; `webhook-id` ≠ `execution_id` → 400
+ *     `webhook_id_mismatch`;
  *   - unknown `capability_id` → 404 `unknown_capability`; input invalid against the capability's
  *     zod schema → 400 `invalid_input` with `errors` (paths from the body root, e.g. `["input","chain"]`);
  *   - `run` throws {@link ProviderRunError} → its status and code; passes `timeout_ms` → 504
@@ -131,7 +131,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
  *     EIP-191 signature by `account` of `acg-result:<execution_id>:<result_sha256>`.
  * - other methods → 405. Errors are RFC 9457 `application/problem+json` with a `code`.
  *
- * A probe (`webhook-id` `probe_<ULID>`, header `x-acg-probe: 1`) runs like a call, with `ctx.probe` true.
+ * The gateway's probes are sent exactly as paid calls (docs/trust-v1.md "Probes"): a provider cannot tell them apart.
  *
  * @throws {Error} when two capabilities share an id, or `signingSecret` is malformed.
  *
@@ -201,9 +201,8 @@ export function createProvider(options: CreateProviderOptions): Provider {
         problem(400, 'The body is not a provider call {capability_id, execution_id, input}.', { code: 'invalid_request', errors: zodIssues(parsed.error, []) }),
       );
     const { capability_id: capabilityId, execution_id: executionId, input } = parsed.data;
-    const probe = webhookId.startsWith('probe_');
-    if (!probe && webhookId !== executionId) {
-      return fail(problem(400, 'The webhook-id header must equal execution_id (or be a probe_ id).', { code: 'webhook_id_mismatch' }));
+    if (webhookId !== executionId) {
+      return fail(problem(400, 'The webhook-id header must equal execution_id.', { code: 'webhook_id_mismatch' }));
     }
     const capability = capabilities.get(capabilityId);
     if (!capability)
@@ -225,7 +224,7 @@ export function createProvider(options: CreateProviderOptions): Provider {
     res.once('close', onClose);
     const ids = { capabilityId, executionId };
     try {
-      const output = await capability.run(inputResult.data, { executionId, probe, signal: controller.signal });
+      const output = await capability.run(inputResult.data, { executionId, signal: controller.signal });
       const checked = capability.output.safeParse(output);
       if (!checked.success) {
         log?.error({ ...ids, errors: zodIssues(checked.error, ['result']) }, 'the capability returned a result invalid against its output schema');

@@ -17,7 +17,7 @@ export interface SignedCallOptions {
   at?: Date;
   /** Send this body instead of the signed one (tampering). */
   sendBody?: string;
-  /** Extra headers (e.g. `x-acg-probe`). */
+  /** Extra headers. */
   headers?: Record<string, string>;
   /** Leave out the signature headers. */
   unsigned?: boolean;

@@ -25,7 +25,7 @@ import {
 import { newSecret, signedCall } from './helpers.js';
 
 const account = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
-const seen: { probe: boolean; executionId: string }[] = [];
+const seen: { executionId: string }[] = [];
 
 const echo = defineProviderCapability({
   name: 'echo',
@@ -35,7 +35,7 @@ const echo = defineProviderCapability({
   output: z.object({ text: z.string(), length: z.int(), unicode: z.string() }),
   example_request: { text: 'hi' },
   run: async ({ text, repeat }, ctx) => {
-    seen.push({ probe: ctx.probe, executionId: ctx.executionId });
+    seen.push({ executionId: ctx.executionId });
     return { text: text.toUpperCase().repeat(repeat), length: text.length, unicode: 'é€😀' };
   },
 });
@@ -202,14 +202,13 @@ describe('the endpoint', () => {
     expect(mismatch.json).toMatchObject({ status: 400, code: 'webhook_id_mismatch' });
   });
 
-  it('runs a probe (webhook-id probe_...) with ctx.probe', async () => {
+  it('knows no probe id: a webhook-id other than the execution id is refused, probe_ prefix or not (probes look like paid calls)', async () => {
     const id = 'probe_01JABCDEFGHJKMNPQRSTVWXYZ0';
-    const r = await signedCall(running.url, secret, call('intelligence.echo', { text: 'p' }, id), { headers: { 'x-acg-probe': '1' } });
-    expect(r.status).toBe(200);
-    expect(seen.at(-1)).toEqual({ probe: true, executionId: id });
+    const r = await signedCall(running.url, secret, call('intelligence.echo', { text: 'p' }, 'exe_01JABCDEFGHJKMNPQRSTVWXYZ0'), { webhookId: id });
+    expect(r.json).toMatchObject({ status: 400, code: 'webhook_id_mismatch' });
     const paid = await signedCall(running.url, secret, call('intelligence.echo', { text: 'p' }, 'exe_paid'));
     expect(paid.status).toBe(200);
-    expect(seen.at(-1)).toEqual({ probe: false, executionId: 'exe_paid' });
+    expect(seen.at(-1)).toEqual({ executionId: 'exe_paid' });
   });
 
   it('turns failures of run into problems without leaking their text', async () => {

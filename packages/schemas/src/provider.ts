@@ -146,7 +146,7 @@ export type ProviderRetirement = z.infer<typeof ProviderRetirement>;
 
 /**
  * What the gateway sends to `POST {endpoint}` (docs/decisions.md "Providers"), with Standard Webhooks headers
- * (`webhook-id` = `execution_id`, or `probe_<ULID>` for a probe, which also carries `x-acg-probe: 1`).
+ * (`webhook-id` = `execution_id`; a probe is sent exactly like a paid call, docs/trust-v1.md "Probes").
  */
 export const ProviderCallRequest = z.object({
   capability_id: CapabilityId,

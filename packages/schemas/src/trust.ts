@@ -45,7 +45,7 @@ export const OfferSuspensionView = z.object({ since: DateTime, score: z.int(), r
 
 /** An offer's trust on the provider's dashboard: the attested score, the formula, the dispute-hold tier, and the suspension (null: routed). */
 export const OfferTrustView = AttestedScore.extend({
-  formula: z.literal('trust-v1'),
+  formula: z.literal('trust-v2'),
   tier: z.enum(['disputed', 'new', 'standard', 'trusted']),
   /** the hold before payout of this offer's next credits, seconds (the dispute window × the tier's multiplier) */
   hold_seconds: z.number().nonnegative(),
@@ -57,7 +57,7 @@ export type OfferTrustView = z.infer<typeof OfferTrustView>;
 export const AttestationPayload = z.object({
   provider_id: ProviderId,
   address: Address,
-  formula: z.literal('trust-v1'),
+  formula: z.literal('trust-v2'),
   scores: z.array(AttestedScore),
   issued_at: DateTime,
 });

@@ -59,19 +59,22 @@ export class OriginPolicy {
   }
 }
 
+/** Request headers that carry a credential: a bearer token, or a sign-in-with-x proof (which signs in like one). */
+const CREDENTIAL_HEADERS = ['authorization', 'sign-in-with-x'] as const;
+
 /**
- * Whether a request acts with a bearer token: it carries `Authorization`, or (a CORS preflight)
- * announces it in `Access-Control-Request-Headers`.
+ * Whether a request acts with a credential: it carries `Authorization` or `SIGN-IN-WITH-X`, or (a
+ * CORS preflight) announces either in `Access-Control-Request-Headers`.
  */
-export function carriesBearer(req: IncomingMessage): boolean {
-  if (req.headers.authorization !== undefined) return true;
+export function carriesCredentials(req: IncomingMessage): boolean {
+  if (CREDENTIAL_HEADERS.some((h) => req.headers[h] !== undefined)) return true;
   const announced = req.headers['access-control-request-headers'];
   return (
     typeof announced === 'string' &&
     announced
       .toLowerCase()
       .split(',')
-      .some((h) => h.trim() === 'authorization')
+      .some((h) => (CREDENTIAL_HEADERS as readonly string[]).includes(h.trim()))
   );
 }
 

@@ -6,7 +6,7 @@ import { documentCapabilities } from '../openapi.js';
 import { appRouter } from '../routers/index.js';
 import type { Services } from '../services.js';
 import { rawBodies, type Context } from '../trpc/context.js';
-import { carriesBearer, mcpOriginRefusal, OriginPolicy } from './origin.js';
+import { carriesCredentials, mcpOriginRefusal, OriginPolicy } from './origin.js';
 import { GatewayRateLimit } from './rateLimit.js';
 import { problemOf, redisUnavailableProblem, SERVICE_UNAVAILABLE, statusTitle } from '../trpc/problem.js';
 import { assertJsonContentType, BodyIncomplete, BodyRefused, jsonTooDeep, MAX_BODY_BYTES, MAX_JSON_DEPTH, parseJsonBody, readBody } from './body.js';
@@ -182,11 +182,19 @@ export function createRequestListener(services: Services) {
         res.setHeader('Allow', route.allow);
         return sendProblem(res, 405, `${method.slice(0, 20)} is not allowed on ${path.slice(0, 200)}; allowed: ${route.allow}.`);
       }
-      // DNS rebinding and cross-site use of a token (README "Configuration" → ALLOWED_ORIGINS): a
-      // browser request from a foreign Origin may not reach /mcp nor act with a bearer token; the
-      // CORS preflight of such a request is refused the same way.
+      // DNS rebinding and cross-site use of a credential (README "Configuration" → ALLOWED_ORIGINS): a
+      // browser request from a foreign Origin may not reach /mcp nor act with a bearer token or a
+      // sign-in-with-x proof; the CORS preflight of such a request is refused the same way. A
+      // request with a credential is never answered `Access-Control-Allow-Origin: *`: only its own
+      // (allowed) Origin may read the answer.
+      const credentials = carriesCredentials(req);
+      if (credentials) res.removeHeader('Access-Control-Allow-Origin');
       const foreign = origins.foreignOrigin(req);
-      if (foreign !== undefined && (path === MCP_PATH || carriesBearer(req))) {
+      if (credentials && req.headers.origin !== undefined && foreign === undefined) {
+        res.setHeader('Access-Control-Allow-Origin', req.headers.origin);
+        res.setHeader('Vary', 'Origin');
+      }
+      if (foreign !== undefined && (path === MCP_PATH || credentials)) {
         req.resume();
         if (path === MCP_PATH) {
           res.statusCode = 403;
@@ -197,7 +205,7 @@ export function createRequestListener(services: Services) {
         return sendProblem(
           res,
           403,
-          `Origin ${foreign.slice(0, 200)} may not act with a bearer token on this gateway; allowed are the origin of its public base URL and ALLOWED_ORIGINS.`,
+          `Origin ${foreign.slice(0, 200)} may not act with a bearer token or a sign-in-with-x proof on this gateway; allowed are the origin of its public base URL and ALLOWED_ORIGINS.`,
           { reason: 'origin_not_allowed' },
         );
       }

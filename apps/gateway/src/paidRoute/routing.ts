@@ -45,26 +45,20 @@ export async function routeExecution(
     if (maxPrice !== null && resolved.price > maxPrice) return refuse('over_max_price');
     return { ok: true, capability: resolved };
   }
-  if (!ranked.ok) return refuse(ranked.reason);
-  // an offer suspended by its trust score is not routed to (docs/trust-v1.md "Suspension")
-  const suspensions = await Promise.all(ranked.offers.map((o) => services.providers.trust.suspension(o.provider_id, resolved.definition.id)));
-  const offers = ranked.offers.filter((_, i) => !suspensions[i]);
-  if (offers.length === 0) {
-    const suspended = suspensions.find((x) => x);
+  // an offer suspended by its trust score is not routed to (docs/trust-v1.md "Suspension"; the check is the directory's, shared by every path)
+  if (!ranked.ok && ranked.reason === 'offer_suspended') {
     return {
       ok: false,
       status: 503,
-      body: problemDetails(
-        503,
-        `Every offer of ${resolved.definition.id} that fits is suspended from routing: ${suspended?.reason ?? 'trust score under the threshold'}.`,
-        {
-          reason: 'offer_suspended',
-          capability_id: resolved.definition.id,
-          provider_id: ranked.offers[0]?.provider_id,
-          suspended,
-        },
-      ),
+      body: problemDetails(503, `Every offer of ${resolved.definition.id} that fits is suspended from routing: ${ranked.suspended.reason}.`, {
+        reason: 'offer_suspended',
+        capability_id: resolved.definition.id,
+        provider_id: ranked.provider_id,
+        suspended: ranked.suspended,
+      }),
     };
   }
+  if (!ranked.ok) return refuse(ranked.reason);
+  const offers = ranked.offers;
   return { ok: true, capability: { ...resolved, price: routePrice(offers), route: offers.map((o) => o.provider_id) } };
 }

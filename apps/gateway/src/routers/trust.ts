@@ -13,7 +13,7 @@ export const trustRouter = router({
         method: 'GET',
         path: '/api/v1/providers/{provider_id}/attestation',
         tags: ['providers'],
-        summary: "A provider's trust-v1 scores, signed with the receipt key",
+        summary: "A provider's trust-v2 scores, signed with the receipt key",
         description:
           'Public. {attestation}: a JWS compact (alg EdDSA, kid of /.well-known/jwks.json, typ acg-attestation+jws) of {provider_id, address, formula: "trust-v1", scores: [{capability_id, score, inputs, counts}], issued_at}. The formula is on /llms.txt and in docs/trust-v1.md; verify with any JOSE library (jose: compactVerify with createRemoteJWKSet).',
         errorResponses: { 404: 'Unknown or retired provider', 503: 'No receipt key is loaded (receipts_unavailable)' },

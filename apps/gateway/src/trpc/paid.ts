@@ -45,10 +45,15 @@ export interface PaidContext {
 /** What the next middleware or resolver gives back (tRPC's middleware result). */
 type NextResult = { ok: true; data: unknown } | { ok: false; error: TRPCError };
 
+/** The public URL of a paid route's resource (`PaymentRequired.resource.url`, and the resource its sign-in-with-x challenges are issued for). */
+export function resourceUrlOf(spec: Pick<PaidSpec<never>, 'path'>, ctx: Pick<Context, 'services'>): string {
+  return `${ctx.services.publicBaseUrl()}${spec.path}`;
+}
+
 /** The paywall's view of this request: resource, price, extensions, request hash, Idempotency-Key, payment headers. */
 export function paidRequestOf<I>(spec: PaidSpec<I>, input: I, ctx: Context, operationId: string): PaidRequest {
   return {
-    resourceUrl: `${ctx.services.publicBaseUrl()}${spec.path}`,
+    resourceUrl: resourceUrlOf(spec, ctx),
     description: spec.description(input),
     price: spec.price(input, ctx),
     extensions: spec.extensions(input, ctx),
@@ -57,7 +62,7 @@ export function paidRequestOf<I>(spec: PaidSpec<I>, input: I, ctx: Context, oper
     idempotencyKey: header(ctx, 'idempotency-key')?.slice(0, 200),
     operationId,
     getHeader: (name) => header(ctx, name),
-    payerAccount: () => bearerAccount(ctx),
+    payerAccount: () => bearerAccount(ctx, resourceUrlOf(spec, ctx)),
   };
 }
 
@@ -65,9 +70,9 @@ export function paidRequestOf<I>(spec: PaidSpec<I>, input: I, ctx: Context, oper
  * The wallet of the request's `Authorization: Bearer` token, undefined without a valid one: a
  * payer's proof when it resends a settled payment (the paywall answers the result only to its payer).
  */
-async function bearerAccount(ctx: Context): Promise<string | undefined> {
+async function bearerAccount(ctx: Context, resource: string): Promise<string | undefined> {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header(ctx, 'authorization') ?? '');
-  if (!m) return (await signInWithXSession(ctx).catch(() => undefined))?.account;
+  if (!m) return (await signInWithXSession(ctx, resource).catch(() => undefined))?.account;
   return ctx.services.tokens.resolve(m[1]).catch(() => undefined);
 }
 
@@ -105,7 +110,7 @@ export function paid<I>(spec: PaidSpec<I>) {
     if (result.kind === 'problem') throw rawError(result.status, result.body, result.headers);
     if (result.kind === 'payment_required') throw rawError(402, { ...result.body }, result.headers);
     // a SIGN-IN-WITH-X sent with the payment gets its session token (Authentication-Info), never stored with the answer
-    const signedIn = await optionalSignInWithX(ctx);
+    const signedIn = await optionalSignInWithX(ctx, resourceUrlOf(spec, ctx));
     const session: Record<string, string> = signedIn ? { 'Authentication-Info': authenticationInfo(signedIn.issued) } : {};
     if (result.status >= 400) throw rawError(result.status, result.body as Record<string, unknown>, { ...result.headers, ...session });
     Object.assign(ctx.responseHeaders, result.headers);

@@ -5,9 +5,9 @@ import type { TRPCError } from '@trpc/server';
 import type { z } from 'zod';
 import { header, type Context } from './context.js';
 import { t } from './init.js';
-import { paid, type PaidContext, type PaidSpec } from './paid.js';
+import { paid, resourceUrlOf, type PaidContext, type PaidSpec } from './paid.js';
 import { problem, rawError } from './problem.js';
-import { requireSignInWithX } from './signInWithX.js';
+import { requestResource, requireSignInWithX } from './signInWithX.js';
 
 /**
  * The gateway's procedure builders (docs/code-style.md "Procedures built from procedures"): every route starts
@@ -96,9 +96,8 @@ export const payerProcedure = publicProcedure.use(async ({ ctx, next }) => {
   if (token) return next({ ctx: { account: await resolveAccount(ctx, token), token } satisfies BearerContext });
   const session = await requireSignInWithX(ctx);
   if (session) return next({ ctx: { account: session.account, token: session.issued.access_token } satisfies BearerContext });
-  const path = (ctx.req.url ?? '/').split('?')[0];
   const challenge = await ctx.services.paywall.challenge({
-    resourceUrl: `${ctx.services.publicBaseUrl()}${path}`,
+    resourceUrl: requestResource(ctx),
     description: 'What its payer paid for: sign in as the payer (SIGN-IN-WITH-X) or send its bearer token.',
     price: 0n,
     extensions: {},
@@ -174,7 +173,8 @@ export function bearerOrPaidProcedure<TInput>(spec: BearerOrPaidSpec<TInput>) {
     // a SIGN-IN-WITH-X proof signs the wallet in for this call, as its bearer token would
     // (a request paying with x402 pays; its sign-in, if any, only gets the session: `paid()`)
     const paying = header(ctx, 'payment-signature') ?? header(ctx, 'x-payment');
-    const session = token || paying ? undefined : await requireSignInWithX(ctx);
+    // the proof answers this route's 402, whose resource is the REST path (also on /trpc)
+    const session = token || paying ? undefined : await requireSignInWithX(ctx, resourceUrlOf(spec, ctx));
     if (!token && !session) {
       const nextPaid = (o: { ctx: PaidContext }) => next({ ctx: { ...o.ctx, account: null } satisfies BearerOrPaidContext });
       const result: Awaited<ReturnType<typeof nextPaid>> = await paywall({ ctx, input, next: nextPaid });
@@ -193,7 +193,7 @@ export function bearerOrPaidProcedure<TInput>(spec: BearerOrPaidSpec<TInput>) {
       await ledger.closeCall(account, price, spec.item, operationId).catch(() => undefined);
       if (!(e instanceof InsufficientBalanceError)) throw e;
       const challenge = await ctx.services.paywall.challenge({
-        resourceUrl: `${ctx.services.publicBaseUrl()}${spec.path}`,
+        resourceUrl: resourceUrlOf(spec, ctx),
         description: spec.description(input),
         price,
         extensions: spec.extensions(input, ctx),

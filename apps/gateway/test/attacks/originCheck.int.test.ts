@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { decodePaymentRequiredHeader } from '@x402/core/http';
+import { createSIWxPayload, encodeSIWxHeader, SIGN_IN_WITH_X, type SIWxExtension } from '@x402/extensions/sign-in-with-x';
 import { useTestGateway } from '../useTestGateway.js';
-import { bearerToken } from '../x402.js';
+import { bearerToken, challenge, officialPayload, paymentHeader, post, walletBalancesRequest } from '../x402.js';
 
 /**
  * Attack (issue 23 item 10): a web page on a foreign origin (DNS rebinding, or a site the user
@@ -98,4 +100,50 @@ describe('Origin validation (DNS rebinding, cross-site use of a bearer token)', 
     expect(own.status).toBe(204);
     expect(own.headers.get('access-control-allow-headers')).toContain('Authorization');
   });
+
+  it('treats SIGN-IN-WITH-X like Authorization: a foreign preflight naming it and a foreign request carrying it are refused (issue 36 item 6)', async () => {
+    const preflight = await fetch(`${t.url}/api/v1/executions/exe_01JZZZZZZZZZZZZZZZZZZZZZZZ`, {
+      method: 'OPTIONS',
+      headers: { origin: EVIL, 'access-control-request-method': 'GET', 'access-control-request-headers': 'sign-in-with-x' },
+    });
+    expect(preflight.status).toBe(403);
+    expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+    // a valid proof of the payer of a real execution, sent from the foreign origin: nothing read, no token
+    const payer = t.stack.payment.buyers[0];
+    const required = await challenge(t.executeUrl, walletBalancesRequest(payer.address));
+    const paid = await post(t.executeUrl, walletBalancesRequest(payer.address), { 'PAYMENT-SIGNATURE': paymentHeader(await officialPayload(payer, required)) });
+    expect(paid.status).toBe(200);
+    const url = `${t.url}/api/v1/executions/${paid.body.execution_id}`;
+    const proof = async () => {
+      const ext = decodePaymentRequiredHeader((await fetch(url)).headers.get('payment-required')!).extensions?.[SIGN_IN_WITH_X] as SIWxExtension;
+      return encodeSIWxHeader(await createSIWxPayload({ ...ext.info, chainId: 'eip155:8453', type: 'eip191' }, payer, url));
+    };
+    const foreign = await fetch(url, { headers: { origin: EVIL, [SIGN_IN_WITH_X]: await proof() } });
+    expect(foreign.status).toBe(403);
+    expect(await foreign.json()).toMatchObject({ status: 403, reason: 'origin_not_allowed' });
+    expect(foreign.headers.get('authentication-info')).toBeNull();
+    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+    // from an allowed origin it signs in, and only that origin may read the answer (never `*` with a credential)
+    const allowed = await fetch(url, { headers: { origin: APP, [SIGN_IN_WITH_X]: await proof() } });
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers.get('authentication-info')).toContain('access_token=');
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(APP);
+    expect(allowed.headers.get('vary')).toContain('Origin');
+    const own = await preflight_(APP, 'sign-in-with-x');
+    expect(own.status).toBe(204);
+    expect(own.headers.get('access-control-allow-origin')).toBe(APP);
+  });
+
+  it('answers a bearer request from an allowed origin with that origin, not `*`', async () => {
+    const res = await account(APP);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe(APP);
+  });
 });
+
+function preflight_(origin: string, headers: string) {
+  return fetch(`${t.url}/v1/account`, {
+    method: 'OPTIONS',
+    headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': headers },
+  });
+}

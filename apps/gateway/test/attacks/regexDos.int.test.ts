@@ -123,7 +123,8 @@ describe('a catastrophic-backtracking pattern', () => {
     expect(watched.registryStatus).toBe(200);
     expect(watched.maxStallMs).toBeLessThan(1_000);
     expect(credits).toEqual([]);
-    expect(provider.calls.filter((c) => c.body.capability_id === 'intelligence.evil_live' && !c.headers['x-acg-probe'])).toEqual([]);
+    // only probes (sent like paid calls, with the example_request {s: 'aaaa'}) reached the provider
+    expect(provider.calls.filter((c) => c.body.capability_id === 'intelligence.evil_live' && (c.body.input as { s?: string }).s !== 'aaaa')).toEqual([]);
     expect(await balanceOf(buyer)).toBe(buyerBefore);
     expect(await balanceOf(t.stack.payment.treasury.address)).toBe(treasuryBefore);
   });

@@ -128,7 +128,7 @@ ${
 <h2 id="trust-title">Trust</h2>
 ${
   trust && owner
-    ? html`<dl class="facts" data-trust-score="${String(trust.score)}"><dt>Score (trust-v1)</dt><dd>${String(trust.score)} / 100 ${trust.suspended ? html`<span class="badge badge-bad">suspended</span>` : html`<span class="badge badge-ok">routed</span>`}</dd>
+    ? html`<dl class="facts" data-trust-score="${String(trust.score)}"><dt>Score (trust-v2)</dt><dd>${String(trust.score)} / 100 ${trust.suspended ? html`<span class="badge badge-bad">suspended</span>` : html`<span class="badge badge-ok">routed</span>`}</dd>
 <dt>Executions / probes</dt><dd>${String(trust.counts.executions)} / ${String(trust.counts.probes)}</dd>
 <dt>Signed scores</dt><dd><a href="/api/v1/providers/${owner.provider_id}/attestation">attestation of ${owner.name}</a></dd></dl>`
     : html`<p class="meta">Run by the gateway itself: no provider score.</p>`

@@ -140,7 +140,7 @@ ${signedInBar(account)}
 <p>Calls and failures since registration; latency is the gateway's measurement of your endpoint (p50 and p99 of recent calls).</p>
 ${capabilities(v)}</section>
 <section aria-labelledby="trust-heading"><h2 id="trust-heading">Trust</h2>
-<p>Your trust-v1 score per capability, from the gateway's own records only (formula: <a href="/llms.txt">/llms.txt</a>; signed: <a href="/api/v1/providers/${v.provider_id}/attestation">attestation</a>). Under the routing threshold an offer is suspended until its probes pass again; the tier sets how long your share is held before payout.</p>
+<p>Your trust-v2 score per capability, from the gateway's own records only (formula: <a href="/llms.txt">/llms.txt</a>; signed: <a href="/api/v1/providers/${v.provider_id}/attestation">attestation</a>). Under the routing threshold an offer is suspended until its probes pass again; the tier sets how long your share is held before payout.</p>
 ${trust(v)}</section>
 <section aria-labelledby="payouts-heading"><h2 id="payouts-heading">Payouts</h2>${payouts(v)}</section>
 <section aria-labelledby="disputes-heading"><h2 id="disputes-heading">Disputes</h2>
