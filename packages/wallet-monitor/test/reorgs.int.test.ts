@@ -133,6 +133,32 @@ describe('webhooks after a reorg', () => {
     ]);
   });
 
+  it('sends nothing for an event reorged out before it was delivered: no removed event, its dead letter is not sent again when replayed, nothing charged', async () => {
+    const w = privateKeyToAccount(generatePrivateKey());
+    const { owner, sub } = await subscribe('/undelivered', w.address);
+    receiver.modes.set('/undelivered', 'fail');
+    const snapshot = await clients.testClient.snapshot();
+    const paid = await pay(w.address, 5n);
+    await waitFor('the event dead-lettered', async () => (await monitor.service.deliveries.deadLetters(sub.subscription_id)).length === 1);
+    const [dead] = await monitor.service.deliveries.deadLetters(sub.subscription_id);
+    expect(dead.event.tx_hash).toBe(paid.hash);
+    receiver.modes.set('/undelivered', 'ok');
+    await reorg(snapshot, 2);
+    const removedId = removedWebhookId(dead.webhook_id);
+    // the removed event is queued and finds that its original was never delivered: dropped, not sent
+    await waitFor('the removed event dropped', async () => (await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === removedId));
+    expect((await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === removedId)?.outcome).toBe('dropped');
+    // a replay of the vanished event's dead letter sends nothing either
+    expect(await monitor.service.deliveries.replay(sub.subscription_id)).toEqual([dead.webhook_id]);
+    await waitFor('the replay dropped', async () =>
+      (await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === dead.webhook_id && a.replay === 1),
+    );
+    expect((await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === dead.webhook_id && a.replay === 1)?.outcome).toBe('dropped');
+    expect(receiver.delivered('/undelivered')).toEqual([]);
+    expect(receiver.attempts('/undelivered').every((r) => r.headers['webhook-id'] === dead.webhook_id)).toBe(true);
+    expect(await ledger.balance(owner)).toBe(FUND);
+  });
+
   it('sends no removed event for a transfer found again in the replacement blocks', async () => {
     const w = privateKeyToAccount(generatePrivateKey());
     const { owner } = await subscribe('/kept', w.address);

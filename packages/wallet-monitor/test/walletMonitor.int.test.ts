@@ -149,6 +149,10 @@ describe('subscriptions (POST /v1/wallet-monitor)', () => {
       ['ftp url', { ...good, webhook_url: 'ftp://example.com/x' }],
       ['http to a non-loopback host', { ...good, webhook_url: 'http://example.com/hook' }],
       ['credentials in the url', { ...good, webhook_url: 'https://user:pw@example.com/hook' }],
+      ['65 confirmations', { ...good, confirmations: 65 }],
+      ['negative confirmations', { ...good, confirmations: -1 }],
+      ['fractional confirmations', { ...good, confirmations: 1.5 }],
+      ['confirmations as text', { ...good, confirmations: '3' }],
     ];
     for (const [name, body] of cases) {
       const r = await call('POST', `${t.url}/v1/wallet-monitor`, body, auth);
@@ -174,8 +178,17 @@ describe('subscriptions (POST /v1/wallet-monitor)', () => {
     const sub = await subscribe(a.auth, { addresses: [fresh().address], chains: ['ethereum'], path: '/unused' });
     const mine = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, a.auth);
     expect(mine.status).toBe(200);
-    expect(mine.body).toMatchObject({ subscription_id: sub.subscription_id, status: 'active', chains: ['ethereum'], renewals: 0, expires_at: sub.expires_at });
-    expect(mine.body.delivery).toMatchObject({ events: 0, delivered: 0, billed: '0' });
+    // confirmations default to 0 (delivered at the watcher's depth)
+    expect(mine.body).toMatchObject({ subscription_id: sub.subscription_id, status: 'active', chains: ['ethereum'], renewals: 0, expires_at: sub.expires_at, confirmations: 0 });
+    expect(mine.body.delivery).toMatchObject({ events: 0, delivered: 0, billed: '0', removed: 0 });
+    const deep = await call(
+      'POST',
+      `${t.url}/v1/wallet-monitor`,
+      { addresses: [fresh().address], chains: ['base'], events: ['transfer_in'], webhook_url: `${receiver.url}/unused`, confirmations: 64 },
+      a.auth,
+    );
+    expect(deep.status, JSON.stringify(deep.body)).toBe(200);
+    expect((await call('GET', `${t.url}/v1/wallet-monitor/${deep.body.subscription_id}`, undefined, a.auth)).body.confirmations).toBe(64);
     expect(mine.body.secret).toBeUndefined();
     expect((await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, b.auth)).status).toBe(403);
     expect((await call('GET', `${t.url}/v1/wallet-monitor/sub_${ulid()}`, undefined, a.auth)).status).toBe(404);
