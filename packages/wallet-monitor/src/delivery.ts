@@ -331,7 +331,11 @@ export interface DeliveryWorker {
  * event (Ledger reference = webhook id, or `<webhook id>-r<n>` for a replay) and held while it is
  * retried; a 2xx answer marks it delivered (billed); anything else is a failed attempt retried
  * on the schedule; after the last attempt it is dead-lettered and the held price is credited
- * back. So the account pays exactly 0.001 USDC per delivered event. An account that cannot pay
+ * back. A `removed` event (`removes` set: a reorg took a delivered event's transfer out of the
+ * chain) is not billed; it credits the original's price back once (reference of the run that
+ * delivered it) and is sent only when the original was delivered; an event marked vanished is
+ * dropped at its next attempt (`wm_claim_delivery`). So the account pays exactly 0.001 USDC per
+ * delivered event still on chain. An account that cannot pay
  * makes the attempt fail with `insufficient_balance` (nothing is sent), so it is retried too.
  */
 export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {

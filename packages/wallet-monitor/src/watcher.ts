@@ -131,6 +131,9 @@ interface TxLite {
  * `from`/`to` through the {@link AddressMatcher}, queues one delivery per (event, subscription),
  * and only then moves its cursor (`wm:cursor:<chain>`, number + hash). A restart resumes after
  * the cursor: no gap, and a block read twice queues nothing new (webhook ids are deterministic).
+ * Events of a subscription with `confirmations` wait in `wm:held:<chain>` until that many blocks
+ * are on top of theirs; events queued from a block a reorg dropped and not found again by the
+ * re-scan get a `removed: true` event (packages/wallet-monitor README "Reorgs and confirmations").
  */
 export class ChainWatcher {
   readonly chain: ChainName;
