@@ -225,7 +225,14 @@ export class DeliveryQueue {
       await this.queue.add(
         'deliver',
         // a removed event stays one when replayed: not billed, its original credited back once
-        { webhookId: d.webhook_id, subscriptionId, event: d.event, observedAtMs: d.observed_at_ms, generation, removes: d.event.removed ? d.event.original_webhook_id : undefined },
+        {
+          webhookId: d.webhook_id,
+          subscriptionId,
+          event: d.event,
+          observedAtMs: d.observed_at_ms,
+          generation,
+          removes: d.event.removed ? d.event.original_webhook_id : undefined,
+        },
         jobOptions(deliveryJobId(d.webhook_id, generation), this.retryScheduleMs.length),
       );
       const [, [, removed]] = (await this.redis
@@ -384,7 +391,12 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     if (!ref) return false;
     if (owner) {
       const { applied } = await o.ledger.credit(owner, EVENT_PRICE_BASE_UNITS, `refund:${item}`, ref);
-      if (applied) await o.redis.multi().hincrby(k.stats(d.subscriptionId), 'billed', -Number(EVENT_PRICE_BASE_UNITS)).hincrby(k.stats(d.subscriptionId), 'removed', 1).exec();
+      if (applied)
+        await o.redis
+          .multi()
+          .hincrby(k.stats(d.subscriptionId), 'billed', -Number(EVENT_PRICE_BASE_UNITS))
+          .hincrby(k.stats(d.subscriptionId), 'removed', 1)
+          .exec();
     }
     return true;
   };
@@ -421,7 +433,10 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
 
     // an event of the chain (not a test, not a removed event) is sent only while it is on chain
     const claims = !d.test && !d.removes;
-    if (claims && (await claimDelivery(o.redis, { vanishedKey: k.vanished(d.webhookId), sendingKey: k.sending(d.webhookId), ttlMs: sendingTtlMs })) === 'vanished') {
+    if (
+      claims &&
+      (await claimDelivery(o.redis, { vanishedKey: k.vanished(d.webhookId), sendingKey: k.sending(d.webhookId), ttlMs: sendingTtlMs })) === 'vanished'
+    ) {
       await drop(job, sub.owner);
       return 'dropped_vanished';
     }

@@ -146,14 +146,18 @@ describe('webhooks after a reorg', () => {
     await reorg(snapshot, 2);
     const removedId = removedWebhookId(dead.webhook_id);
     // the removed event is queued and finds that its original was never delivered: dropped, not sent
-    await waitFor('the removed event dropped', async () => (await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === removedId));
+    await waitFor('the removed event dropped', async () =>
+      (await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === removedId),
+    );
     expect((await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === removedId)?.outcome).toBe('dropped');
     // a replay of the vanished event's dead letter sends nothing either
     expect(await monitor.service.deliveries.replay(sub.subscription_id)).toEqual([dead.webhook_id]);
     await waitFor('the replay dropped', async () =>
       (await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === dead.webhook_id && a.replay === 1),
     );
-    expect((await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === dead.webhook_id && a.replay === 1)?.outcome).toBe('dropped');
+    expect((await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === dead.webhook_id && a.replay === 1)?.outcome).toBe(
+      'dropped',
+    );
     expect(receiver.delivered('/undelivered')).toEqual([]);
     expect(receiver.attempts('/undelivered').every((r) => r.headers['webhook-id'] === dead.webhook_id)).toBe(true);
     expect(await ledger.balance(owner)).toBe(FUND);

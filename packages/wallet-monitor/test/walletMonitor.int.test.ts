@@ -178,7 +178,14 @@ describe('subscriptions (POST /v1/wallet-monitor)', () => {
     const mine = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, a.auth);
     expect(mine.status).toBe(200);
     // confirmations default to 0 (delivered at the watcher's depth)
-    expect(mine.body).toMatchObject({ subscription_id: sub.subscription_id, status: 'active', chains: ['ethereum'], renewals: 0, expires_at: sub.expires_at, confirmations: 0 });
+    expect(mine.body).toMatchObject({
+      subscription_id: sub.subscription_id,
+      status: 'active',
+      chains: ['ethereum'],
+      renewals: 0,
+      expires_at: sub.expires_at,
+      confirmations: 0,
+    });
     expect(mine.body.delivery).toMatchObject({ events: 0, delivered: 0, billed: '0', removed: 0 });
     const deep = await call(
       'POST',
