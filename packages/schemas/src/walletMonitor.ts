@@ -227,7 +227,8 @@ export type WalletMonitorAttemptOutcome = z.infer<typeof WalletMonitorAttemptOut
 
 /**
  * One delivery attempt, as listed by `GET /v1/wallet-monitor/{sub_id}/deliveries` (newest first,
- * the last 100 attempts kept): `webhook_id`, the event `type`, `test` (a test event),
+ * the last 100 attempts kept): `webhook_id`, the event `type`, `test` (a test event), `removed`
+ * (a `removed: true` event: a reorg took the original's transfer out of the chain),
  * `attempt` (1-based within its run), `replay` (0 for the first run, n for the n-th replay of a
  * dead letter), `outcome`, `status` (the receiver's HTTP status, 0 for a network error, null when
  * nothing was sent), `error` (code and human message, null when delivered or dropped) and `at`.
@@ -236,6 +237,7 @@ export const WalletMonitorDeliveryAttempt = z.object({
   webhook_id: WebhookId,
   type: WalletEventName,
   test: z.boolean(),
+  removed: z.boolean(),
   attempt: z.int().min(1),
   replay: z.int().nonnegative(),
   outcome: WalletMonitorAttemptOutcome,

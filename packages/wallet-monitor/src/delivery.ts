@@ -60,6 +60,8 @@ interface StoredAttempt {
   webhook_id: string;
   type: WalletEventPayload['type'];
   test: boolean;
+  /** a `removed: true` event (absent in entries written before removed events existed) */
+  removed?: boolean;
   attempt: number;
   replay: number;
   outcome: WalletMonitorAttemptOutcome;
@@ -262,7 +264,7 @@ export class DeliveryQueue {
     const rows = await this.redis.lrange(this.k.attempts(subscriptionId), 0, limit - 1);
     return rows.map((r) => {
       const { code, ...attempt } = JSON.parse(r) as StoredAttempt;
-      return { ...attempt, error: code ? { code, message: deliveryErrorMessage(code) } : null };
+      return { ...attempt, removed: attempt.removed === true, error: code ? { code, message: deliveryErrorMessage(code) } : null };
     });
   }
 
@@ -359,6 +361,7 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
       webhook_id: d.webhookId,
       type: d.event.type,
       test: d.test === true,
+      removed: d.removes !== undefined,
       attempt: job.attemptsMade + 1,
       replay: d.generation,
       outcome,

@@ -452,12 +452,13 @@ export class ChainWatcher {
   }
 
   /**
-   * Queues events of the block `blockHash` for delivery, records them under the block (for a
-   * later reorg) and clears them from the reorg's pending list (found again).
+   * Records events under the block `blockHash` (for a later reorg), clears them from the reorg's
+   * pending list (found again) and queues them for delivery. Recorded first: a crash in between
+   * leaves an event recorded and not queued (the block is read again, as the cursor has not
+   * moved), never queued and unrecorded (a later reorg could not take it back).
    */
   private async emit(blockHash: string, jobs: DeliveryJobData[]): Promise<void> {
     if (jobs.length === 0) return;
-    await this.o.queue.enqueue(jobs);
     const rec: Record<string, string> = {};
     for (const j of jobs) rec[j.webhookId] = JSON.stringify(j);
     await this.redis
@@ -466,6 +467,7 @@ export class ChainWatcher {
       .expire(this.emittedKey(blockHash), EMITTED_TTL_SECONDS)
       .hdel(this.reorgedKey(), ...jobs.map((j) => j.webhookId))
       .exec();
+    await this.o.queue.enqueue(jobs);
   }
 
   /** Holds events until their block is `confirmations` deep for their subscription (score: the release height). */

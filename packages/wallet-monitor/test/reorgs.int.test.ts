@@ -149,7 +149,10 @@ describe('webhooks after a reorg', () => {
     await waitFor('the removed event dropped', async () =>
       (await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === removedId),
     );
-    expect((await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === removedId)?.outcome).toBe('dropped');
+    expect((await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === removedId)).toMatchObject({
+      outcome: 'dropped',
+      removed: true,
+    });
     // a replay of the vanished event's dead letter sends nothing either
     expect(await monitor.service.deliveries.replay(sub.subscription_id)).toEqual([dead.webhook_id]);
     await waitFor('the replay dropped', async () =>

@@ -369,6 +369,7 @@ describe('deliveries', () => {
       expect(entry).toMatchObject({
         type: 'transfer_in',
         test: false,
+        removed: false,
         replay: 0,
         outcome: 'failed',
         status: null,

@@ -531,6 +531,7 @@ export type WireDeliveryAttempt = {
     webhook_id: string;
     type: "transfer_in" | "transfer_out";
     test: boolean;
+    removed: boolean;
     attempt: number;
     replay: number;
     outcome: "failed" | "delivered" | "dead_lettered" | "dropped";
