@@ -166,6 +166,32 @@ describe('webhooks after a reorg', () => {
     expect(await ledger.balance(owner)).toBe(FUND);
   });
 
+  it('waits for an attempt in flight when the reorg is found: the original answered 2xx is followed by its removed event and credited back', async () => {
+    const w = privateKeyToAccount(generatePrivateKey());
+    const { owner, sub } = await subscribe('/inflight', w.address);
+    receiver.modes.set('/inflight', 'hold');
+    const snapshot = await clients.testClient.snapshot();
+    const paid = await pay(w.address, 6n);
+    await waitFor('the original attempt held open', () => (receiver.held.get('/inflight')?.length ?? 0) === 1);
+    await reorg(snapshot, 2);
+    // the watcher decided while the attempt was in flight: the original is marked vanished
+    const originalId = await waitFor('the removed event queued', async () => {
+      const jobs = await monitor.service.deliveries.queue.getJobs(['waiting', 'active', 'delayed']);
+      return jobs.find((j) => j.data.subscriptionId === sub.subscription_id && j.data.removes)?.data.removes;
+    });
+    expect(receiver.delivered('/inflight')).toEqual([]);
+    receiver.release('/inflight');
+    const got = await waitFor('the removed event', () => receiver.delivered('/inflight').find((r) => body(r).removed));
+    expect(receiver.delivered('/inflight').map((r) => [body(r).tx_hash, body(r).removed ?? false])).toEqual([
+      [paid.hash, false],
+      [paid.hash, true],
+    ]);
+    expect(body(got).original_webhook_id).toBe(originalId);
+    expect(receiver.delivered('/inflight')[0].headers['webhook-id']).toBe(originalId);
+    await waitFor('credited back', async () => (await ledger.balance(owner)) === FUND);
+    expect((await monitor.service.subscriptions.stats(sub.subscription_id)).billed).toBe('0');
+  });
+
   it('sends no removed event for a transfer found again in the replacement blocks', async () => {
     const w = privateKeyToAccount(generatePrivateKey());
     const { owner } = await subscribe('/kept', w.address);
