@@ -85,6 +85,16 @@ const caughtUp = async () => {
   const head = await clients.publicClient.getBlockNumber();
   await waitFor(`the watcher at block ${head}`, async () => ((await monitor.watchers[0].cursor())?.number ?? -1n) >= head);
 };
+/** A fresh watched address, its subscription (receiver path in `mode`), then a snapshot to take the next blocks back to. */
+async function watchThenSnapshot(path: string, mode: 'ok' | 'fail' | 'hold' = 'ok') {
+  const w = privateKeyToAccount(generatePrivateKey());
+  const { owner, sub } = await subscribe(path, w.address);
+  receiver.modes.set(path, mode);
+  return { w, owner, sub, snapshot: await clients.testClient.snapshot() };
+}
+/** The newest logged attempt of `sub` that `match` accepts. */
+const attemptOf = async (sub: { subscription_id: string }, match: (a: { webhook_id: string; replay: number }) => boolean) =>
+  (await monitor.service.deliveries.attempts(sub.subscription_id)).find(match);
 /** Takes the blocks mined since `snapshot` back and mines `blocks` new (empty) ones in their place. */
 const reorg = async (snapshot: Hex, blocks: number) => {
   await clients.testClient.revert({ id: snapshot });
@@ -93,9 +103,7 @@ const reorg = async (snapshot: Hex, blocks: number) => {
 
 describe('webhooks after a reorg', () => {
   it('follows a delivered event whose transfer is reorged out by a signed removed event, and credits its price back exactly once (retried, dead-lettered, replayed)', async () => {
-    const w = privateKeyToAccount(generatePrivateKey());
-    const { owner, sub } = await subscribe('/removed', w.address);
-    const snapshot = await clients.testClient.snapshot();
+    const { w, owner, sub, snapshot } = await watchThenSnapshot('/removed');
     const paid = await pay(w.address, 4242n);
     const original = await waitFor('the original event', () => receiver.delivered('/removed').find((r) => body(r).tx_hash === paid.hash));
     const event = body(original);
@@ -134,10 +142,7 @@ describe('webhooks after a reorg', () => {
   });
 
   it('sends nothing for an event reorged out before it was delivered: no removed event, its dead letter is not sent again when replayed, nothing charged', async () => {
-    const w = privateKeyToAccount(generatePrivateKey());
-    const { owner, sub } = await subscribe('/undelivered', w.address);
-    receiver.modes.set('/undelivered', 'fail');
-    const snapshot = await clients.testClient.snapshot();
+    const { w, owner, sub, snapshot } = await watchThenSnapshot('/undelivered', 'fail');
     const paid = await pay(w.address, 5n);
     await waitFor('the event dead-lettered', async () => (await monitor.service.deliveries.deadLetters(sub.subscription_id)).length === 1);
     const [dead] = await monitor.service.deliveries.deadLetters(sub.subscription_id);
@@ -146,31 +151,19 @@ describe('webhooks after a reorg', () => {
     await reorg(snapshot, 2);
     const removedId = removedWebhookId(dead.webhook_id);
     // the removed event is queued and finds that its original was never delivered: dropped, not sent
-    await waitFor('the removed event dropped', async () =>
-      (await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === removedId),
-    );
-    expect((await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === removedId)).toMatchObject({
-      outcome: 'dropped',
-      removed: true,
-    });
+    const removal = await waitFor('the removed event dropped', () => attemptOf(sub, (a) => a.webhook_id === removedId));
+    expect(removal).toMatchObject({ outcome: 'dropped', removed: true });
     // a replay of the vanished event's dead letter sends nothing either
     expect(await monitor.service.deliveries.replay(sub.subscription_id)).toEqual([dead.webhook_id]);
-    await waitFor('the replay dropped', async () =>
-      (await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === dead.webhook_id && a.replay === 1),
-    );
-    expect((await monitor.service.deliveries.attempts(sub.subscription_id)).find((a) => a.webhook_id === dead.webhook_id && a.replay === 1)?.outcome).toBe(
-      'dropped',
-    );
+    const replay = await waitFor('the replay dropped', () => attemptOf(sub, (a) => a.webhook_id === dead.webhook_id && a.replay === 1));
+    expect(replay.outcome).toBe('dropped');
     expect(receiver.delivered('/undelivered')).toEqual([]);
     expect(receiver.attempts('/undelivered').every((r) => r.headers['webhook-id'] === dead.webhook_id)).toBe(true);
     expect(await ledger.balance(owner)).toBe(FUND);
   });
 
   it('waits for an attempt in flight when the reorg is found: the original answered 2xx is followed by its removed event and credited back', async () => {
-    const w = privateKeyToAccount(generatePrivateKey());
-    const { owner, sub } = await subscribe('/inflight', w.address);
-    receiver.modes.set('/inflight', 'hold');
-    const snapshot = await clients.testClient.snapshot();
+    const { w, owner, sub, snapshot } = await watchThenSnapshot('/inflight', 'hold');
     const paid = await pay(w.address, 6n);
     await waitFor('the original attempt held open', () => (receiver.held.get('/inflight')?.length ?? 0) === 1);
     await reorg(snapshot, 2);
