@@ -24,7 +24,7 @@ export const walletMonitor = defineCapability({
   product: 'intelligence',
   name: 'Wallet monitor',
   description:
-    "Delivers transfer_in and transfer_out events of watched wallets on Ethereum, Base and Arbitrum by webhook, about 450 ms after block confirmation (or after the subscription's confirmations); a delivered event whose transfer a reorg removes is followed by the same event with removed: true, and is not billed.",
+    "Delivers transfer_in and transfer_out events of watched wallets on Ethereum, Base and Arbitrum by webhook, about 450 ms after block confirmation (or after the subscription's confirmations); a delivered event whose transfer a reorg removes is followed by the same event with removed: true (free), and its charge is credited back.",
   surface: 'WEBHOOK',
   auth: 'bearer',
   method: 'POST',
