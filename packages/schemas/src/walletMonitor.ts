@@ -35,17 +35,33 @@ export const WatchedAddress = Address.refine((a) => {
   }
 }, 'must be an EIP-55 checksummed or an all-lowercase address (the mixed-case checksum does not match)');
 
+/** Most confirmations a subscription may ask for before its events are delivered. */
+export const MAX_SUBSCRIPTION_CONFIRMATIONS = 64;
+
+/**
+ * Blocks mined on top of an event's block before the event is delivered (0..64, default 0: as
+ * soon as the chain's watcher reads the block at its own depth). An event whose block is
+ * reorged out before it reaches this depth is never delivered (packages/wallet-monitor README
+ * "Reorgs and confirmations").
+ */
+export const SubscriptionConfirmations = z
+  .int()
+  .min(0)
+  .max(MAX_SUBSCRIPTION_CONFIRMATIONS)
+  .describe('blocks mined on top of the event block before delivery (0..64, default 0)');
+
 /**
  * Body of `POST /v1/wallet-monitor` (docs/spec-notes.md 2.6): `addresses` (1..1000 EVM addresses, checksummed or
  * lowercase; duplicates are merged), `chains` (>= 1 of `ethereum|base|arbitrum`), `events`
- * (>= 1 of `transfer_in|transfer_out`) and `webhook_url` (http(s) URL; the https/SSRF policy is
- * enforced by the service, docs/decisions.md).
+ * (>= 1 of `transfer_in|transfer_out`), `webhook_url` (http(s) URL; the https/SSRF policy is
+ * enforced by the service, docs/decisions.md) and `confirmations` ({@link SubscriptionConfirmations}, default 0).
  */
 export const WalletMonitorSubscriptionRequest = z.strictObject({
   addresses: z.array(WatchedAddress).min(1).max(MAX_ADDRESSES_PER_SUBSCRIPTION),
   chains: z.array(ChainName).min(1).max(3),
   events: z.array(WalletEventName).min(1).max(2),
   webhook_url: z.url({ protocol: /^https?$/ }).max(2048),
+  confirmations: SubscriptionConfirmations.default(0),
 });
 export type WalletMonitorSubscriptionRequest = z.infer<typeof WalletMonitorSubscriptionRequest>;
 
@@ -73,8 +89,10 @@ export type WalletMonitorSubscriptionCancelled = z.infer<typeof WalletMonitorSub
  * Delivery statistics of one subscription: `events` (matched and queued), `delivered` (2xx),
  * `pending` (queued or waiting for a retry), `failed_attempts` (non-2xx, timeouts, refused
  * connections), `dead_lettered` (gave up after the retry schedule; replayable), `dropped`
- * (discarded because the subscription was cancelled), `billed` (integer USDC base units, 1000 per
- * delivered event), `last_delivery_at` (RFC 3339 or null), `last_status` (HTTP status of the last
+ * (discarded because the subscription was cancelled, or a reorg removed the event before it was
+ * delivered), `removed` (delivered events whose transfer a reorg removed: each was followed by a
+ * `removed: true` event and credited back), `billed` (integer USDC base units, 1000 per delivered
+ * event that is still on chain), `last_delivery_at` (RFC 3339 or null), `last_status` (HTTP status of the last
  * attempt, 0 for a network error, null before any).
  */
 export const WalletMonitorDeliveryStats = z.object({
@@ -84,6 +102,7 @@ export const WalletMonitorDeliveryStats = z.object({
   failed_attempts: z.int().nonnegative(),
   dead_lettered: z.int().nonnegative(),
   dropped: z.int().nonnegative(),
+  removed: z.int().nonnegative(),
   billed: UintString,
   last_delivery_at: DateTime.nullable(),
   last_status: z.int().nonnegative().nullable(),
@@ -119,6 +138,7 @@ export const WalletMonitorSubscription = z.object({
   chains: z.array(ChainName),
   events: z.array(WalletEventName),
   webhook_url: z.string(),
+  confirmations: SubscriptionConfirmations,
   created_at: UnixSeconds,
   expires_at: UnixSeconds,
   cancelled_at: UnixSeconds.nullable(),
@@ -136,6 +156,12 @@ export type WalletMonitorSubscription = z.infer<typeof WalletMonitorSubscription
  * `observed_at` (RFC 3339 UTC: when the block reached its confirmation depth). `test: true` marks
  * a test event sent with `POST /v1/wallet-monitor/{sub_id}/test-event`: it has the same shape,
  * with zero hashes, block 0, amount "0" and native ETH; real events carry no `test` field.
+ *
+ * `removed: true` (with `original_webhook_id`) says that a reorg took the transfer of an event
+ * delivered before out of the chain: the same fields as that event (its `block_hash` is the block
+ * that vanished), `observed_at` when the watcher found it gone; not billed, and the original's
+ * 0.001 USDC is credited back (the Alchemy address-activity convention; packages/wallet-monitor
+ * README "Reorgs and confirmations"). Events still on chain carry no `removed` field.
  */
 export const WalletEvent = z.object({
   type: WalletEventName,
@@ -155,6 +181,8 @@ export const WalletEvent = z.object({
   amount: UintString,
   observed_at: DateTime,
   test: z.literal(true).optional(),
+  removed: z.literal(true).optional(),
+  original_webhook_id: WebhookId.optional(),
 });
 export type WalletEvent = z.infer<typeof WalletEvent>;
 
@@ -199,7 +227,8 @@ export type WalletMonitorAttemptOutcome = z.infer<typeof WalletMonitorAttemptOut
 
 /**
  * One delivery attempt, as listed by `GET /v1/wallet-monitor/{sub_id}/deliveries` (newest first,
- * the last 100 attempts kept): `webhook_id`, the event `type`, `test` (a test event),
+ * the last 100 attempts kept): `webhook_id`, the event `type`, `test` (a test event), `removed`
+ * (a `removed: true` event: a reorg took the original's transfer out of the chain),
  * `attempt` (1-based within its run), `replay` (0 for the first run, n for the n-th replay of a
  * dead letter), `outcome`, `status` (the receiver's HTTP status, 0 for a network error, null when
  * nothing was sent), `error` (code and human message, null when delivered or dropped) and `at`.
@@ -208,6 +237,7 @@ export const WalletMonitorDeliveryAttempt = z.object({
   webhook_id: WebhookId,
   type: WalletEventName,
   test: z.boolean(),
+  removed: z.boolean(),
   attempt: z.int().min(1),
   replay: z.int().nonnegative(),
   outcome: WalletMonitorAttemptOutcome,

@@ -12,6 +12,7 @@ import { DeliveryAttemptError } from './errors.js';
 import { WebhookPoster } from './http.js';
 import type { SubscriptionStore } from './subscriptions.js';
 import { walletMonitorKeys } from './commands/keys.js';
+import { claimDelivery } from './commands/index.js';
 
 /** The webhook body (docs/decisions.md "Wallet monitor"; schema `WalletEvent`); amounts and block numbers are integer strings. */
 export type WalletEventPayload = WalletEvent;
@@ -27,6 +28,11 @@ export interface DeliveryJobData {
   generation: number;
   /** a test event (`POST /v1/wallet-monitor/{id}/test-event`): delivered and billed as any event, kept out of the latency samples */
   test?: boolean;
+  /**
+   * Set on a `removed: true` event: the webhook id of the event it takes back (a reorg removed
+   * its transfer). Never billed; the original's price is credited back when it was delivered.
+   */
+  removes?: string;
   /**
    * Written by earlier versions (the price was debited for this run); now read from the ledger
    * (`Ledger.debited`), so a crash between the debit and this flag cannot lose a refund.
@@ -54,6 +60,8 @@ interface StoredAttempt {
   webhook_id: string;
   type: WalletEventPayload['type'];
   test: boolean;
+  /** a `removed: true` event (absent in entries written before removed events existed) */
+  removed?: boolean;
   attempt: number;
   replay: number;
   outcome: WalletMonitorAttemptOutcome;
@@ -68,6 +76,8 @@ export const ATTEMPT_LOG_LENGTH = 100;
 
 /** Days a delivered event's "already queued" marker is kept (re-reading a block within it never re-queues). */
 const SEEN_TTL_SECONDS = 7 * 24 * 3600;
+/** How long an event's `delivered` (billing reference) and `vanished` markers are kept: 30 days, as the ledger's references. */
+export const EVENT_FATE_TTL_SECONDS = 30 * 24 * 3600;
 /** Delivery latency samples kept for health (newest first). */
 const LATENCY_WINDOW = 1000;
 /** The `LatencySeries` name of delivery latency (block confirmation → 2xx), per minute. */
@@ -93,6 +103,18 @@ export class DeliveryKeys {
   }
   stats(subscriptionId: string) {
     return walletMonitorKeys.walletMonitor(this.keys, 'sub', subscriptionId, 'stats');
+  }
+  /** Set by the watcher when a reorg removed the event's transfer: no attempt of it may send any more. */
+  vanished(webhookId: string) {
+    return walletMonitorKeys.walletMonitor(this.keys, 'vanished', webhookId);
+  }
+  /** Set while an attempt of the event is in flight (`wm_claim_delivery`). */
+  sending(webhookId: string) {
+    return walletMonitorKeys.walletMonitor(this.keys, 'sending', webhookId);
+  }
+  /** The billing reference of the run that delivered the event (what a `removed` event credits back). */
+  delivered(webhookId: string) {
+    return walletMonitorKeys.walletMonitor(this.keys, 'delivered', webhookId);
   }
   /** The subscription's last {@link ATTEMPT_LOG_LENGTH} delivery attempts (list of JSON, newest first). */
   attempts(subscriptionId: string) {
@@ -204,7 +226,15 @@ export class DeliveryQueue {
       const generation = d.generation + 1;
       await this.queue.add(
         'deliver',
-        { webhookId: d.webhook_id, subscriptionId, event: d.event, observedAtMs: d.observed_at_ms, generation },
+        // a removed event stays one when replayed: not billed, its original credited back once
+        {
+          webhookId: d.webhook_id,
+          subscriptionId,
+          event: d.event,
+          observedAtMs: d.observed_at_ms,
+          generation,
+          removes: d.event.removed ? d.event.original_webhook_id : undefined,
+        },
         jobOptions(deliveryJobId(d.webhook_id, generation), this.retryScheduleMs.length),
       );
       const [, [, removed]] = (await this.redis
@@ -234,7 +264,7 @@ export class DeliveryQueue {
     const rows = await this.redis.lrange(this.k.attempts(subscriptionId), 0, limit - 1);
     return rows.map((r) => {
       const { code, ...attempt } = JSON.parse(r) as StoredAttempt;
-      return { ...attempt, error: code ? { code, message: deliveryErrorMessage(code) } : null };
+      return { ...attempt, removed: attempt.removed === true, error: code ? { code, message: deliveryErrorMessage(code) } : null };
     });
   }
 
@@ -310,7 +340,11 @@ export interface DeliveryWorker {
  * event (Ledger reference = webhook id, or `<webhook id>-r<n>` for a replay) and held while it is
  * retried; a 2xx answer marks it delivered (billed); anything else is a failed attempt retried
  * on the schedule; after the last attempt it is dead-lettered and the held price is credited
- * back. So the account pays exactly 0.001 USDC per delivered event. An account that cannot pay
+ * back. A `removed` event (`removes` set: a reorg took a delivered event's transfer out of the
+ * chain) is not billed; it credits the original's price back once (reference of the run that
+ * delivered it) and is sent only when the original was delivered; an event marked vanished is
+ * dropped at its next attempt (`wm_claim_delivery`). So the account pays exactly 0.001 USDC per
+ * delivered event still on chain. An account that cannot pay
  * makes the attempt fail with `insufficient_balance` (nothing is sent), so it is retried too.
  */
 export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
@@ -327,6 +361,7 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
       webhook_id: d.webhookId,
       type: d.event.type,
       test: d.test === true,
+      removed: d.removes !== undefined,
       attempt: job.attemptsMade + 1,
       replay: d.generation,
       outcome,
@@ -343,27 +378,78 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
     await o.ledger.credit(owner, EVENT_PRICE_BASE_UNITS, `refund:${item}`, billingRef(job.data));
   };
 
+  const sendingTtlMs = (o.timeoutMs ?? 10_000) * 2 + 5_000;
+
+  /**
+   * A `removed` event's first step: waits for an attempt of the original still in flight, then
+   * credits back the original's price when it was delivered (once: the credit's reference is the
+   * billing reference of the run that delivered it, the one a dead letter's refund would use).
+   * Returns whether the original was delivered (else the removed event is not sent).
+   */
+  const takeBack = async (d: DeliveryJobData, owner: string | undefined): Promise<boolean> => {
+    const original = d.removes!;
+    const waitUntil = Date.now() + sendingTtlMs;
+    while ((await o.redis.exists(k.sending(original))) === 1 && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 100));
+    const ref = await o.redis.get(k.delivered(original));
+    if (!ref) return false;
+    if (owner) {
+      const { applied } = await o.ledger.credit(owner, EVENT_PRICE_BASE_UNITS, `refund:${item}`, ref);
+      if (applied)
+        await o.redis
+          .multi()
+          .hincrby(k.stats(d.subscriptionId), 'billed', -Number(EVENT_PRICE_BASE_UNITS))
+          .hincrby(k.stats(d.subscriptionId), 'removed', 1)
+          .exec();
+    }
+    return true;
+  };
+
+  /** Drops the event (not sent; its held price, if any, refunded): a cancelled or unknown subscription, or a reorg removed it. */
+  const drop = async (job: Job<DeliveryJobData>, owner: string | undefined) => {
+    const d = job.data;
+    const stats = k.stats(d.subscriptionId);
+    if (owner) await refundHeld(job, owner);
+    await o.redis
+      .multi()
+      .hincrby(stats, 'pending', -1)
+      .hincrby(stats, 'dropped', 1)
+      .lpush(k.attempts(d.subscriptionId), logAttempt(job, 'dropped'))
+      .ltrim(k.attempts(d.subscriptionId), 0, ATTEMPT_LOG_LENGTH - 1)
+      .exec();
+    o.observer?.delivery('dropped');
+  };
+
   const process = async (job: Job<DeliveryJobData>) => {
     const d = job.data;
     const stats = k.stats(d.subscriptionId);
     const sub = await o.subscriptions.deliveryInfo(d.subscriptionId);
+    // a removed event: the vanished original is never charged, whatever becomes of this one
+    const originalDelivered = d.removes ? await takeBack(d, sub?.owner) : undefined;
+    if (originalDelivered === false) {
+      await drop(job, sub?.owner);
+      return 'dropped_never_delivered';
+    }
     if (!sub || sub.status === 'cancelled') {
-      if (sub) await refundHeld(job, sub.owner);
-      await o.redis
-        .multi()
-        .hincrby(stats, 'pending', -1)
-        .hincrby(stats, 'dropped', 1)
-        .lpush(k.attempts(d.subscriptionId), logAttempt(job, 'dropped'))
-        .ltrim(k.attempts(d.subscriptionId), 0, ATTEMPT_LOG_LENGTH - 1)
-        .exec();
-      o.observer?.delivery('dropped');
+      await drop(job, sub?.owner);
       return sub ? 'dropped_cancelled' : 'dropped_unknown';
+    }
+
+    // an event of the chain (not a test, not a removed event) is sent only while it is on chain
+    const claims = !d.test && !d.removes;
+    if (
+      claims &&
+      (await claimDelivery(o.redis, { vanishedKey: k.vanished(d.webhookId), sendingKey: k.sending(d.webhookId), ttlMs: sendingTtlMs })) === 'vanished'
+    ) {
+      await drop(job, sub.owner);
+      return 'dropped_vanished';
     }
 
     let failure: DeliveryAttemptError | undefined;
     try {
-      await o.ledger.debit(sub.owner, EVENT_PRICE_BASE_UNITS, item, billingRef(d));
+      // a removed event is not billed
+      if (!d.removes) await o.ledger.debit(sub.owner, EVENT_PRICE_BASE_UNITS, item, billingRef(d));
     } catch (e) {
+      if (claims) await o.redis.del(k.sending(d.webhookId));
       if (!(e instanceof InsufficientBalanceError)) throw e;
       failure = new DeliveryAttemptError(null, 'insufficient_balance');
     }
@@ -383,13 +469,15 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
           .multi()
           .hincrby(stats, 'delivered', 1)
           .hincrby(stats, 'pending', -1)
-          .hincrby(stats, 'billed', Number(EVENT_PRICE_BASE_UNITS))
+          .hincrby(stats, 'billed', d.removes ? 0 : Number(EVENT_PRICE_BASE_UNITS))
           .hset(stats, 'last_delivery_at', new Date().toISOString(), 'last_status', res.status)
           .hdel(stats, ...LAST_ERROR_FIELDS)
           .lpush(k.attempts(d.subscriptionId), logAttempt(job, 'delivered', undefined, res.status))
           .ltrim(k.attempts(d.subscriptionId), 0, ATTEMPT_LOG_LENGTH - 1);
-        // a test event measures no watcher → receiver path: kept out of the latency samples
-        if (!d.test) {
+        // the run that delivered it: what a later `removed` event credits back (same MULTI, so it is never lost)
+        if (claims) m.set(k.delivered(d.webhookId), billingRef(d), 'EX', EVENT_FATE_TTL_SECONDS).del(k.sending(d.webhookId));
+        // a test or removed event measures no watcher → receiver path: kept out of the latency samples
+        if (!d.test && !d.removes) {
           m.lpush(k.latency(), latencyMs.toFixed(1)).ltrim(k.latency(), 0, LATENCY_WINDOW - 1);
           // the same sample per minute, for the /status charts (the health document's wallet-monitor latency is this one)
           LatencySeries.append(m, o.keys, DELIVERY_LATENCY_SERIES, latencyMs, true);
@@ -399,6 +487,7 @@ export function startDeliveryWorker(o: DeliveryWorkerOptions): DeliveryWorker {
         return 'delivered';
       }
       failure = new DeliveryAttemptError(res.status, res.reason ?? 'network_error');
+      if (claims) await o.redis.del(k.sending(d.webhookId));
     }
 
     const attempts = job.opts.attempts ?? 1;

@@ -36,3 +36,22 @@ export function webhookId(e: { chain: ChainName; txHash: string; position: Trans
   const text = [e.chain, e.txHash.toLowerCase(), positionKey(e.position), e.subscriptionId, e.type].join('|');
   return `msg_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
 }
+
+/**
+ * The `webhook-id` of the `removed: true` event that follows a delivered event whose transfer a
+ * reorg took out of the chain: `msg_` + 32 hex of sha256(original id | `removed`). A distinct
+ * message (receivers deduplicate on the id), the same for every retry of it.
+ */
+export function removedWebhookId(originalId: string): string {
+  return `msg_${createHash('sha256').update(`${originalId}|removed`).digest('hex').slice(0, 32)}`;
+}
+
+/**
+ * The `webhook-id` of an event whose deterministic id ({@link webhookId}) already belongs to an
+ * event a reorg removed (its transaction was mined again later, after the removed event went
+ * out): `msg_` + 32 hex of sha256(previous id | `again`), so receivers that deduplicated the
+ * removed original still get the transfer.
+ */
+export function reissuedWebhookId(previousId: string): string {
+  return `msg_${createHash('sha256').update(`${previousId}|again`).digest('hex').slice(0, 32)}`;
+}

@@ -19,6 +19,7 @@ export {
   DELIVERY_LATENCY_SERIES,
   deliveryJobId,
   DeliveryQueue,
+  EVENT_FATE_TTL_SECONDS,
   signWebhook,
   startDeliveryWorker,
   type DeadLetter,
@@ -43,7 +44,7 @@ export { deliveryErrorMessage, INSUFFICIENT_BALANCE, lastErrorOf } from './deliv
 export { DeliveryAttemptError, SubscriptionForbiddenError, SubscriptionNotActiveError, SubscriptionNotFoundError, WebhookUrlError } from './errors.js';
 export { testDelivery } from './testEvent.js';
 export { httpFailureReason, WebhookPoster, type PostResult } from './http.js';
-export { newSubscriptionId, newWebhookSecret, positionKey, webhookId, type TransferPosition } from './ids.js';
+export { newSubscriptionId, newWebhookSecret, positionKey, reissuedWebhookId, removedWebhookId, webhookId, type TransferPosition } from './ids.js';
 export {
   resolveWsUrl,
   startWalletMonitor,

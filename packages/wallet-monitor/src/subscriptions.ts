@@ -20,6 +20,8 @@ export interface SubscriptionRequest {
   chains: ChainName[];
   events: WalletEventName[];
   webhook_url: string;
+  /** blocks mined on top of an event's block before it is delivered (0..64; default 0) */
+  confirmations?: number;
 }
 
 /** A subscription as stored (the secret included: only the delivery worker reads it). Times in UNIX seconds. */
@@ -33,6 +35,8 @@ export interface SubscriptionRecord {
   chains: ChainName[];
   events: WalletEventName[];
   webhook_url: string;
+  /** blocks mined on top of an event's block before it is delivered (0 = at the watcher's depth) */
+  confirmations: number;
   /** `whsec_...` */
   secret: string;
   created_at: number;
@@ -126,6 +130,7 @@ export class SubscriptionStore {
         chains: chains.join(','),
         events: events.join(','),
         webhook_url: req.webhook_url,
+        confirmations: req.confirmations ?? 0,
         secret: this.secretBox ? this.secretBox.seal(secret) : secret,
         created_at: now,
         expires_at,
@@ -151,6 +156,7 @@ export class SubscriptionStore {
       chains: h.chains.split(',').filter(Boolean) as ChainName[],
       events: h.events.split(',').filter(Boolean) as WalletEventName[],
       webhook_url: h.webhook_url,
+      confirmations: Number(h.confirmations ?? 0),
       secret: this.openSecret(h.secret),
       created_at: Number(h.created_at),
       expires_at: Number(h.expires_at),
@@ -161,15 +167,18 @@ export class SubscriptionStore {
 
   /**
    * What the delivery worker and the watchers need, without the address list: status, owner,
-   * events, chains, URL and secret. Undefined when unknown.
+   * events, chains, confirmations, URL and secret. Undefined when unknown.
    */
-  async deliveryInfo(id: string): Promise<Pick<SubscriptionRecord, 'id' | 'owner' | 'status' | 'events' | 'chains' | 'webhook_url' | 'secret'> | undefined> {
-    const [owner, status, events, chains, webhook_url, secret] = await this.redis.hmget(
+  async deliveryInfo(
+    id: string,
+  ): Promise<Pick<SubscriptionRecord, 'id' | 'owner' | 'status' | 'events' | 'chains' | 'confirmations' | 'webhook_url' | 'secret'> | undefined> {
+    const [owner, status, events, chains, confirmations, webhook_url, secret] = await this.redis.hmget(
       this.subKey(id),
       'owner',
       'status',
       'events',
       'chains',
+      'confirmations',
       'webhook_url',
       'secret',
     );
@@ -180,6 +189,7 @@ export class SubscriptionStore {
       status: status as SubscriptionStatus,
       events: (events ?? '').split(',').filter(Boolean) as WalletEventName[],
       chains: (chains ?? '').split(',').filter(Boolean) as ChainName[],
+      confirmations: Number(confirmations ?? 0),
       webhook_url: webhook_url ?? '',
       secret: this.openSecret(secret ?? ''),
     };
@@ -204,6 +214,7 @@ export class SubscriptionStore {
       chains: rec.chains,
       events: rec.events,
       webhook_url: rec.webhook_url,
+      confirmations: rec.confirmations,
       created_at: rec.created_at,
       expires_at: rec.expires_at,
       cancelled_at: rec.cancelled_at,
@@ -293,6 +304,7 @@ function statsOf(h: Record<string, string>): DeliveryStats {
     failed_attempts: n('failed_attempts'),
     dead_lettered: n('dead_lettered'),
     dropped: n('dropped'),
+    removed: n('removed'),
     billed: h.billed ?? '0',
     last_delivery_at: h.last_delivery_at ?? null,
     last_status: h.last_status === undefined ? null : Number(h.last_status),

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { getAddress, webSocket, type PublicClient } from 'viem';
 import type { AddressMatcher } from './addressIndex.js';
 import { DEFAULT_CONFIRMATIONS, type ChainName } from './config.js';
-import type { DeliveryJobData, DeliveryQueue, WalletEventPayload } from './delivery.js';
+import { DeliveryKeys, EVENT_FATE_TTL_SECONDS, type DeliveryJobData, type DeliveryQueue, type WalletEventPayload } from './delivery.js';
 import {
   erc20TransfersFromLogs,
   nativeTransfersFromParityTraces,
@@ -18,7 +18,7 @@ import {
   type RawTransfer,
   type TxTrace,
 } from './detect.js';
-import { webhookId } from './ids.js';
+import { reissuedWebhookId, removedWebhookId, webhookId } from './ids.js';
 import type { SubscriptionStore, WalletEventName } from './subscriptions.js';
 import { NATIVE_ASSET, TokenMetadata } from './tokens.js';
 import { walletMonitorKeys } from './commands/keys.js';
@@ -93,8 +93,25 @@ interface SubMeta {
   status: string;
   events: WalletEventName[];
   chains: ChainName[];
+  confirmations: number;
   at: number;
 }
+
+/** A matched event and the depth its subscription asks for before delivery. */
+interface MatchedEvent {
+  job: DeliveryJobData;
+  confirmations: number;
+}
+
+/** An event queued from a block a reorg dropped, waiting for the re-scan to find it again (`wm:reorged:<chain>`). */
+interface ReorgedEvent {
+  job: DeliveryJobData;
+  /** the dropped chain's last processed height: decided once the re-scan reaches it */
+  until: string;
+}
+
+/** Days a block's record of queued events (`wm:emitted:<chain>:<block hash>`) is kept for reorgs. */
+const EMITTED_TTL_SECONDS = 7 * 24 * 3600;
 
 const SUB_META_TTL_MS = 60_000;
 
@@ -114,11 +131,15 @@ interface TxLite {
  * `from`/`to` through the {@link AddressMatcher}, queues one delivery per (event, subscription),
  * and only then moves its cursor (`wm:cursor:<chain>`, number + hash). A restart resumes after
  * the cursor: no gap, and a block read twice queues nothing new (webhook ids are deterministic).
+ * Events of a subscription with `confirmations` wait in `wm:held:<chain>` until that many blocks
+ * are on top of theirs; events queued from a block a reorg dropped and not found again by the
+ * re-scan get a `removed: true` event (packages/wallet-monitor README "Reorgs and confirmations").
  */
 export class ChainWatcher {
   readonly chain: ChainName;
   private readonly redis: Redis;
   private readonly tokens: TokenMetadata;
+  private readonly deliveryKeys: DeliveryKeys;
   private readonly subMeta = new Map<string, SubMeta>();
   private readonly leaseToken = randomUUID();
   private nativeSource: NativeSource | undefined;
@@ -143,6 +164,7 @@ export class ChainWatcher {
     this.log = o.log.child({ component: 'watcher', chain: o.chain });
     this.redis = o.redis;
     this.tokens = new TokenMetadata(o.redis, o.keys, o.chain, o.client);
+    this.deliveryKeys = new DeliveryKeys(o.keys);
     this.confirmations = o.confirmations;
     if (o.traces === 'off') this.nativeSource = 'transactions';
     else if (o.traces && o.traces !== 'auto') this.nativeSource = o.traces;
@@ -159,6 +181,22 @@ export class ChainWatcher {
   }
   private stateKey() {
     return walletMonitorKeys.walletMonitor(this.o.keys, 'watcher', this.chain);
+  }
+  /** Sorted set of held webhook ids (score: the height at which they are deep enough). */
+  private heldKey() {
+    return walletMonitorKeys.walletMonitor(this.o.keys, 'held', this.chain);
+  }
+  /** Hash of held events: webhook id → delivery job (JSON). */
+  private heldJobsKey() {
+    return walletMonitorKeys.walletMonitor(this.o.keys, 'held', this.chain, 'jobs');
+  }
+  /** Hash of the events queued from one block: webhook id → delivery job (JSON). */
+  private emittedKey(blockHash: string) {
+    return walletMonitorKeys.walletMonitor(this.o.keys, 'emitted', this.chain, blockHash.toLowerCase());
+  }
+  /** Hash of events from dropped blocks not yet found again: webhook id → {@link ReorgedEvent} (JSON). */
+  private reorgedKey() {
+    return walletMonitorKeys.walletMonitor(this.o.keys, 'reorged', this.chain);
   }
 
   /** Starts following the chain (resolves once the loop runs). */
@@ -315,10 +353,12 @@ export class ChainWatcher {
     let processed = 0;
     while (cursor.number < target && processed < 50 && !this.stopped) {
       const n = cursor.number + 1n;
-      const next = await this.processBlock(n, cursor, hint?.number === n ? hint : undefined);
+      const next = await this.processBlock(n, cursor, head, hint?.number === n ? hint : undefined);
       cursor = next ?? (await this.rewind(cursor));
       processed++;
     }
+    await this.releaseHeld(head, cursor);
+    await this.settleRemovals(cursor);
     await this.report(head, cursor);
     return processed > 0;
   }
@@ -346,21 +386,139 @@ export class ChainWatcher {
     this.reorgs++;
     const history = BigInt(this.o.historyBlocks ?? 256);
     const floor = cursor.number > history ? cursor.number - history : 0n;
+    const dropped: string[] = [cursor.hash];
     for (let n = cursor.number - 1n; n >= floor; n--) {
       const [stored, canonical] = await Promise.all([this.redis.hget(this.historyKey(), n.toString()), this.o.client.getBlock({ blockNumber: n })]);
       if (stored && stored === canonical.hash) {
         const c = { number: n, hash: canonical.hash };
+        await this.recordDropped(dropped, cursor.number);
         await this.redis.multi().hset(this.cursorKey(), 'number', n.toString(), 'hash', c.hash).hdel(this.historyKey(), cursor.number.toString()).exec();
         this.log.warn({ dropped_from: (n + 1n).toString(), to: cursor.number.toString() }, 'reorg: resuming after the last common block');
         return c;
       }
+      if (stored) dropped.push(stored);
       if (n === 0n) break;
     }
     const b = await this.o.client.getBlock({ blockNumber: floor });
     this.log.error({ depth: history.toString() }, 'reorg deeper than the kept history: resuming from its floor');
+    await this.recordDropped(dropped, cursor.number);
     const c = { number: b.number!, hash: b.hash! };
     await this.saveCursor(c);
     return c;
+  }
+
+  /**
+   * Reorg, before the cursor moves back: the events queued from the dropped blocks wait in
+   * `wm:reorged:<chain>` until the re-scan reaches `until` (the dropped chain's last processed
+   * height); those it does not find again then get a `removed` event ({@link settleRemovals}).
+   */
+  private async recordDropped(blockHashes: string[], until: bigint): Promise<void> {
+    const rows = await Promise.all(blockHashes.map((h) => this.redis.hgetall(this.emittedKey(h))));
+    const pending: Record<string, string> = {};
+    for (const row of rows) {
+      for (const [id, job] of Object.entries(row)) pending[id] = JSON.stringify({ job: JSON.parse(job), until: until.toString() } satisfies ReorgedEvent);
+    }
+    if (Object.keys(pending).length > 0) await this.redis.hset(this.reorgedKey(), pending);
+  }
+
+  /**
+   * Sends a `removed: true` event for each event of a dropped block that the re-scan did not find
+   * again once it reached the dropped chain's height: marks the original vanished (no attempt of
+   * it sends any more), then queues the removed event (the delivery worker sends it only when the
+   * original was delivered, and credits the original's price back). Idempotent after a crash.
+   */
+  private async settleRemovals(cursor: WatcherCursor): Promise<void> {
+    const rows = await this.redis.hgetall(this.reorgedKey());
+    const due = Object.entries(rows)
+      .map(([id, row]) => [id, JSON.parse(row) as ReorgedEvent] as const)
+      .filter(([, r]) => BigInt(r.until) <= cursor.number);
+    if (due.length === 0) return;
+    const now = Date.now();
+    const observed_at = new Date(now).toISOString();
+    const removals: DeliveryJobData[] = due.map(([id, { job }]) => ({
+      webhookId: removedWebhookId(id),
+      subscriptionId: job.subscriptionId,
+      event: { ...job.event, observed_at, removed: true, original_webhook_id: id },
+      observedAtMs: now,
+      generation: 0,
+      removes: id,
+    }));
+    const mark = this.redis.multi();
+    for (const [id] of due) mark.set(this.deliveryKeys.vanished(id), '1', 'EX', EVENT_FATE_TTL_SECONDS);
+    await mark.exec();
+    await this.o.queue.enqueue(removals);
+    await this.redis.hdel(this.reorgedKey(), ...due.map(([id]) => id));
+    this.log.warn({ events: due.length }, 'reorg: events no longer on chain, removed events queued');
+  }
+
+  /**
+   * Records events under the block `blockHash` (for a later reorg), clears them from the reorg's
+   * pending list (found again) and queues them for delivery. Recorded first: a crash in between
+   * leaves an event recorded and not queued (the block is read again, as the cursor has not
+   * moved), never queued and unrecorded (a later reorg could not take it back).
+   */
+  private async emit(blockHash: string, jobs: DeliveryJobData[]): Promise<void> {
+    if (jobs.length === 0) return;
+    const rec: Record<string, string> = {};
+    for (const j of jobs) rec[j.webhookId] = JSON.stringify(j);
+    await this.redis
+      .multi()
+      .hset(this.emittedKey(blockHash), rec)
+      .expire(this.emittedKey(blockHash), EMITTED_TTL_SECONDS)
+      .hdel(this.reorgedKey(), ...jobs.map((j) => j.webhookId))
+      .exec();
+    await this.o.queue.enqueue(jobs);
+  }
+
+  /** Holds events until their block is `confirmations` deep for their subscription (score: the release height). */
+  private async hold(events: MatchedEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const m = this.redis.multi();
+    for (const { job, confirmations } of events) {
+      m.zadd(this.heldKey(), (BigInt(job.event.block_number) + BigInt(confirmations)).toString(), job.webhookId);
+      m.hset(this.heldJobsKey(), job.webhookId, JSON.stringify(job));
+    }
+    m.hdel(this.reorgedKey(), ...events.map((e) => e.job.webhookId));
+    await m.exec();
+  }
+
+  /**
+   * Releases held events whose block is now deep enough (`head` − block ≥ the subscription's
+   * confirmations) and still the block the watcher processed at that height; an event whose block
+   * was reorged out is dropped, never delivered (if its transfer is in the replacement block, the
+   * re-scan held it again under the new block hash).
+   */
+  private async releaseHeld(head: bigint, cursor: WatcherCursor): Promise<void> {
+    const due = await this.redis.zrangebyscore(this.heldKey(), '-inf', head.toString(), 'LIMIT', 0, 1000);
+    if (due.length === 0) return;
+    const rows = await this.redis.hmget(this.heldJobsKey(), ...due);
+    const jobs = rows.map((r) => (r ? (JSON.parse(r) as DeliveryJobData) : undefined));
+    const heights = jobs.map((j) => (j ? j.event.block_number : '0'));
+    const stored = await this.redis.hmget(this.historyKey(), ...heights);
+    const done: string[] = [];
+    const byBlock = new Map<string, DeliveryJobData[]>();
+    const now = Date.now();
+    for (let i = 0; i < due.length; i++) {
+      const job = jobs[i];
+      if (!job) {
+        done.push(due[i]);
+        continue;
+      }
+      const n = BigInt(job.event.block_number);
+      if (n > cursor.number) continue; // rewound below it: the re-scan decides
+      const canonical = stored[i] ?? (await this.o.client.getBlock({ blockNumber: n })).hash;
+      done.push(due[i]);
+      if (canonical?.toLowerCase() !== job.event.block_hash.toLowerCase()) continue; // reorged out before its depth
+      const released = { ...job, observedAtMs: now, event: { ...job.event, observed_at: new Date(now).toISOString() } };
+      byBlock.set(job.event.block_hash, [...(byBlock.get(job.event.block_hash) ?? []), released]);
+    }
+    for (const [blockHash, list] of byBlock) await this.emit(blockHash, list);
+    if (done.length > 0)
+      await this.redis
+        .multi()
+        .zrem(this.heldKey(), ...done)
+        .hdel(this.heldJobsKey(), ...done)
+        .exec();
   }
 
   /**
@@ -370,7 +528,7 @@ export class ChainWatcher {
    * (by block hash), the native transfers (traces) and the address-index change stream are read
    * in parallel.
    */
-  private async processBlock(n: bigint, cursor: WatcherCursor, header?: HeadHint): Promise<WatcherCursor | undefined> {
+  private async processBlock(n: bigint, cursor: WatcherCursor, head: bigint, header?: HeadHint): Promise<WatcherCursor | undefined> {
     const observedAtMs = Date.now();
     // Transactions are needed only when native transfers do not come from trace_block.
     const needTxs = this.nativeSource !== 'trace_block';
@@ -407,8 +565,14 @@ export class ChainWatcher {
     const transfers: RawTransfer[] = erc20TransfersFromLogs(logs.map((l) => ({ ...l, logIndex: l.logIndex === null ? null : Number(l.logIndex) })));
     transfers.push(...(native ?? nativeTransfersFromTransactions(await readTxs())));
 
-    const jobs = transfers.length > 0 ? await this.match(transfers, number, blockHash, observedAtMs, native === undefined) : [];
-    if (jobs.length > 0) await this.o.queue.enqueue(jobs);
+    const matched = transfers.length > 0 ? await this.match(transfers, number, blockHash, observedAtMs, native === undefined) : [];
+    // a subscription's confirmations: blocks on top of this one before its events go out
+    const deep = (e: MatchedEvent) => head - number >= BigInt(e.confirmations);
+    await this.emit(
+      blockHash,
+      matched.filter(deep).map((e) => e.job),
+    );
+    await this.hold(matched.filter((e) => !deep(e)));
     const next = { number, hash: blockHash };
     await this.saveCursor(next);
     return next;
@@ -468,7 +632,7 @@ export class ChainWatcher {
     blockHash: `0x${string}`,
     observedAtMs: number,
     checkReceipts: boolean,
-  ): Promise<DeliveryJobData[]> {
+  ): Promise<MatchedEvent[]> {
     const addresses = new Set<string>();
     for (const t of transfers) addresses.add(t.from).add(t.to);
     const watched = await this.o.matcher.match(this.chain, addresses); // the change stream was read before (processBlock)
@@ -504,7 +668,7 @@ export class ChainWatcher {
     }
     const assets = await this.tokens.get(wanted.filter((c) => c.t.token).map((c) => c.t.token!));
     const observed_at = new Date(observedAtMs).toISOString();
-    return wanted.map(({ t, type, subscriptionId }) => {
+    const matched = wanted.map(({ t, type, subscriptionId }) => {
       const event: WalletEventPayload = {
         type,
         subscription_id: subscriptionId,
@@ -519,14 +683,23 @@ export class ChainWatcher {
         amount: t.amount.toString(),
         observed_at,
       };
-      return {
+      const job: DeliveryJobData = {
         webhookId: webhookId({ chain: this.chain, txHash: t.txHash, position: t.position, subscriptionId, type }),
         subscriptionId,
         event,
         observedAtMs,
         generation: 0,
       };
+      return { job, confirmations: metas.get(subscriptionId)?.confirmations ?? 0 };
     });
+    // a transfer mined again after a reorg removed its event (and its `removed` event went out) gets a new id
+    for (let round = 0; round < 8; round++) {
+      const marks = await this.redis.pipeline(matched.map((m) => ['exists', this.deliveryKeys.vanished(m.job.webhookId)])).exec();
+      const again = matched.filter((_, i) => marks?.[i]?.[1] === 1);
+      if (again.length === 0) break;
+      for (const m of again) m.job.webhookId = reissuedWebhookId(m.job.webhookId);
+    }
+    return matched;
   }
 
   private async meta(ids: string[]): Promise<Map<string, SubMeta>> {
@@ -542,7 +715,7 @@ export class ChainWatcher {
       missing.map(async (id) => {
         const info = await this.o.subscriptions.deliveryInfo(id);
         if (!info) return;
-        const m = { status: info.status, events: info.events, chains: info.chains, at: now };
+        const m = { status: info.status, events: info.events, chains: info.chains, confirmations: info.confirmations, at: now };
         this.subMeta.set(id, m);
         out.set(id, m);
       }),

@@ -14,11 +14,14 @@ export interface Received {
 
 /**
  * A local webhook receiver: records every request; answers 200 unless the path's mode says
- * otherwise (`fail` → 503, `drop` → destroys the connection).
+ * otherwise (`fail` → 503, `drop` → destroys the connection, `hold` → answers 200 only when
+ * {@link release}d; such a request is recorded when it is answered).
  */
 export class Receiver {
   readonly requests: Received[] = [];
-  readonly modes = new Map<string, 'ok' | 'fail' | 'drop'>();
+  readonly modes = new Map<string, 'ok' | 'fail' | 'drop' | 'hold'>();
+  /** Requests held open (mode `hold`), by path. */
+  readonly held = new Map<string, (() => void)[]>();
   private server!: Server;
   url = '';
 
@@ -34,6 +37,14 @@ export class Receiver {
           req.socket.destroy();
           return;
         }
+        if (mode === 'hold') {
+          const answer = () => {
+            this.requests.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status: 200, at: Date.now() });
+            res.end('ok');
+          };
+          this.held.set(path, [...(this.held.get(path) ?? []), answer]);
+          return;
+        }
         const status = mode === 'fail' ? 503 : 200;
         this.requests.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status, at: Date.now() });
         res.statusCode = status;
@@ -43,6 +54,13 @@ export class Receiver {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;
+  }
+
+  /** Answers 200 to the requests held open on `path` and stops holding new ones. */
+  release(path: string): void {
+    this.modes.set(path, 'ok');
+    for (const answer of this.held.get(path) ?? []) answer();
+    this.held.delete(path);
   }
 
   /** Requests to `path` answered 2xx. */

@@ -149,6 +149,9 @@ describe('subscriptions (POST /v1/wallet-monitor)', () => {
       ['ftp url', { ...good, webhook_url: 'ftp://example.com/x' }],
       ['http to a non-loopback host', { ...good, webhook_url: 'http://example.com/hook' }],
       ['credentials in the url', { ...good, webhook_url: 'https://user:pw@example.com/hook' }],
+      ['65 confirmations', { ...good, confirmations: 65 }],
+      ['negative confirmations', { ...good, confirmations: -1 }],
+      ['fractional confirmations', { ...good, confirmations: 1.5 }],
     ];
     for (const [name, body] of cases) {
       const r = await call('POST', `${t.url}/v1/wallet-monitor`, body, auth);
@@ -174,8 +177,24 @@ describe('subscriptions (POST /v1/wallet-monitor)', () => {
     const sub = await subscribe(a.auth, { addresses: [fresh().address], chains: ['ethereum'], path: '/unused' });
     const mine = await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, a.auth);
     expect(mine.status).toBe(200);
-    expect(mine.body).toMatchObject({ subscription_id: sub.subscription_id, status: 'active', chains: ['ethereum'], renewals: 0, expires_at: sub.expires_at });
-    expect(mine.body.delivery).toMatchObject({ events: 0, delivered: 0, billed: '0' });
+    // confirmations default to 0 (delivered at the watcher's depth)
+    expect(mine.body).toMatchObject({
+      subscription_id: sub.subscription_id,
+      status: 'active',
+      chains: ['ethereum'],
+      renewals: 0,
+      expires_at: sub.expires_at,
+      confirmations: 0,
+    });
+    expect(mine.body.delivery).toMatchObject({ events: 0, delivered: 0, billed: '0', removed: 0 });
+    const deep = await call(
+      'POST',
+      `${t.url}/v1/wallet-monitor`,
+      { addresses: [fresh().address], chains: ['base'], events: ['transfer_in'], webhook_url: `${receiver.url}/unused`, confirmations: 64 },
+      a.auth,
+    );
+    expect(deep.status, JSON.stringify(deep.body)).toBe(200);
+    expect((await call('GET', `${t.url}/v1/wallet-monitor/${deep.body.subscription_id}`, undefined, a.auth)).body.confirmations).toBe(64);
     expect(mine.body.secret).toBeUndefined();
     expect((await call('GET', `${t.url}/v1/wallet-monitor/${sub.subscription_id}`, undefined, b.auth)).status).toBe(403);
     expect((await call('GET', `${t.url}/v1/wallet-monitor/sub_${ulid()}`, undefined, a.auth)).status).toBe(404);
@@ -350,6 +369,7 @@ describe('deliveries', () => {
       expect(entry).toMatchObject({
         type: 'transfer_in',
         test: false,
+        removed: false,
         replay: 0,
         outcome: 'failed',
         status: null,
@@ -444,6 +464,9 @@ describe('chain watchers', () => {
     await ethClients.publicClient.request({ method: 'anvil_reorg' as 'eth_chainId', params: [1, []] as never });
     const second = await sendEth(ethClients, funder, w.address, 2n);
     await waitFor('the event after the reorg', () => events('/reorg1').some((e) => e.tx_hash === second));
+    // the first transfer left the chain with its block (unless it was mined again): a removed event follows it
+    const again = await ethClients.publicClient.getTransactionReceipt({ hash: first }).catch(() => undefined);
+    if (!again) await waitFor('the removed event', () => events('/reorg1').some((e) => e.tx_hash === first && e.removed));
     t.gateway.services.discovery.invalidate();
     const state = await call('GET', `${t.url}/status/health`);
     const eState = state.body.wallet_monitor.watchers.find((x: { chain: string }) => x.chain === 'ethereum');
@@ -536,8 +559,9 @@ describe('SDK', () => {
 });
 
 describe('billing and health', () => {
-  it('bills exactly 0.001 USDC per delivered event, per account', async () => {
-    // every owner's wallet-monitor usage lines, net of refunds, equal 1000 × its delivered events
+  it('bills exactly 0.001 USDC per delivered event still on chain, per account', async () => {
+    // every owner's wallet-monitor usage lines, net of refunds, equal 1000 × its delivered events,
+    // less those a reorg removed (credited back) and the removed events themselves (not billed)
     const owners = [2, 3, 4, 5, 6, 7, 8, 9].map((i) => devAccount(i).address);
     for (const address of owners) {
       const view = await t.gateway.services.ledger.view(address, 1000);
@@ -550,8 +574,17 @@ describe('billing and health', () => {
         -1,
       );
       let delivered = 0;
-      for (const id of ids) delivered += (await monitor.service.subscriptions.stats(id)).delivered;
-      expect(net, address).toBe(BigInt(delivered) * PRICE);
+      let removed = 0;
+      let billed = 0n;
+      for (const id of ids) {
+        const stats = await monitor.service.subscriptions.stats(id);
+        delivered += stats.delivered;
+        removed += stats.removed;
+        billed += BigInt(stats.billed);
+      }
+      const removedEvents = receiver.requests.filter((r) => r.status === 200 && ids.includes(JSON.parse(r.body).subscription_id) && JSON.parse(r.body).removed);
+      expect(net, address).toBe(billed);
+      expect(net, address).toBe(BigInt(delivered - removed - removedEvents.length) * PRICE);
     }
   });
 

@@ -58,7 +58,10 @@ export const walletMonitorRouter = router({
         tags: ['wallet-monitor'],
         summary: 'Subscribe a webhook to transfer_in/transfer_out events of up to 1,000 addresses',
         description:
-          'Events are signed with Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) using the whsec_ secret returned here once. 0.001 USDC is debited from the metered account per delivered event. The subscription expires at expires_at and renews by 30 days while the account holds at least 0.001 USDC.',
+          'Events are signed with Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) using the whsec_ secret returned here once. 0.001 USDC is debited from the metered account per delivered event. ' +
+          'confirmations (0..64, default 0) holds each event until that many blocks are mined on top of its block; an event reorged out before then is never delivered. ' +
+          'A delivered event whose transfer a reorg removes is followed by the same event with removed: true and original_webhook_id (its own webhook-id, signed and retried alike, not billed), and the original 0.001 USDC is credited back. ' +
+          'The subscription expires at expires_at and renews by 30 days while the account holds at least 0.001 USDC.',
         protect: true,
         errorResponses: { 400: errors[400], 401: errors[401] },
       },

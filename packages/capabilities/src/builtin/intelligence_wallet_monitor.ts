@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { defineCapability } from '../define.js';
 import { EXAMPLE_ADDRESS } from './examples.js';
 
-/** Body of `POST /v1/wallet-monitor`: `{addresses (≤ 1000), chains, events, webhook_url}`. */
+/** Body of `POST /v1/wallet-monitor`: `{addresses (≤ 1000), chains, events, webhook_url, confirmations? (0..64, default 0)}`. */
 export type WalletMonitorParameters = z.input<typeof WalletMonitorSubscriptionRequest>;
 /** 201 `{subscription_id, expires_at (UNIX seconds), secret (whsec_..., shown once)}`. */
 export type WalletMonitorReturnType = z.infer<typeof WalletMonitorSubscriptionCreated>;
@@ -24,7 +24,7 @@ export const walletMonitor = defineCapability({
   product: 'intelligence',
   name: 'Wallet monitor',
   description:
-    'Delivers transfer_in and transfer_out events of watched wallets on Ethereum, Base and Arbitrum by webhook, about 450 ms after block confirmation.',
+    "Delivers transfer_in and transfer_out events of watched wallets on Ethereum, Base and Arbitrum by webhook, about 450 ms after block confirmation (or after the subscription's confirmations); a delivered event whose transfer a reorg removes is followed by the same event with removed: true (free), and its charge is credited back.",
   surface: 'WEBHOOK',
   auth: 'bearer',
   method: 'POST',
@@ -51,5 +51,7 @@ export const walletMonitor = defineCapability({
   notes:
     'Sign in (POST {base_url}/v1/auth/nonce, /v1/auth/token) and send Authorization: Bearer <token>. 0.001 USDC is debited from the metered account per delivered (2xx) event. ' +
     'Webhooks follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the whsec_ secret returned once; retries over about 27 h, then dead letters (GET/POST {base_url}/v1/wallet-monitor/{sub_id}/dead-letters[/replay]). ' +
+    'confirmations (0..64, default 0) holds each event until that many blocks are mined on top of its block; an event reorged out before then is never delivered. ' +
+    'A delivered event whose transfer a reorg removes is followed by the same event with removed: true and original_webhook_id (signed and retried alike, not billed), and its 0.001 USDC is credited back. ' +
     'The subscription renews by 30 days at expires_at while the account holds at least 0.001 USDC; cancel with POST {base_url}/v1/wallet-monitor/{sub_id}/cancel.',
 });

@@ -429,6 +429,7 @@ export type WireSubscriptionRequest = {
     chains: ("ethereum" | "base" | "arbitrum")[];
     events: ("transfer_in" | "transfer_out")[];
     webhook_url: string;
+    confirmations?: number | undefined;
 };
 
 export type WireSubscriptionCreated = {
@@ -450,6 +451,7 @@ export type WireSubscription = {
     chains: ("ethereum" | "base" | "arbitrum")[];
     events: ("transfer_in" | "transfer_out")[];
     webhook_url: string;
+    confirmations: number;
     created_at: number;
     expires_at: number;
     cancelled_at: number | null;
@@ -461,6 +463,7 @@ export type WireSubscription = {
         failed_attempts: number;
         dead_lettered: number;
         dropped: number;
+        removed: number;
         billed: string;
         last_delivery_at: string | null;
         last_status: number | null;
@@ -491,6 +494,8 @@ export type WireWalletEvent = {
     amount: string;
     observed_at: string;
     test?: true | undefined;
+    removed?: true | undefined;
+    original_webhook_id?: string | undefined;
 };
 
 export type WireDeadLetter = {
@@ -513,6 +518,8 @@ export type WireDeadLetter = {
         amount: string;
         observed_at: string;
         test?: true | undefined;
+        removed?: true | undefined;
+        original_webhook_id?: string | undefined;
     };
     attempts: number;
     last_status: number | null;
@@ -524,6 +531,7 @@ export type WireDeliveryAttempt = {
     webhook_id: string;
     type: "transfer_in" | "transfer_out";
     test: boolean;
+    removed: boolean;
     attempt: number;
     replay: number;
     outcome: "failed" | "delivered" | "dead_lettered" | "dropped";
@@ -557,6 +565,8 @@ export type WireTestEventQueued = {
         amount: string;
         observed_at: string;
         test?: true | undefined;
+        removed?: true | undefined;
+        original_webhook_id?: string | undefined;
     };
 };
 

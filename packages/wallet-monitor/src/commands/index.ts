@@ -12,6 +12,7 @@ export { walletMonitorKeys } from './keys.js';
 const SCRIPTS = scriptSet(new URL('./lua/', import.meta.url), {
   wm_cancel_subscription: 2,
   wm_renew_subscription: 3,
+  wm_claim_delivery: 2,
 });
 
 export interface CancelSubscriptionParameters {
@@ -66,4 +67,18 @@ export async function renewSubscription(
     p.subscriptionId,
   )) as [string, string];
   return { result: result as 'missing', expiresAt: at };
+}
+
+export interface ClaimDeliveryParameters {
+  /** `wm:vanished:<webhook id>` */
+  vanishedKey: string;
+  /** `wm:sending:<webhook id>` */
+  sendingKey: string;
+  /** sending marker lifetime, ms */
+  ttlMs: number;
+}
+
+/** `wm_claim_delivery.lua`: claims one delivery attempt of an event, or answers `vanished` when a reorg removed it (nothing may be sent). */
+export async function claimDelivery(redis: Redis, p: ClaimDeliveryParameters): Promise<'claimed' | 'vanished'> {
+  return (await withScripts(redis, SCRIPTS).wm_claim_delivery(p.vanishedKey, p.sendingKey, p.ttlMs)) as 'claimed' | 'vanished';
 }

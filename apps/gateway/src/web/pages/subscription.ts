@@ -68,8 +68,9 @@ ${item('delivered', 'Delivered', d.delivered, '2xx answers')}
 ${item('pending', 'Pending', d.pending, 'queued or waiting for a retry')}
 ${item('failed_attempts', 'Failed attempts', d.failed_attempts, 'each retried on the schedule')}
 ${item('dead_lettered', 'Dead letters', d.dead_lettered, 'gave up; replayable')}
-${item('dropped', 'Dropped', d.dropped, 'cancelled before delivery')}
-${item('billed', 'Billed', usdc(d.billed), `${usdc(EVENT_PRICE_BASE_UNITS)} per delivered event`)}
+${item('dropped', 'Dropped', d.dropped, 'cancelled, or reorged out, before delivery')}
+${item('removed', 'Removed', d.removed, 'delivered, then reorged out: a removed event followed, credited back')}
+${item('billed', 'Billed', usdc(d.billed), `${usdc(EVENT_PRICE_BASE_UNITS)} per delivered event still on chain`)}
 ${item('last_status', 'Last HTTP status', d.last_status === null ? '—' : d.last_status, d.last_delivery_at ? 'last delivery below' : 'no delivery yet')}
 </dl>
 <p class="meta">Last delivery: ${timeTag(d.last_delivery_at)}.</p>`;
@@ -129,6 +130,7 @@ ${signedInBar(d.account)}
 <dt>Webhook URL</dt><dd><code>${v.webhook_url}</code></dd>
 <dt>Chains</dt><dd>${v.chains.join(', ')}</dd>
 <dt>Events</dt><dd>${v.events.join(', ')}</dd>
+<dt>Confirmations</dt><dd>${v.confirmations === 0 ? 'delivered at the chain watcher’s depth' : `${v.confirmations} blocks on top of the event’s block`}</dd>
 <dt>Created</dt><dd>${unixTime(v.created_at)}</dd>
 <dt>Expires</dt><dd>${unixTime(v.expires_at)}</dd>
 <dt>Metered account</dt><dd>${usdc(d.balance)} <span class="meta">(deposit with <code>POST /v1/account/deposit</code>, paid with x402)</span></dd>
