@@ -60,7 +60,10 @@ describe('readStoreDurability', () => {
 describe('ReplicaAcks', () => {
   it('counts the replica that acknowledged the writes before the call; without a replica it waits out the timeout and says 0', async () => {
     const { handle, redis } = await privateRedis();
-    const own = (c: Redis) => (clients.push(c), c);
+    const own = (c: Redis) => {
+      clients.push(c);
+      return c;
+    };
     const alone = new ReplicaAcks(own(redis.duplicate()), 'acg:test:barrier', 1, 200);
     await redis.set('acg:test:money', '1');
     expect(await alone.wait()).toBe(0);
