@@ -26,15 +26,19 @@ export interface TestGateway extends RunningTestGateway {
   close(): Promise<void>;
 }
 
-/** The options of {@link startTestGateway}: the gateway's start options and config overrides. */
-export type TestGatewayOptions = StartGatewayOptions & { config?: ConfigDefaults };
+/**
+ * The options of {@link startTestGateway}: the gateway's start options and config overrides, and
+ * `stack`: a dev stack the test started itself, used instead of a fresh one (and left running by `close()`).
+ */
+export type TestGatewayOptions = StartGatewayOptions & { config?: ConfigDefaults; stack?: DevStack };
 
 /**
  * Starts anvil (chain id 8453, real USDC, Multicall3), a private redis-server, and the gateway on
  * a free port with the dev accounts (0 facilitator, 1 treasury). Keys carry a unique prefix.
  */
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
-  const stack = await startDevStack({ quiet: true, preferPrivateRedis: true });
+  const stack = opts.stack ?? (await startDevStack({ quiet: true, preferPrivateRedis: true }));
+  const stopStack = () => (opts.stack ? Promise.resolve() : stack.stop());
   try {
     const config = configFromEnv(
       {},
@@ -66,11 +70,11 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
       usdc: usdcReader(stack.payment.rpcUrl, stack.payment.usdc),
       async close() {
         await gateway.close();
-        await stack.stop();
+        await stopStack();
       },
     };
   } catch (e) {
-    await stack.stop();
+    await stopStack();
     throw e;
   }
 }

@@ -39,7 +39,7 @@ export async function readStoreDurability(redis: Redis): Promise<StoreDurability
     return found;
   };
   const nodes = redis.isCluster ? await masters() : [redis];
-  const settings = await Promise.all(nodes.map((node) => readNode(node, redis.isCluster)));
+  const settings = await Promise.all(nodes.map((node) => readNode(node)));
   return classify(settings);
 }
 
@@ -72,7 +72,7 @@ function riskOf(s: NodeSetting): { verdict: DurabilityVerdict; risk: string } | 
   return { verdict: 'lossy', risk: `A machine crash or power loss loses ${window} acknowledged writes: ${lost}.` };
 }
 
-async function readNode(node: Redis, inCluster: boolean): Promise<NodeSetting> {
+async function readNode(node: Redis): Promise<NodeSetting> {
   const name = `${node.options.host}:${node.options.port}`;
   try {
     const reply = (await node.call('CONFIG', 'GET', 'append*')) as string[];
@@ -81,9 +81,7 @@ async function readNode(node: Redis, inCluster: boolean): Promise<NodeSetting> {
     return { node: name, appendonly: values.get('appendonly'), appendfsync: values.get('appendfsync') };
   } catch (e) {
     // a refusal is an answer (ERR unknown command, NOPERM); anything else means Redis did not answer
-    if (e instanceof ReplyError || (inCluster && e instanceof Error && /^(ERR|NOPERM)/.test(e.message))) {
-      return { node: name, refused: e.message.split('\n')[0].slice(0, 120) };
-    }
+    if (e instanceof ReplyError) return { node: name, refused: String((e as Error).message).split('\n')[0].slice(0, 120) };
     throw e;
   }
 }
