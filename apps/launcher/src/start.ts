@@ -47,7 +47,7 @@ import {
 import { builderConfigFromEnv, parseRelayUrls, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '@acg/builder';
 import { configFromEnv, type ConfigDefaults } from '@acg/config';
 import { devReceiptKeys } from '@acg/receipts';
-import { startGateway, type RunningGateway } from '@acg/gateway';
+import { startGateway, type RunningGateway, type StoreDurabilityCheck } from '@acg/gateway';
 import { webhookPolicyFromEnv } from '@acg/net-guard';
 import { paymentRecoveryFromEnv, startWorker, workerOptionsFromEnv, type RunningWorker } from '@acg/worker';
 import { randomBytes } from 'node:crypto';
@@ -157,6 +157,13 @@ let exampleProvider: ExampleProvider | undefined;
 let secondProvider: ExampleProvider | undefined;
 let stopping = false;
 
+/** The banner's `store` line: the Redis persistence setting the gateway read at start and, unless durable, what it risks (docs/durability.md). */
+function storeLine(store: StoreDurabilityCheck): string {
+  if (store.decision === 'durable') return `${store.setting}: every acknowledged write is on disk before it is answered`;
+  const why = store.decision === 'dev_defaults' ? 'dev defaults only; production refuses it' : 'ALLOW_NON_DURABLE_STORE=true';
+  return `${store.setting} (${why}). RISK: ${store.risk}`;
+}
+
 /** The per-run key prefix this process made up (deleted from a shared Redis on stop), if any. */
 let runPrefix: string | undefined;
 /** This run's registration on a shared Redis (so a later run can clean up after a `kill -9`). */
@@ -211,6 +218,8 @@ try {
     defaults.keyPrefix = env.REDIS_CLUSTER_NODES ? `{acg:dev:${ulid()}}:` : `acg:dev:${ulid()}:`;
     // removed on stop, unless REDIS_KEY_PREFIX names the prefix (then the keys are the operator's)
     if (!env.REDIS_KEY_PREFIX) runPrefix = defaults.keyPrefix;
+    // the dev defaults may use a shared Redis that is not ours to configure: a non-durable one is told in the banner, not refused (docs/durability.md)
+    defaults.store = { devDefaults: true };
     defaults.payment = {
       rpcUrl: anvil.rpcUrl,
       payTo: chain.treasury.address,
@@ -369,6 +378,7 @@ try {
     'redis',
     `${config.redisClusterNodes ? `cluster ${config.redisClusterNodes.join(',')}` : redis.url}${redis.spawned ? ' (private, spawned)' : ''}, key prefix ${config.keyPrefix}${runPrefix && !redis.spawned ? ' (this run only: deleted at stop)' : ''}`,
   );
+  line('store', storeLine(gateway.store));
   line('traces', tracing.enabled ? `${tracing.url} (OTLP/HTTP)` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)');
   line(
     'worker',
