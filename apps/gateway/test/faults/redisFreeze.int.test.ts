@@ -21,7 +21,7 @@ let t: TestGateway;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'acg-redis-freeze-'));
   const port = await freePort();
-  redis = spawnManaged(findRedisServer()!, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], {
+  redis = spawnManaged(findRedisServer()!, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], {
     name: `redis:${port}`,
   });
   for (let i = 0; i < 100 && !(await pingRedis('127.0.0.1', port, 200)); i++) await sleep(50);
