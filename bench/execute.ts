@@ -282,46 +282,40 @@ export async function benchDurableWrites(
 /** The durable-writes comparison as a table with the ratio always/everysec. */
 export function formatDurableWrites(r: DurableWritesBenchResult, settingsRead: { always: string; everysec: string }): string {
   const perSide = r.callsPerSide;
-  const row = (x: ExecuteSide, setting: string) => [x.name, fmt(x.throughput, 1), fmt(x.p50Ms, 0), fmt(x.p99Ms, 0), `${x.ok}/${perSide}`, setting];
+  const row = (x: ExecuteSide, setting: string) => [...sideCells(x, perSide), setting];
   const lines = [
     `The cost of durable writes: the same paid execute against two gateways on one chain, each on its own private`,
     `  redis-server (order A E E A, ${perSide} measured paid calls per side after ${r.settings.warmupPerBuyer * r.settings.buyers} warm-up calls each)`,
     '',
     table(
       ['', 'paid calls/s', 'p50 ms', 'p99 ms', 'ok', 'setting the gateway read at start'],
-      [
-        row(r.always, settingsRead.always),
-        row(r.everysec, settingsRead.everysec),
-        [
-          'ratio always/everysec',
-          fmtRatio(ratio(r.always.throughput, r.everysec.throughput)),
-          fmtRatio(ratio(r.always.p50Ms, r.everysec.p50Ms)),
-          fmtRatio(ratio(r.always.p99Ms, r.everysec.p99Ms)),
-          '',
-          '',
-        ],
-      ],
+      [row(r.always, settingsRead.always), row(r.everysec, settingsRead.everysec), [...ratioCells('ratio always/everysec', r.always, r.everysec), '']],
     ),
+    ...failureLines([r.always, r.everysec]),
   ];
-  for (const side of [r.always, r.everysec]) {
-    if (side.failed + side.warmupFailed > 0) lines.push(`${side.name}: ${side.failed + side.warmupFailed} failed calls, e.g. ${side.failures.join(' | ')}`);
-  }
   return lines.join('\n');
+}
+
+/** A side's first table cells: name, paid calls/s, p50 and p99 ms, ok of the calls per side. */
+function sideCells(x: ExecuteSide, perSide: number): string[] {
+  return [x.name, fmt(x.throughput, 1), fmt(x.p50Ms, 0), fmt(x.p99Ms, 0), `${x.ok}/${perSide}`];
+}
+
+/** A ratio row's first cells: `label`, then a/b of paid calls/s, p50 and p99, and an empty `ok` cell. */
+function ratioCells(label: string, a: ExecuteSide, b: ExecuteSide): string[] {
+  return [label, fmtRatio(ratio(a.throughput, b.throughput)), fmtRatio(ratio(a.p50Ms, b.p50Ms)), fmtRatio(ratio(a.p99Ms, b.p99Ms)), ''];
+}
+
+/** One line per side that had failed calls, with up to 3 of them. */
+function failureLines(sides: readonly ExecuteSide[]): string[] {
+  return sides.filter((x) => x.failed + x.warmupFailed > 0).map((x) => `${x.name}: ${x.failed + x.warmupFailed} failed calls, e.g. ${x.failures.join(' | ')}`);
 }
 
 /** The result as a compact table with the ratios gateway/reference, plus the caveat. */
 export function formatExecute(r: ExecuteBenchResult): string {
   const s = r.settings;
   const perSide = r.callsPerSide;
-  const row = (x: ExecuteSide) => [
-    x.name,
-    fmt(x.throughput, 1),
-    fmt(x.p50Ms, 0),
-    fmt(x.p99Ms, 0),
-    `${x.ok}/${perSide}`,
-    String(x.settledOnChain),
-    fmt(x.serverCpuMsPerCall, 1),
-  ];
+  const row = (x: ExecuteSide) => [...sideCells(x, perSide), String(x.settledOnChain), fmt(x.serverCpuMsPerCall, 1)];
   const lines = [
     `POST /api/v1/execute (${CAPABILITY}, 0.001 USDC), paid with @x402/fetch: ${s.buyers} buyers concurrently,`,
     `  ${perSide} measured paid calls per side (2 halves, order G R R G) after ${s.warmupPerBuyer * s.buyers} warm-up calls each;`,
@@ -332,15 +326,7 @@ export function formatExecute(r: ExecuteBenchResult): string {
       [
         row(r.gateway),
         row(r.reference),
-        [
-          'ratio gateway/reference',
-          fmtRatio(ratio(r.gateway.throughput, r.reference.throughput)),
-          fmtRatio(ratio(r.gateway.p50Ms, r.reference.p50Ms)),
-          fmtRatio(ratio(r.gateway.p99Ms, r.reference.p99Ms)),
-          '',
-          '',
-          fmtRatio(ratio(r.gateway.serverCpuMsPerCall, r.reference.serverCpuMsPerCall)),
-        ],
+        [...ratioCells('ratio gateway/reference', r.gateway, r.reference), '', fmtRatio(ratio(r.gateway.serverCpuMsPerCall, r.reference.serverCpuMsPerCall))],
       ],
     ),
     "* payments that reached the treasury in USDC during that side's runs, warm-up included.",
@@ -351,11 +337,7 @@ export function formatExecute(r: ExecuteBenchResult): string {
     'twice concurrently runs its handler twice (one settlement then reverts, gas paid for nothing). The gateway',
     'reserves (from, nonce) in Redis and settles before executing, so a duplicate never runs twice; that extra',
     'work (Redis round trips, the stored execution) is included in its numbers above.',
+    ...failureLines([r.gateway, r.reference]),
   ];
-  for (const side of [r.gateway, r.reference]) {
-    if (side.failed + side.warmupFailed > 0) {
-      lines.push(`${side.name}: ${side.failed + side.warmupFailed} failed calls, e.g. ${side.failures.join(' | ')}`);
-    }
-  }
   return lines.join('\n');
 }
