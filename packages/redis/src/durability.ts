@@ -81,7 +81,8 @@ async function readNode(node: Redis): Promise<NodeSetting> {
     return { node: name, appendonly: values.get('appendonly'), appendfsync: values.get('appendfsync') };
   } catch (e) {
     // a refusal is an answer (ERR unknown command, NOPERM); anything else means Redis did not answer
-    if (e instanceof ReplyError) return { node: name, refused: String((e as Error).message).split('\n')[0].slice(0, 120) };
+    const firstLine = String((e as Error)?.message).split('\n')[0];
+    if (e instanceof ReplyError) return { node: name, refused: firstLine.slice(0, 120) };
     throw e;
   }
 }
