@@ -4,7 +4,9 @@
  * - Payment chain: `PAYMENT_RPC_URL`, else a local anvil with chain id 8453, real USDC at the Base
  *   address and Multicall3 (port `DEVNET_PAYMENT_PORT`, default 8545, or a free one if taken).
  * - Redis: `REDIS_CLUSTER_NODES` (a Redis Cluster), else `REDIS_URL`, else 127.0.0.1:6379 if it
- *   answers, else a private redis-server.
+ *   answers, else a private redis-server (`appendonly yes`, `appendfsync always`). The `store` line
+ *   says what the gateway read of its persistence; on the dev payment chain a setting that can lose
+ *   writes is only warned about, with `PAYMENT_RPC_URL` it is refused (docs/durability.md).
  * - Gateway on `GATEWAY_PORT` (default 8080) with the dev accounts: index 0 facilitator (pays gas),
  *   index 1 treasury (payTo, sends refunds), indexes 2-9 funded buyers.
  * - The example provider (apps/example-provider) as its own child process on `EXAMPLE_PROVIDER_PORT`
