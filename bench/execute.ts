@@ -189,34 +189,63 @@ function summarize(side: Side): ExecuteSide {
   };
 }
 
-/**
- * Runs the paid-execute benchmark: warm-up on both sides, then the measured calls in the order
- * gateway, reference, reference, gateway (half each), so warm-up and drift favour neither side.
- */
-export async function benchExecute(gatewayUrl: string, stack: DevStack, opts: ExecuteBenchOptions = {}): Promise<ExecuteBenchResult> {
+/** The settings with their defaults, checked against the dev stack's buyers. */
+function executeSettings(stack: DevStack, opts: ExecuteBenchOptions): Required<ExecuteBenchOptions> {
   const settings = { buyers: 4, calls: 100, warmupPerBuyer: 5, callTimeoutMs: 30_000, ...definedOnly(opts) };
   if (!(settings.buyers >= 1 && settings.buyers <= stack.payment.buyers.length)) throw new Error(`buyers must be 1..${stack.payment.buyers.length}`);
   for (let i = 0; i < settings.buyers; i++) {
     if (devAccount(2 + i).address !== stack.payment.buyers[i].address) throw new Error('buyer accounts do not match the dev stack');
   }
+  return settings;
+}
+
+/**
+ * Measures two sides (`a`, `b`: a name and the server's base URL) with paid calls: warm-up on both,
+ * then the measured calls in the order A, B, B, A (half each), so warm-up and drift favour neither side.
+ */
+async function measurePair(
+  stack: DevStack,
+  settings: Required<ExecuteBenchOptions>,
+  a: { name: string; url: string },
+  b: { name: string; url: string },
+): Promise<{ a: ExecuteSide; b: ExecuteSide; callsPerSide: number }> {
   const perBuyer = Math.ceil(settings.calls / settings.buyers);
   const first = Math.ceil(perBuyer / 2);
   const second = perBuyer - first;
-
-  const reference = await startReference(stack);
   const load = LoadGenerator.start();
   try {
-    const g: Side = { name: 'gateway', url: `${gatewayUrl}/api/v1/execute`, runs: [], warmup: [], settled: 0n, cpuMicros: 0 };
-    const r: Side = { name: '@x402/express reference', url: `${reference.url}/api/v1/execute`, runs: [], warmup: [], settled: 0n, cpuMicros: 0 };
-    await paidRun(load, stack, g, settings, settings.warmupPerBuyer, true);
-    await paidRun(load, stack, r, settings, settings.warmupPerBuyer, true);
-    await paidRun(load, stack, g, settings, first, false);
-    await paidRun(load, stack, r, settings, first, false);
-    await paidRun(load, stack, r, settings, second, false);
-    await paidRun(load, stack, g, settings, second, false);
-    return { gateway: summarize(g), reference: summarize(r), settings, callsPerSide: perBuyer * settings.buyers };
+    const side = (s: { name: string; url: string }): Side => ({
+      name: s.name,
+      url: `${s.url}/api/v1/execute`,
+      runs: [],
+      warmup: [],
+      settled: 0n,
+      cpuMicros: 0,
+    });
+    const [sa, sb] = [side(a), side(b)];
+    await paidRun(load, stack, sa, settings, settings.warmupPerBuyer, true);
+    await paidRun(load, stack, sb, settings, settings.warmupPerBuyer, true);
+    await paidRun(load, stack, sa, settings, first, false);
+    await paidRun(load, stack, sb, settings, first, false);
+    await paidRun(load, stack, sb, settings, second, false);
+    await paidRun(load, stack, sa, settings, second, false);
+    return { a: summarize(sa), b: summarize(sb), callsPerSide: perBuyer * settings.buyers };
   } finally {
     load.close();
+  }
+}
+
+/**
+ * Runs the paid-execute benchmark: warm-up on both sides, then the measured calls in the order
+ * gateway, reference, reference, gateway (half each), so warm-up and drift favour neither side.
+ */
+export async function benchExecute(gatewayUrl: string, stack: DevStack, opts: ExecuteBenchOptions = {}): Promise<ExecuteBenchResult> {
+  const settings = executeSettings(stack, opts);
+  const reference = await startReference(stack);
+  try {
+    const m = await measurePair(stack, settings, { name: 'gateway', url: gatewayUrl }, { name: '@x402/express reference', url: reference.url });
+    return { gateway: m.a, reference: m.b, settings, callsPerSide: m.callsPerSide };
+  } finally {
     await new Promise<void>((resolve) => {
       reference.server.close(() => resolve());
       reference.server.closeAllConnections();
@@ -224,19 +253,69 @@ export async function benchExecute(gatewayUrl: string, stack: DevStack, opts: Ex
   }
 }
 
+/** Two gateways on one chain, each on its own private Redis, by AOF setting (docs/durability.md). */
+export interface DurableWritesBenchResult {
+  /** `appendonly yes`, `appendfsync always`: every write on disk before Redis answers it (production). */
+  always: ExecuteSide;
+  /** `appendonly yes`, `appendfsync everysec`: fsync once a second (a machine crash loses about a second of writes). */
+  everysec: ExecuteSide;
+  settings: Required<ExecuteBenchOptions>;
+  callsPerSide: number;
+}
+
+/**
+ * The cost of durable writes: the same paid calls against a gateway whose Redis runs `appendfsync
+ * always` and one whose Redis runs `appendfsync everysec` (two private redis-servers, one chain),
+ * measured in the order always, everysec, everysec, always.
+ */
+export async function benchDurableWrites(
+  alwaysUrl: string,
+  everysecUrl: string,
+  stack: DevStack,
+  opts: ExecuteBenchOptions = {},
+): Promise<DurableWritesBenchResult> {
+  const settings = executeSettings(stack, opts);
+  const m = await measurePair(stack, settings, { name: 'appendfsync always', url: alwaysUrl }, { name: 'appendfsync everysec', url: everysecUrl });
+  return { always: m.a, everysec: m.b, settings, callsPerSide: m.callsPerSide };
+}
+
+/** The durable-writes comparison as a table with the ratio always/everysec. */
+export function formatDurableWrites(r: DurableWritesBenchResult, settingsRead: { always: string; everysec: string }): string {
+  const perSide = r.callsPerSide;
+  const row = (x: ExecuteSide, setting: string) => [...sideCells(x, perSide), setting];
+  const lines = [
+    `The cost of durable writes: the same paid execute against two gateways on one chain, each on its own private`,
+    `  redis-server (order A E E A, ${perSide} measured paid calls per side after ${r.settings.warmupPerBuyer * r.settings.buyers} warm-up calls each)`,
+    '',
+    table(
+      ['', 'paid calls/s', 'p50 ms', 'p99 ms', 'ok', 'setting the gateway read at start'],
+      [row(r.always, settingsRead.always), row(r.everysec, settingsRead.everysec), [...ratioCells('ratio always/everysec', r.always, r.everysec), '']],
+    ),
+    ...failureLines([r.always, r.everysec]),
+  ];
+  return lines.join('\n');
+}
+
+/** A side's first table cells: name, paid calls/s, p50 and p99 ms, ok of the calls per side. */
+function sideCells(x: ExecuteSide, perSide: number): string[] {
+  return [x.name, fmt(x.throughput, 1), fmt(x.p50Ms, 0), fmt(x.p99Ms, 0), `${x.ok}/${perSide}`];
+}
+
+/** A ratio row's first cells: `label`, then a/b of paid calls/s, p50 and p99, and an empty `ok` cell. */
+function ratioCells(label: string, a: ExecuteSide, b: ExecuteSide): string[] {
+  return [label, fmtRatio(ratio(a.throughput, b.throughput)), fmtRatio(ratio(a.p50Ms, b.p50Ms)), fmtRatio(ratio(a.p99Ms, b.p99Ms)), ''];
+}
+
+/** One line per side that had failed calls, with up to 3 of them. */
+function failureLines(sides: readonly ExecuteSide[]): string[] {
+  return sides.filter((x) => x.failed + x.warmupFailed > 0).map((x) => `${x.name}: ${x.failed + x.warmupFailed} failed calls, e.g. ${x.failures.join(' | ')}`);
+}
+
 /** The result as a compact table with the ratios gateway/reference, plus the caveat. */
 export function formatExecute(r: ExecuteBenchResult): string {
   const s = r.settings;
   const perSide = r.callsPerSide;
-  const row = (x: ExecuteSide) => [
-    x.name,
-    fmt(x.throughput, 1),
-    fmt(x.p50Ms, 0),
-    fmt(x.p99Ms, 0),
-    `${x.ok}/${perSide}`,
-    String(x.settledOnChain),
-    fmt(x.serverCpuMsPerCall, 1),
-  ];
+  const row = (x: ExecuteSide) => [...sideCells(x, perSide), String(x.settledOnChain), fmt(x.serverCpuMsPerCall, 1)];
   const lines = [
     `POST /api/v1/execute (${CAPABILITY}, 0.001 USDC), paid with @x402/fetch: ${s.buyers} buyers concurrently,`,
     `  ${perSide} measured paid calls per side (2 halves, order G R R G) after ${s.warmupPerBuyer * s.buyers} warm-up calls each;`,
@@ -247,15 +326,7 @@ export function formatExecute(r: ExecuteBenchResult): string {
       [
         row(r.gateway),
         row(r.reference),
-        [
-          'ratio gateway/reference',
-          fmtRatio(ratio(r.gateway.throughput, r.reference.throughput)),
-          fmtRatio(ratio(r.gateway.p50Ms, r.reference.p50Ms)),
-          fmtRatio(ratio(r.gateway.p99Ms, r.reference.p99Ms)),
-          '',
-          '',
-          fmtRatio(ratio(r.gateway.serverCpuMsPerCall, r.reference.serverCpuMsPerCall)),
-        ],
+        [...ratioCells('ratio gateway/reference', r.gateway, r.reference), '', fmtRatio(ratio(r.gateway.serverCpuMsPerCall, r.reference.serverCpuMsPerCall))],
       ],
     ),
     "* payments that reached the treasury in USDC during that side's runs, warm-up included.",
@@ -266,11 +337,7 @@ export function formatExecute(r: ExecuteBenchResult): string {
     'twice concurrently runs its handler twice (one settlement then reverts, gas paid for nothing). The gateway',
     'reserves (from, nonce) in Redis and settles before executing, so a duplicate never runs twice; that extra',
     'work (Redis round trips, the stored execution) is included in its numbers above.',
+    ...failureLines([r.gateway, r.reference]),
   ];
-  for (const side of [r.gateway, r.reference]) {
-    if (side.failed + side.warmupFailed > 0) {
-      lines.push(`${side.name}: ${side.failed + side.warmupFailed} failed calls, e.g. ${side.failures.join(' | ')}`);
-    }
-  }
   return lines.join('\n');
 }

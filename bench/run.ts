@@ -10,7 +10,8 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { asyncLogDestination, createLogger } from '@acg/observability';
 import { startTestGateway, type TestGateway } from '../apps/gateway/test/harness.js';
-import { benchExecute, formatExecute, type ExecuteBenchResult } from './execute.js';
+import { resolveRedis, type RedisHandle } from '@acg/devnet';
+import { benchDurableWrites, benchExecute, formatDurableWrites, formatExecute, type DurableWritesBenchResult, type ExecuteBenchResult } from './execute.js';
 import { benchJobs, formatJobs, type JobsBenchResult } from './jobs.js';
 import { benchRegistry, formatRegistry, type RegistryBenchResult } from './registry.js';
 import { fmtRatio, machine, ratio } from './lib/stats.js';
@@ -39,14 +40,27 @@ function parseArgs(argv: string[]) {
   return { names: names.length > 0 ? names : [...NAMES], flags };
 }
 
+/** A gateway's logger as deployed: `info` (BENCH_LOG_LEVEL) through the asynchronous destination production uses, to /dev/null. */
+function benchLog() {
+  return createLogger({ service: 'gateway', level: process.env.BENCH_LOG_LEVEL ?? 'info', destination: asyncLogDestination('/dev/null') });
+}
+
 async function main(): Promise<number> {
   const { names, flags } = parseArgs(process.argv.slice(2));
   const t0 = performance.now();
   console.log(`bench: ${machine()}; ${new Date().toISOString()}`);
 
   let gw: TestGateway | undefined;
+  /** The durable-writes comparison's second gateway (same chain) and its private Redis with `appendfsync everysec`. */
+  let everysecRedis: RedisHandle | undefined;
+  let everysecGw: TestGateway | undefined;
   let closing: Promise<void> | undefined;
-  const cleanup = () => (closing ??= (gw ? gw.close() : Promise.resolve()).catch((e) => console.error('bench: cleanup error', e)));
+  const cleanup = () =>
+    (closing ??= (async () => {
+      await everysecGw?.close();
+      await everysecRedis?.stop();
+      await gw?.close();
+    })().catch((e) => console.error('bench: cleanup error', e)));
   const abort = (why: string, code: number) => {
     console.error(`bench: ${why}; stopping what it started`);
     void cleanup().finally(() => process.exit(code));
@@ -58,21 +72,13 @@ async function main(): Promise<number> {
 
   let registry: RegistryBenchResult | undefined;
   let execute: ExecuteBenchResult | undefined;
+  let durable: DurableWritesBenchResult | undefined;
   let jobs: JobsBenchResult | undefined;
   try {
     // As deployed: the limiter stays on (one Redis call per request) with room for one load
     // generator, and every request writes its `info` log line to /dev/null through the destination
     // createLogger gives production (sonic-boom, asynchronous, batched: asyncLogDestination).
-    if (names.some((n) => !STANDALONE[n]))
-      gw = await startTestGateway({
-        prober: false,
-        config: { rateLimitPerSecond: 100_000 },
-        log: createLogger({
-          service: 'gateway',
-          level: process.env.BENCH_LOG_LEVEL ?? 'info',
-          destination: asyncLogDestination('/dev/null'),
-        }),
-      });
+    if (names.some((n) => !STANDALONE[n])) gw = await startTestGateway({ prober: false, config: { rateLimitPerSecond: 100_000 }, log: benchLog() });
     if (gw)
       console.log(
         `bench: dev stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (anvil ${gw.stack.payment.rpcUrl}, private redis, gateway ${gw.url})\n`,
@@ -89,6 +95,17 @@ async function main(): Promise<number> {
     if (gw && names.includes('execute')) {
       execute = await benchExecute(gw.url, gw.stack, { calls: flags.calls, buyers: flags.buyers });
       console.log(`${formatExecute(execute)}\n  machine: ${machine()}\n`);
+      // the cost of durable writes (docs/durability.md): the same gateway on a Redis with appendfsync everysec, same chain
+      everysecRedis = await resolveRedis({ preferPrivate: true, persistence: 'everysec' });
+      everysecGw = await startTestGateway({
+        stack: gw.stack,
+        prober: false,
+        config: { rateLimitPerSecond: 100_000, redisUrl: everysecRedis.url, store: { allowNonDurable: true } },
+        log: benchLog(),
+      });
+      durable = await benchDurableWrites(gw.url, everysecGw.url, gw.stack, { calls: flags.calls, buyers: flags.buyers });
+      const settingsRead = { always: gw.gateway.store.setting, everysec: everysecGw.gateway.store.setting };
+      console.log(`${formatDurableWrites(durable, settingsRead)}\n  machine: ${machine()}\n`);
     }
     if (gw && names.includes('jobs')) {
       jobs = await benchJobs(gw);
@@ -121,6 +138,12 @@ async function main(): Promise<number> {
     const { gateway: g, reference: r } = execute;
     console.log(
       `  paid execute vs @x402/express reference: paid calls/s ${fmtRatio(ratio(g.throughput, r.throughput))}, p50 ${fmtRatio(ratio(g.p50Ms, r.p50Ms))}, p99 ${fmtRatio(ratio(g.p99Ms, r.p99Ms))}`,
+    );
+  }
+  if (durable) {
+    const { always: a, everysec: e } = durable;
+    console.log(
+      `  durable writes, appendfsync always vs everysec: paid calls/s ${fmtRatio(ratio(a.throughput, e.throughput))}, p50 ${fmtRatio(ratio(a.p50Ms, e.p50Ms))}, p99 ${fmtRatio(ratio(a.p99Ms, e.p99Ms))} (the cost of durability, docs/durability.md)`,
     );
   }
   if (jobs) {

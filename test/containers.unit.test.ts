@@ -53,6 +53,8 @@ describe('compose.yaml', () => {
   it('runs Redis with AOF, two gateways, a worker and a builder', () => {
     expect(Object.keys(services).sort()).toEqual(['builder', 'gateway-1', 'gateway-2', 'redis', 'worker']);
     expect(services.redis.command).toEqual(expect.arrayContaining(['--appendonly', 'yes']));
+    // the gateway refuses a store that can lose acknowledged writes (docs/durability.md)
+    expect(services.redis.command?.join(' ')).toContain('--appendfsync always');
     expect(services['gateway-1'].command).toEqual(['node', 'dist/gateway.js']);
     expect(services['gateway-2'].command).toEqual(['node', 'dist/gateway.js']);
     expect(services.worker.command).toEqual(['node', 'dist/worker.js']);

@@ -13,6 +13,7 @@ import { answerOutsideRequests, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TIMEOUT_
 import { probeSpecs } from './probeSpecs.js';
 import { Prober } from './probes.js';
 import { createServices, startRefunds, type Services } from './services.js';
+import { checkStoreDurability, type StoreDurabilityCheck } from './storeDurability.js';
 
 /** A running gateway: its URL, services, and `close()` that stops everything it started. */
 export interface RunningGateway {
@@ -20,6 +21,8 @@ export interface RunningGateway {
   server: Server;
   services: Services;
   prober: Prober;
+  /** The store's durability as read at start and what the gateway made of it (docs/durability.md). */
+  store: StoreDurabilityCheck;
   close(): Promise<void>;
 }
 
@@ -44,14 +47,25 @@ export interface StartGatewayOptions {
 }
 
 /**
- * Starts the gateway HTTP server (docs/spec-notes.md 4): connects Redis, initializes the x402 facilitator,
- * starts the refund worker and the prober, listens, and resolves once it accepts requests.
- * Throws if the facilitator cannot be reached or the port is taken.
+ * Starts the gateway HTTP server (docs/spec-notes.md 4): connects Redis, checks the store's
+ * durability (docs/durability.md), initializes the x402 facilitator, starts the refund worker and
+ * the prober, listens, and resolves once it accepts requests.
+ * Throws if the facilitator cannot be reached or the port is taken, and `StoreNotDurableError`
+ * (nothing left running) when the store can lose acknowledged writes outside the dev defaults
+ * without ALLOW_NON_DURABLE_STORE.
  */
 export async function startGateway(config: GatewayConfig, opts: StartGatewayOptions = {}): Promise<RunningGateway> {
   const log = opts.log ?? createLogger({ service: 'gateway', level: config.logLevel, pretty: config.logPretty });
   const services = createServices(config, log, { capabilities: opts.capabilities, earnings: opts.earnings, offerScorer: opts.offerScorer });
-  await services.redis.ping();
+  let store: StoreDurabilityCheck;
+  try {
+    await services.redis.ping();
+    // before any payment can be taken: a store that can lose acknowledged writes is refused outside the dev defaults
+    store = await checkStoreDurability(services.redis, config.store, log.child({ module: 'store' }));
+  } catch (e) {
+    await services.close().catch(() => undefined);
+    throw e;
+  }
   await services.paywall.init();
   if (config.receipts) {
     services.receipts = await loadReceipts(config.receipts, `eip155:${config.payment.chain.id}`);
@@ -108,6 +122,7 @@ export async function startGateway(config: GatewayConfig, opts: StartGatewayOpti
     server,
     services,
     prober,
+    store,
     async close() {
       prober.stop();
       await new Promise<void>((resolve) => {

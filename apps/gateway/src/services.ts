@@ -14,7 +14,7 @@ import {
 } from '@acg/payments';
 import type { Worker } from 'bullmq';
 import { createRefundsAndLedger, paymentReversals, type ProviderLedger } from '@acg/provider-ledger';
-import { connectRedis, LatencySeries, RedisKeys } from '@acg/redis';
+import { connectRedis, LatencySeries, RedisKeys, ReplicaAcks } from '@acg/redis';
 import { secretBoxFromKey } from '@acg/secrets';
 import { WalletMonitorService } from '@acg/wallet-monitor';
 import type { Redis } from 'ioredis';
@@ -187,6 +187,9 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
   });
   const accountLedger = new Ledger(redis, keys);
   const creditReversal = paymentReversals(providerLedger, accountLedger);
+  // REDIS_WAIT_REPLICAS: WAIT after a paid call's money writes, on a connection of its own (docs/durability.md "Replicas")
+  const waitRedis =
+    config.store.waitReplicas > 0 ? connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'gateway-wait' }) : undefined;
   const paywall = new Paywall({
     redis,
     keys,
@@ -200,6 +203,9 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     observer: metrics.payments,
     // every 402 carries a fresh x402 sign-in-with-x challenge (apps/gateway README "Sign-in-with-x")
     signInWithX: new SignInWithXChallenges(publicBaseUrl, (nonce, uri) => signInWithX.issue(nonce, uri)),
+    ...(waitRedis
+      ? { replicaAcks: new ReplicaAcks(waitRedis, `${keys.prefix}durability:barrier`, config.store.waitReplicas, config.store.waitTimeoutMs) }
+      : {}),
     terms: {
       network: `eip155:${config.payment.chain.id}`,
       asset: config.payment.asset,
@@ -335,6 +341,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
       await providerParts.close();
       redis.disconnect();
       bullRedis.disconnect();
+      waitRedis?.disconnect();
     },
   };
   return services;

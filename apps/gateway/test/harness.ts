@@ -26,9 +26,13 @@ export interface TestGateway extends RunningTestGateway {
   close(): Promise<void>;
 }
 
-/** The options of {@link startTestGateway}: the gateway's start options and config overrides. */
+/**
+ * The options of {@link startTestGateway}: the gateway's start options and config overrides, and
+ * `stack`: a dev stack the test started itself, used instead of a fresh one (and left running by `close()`).
+ */
 export type TestGatewayOptions = StartGatewayOptions & {
   config?: ConfigDefaults;
+  stack?: DevStack;
   /** The payment RPC URL the gateway uses, given anvil's (e.g. a JSON-RPC proxy counting calls in front of it); default anvil's. */
   paymentRpcUrl?: (anvilUrl: string) => string | Promise<string>;
 };
@@ -38,7 +42,8 @@ export type TestGatewayOptions = StartGatewayOptions & {
  * a free port with the dev accounts (0 facilitator, 1 treasury). Keys carry a unique prefix.
  */
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
-  const stack = await startDevStack({ quiet: true, preferPrivateRedis: true });
+  const stack = opts.stack ?? (await startDevStack({ quiet: true, preferPrivateRedis: true }));
+  const stopStack = () => (opts.stack ? Promise.resolve() : stack.stop());
   try {
     const config = configFromEnv(
       {},
@@ -70,11 +75,11 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
       usdc: usdcReader(stack.payment.rpcUrl, stack.payment.usdc),
       async close() {
         await gateway.close();
-        await stack.stop();
+        await stopStack();
       },
     };
   } catch (e) {
-    await stack.stop();
+    await stopStack();
     throw e;
   }
 }

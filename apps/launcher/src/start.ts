@@ -4,7 +4,9 @@
  * - Payment chain: `PAYMENT_RPC_URL`, else a local anvil with chain id 8453, real USDC at the Base
  *   address and Multicall3 (port `DEVNET_PAYMENT_PORT`, default 8545, or a free one if taken).
  * - Redis: `REDIS_CLUSTER_NODES` (a Redis Cluster), else `REDIS_URL`, else 127.0.0.1:6379 if it
- *   answers, else a private redis-server.
+ *   answers, else a private redis-server (`appendonly yes`, `appendfsync always`). The `store` line
+ *   says what the gateway read of its persistence; on the dev payment chain a setting that can lose
+ *   writes is only warned about, with `PAYMENT_RPC_URL` it is refused (docs/durability.md).
  * - Gateway on `GATEWAY_PORT` (default 8080) with the dev accounts: index 0 facilitator (pays gas),
  *   index 1 treasury (payTo, sends refunds), indexes 2-9 funded buyers.
  * - The example provider (apps/example-provider) as its own child process on `EXAMPLE_PROVIDER_PORT`
@@ -47,7 +49,7 @@ import {
 import { builderConfigFromEnv, parseRelayUrls, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '@acg/builder';
 import { configFromEnv, type ConfigDefaults } from '@acg/config';
 import { devReceiptKeys } from '@acg/receipts';
-import { startGateway, type RunningGateway } from '@acg/gateway';
+import { startGateway, type RunningGateway, type StoreDurabilityCheck } from '@acg/gateway';
 import { webhookPolicyFromEnv } from '@acg/net-guard';
 import { paymentRecoveryFromEnv, startWorker, workerOptionsFromEnv, type RunningWorker } from '@acg/worker';
 import { randomBytes } from 'node:crypto';
@@ -157,6 +159,13 @@ let exampleProvider: ExampleProvider | undefined;
 let secondProvider: ExampleProvider | undefined;
 let stopping = false;
 
+/** The banner's `store` line: the Redis persistence setting the gateway read at start and, unless durable, what it risks (docs/durability.md). */
+function storeLine(store: StoreDurabilityCheck): string {
+  if (store.decision === 'durable') return `${store.setting}: every acknowledged write is on disk before it is answered`;
+  const why = store.decision === 'dev_defaults' ? 'dev defaults only; production refuses it' : 'ALLOW_NON_DURABLE_STORE=true';
+  return `${store.setting} (${why}). RISK: ${store.risk}`;
+}
+
 /** The per-run key prefix this process made up (deleted from a shared Redis on stop), if any. */
 let runPrefix: string | undefined;
 /** This run's registration on a shared Redis (so a later run can clean up after a `kill -9`). */
@@ -211,6 +220,8 @@ try {
     defaults.keyPrefix = env.REDIS_CLUSTER_NODES ? `{acg:dev:${ulid()}}:` : `acg:dev:${ulid()}:`;
     // removed on stop, unless REDIS_KEY_PREFIX names the prefix (then the keys are the operator's)
     if (!env.REDIS_KEY_PREFIX) runPrefix = defaults.keyPrefix;
+    // the dev defaults may use a shared Redis that is not ours to configure: a non-durable one is told in the banner, not refused (docs/durability.md)
+    defaults.store = { devDefaults: true };
     defaults.payment = {
       rpcUrl: anvil.rpcUrl,
       payTo: chain.treasury.address,
@@ -369,6 +380,7 @@ try {
     'redis',
     `${config.redisClusterNodes ? `cluster ${config.redisClusterNodes.join(',')}` : redis.url}${redis.spawned ? ' (private, spawned)' : ''}, key prefix ${config.keyPrefix}${runPrefix && !redis.spawned ? ' (this run only: deleted at stop)' : ''}`,
   );
+  line('store', storeLine(gateway.store));
   line('traces', tracing.enabled ? `${tracing.url} (OTLP/HTTP)` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)');
   line(
     'worker',

@@ -94,6 +94,8 @@ describe('npm start', () => {
           .split('\n')
           .find((l) => l.trimStart().startsWith(`${name} `)) ?? '';
       expect(launcher.output()).toContain(`Try: GATEWAY_URL=http://127.0.0.1:${ports.GATEWAY_PORT} npm run demo `);
+      // the store's durability as the gateway read it at start (this test's private Redis: appendfsync always)
+      expect(bannerLine('store')).toMatch(/appendonly yes, appendfsync always: every acknowledged write is on disk before it is answered$/);
       const relayPorts = [...bannerLine('relays').matchAll(/=http:\/\/127\.0\.0\.1:(\d+)/g)].map((m) => Number(m[1]));
       expect(relayPorts).toHaveLength(4);
       const allPorts = [...Object.values(ports), ...relayPorts, Number(second![1])];

@@ -105,11 +105,32 @@ export interface GatewayConfig {
   };
   /** Providers' money (docs/decisions.md "Providers": money and disputes; @acg/provider-ledger). */
   providers: ProvidersConfig;
+  /** The store's durability (docs/durability.md): the start check and `WAIT` after a paid call's money writes. */
+  store: StoreConfig;
   /**
    * Bearer token of the admin routes (ADMIN_TOKEN, at least 16 characters), e.g.
    * `POST /api/v1/disputes/{id}/resolve`; unset: those routes answer 404.
    */
   adminToken?: string;
+}
+
+/**
+ * The store's durability (docs/durability.md). Production runs Redis with `appendonly yes` and
+ * `appendfsync always`; the gateway reads the setting at start and refuses to take payments on
+ * one that can lose acknowledged writes unless `allowNonDurable`, or on the dev defaults.
+ */
+export interface StoreConfig {
+  /**
+   * `npm start` on its embedded payment chain: the Redis may be a shared one that is not ours to
+   * configure, so a non-durable setting is only told in the start banner. Set by the launcher.
+   */
+  devDefaults: boolean;
+  /** ALLOW_NON_DURABLE_STORE: start and take payments anyway, with a warning (default false). */
+  allowNonDurable: boolean;
+  /** REDIS_WAIT_REPLICAS: replicas that acknowledge a paid call's money writes before its answer (`WAIT`; default 0: none). */
+  waitReplicas: number;
+  /** REDIS_WAIT_TIMEOUT_MS: longest `WAIT`, ms (default 500). */
+  waitTimeoutMs: number;
 }
 
 /** Providers' money: fee, dispute window, payouts, dispute auto-resolution (docs/decisions.md "Providers"). */
@@ -149,9 +170,10 @@ export function paymentChain(rpcUrl: string, chainId = 8453): Chain {
 }
 
 /** Values used where the environment is silent (the embedded dev stack fills these in). */
-export type ConfigDefaults = Partial<Omit<GatewayConfig, 'payment' | 'providers'>> & {
+export type ConfigDefaults = Partial<Omit<GatewayConfig, 'payment' | 'providers' | 'store'>> & {
   payment?: Partial<GatewayConfig['payment']>;
   providers?: Partial<ProvidersConfig>;
+  store?: Partial<StoreConfig>;
 };
 
 /**
@@ -242,6 +264,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
       disputeAutoResolveSeconds:
         v.PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS ?? defaults.providers?.disputeAutoResolveSeconds ?? PROVIDERS_DEFAULTS.disputeAutoResolveSeconds,
       quoteTtlSeconds: v.QUOTE_TTL_SECONDS ?? defaults.providers?.quoteTtlSeconds ?? PROVIDERS_DEFAULTS.quoteTtlSeconds,
+    },
+    store: {
+      devDefaults: defaults.store?.devDefaults ?? false,
+      allowNonDurable: v.ALLOW_NON_DURABLE_STORE ?? defaults.store?.allowNonDurable ?? false,
+      waitReplicas: v.REDIS_WAIT_REPLICAS ?? defaults.store?.waitReplicas ?? 0,
+      waitTimeoutMs: v.REDIS_WAIT_TIMEOUT_MS ?? defaults.store?.waitTimeoutMs ?? 500,
     },
     adminToken: v.ADMIN_TOKEN ?? defaults.adminToken,
   };

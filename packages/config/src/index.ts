@@ -15,5 +15,6 @@ export {
   type ConfigDefaults,
   type GatewayConfig,
   type ProvidersConfig,
+  type StoreConfig,
 } from './config.js';
 export { chainClients } from './chainClients.js';

@@ -120,3 +120,26 @@ describe('configFromEnv on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     );
   });
 });
+
+describe('configFromEnv store (docs/durability.md)', () => {
+  const base = { PAY_TO_ADDRESS: `0x${'a'.repeat(40)}` };
+  const defaults = { redisUrl: 'redis://127.0.0.1:6379', payment: { rpcUrl: 'http://127.0.0.1:8545', facilitatorUrl: 'https://f' } };
+
+  it('requires a durable store and issues no WAIT by default', () => {
+    expect(configFromEnv(base, defaults).store).toEqual({ devDefaults: false, allowNonDurable: false, waitReplicas: 0, waitTimeoutMs: 500 });
+  });
+
+  it('reads ALLOW_NON_DURABLE_STORE, REDIS_WAIT_REPLICAS and REDIS_WAIT_TIMEOUT_MS; the dev defaults come from the launcher only', () => {
+    const c = configFromEnv(
+      { ...base, ALLOW_NON_DURABLE_STORE: 'true', REDIS_WAIT_REPLICAS: '2', REDIS_WAIT_TIMEOUT_MS: '250' },
+      { ...defaults, store: { devDefaults: true } },
+    );
+    expect(c.store).toEqual({ devDefaults: true, allowNonDurable: true, waitReplicas: 2, waitTimeoutMs: 250 });
+  });
+
+  it('refuses a WAIT timeout beyond 1000 ms and a non-boolean override, naming each variable', () => {
+    expect(() => configFromEnv({ ...base, ALLOW_NON_DURABLE_STORE: 'yes', REDIS_WAIT_TIMEOUT_MS: '5000' }, defaults)).toThrow(
+      /ALLOW_NON_DURABLE_STORE=yes: must be 1, true, 0 or false[\s\S]*REDIS_WAIT_TIMEOUT_MS=5000: must be an integer 1..1000/,
+    );
+  });
+});

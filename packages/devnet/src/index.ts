@@ -35,6 +35,7 @@ export {
   startRedisCluster,
   type RedisClusterHandle,
   type RedisHandle,
+  type RedisPersistence,
   type ResolveRedisOptions,
   type StartRedisClusterOptions,
 } from './redis.js';

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import type { Cluster, Redis as RedisClient } from 'ioredis';
 import os from 'node:os';
@@ -28,7 +28,19 @@ export type ResolveRedisOptions = {
   preferPrivate?: boolean;
   /** Receives one line saying which Redis was chosen and why. */
   log?: (msg: string) => void;
+  /**
+   * Persistence of a spawned server (a found one is used as it is): `always` (default; AOF with
+   * `appendfsync always`, every acknowledged write on disk, docs/durability.md), `everysec` (AOF
+   * fsynced once a second: a machine crash loses up to a second of writes; the bench's comparison
+   * and the tests of the gateway's durability check), `none` (no AOF: a restart loses everything).
+   */
+  persistence?: RedisPersistence;
+  /** `host:port` of a Redis a spawned server replicates (`--replicaof`): a private replica, e.g. for `WAIT` tests. */
+  replicaOf?: string;
 };
+
+/** How a spawned private Redis persists its writes (see {@link ResolveRedisOptions.persistence}). */
+export type RedisPersistence = 'always' | 'everysec' | 'none';
 
 /** The shared local Redis probed before spawning one. */
 export const DEFAULT_LOCAL_REDIS = { host: '127.0.0.1', port: 6379 } as const;
@@ -41,8 +53,9 @@ const READY_INTERVAL_MS = 50;
  * Finds a Redis to use (docs/architecture.md "Shape", `REDIS_URL`), in this order:
  * 1. `opts.url`, else env `REDIS_URL` (not probed; unless `preferPrivate`);
  * 2. 127.0.0.1:6379 if it answers `PING` with `+PONG` within ~300 ms (unless `preferPrivate`);
- * 3. a private `redis-server` on a free port of 127.0.0.1 (`--save "" --appendonly no
- *    --maxmemory-policy noeviction`, data dir in a temp dir), once it answers `PING`.
+ * 3. a private `redis-server` on a free port of 127.0.0.1 (`--save "" --appendonly yes
+ *    --appendfsync always --maxmemory-policy noeviction`, data dir in a temp dir of its own; other
+ *    settings with `opts.persistence`), once it answers `PING`.
  *
  * A spawned server dies with this process (see `spawnManaged`). Never flushes or writes anything.
  *
@@ -77,8 +90,9 @@ export async function resolveRedis(opts: ResolveRedisOptions = {}): Promise<Redi
       return { url, spawned: false, stop: noop };
     }
   }
-  const handle = await spawnRedis();
-  log(`redis: spawned private redis-server at ${handle.url}`);
+  const persistence = opts.persistence ?? 'always';
+  const handle = await spawnRedis(persistence, opts.replicaOf);
+  log(`redis: spawned private redis-server at ${handle.url} (${persistenceArgs(persistence).slice(1).join(' ')})`);
   return handle;
 }
 
@@ -133,7 +147,7 @@ export function redisNotInstalledMessage(): string {
   );
 }
 
-async function spawnRedis(): Promise<RedisHandle> {
+async function spawnRedis(persistence: RedisPersistence, replicaOf: string | undefined): Promise<RedisHandle> {
   const binary = findRedisServer();
   if (!binary) throw new Error(redisNotInstalledMessage());
 
@@ -142,7 +156,11 @@ async function spawnRedis(): Promise<RedisHandle> {
     const port = await freePort();
     if (!(await isPortFree(port))) continue;
     const dir = mkdtempSync(path.join(os.tmpdir(), 'acg-redis-'));
-    const proc = spawnManaged(binary, ['--port', String(port), '--bind', '127.0.0.1', ...ephemeralServerArgs(dir)], { name: `redis:${port}`, cwd: dir });
+    const replica = replicaOf ? ['--replicaof', ...replicaOf.split(':')] : [];
+    const proc = spawnManaged(binary, ['--port', String(port), '--bind', '127.0.0.1', ...privateServerArgs(dir, persistence), ...replica], {
+      name: `redis:${port}`,
+      cwd: dir,
+    });
     const cleanup = async () => {
       await proc.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -193,7 +211,8 @@ export type StartRedisClusterOptions = {
 /**
  * Starts a private Redis Cluster on 127.0.0.1 for tests (README "Operating", REDIS_CLUSTER_NODES):
  * `masters` `redis-server --cluster-enabled yes` processes on free ports (and their cluster bus
- * ports, port + 10000; `--save '' --appendonly no --maxmemory-policy noeviction`, configs in a temp dir),
+ * ports, port + 10000; `--save '' --appendonly yes --appendfsync always --maxmemory-policy noeviction`,
+ * configs and append-only files in a temp dir),
  * joined by `redis-cli --cluster create ... --cluster-replicas 0 --cluster-yes`. Resolves once
  * every node reports `cluster_state:ok` with all 16384 slots assigned. The nodes die with this
  * process (`spawnManaged`). Needs `redis-cli` besides `redis-server` (Debian: redis-tools, a
@@ -269,7 +288,8 @@ async function spawnClusterNode(binary: string, dir: string): Promise<{ proc: Ma
         path.join(dir, `nodes-${port}.conf`),
         '--cluster-node-timeout',
         '5000',
-        ...ephemeralServerArgs(dir),
+        // one dir per node: each writes its own append-only file
+        ...privateServerArgs(nodeDir(dir, port), 'always'),
       ],
       { name: `redis-cluster:${port}`, cwd: dir },
     );
@@ -390,7 +410,23 @@ async function unlinkMatching(node: RedisClient, prefix: string, unlink: (keys: 
   return removed;
 }
 
-/** redis-server arguments of a throwaway server in `dir`: no persistence, no eviction (BullMQ needs noeviction), foreground, log to stdout. */
-function ephemeralServerArgs(dir: string): string[] {
-  return ['--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--dir', dir, '--daemonize', 'no', '--logfile', ''];
+/**
+ * redis-server arguments of a private server in `dir` (a dir of its own: its append-only file
+ * lives there and goes with it): no RDB snapshots, the AOF as `persistence` says, no eviction
+ * (BullMQ needs noeviction), foreground, log to stdout.
+ */
+function privateServerArgs(dir: string, persistence: RedisPersistence): string[] {
+  return ['--save', '', ...persistenceArgs(persistence), '--maxmemory-policy', 'noeviction', '--dir', dir, '--daemonize', 'no', '--logfile', ''];
+}
+
+/** The AOF arguments of `persistence`: `--appendonly yes --appendfsync always|everysec`, or `--appendonly no`. */
+function persistenceArgs(persistence: RedisPersistence): string[] {
+  return persistence === 'none' ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', persistence];
+}
+
+/** A cluster node's own dir under the cluster's temp dir (created). */
+function nodeDir(dir: string, port: number): string {
+  const own = path.join(dir, `node-${port}`);
+  mkdirSync(own, { recursive: true });
+  return own;
 }

@@ -1,7 +1,7 @@
 import { startAnvil, type AnvilInstance } from './anvil.js';
 import { BASE_CHAIN_ID } from './constants.js';
 import { setupPaymentChain, type PaymentChainInfo } from './paymentChain.js';
-import { resolveRedis, type RedisHandle } from './redis.js';
+import { resolveRedis, type RedisHandle, type RedisPersistence } from './redis.js';
 
 /** Options of {@link startDevStack}. */
 export type StartDevStackOptions = {
@@ -11,6 +11,8 @@ export type StartDevStackOptions = {
   redisUrl?: string;
   /** Always spawn a private Redis (see `resolveRedis` `preferPrivate`). Good for tests. */
   preferPrivateRedis?: boolean;
+  /** Persistence of a spawned Redis (see `resolveRedis` `persistence`; default `always`). */
+  redisPersistence?: RedisPersistence;
   /** `true` (default): keep anvil's log to itself; `false`: forward it to stderr and log the Redis choice. */
   quiet?: boolean;
 };
@@ -53,6 +55,7 @@ export async function startDevStack(opts: StartDevStackOptions = {}): Promise<De
   const redisPromise = resolveRedis({
     url: opts.redisUrl,
     preferPrivate: opts.preferPrivateRedis,
+    persistence: opts.redisPersistence,
     log: quiet ? undefined : (msg) => console.error(msg),
   });
 

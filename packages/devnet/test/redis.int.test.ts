@@ -27,8 +27,11 @@ describe('resolveRedis', () => {
       await client.set('devnet:test', 'ok');
       expect(await client.get('devnet:test')).toBe('ok');
       expect(await client.config('GET', 'maxmemory-policy')).toEqual(['maxmemory-policy', 'noeviction']);
-      expect(await client.config('GET', 'appendonly')).toEqual(['appendonly', 'no']);
+      // every acknowledged write is on disk (docs/durability.md), in a dir of its own
+      expect(await client.config('GET', 'appendonly')).toEqual(['appendonly', 'yes']);
+      expect(await client.config('GET', 'appendfsync')).toEqual(['appendfsync', 'always']);
       expect(await client.config('GET', 'save')).toEqual(['save', '']);
+      expect((await client.config('GET', 'dir'))[1]).toMatch(/acg-redis-/);
       expect(await client.config('GET', 'bind')).toEqual(['bind', '127.0.0.1']);
     } finally {
       client.disconnect();
@@ -37,6 +40,40 @@ describe('resolveRedis', () => {
     await handle.stop();
     expect(await pingRedis('127.0.0.1', portOf(handle.url), 500)).toBe(false);
     await handle.stop(); // idempotent
+  });
+
+  it.each([
+    ['everysec', 'yes', 'everysec'],
+    ['none', 'no', undefined],
+  ] as const)('spawns a server with persistence %s when asked (appendonly %s)', async (persistence, appendonly, appendfsync) => {
+    const handle = await resolveRedis({ preferPrivate: true, persistence });
+    handles.push(handle);
+    const client = new Redis(handle.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    try {
+      await client.connect();
+      expect(await client.config('GET', 'appendonly')).toEqual(['appendonly', appendonly]);
+      if (appendfsync) expect(await client.config('GET', 'appendfsync')).toEqual(['appendfsync', appendfsync]);
+    } finally {
+      client.disconnect();
+      await handle.stop();
+    }
+  });
+
+  it('spawns a private replica of another private server (replicaOf)', async () => {
+    const primary = await resolveRedis({ preferPrivate: true });
+    handles.push(primary);
+    const replica = await resolveRedis({ preferPrivate: true, replicaOf: new URL(primary.url).host });
+    handles.push(replica);
+    const client = new Redis(replica.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    try {
+      await client.connect();
+      expect(await client.info('replication')).toMatch(/role:slave/);
+      expect(await client.config('GET', 'replicaof')).toEqual(['replicaof', `127.0.0.1 ${new URL(primary.url).port}`]);
+    } finally {
+      client.disconnect();
+      await replica.stop();
+      await primary.stop();
+    }
   });
 
   it('gives two callers two separate private servers', async () => {
@@ -96,6 +133,8 @@ describe('startRedisCluster', () => {
           expect(info).toMatch(/cluster_known_nodes:3/);
           expect(info).toMatch(/cluster_slots_assigned:16384/);
           expect(await client.config('GET', 'maxmemory-policy')).toEqual(['maxmemory-policy', 'noeviction']);
+          expect(await client.config('GET', 'appendfsync')).toEqual(['appendfsync', 'always']);
+          expect((await client.config('GET', 'dir'))[1]).toMatch(new RegExp(`node-${port}$`));
         } finally {
           client.disconnect();
         }

@@ -247,6 +247,21 @@ export const GATEWAY_ENV = {
   REDIS_URL: envRedisUrl,
   /** Redis Cluster startup nodes; set, every connection is an ioredis `Cluster` (README "Operating"). */
   REDIS_CLUSTER_NODES: envHostPorts,
+  /**
+   * `true`: take payments on a store that can lose acknowledged writes (anything but `appendonly yes`
+   * with `appendfsync always`), or whose setting cannot be read (CONFIG GET refused, e.g. a managed
+   * Redis). Default `false`: outside `npm start`'s dev defaults the gateway then refuses to start.
+   * docs/durability.md.
+   */
+  ALLOW_NON_DURABLE_STORE: envBoolean,
+  /**
+   * Replicas that must acknowledge a paid call's money writes before its answer leaves (`WAIT
+   * numreplicas timeout`); default 0 (no WAIT: a single Redis whose `appendfsync always` suffices).
+   * docs/durability.md "Replicas".
+   */
+  REDIS_WAIT_REPLICAS: envIntRange(0, 100),
+  /** Longest `WAIT` for those replicas, ms (1..1000, default 500); on a timeout the answer goes out and the shortfall is logged. */
+  REDIS_WAIT_TIMEOUT_MS: envIntRange(1, 1000),
   PAYMENT_RPC_URL: envRpcUrl,
   PAYMENT_ASSET: envHex(20),
   PAY_TO_ADDRESS: envHex(20),

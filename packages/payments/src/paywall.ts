@@ -6,7 +6,7 @@ import type { SignInWithXChallenges } from './signInWithX.js';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
-import { isRedisUnavailable, retryWhileRedisUnavailable, type RedisKeys } from '@acg/redis';
+import { isRedisUnavailable, retryWhileRedisUnavailable, type RedisKeys, type ReplicaAcks } from '@acg/redis';
 import type { AuthorizationRecord } from './commands/index.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -58,6 +58,12 @@ export interface PaywallOptions {
   reversals?: CreditReversal;
   /** Adds a fresh x402 `sign-in-with-x` challenge to every 402 (never reused between 402s: its nonce is single use). */
   signInWithX?: SignInWithXChallenges;
+  /**
+   * On a replicated store (REDIS_WAIT_REPLICAS): a paid call's answer waits until its money records
+   * (reservation, execution record, credit, refund intent) reached that many replicas (`WAIT`),
+   * docs/durability.md "Replicas". Unset: no WAIT (`appendfsync always` makes each write durable).
+   */
+  replicaAcks?: ReplicaAcks;
 }
 
 /** A paid request as the paywall sees it. */
@@ -441,7 +447,29 @@ export class Paywall {
       // the crash-recovery sweep took this payment over (it refunded it): answer what it stored
       return replay(await this.replays.waitForStored(authKey)).response;
     }
+    // the `completed` mark is the call's last money write: on a replicated store the answer waits for the replicas
+    await this.replicated(payment.operationId);
     return { kind: 'response', ...stored, replayed: false };
+  }
+
+  /**
+   * Waits until the replicas acknowledged every write so far (`WAIT`, {@link PaywallOptions.replicaAcks}).
+   * A shortfall (the timeout passed) or a failed WAIT is logged and the answer still goes out: the
+   * payment settled and the records are on the primary, whose `appendfsync always` keeps them.
+   */
+  private async replicated(operationId: string): Promise<void> {
+    const acks = this.opts.replicaAcks;
+    if (!acks) return;
+    const acknowledged = await acks.wait().catch((e: unknown) => {
+      this.opts.log.error({ operationId, err: String((e as Error)?.message).slice(0, 200) }, 'WAIT for the replicas failed');
+      return -1;
+    });
+    if (acknowledged >= 0 && acknowledged < acks.replicas) {
+      this.opts.log.error(
+        { operationId, acknowledged, replicas: acks.replicas, timeoutMs: acks.timeoutMs },
+        'paid answer sent before its money records reached the replicas (WAIT timed out); a failover now could lose them',
+      );
+    }
   }
 
   /**

@@ -21,9 +21,13 @@ let t: TestGateway;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'acg-redis-freeze-'));
   const port = await freePort();
-  redis = spawnManaged(findRedisServer()!, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], {
-    name: `redis:${port}`,
-  });
+  redis = spawnManaged(
+    findRedisServer()!,
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'],
+    {
+      name: `redis:${port}`,
+    },
+  );
   for (let i = 0; i < 100 && !(await pingRedis('127.0.0.1', port, 200)); i++) await sleep(50);
   // the per-IP limit is on (20/s): the test shows it does not answer 429 once Redis resumes
   t = await startTestGateway({ config: { redisUrl: `redis://127.0.0.1:${port}`, rateLimitPerSecond: 20 } });
