@@ -6,6 +6,7 @@ import { JobId, type JobRecord } from '@acg/schemas';
 import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { ErrorCode, McpError, type CallToolResult, type Result, type Task } from '@modelcontextprotocol/sdk/types.js';
 import type { Services } from '../services.js';
+import { paidBy } from '../trpc/procedures.js';
 
 /**
  * MCP tasks backed by gateway jobs (MCP 2025-11-25 tasks, the SDK's experimental task API;
@@ -209,7 +210,7 @@ export class JobTaskStore implements TaskStore {
     const { store } = this.services.jobs;
     const job = await store.get(jobId);
     if (!job) return undefined;
-    if (caller.kind === 'wallet' && caller.address.toLowerCase() !== job.payer.toLowerCase()) return undefined;
+    if (caller.kind === 'wallet' && !paidBy(caller.address, job.payer)) return undefined;
     return { job, cancelRequested: await store.cancelRequested(jobId) };
   }
 }

@@ -10,7 +10,7 @@ import { header } from '../trpc/context.js';
 import type { Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
 import type { PaidContext } from '../trpc/paid.js';
-import { paidProcedure, payerProcedure } from '../trpc/procedures.js';
+import { paidBy, paidProcedure, payerProcedure } from '../trpc/procedures.js';
 import { problem, rawError } from '../trpc/problem.js';
 
 /**
@@ -125,7 +125,7 @@ export const executeRouter = router({
     .query(async ({ ctx, input }) => {
       const record = await ctx.services.executions.get(input.execution_id);
       // another payer's execution is as unknown as a missing one (its result and proof are the payer's)
-      if (!record || record.payer?.toLowerCase() !== ctx.account.toLowerCase()) throw problem(404, `No execution ${input.execution_id} paid by this account.`);
+      if (!record || !paidBy(ctx.account, record.payer)) throw problem(404, `No execution ${input.execution_id} paid by this account.`);
       ctx.responseHeaders['Cache-Control'] = 'no-store';
       return record;
     }),

@@ -10,7 +10,7 @@ import { startPaidJob } from '../jobs/startJob.js';
 import { routeBazaar } from '../paidRoute/bazaar.js';
 import { header, type Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
-import { paidProcedure, publicProcedure } from '../trpc/procedures.js';
+import { paidBy, paidProcedure, payerProcedure, publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 
 const JobIdParam = z.object({ job_id: JobId });
@@ -88,14 +88,37 @@ export const jobsRouter = router({
       return created;
     }),
 
-  get: publicProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/v1/jobs/{job_id}', tags: ['jobs'], summary: 'Poll a job (the unguessable id is the read capability)' } })
+  get: payerProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/v1/jobs/{job_id}',
+        tags: ['jobs'],
+        summary: 'Poll a job: its steps, results, proofs, spend and refund (the payer only)',
+        description:
+          'Read as an execution is (GET /api/v1/executions/{execution_id}): by the address that paid the budget, signed in with its bearer token (Sign-In with Ethereum: POST /v1/auth/nonce, POST /v1/auth/token) or x402 sign-in-with-x. Without credentials the answer is 402 whose PAYMENT-REQUIRED carries extensions["sign-in-with-x"] (a CAIP-122 challenge for this URL; nothing to pay); retry with SIGN-IN-WITH-X and the answer carries a bearer token in Authentication-Info. Anyone else gets 404, as for an unknown job: the job id appears in receipts (409 payment_already_used), so it is not a read capability.',
+        protect: true,
+        requestHeaders: z.object({
+          'SIGN-IN-WITH-X': z.string().optional().describe('base64 JSON of the signed sign-in-with-x challenge of a 402 (x402 sign-in-with-x)'),
+        }),
+        responseHeaders: z.object({
+          'Authentication-Info': z.string().optional().describe('after SIGN-IN-WITH-X: access_token="acg_…", token_type="Bearer", expires_in=86400'),
+        }),
+        errorResponses: {
+          400: 'Malformed id',
+          401: 'Invalid bearer token, or a refused sign-in-with-x proof',
+          402: 'No credentials: PAYMENT-REQUIRED with a sign-in-with-x challenge (nothing to pay)',
+          404: 'Unknown job, or paid by another address',
+        },
+      },
+    })
     .input(JobIdParam)
     .output(JobRecord)
     .query(async ({ ctx, input }) => {
       const { store } = ctx.services.jobs;
       const job = await store.get(input.job_id);
-      if (!job) throw problem(404, `No job ${input.job_id}.`);
+      // another payer's job is as unknown as a missing one (its steps, results and proofs are the payer's)
+      if (!job || !paidBy(ctx.account, job.payer)) throw problem(404, `No job ${input.job_id} paid by this account.`);
       const [refund, cancel] = await Promise.all([readRefund(ctx.services.redis, ctx.services.keys, job.job_id), store.cancelRequested(job.job_id)]);
       ctx.responseHeaders['Cache-Control'] = 'no-store';
       return jobView(job, refund, cancel);

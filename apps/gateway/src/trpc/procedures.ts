@@ -83,13 +83,22 @@ export const bearerProcedure = publicProcedure.use(async ({ ctx, next }) => {
 });
 
 /**
+ * The owner check of what a payer reads ({@link payerProcedure}: executions, jobs, MCP tasks):
+ * whether `account`, the signed-in wallet, is `payer`, the address that paid (case-insensitive).
+ * A record that fails it is answered as an unknown one (404, "task not found").
+ */
+export function paidBy(account: string, payer: string | null | undefined): boolean {
+  return typeof payer === 'string' && payer.toLowerCase() === account.toLowerCase();
+}
+
+/**
  * What the payer reads of what it paid for (apps/gateway README "Sign-in-with-x"): authenticated
  * as {@link bearerProcedure} (a bearer token, or `SIGN-IN-WITH-X`), but a request with neither
  * answers 402 the x402 way: `PAYMENT-REQUIRED` whose `extensions["sign-in-with-x"]` holds a fresh
  * challenge for this URL, so `wrapFetchWithSIWx` of `@x402/extensions` (or any x402 client) signs
  * in by itself. Its `accepts` names the payment network and asset with amount 0: nothing is sold
  * here, and a payment sent to this route is never taken. The resolver decides what the wallet may
- * see (another payer's record answers 404, as an unknown one).
+ * see with {@link paidBy} (another payer's record answers 404, as an unknown one).
  */
 export const payerProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const token = bearerToken(ctx);
