@@ -7,7 +7,7 @@ import type { LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway } from '../../gateway/src/app.js';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
-import { asReadOnChain, bearerToken, officialPayload, paymentHeader, post, usdcReader } from '../../gateway/test/x402.js';
+import { asReadOnChain, bearerToken, officialPayload, paymentHeader, post, readJob, usdcReader } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
 /**
@@ -165,8 +165,8 @@ describe('jobs as MCP tasks', () => {
     const ended = await resultUntil(client, taskId, refunded);
     expect(ended.refund).toMatchObject({ status: 'sent', amount: '3000' });
     expect(before - (await balanceOf(buyer.address))).toBe(2n * PRICE);
-    // the same job over REST
-    const rest = await fetch(`${t.url}/api/v1/jobs/${jobId}`).then((r) => r.json());
+    // the same job over REST, read by its payer
+    const rest = await readJob(t.url, jobId, buyer);
     expect(rest).toMatchObject({ job_id: jobId, status: 'succeeded' });
   });
 

@@ -45,7 +45,10 @@ describe("a job's record is the payer's", () => {
       expect(text, path).not.toContain(body.objective);
       const required = decodePaymentRequiredHeader(res.headers.get('payment-required')!);
       expect(required.extensions?.[SIGN_IN_WITH_X], path).toBeDefined();
-      expect(required.accepts.every((a) => a.amount === '0'), path).toBe(true);
+      expect(
+        required.accepts.every((a) => a.amount === '0'),
+        path,
+      ).toBe(true);
     }
   });
 
@@ -62,7 +65,7 @@ describe("a job's record is the payer's", () => {
     expect((await get(`/api/v1/jobs/${jobId}`, { authorization: 'Bearer acg_not_a_token' })).status).toBe(401);
   });
 
-  it("the payer reads it with its bearer token or by signing in with x", async () => {
+  it('the payer reads it with its bearer token or by signing in with x', async () => {
     const payer = t.stack.payment.buyers[0];
     const res = await get(`/api/v1/jobs/${jobId}`, { authorization: `Bearer ${await bearerToken(t.url, payer)}` });
     expect(res.status).toBe(200);
