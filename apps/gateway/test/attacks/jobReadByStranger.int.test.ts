@@ -17,7 +17,7 @@ import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, 
  */
 
 const t = useTestGateway();
-const body = gatewayJobs.example.request;
+const body = gatewayJobs.example.request as { objective: string; budget_usdc: number };
 let jobId: string;
 
 beforeAll(async () => {
