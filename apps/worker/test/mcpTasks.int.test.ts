@@ -247,9 +247,10 @@ describe('jobs as MCP tasks', () => {
     expect((await client.experimental.tasks.getTask(taskId)).status).toBe('working');
 
     const payer = await asPayer(buyer);
+    // the running step ends first: the task is working, its cancel requested, until the job stops before its next step
     const cancelled = await payer.experimental.tasks.cancelTask(taskId);
-    expect(cancelled).toMatchObject({ taskId, status: 'cancelled' });
-    await expect(payer.experimental.tasks.cancelTask(taskId)).rejects.toThrow(/terminal/i);
+    expect(cancelled).toMatchObject({ taskId, status: 'working' });
+    expect(cancelled.statusMessage).toContain('cancel requested');
     gate.release();
     const ended = await resultUntil(payer, taskId, (j) => j.status === 'cancelled' && refunded(j));
     // the second step had started when the cancel came: it ends; the third never starts
@@ -260,6 +261,7 @@ describe('jobs as MCP tasks', () => {
     expect(ended.refund.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
     expect(before - (await balanceOf(buyer.address))).toBe(spent);
     expect((await payer.experimental.tasks.getTask(taskId)).status).toBe('cancelled');
+    await expect(payer.experimental.tasks.cancelTask(taskId)).rejects.toThrow(/terminal/i);
   });
 
   it('a task outlives the gateway process that created it: a new gateway instance answers tasks/get and tasks/result', async () => {

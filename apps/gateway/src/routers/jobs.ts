@@ -1,6 +1,6 @@
 import { CapabilityResolutionError, checkPrecondition, executableDefinition, parseCapabilityInput } from '@acg/execution';
 import { readRefund } from '@acg/payments';
-import { jobView, planJob, PlanError } from '@acg/jobs';
+import { cancelEffect, jobView, planJob, PlanError } from '@acg/jobs';
 import { JobCreated, JobId, JobRecord, JobRequest, JobStatus } from '@acg/schemas';
 import { ulid } from 'ulid';
 import { hashMessage, recoverAddress } from 'viem';
@@ -131,7 +131,12 @@ export const jobsRouter = router({
         path: '/api/v1/jobs/{job_id}/cancel',
         tags: ['jobs'],
         summary: 'Cancel a job before its next step (payer only: bearer token of the payer, or an EIP-191 signature of "Cancel job <job_id>")',
-        errorResponses: { 401: 'No proof of the payer', 403: 'Not the payer', 404: 'Unknown job', 409: 'Job already ended' },
+        errorResponses: {
+          401: 'No proof of the payer',
+          403: 'Not the payer',
+          404: 'Unknown job',
+          409: 'Job already ended (reason job_ended), or its last step is running and nothing is left to cancel (reason cancel_too_late)',
+        },
       },
     })
     .input(
@@ -163,7 +168,14 @@ export const jobsRouter = router({
         throw problem(401, `Prove you are the payer: Authorization: Bearer <token>, or "signature" = personal_sign of "${cancelMessage(job.job_id)}".`);
       }
       if (!caller || caller.toLowerCase() !== job.payer.toLowerCase()) throw problem(403, 'Only the wallet that paid the budget can cancel this job.');
-      if (['succeeded', 'failed', 'cancelled', 'budget_exhausted'].includes(job.status)) throw problem(409, `The job already ended (${job.status}).`);
+      const effect = cancelEffect(job);
+      if (effect === 'ended') throw problem(409, `The job already ended (${job.status}).`, { reason: 'job_ended', job_status: job.status });
+      if (effect === 'too_late') {
+        throw problem(409, "Too late to cancel: the job's last step is running; the job ends as that step ends and is charged for what ran.", {
+          reason: 'cancel_too_late',
+          job_status: job.status,
+        });
+      }
       await store.requestCancel(job.job_id);
       ctx.response.status = 202;
       return { job_id: job.job_id, status: job.status, cancel_requested: true as const };
