@@ -7,6 +7,7 @@ import type { LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway } from '../../gateway/src/app.js';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
+import { stepGates } from '../../gateway/test/stepGates.js';
 import { asReadOnChain, bearerToken, officialPayload, paymentHeader, post, readJob, usdcReader } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
@@ -28,17 +29,7 @@ let worker: RunningWorker;
 let balanceOf: (a: `0x${string}`) => Promise<bigint>;
 const clients: Client[] = [];
 /** Payers whose jobs wait before their second step until the test releases them (cancel halfway). */
-const held = new Map<string, { arrive: () => void; released: Promise<void> }>();
-
-/** Holds `payer`'s next job before its second step: `reached` once it waits there, `release()` lets it go on. */
-function hold(payer: string) {
-  let arrive: () => void = () => undefined;
-  let release: () => void = () => undefined;
-  const reached = new Promise<void>((r) => (arrive = r));
-  const released = new Promise<void>((r) => (release = r));
-  held.set(payer.toLowerCase(), { arrive: () => arrive(), released });
-  return { reached, release: () => release() };
-}
+const gates = stepGates();
 
 beforeAll(async () => {
   t = await startTestGateway();
@@ -48,13 +39,7 @@ beforeAll(async () => {
     jobs: {
       backoffMs: 50,
       lockDurationMs: 2_000,
-      beforeStep: async (job, index) => {
-        const h = held.get(job.payer.toLowerCase());
-        if (h && index === 1) {
-          h.arrive();
-          await h.released;
-        }
-      },
+      beforeStep: gates.beforeStep,
     },
   });
   balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
@@ -228,7 +213,7 @@ describe('jobs as MCP tasks', () => {
     const other = t.stack.payment.buyers[4];
     const { client, body, payment, before } = await paidJob(buyer, 3, 0.01);
     // the job waits before its second step (which has then started), until released
-    const gate = hold(buyer.address);
+    const gate = gates.hold(buyer.address, 1);
     const taskId = (await startTask(client, body, payment)).task.taskId;
     await gate.reached;
     const task = await client.experimental.tasks.getTask(taskId);

@@ -10,7 +10,7 @@ import { header } from '../trpc/context.js';
 import type { Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
 import type { PaidContext } from '../trpc/paid.js';
-import { paidBy, paidProcedure, payerProcedure } from '../trpc/procedures.js';
+import { paidBy, paidProcedure, payerProcedure, payerReadOpenApi } from '../trpc/procedures.js';
 import { problem, rawError } from '../trpc/problem.js';
 
 /**
@@ -105,13 +105,7 @@ export const executeRouter = router({
         summary: 'Read an execution, its proof and its refund state (the payer only)',
         description:
           'The address that paid, signed in either way: its bearer token (Sign-In with Ethereum: POST /v1/auth/nonce, POST /v1/auth/token), or x402 sign-in-with-x: without credentials the answer is 402 whose PAYMENT-REQUIRED carries extensions["sign-in-with-x"] (a CAIP-122 challenge for this URL); retry with SIGN-IN-WITH-X (base64 JSON of the signed challenge, single use) and the answer carries a bearer token in Authentication-Info. Anyone else gets 404, as for an unknown id.',
-        protect: true,
-        requestHeaders: z.object({
-          'SIGN-IN-WITH-X': z.string().optional().describe('base64 JSON of the signed sign-in-with-x challenge of a 402 (x402 sign-in-with-x)'),
-        }),
-        responseHeaders: z.object({
-          'Authentication-Info': z.string().optional().describe('after SIGN-IN-WITH-X: access_token="acg_…", token_type="Bearer", expires_in=86400'),
-        }),
+        ...payerReadOpenApi,
         errorResponses: {
           400: 'Malformed id',
           401: 'Invalid bearer token, or a refused sign-in-with-x proof (reason: wrong_domain, wrong_chain, expired, bad_signature, nonce_used, ...)',

@@ -10,7 +10,7 @@ import { startPaidJob } from '../jobs/startJob.js';
 import { routeBazaar } from '../paidRoute/bazaar.js';
 import { header, type Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
-import { paidBy, paidProcedure, payerProcedure, publicProcedure } from '../trpc/procedures.js';
+import { paidBy, paidProcedure, payerProcedure, payerReadOpenApi, publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 
 const JobIdParam = z.object({ job_id: JobId });
@@ -97,13 +97,7 @@ export const jobsRouter = router({
         summary: 'Poll a job: its steps, results, proofs, spend and refund (the payer only)',
         description:
           'Read as an execution is (GET /api/v1/executions/{execution_id}): by the address that paid the budget, signed in with its bearer token (Sign-In with Ethereum: POST /v1/auth/nonce, POST /v1/auth/token) or x402 sign-in-with-x. Without credentials the answer is 402 whose PAYMENT-REQUIRED carries extensions["sign-in-with-x"] (a CAIP-122 challenge for this URL; nothing to pay); retry with SIGN-IN-WITH-X and the answer carries a bearer token in Authentication-Info. Anyone else gets 404, as for an unknown job: the job id appears in receipts (409 payment_already_used), so it is not a read capability.',
-        protect: true,
-        requestHeaders: z.object({
-          'SIGN-IN-WITH-X': z.string().optional().describe('base64 JSON of the signed sign-in-with-x challenge of a 402 (x402 sign-in-with-x)'),
-        }),
-        responseHeaders: z.object({
-          'Authentication-Info': z.string().optional().describe('after SIGN-IN-WITH-X: access_token="acg_…", token_type="Bearer", expires_in=86400'),
-        }),
+        ...payerReadOpenApi,
         errorResponses: {
           400: 'Malformed id',
           401: 'Invalid bearer token, or a refused sign-in-with-x proof',

@@ -2,7 +2,7 @@ import type { EarlyRun } from '@acg/execution';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AuthError, InsufficientBalanceError } from '@acg/accounts';
 import type { TRPCError } from '@trpc/server';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { header, type Context } from './context.js';
 import { t } from './init.js';
 import { paid, type PaidContext, type PaidSpec } from './paid.js';
@@ -90,6 +90,20 @@ export const bearerProcedure = publicProcedure.use(async ({ ctx, next }) => {
 export function paidBy(account: string, payer: string | null | undefined): boolean {
   return typeof payer === 'string' && payer.toLowerCase() === account.toLowerCase();
 }
+
+/**
+ * The OpenAPI fields every {@link payerProcedure} route shares: `protect` (security scheme), the
+ * `SIGN-IN-WITH-X` request header and the `Authentication-Info` response header it answers.
+ */
+export const payerReadOpenApi = {
+  protect: true,
+  requestHeaders: z.object({
+    'SIGN-IN-WITH-X': z.string().optional().describe('base64 JSON of the signed sign-in-with-x challenge of a 402 (x402 sign-in-with-x)'),
+  }),
+  responseHeaders: z.object({
+    'Authentication-Info': z.string().optional().describe('after SIGN-IN-WITH-X: access_token="acg_…", token_type="Bearer", expires_in=86400'),
+  }),
+} as const;
 
 /**
  * What the payer reads of what it paid for (apps/gateway README "Sign-in-with-x"): authenticated

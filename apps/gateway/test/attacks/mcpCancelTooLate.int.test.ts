@@ -7,6 +7,7 @@ import type { LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker, type RunningWorker } from '../../../worker/src/index.js';
 import { startTestGateway, type TestGateway } from '../harness.js';
+import { stepGates } from '../stepGates.js';
 import { officialPayload, post } from '../x402.js';
 
 /**
@@ -29,17 +30,7 @@ type Json = any;
 let t: TestGateway;
 let worker: RunningWorker;
 const clients: Client[] = [];
-/** Payers whose next job waits before step `index` (which has then started) until released. */
-const held = new Map<string, { index: number; arrive: () => void; released: Promise<void> }>();
-
-function hold(payer: string, index: number) {
-  let arrive: () => void = () => undefined;
-  let release: () => void = () => undefined;
-  const reached = new Promise<void>((r) => (arrive = r));
-  const released = new Promise<void>((r) => (release = r));
-  held.set(payer.toLowerCase(), { index, arrive: () => arrive(), released });
-  return { reached, release: () => release() };
-}
+const gates = stepGates();
 
 beforeAll(async () => {
   t = await startTestGateway();
@@ -48,13 +39,7 @@ beforeAll(async () => {
     walletMonitor: false,
     jobs: {
       backoffMs: 50,
-      beforeStep: async (job, index) => {
-        const h = held.get(job.payer.toLowerCase());
-        if (h && index === h.index) {
-          h.arrive();
-          await h.released;
-        }
-      },
+      beforeStep: gates.beforeStep,
     },
   });
 });
@@ -108,7 +93,7 @@ describe('tasks/cancel reports what happens', () => {
   it('during the last step: refused as too late (MCP and REST); the task ends completed, charged both steps and nothing else', async () => {
     const buyer = t.stack.payment.buyers[0];
     const before = await money(buyer);
-    const gate = hold(buyer.address, 1);
+    const gate = gates.hold(buyer.address, 1);
     const { client, taskId, jobId } = await startPaidTask(buyer, 2);
     await gate.reached; // the second and last step has started
 
@@ -138,7 +123,7 @@ describe('tasks/cancel reports what happens', () => {
   it('with a step left to skip: answered working ("cancel requested"), then cancelled, charged the steps that ran and refunded the rest', async () => {
     const buyer = t.stack.payment.buyers[1];
     const before = await money(buyer);
-    const gate = hold(buyer.address, 1);
+    const gate = gates.hold(buyer.address, 1);
     const { client, taskId } = await startPaidTask(buyer, 3);
     await gate.reached; // the second step has started; the third has not
 
