@@ -6,10 +6,10 @@ import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import type { LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway } from '../../gateway/src/app.js';
-import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
+import type { TestGateway } from '../../gateway/test/harness.js';
 import { stepGates } from '../../gateway/test/stepGates.js';
+import { startGatewayWithJobs } from './gatewayWithJobs.js';
 import { asReadOnChain, bearerToken, officialPayload, paymentHeader, post, readJob, usdcReader } from '../../gateway/test/x402.js';
-import { startWorker, type RunningWorker } from '../src/index.js';
 
 /**
  * Jobs as MCP tasks (apps/gateway docs/mcp-tasks.md) with the official MCP `Client` and its
@@ -25,29 +25,19 @@ const TOOL = 'gateway_jobs';
 type Json = any;
 
 let t: TestGateway;
-let worker: RunningWorker;
+let stop: () => Promise<void>;
 let balanceOf: (a: `0x${string}`) => Promise<bigint>;
 const clients: Client[] = [];
 /** Payers whose jobs wait before their second step until the test releases them (cancel halfway). */
 const gates = stepGates();
 
 beforeAll(async () => {
-  t = await startTestGateway();
-  worker = await startWorker(t.config, {
-    refunds: false,
-    walletMonitor: false,
-    jobs: {
-      backoffMs: 50,
-      lockDurationMs: 2_000,
-      beforeStep: gates.beforeStep,
-    },
-  });
+  ({ t, close: stop } = await startGatewayWithJobs({ backoffMs: 50, lockDurationMs: 2_000, beforeStep: gates.beforeStep }));
   balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
 });
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => undefined);
-  await worker?.close();
-  await t?.close();
+  await stop?.();
 });
 
 /** The official MCP client connected to `url` (initialize over POST /mcp), with optional HTTP headers (a bearer token). */

@@ -5,8 +5,8 @@ import { CallToolResultSchema, McpError, type CallToolResult } from '@modelconte
 import type { PaymentRequired } from '@x402/core/types';
 import type { LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWorker, type RunningWorker } from '../../../worker/src/index.js';
-import { startTestGateway, type TestGateway } from '../harness.js';
+import { startGatewayWithJobs } from '../../../worker/test/gatewayWithJobs.js';
+import type { TestGateway } from '../harness.js';
 import { stepGates } from '../stepGates.js';
 import { officialPayload, post } from '../x402.js';
 
@@ -28,25 +28,16 @@ const TOOL = 'gateway_jobs';
 type Json = any;
 
 let t: TestGateway;
-let worker: RunningWorker;
+let stop: () => Promise<void>;
 const clients: Client[] = [];
 const gates = stepGates();
 
 beforeAll(async () => {
-  t = await startTestGateway();
-  worker = await startWorker(t.config, {
-    refunds: false,
-    walletMonitor: false,
-    jobs: {
-      backoffMs: 50,
-      beforeStep: gates.beforeStep,
-    },
-  });
+  ({ t, close: stop } = await startGatewayWithJobs({ backoffMs: 50, beforeStep: gates.beforeStep }));
 });
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => undefined);
-  await worker?.close();
-  await t?.close();
+  await stop?.();
 });
 
 async function connect(): Promise<Client> {
