@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useTestGateway } from './useTestGateway.js';
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from '../src/http/body.js';
 import { isProblem, rawRequest, type RawResult } from './rawHttp.js';
+import { bearerToken } from './x402.js';
 
 const t = useTestGateway({ config: { rateLimitPerSecond: 0 } });
 
@@ -80,7 +81,9 @@ describe('every method and path gets an answer', () => {
     const doc = answer(await send('HEAD', '/registry'));
     expect(doc.status).toBe(200);
     expect(doc.text).toBe('');
-    const rest = answer(await send('HEAD', '/api/v1/jobs/job_01J00000000000000000000000'));
+    // a job is read by its payer only: an unknown job answers a signed-in wallet 404
+    const token = await bearerToken(t.url, t.stack.payment.buyers[0]);
+    const rest = answer(await send('HEAD', '/api/v1/jobs/job_01J00000000000000000000000', { headers: { authorization: `Bearer ${token}` } }));
     expect(rest.status).toBe(404);
   });
 
@@ -161,8 +164,9 @@ describe('input limits', () => {
 
 describe('query strings', () => {
   it('answers query names that exist on Object.prototype like any other name', async () => {
+    const authorization = `Bearer ${await bearerToken(t.url, t.stack.payment.buyers[0])}`;
     for (const name of ['toString', 'constructor', '__proto__', 'hasOwnProperty', 'valueOf']) {
-      const r = answer(await send('GET', `/api/v1/jobs/job_01J00000000000000000000000?${name}=1&${name}=2`));
+      const r = answer(await send('GET', `/api/v1/jobs/job_01J00000000000000000000000?${name}=1&${name}=2`, { headers: { authorization } }));
       expect(r.status, name).toBeLessThan(500);
       expect(isProblem(r.text, r.status), name).toBe(true);
     }

@@ -36,16 +36,21 @@ const job = (status: StoredJob['status'], steps: StoredStep[], spent: string): S
 });
 
 describe('job task status', () => {
-  it('maps each job status, a requested cancel winning over any later job status', () => {
-    expect(taskStatus({ status: 'queued' }, false)).toBe('working');
-    expect(taskStatus({ status: 'running' }, false)).toBe('working');
-    expect(taskStatus({ status: 'succeeded' }, false)).toBe('completed');
-    expect(taskStatus({ status: 'failed' }, false)).toBe('failed');
-    expect(taskStatus({ status: 'budget_exhausted' }, false)).toBe('failed');
-    expect(taskStatus({ status: 'cancelled' }, false)).toBe('cancelled');
-    // cancelled is terminal in MCP: a job that still ends its running step, or even succeeds, stays cancelled
-    expect(taskStatus({ status: 'running' }, true)).toBe('cancelled');
-    expect(taskStatus({ status: 'succeeded' }, true)).toBe('cancelled');
+  it('maps each job status to what actually happened, whether or not a cancel was requested', () => {
+    expect(taskStatus({ status: 'queued' })).toBe('working');
+    expect(taskStatus({ status: 'running' })).toBe('working');
+    expect(taskStatus({ status: 'succeeded' })).toBe('completed');
+    expect(taskStatus({ status: 'failed' })).toBe('failed');
+    expect(taskStatus({ status: 'budget_exhausted' })).toBe('failed');
+    expect(taskStatus({ status: 'cancelled' })).toBe('cancelled');
+    // a cancel requested while a step runs: still working until the job stops before its next step
+    const cancelling = jobTask(job('running', [step('succeeded', '1000'), step('running'), step('pending')], '1000'), 'x', true);
+    expect(cancelling.status).toBe('working');
+    expect(cancelling.statusMessage).toContain('cancel requested');
+    // a cancel that came too late: the job succeeded and the task says so
+    const late = jobTask(job('succeeded', [step('succeeded', '1000'), step('succeeded', '1000')], '2000'), 'x', true);
+    expect(late.status).toBe('completed');
+    expect(late.statusMessage).toContain('the cancel came too late');
   });
 
   it('reports steps done and USDC spent of the budget', () => {

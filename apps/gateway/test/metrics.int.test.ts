@@ -4,7 +4,7 @@ import { createLogger, repeatedKeys } from '@acg/observability';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Scrape } from '../../../packages/observability/test/prometheus.js';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { craftPayload, paidPost, paymentHeader, post, walletBalancesRequest } from './x402.js';
+import { bearerToken, craftPayload, paidPost, paymentHeader, post, walletBalancesRequest } from './x402.js';
 
 /**
  * `GET /metrics` (Prometheus text, parsed with a Prometheus text-format parser), METRICS_TOKEN,
@@ -40,6 +40,8 @@ afterAll(async () => {
 
 describe('GET /metrics on the gateway port', () => {
   it('counts a 402, a refused payment, a 404 and a paid execute by route template, method and status; payments settled and refused; executions', async () => {
+    // a job is read by its payer only: an unknown job answers a signed-in wallet 404
+    const token = await bearerToken(t.url, t.stack.payment.buyers[1]);
     const before = await scrape();
     expect(before.value('acg_payments_settled_total', { route: 'execute' })).toBe(0);
     const executeUrl = `${t.url}/api/v1/execute`;
@@ -57,7 +59,7 @@ describe('GET /metrics on the gateway port', () => {
     expect(reason).toMatch(/^[a-z0-9_]+$/);
     // 3. no such path, and a documented template answering 404
     expect((await fetch(`${t.url}/api/v1/nothing-here`)).status).toBe(404);
-    expect((await fetch(`${t.url}/api/v1/jobs/job_01JD5X0Q6Z8R3M2N4P5Q6R7S8T`)).status).toBe(404);
+    expect((await fetch(`${t.url}/api/v1/jobs/job_01JD5X0Q6Z8R3M2N4P5Q6R7S8T`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(404);
     // 4. paid with the official client: its first try is a 402, the paid retry a 200
     const paid = await paidPost(buyer, executeUrl, walletBalancesRequest(buyer.address));
     expect(paid.status).toBe(200);

@@ -149,8 +149,22 @@ export async function bearerToken(baseUrl: string, account: LocalAccount): Promi
   return token.body.access_token;
 }
 
+/** `GET {path}` at `baseUrl` with `payer`'s bearer token: the response (only the payer reads an execution or a job). */
+async function asPayer(baseUrl: string, path: string, payer: LocalAccount): Promise<Response> {
+  return fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${await bearerToken(baseUrl, payer)}` } });
+}
+
 /** `GET /api/v1/executions/{id}` as the payer (only the payer may read an execution); the parsed body. */
 export async function readExecution(baseUrl: string, executionId: string, payer: LocalAccount): Promise<any> {
-  const res = await fetch(`${baseUrl}/api/v1/executions/${executionId}`, { headers: { authorization: `Bearer ${await bearerToken(baseUrl, payer)}` } });
-  return res.json();
+  return (await asPayer(baseUrl, `/api/v1/executions/${executionId}`, payer)).json();
+}
+
+/** `GET /api/v1/jobs/{id}` as the payer (only the payer may read a job); the response. */
+export function fetchJob(baseUrl: string, jobId: string, payer: LocalAccount): Promise<Response> {
+  return asPayer(baseUrl, `/api/v1/jobs/${jobId}`, payer);
+}
+
+/** `GET /api/v1/jobs/{id}` as the payer; the parsed body. */
+export async function readJob(baseUrl: string, jobId: string, payer: LocalAccount): Promise<any> {
+  return (await fetchJob(baseUrl, jobId, payer)).json();
 }

@@ -4,7 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
 import { registerTestProvider, startTestProvider, upperCaseAnswer, type TestProvider } from '../../gateway/test/providerServer.js';
-import { challenge, officialPayload, paidPost, paymentHeader, post } from '../../gateway/test/x402.js';
+import { challenge, officialPayload, paidPost, paymentHeader, post, readJob } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
 // README "Operating": the gateway and a worker on a private 3-master Redis Cluster
@@ -77,7 +77,7 @@ describe('gateway and worker on a Redis Cluster', () => {
     });
     expect(created.status).toBe(202);
     const job = await until('the job to end with its refund sent', async () => {
-      const j = (await fetch(`${t.url}/api/v1/jobs/${created.body.job_id}`).then((r) => r.json())) as Json;
+      const j = (await readJob(t.url, created.body.job_id, buyer)) as Json;
       return j.status === 'succeeded' && j.refund?.status === 'sent' ? j : undefined;
     });
     expect(job.steps.map((s: Json) => s.status)).toEqual(['succeeded', 'succeeded']);

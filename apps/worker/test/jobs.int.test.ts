@@ -5,7 +5,7 @@ import type { LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoCapabilityParameters } from '../../../packages/capabilities/test/echoCapability.js';
 import { useTestGateway } from '../../gateway/test/useTestGateway.js';
-import { challenge, officialPayload, paidPost, paymentHeader, post, readExecution, walletBalancesRequest } from '../../gateway/test/x402.js';
+import { challenge, officialPayload, paidPost, paymentHeader, post, readExecution, readJob, walletBalancesRequest } from '../../gateway/test/x402.js';
 import { Scrape } from '../../../packages/observability/test/prometheus.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 import { waitForJob } from './waitForJob.js';
@@ -62,7 +62,7 @@ describe('jobs', () => {
     expect(created.body.status).toBe('queued');
     expect(created.body.job_id).toMatch(/^job_[0-9A-Z]{26}$/);
     expect(created.headers.get('location')).toBe(created.body.poll_url);
-    const job = await waitForJob(t.url, created.body.job_id, ended);
+    const job = await waitForJob(t.url, created.body.job_id, buyer, ended);
     expect(job.status).toBe('succeeded');
     expect(job.steps.map((s: Json) => s.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
     expect(new Set(job.steps.map((s: Json) => s.execution_id)).size).toBe(3);
@@ -89,7 +89,7 @@ describe('jobs', () => {
     const before = await t.usdc(buyer.address);
     const created = await createJob(buyer, jobBody(0.0025, 3, buyer.address));
     expect(created.status).toBe(202);
-    const job = await waitForJob(t.url, created.body.job_id, ended);
+    const job = await waitForJob(t.url, created.body.job_id, buyer, ended);
     expect(job.status).toBe('budget_exhausted');
     expect(job.steps.map((s: Json) => s.status)).toEqual(['succeeded', 'succeeded', 'skipped']);
     expect(job.spent_base_units).toBe('2000');
@@ -131,7 +131,7 @@ describe('jobs', () => {
     });
     const created = await createJob(buyer, jobBody(0.01, 3, buyer.address));
     const id = created.body.job_id;
-    await waitForJob(t.url, id, (j) => j.steps[0].status === 'succeeded');
+    await waitForJob(t.url, id, buyer, (j) => j.steps[0].status === 'succeeded');
     const message = `Cancel job ${id}`;
     const intruder = await post(`${t.url}/api/v1/jobs/${id}/cancel`, { signature: await other.signMessage({ message }) });
     expect(intruder.status).toBe(403);
@@ -140,7 +140,7 @@ describe('jobs', () => {
     expect(ok.status).toBe(202);
     expect(ok.body.cancel_requested).toBe(true);
     release();
-    const job = await waitForJob(t.url, id, ended);
+    const job = await waitForJob(t.url, id, buyer, ended);
     // step 2 had already started when the cancel arrived: it finishes; step 3 never starts
     expect(job.status).toBe('cancelled');
     expect(job.steps[2].status).toBe('skipped');
@@ -180,7 +180,7 @@ describe('jobs', () => {
     const id = created.body.job_id;
     await paused;
     // step 2 ran and its execution is stored, but the job record still says "running"
-    const mid: Json = await fetch(`${t.url}/api/v1/jobs/${id}`).then((r) => r.json());
+    const mid: Json = await readJob(t.url, id, buyer);
     expect(mid.steps[1].status).toBe('running');
     const ran: Json = await readExecution(t.url, mid.steps[1].execution_id, buyer);
     expect(ran.status).toBe('SUCCEEDED');
@@ -189,7 +189,7 @@ describe('jobs', () => {
 
     const metrics = { ...t.config.metrics, workerPort: 0, token: METRICS_TOKEN };
     worker = await startWorker({ ...t.config, metrics }, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50, lockDurationMs: 2_000 } });
-    const job = await waitForJob(t.url, id, ended);
+    const job = await waitForJob(t.url, id, buyer, ended);
     expect(job.status).toBe('succeeded');
     // the step that ran before the crash was adopted, not run again (same execution, same record)
     expect(job.steps[1].execution_id).toBe(mid.steps[1].execution_id);
@@ -217,7 +217,7 @@ describe('jobs', () => {
       ],
     });
     expect(created.status).toBe(202);
-    const job = await waitForJob(t.url, created.body.job_id, ended);
+    const job = await waitForJob(t.url, created.body.job_id, buyer, ended);
     expect(job.status).toBe('succeeded');
     expect(job.spent_base_units).toBe('2000');
     const results = await Promise.all(job.steps.map((s: Json) => readExecution(t.url, s.execution_id, buyer)));

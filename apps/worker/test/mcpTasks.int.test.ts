@@ -6,9 +6,10 @@ import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import type { LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway } from '../../gateway/src/app.js';
-import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
-import { asReadOnChain, bearerToken, officialPayload, paymentHeader, post, usdcReader } from '../../gateway/test/x402.js';
-import { startWorker, type RunningWorker } from '../src/index.js';
+import type { TestGateway } from '../../gateway/test/harness.js';
+import { stepGates } from '../../gateway/test/stepGates.js';
+import { startGatewayWithJobs } from './gatewayWithJobs.js';
+import { asReadOnChain, bearerToken, officialPayload, paymentHeader, post, readJob, usdcReader } from '../../gateway/test/x402.js';
 
 /**
  * Jobs as MCP tasks (apps/gateway docs/mcp-tasks.md) with the official MCP `Client` and its
@@ -24,45 +25,19 @@ const TOOL = 'gateway_jobs';
 type Json = any;
 
 let t: TestGateway;
-let worker: RunningWorker;
+let stop: () => Promise<void>;
 let balanceOf: (a: `0x${string}`) => Promise<bigint>;
 const clients: Client[] = [];
 /** Payers whose jobs wait before their second step until the test releases them (cancel halfway). */
-const held = new Map<string, { arrive: () => void; released: Promise<void> }>();
-
-/** Holds `payer`'s next job before its second step: `reached` once it waits there, `release()` lets it go on. */
-function hold(payer: string) {
-  let arrive: () => void = () => undefined;
-  let release: () => void = () => undefined;
-  const reached = new Promise<void>((r) => (arrive = r));
-  const released = new Promise<void>((r) => (release = r));
-  held.set(payer.toLowerCase(), { arrive: () => arrive(), released });
-  return { reached, release: () => release() };
-}
+const gates = stepGates();
 
 beforeAll(async () => {
-  t = await startTestGateway();
-  worker = await startWorker(t.config, {
-    refunds: false,
-    walletMonitor: false,
-    jobs: {
-      backoffMs: 50,
-      lockDurationMs: 2_000,
-      beforeStep: async (job, index) => {
-        const h = held.get(job.payer.toLowerCase());
-        if (h && index === 1) {
-          h.arrive();
-          await h.released;
-        }
-      },
-    },
-  });
+  ({ t, close: stop } = await startGatewayWithJobs({ backoffMs: 50, lockDurationMs: 2_000, beforeStep: gates.beforeStep }));
   balanceOf = usdcReader(t.stack.payment.rpcUrl, t.stack.payment.usdc);
 });
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => undefined);
-  await worker?.close();
-  await t?.close();
+  await stop?.();
 });
 
 /** The official MCP client connected to `url` (initialize over POST /mcp), with optional HTTP headers (a bearer token). */
@@ -165,8 +140,8 @@ describe('jobs as MCP tasks', () => {
     const ended = await resultUntil(client, taskId, refunded);
     expect(ended.refund).toMatchObject({ status: 'sent', amount: '3000' });
     expect(before - (await balanceOf(buyer.address))).toBe(2n * PRICE);
-    // the same job over REST
-    const rest = await fetch(`${t.url}/api/v1/jobs/${jobId}`).then((r) => r.json());
+    // the same job over REST, read by its payer
+    const rest = await readJob(t.url, jobId, buyer);
     expect(rest).toMatchObject({ job_id: jobId, status: 'succeeded' });
   });
 
@@ -228,7 +203,7 @@ describe('jobs as MCP tasks', () => {
     const other = t.stack.payment.buyers[4];
     const { client, body, payment, before } = await paidJob(buyer, 3, 0.01);
     // the job waits before its second step (which has then started), until released
-    const gate = hold(buyer.address);
+    const gate = gates.hold(buyer.address, 1);
     const taskId = (await startTask(client, body, payment)).task.taskId;
     await gate.reached;
     const task = await client.experimental.tasks.getTask(taskId);
@@ -247,9 +222,10 @@ describe('jobs as MCP tasks', () => {
     expect((await client.experimental.tasks.getTask(taskId)).status).toBe('working');
 
     const payer = await asPayer(buyer);
+    // the running step ends first: the task is working, its cancel requested, until the job stops before its next step
     const cancelled = await payer.experimental.tasks.cancelTask(taskId);
-    expect(cancelled).toMatchObject({ taskId, status: 'cancelled' });
-    await expect(payer.experimental.tasks.cancelTask(taskId)).rejects.toThrow(/terminal/i);
+    expect(cancelled).toMatchObject({ taskId, status: 'working' });
+    expect(cancelled.statusMessage).toContain('cancel requested');
     gate.release();
     const ended = await resultUntil(payer, taskId, (j) => j.status === 'cancelled' && refunded(j));
     // the second step had started when the cancel came: it ends; the third never starts
@@ -260,6 +236,7 @@ describe('jobs as MCP tasks', () => {
     expect(ended.refund.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
     expect(before - (await balanceOf(buyer.address))).toBe(spent);
     expect((await payer.experimental.tasks.getTask(taskId)).status).toBe('cancelled');
+    await expect(payer.experimental.tasks.cancelTask(taskId)).rejects.toThrow(/terminal/i);
   });
 
   it('a task outlives the gateway process that created it: a new gateway instance answers tasks/get and tasks/result', async () => {

@@ -24,7 +24,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flashbotsSignature, post as builderPost } from '../../builder/test/harness.js';
 import { startDevRelays, type DevRelays } from '../../builder/src/relay/devRelay.js';
-import { challenge, officialPayload, paidPost, paymentHeader, post, walletBalancesRequest } from '../../gateway/test/x402.js';
+import { challenge, officialPayload, paidPost, paymentHeader, post, readJob, walletBalancesRequest } from '../../gateway/test/x402.js';
 import { Scrape } from '../../../packages/observability/test/prometheus.js';
 import { Receiver, signIn } from '../../../packages/wallet-monitor/test/helpers.js';
 import { startEntry } from './entries.js';
@@ -215,7 +215,7 @@ describe('two gateways, two workers and a builder on one Redis Cluster', () => {
       expect(created.map((c) => c.status)).toEqual([202, 202, 202, 202]);
       jobIds.push(...created.map((c) => c.body.job_id as string));
       await until('the batch to end', async () => {
-        const jobs = await Promise.all(created.map((c, i) => fetch(`${gateways[(i + 1) % 2].url}/api/v1/jobs/${c.body.job_id}`).then((r) => r.json() as Json)));
+        const jobs = await Promise.all(created.map((c, i) => readJob(gateways[(i + 1) % 2].url, c.body.job_id, payers[i]) as Promise<Json>));
         return jobs.every((j) => j.status === 'succeeded');
       });
       if ((await steps()).every((n) => n > 0)) break;

@@ -41,7 +41,7 @@ describe('separate gateway and worker processes on one Redis', () => {
       steps: [{ capability_id: 'intelligence.wallet_balances', input: { address: buyer.address } }],
     });
     expect(created.status).toBe(202);
-    const job = await waitForJob(gatewayUrls[1], created.body.job_id, (j) => j.status === 'succeeded' && j.refund?.status === 'sent');
+    const job = await waitForJob(gatewayUrls[1], created.body.job_id, buyer, (j) => j.status === 'succeeded' && j.refund?.status === 'sent');
     expect(job).toMatchObject({ status: 'succeeded', refund: { status: 'sent', amount: '1000' } });
   });
 });

@@ -61,7 +61,7 @@ describe('jobs with an objective', () => {
       capabilities: ['intelligence.objective_report'],
     });
     expect(created.status).toBe(202);
-    const job = await waitForJob(t.url, created.body.job_id, (j) => ['succeeded', 'failed'].includes(j.status) && j.refund?.status === 'sent');
+    const job = await waitForJob(t.url, created.body.job_id, buyer, (j) => ['succeeded', 'failed'].includes(j.status) && j.refund?.status === 'sent');
     expect(job.status).toBe('succeeded');
     expect(job.steps).toHaveLength(1);
     expect(job.steps[0]).toMatchObject({

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findRedisServer, freePort, pingRedis, spawnManaged, type ManagedProcess } from '@acg/devnet';
 import { connectRedis } from '@acg/redis';
-import { createPublicClient, erc20Abi, http, parseAbiItem } from 'viem';
+import { createPublicClient, erc20Abi, http, parseAbiItem, type LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../gateway/test/harness.js';
-import { challenge, officialPayload, paidPost, paymentHeader, post, readExecution, usdcReader } from '../../gateway/test/x402.js';
+import { challenge, fetchJob, officialPayload, paidPost, paymentHeader, post, readExecution, usdcReader } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
 // A Redis this test owns, with AOF persistence (appendfsync always), killed and restarted on the
@@ -65,10 +65,10 @@ async function usdcTransfers(from: `0x${string}`, to: `0x${string}`, fromBlock: 
   return logs.map((l) => l.args.value!);
 }
 
-async function waitForJob(jobId: string, until: (job: Json) => boolean): Promise<Json> {
+async function waitForJob(jobId: string, payer: LocalAccount, until: (job: Json) => boolean): Promise<Json> {
   let job: Json;
   for (let i = 0; i < 900; i++) {
-    const r = await fetch(`${t.url}/api/v1/jobs/${jobId}`).catch(() => undefined);
+    const r = await fetchJob(t.url, jobId, payer).catch(() => undefined);
     if (r?.ok) {
       job = await r.json();
       if (until(job)) return job;
@@ -108,7 +108,7 @@ describe('Redis restart with persistence', () => {
     await startRedis();
 
     worker = await startWorker(t.config, { refunds: false, walletMonitor: false, jobs: { backoffMs: 50 } });
-    const job = await waitForJob(created.body.job_id, (j) => j.status === 'succeeded' && j.refund?.status === 'sent');
+    const job = await waitForJob(created.body.job_id, buyer, (j) => j.status === 'succeeded' && j.refund?.status === 'sent');
     expect(job?.status).toBe('succeeded');
     expect(job?.refund).toMatchObject({ status: 'sent', amount: '1000' });
   });
@@ -152,7 +152,11 @@ describe('Redis restart with persistence', () => {
     expect(r.status).toBe(202);
     const jobId: string = r.body.job_id;
 
-    const job = await waitForJob(jobId, (j) => ['succeeded', 'failed', 'cancelled', 'budget_exhausted'].includes(j.status) && j.refund?.status === 'sent');
+    const job = await waitForJob(
+      jobId,
+      buyer,
+      (j) => ['succeeded', 'failed', 'cancelled', 'budget_exhausted'].includes(j.status) && j.refund?.status === 'sent',
+    );
     await Promise.all(restarts);
     expect(restarts).toHaveLength(2); // both faults happened
     expect(job.status).toBe('succeeded');

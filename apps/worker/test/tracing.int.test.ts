@@ -8,7 +8,7 @@ import type { LocalAccount } from 'viem';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { echoCapabilityParameters } from '../../../packages/capabilities/test/echoCapability.js';
 import { useTestGateway } from '../../gateway/test/useTestGateway.js';
-import { paidPost } from '../../gateway/test/x402.js';
+import { paidPost, readJob } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
 /**
@@ -205,7 +205,7 @@ describe('OpenTelemetry traces', () => {
     const jobId = job.body.job_id as string;
     let state: any;
     for (let i = 0; i < 600 && state?.status !== 'succeeded'; i++) {
-      state = await fetch(`${t.url}/api/v1/jobs/${jobId}`).then((res) => res.json());
+      state = await readJob(t.url, jobId, buyer);
       if (state.status !== 'succeeded') await new Promise((res) => setTimeout(res, 100));
     }
     expect(state.status).toBe('succeeded');

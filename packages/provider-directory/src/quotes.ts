@@ -15,6 +15,8 @@ export interface StoredQuote {
   quote: string;
   /** the execution id that used it, once used */
   used_by: string | null;
+  /** the payment that used it, once used: its EIP-3009 authorization as `<from>:<nonce>` (lowercase hex) */
+  used_with: string | null;
 }
 
 /** Why a quote cannot be used (apps/gateway README "Quotes"): unknown 404, expired 410, another capability or input 409, already used by another execution 409. */
@@ -26,8 +28,10 @@ export const QUOTE_RETENTION_SECONDS = 86_400;
 /**
  * Quotes in Redis (`{prov}:quote:<quote_id>`, a hash kept {@link QUOTE_RETENTION_SECONDS} past
  * expiry): {@link save} a signed quote, {@link check} one for an execute request before payment, and
- * {@link use} it once, atomically (HSETNX `used_by`), after the payment settled: a second execution
- * naming the same quote finds it used and is refunded, never charged twice.
+ * {@link use} it once, atomically (`used_by` and `used_with` set together), after the payment
+ * settled. A used quote is refused before any payment to every request but the resend of the
+ * payment that used it ({@link check}); a second execution that raced past the check finds it used
+ * in {@link use} and is refunded, never charged twice.
  */
 export class QuoteStore {
   constructor(
@@ -47,7 +51,7 @@ export class QuoteStore {
   }
 
   /** Stores a quote (its JWS included). */
-  async save(q: Omit<StoredQuote, 'used_by'>): Promise<void> {
+  async save(q: Omit<StoredQuote, 'used_by' | 'used_with'>): Promise<void> {
     const key = this.key(q.quote_id);
     const ttl = Math.max(1, Math.ceil((q.expires_at_ms - this.now()) / 1000) + QUOTE_RETENTION_SECONDS);
     await this.redis
@@ -80,42 +84,50 @@ export class QuoteStore {
       expires_at_ms: Number(h.expires_at_ms),
       quote: h.quote,
       used_by: h.used_by ?? null,
+      used_with: h.used_with ?? null,
     };
   }
 
   /**
-   * Checks a quote for an execute request of `capabilityId` with an input hashing to `inputSha256`:
-   * the quote, or why it cannot be used. A used quote is refused only when `allowUsed` is false
-   * (a request carrying a payment may be the resend of the one that used it: the paywall then
-   * answers the stored execution, and a fresh payment is refunded by {@link use}).
+   * Checks a quote for an execute request of `capabilityId` with an input hashing to `inputSha256`,
+   * before any payment: the quote, or why it cannot be used. `payment` is the EIP-3009 authorization
+   * (`<from>:<nonce>`, lowercase) the request carries, undefined without one. A used quote passes
+   * only for the payment that used it (its resend: the paywall then answers the stored execution);
+   * any other request, a fresh payment included, is refused `quote_used` before it is settled
+   * (issue: a fresh payment was settled, then refunded, two transactions at the gateway's cost).
    */
   async check(
     quoteId: string,
     capabilityId: string,
     inputSha256: string,
-    allowUsed: boolean,
+    payment: string | undefined,
   ): Promise<{ ok: true; quote: StoredQuote } | { ok: false; reason: QuoteRefusal; quote?: StoredQuote }> {
     const quote = await this.get(quoteId);
     if (!quote) return { ok: false, reason: 'quote_not_found' };
     if (quote.capability_id !== capabilityId) return { ok: false, reason: 'quote_capability_mismatch', quote };
     if (quote.input_sha256 !== inputSha256) return { ok: false, reason: 'quote_input_mismatch', quote };
-    if (quote.used_by && !allowUsed) return { ok: false, reason: 'quote_used', quote };
+    if (quote.used_by && (payment === undefined || quote.used_with !== payment)) return { ok: false, reason: 'quote_used', quote };
     if (this.now() >= quote.expires_at_ms) return { ok: false, reason: 'quote_expired', quote };
     return { ok: true, quote };
   }
 
   /**
-   * Marks the quote used by `executionId`, atomically: true for the first execution (and again for
-   * the same one), false when another execution used it.
+   * Marks the quote used by `executionId`, paid with `payment` (the EIP-3009 authorization
+   * `<from>:<nonce>`, lowercase), atomically: true for the first execution (and again for the same
+   * one), false when another execution used it or the quote is gone.
    */
-  async use(quoteId: string, executionId: string): Promise<boolean> {
-    const key = this.key(quoteId);
-    if ((await this.redis.hsetnx(key, 'used_by', executionId)) === 1) {
-      // a quote dropped after its retention: HSETNX made a stray hash; nothing was quoted
-      if ((await this.redis.hget(key, 'quote_id')) !== null) return true;
-      await this.redis.del(key);
-      return false;
-    }
-    return (await this.redis.hget(key, 'used_by')) === executionId;
+  async use(quoteId: string, executionId: string, payment: string): Promise<boolean> {
+    return (await this.redis.eval(USE_QUOTE, 1, this.key(quoteId), executionId, payment)) === 1;
   }
 }
+
+/** KEYS[1] the quote hash; ARGV execution id, payment. 1 when this execution holds the quote (now or already), 0 otherwise. */
+const USE_QUOTE = `
+if redis.call('HEXISTS', KEYS[1], 'quote_id') == 0 then return 0 end
+if redis.call('HSETNX', KEYS[1], 'used_by', ARGV[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'used_with', ARGV[2])
+  return 1
+end
+if redis.call('HGET', KEYS[1], 'used_by') == ARGV[1] then return 1 end
+return 0
+`;

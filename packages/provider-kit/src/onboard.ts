@@ -4,9 +4,15 @@ import { toOffer, type ProviderCapability } from './define.js';
 import type { Problem } from './problem.js';
 import type { Provider } from './provider.js';
 
-/** The stable code of a gateway problem: `code`, or `reason` (the name the gateway's provider routes use). */
+/**
+ * The stable code of a gateway problem: its specific `reason` (e.g. `provider_exists`) first, else
+ * `code`. The gateway's problems carry both, `code` being the generic class (`CONFLICT`,
+ * `BAD_REQUEST`, ...): reading `code` first made a second onboard throw 409 instead of updating.
+ */
 export function problemCode(problem: Record<string, unknown> | undefined): string | undefined {
-  const code = problem?.code ?? problem?.reason;
+  const reason = problem?.reason;
+  if (typeof reason === 'string') return reason;
+  const code = problem?.code;
   return typeof code === 'string' ? code : undefined;
 }
 
@@ -67,7 +73,7 @@ export type OnboardReturnType = ProviderRegistered & { created: boolean };
  *    → `{message, nonce, expires_at}` (the message names the action and the SHA-256 of that body: it authorizes nothing else);
  * 2. signs `message` with EIP-191 (`account.signMessage`);
  * 3. `POST {gatewayUrl}/api/v1/providers {address, message, signature, name, endpoint, capabilities}` → 201;
- *    if the address already has a provider (409 `provider_exists` in `reason` or `code`, with `provider_id`),
+ *    if the address already has a provider (409 with `reason: "provider_exists"` and `provider_id`; {@link problemCode}),
  *    gets a fresh challenge (`action: "update"`, `provider_id`) and `PUT {gatewayUrl}/api/v1/providers/{provider_id}` with the same
  *    body shape → 200, which replaces the offers and rotates the signing secret.
  *

@@ -4,7 +4,7 @@
  * (201, or 409 `provider_exists`), `PUT /api/v1/providers/{id}` (200, rotated secret). It checks
  * what the gateway checks: the body against `ProviderRegistration`, a single-use challenge it
  * issued for that address, the EIP-191 signature with viem `verifyMessage`, and that the endpoint
- * answers `GET` within 5 s. Errors are RFC 9457 problems with a `reason` (the gateway's name for the code).
+ * answers `GET` within 5 s. Errors are RFC 9457 problems with a generic `code` (`CONFLICT`, ...) and a specific `reason`, as the gateway's.
  */
 import { ProviderRegistration, type ProviderRegistered } from '@acg/schemas';
 import { randomBytes } from 'node:crypto';
@@ -27,8 +27,10 @@ const send = (res: ServerResponse, status: number, body: unknown, problem = fals
   res.writeHead(status, { 'content-type': problem ? 'application/problem+json' : 'application/json' });
   res.end(JSON.stringify(body));
 };
+/** The gateway's generic `code` of a status (its problems carry it beside the specific `reason`). */
+const GENERIC_CODE: Record<number, string> = { 400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 404: 'NOT_FOUND', 409: 'CONFLICT' };
 const problem = (res: ServerResponse, status: number, detail: string, extra: Record<string, unknown> = {}) =>
-  send(res, status, { type: 'about:blank', title: String(status), status, detail, ...extra }, true);
+  send(res, status, { type: 'about:blank', title: String(status), status, detail, code: GENERIC_CODE[status] ?? 'INTERNAL_SERVER_ERROR', ...extra }, true);
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];

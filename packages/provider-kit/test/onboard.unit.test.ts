@@ -90,6 +90,8 @@ describe('onboard', () => {
   it('reads a problem code from `reason` (the gateway) or `code`', () => {
     expect(problemCode({ reason: 'provider_exists' })).toBe('provider_exists');
     expect(problemCode({ code: 'provider_exists' })).toBe('provider_exists');
+    // the gateway's problems carry both: the specific reason wins over the generic code
+    expect(problemCode({ code: 'CONFLICT', reason: 'provider_exists' })).toBe('provider_exists');
     expect(problemCode({ detail: 'x' })).toBeUndefined();
   });
 

@@ -93,7 +93,7 @@ export interface ExecuteOptions {
 }
 
 /** Options of `jobs.wait`: those of {@link waitForJob} without the job id. */
-export type WaitJobOptions = Omit<WaitForJobParameters, 'jobId'>;
+export type WaitJobOptions = Omit<WaitForJobParameters, 'jobId' | 'accessToken'>;
 
 export type { RegistryReadOptions };
 
@@ -228,6 +228,11 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   // Ethereum token or `accessToken`. The session a payment's sign-in-with-x brought is for reading
   // the payer's own results; debiting an account nobody deposited into would answer 402 where the
   // client can pay per call (README "Liquidation search").
+  // only the payer may read an execution or a job: sign in with the client's account on first use
+  const payerBearer = async () => {
+    if (!bearer() && account) token = await signIn(ctx, { account });
+    return bearer();
+  };
   const meteredBearer = () => live(token)?.access_token ?? options.accessToken;
   const auth = {
     signIn: async (who?: LocalAccount) => (token = await signIn(ctx, { account: who })),
@@ -264,8 +269,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     mcp: { callTool: (client, params) => callPaidTool(ctx, { ...params, client }) },
     jobs: {
       create: (request, opts = {}) => createJob(ctx, { request, ...opts }),
-      get: (jobId) => getJob(ctx, { jobId }),
-      wait: (jobId, opts = {}) => waitForJob(ctx, { jobId, ...opts }),
+      get: async (jobId) => getJob(ctx, { jobId, accessToken: await payerBearer() }),
+      wait: async (jobId, opts = {}) => waitForJob(ctx, { jobId, ...opts, accessToken: await payerBearer() }),
       cancel: (jobId) => cancelJob(ctx, { jobId }),
     },
     spendLimits: { perCallBaseUnits: ledger.perCallLimit, totalBaseUnits: ledger.totalLimit },
@@ -274,11 +279,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     capability: (id, opts) => ctx.registry.capability(id, opts),
     execute: (capabilityId, input, opts = {}) => execute(ctx, { capabilityId, input, ...opts }),
     quote: (capabilityId, input, routing) => quote(ctx, { capabilityId, input, ...(routing ? { routing } : {}) }),
-    getExecution: async (executionId) => {
-      // only the payer may read an execution: sign in with the client's account on first use
-      if (!bearer() && account) token = await signIn(ctx, { account });
-      return getExecution(ctx, { executionId, accessToken: bearer() });
-    },
+    getExecution: async (executionId) => getExecution(ctx, { executionId, accessToken: await payerBearer() }),
     spent: () => ledger.totals(),
     deposit: (params) => deposit(ctx, params),
     account: () => getAccount(ctx, { accessToken: bearer() }),

@@ -1,11 +1,11 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { StoredJob } from '@acg/jobs';
-import { jobView } from '@acg/jobs';
+import { cancelEffect, JOB_ENDED, jobView, type StoredJob } from '@acg/jobs';
 import { readRefund } from '@acg/payments';
 import { JobId, type JobRecord } from '@acg/schemas';
 import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { ErrorCode, McpError, type CallToolResult, type Result, type Task } from '@modelcontextprotocol/sdk/types.js';
 import type { Services } from '../services.js';
+import { paidBy } from '../trpc/procedures.js';
 
 /**
  * MCP tasks backed by gateway jobs (MCP 2025-11-25 tasks, the SDK's experimental task API;
@@ -81,16 +81,15 @@ export async function taskCaller(services: Services, authorization: string | und
   return address ? { kind: 'wallet', address } : { kind: 'invalid' };
 }
 
-/** Job statuses that end a job. */
-const ENDED = new Set<StoredJob['status']>(['succeeded', 'failed', 'cancelled', 'budget_exhausted']);
-
 /**
- * The MCP task status of a job: `cancelled` once a cancel was requested (a cancelled task is
- * terminal at once, even while the running step ends and the refund is sent), else `working` while
- * `queued` or `running`, `completed` when `succeeded`, `failed` when `failed` or `budget_exhausted`.
+ * The MCP task status of a job, what actually happened (docs/mcp-tasks.md "Cancelling"): `working`
+ * while `queued` or `running` (a requested cancel included: the job stops before its next step,
+ * never inside one, so it is not over yet), `completed` when `succeeded`, `cancelled` when
+ * `cancelled`, `failed` when `failed` or `budget_exhausted`. A cancel that came too late (the last
+ * step was running) leaves the job's real end: `completed` (or `failed`), charged as such.
  */
-export function taskStatus(job: Pick<StoredJob, 'status'>, cancelRequested: boolean): Task['status'] {
-  if (cancelRequested || job.status === 'cancelled') return 'cancelled';
+export function taskStatus(job: Pick<StoredJob, 'status'>): Task['status'] {
+  if (job.status === 'cancelled') return 'cancelled';
   if (job.status === 'succeeded') return 'completed';
   if (job.status === 'failed' || job.status === 'budget_exhausted') return 'failed';
   return 'working';
@@ -121,10 +120,16 @@ export function jobProgress(job: StoredJob) {
  */
 export function jobTask(job: StoredJob, taskId: string, cancelRequested: boolean): Task & { _meta: Record<string, unknown> } {
   const progress = jobProgress(job);
-  const cancel = cancelRequested && !ENDED.has(job.status) ? '; cancel requested, the unspent budget is refunded once the running step ends' : '';
+  const cancel = !cancelRequested
+    ? ''
+    : !JOB_ENDED.has(job.status)
+      ? '; cancel requested: the job stops before its next step and the unspent budget is refunded'
+      : job.status === 'cancelled'
+        ? ''
+        : '; the cancel came too late: the last step had started, and the job ended as it ran';
   return {
     taskId,
-    status: taskStatus(job, cancelRequested),
+    status: taskStatus(job),
     statusMessage: `job ${job.status}: ${progress.steps_done}/${progress.steps_total} steps done; ${progress.spent_usdc} of ${progress.budget_usdc} USDC spent${cancel}`,
     createdAt: job.created_at,
     lastUpdatedAt: job.updated_at,
@@ -188,11 +193,27 @@ export class JobTaskStore implements TaskStore {
     return jobTaskResult(jobView(found.job, refund, found.cancelRequested));
   }
 
+  /**
+   * `tasks/cancel` (the only status change a client makes): requests the job's cancel when a step
+   * is left to skip; the answer is then the task, `working` with "cancel requested" until the
+   * running step ends and the job is `cancelled`. A cancel that can change nothing is refused with
+   * what happened instead (-32602): the job ended (`Cannot cancel task in terminal status`), or
+   * its last step is running (`reason: "cancel_too_late"`: it ends `completed` or `failed` and is
+   * charged for that step, as its status will say).
+   */
   async updateTaskStatus(taskId: string, status: Task['status']): Promise<void> {
     if (status !== 'cancelled') throw new McpError(ErrorCode.InvalidRequest, 'A job task changes status only by running or by tasks/cancel.');
     const found = await this.visible(taskId);
     if (!found) throw new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId.slice(0, 64)}`);
-    if (ENDED.has(found.job.status)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task in terminal status: the job ${found.job.status}.`);
+    const effect = cancelEffect(found.job);
+    if (effect === 'ended') throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task in terminal status: the job ${found.job.status}.`);
+    if (effect === 'too_late') {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        "Too late to cancel: the job's last step is running. The job ends as that step ends (completed, or failed) and is charged for what ran; tasks/get says which.",
+        { reason: 'cancel_too_late', job_id: found.job.job_id, [TASK_PROGRESS_META]: jobProgress(found.job) },
+      );
+    }
     await this.services.jobs.store.requestCancel(found.job.job_id);
   }
 
@@ -209,7 +230,7 @@ export class JobTaskStore implements TaskStore {
     const { store } = this.services.jobs;
     const job = await store.get(jobId);
     if (!job) return undefined;
-    if (caller.kind === 'wallet' && caller.address.toLowerCase() !== job.payer.toLowerCase()) return undefined;
+    if (caller.kind === 'wallet' && !paidBy(caller.address, job.payer)) return undefined;
     return { job, cancelRequested: await store.cancelRequested(jobId) };
   }
 }

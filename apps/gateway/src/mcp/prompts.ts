@@ -83,7 +83,7 @@ const runJob: PromptDefinition<typeof RunJobPromptArguments> = {
     const jobsTool = mcpToolName(gatewayJobs.id);
     const how = hasTool(jobsTool)
       ? `Call the ${jobsTool} tool (as an MCP task if your client supports tasks, then follow it with tasks/get and tasks/result), paying its x402 PaymentRequired for the budget as for any paid tool.`
-      : `POST ${services.publicBaseUrl()}/api/v1/jobs with that body, pay its x402 402 for the budget, then poll the poll_url it answers until the job ends.`;
+      : `POST ${services.publicBaseUrl()}/api/v1/jobs with that body, pay its x402 402 for the budget, then poll the poll_url it answers until the job ends, signed in as the payer (sign the sign-in-with-x challenge of its 402, or send your bearer token).`;
     return [
       `Objective: ${objective}`,
       `Budget: at most ${budget_usdc} USDC; the unspent rest is refunded when the job ends.`,

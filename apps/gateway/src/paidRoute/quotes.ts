@@ -1,4 +1,5 @@
 import type { ResolvedCapability } from '@acg/execution';
+import { eip3009Authorization, readPaymentPayload } from '@acg/payments';
 import { QuoteStore, usdcBaseUnits, type StoredQuote } from '@acg/provider-directory';
 import { signDocument } from '@acg/receipts';
 import type { Quote, QuoteRequest } from '@acg/schemas';
@@ -108,21 +109,36 @@ const QUOTE_DETAIL: Record<string, string> = {
 };
 
 /**
+ * The payment a request carries, as a quote records it: the EIP-3009 authorization of its x402
+ * payload (`PAYMENT-SIGNATURE` or `X-PAYMENT`) as `<from>:<nonce>` in lowercase hex; undefined
+ * without a payment or when it cannot be read (the paywall then refuses it as it would anyway).
+ */
+export function carriedAuthorization(services: Services, getHeader: (name: string) => string | undefined): string | undefined {
+  try {
+    const payload = readPaymentPayload(getHeader, [services.paywall.requirements(0n)]);
+    const auth = payload && eip3009Authorization(payload);
+    return auth ? `${auth.from}:${auth.nonce}`.toLowerCase() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * An execute request naming `quote_id`, checked before any payment: the quote must exist (404
  * `quote_not_found`), be for this capability and this exact input (409 `quote_capability_mismatch`
- * / `quote_input_mismatch`), be unused (409 `quote_used`; skipped when the request carries a
- * payment, which may be the resend of the one that used it) and live (410 `quote_expired`), and its
- * provider must still serve the capability (409 `quote_provider_changed`). The call then costs
- * exactly the quoted price.
+ * / `quote_input_mismatch`), be unused (409 `quote_used`; only the resend of the payment that used
+ * it passes, `payment` being the request's {@link carriedAuthorization}: a fresh payment naming a
+ * used quote is refused before it is settled) and live (410 `quote_expired`), and its provider must
+ * still serve the capability (409 `quote_provider_changed`). The call then costs exactly the quoted price.
  */
 export async function quotedExecution(
   services: Services,
   resolved: ResolvedCapability,
   quoteId: string,
   rawInput: unknown,
-  carriesPayment: boolean,
+  payment: string | undefined,
 ): Promise<{ ok: true; capability: ResolvedCapability; quote: StoredQuote } | QuoteProblem> {
-  const checked = await services.providers.quotes.check(quoteId, resolved.definition.id, inputSha256(rawInput), carriesPayment);
+  const checked = await services.providers.quotes.check(quoteId, resolved.definition.id, inputSha256(rawInput), payment);
   if (!checked.ok) return refusal(QUOTE_STATUS[checked.reason], checked.reason, QUOTE_DETAIL[checked.reason], { quote_id: quoteId });
   // the quoted provider must still offer the capability, and not be suspended: the call runs on it alone
   const quotedProvider = checked.quote.provider_id || undefined;

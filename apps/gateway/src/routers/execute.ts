@@ -5,29 +5,28 @@ import { z } from 'zod';
 import { executeBazaar } from '../paidRoute/bazaar.js';
 import { routeExecution, type RoutedCapability } from '../paidRoute/routing.js';
 import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution, startEarlyExecution } from '../paidRoute/execution.js';
-import { quotedExecution } from '../paidRoute/quotes.js';
+import { carriedAuthorization, quotedExecution } from '../paidRoute/quotes.js';
 import { header } from '../trpc/context.js';
 import type { Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
 import type { PaidContext } from '../trpc/paid.js';
-import { paidProcedure, payerProcedure } from '../trpc/procedures.js';
+import { paidBy, paidProcedure, payerProcedure, payerReadOpenApi } from '../trpc/procedures.js';
 import { problem, rawError } from '../trpc/problem.js';
 
-/**
 /**
  * Resolves `capability_id`, validates `input` and applies `routing` before any payment
  * ({@link resolveExecution}: 404 / 422 / 400 / 422; {@link routeExecution}: 422 `no_route`, 503
  * `offer_suspended` when every fitting offer is suspended); with `quote_id`, checks the quote and
  * prices the call at the quoted price on the quoted provider ({@link quotedExecution}: 404 / 409 / 410).
  */
-async function prepareExecution(input: ExecuteRequest, ctx: Context): Promise<{ capability: RoutedCapability; quote?: StoredQuote }> {
+async function prepareExecution(input: ExecuteRequest, ctx: Context): Promise<{ capability: RoutedCapability; quote?: StoredQuote; quotePayment?: string }> {
   const resolved = resolveExecution(ctx.services, input.capability_id, input.input);
   if (!resolved.ok) throw rawError(resolved.status, resolved.body);
   if (input.quote_id) {
-    const carriesPayment = Boolean(header(ctx, 'payment-signature') ?? header(ctx, 'x-payment'));
-    const quoted = await quotedExecution(ctx.services, resolved, input.quote_id, input.input, carriesPayment);
+    const payment = carriedAuthorization(ctx.services, (name) => header(ctx, name));
+    const quoted = await quotedExecution(ctx.services, resolved, input.quote_id, input.input, payment);
     if (!quoted.ok) throw rawError(quoted.status, quoted.body);
-    return { capability: quoted.capability, quote: quoted.quote };
+    return { capability: quoted.capability, quote: quoted.quote, quotePayment: payment };
   }
   const routed = await routeExecution(ctx.services, resolved, input.routing);
   if (!routed.ok) throw rawError(routed.status, routed.body);
@@ -36,12 +35,13 @@ async function prepareExecution(input: ExecuteRequest, ctx: Context): Promise<{ 
 
 /**
  * Runs the capability once through the shared Executor and answers docs/spec-notes.md 2.7 (failures: problem+json, refunded).
- * A quoted call first uses its quote up (atomically, by this execution id): a second execution of
- * the same quote is refused 409 `quote_used` and its payment refunded, so a quote never charges twice.
+ * A quoted call first uses its quote up (atomically, by this execution id and its payment): a used
+ * quote is refused before payment ({@link prepareExecution}); an execution that raced past that
+ * check finds it used here and is refused 409 `quote_used`, its payment refunded, so a quote never charges twice.
  */
-async function runExecution(ctx: Context & PaidContext & { capability: RoutedCapability; quote?: StoredQuote }) {
+async function runExecution(ctx: Context & PaidContext & { capability: RoutedCapability; quote?: StoredQuote; quotePayment?: string }) {
   if (ctx.replay) return ExecutionSucceeded.parse(ctx.replay);
-  if (ctx.quote && !(await ctx.services.providers.quotes.use(ctx.quote.quote_id, ctx.operationId))) {
+  if (ctx.quote && !(await ctx.services.providers.quotes.use(ctx.quote.quote_id, ctx.operationId, ctx.quotePayment ?? ''))) {
     throw problem(409, 'The quote has been used by another execution; this payment is refunded.', { reason: 'quote_used', quote_id: ctx.quote.quote_id });
   }
   const r = await runPaidExecution(ctx.services, ctx.operationId, ctx.capability, ctx.payment!, ctx.early);
@@ -105,13 +105,7 @@ export const executeRouter = router({
         summary: 'Read an execution, its proof and its refund state (the payer only)',
         description:
           'The address that paid, signed in either way: its bearer token (Sign-In with Ethereum: POST /v1/auth/nonce, POST /v1/auth/token), or x402 sign-in-with-x: without credentials the answer is 402 whose PAYMENT-REQUIRED carries extensions["sign-in-with-x"] (a CAIP-122 challenge for this URL); retry with SIGN-IN-WITH-X (base64 JSON of the signed challenge, single use) and the answer carries a bearer token in Authentication-Info. Anyone else gets 404, as for an unknown id.',
-        protect: true,
-        requestHeaders: z.object({
-          'SIGN-IN-WITH-X': z.string().optional().describe('base64 JSON of the signed sign-in-with-x challenge of a 402 (x402 sign-in-with-x)'),
-        }),
-        responseHeaders: z.object({
-          'Authentication-Info': z.string().optional().describe('after SIGN-IN-WITH-X: access_token="acg_…", token_type="Bearer", expires_in=86400'),
-        }),
+        ...payerReadOpenApi,
         errorResponses: {
           400: 'Malformed id',
           401: 'Invalid bearer token, or a refused sign-in-with-x proof (reason: wrong_domain, wrong_chain, expired, bad_signature, nonce_used, ...)',
@@ -125,7 +119,7 @@ export const executeRouter = router({
     .query(async ({ ctx, input }) => {
       const record = await ctx.services.executions.get(input.execution_id);
       // another payer's execution is as unknown as a missing one (its result and proof are the payer's)
-      if (!record || record.payer?.toLowerCase() !== ctx.account.toLowerCase()) throw problem(404, `No execution ${input.execution_id} paid by this account.`);
+      if (!record || !paidBy(ctx.account, record.payer)) throw problem(404, `No execution ${input.execution_id} paid by this account.`);
       ctx.responseHeaders['Cache-Control'] = 'no-store';
       return record;
     }),

@@ -1,6 +1,6 @@
 import { CapabilityResolutionError, checkPrecondition, executableDefinition, parseCapabilityInput } from '@acg/execution';
 import { readRefund } from '@acg/payments';
-import { jobView, planJob, PlanError } from '@acg/jobs';
+import { cancelEffect, jobView, planJob, PlanError } from '@acg/jobs';
 import { JobCreated, JobId, JobRecord, JobRequest, JobStatus } from '@acg/schemas';
 import { ulid } from 'ulid';
 import { hashMessage, recoverAddress } from 'viem';
@@ -10,7 +10,7 @@ import { startPaidJob } from '../jobs/startJob.js';
 import { routeBazaar } from '../paidRoute/bazaar.js';
 import { header, type Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
-import { paidProcedure, publicProcedure } from '../trpc/procedures.js';
+import { paidBy, paidProcedure, payerProcedure, payerReadOpenApi, publicProcedure } from '../trpc/procedures.js';
 import { problem } from '../trpc/problem.js';
 
 const JobIdParam = z.object({ job_id: JobId });
@@ -88,14 +88,31 @@ export const jobsRouter = router({
       return created;
     }),
 
-  get: publicProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/v1/jobs/{job_id}', tags: ['jobs'], summary: 'Poll a job (the unguessable id is the read capability)' } })
+  get: payerProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/v1/jobs/{job_id}',
+        tags: ['jobs'],
+        summary: 'Poll a job: its steps, results, proofs, spend and refund (the payer only)',
+        description:
+          'Read as an execution is (GET /api/v1/executions/{execution_id}): by the address that paid the budget, signed in with its bearer token (Sign-In with Ethereum: POST /v1/auth/nonce, POST /v1/auth/token) or x402 sign-in-with-x. Without credentials the answer is 402 whose PAYMENT-REQUIRED carries extensions["sign-in-with-x"] (a CAIP-122 challenge for this URL; nothing to pay); retry with SIGN-IN-WITH-X and the answer carries a bearer token in Authentication-Info. Anyone else gets 404, as for an unknown job: the job id appears in receipts (409 payment_already_used), so it is not a read capability.',
+        ...payerReadOpenApi,
+        errorResponses: {
+          400: 'Malformed id',
+          401: 'Invalid bearer token, or a refused sign-in-with-x proof',
+          402: 'No credentials: PAYMENT-REQUIRED with a sign-in-with-x challenge (nothing to pay)',
+          404: 'Unknown job, or paid by another address',
+        },
+      },
+    })
     .input(JobIdParam)
     .output(JobRecord)
     .query(async ({ ctx, input }) => {
       const { store } = ctx.services.jobs;
       const job = await store.get(input.job_id);
-      if (!job) throw problem(404, `No job ${input.job_id}.`);
+      // another payer's job is as unknown as a missing one (its steps, results and proofs are the payer's)
+      if (!job || !paidBy(ctx.account, job.payer)) throw problem(404, `No job ${input.job_id} paid by this account.`);
       const [refund, cancel] = await Promise.all([readRefund(ctx.services.redis, ctx.services.keys, job.job_id), store.cancelRequested(job.job_id)]);
       ctx.responseHeaders['Cache-Control'] = 'no-store';
       return jobView(job, refund, cancel);
@@ -108,7 +125,12 @@ export const jobsRouter = router({
         path: '/api/v1/jobs/{job_id}/cancel',
         tags: ['jobs'],
         summary: 'Cancel a job before its next step (payer only: bearer token of the payer, or an EIP-191 signature of "Cancel job <job_id>")',
-        errorResponses: { 401: 'No proof of the payer', 403: 'Not the payer', 404: 'Unknown job', 409: 'Job already ended' },
+        errorResponses: {
+          401: 'No proof of the payer',
+          403: 'Not the payer',
+          404: 'Unknown job',
+          409: 'Job already ended (reason job_ended), or its last step is running and nothing is left to cancel (reason cancel_too_late)',
+        },
       },
     })
     .input(
@@ -140,7 +162,14 @@ export const jobsRouter = router({
         throw problem(401, `Prove you are the payer: Authorization: Bearer <token>, or "signature" = personal_sign of "${cancelMessage(job.job_id)}".`);
       }
       if (!caller || caller.toLowerCase() !== job.payer.toLowerCase()) throw problem(403, 'Only the wallet that paid the budget can cancel this job.');
-      if (['succeeded', 'failed', 'cancelled', 'budget_exhausted'].includes(job.status)) throw problem(409, `The job already ended (${job.status}).`);
+      const effect = cancelEffect(job);
+      if (effect === 'ended') throw problem(409, `The job already ended (${job.status}).`, { reason: 'job_ended', job_status: job.status });
+      if (effect === 'too_late') {
+        throw problem(409, "Too late to cancel: the job's last step is running; the job ends as that step ends and is charged for what ran.", {
+          reason: 'cancel_too_late',
+          job_status: job.status,
+        });
+      }
       await store.requestCancel(job.job_id);
       ctx.response.status = 202;
       return { job_id: job.job_id, status: job.status, cancel_requested: true as const };

@@ -2,7 +2,7 @@ import type { EarlyRun } from '@acg/execution';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AuthError, InsufficientBalanceError } from '@acg/accounts';
 import type { TRPCError } from '@trpc/server';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { header, type Context } from './context.js';
 import { t } from './init.js';
 import { paid, resourceUrlOf, type PaidContext, type PaidSpec } from './paid.js';
@@ -83,13 +83,36 @@ export const bearerProcedure = publicProcedure.use(async ({ ctx, next }) => {
 });
 
 /**
+ * The owner check of what a payer reads ({@link payerProcedure}: executions, jobs, MCP tasks):
+ * whether `account`, the signed-in wallet, is `payer`, the address that paid (case-insensitive).
+ * A record that fails it is answered as an unknown one (404, "task not found").
+ */
+export function paidBy(account: string, payer: string | null | undefined): boolean {
+  return typeof payer === 'string' && payer.toLowerCase() === account.toLowerCase();
+}
+
+/**
+ * The OpenAPI fields every {@link payerProcedure} route shares: `protect` (security scheme), the
+ * `SIGN-IN-WITH-X` request header and the `Authentication-Info` response header it answers.
+ */
+export const payerReadOpenApi = {
+  protect: true,
+  requestHeaders: z.object({
+    'SIGN-IN-WITH-X': z.string().optional().describe('base64 JSON of the signed sign-in-with-x challenge of a 402 (x402 sign-in-with-x)'),
+  }),
+  responseHeaders: z.object({
+    'Authentication-Info': z.string().optional().describe('after SIGN-IN-WITH-X: access_token="acg_…", token_type="Bearer", expires_in=86400'),
+  }),
+} as const;
+
+/**
  * What the payer reads of what it paid for (apps/gateway README "Sign-in-with-x"): authenticated
  * as {@link bearerProcedure} (a bearer token, or `SIGN-IN-WITH-X`), but a request with neither
  * answers 402 the x402 way: `PAYMENT-REQUIRED` whose `extensions["sign-in-with-x"]` holds a fresh
  * challenge for this URL, so `wrapFetchWithSIWx` of `@x402/extensions` (or any x402 client) signs
  * in by itself. Its `accepts` names the payment network and asset with amount 0: nothing is sold
  * here, and a payment sent to this route is never taken. The resolver decides what the wallet may
- * see (another payer's record answers 404, as an unknown one).
+ * see with {@link paidBy} (another payer's record answers 404, as an unknown one).
  */
 export const payerProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const token = bearerToken(ctx);

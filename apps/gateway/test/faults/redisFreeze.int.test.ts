@@ -5,7 +5,7 @@ import { findRedisServer, freePort, pingRedis, spawnManaged, type ManagedProcess
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
 import { isRedisUnavailable } from '@acg/redis';
-import { challenge, officialPayload, paymentHeader, post, usdcReader, paidExecuteRequest } from '../x402.js';
+import { bearerToken, challenge, officialPayload, paymentHeader, post, usdcReader, paidExecuteRequest } from '../x402.js';
 
 // issue 28 item 2: a frozen Redis (SIGSTOP of the private redis-server this test started) is
 // answered 503 with Retry-After while it is frozen, for paid and unpaid requests alike, and the
@@ -17,6 +17,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let dir: string;
 let redis: ManagedProcess | undefined;
 let t: TestGateway;
+/** A wallet's bearer token: an unpaid read is a signed-in one (a job is read by its payer only; an unknown one is 404) */
+let token: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'acg-redis-freeze-'));
@@ -31,6 +33,7 @@ beforeAll(async () => {
   for (let i = 0; i < 100 && !(await pingRedis('127.0.0.1', port, 200)); i++) await sleep(50);
   // the per-IP limit is on (20/s): the test shows it does not answer 429 once Redis resumes
   t = await startTestGateway({ config: { redisUrl: `redis://127.0.0.1:${port}`, rateLimitPerSecond: 20 } });
+  token = await bearerToken(t.url, t.stack.payment.buyers[1]);
 });
 afterAll(async () => {
   if (redis?.child.pid) process.kill(redis.child.pid, 'SIGCONT');
@@ -44,7 +47,7 @@ type Seen = { kind: 'unpaid' | 'paid'; sentAt: number; answeredAt: number; statu
 
 async function unpaid(): Promise<Seen> {
   const sentAt = Date.now();
-  const r = await fetch(`${t.url}/api/v1/jobs/job_01JD5X0Q6Z8R3M2N4P5Q6R7S8T`);
+  const r = await fetch(`${t.url}/api/v1/jobs/job_01JD5X0Q6Z8R3M2N4P5Q6R7S8T`, { headers: { authorization: `Bearer ${token}` } });
   const body = await r.json().catch(() => undefined);
   return { kind: 'unpaid', sentAt, answeredAt: Date.now(), status: r.status, retryAfter: r.headers.get('retry-after'), body };
 }

@@ -16,7 +16,7 @@ export type JobsErrorType = ProblemDetails;
  * whole `budget_usdc` (so no fixed price); the unspent budget is refunded on-chain when it ends.
  *
  * @example
- * // POST {base_url}/api/v1/jobs, then poll GET {base_url}/api/v1/jobs/{job_id}
+ * // POST {base_url}/api/v1/jobs, then the payer polls GET {base_url}/api/v1/jobs/{job_id} (bearer token or sign-in-with-x)
  * { "objective": "Read balances", "budget_usdc": 0.01, "capabilities": ["intelligence.wallet_balances"], "steps": [...] }
  */
 export const gatewayJobs = defineCapability({
@@ -49,5 +49,5 @@ export const gatewayJobs = defineCapability({
     },
   },
   related_capabilities: ['gateway.execute'],
-  notes: 'Paid by x402 for budget_usdc; poll GET {base_url}/api/v1/jobs/{job_id}.',
+  notes: 'Paid by x402 for budget_usdc; the payer polls GET {base_url}/api/v1/jobs/{job_id}, signed in with its bearer token or sign-in-with-x (anyone else: 402 without credentials, 404 with).',
 });

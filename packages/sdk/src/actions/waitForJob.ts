@@ -7,6 +7,8 @@ import { sleep } from './internal.js';
 /** Parameters of {@link waitForJob}. */
 export interface WaitForJobParameters {
   jobId: string;
+  /** Bearer token of the address that paid the budget ({@link getJob}: only the payer may read a job). */
+  accessToken: string | undefined;
   /** First poll interval, ms (default 500); doubles up to `maxIntervalMs`. */
   intervalMs?: number;
   /** ms, default 5 000 */
@@ -35,7 +37,7 @@ const JOB_END_STATES = new Set(['succeeded', 'failed', 'cancelled', 'budget_exha
  * @throws {GatewayRequestError} after `timeoutMs` or an abort (names the last status). {GatewayError} from {@link getJob}.
  *
  * @example
- * const job = await waitForJob(ctx, { jobId, onProgress: (j) => console.log(j.status) })
+ * const job = await waitForJob(ctx, { jobId, accessToken, onProgress: (j) => console.log(j.status) })
  */
 export async function waitForJob(ctx: GatewayContext, params: WaitForJobParameters): Promise<WaitForJobReturnType> {
   const { jobId } = params;
@@ -43,7 +45,7 @@ export async function waitForJob(ctx: GatewayContext, params: WaitForJobParamete
   let delay = params.intervalMs ?? 500;
   let last = '';
   for (;;) {
-    const job = await getJob(ctx, { jobId });
+    const job = await getJob(ctx, { jobId, accessToken: params.accessToken });
     const seen = `${job.status}:${job.updated_at}:${job.refund?.status ?? ''}`;
     if (seen !== last) {
       last = seen;
