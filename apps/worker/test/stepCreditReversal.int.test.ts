@@ -74,7 +74,7 @@ async function runJob(buyer: (typeof t.stack.payment.buyers)[number]) {
     steps: [{ capability_id: 'intelligence.flaky_save', input: { text: 'x' } }],
   });
   expect(created.status).toBe(202);
-  const job = await waitForJob(t.url, created.body.job_id, ended);
+  const job = await waitForJob(t.url, created.body.job_id, buyer, ended);
   return { job, paid: before - (await t.usdc(buyer.address)) };
 }
 

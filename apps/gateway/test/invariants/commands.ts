@@ -737,8 +737,8 @@ export const HOLE_COMMANDS = [
   'DepositViewFails',
   'QuoteReuse',
 ] as const;
-/** Hole commands enabled by default (those whose fix is merged). `QuoteReuse` (issue 36 item 2) waits for its fix. */
-export const ENABLED_HOLE_COMMANDS: readonly (typeof HOLE_COMMANDS)[number][] = HOLE_COMMANDS.filter((c) => c !== 'QuoteReuse');
+/** Hole commands enabled by default (those whose fix is merged: all of them, `QuoteReuse` since issue 36 item 2 was fixed). */
+export const ENABLED_HOLE_COMMANDS: readonly (typeof HOLE_COMMANDS)[number][] = [...HOLE_COMMANDS];
 
 /** The command arbitraries of one sequence: payers 0 and 1; the hole commands of {@link HOLE_COMMANDS} only when enabled. */
 export function moneyCommands(enabled: ReadonlySet<string>): fc.Arbitrary<MoneyCommand>[] {
