@@ -7,7 +7,7 @@ import { ulid } from 'ulid';
 import { parseAbiItem, type Account } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProviderLedger, runPayoutPass, startPayouts, type PayoutHooks } from '../src/index.js';
+import { PAYOUT_PASS_LEASE_MS, ProviderLedger, runPayoutPass, startPayouts, type PayoutHooks } from '../src/index.js';
 import { providerLedgerKeys } from '../src/commands/keys.js';
 
 const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -220,6 +220,86 @@ describe('payout pass', () => {
     expect(await balanceOf(p.address)).toBe(USDC(2.16));
     await Promise.all([a.stop(), b.stop()]);
     expect(await transfersTo(p.address)).toHaveLength(2);
+  });
+});
+
+describe('a process that dies during a payout pass (issue 33)', () => {
+  it('delays payouts by at most one interval: its short lease lapses and the next tick of another process pays', { timeout: 180_000 }, async () => {
+    const { ledger, clock, keys, sender } = setup();
+    const p = provider();
+    await credit(ledger, p, USDC(1.5));
+    clock.now += 60_000;
+    // the dying process has its own Redis connection; it reserves the payout, then dies (its
+    // connection drops: nothing renews or releases its lease, as after a kill -9)
+    const dying = connectRedis({ url: stack.redis.url });
+    let reserved!: () => void;
+    const reachedReserve = new Promise<void>((r) => {
+      reserved = r;
+    });
+    void runPayoutPass({
+      ledger,
+      redis: dying,
+      keys,
+      sender,
+      minimum: USDC(1),
+      disputeAutoResolveSeconds: 604_800,
+      log,
+      now: () => clock.now,
+      hooks: {
+        afterReserve: () => {
+          reserved();
+          dying.disconnect();
+          return new Promise<void>(() => undefined); // never returns: the process is gone
+        },
+      },
+    }).catch(() => undefined);
+    await reachedReserve;
+    const leaseKey = providerLedgerKeys.providerPayoutPass(keys, 'lock');
+    const ttl = await redis.pttl(leaseKey);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(PAYOUT_PASS_LEASE_MS);
+    // another process, ticking every second, with a pass due once an hour: it pays once the lease lapses
+    const other = startPayouts({
+      ledger,
+      redis,
+      keys,
+      sender,
+      minimum: USDC(1),
+      disputeAutoResolveSeconds: 604_800,
+      log,
+      now: () => clock.now,
+      intervalSeconds: 3600,
+      tickSeconds: 1,
+    });
+    try {
+      await waitFor(async () => (await balanceOf(p.address)) === USDC(1.35), 75_000);
+    } finally {
+      await other.stop();
+    }
+    expect(await transfersTo(p.address)).toHaveLength(1);
+    expect(await ledger.balance(p.id)).toEqual({ held: '0', available: '0', paid: '1350000' });
+  });
+
+  it('keeps its lease while one step outlasts it (renewed on a timer), so no second pass starts meanwhile', { timeout: 180_000 }, async () => {
+    const { ledger, clock, keys, sender } = setup();
+    const p = provider();
+    await credit(ledger, p, USDC(1.5));
+    clock.now += 60_000;
+    const o = { ledger, redis, keys, sender, minimum: USDC(1), disputeAutoResolveSeconds: 604_800, log, now: () => clock.now };
+    let second: Awaited<ReturnType<typeof runPayoutPass>> | undefined;
+    const first = await runPayoutPass({
+      ...o,
+      hooks: {
+        afterReserve: async () => {
+          await new Promise((r) => setTimeout(r, PAYOUT_PASS_LEASE_MS + 2_000));
+          second = await runPayoutPass(o);
+        },
+      },
+    });
+    expect(second?.ran).toBe(false);
+    expect(first.pending).toHaveLength(0);
+    expect(first.sent).toEqual([expect.objectContaining({ provider_id: p.id, amount: USDC(1.35) })]);
+    expect(await transfersTo(p.address)).toHaveLength(1);
   });
 });
 
