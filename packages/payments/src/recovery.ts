@@ -34,11 +34,17 @@ export interface PaymentRecoveryOptions {
   finishedAnswer?: (operationId: string, payment: { txHash: `0x${string}`; amount: string }) => Promise<RecoveredAnswer | undefined>;
 }
 
-/** A stored answer the sweep completes a payment with: HTTP status, headers and JSON body. */
+/**
+ * A stored answer the sweep completes a payment with: HTTP status, headers and JSON body, and
+ * `refundAmount` (integer USDC base units) when the finished operation still owes the payer part
+ * of the payment (a routed call's payment above the answering offer's price): the sweep queues
+ * that refund (once per operation id) before it completes the payment.
+ */
 export interface RecoveredAnswer {
   status: number;
   headers: Record<string, string>;
   body: unknown;
+  refundAmount?: string;
 }
 
 /** What one recovery round did. */
@@ -100,7 +106,11 @@ export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promis
     // an operation that finished (its record stored) is delivered, not refunded: one outcome per payment
     const finished = await o.finishedAnswer?.(op, { txHash, amount: h.amount });
     if (finished) {
-      if (await cas(['recovering'], 'completed', { response: JSON.stringify(finished), tx_hash: txHash })) {
+      const { refundAmount, ...answer } = finished;
+      // the refund it owes goes first (idempotent per operation id): a crash after it leaves the payment recovering, and the next round queues nothing twice
+      if (refundAmount && BigInt(refundAmount) > 0n)
+        await o.refunds.enqueue({ operationId: op, payer: h.payer as `0x${string}`, amount: refundAmount, paymentTxHash: txHash });
+      if (await cas(['recovering'], 'completed', { response: JSON.stringify(answer), tx_hash: txHash })) {
         round.completed.push(op);
         o.log.warn({ operationId: op, payer: h.payer }, 'completed a paid request whose operation finished before its answer was stored');
       }
