@@ -6,6 +6,7 @@ import type { PublicClient } from 'viem';
 import { authorizationTx, authorizationUsed } from './eip3009.js';
 import type { CreditReversal, RefundQueue } from './refunds.js';
 import { paymentKeys } from './commands/keys.js';
+import { settlementInPool } from './reconcile.js';
 
 export interface PaymentRecoveryOptions {
   redis: Redis;
@@ -97,6 +98,8 @@ export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promis
       continue; // chain unreachable: try again next round
     }
     if (!used) {
+      // a settlement still waiting in the node may yet be mined: left for a later round
+      if (h.tx_hash && (await settlementInPool(o.publicClient, h.tx_hash as `0x${string}`))) continue;
       if (await releaseAuthorization(redis, { authKey, inFlightKey: inflight, operationId: op, from: ['pending', 'settle_unknown'] })) round.released.push(op);
       continue;
     }

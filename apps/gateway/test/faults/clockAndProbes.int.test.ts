@@ -44,8 +44,8 @@ describe('a stored provider probe with status 0', () => {
     const health = await fetch(`${t.url}/status/health`);
     expect(health.status).toBe(200);
     expect((await services.probes.all())['gateway.registry'].probe.status).toBe(599);
-    const catalog = await (await fetch(`${t.url}/gateway-catalog.json`)).json();
-    const entry = catalog.capabilities.find((c: { id: string }) => c.id === 'gateway.registry');
-    expect(entry.status).not.toBe('LIVE');
+    const catalog = (await (await fetch(`${t.url}/gateway-catalog.json`)).json()) as { capabilities: { id: string; status: string }[] };
+    const entry = catalog.capabilities.find((c) => c.id === 'gateway.registry');
+    expect(entry?.status).not.toBe('LIVE');
   });
 });
