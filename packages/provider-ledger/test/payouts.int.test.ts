@@ -303,6 +303,52 @@ describe('a process that dies during a payout pass (issue 33)', () => {
   });
 });
 
+describe('treasury nonces follow the chain (issue 33)', () => {
+  const rpc = (method: string, params: unknown[]) => clients.publicClient.request({ method, params } as never) as Promise<unknown>;
+  const treasuryNonce = (blockTag: 'latest' | 'pending') => clients.publicClient.getTransactionCount({ address: stack.payment.treasury.address, blockTag });
+
+  it('a transfer the node dropped is sent again at its nonce by the next attempt, once', { timeout: 120_000 }, async () => {
+    const { keys } = setup();
+    const sender = new TreasurySender({
+      redis,
+      keys,
+      rpcUrl: stack.payment.rpcUrl,
+      chain: stack.payment.chain,
+      treasury: stack.payment.treasury,
+      asset: stack.payment.usdc,
+      receiptTimeoutMs: 1_000,
+    });
+    const to = provider().address;
+    const record = inMemoryRecord();
+    await rpc('evm_setAutomine', [false]);
+    try {
+      await expect(sender.transferOnce({ to, amount: 321n, record })).rejects.toThrow();
+      const signed = await record.load();
+      expect(signed).toBeDefined();
+      await rpc('anvil_dropTransaction', [signed!.hash]);
+      expect(await treasuryNonce('pending')).toBe(signed!.nonce);
+    } finally {
+      await rpc('evm_setAutomine', [true]);
+    }
+    expect(await sender.transferOnce({ to, amount: 321n, record })).toMatchObject({ status: 'success' });
+    expect(await sender.transferOnce({ to, amount: 321n, record })).toMatchObject({ status: 'success' });
+    expect(await transfersTo(to)).toHaveLength(1);
+    expect(await balanceOf(to)).toBe(321n);
+  });
+
+  it("after the chain's treasury nonce falls (a reorg), the next transfers use the chain's nonce: no gap, nothing wedged", { timeout: 120_000 }, async () => {
+    const { sender } = setup();
+    const start = await treasuryNonce('latest');
+    for (let i = 0; i < 2; i++) expect((await sender.transferOnce({ to: provider().address, amount: 1n, record: inMemoryRecord() })).status).toBe('success');
+    await rpc('anvil_reorg', [2, []]);
+    await rpc('anvil_setNonce', [stack.payment.treasury.address, `0x${start.toString(16)}`]);
+    const to = provider().address;
+    expect(await sender.transferOnce({ to, amount: 77n, record: inMemoryRecord() })).toMatchObject({ status: 'success' });
+    expect(await treasuryNonce('latest')).toBe(start + 1);
+    expect(await balanceOf(to)).toBe(77n);
+  });
+});
+
 describe('treasury send lock', () => {
   it('two attempts on one transfer at once (e.g. a pass that outlived its lease) send it once', async () => {
     const { sender } = setup();
