@@ -236,15 +236,10 @@ describe('a process that dies during a payout pass (issue 33)', () => {
     const reachedReserve = new Promise<void>((r) => {
       reserved = r;
     });
+    const pass = { ledger, keys, sender, minimum: USDC(1), disputeAutoResolveSeconds: 604_800, log, now: () => clock.now };
     void runPayoutPass({
-      ledger,
+      ...pass,
       redis: dying,
-      keys,
-      sender,
-      minimum: USDC(1),
-      disputeAutoResolveSeconds: 604_800,
-      log,
-      now: () => clock.now,
       hooks: {
         afterReserve: () => {
           reserved();
@@ -259,18 +254,7 @@ describe('a process that dies during a payout pass (issue 33)', () => {
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(PAYOUT_PASS_LEASE_MS);
     // another process, ticking every second, with a pass due once an hour: it pays once the lease lapses
-    const other = startPayouts({
-      ledger,
-      redis,
-      keys,
-      sender,
-      minimum: USDC(1),
-      disputeAutoResolveSeconds: 604_800,
-      log,
-      now: () => clock.now,
-      intervalSeconds: 3600,
-      tickSeconds: 1,
-    });
+    const other = startPayouts({ ...pass, redis, intervalSeconds: 3600, tickSeconds: 1 });
     try {
       await waitFor(async () => (await balanceOf(p.address)) === USDC(1.35), 75_000);
     } finally {
