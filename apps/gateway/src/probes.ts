@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RedisKeys } from '@acg/redis';
-import type { ProbeRecord } from '@acg/schemas';
+import { PROBE_NO_ANSWER_STATUS, ProbeRecord, probeStatus } from '@acg/schemas';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Telemetry } from '@acg/execution';
@@ -46,7 +46,13 @@ export interface ProbeSpec {
 
 const EMPTY_SHA256 = createHash('sha256').digest('hex');
 
-/** Probe records in Redis: one hash, capability id → JSON {@link ProbeRecord}. Shared by replicas. */
+/**
+ * Probe records in Redis: one hash, capability id → JSON {@link ProbeRecord}. Shared by replicas.
+ * Reading validates each record: a stored probe status outside 100..599 (e.g. 0, written by an
+ * older release for "no answer") reads as 599 (`PROBE_NO_ANSWER_STATUS`), and a record that is not
+ * a probe record at all reads as never probed, so no stored record can make `/registry` or
+ * `/status/health` fail (issue 33).
+ */
 export class ProbeStore {
   constructor(
     private readonly redis: Redis,
@@ -54,11 +60,30 @@ export class ProbeStore {
   ) {}
   async all(): Promise<Record<string, ProbeRecord>> {
     const h = await this.redis.hgetall(this.keys.probes());
-    return Object.fromEntries(Object.entries(h).map(([k, v]) => [k, JSON.parse(v) as ProbeRecord]));
+    const out: Record<string, ProbeRecord> = {};
+    for (const [id, json] of Object.entries(h)) {
+      const record = readProbeRecord(json);
+      if (record) out[id] = record;
+    }
+    return out;
   }
   async save(id: string, record: ProbeRecord): Promise<void> {
     await this.redis.hset(this.keys.probes(), id, JSON.stringify(record));
   }
+}
+
+/** A stored probe record, its status made valid ({@link probeStatus}); undefined when it is not a probe record. */
+function readProbeRecord(json: string): ProbeRecord | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+  const probe = (raw as { probe?: { status?: unknown } } | null)?.probe;
+  const fixed = probe && typeof probe === 'object' ? { ...(raw as object), probe: { ...probe, status: probeStatus(Number(probe.status)) } } : raw;
+  const parsed = ProbeRecord.safeParse(fixed);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /**
@@ -124,18 +149,22 @@ export class Prober {
   }
 
   private async probe(spec: ProbeSpec): Promise<ProbeRecord | undefined> {
+    const url = spec.url ? spec.url() : `${this.opts.baseUrl()}${spec.path}`;
     if (spec.custom) {
       const started = performance.now();
       const record = await spec.custom().catch((e): ProbeRecord => {
         this.opts.log.warn({ capability_id: spec.capabilityId, err: String((e as Error).message).slice(0, 200) }, 'probe failed');
-        return { ok: false, checked_at: new Date().toISOString(), probe: { url: spec.path, method: spec.method, status: 0, body_sha256: EMPTY_SHA256 } };
+        return {
+          ok: false,
+          checked_at: new Date().toISOString(),
+          probe: { url, method: spec.method, status: PROBE_NO_ANSWER_STATUS, body_sha256: EMPTY_SHA256 },
+        };
       });
       if (record) await this.opts.telemetry.record(spec.capabilityId, performance.now() - started, record.ok).catch(() => undefined);
       return record;
     }
-    const url = spec.url ? spec.url() : `${this.opts.baseUrl()}${spec.path}`;
     const started = performance.now();
-    let status = 599;
+    let status = PROBE_NO_ANSWER_STATUS;
     let bytes = Buffer.alloc(0);
     let ok = false;
     const send = async (body: unknown, check: ((body: unknown) => boolean) | undefined): Promise<boolean> => {

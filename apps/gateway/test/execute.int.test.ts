@@ -195,7 +195,7 @@ describe('refused payments cost nothing and say why', () => {
     const now = Math.floor(Date.now() / 1000);
     const inflight = paymentKeys.authorizationsInFlight(t.gateway.services.keys);
     const reservedBefore = await t.gateway.services.redis.zcard(inflight);
-    const tooLong = await craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { validBefore: BigInt(now + pr.accepts[0].maxTimeoutSeconds + 120) });
+    const tooLong = await craftPayload(t.stack.payment.buyers[6], pr.accepts[0], 8453, { validBefore: BigInt(now + pr.accepts[0].maxTimeoutSeconds + 180) });
     const r = await post(t.executeUrl, walletBalancesRequest(victim), { 'PAYMENT-SIGNATURE': paymentHeader(tooLong) });
     expect(r.status).toBe(402);
     expect(r.body.reason).toBe('authorization_validity_too_long');

@@ -3,7 +3,7 @@ import { devPrivateKey, startDevStack, type DevStack } from '@acg/devnet';
 import { ulid } from 'ulid';
 import { devReceiptKeys } from '@acg/receipts';
 import { configFromEnv, type ConfigDefaults, type GatewayConfig } from '@acg/config';
-import { createInProcessFacilitator, Paywall, recoverOrphanedPayments, TreasurySender, type RecoveryRound } from '@acg/payments';
+import { createInProcessFacilitator, Paywall, recoverOrphanedPayments, TreasurySender, type PaymentRecoveryOptions, type RecoveryRound } from '@acg/payments';
 import { ProviderLedger } from '@acg/provider-ledger';
 import type { FacilitatorClient } from '@x402/core/server';
 import { startGateway, type RunningGateway, type StartGatewayOptions } from '../src/app.js';
@@ -87,10 +87,11 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
 /**
  * One crash-recovery round (`recoverOrphanedPayments`) over `t`'s paid requests, on the gateway's own
  * Redis, keys, payment chain, refund queue, log and credit reversals; `olderThanMs` (default: the
- * sweep's own) is how long a reservation must have made no progress to count as orphaned.
+ * sweep's own) is how long a reservation must have made no progress to count as orphaned, and
+ * `finishedAnswer` (default none) what the worker passes (`succeededExecutionAnswer` of @acg/execution).
  * Resolves with what the round did (the refunded, released and completed operation ids).
  */
-export function recoverPayments(t: RunningTestGateway, opts: { olderThanMs?: number } = {}): Promise<RecoveryRound> {
+export function recoverPayments(t: RunningTestGateway, opts: Pick<PaymentRecoveryOptions, 'olderThanMs' | 'finishedAnswer'> = {}): Promise<RecoveryRound> {
   const { services } = t.gateway;
   return recoverOrphanedPayments({
     redis: services.redis,

@@ -3,10 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpTools } from '../src/mcp/tools.js';
 import type { OfferScorer } from '@acg/provider-directory';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { succeededExecutionAnswer } from '@acg/execution';
+import { readRefund } from '@acg/payments';
+import { parseAbiItem } from 'viem';
+import { recoverPayments, startTestGateway, type TestGateway } from './harness.js';
 import { waitFor } from './waitFor.js';
 import { registerProvider, startTestProvider, upperCaseAnswer, type Answer, type ReceivedCall } from './providerServer.js';
-import { officialPayload, paymentHeader, post, usdcReader } from './x402.js';
+import { officialPayload, paymentHeader, post, readExecution, usdcReader } from './x402.js';
 
 /**
  * Marketplace routing end to end (docs/marketplace.md), on a real anvil payment chain and a
@@ -316,5 +319,75 @@ describe('attacks on the routed payment', () => {
     expect(only.status).toBe(422);
     expect(only.body).toMatchObject({ reason: 'no_route', cause: 'excluded' });
     await wrong.server.close();
+  });
+});
+
+describe('a crash after the routed call succeeded, before its partial refund was queued (issue 33)', () => {
+  it('the sweep completes the payment with refund, provider and attempts, and refunds the difference exactly once', { timeout: 120_000 }, async () => {
+    const { services } = t.gateway;
+    sellers.fast.answer = (call) => upperCaseAnswer(call);
+    for (const s of Object.values(sellers)) await t.gateway.prober.probeProvider(s.id);
+    const buyer = t.stack.payment.buyers[6];
+    const before = await usdc(buyer.address);
+    const fromBlock = await services.paymentClient.getBlockNumber();
+    const body = { capability_id: ID, input: { text: 'crash' }, routing: { prefer: 'fastest' } };
+    const first = await post(`${t.url}/api/v1/execute`, body);
+    const header = paymentHeader(await officialPayload(buyer as never, decodePaymentRequiredHeader(first.headers.get('payment-required')!)));
+    // the process dies at the refund enqueue: the SUCCEEDED record is stored, the refund never queued
+    const enqueue = services.refunds.enqueue;
+    let died!: () => void;
+    const dead = new Promise<void>((r) => {
+      died = r;
+    });
+    services.refunds.enqueue = () => {
+      died();
+      return new Promise<void>(() => undefined);
+    };
+    const aborted = new AbortController();
+    const request = fetch(`${t.url}/api/v1/execute`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'PAYMENT-SIGNATURE': header },
+      body: JSON.stringify(body),
+      signal: aborted.signal,
+    }).catch(() => undefined);
+    await dead;
+    services.refunds.enqueue = enqueue;
+    aborted.abort();
+    await request;
+
+    // the worker's sweep, twice (a second round, or a second worker, changes nothing)
+    const finishedAnswer = (op: string) => succeededExecutionAnswer(services.executions, op);
+    const round = await recoverPayments(t, { olderThanMs: 0, finishedAnswer });
+    expect(round.completed).toHaveLength(1);
+    expect(round.refunded).toHaveLength(0);
+    expect((await recoverPayments(t, { olderThanMs: 0, finishedAnswer })).completed).toHaveLength(0);
+    const executionId = round.completed[0];
+
+    // the replay gets the answer the original would have given: provider, attempts and the refund
+    const replay = await post(`${t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header });
+    expect(replay.status, JSON.stringify(replay.body)).toBe(200);
+    expect(replay.body).toMatchObject({
+      execution_id: executionId,
+      status: 'SUCCEEDED',
+      result: { upper: 'CRASH' },
+      provider: { provider_id: sellers.fast.id },
+      attempts: [{ provider_id: sellers.fast.id, outcome: 'succeeded' }],
+      refund: { amount: '1000' },
+    });
+    // on-chain: paid 0.003, got 0.001 back once; the ledger's refund record says sent
+    await waitFor(
+      () => readRefund(services.redis, services.keys, executionId),
+      (r) => r?.status === 'sent',
+    );
+    expect(before - (await usdc(buyer.address))).toBe(2000n);
+    const refunds = await services.paymentClient.getLogs({
+      address: t.stack.payment.usdc,
+      event: parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)'),
+      args: { from: t.stack.payment.treasury.address, to: buyer.address },
+      fromBlock,
+    });
+    expect(refunds.map((l) => l.args.value)).toEqual([1000n]);
+    const record = await readExecution(t.url, executionId, buyer as never);
+    expect(record).toMatchObject({ status: 'SUCCEEDED', refund: { status: 'sent', amount: '1000' } });
   });
 });

@@ -29,7 +29,8 @@ export class ExecutionStore {
     const raw = await this.redis.get(this.keys.execution(id));
     if (!raw) return undefined;
     const record = JSON.parse(raw) as ExecutionRecord;
-    if (record.status === 'FAILED') {
+    // a failed execution's refund, or the refund a routed success owes (its intent stored with the record)
+    if (record.status === 'FAILED' || record.refund) {
       const refund = await readRefund(this.redis, this.keys, id);
       if (refund) record.refund = refund;
     }
@@ -40,17 +41,24 @@ export class ExecutionStore {
 /**
  * The success answer of an execution whose SUCCEEDED record was stored but whose paid answer was
  * not (the process died in between): `{status: 200, body: {execution_id, status: "SUCCEEDED",
- * result, payment, proof?}}`, the body `POST /api/v1/execute` answers; undefined for any other
- * id, a missing record or one that did not succeed. The payment recovery sweep completes such a
- * payment with it instead of refunding (`finishedAnswer` of @acg/payments).
+ * result, payment, proof?, provider?, attempts?, refund?}}`, the body `POST /api/v1/execute`
+ * answers (a routed call names its `provider` and `attempts`, and `refund` is the part of the
+ * payment above the answering offer's price, in its current state), plus `refundAmount` when the
+ * record owes that refund (integer USDC base units), which the sweep queues (once per execution
+ * id) before completing the payment. Undefined for any other id, a missing record or one that did
+ * not succeed. The payment recovery sweep completes such a payment with it instead of refunding
+ * (`finishedAnswer` of @acg/payments).
  */
 export async function succeededExecutionAnswer(
   store: Pick<ExecutionStore, 'get'>,
   operationId: string,
-): Promise<{ status: number; headers: Record<string, string>; body: unknown } | undefined> {
+): Promise<{ status: number; headers: Record<string, string>; body: unknown; refundAmount?: string } | undefined> {
   if (!operationId.startsWith('exe_')) return undefined;
   const record = await store.get(operationId);
   if (record?.status !== 'SUCCEEDED' || record.result === undefined) return undefined;
+  const refund = record.refund
+    ? { status: record.refund.status, amount: record.refund.amount, ...(record.refund.tx_hash ? { tx_hash: record.refund.tx_hash } : {}) }
+    : undefined;
   return {
     status: 200,
     headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
@@ -60,6 +68,10 @@ export async function succeededExecutionAnswer(
       result: record.result,
       payment: record.payment,
       ...(record.proof ? { proof: record.proof } : {}),
+      ...(record.provider ? { provider: record.provider } : {}),
+      ...(record.attempts ? { attempts: record.attempts } : {}),
+      ...(refund ? { refund } : {}),
     },
+    ...(record.refund ? { refundAmount: record.refund.amount } : {}),
   };
 }

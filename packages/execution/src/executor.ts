@@ -271,10 +271,16 @@ export class Executor {
     // call's credit (a provider's share) goes now, before the record; a failure from here on is
     // refunded by the paywall, which reverses this credit in the same decision
     await proofOf?.evidence?.credit?.();
+    // a routed call paid the route's highest price: the rest is owed back, and that intent is
+    // written with the SUCCEEDED record itself, so a crash before the refund is queued cannot lose
+    // it (the recovery sweep queues it from the record; issue 33)
+    const price = proofOf?.evidence?.price;
+    const above = price === undefined || charge.job_id ? 0n : BigInt(charge.amount) - price;
     const record: ExecutionRecord = {
       ...base,
       status: 'SUCCEEDED',
       result,
+      ...(above > 0n ? { refund: { status: 'pending' as const, amount: above.toString(), payer: charge.payer } } : {}),
       ...(proof ? { proof } : {}),
       ...(proofOf?.evidence?.provider_signature ? { provider_signature: proofOf.evidence.provider_signature } : {}),
       ...(proofOf?.evidence?.provider ? { provider: proofOf.evidence.provider } : {}),
@@ -288,7 +294,7 @@ export class Executor {
       { execution_id: executionId, capability_id: capabilityId, job_id: charge.job_id, duration_ms: Math.round(duration_ms), payer: charge.payer },
       'execution succeeded',
     );
-    return { record, ...(proofOf?.evidence?.price !== undefined ? { price: proofOf.evidence.price } : {}) };
+    return { record, ...(price !== undefined ? { price } : {}) };
   }
 
   /** Reports a stored record to the observer; an id no definition has is labelled `unknown` (labels stay few). */

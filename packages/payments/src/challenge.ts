@@ -18,7 +18,7 @@ export interface PaymentTerms {
   assetVersion: string;
   /** Seconds an authorization may take to settle (PaymentRequirements.maxTimeoutSeconds, default 300). */
   maxTimeoutSeconds?: number;
-  /** Clock skew tolerated on validBefore/validAfter, seconds (default 30; see authorizationWindow.ts). */
+  /** Clock skew tolerated on validBefore, seconds (default 120, `DEFAULT_CLOCK_SKEW_SECONDS`; validAfter follows the facilitator: none). */
   clockSkewSeconds?: number;
   /**
    * The x402 payment flow offered (`PaymentRequirements.extra.paymentFlow`, @x402/core

@@ -53,7 +53,7 @@ export class PaymentConflictError extends Error {
  */
 export class PaymentChainUnavailableError extends Error {
   override name = 'PaymentChainUnavailableError';
-  readonly reason = 'payment_chain_unavailable';
+  readonly reason: 'payment_chain_unavailable' | 'settlement_pending' = 'payment_chain_unavailable';
   constructor(
     readonly payment: 'not_charged' | 'unknown',
     readonly retryAfterSeconds = 10,
@@ -63,5 +63,23 @@ export class PaymentChainUnavailableError extends Error {
         ? 'The payment chain is unreachable, so the payment could not be verified; nothing was charged. Retry later.'
         : 'The payment chain became unreachable while the payment was being settled; its outcome is unknown. Retry later with the same payment: it is charged at most once, and the gateway answers with the result or refunds it.',
     );
+  }
+}
+
+/**
+ * The settlement was broadcast and the chain answers, but it is not confirmed yet (stuck behind a
+ * nonce gap, dropped and being replaced, or slow): 503 `settlement_pending` with Retry-After, naming
+ * the settlement (`txHash`, the transaction broadcast) and the EIP-3009 authorization (`from`,
+ * `nonce`), never "chain unreachable". The reservation is kept (`settle_unknown`): a retry with the
+ * same payment reconciles it against the token (settled → the result; unused → released), and the
+ * crash-recovery sweep refunds a settled one nobody retries. A `PaymentChainUnavailableError` with
+ * `payment: "unknown"`, so every handler of that error handles this one.
+ */
+export class PaymentSettlementPendingError extends PaymentChainUnavailableError {
+  override name = 'PaymentSettlementPendingError';
+  override readonly reason = 'settlement_pending';
+  constructor(readonly settlement: { txHash?: `0x${string}`; authorization: { from: `0x${string}`; nonce: `0x${string}` } }) {
+    super('unknown');
+    this.message = `The settlement transaction ${settlement.txHash ?? '(not yet known)'} of authorization ${settlement.authorization.nonce} from ${settlement.authorization.from} was broadcast but is not confirmed yet; its outcome is unknown. Retry later with the same payment: it is charged at most once, and the gateway answers with the result or refunds it.`;
   }
 }

@@ -3,9 +3,12 @@ import { HTTPFacilitatorClient, type FacilitatorClient } from '@x402/core/server
 import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
-import { createWalletClient, http, nonceManager, publicActions, type Chain } from 'viem';
+import { createWalletClient, encodeFunctionData, http, publicActions, type Abi, type Chain, type PublicClient } from 'viem';
+import { ChainSender } from './chainSender.js';
 import { isTransportError, type PaymentChainMonitor } from './chainHealth.js';
 import { privateKeyToAccount, type LocalAccount } from 'viem/accounts';
+
+export { SerialQueue } from './serialQueue.js';
 
 /** Options of {@link createInProcessFacilitator}. */
 export interface InProcessFacilitatorOptions {
@@ -35,20 +38,23 @@ export interface InProcessFacilitatorOptions {
   simulateInSettle?: boolean;
 }
 
+/** The in-process facilitator: an x402 `FacilitatorClient` plus its wallet address and its {@link ChainSender}. */
+export type InProcessFacilitator = FacilitatorClient & { address: `0x${string}`; sender: ChainSender };
+
 /**
  * An x402 facilitator running inside this process (docs/decisions.md "x402 payments"): `x402Facilitator`
- * with the exact EVM scheme (EIP-3009 `transferWithAuthorization`), signing with a viem wallet
- * whose account uses viem's `nonceManager`, so concurrent settlements get distinct nonces
- * (without it they fail with "nonce too low" and payments are lost).
+ * with the exact EVM scheme (EIP-3009 `transferWithAuthorization`), sending through a
+ * {@link ChainSender}: one send at a time at the chain's `pending` nonce (never a nonce kept in
+ * memory, so a reorg or a dropped transaction cannot wedge later settlements behind a gap), and a
+ * receipt wait that rebroadcasts or replaces (same nonce, higher fee) a settlement the node dropped.
+ * A settlement replaced that way is answered with the replacement's hash (`transaction`).
  *
  * Returns a `FacilitatorClient` (verify, settle, getSupported) - the same interface as the
- * remote `HTTPFacilitatorClient`, so the paywall does not know which one it talks to.
+ * remote `HTTPFacilitatorClient`, so the paywall does not know which one it talks to - plus
+ * `address` and `sender`.
  */
-export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): FacilitatorClient & { address: `0x${string}` } {
-  const account: LocalAccount =
-    typeof opts.signer === 'string'
-      ? privateKeyToAccount(opts.signer, { nonceManager })
-      : ({ ...(opts.signer as LocalAccount), nonceManager: (opts.signer as LocalAccount).nonceManager ?? nonceManager } as LocalAccount);
+export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): InProcessFacilitator {
+  const account: LocalAccount = typeof opts.signer === 'string' ? privateKeyToAccount(opts.signer) : opts.signer;
   const client = createWalletClient({
     account,
     chain: opts.chain,
@@ -56,20 +62,18 @@ export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): F
     transport: opts.monitor ? opts.monitor.transport({ retryCount: 0 }) : http(opts.rpcUrl, { retryCount: 0 }),
     pollingInterval: 250,
   }).extend(publicActions);
-  // One send at a time from the facilitator wallet: the nonce is taken and the transaction handed
-  // to the node as one step. With concurrent sends, one that failed after taking nonce N (viem
-  // then resets its nonce manager) left N+1 waiting behind a gap until the next send filled it,
-  // and a payment could hang for the whole confirmation timeout. Only the hand-over is serialized
-  // (eth_sendRawTransaction answers at once); waiting for receipts stays concurrent.
-  const sends = new SerialQueue();
+  const sender = new ChainSender({ publicClient: client as unknown as PublicClient, wallet: client, account, chain: opts.chain });
   const signer = toFacilitatorEvmSigner(
     {
       address: account.address,
       readContract: (args) => client.readContract(args as never),
       verifyTypedData: (args) => client.verifyTypedData(args as never),
-      writeContract: (args) => sends.run(() => client.writeContract({ ...(args as object), account, chain: opts.chain } as never)),
-      sendTransaction: (args) => sends.run(() => client.sendTransaction({ ...args, account, chain: opts.chain })),
-      waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
+      writeContract: (args) => {
+        const a = args as { address: `0x${string}`; abi: Abi; functionName: string; args?: readonly unknown[]; gas?: bigint };
+        return sender.send({ to: a.address, data: encodeFunctionData({ abi: a.abi, functionName: a.functionName, args: a.args } as never), gas: a.gas });
+      },
+      sendTransaction: (args) => sender.send({ to: args.to, data: args.data }),
+      waitForTransactionReceipt: (args) => sender.waitForReceipt({ hash: args.hash, timeout: (args as { timeout?: number }).timeout }),
       // @x402/evm starts an asset getCode check it may never await (an early return on a bad
       // signature): a rejection there would be unhandled and crash the process. An unreachable
       // node reads as "no code" instead; the transport failure is still recorded by the monitor,
@@ -86,8 +90,13 @@ export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): F
   registerExactEvmScheme(facilitator, { signer, networks: opts.networks, simulateInSettle: opts.simulateInSettle ?? false });
   return {
     address: account.address,
+    sender,
     verify: (payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> => facilitator.verify(payload, requirements),
-    settle: (payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> => facilitator.settle(payload, requirements),
+    settle: async (payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> => {
+      const settled = (await facilitator.settle(payload, requirements)) as SettleResponse;
+      // the settlement the chain holds: a replacement (same nonce, higher fee) has its own hash
+      return settled.transaction ? { ...settled, transaction: sender.currentHash(settled.transaction as `0x${string}`) } : settled;
+    },
     getSupported: async (): Promise<SupportedResponse> => facilitator.getSupported() as SupportedResponse,
   };
 }
@@ -98,15 +107,4 @@ export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): F
  */
 export function createRemoteFacilitator(url: string): FacilitatorClient {
   return new HTTPFacilitatorClient({ url });
-}
-
-/** Runs async steps one after another, in call order; a failed step does not stop the next. */
-export class SerialQueue {
-  private tail: Promise<unknown> = Promise.resolve();
-
-  run<T>(step: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(step, step);
-    this.tail = result.catch(() => undefined);
-    return result;
-  }
 }

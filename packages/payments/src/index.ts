@@ -1,5 +1,13 @@
 export { createInProcessFacilitator, createRemoteFacilitator, type InProcessFacilitatorOptions } from './facilitator.js';
-export { PaymentChainUnavailableError, PaymentConflictError, PaymentError, PaymentInProgressError } from './errors.js';
+export { PaymentChainUnavailableError, PaymentConflictError, PaymentError, PaymentInProgressError, PaymentSettlementPendingError } from './errors.js';
+export {
+  ChainSender,
+  REPLACEMENT_FEE_BUMP_PERCENT,
+  TransactionNotMinedError,
+  type ChainSenderOptions,
+  type SentTransaction,
+  type TransactionCall,
+} from './chainSender.js';
 export { authorizationWindowProblem, DEFAULT_CLOCK_SKEW_SECONDS } from './authorizationWindow.js';
 export { chainFailedDuring, DEFAULT_PAYMENT_RPC_TIMEOUT_MS, isTransportError, PaymentChainMonitor, type PaymentChainSnapshot } from './chainHealth.js';
 export { canonicalHash, requestHash } from './hashing.js';

@@ -1,9 +1,9 @@
 import type { SettleResponse } from '@x402/core/types';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { PublicClient } from 'viem';
+import { BaseError, TransactionNotFoundError, type PublicClient } from 'viem';
 import { authorizationTx, authorizationUsed } from './eip3009.js';
-import { PaymentChainUnavailableError, PaymentInProgressError } from './errors.js';
+import { PaymentChainUnavailableError, PaymentInProgressError, PaymentSettlementPendingError } from './errors.js';
 import type { AuthorizationRef, Reservations } from './reservation.js';
 import type { SettledPayment } from './settle.js';
 
@@ -14,7 +14,9 @@ export type ReconcileResult = { kind: 'settled'; payment: SettledPayment; settle
  * A reservation left by a crash or an unseen settlement (`settle_unknown`, or `pending`/`settled`
  * with no progress): reads EIP-3009 `authorizationState` on chain. Used → the payment settled:
  * the reservation moves to `settled` for `operationId` and the caller runs the operation now (it
- * never ran: the result would be stored). Unused → nothing was charged: the reservation is released
+ * never ran: the result would be stored). Unused, and its settlement transaction (stored
+ * `tx_hash`) still known to the node → it may yet be mined: kept, PaymentSettlementPendingError
+ * (503 naming it). Unused otherwise → nothing was charged: the reservation is released
  * and PaymentInProgressError thrown (retry). Chain unreachable → PaymentChainUnavailableError('unknown').
  */
 export async function reconcile(
@@ -33,6 +35,9 @@ export async function reconcile(
     throw new PaymentChainUnavailableError('unknown');
   }
   if (!used) {
+    // broadcast and still waiting in the node (stuck or slow): it may yet be mined, so not released
+    if (storedTx && (await settlementInPool(deps.publicClient, storedTx)))
+      throw new PaymentSettlementPendingError({ txHash: storedTx, authorization: { from, nonce } });
     await deps.reservations.release(authKey, operationId, ['pending', 'settle_unknown', 'settled']);
     throw new PaymentInProgressError();
   }
@@ -46,4 +51,18 @@ export async function reconcile(
   if (!ok) return { kind: 'taken' };
   deps.log.warn({ operationId }, 'reconciled a settled payment whose operation had not run');
   return { kind: 'settled', payment, settle: { success: true, transaction: payment.txHash, network: deps.network, payer: payment.payer } };
+}
+
+/**
+ * Whether the settlement `txHash` is still pending in the node's pool: a settlement that may yet
+ * be mined, so its reservation must not be released. A failed read counts
+ * as known (a failed read proves nothing; the caller tries again later).
+ */
+export async function settlementInPool(publicClient: PublicClient, txHash: `0x${string}`): Promise<boolean> {
+  try {
+    const tx = await publicClient.getTransaction({ hash: txHash });
+    return tx.blockNumber === null; // mined (and the authorization still unused: it reverted) is not pending
+  } catch (e) {
+    return !(e instanceof TransactionNotFoundError || (e instanceof BaseError && Boolean(e.walk((x) => x instanceof TransactionNotFoundError))));
+  }
 }

@@ -6,6 +6,7 @@ import type { PublicClient } from 'viem';
 import { authorizationTx, authorizationUsed } from './eip3009.js';
 import type { CreditReversal, RefundQueue } from './refunds.js';
 import { paymentKeys } from './commands/keys.js';
+import { settlementInPool } from './reconcile.js';
 
 export interface PaymentRecoveryOptions {
   redis: Redis;
@@ -34,11 +35,17 @@ export interface PaymentRecoveryOptions {
   finishedAnswer?: (operationId: string, payment: { txHash: `0x${string}`; amount: string }) => Promise<RecoveredAnswer | undefined>;
 }
 
-/** A stored answer the sweep completes a payment with: HTTP status, headers and JSON body. */
+/**
+ * A stored answer the sweep completes a payment with: HTTP status, headers and JSON body, and
+ * `refundAmount` (integer USDC base units) when the finished operation still owes the payer part
+ * of the payment (a routed call's payment above the answering offer's price): the sweep queues
+ * that refund (once per operation id) before it completes the payment.
+ */
 export interface RecoveredAnswer {
   status: number;
   headers: Record<string, string>;
   body: unknown;
+  refundAmount?: string;
 }
 
 /** What one recovery round did. */
@@ -91,6 +98,8 @@ export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promis
       continue; // chain unreachable: try again next round
     }
     if (!used) {
+      // a settlement still waiting in the node may yet be mined: left for a later round
+      if (h.tx_hash && (await settlementInPool(o.publicClient, h.tx_hash as `0x${string}`))) continue;
       if (await releaseAuthorization(redis, { authKey, inFlightKey: inflight, operationId: op, from: ['pending', 'settle_unknown'] })) round.released.push(op);
       continue;
     }
@@ -100,7 +109,11 @@ export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promis
     // an operation that finished (its record stored) is delivered, not refunded: one outcome per payment
     const finished = await o.finishedAnswer?.(op, { txHash, amount: h.amount });
     if (finished) {
-      if (await cas(['recovering'], 'completed', { response: JSON.stringify(finished), tx_hash: txHash })) {
+      const { refundAmount, ...answer } = finished;
+      // the refund it owes goes first (idempotent per operation id): a crash after it leaves the payment recovering, and the next round queues nothing twice
+      if (refundAmount && BigInt(refundAmount) > 0n)
+        await o.refunds.enqueue({ operationId: op, payer: h.payer as `0x${string}`, amount: refundAmount, paymentTxHash: txHash });
+      if (await cas(['recovering'], 'completed', { response: JSON.stringify(answer), tx_hash: txHash })) {
         round.completed.push(op);
         o.log.warn({ operationId: op, payer: h.payer }, 'completed a paid request whose operation finished before its answer was stored');
       }

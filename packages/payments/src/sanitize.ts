@@ -26,7 +26,7 @@ const MESSAGES: Record<string, string> = {
   unsupported_scheme: 'The payment scheme or network is not accepted here.',
   requirements_mismatch: 'The payment does not match any accepted requirement (amount, asset, payTo or network).',
   authorization_validity_too_long:
-    'The authorization stays valid too long: validBefore must be at most maxTimeoutSeconds (plus 30 s of clock skew) from now. Sign a new one.',
+    'The authorization stays valid too long: validBefore must be at most maxTimeoutSeconds (plus 120 s of clock skew) from now. Sign a new one.',
   authorization_expired: 'The authorization has expired (validBefore is in the past).',
   unsupported_transfer_method: 'Only EIP-3009 transferWithAuthorization payments are accepted.',
 };

@@ -2,7 +2,7 @@ import type { x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import type { Logger } from 'pino';
 import { chainFailedDuring, unlessChainLost, type PaymentChainMonitor } from './chainHealth.js';
-import { PaymentChainUnavailableError, PaymentInProgressError } from './errors.js';
+import { PaymentChainUnavailableError, PaymentInProgressError, PaymentSettlementPendingError } from './errors.js';
 import type { AuthorizationRef, Reservations } from './reservation.js';
 import { inSpan } from '@acg/tracing';
 
@@ -121,7 +121,10 @@ export class Settlement {
     }
     if (!settle.success) {
       // broadcast but unconfirmed, or failed while the node was unreachable: the outcome is unknown, keep the reservation
-      if (settle.errorReason === 'settlement_pending') return this.unknown(authKey, operationId, settle.errorReason);
+      if (settle.errorReason === 'settlement_pending') {
+        if (await chainFailedDuring(this.chain, started)) return this.unknown(authKey, operationId, settle.errorReason);
+        return this.pending(ref, operationId, settle.transaction);
+      }
       if (await chainFailedDuring(this.chain, started)) return this.chainFailed(authKey, operationId, settle.errorReason, started);
       await this.reservations.release(authKey, operationId, ['pending']);
       return { kind: 'refused', reason: settle.errorReason };
@@ -141,6 +144,18 @@ export class Settlement {
       throw new PaymentChainUnavailableError('not_charged');
     }
     return this.unknown(authKey, operationId, why);
+  }
+
+  /**
+   * Broadcast, the chain answering, but not confirmed in the facilitator's wait (a stuck or dropped
+   * settlement): kept for reconciliation like {@link unknown}, answered 503 `settlement_pending`
+   * naming the settlement transaction and the authorization (issue 33), not "chain unreachable".
+   */
+  private async pending(ref: AuthorizationRef, operationId: string, transaction: string | undefined): Promise<never> {
+    const txHash = /^0x[0-9a-fA-F]{64}$/.test(transaction ?? '') ? (transaction as `0x${string}`) : undefined;
+    this.log.error({ operationId, tx_hash: txHash, payer: ref.from }, 'settlement broadcast but not confirmed; kept for reconciliation');
+    await this.reservations.transition(ref.authKey, operationId, ['pending'], 'settle_unknown', txHash ? { tx_hash: txHash } : undefined);
+    throw new PaymentSettlementPendingError({ txHash, authorization: { from: ref.from, nonce: ref.nonce } });
   }
 
   /** Settlement outcome not seen (chain lost, or broadcast but unconfirmed): keep the reservation for reconciliation, answer 503. */

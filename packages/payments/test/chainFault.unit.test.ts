@@ -7,14 +7,17 @@ describe('authorizationWindowProblem', () => {
   const now = 1_700_000_000;
   const at = (validAfter: number, validBefore: number) =>
     authorizationWindowProblem({ validAfter: String(validAfter), validBefore: String(validBefore) }, 300, { nowSeconds: now });
-  it('accepts what the official client signs (validAfter in the past, validBefore = now + maxTimeoutSeconds)', () => {
+  it('accepts what the official client signs (validAfter 0 or in the past, validBefore = its now + maxTimeoutSeconds), also from a payer 45 s ahead', () => {
+    expect(at(0, now + 300)).toBeUndefined();
     expect(at(now - 600, now + 300)).toBeUndefined();
-    expect(at(now + 30, now + 330)).toBeUndefined(); // 30 s of clock skew
+    expect(at(0, now + 45 + 300)).toBeUndefined(); // the gateway's clock 45 s behind its payer's (issue 33)
+    expect(at(0, now + 120 + 300)).toBeUndefined(); // up to DEFAULT_CLOCK_SKEW_SECONDS
   });
-  it('refuses validBefore beyond maxTimeoutSeconds + skew, and validAfter beyond the skew', () => {
-    expect(at(now - 600, now + 331)).toBe('authorization_validity_too_long');
+  it('refuses validBefore beyond maxTimeoutSeconds + skew, and validAfter in the future exactly as the facilitator does', () => {
+    expect(at(now - 600, now + 421)).toBe('authorization_validity_too_long');
     expect(at(0, now + 365 * 24 * 3600)).toBe('authorization_validity_too_long');
-    expect(at(now + 31, now + 300)).toBe('invalid_exact_evm_payload_authorization_valid_after');
+    expect(at(now + 1, now + 300)).toBe('invalid_exact_evm_payload_authorization_valid_after');
+    expect(at(now, now + 300)).toBeUndefined();
   });
 });
 

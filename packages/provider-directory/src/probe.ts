@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ProbeRecord, ProviderOffer } from '@acg/schemas';
+import { probeStatus, type ProbeRecord, type ProviderOffer } from '@acg/schemas';
 import { verifyResultSignature } from '@acg/provider-kit';
 import { ulid } from 'ulid';
 import type { ProviderClient } from './client.js';
@@ -63,7 +63,7 @@ export async function probeProviderCapability(
     record: {
       ok,
       checked_at: new Date().toISOString(),
-      probe: { url: publicUrl, method: 'POST', status: outcome.status, body_sha256: createHash('sha256').update(bytes).digest('hex') },
+      probe: { url: publicUrl, method: 'POST', status: probeStatus(outcome.status), body_sha256: createHash('sha256').update(bytes).digest('hex') },
     },
   };
 }

@@ -18,6 +18,7 @@ export {
 } from './ledger.js';
 export { DisputeError, type DisputeErrorReason } from './errors.js';
 export {
+  PAYOUT_PASS_LEASE_MS,
   runPayoutPass,
   startPayouts,
   type PayoutDone,

@@ -58,8 +58,13 @@ export interface PayoutPassReport {
   pending: string[];
 }
 
-/** Lease of the pass lock, ms; extended before each payout. */
-const PASS_LEASE_MS = 10 * 60_000;
+/**
+ * Lease of the payout pass lock, ms: 30 s, renewed every 10 s while the pass runs (and checked
+ * before each payout). A process that dies mid-pass stops renewing it, so the next tick after it
+ * expires (at most 30 s + `tickSeconds`) runs the pass: a dead process delays payouts by at most
+ * one interval (issue 33; it was a 10-minute lease, so no pass ran for 10 minutes).
+ */
+export const PAYOUT_PASS_LEASE_MS = 30_000;
 
 /**
  * One payout pass (docs/decisions.md "Providers": money), under a Redis lease so one process of a deployment
@@ -82,7 +87,19 @@ export async function runPayoutPass(o: PayoutPassOptions): Promise<PayoutPassRep
   const now = o.now ?? Date.now;
   const leaseKey = providerLedgerKeys.providerPayoutPass(o.keys, 'lock');
   const holder = randomUUID();
-  if (!(await takeLease(o.redis, { leaseKey, holder, leaseMs: PASS_LEASE_MS }))) return report;
+  const lease = { leaseKey, holder, leaseMs: PAYOUT_PASS_LEASE_MS };
+  if (!(await takeLease(o.redis, lease))) return report;
+  // renewed on a timer, so a long step (a receipt wait, the send lock) never outlives it while this process lives
+  let lost = false;
+  const renew = setInterval(() => {
+    takeLease(o.redis, lease).then(
+      (held) => {
+        if (!held) lost = true;
+      },
+      () => undefined,
+    );
+  }, PAYOUT_PASS_LEASE_MS / 3);
+  renew.unref();
   try {
     const stateKey = providerLedgerKeys.providerPayoutPass(o.keys, 'state');
     if (o.dueEverySeconds !== undefined) {
@@ -94,9 +111,9 @@ export async function runPayoutPass(o: PayoutPassOptions): Promise<PayoutPassRep
     report.refundsEnqueued = await o.ledger.enqueueDueRefunds();
     report.matured = await o.ledger.matureAll();
     if (o.sender) {
-      // before each payout the lease is extended; a pass that lost it (it outlived the lease and
-      // another pass took over) stops sending at once
-      const stillHolding = () => takeLease(o.redis, { leaseKey, holder, leaseMs: PASS_LEASE_MS });
+      // before each payout the lease is extended; a pass that lost it (this process stalled past the
+      // lease and another pass took over) stops sending at once
+      const stillHolding = async () => !lost && (await takeLease(o.redis, lease));
       for (const payout of await o.ledger.reservedPayouts()) {
         if (!(await stillHolding())) return report;
         await sendPayout(o, o.sender, payout, report);
@@ -119,6 +136,7 @@ export async function runPayoutPass(o: PayoutPassOptions): Promise<PayoutPassRep
     await o.redis.hset(stateKey, 'last_run_ms', String(now()));
     return report;
   } finally {
+    clearInterval(renew);
     await releaseLease(o.redis, { leaseKey, holder }).catch(() => undefined);
   }
 }

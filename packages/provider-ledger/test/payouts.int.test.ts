@@ -7,7 +7,7 @@ import { ulid } from 'ulid';
 import { parseAbiItem, type Account } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProviderLedger, runPayoutPass, startPayouts, type PayoutHooks } from '../src/index.js';
+import { PAYOUT_PASS_LEASE_MS, ProviderLedger, runPayoutPass, startPayouts, type PayoutHooks } from '../src/index.js';
 import { providerLedgerKeys } from '../src/commands/keys.js';
 
 const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -220,6 +220,116 @@ describe('payout pass', () => {
     expect(await balanceOf(p.address)).toBe(USDC(2.16));
     await Promise.all([a.stop(), b.stop()]);
     expect(await transfersTo(p.address)).toHaveLength(2);
+  });
+});
+
+describe('a process that dies during a payout pass (issue 33)', () => {
+  it('delays payouts by at most one interval: its short lease lapses and the next tick of another process pays', { timeout: 180_000 }, async () => {
+    const { ledger, clock, keys, sender } = setup();
+    const p = provider();
+    await credit(ledger, p, USDC(1.5));
+    clock.now += 60_000;
+    // the dying process has its own Redis connection; it reserves the payout, then dies (its
+    // connection drops: nothing renews or releases its lease, as after a kill -9)
+    const dying = connectRedis({ url: stack.redis.url });
+    let reserved!: () => void;
+    const reachedReserve = new Promise<void>((r) => {
+      reserved = r;
+    });
+    const pass = { ledger, keys, sender, minimum: USDC(1), disputeAutoResolveSeconds: 604_800, log, now: () => clock.now };
+    void runPayoutPass({
+      ...pass,
+      redis: dying,
+      hooks: {
+        afterReserve: () => {
+          reserved();
+          dying.disconnect();
+          return new Promise<void>(() => undefined); // never returns: the process is gone
+        },
+      },
+    }).catch(() => undefined);
+    await reachedReserve;
+    const leaseKey = providerLedgerKeys.providerPayoutPass(keys, 'lock');
+    const ttl = await redis.pttl(leaseKey);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(PAYOUT_PASS_LEASE_MS);
+    // another process, ticking every second, with a pass due once an hour: it pays once the lease lapses
+    const other = startPayouts({ ...pass, redis, intervalSeconds: 3600, tickSeconds: 1 });
+    try {
+      await waitFor(async () => (await balanceOf(p.address)) === USDC(1.35), 75_000);
+    } finally {
+      await other.stop();
+    }
+    expect(await transfersTo(p.address)).toHaveLength(1);
+    expect(await ledger.balance(p.id)).toEqual({ held: '0', available: '0', paid: '1350000' });
+  });
+
+  it('keeps its lease while one step outlasts it (renewed on a timer), so no second pass starts meanwhile', { timeout: 180_000 }, async () => {
+    const { ledger, clock, keys, sender } = setup();
+    const p = provider();
+    await credit(ledger, p, USDC(1.5));
+    clock.now += 60_000;
+    const o = { ledger, redis, keys, sender, minimum: USDC(1), disputeAutoResolveSeconds: 604_800, log, now: () => clock.now };
+    let second: Awaited<ReturnType<typeof runPayoutPass>> | undefined;
+    const first = await runPayoutPass({
+      ...o,
+      hooks: {
+        afterReserve: async () => {
+          await new Promise((r) => setTimeout(r, PAYOUT_PASS_LEASE_MS + 2_000));
+          second = await runPayoutPass(o);
+        },
+      },
+    });
+    expect(second?.ran).toBe(false);
+    expect(first.pending).toHaveLength(0);
+    expect(first.sent).toEqual([expect.objectContaining({ provider_id: p.id, amount: USDC(1.35) })]);
+    expect(await transfersTo(p.address)).toHaveLength(1);
+  });
+});
+
+describe('treasury nonces follow the chain (issue 33)', () => {
+  const rpc = (method: string, params: unknown[]) => clients.publicClient.request({ method, params } as never) as Promise<unknown>;
+  const treasuryNonce = (blockTag: 'latest' | 'pending') => clients.publicClient.getTransactionCount({ address: stack.payment.treasury.address, blockTag });
+
+  it('a transfer the node dropped is sent again at its nonce by the next attempt, once', { timeout: 120_000 }, async () => {
+    const { keys } = setup();
+    const sender = new TreasurySender({
+      redis,
+      keys,
+      rpcUrl: stack.payment.rpcUrl,
+      chain: stack.payment.chain,
+      treasury: stack.payment.treasury,
+      asset: stack.payment.usdc,
+      receiptTimeoutMs: 1_000,
+    });
+    const to = provider().address;
+    const record = inMemoryRecord();
+    await rpc('evm_setAutomine', [false]);
+    try {
+      await expect(sender.transferOnce({ to, amount: 321n, record })).rejects.toThrow();
+      const signed = await record.load();
+      expect(signed).toBeDefined();
+      await rpc('anvil_dropTransaction', [signed!.hash]);
+      expect(await treasuryNonce('pending')).toBe(signed!.nonce);
+    } finally {
+      await rpc('evm_setAutomine', [true]);
+    }
+    expect(await sender.transferOnce({ to, amount: 321n, record })).toMatchObject({ status: 'success' });
+    expect(await sender.transferOnce({ to, amount: 321n, record })).toMatchObject({ status: 'success' });
+    expect(await transfersTo(to)).toHaveLength(1);
+    expect(await balanceOf(to)).toBe(321n);
+  });
+
+  it("after the chain's treasury nonce falls (a reorg), the next transfers use the chain's nonce: no gap, nothing wedged", { timeout: 120_000 }, async () => {
+    const { sender } = setup();
+    const start = await treasuryNonce('latest');
+    for (let i = 0; i < 2; i++) expect((await sender.transferOnce({ to: provider().address, amount: 1n, record: inMemoryRecord() })).status).toBe('success');
+    await rpc('anvil_reorg', [2, []]);
+    await rpc('anvil_setNonce', [stack.payment.treasury.address, `0x${start.toString(16)}`]);
+    const to = provider().address;
+    expect(await sender.transferOnce({ to, amount: 77n, record: inMemoryRecord() })).toMatchObject({ status: 'success' });
+    expect(await treasuryNonce('latest')).toBe(start + 1);
+    expect(await balanceOf(to)).toBe(77n);
   });
 });
 

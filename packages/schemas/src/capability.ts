@@ -47,6 +47,19 @@ export const Probe = z.strictObject({
 export type Probe = z.infer<typeof Probe>;
 
 /**
+ * The `status` a probe records when no HTTP answer came back (connection refused, timeout, a
+ * refused URL): 599, the highest status {@link Probe} allows. A status outside 100..599 (e.g. 0,
+ * which an HTTP client reports for "no answer") would make every page that shows the probe fail
+ * validation (issue 33: `/registry` and `/status/health` answered 500).
+ */
+export const PROBE_NO_ANSWER_STATUS = 599;
+
+/** `status` when it is a valid HTTP status (integer 100..599), else {@link PROBE_NO_ANSWER_STATUS}. */
+export function probeStatus(status: number): number {
+  return Number.isInteger(status) && status >= 100 && status <= 599 ? status : PROBE_NO_ANSWER_STATUS;
+}
+
+/**
  * Evidence behind a capability's status (docs/spec-notes.md 2.2, no extra keys): `source` (required, non-empty:
  * who or what vouches), `checked_at` (RFC 3339 UTC time of the last successful probe), `probe`,
  * `advertised_by` (where a broken claim is published), `next_action` (free note).

@@ -103,7 +103,8 @@ export type RefundRecord = z.infer<typeof RefundRecord>;
 /**
  * A stored execution, what `GET /api/v1/executions/{execution_id}` returns (docs/spec-notes.md 2.7 + docs/decisions.md):
  * `execution_id`, `capability_id`, `status`, `result` (null when FAILED), `error` (FAILED only),
- * the settled `payment`, `refund` (once a failed execution's refund is queued or sent), `job_id`
+ * the settled `payment`, `refund` (a failed execution's refund once queued, or the part of a routed
+ * success's payment above the answering offer's price, written with the record; its current state), `job_id`
  * when a job step ran it, `created_at`/`finished_at` (RFC 3339 UTC) and `duration_ms` (capability
  * run time, milliseconds).
  */

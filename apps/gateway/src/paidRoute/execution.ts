@@ -1,7 +1,7 @@
 import { Executor, resolveCapability, type EarlyRun, type ResolvedCapability } from '@acg/execution';
 import type { Outcome, SettledPayment } from '@acg/payments';
 import { retryWhileRedisUnavailable } from '@acg/redis';
-import type { ExecutionSucceeded } from '@acg/schemas';
+import type { ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import type { Services } from '../services.js';
 import { problemDetails, type Problem } from '../trpc/problem.js';
 
@@ -46,7 +46,7 @@ export async function runPaidExecution(
   payment: SettledPayment,
   early?: EarlyRun,
 ): Promise<PaidExecutionResult> {
-  const { record, failure, price } = await new Executor(services).run(
+  const { record, failure } = await new Executor(services).run(
     operationId,
     capability,
     { tx_hash: payment.txHash, amount: payment.amount, payer: payment.payer },
@@ -65,7 +65,7 @@ export async function runPaidExecution(
       }),
     };
   }
-  const refund = await refundAboveAnswer(services, record.execution_id, payment, price);
+  const refund = await refundAboveAnswer(services, record, payment);
   return {
     ok: true,
     body: {
@@ -82,18 +82,19 @@ export async function runPaidExecution(
 }
 
 /**
- * The part of `payment` above the answering offer's `price` (docs/marketplace.md "Money": the
- * 402 asked for the highest price of the route), queued as a durable on-chain refund to the payer
- * (the refund queue of @acg/payments, once per execution id); undefined when nothing is above.
+ * Queues the refund a routed success owes (docs/marketplace.md "Money": the 402 asked for the
+ * highest price of the route): the part of `payment` above the answering offer's price, which the
+ * Executor wrote into the SUCCEEDED record as its `refund` intent, as a durable on-chain refund to
+ * the payer (the refund queue of @acg/payments, once per execution id: the recovery sweep queues
+ * the same intent if this process dies first). Undefined when nothing is owed.
  */
-async function refundAboveAnswer(services: Services, executionId: string, payment: SettledPayment, price: bigint | undefined) {
-  if (price === undefined) return undefined;
-  const above = BigInt(payment.amount) - price;
-  if (above <= 0n) return undefined;
+async function refundAboveAnswer(services: Services, record: ExecutionRecord, payment: SettledPayment) {
+  if (!record.refund) return undefined;
+  const amount = record.refund.amount;
   await retryWhileRedisUnavailable(() =>
-    services.refunds.enqueue({ operationId: executionId, payer: payment.payer, amount: above.toString(), paymentTxHash: payment.txHash }),
+    services.refunds.enqueue({ operationId: record.execution_id, payer: payment.payer, amount, paymentTxHash: payment.txHash }),
   );
-  return { status: 'pending' as const, amount: above.toString() };
+  return { status: 'pending' as const, amount };
 }
 
 /** {@link runPaidExecution} as the paywall's outcome (a failure is refunded). */

@@ -1,5 +1,6 @@
 import {
   PaymentChainUnavailableError,
+  PaymentSettlementPendingError,
   PaymentConflictError,
   PaymentInProgressError,
   PaymentVerificationUnavailableError,
@@ -32,7 +33,8 @@ export type PaidCallResult = Extract<PaidResponse, { kind: 'payment_required' }>
  * The problem for one of the paywall's typed errors (docs/decisions.md "Errors"): PaymentConflictError 409
  * with its `reason` (`payment_conflict`, `idempotency_key_conflict`, `payment_identifier_conflict`),
  * PaymentInProgressError 409 with `Retry-After: 1`, PaymentChainUnavailableError 503
- * `payment_chain_unavailable` (with `payment.status`), PaymentVerificationUnavailableError 503.
+ * `payment_chain_unavailable` (with `payment.status`), PaymentSettlementPendingError 503 `settlement_pending`
+ * (with `payment: {status: "unknown", tx_hash, authorization: {from, nonce}}`), PaymentVerificationUnavailableError 503.
  * Undefined for any other error.
  */
 export function paymentProblem(e: unknown): PaymentProblem | undefined {
@@ -44,6 +46,12 @@ export function paymentProblem(e: unknown): PaymentProblem | undefined {
   });
   if (e instanceof PaymentConflictError) return of(409, e.message, { reason: e.reason });
   if (e instanceof PaymentInProgressError) return of(409, e.message, { reason: 'payment_in_progress' }, { 'Retry-After': '1' });
+  if (e instanceof PaymentSettlementPendingError) {
+    // the settlement is named: its transaction and the authorization it spends (issue 33)
+    const { txHash, authorization } = e.settlement;
+    const payment = { status: e.payment, ...(txHash ? { tx_hash: txHash } : {}), authorization };
+    return of(503, e.message, { reason: e.reason, payment }, { 'Retry-After': String(e.retryAfterSeconds) });
+  }
   if (e instanceof PaymentChainUnavailableError) {
     return of(503, e.message, { reason: e.reason, payment: { status: e.payment } }, { 'Retry-After': String(e.retryAfterSeconds) });
   }

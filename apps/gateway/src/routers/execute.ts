@@ -89,7 +89,7 @@ export const executeRouter = router({
           409: 'Quote for another capability or input, used by another execution, or its provider gone (quote_*); payment already used (for another request, or resent without proof of being the payer: the receipt), Idempotency-Key or payment identifier reused, or in progress',
           422: 'Capability not executable, or no offer fits `routing` (reason no_route)',
           502: 'Capability failed after payment; refunded',
-          503: 'Upstream unavailable; refunded when paid. The offer is suspended from routing (offer_suspended: trust score under the threshold)',
+          503: 'Upstream unavailable; refunded when paid. The offer is suspended from routing (offer_suspended: trust score under the threshold). payment_chain_unavailable: the payment chain is unreachable (payment.status not_charged or unknown). settlement_pending: the settlement is broadcast but not confirmed yet (payment: {status: unknown, tx_hash, authorization: {from, nonce}}); retry later with the same payment',
         },
       },
     })
