@@ -49,5 +49,6 @@ export const gatewayJobs = defineCapability({
     },
   },
   related_capabilities: ['gateway.execute'],
-  notes: 'Paid by x402 for budget_usdc; the payer polls GET {base_url}/api/v1/jobs/{job_id}, signed in with its bearer token or sign-in-with-x (anyone else: 402 without credentials, 404 with).',
+  notes:
+    'Paid by x402 for budget_usdc; the payer polls GET {base_url}/api/v1/jobs/{job_id}, signed in with its bearer token or sign-in-with-x (anyone else: 402 without credentials, 404 with).',
 });
