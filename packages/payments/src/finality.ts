@@ -119,6 +119,20 @@ export async function trackedTransfer(redis: Redis, keys: RedisKeys, kind: Track
   return { kind: h.kind as TrackedKind, id: h.id, status: h.status as TrackedTransfer['status'], tx_hash: h.tx_hash as Hex, amount: h.amount, resent: Number(h.resent ?? 0) };
 }
 
+/**
+ * The settlement of a paid operation as the execution record shows it (`payment.status`,
+ * `payment.tx_hash`): `settled` until final, `final`, or `unpaid`; undefined when it is not tracked.
+ */
+export async function settlementState(
+  redis: Redis,
+  keys: RedisKeys,
+  operationId: string,
+): Promise<{ status: 'settled' | 'final' | 'unpaid'; tx_hash: Hex } | undefined> {
+  const t = await trackedTransfer(redis, keys, 'settlement', operationId);
+  if (!t) return undefined;
+  return { status: t.status === 'final' || t.status === 'unpaid' ? t.status : 'settled', tx_hash: t.tx_hash };
+}
+
 /** What one {@link TransferFinality.check} round did, by `<kind>:<id>`. */
 export interface FinalityRound {
   /** the block at or below which a transfer counts as final */

@@ -48,6 +48,7 @@ export {
 } from './recovery.js';
 export { AUTHORIZATION_STATE_ABI, authorizationUsed } from './eip3009.js';
 export {
+  settlementState,
   startTransferFinality,
   trackedTransfer,
   trackSettlement,
