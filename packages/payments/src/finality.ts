@@ -257,30 +257,27 @@ export class TransferFinality {
       const logs = await publicClient.getLogs({ address: asset, event: AUTHORIZATION_USED, args: { authorizer: auth.from, nonce: auth.nonce }, fromBlock: finalBlock > 0n ? finalBlock : 0n });
       const moved = logs.at(-1)?.transactionHash;
       if (!moved || moved === h.tx_hash) return undefined; // the node has not indexed it yet, or it is being mined again
+      // the facilitator's own transaction still holds a nonce the reorg freed: broadcast it anyway (it
+      // reverts, the authorization being used, for one transfer's gas) so that the facilitator's
+      // transactions signed after it are not left queued behind a gap
+      if (h.raw_tx) await this.rebroadcastWhileNonceFree(h).catch(() => false);
       await redis.hset(key, 'tx_hash', moved);
       this.o.log.warn({ operationId: h.id, was: h.tx_hash, tx_hash: moved }, 'a settlement was reorged out and is on chain again in another transaction');
       return 'moved';
     }
-    const rebroadcasts = Number(h.rebroadcasts ?? 0);
-    if (h.raw_tx && rebroadcasts < (this.o.rebroadcastRounds ?? 3)) {
-      const nonce = parseTransaction(h.raw_tx as Hex).nonce ?? 0;
-      const mined = await publicClient.getTransactionCount({ address: h.raw_from as Hex, blockTag: 'latest' });
-      // the facilitator's own signed transaction, while its nonce is still free
-      if (mined <= nonce) {
-        const sent = await publicClient.sendRawTransaction({ serializedTransaction: h.raw_tx as Hex }).then(
-          () => true,
-          (e: unknown) => /already known|already imported/i.test(String((e as Error)?.message)),
-        );
-        await redis.hincrby(key, 'rebroadcasts', 1);
-        if (sent) {
-          await redis.hincrby(key, 'resent', 1);
-          this.o.log.warn({ operationId: h.id, tx_hash: h.tx_hash }, 'a settlement was reorged out; its signed transaction was broadcast again');
-          return 'resent';
-        }
-      }
-    }
+    // unused and expired: no transaction can ever move it again
     const head = await publicClient.getBlock({ blockTag: 'latest' });
     if (head.timestamp >= BigInt(auth.validBefore)) return this.markUnpaid(key, h, auth);
+    const rebroadcasts = Number(h.rebroadcasts ?? 0);
+    if (h.raw_tx && rebroadcasts < (this.o.rebroadcastRounds ?? 3)) {
+      await redis.hincrby(key, 'rebroadcasts', 1);
+      // the facilitator's own signed transaction, while its nonce is still free
+      if (await this.rebroadcastWhileNonceFree(h)) {
+        await redis.hincrby(key, 'resent', 1);
+        this.o.log.warn({ operationId: h.id, tx_hash: h.tx_hash }, 'a settlement was reorged out; its signed transaction was broadcast again');
+        return 'resent';
+      }
+    }
     if (!this.o.sender) return undefined;
     const record = storedTransferRecord(redis, paymentKeys.finalityResend(this.o.keys, h.id));
     try {
@@ -296,6 +293,18 @@ export class TransferFinality {
       if (e instanceof TransferWouldRevertError) return undefined; // used or expired meanwhile: the next round reads which
       throw e;
     }
+  }
+
+  /** Broadcasts the settlement's stored signed transaction (`raw_tx`) again when its signer's nonce is still free on chain; true when the node took it. */
+  private async rebroadcastWhileNonceFree(h: Record<string, string>): Promise<boolean> {
+    const { publicClient } = this.o;
+    const nonce = parseTransaction(h.raw_tx as Hex).nonce ?? 0;
+    const mined = await publicClient.getTransactionCount({ address: h.raw_from as Hex, blockTag: 'latest' });
+    if (mined > nonce) return false; // taken by another of its transactions: this one can never be mined
+    return publicClient.sendRawTransaction({ serializedTransaction: h.raw_tx as Hex }).then(
+      () => true,
+      (e: unknown) => /already known|already imported/i.test(String((e as Error)?.message)),
+    );
   }
 
   /**
