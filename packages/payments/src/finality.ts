@@ -369,8 +369,8 @@ export interface RunningFinality {
 }
 
 /**
- * Runs {@link TransferFinality.check} on every new block of the payment chain (polled every
- * `pollingIntervalMs`, default 2 000), one round at a time per process and one process at a time
+ * Runs {@link TransferFinality.check} whenever the payment chain's head block changes (a new
+ * block, or a reorg at the same height; polled every `pollingIntervalMs`, default 2 000), one round at a time per process and one process at a time
  * per deployment (the lease `paymentKeys.finalityLock`, 60 s, taken per round).
  */
 export function startTransferFinality(o: TransferFinalityOptions & { pollingIntervalMs?: number }): RunningFinality {
@@ -386,6 +386,7 @@ export function startTransferFinality(o: TransferFinalityOptions & { pollingInte
       if (!(await takeLease(o.redis, { leaseKey, holder, leaseMs: 60_000 }))) return;
       try {
         const r = await tracker.check();
+        o.log.debug({ ...r, finalBlock: r.finalBlock.toString() }, 'finality round');
         if (r.resent.length || r.moved.length || r.unpaid.length) o.log.warn({ ...r, finalBlock: r.finalBlock.toString() }, 'finality round found reorged transfers');
       } finally {
         await releaseLease(o.redis, { leaseKey, holder }).catch(() => undefined);
@@ -396,11 +397,24 @@ export function startTransferFinality(o: TransferFinalityOptions & { pollingInte
         busy = false;
       });
   };
-  const unwatch = o.publicClient.watchBlockNumber({ onBlockNumber: round, onError: () => undefined, emitMissed: false, poll: true, pollingInterval: o.pollingIntervalMs ?? 2_000 });
+  // a round whenever the head changed since the last look: a new block, or another block at the
+  // same height (a reorg); a failed read: the next poll tries again
+  let head: Hex | undefined;
+  const timer = setInterval(() => {
+    void o.publicClient.getBlock({ blockTag: 'latest' }).then(
+      (b) => {
+        if (b.hash === head) return;
+        head = b.hash ?? undefined;
+        round();
+      },
+      () => undefined,
+    );
+  }, o.pollingIntervalMs ?? 2_000);
+  timer.unref();
   return {
     tracker,
     async stop() {
-      unwatch();
+      clearInterval(timer);
       await running;
     },
   };

@@ -1,10 +1,10 @@
-import { readRefund, trackedTransfer, TransferFinality, transferWithAuthorizationData, type FinalityRound } from '@acg/payments';
+import { readRefund, startTransferFinality, trackedTransfer, TransferFinality, transferWithAuthorizationData, type FinalityRound } from '@acg/payments';
 import { runPayoutPass } from '@acg/provider-ledger';
 import { ulid } from 'ulid';
 import { pino } from 'pino';
-import { createTestClient, createWalletClient, http, type Hex, type LocalAccount } from 'viem';
+import { createTestClient, createWalletClient, erc20Abi, http, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { providerLedgerAt, treasurySender } from '../harness.js';
 import { useTestGateway } from '../useTestGateway.js';
 import { waitFor } from '../waitFor.js';
@@ -35,6 +35,13 @@ describe('confirmations and reorgs of outgoing transfers', () => {
       log: pino({ level: 'silent' }),
     });
   const check = (): Promise<FinalityRound> => tracker().check();
+  beforeAll(async () => {
+    // the treasury sends the refunds and payouts below: 1 USDC from a buyer, whatever ran first
+    const funder = t.stack.payment.buyers[7];
+    const wallet = createWalletClient({ account: funder, chain: t.config.payment.chain, transport: http(t.config.payment.rpcUrl) });
+    const hash = await wallet.writeContract({ address: t.config.payment.asset, abi: erc20Abi, functionName: 'transfer', args: [t.stack.payment.treasury.address, 1_000_000n] });
+    expect((await receipt(hash))?.status).toBe('success');
+  });
   const execute = async (buyer: LocalAccount) => {
     const r = await paidPost(buyer, t.executeUrl, walletBalancesRequest(buyer.address));
     expect(r.status).toBe(200);
@@ -169,6 +176,43 @@ describe('confirmations and reorgs of outgoing transfers', () => {
     expect((await receipt(view.tx_hash!))?.status).toBe('success');
     expect(await t.usdc(provider.address)).toBe(payout.amount);
     expect(await trackedTransfer(services.redis, services.keys, 'payout', payout.payout_id)).toMatchObject({ status: 'final', resent: 1 });
+  });
+
+  it('the running tracker (one round per new block) re-sends a reorged refund by itself', async () => {
+    const { services } = t.gateway;
+    const payer = t.stack.payment.buyers[5].address;
+    const running = startTransferFinality({
+      redis: services.redis,
+      keys: services.keys,
+      publicClient: services.paymentClient,
+      sender: treasurySender(t),
+      rule: { depth: DEPTH },
+      log: pino({ level: process.env.DEBUG_FIN ? 'debug' : 'silent' }),
+      pollingIntervalMs: 100,
+    });
+    try {
+      const operationId = `exe_${ulid()}`;
+      const before = await t.usdc(payer);
+      await services.refunds.enqueue({ operationId, payer, amount: '300', paymentTxHash: `0x${'33'.repeat(32)}` });
+      await waitFor(
+        () => readRefund(services.redis, services.keys, operationId),
+        (r) => r?.status === 'sent',
+      );
+      await reorg(1); // another head block at the same height: the tracker looks
+      await waitFor(
+        () => trackedTransfer(services.redis, services.keys, 'refund', operationId),
+        (r) => r?.resent === 1,
+      );
+      expect(await t.usdc(payer)).toBe(before + 300n);
+      await mine(DEPTH + 1);
+      await waitFor(
+        () => readRefund(services.redis, services.keys, operationId),
+        (r) => r?.finality === 'final',
+      );
+      expect(await t.usdc(payer)).toBe(before + 300n);
+    } finally {
+      await running.stop();
+    }
   });
 
   it('a settlement reorged out after its authorization expired is unpaid: no result on a resend or on the record', async () => {
