@@ -116,7 +116,14 @@ export async function trackTreasuryTransfer(redis: Redis, keys: RedisKeys, t: Tr
 export async function trackedTransfer(redis: Redis, keys: RedisKeys, kind: TrackedKind, id: string): Promise<TrackedTransfer | undefined> {
   const h = await redis.hgetall(paymentKeys.finality(keys, kind, id));
   if (!h.kind) return undefined;
-  return { kind: h.kind as TrackedKind, id: h.id, status: h.status as TrackedTransfer['status'], tx_hash: h.tx_hash as Hex, amount: h.amount, resent: Number(h.resent ?? 0) };
+  return {
+    kind: h.kind as TrackedKind,
+    id: h.id,
+    status: h.status as TrackedTransfer['status'],
+    tx_hash: h.tx_hash as Hex,
+    amount: h.amount,
+    resent: Number(h.resent ?? 0),
+  };
 }
 
 /**
@@ -254,7 +261,12 @@ export class TransferFinality {
     const auth = JSON.parse(h.authorization) as Eip3009Authorization;
     const asset = h.asset as Hex;
     if (await authorizationUsed(publicClient, asset, auth.from, auth.nonce)) {
-      const logs = await publicClient.getLogs({ address: asset, event: AUTHORIZATION_USED, args: { authorizer: auth.from, nonce: auth.nonce }, fromBlock: finalBlock > 0n ? finalBlock : 0n });
+      const logs = await publicClient.getLogs({
+        address: asset,
+        event: AUTHORIZATION_USED,
+        args: { authorizer: auth.from, nonce: auth.nonce },
+        fromBlock: finalBlock > 0n ? finalBlock : 0n,
+      });
       const moved = logs.at(-1)?.transactionHash;
       if (!moved || moved === h.tx_hash) return undefined; // the node has not indexed it yet, or it is being mined again
       // the facilitator's own transaction still holds a nonce the reorg freed: broadcast it anyway (it
@@ -281,7 +293,12 @@ export class TransferFinality {
     if (!this.o.sender) return undefined;
     const record = storedTransferRecord(redis, paymentKeys.finalityResend(this.o.keys, h.id));
     try {
-      const { hash, status } = await this.o.sender.transferOnce({ to: auth.to, amount: BigInt(auth.value), record, data: transferWithAuthorizationData(auth, h.signature as Hex) });
+      const { hash, status } = await this.o.sender.transferOnce({
+        to: auth.to,
+        amount: BigInt(auth.value),
+        record,
+        data: transferWithAuthorizationData(auth, h.signature as Hex),
+      });
       if (status !== 'success') {
         await record.clear(hash);
         return undefined; // used or expired meanwhile: the next round reads which
@@ -337,7 +354,10 @@ export class TransferFinality {
     const tx = redis.multi().hset(key, 'status', 'unpaid', 'unpaid_at', new Date().toISOString());
     if (state === 'completed') tx.hset(h.auth_key, 'response', JSON.stringify(answer));
     await tx.zrem(paymentKeys.finalityOpen(this.o.keys), key).exec();
-    this.o.log.error({ operationId: h.id, payer: auth.from, amount: auth.value, tx_hash: h.tx_hash }, 'a settlement was reorged out and its authorization expired: the call is unpaid');
+    this.o.log.error(
+      { operationId: h.id, payer: auth.from, amount: auth.value, tx_hash: h.tx_hash },
+      'a settlement was reorged out and its authorization expired: the call is unpaid',
+    );
     return 'unpaid';
   }
 
@@ -346,7 +366,8 @@ export class TransferFinality {
     try {
       return await this.o.publicClient.getTransactionReceipt({ hash });
     } catch (e) {
-      if (e instanceof TransactionReceiptNotFoundError || (e instanceof BaseError && e.walk((x) => x instanceof TransactionReceiptNotFoundError))) return undefined;
+      if (e instanceof TransactionReceiptNotFoundError || (e instanceof BaseError && e.walk((x) => x instanceof TransactionReceiptNotFoundError)))
+        return undefined;
       throw e;
     }
   }
@@ -387,7 +408,8 @@ export function startTransferFinality(o: TransferFinalityOptions & { pollingInte
       try {
         const r = await tracker.check();
         o.log.debug({ ...r, finalBlock: r.finalBlock.toString() }, 'finality round');
-        if (r.resent.length || r.moved.length || r.unpaid.length) o.log.warn({ ...r, finalBlock: r.finalBlock.toString() }, 'finality round found reorged transfers');
+        if (r.resent.length || r.moved.length || r.unpaid.length)
+          o.log.warn({ ...r, finalBlock: r.finalBlock.toString() }, 'finality round found reorged transfers');
       } finally {
         await releaseLease(o.redis, { leaseKey, holder }).catch(() => undefined);
       }

@@ -162,7 +162,6 @@ export function refundTransferRecord(redis: Redis, keys: RedisKeys, operationId:
   return storedTransferRecord(redis, paymentKeys.refund(keys, operationId));
 }
 
-
 /**
  * Processes refunds: a USDC `transfer(payer, amount)` from the treasury through a
  * {@link TreasurySender}. Exactly once: the transaction is signed and stored in the refund record
@@ -181,7 +180,14 @@ export function startRefundWorker(o: RefundWorkerOptions): Worker {
     const rec = await o.redis.hgetall(key);
     if (rec.status === 'sent') {
       // sent before a crash stopped this job: watched until final like any other
-      await trackTreasuryTransfer(o.redis, o.keys, { kind: 'refund', id: r.operationId, txHash: rec.tx_hash as Hex, to: r.payer, amount: r.amount, recordKey: key });
+      await trackTreasuryTransfer(o.redis, o.keys, {
+        kind: 'refund',
+        id: r.operationId,
+        txHash: rec.tx_hash as Hex,
+        to: r.payer,
+        amount: r.amount,
+        recordKey: key,
+      });
       return rec.tx_hash;
     }
     const record = refundTransferRecord(o.redis, o.keys, r.operationId);

@@ -23,7 +23,7 @@ describe('confirmations and reorgs of outgoing transfers', () => {
   const test = () => createTestClient({ mode: 'anvil', transport: http(t.config.payment.rpcUrl) });
   const reorg = (depth: number) => test().request({ method: 'anvil_reorg' as never, params: [depth, []] as never });
   const mine = (blocks: number) => test().mine({ blocks });
-  const receipt = (hash: Hex) => t.gateway.services.paymentClient.getTransactionReceipt({ hash }).catch(() => undefined);
+  const receipt = (hash: string) => t.gateway.services.paymentClient.getTransactionReceipt({ hash: hash as Hex }).catch(() => undefined);
   const tracker = () =>
     new TransferFinality({
       redis: t.gateway.services.redis,
@@ -39,7 +39,12 @@ describe('confirmations and reorgs of outgoing transfers', () => {
     // the treasury sends the refunds and payouts below: 1 USDC from a buyer, whatever ran first
     const funder = t.stack.payment.buyers[7];
     const wallet = createWalletClient({ account: funder, chain: t.config.payment.chain, transport: http(t.config.payment.rpcUrl) });
-    const hash = await wallet.writeContract({ address: t.config.payment.asset, abi: erc20Abi, functionName: 'transfer', args: [t.stack.payment.treasury.address, 1_000_000n] });
+    const hash = await wallet.writeContract({
+      address: t.config.payment.asset,
+      abi: erc20Abi,
+      functionName: 'transfer',
+      args: [t.stack.payment.treasury.address, 1_000_000n],
+    });
     expect((await receipt(hash))?.status).toBe('success');
   });
   const execute = async (buyer: LocalAccount) => {
@@ -68,10 +73,12 @@ describe('confirmations and reorgs of outgoing transfers', () => {
     const stranger = privateKeyToAccount(generatePrivateKey());
     await test().setBalance({ address: stranger.address, value: 10n ** 18n });
     const first = await t.gateway.services.redis.hgetall(`${t.gateway.services.keys.prefix}pay:fin:settlement:${calls[0].execution_id}`);
-    const strangerTx = await createWalletClient({ account: stranger, chain: t.config.payment.chain, transport: http(t.config.payment.rpcUrl) }).sendTransaction({
-      to: t.config.payment.asset,
-      data: transferWithAuthorizationData(JSON.parse(first.authorization), first.signature as Hex),
-    });
+    const strangerTx = await createWalletClient({ account: stranger, chain: t.config.payment.chain, transport: http(t.config.payment.rpcUrl) }).sendTransaction(
+      {
+        to: t.config.payment.asset,
+        data: transferWithAuthorizationData(JSON.parse(first.authorization), first.signature as Hex),
+      },
+    );
     expect((await receipt(strangerTx))?.status).toBe('success');
 
     const round = await check();
