@@ -17,6 +17,7 @@ import { paymentKeys } from './commands/keys.js';
 import { AUTHORIZATION_USED, authorizationUsed } from './eip3009.js';
 import type { Eip3009Authorization } from './paymentHeader.js';
 import type { CreditReversal } from './refunds.js';
+import { conflictAnswer } from './replay.js';
 import { storedTransferRecord } from './transferRecord.js';
 import { TransferWouldRevertError, type TreasurySender } from './treasury.js';
 
@@ -336,21 +337,14 @@ export class TransferFinality {
     if (state && state !== 'completed') return undefined; // still running: its answer would overwrite ours
     const reversal = await this.o.reversals?.reverse({ operationId: h.id, payer: auth.from, amount: auth.value });
     if (reversal === 'paid_out') this.o.log.error({ operationId: h.id }, "an unpaid settlement's credit was paid out already; for an operator");
-    const answer = {
-      status: 409,
-      headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },
-      body: {
-        type: 'about:blank',
-        title: 'Conflict',
-        status: 409,
-        reason: 'payment_reversed',
-        detail:
-          'The block holding this payment was reorganized out of the chain and the authorization expired before it could be resubmitted: nothing was charged and the result is not delivered. Pay again with a new payment.',
-        operation_id: h.id,
-        ...(h.id.startsWith('exe_') ? { execution_id: h.id } : {}),
-        payment: { tx_hash: h.tx_hash, amount: h.amount, status: 'unpaid' },
-      },
-    };
+    const answer = conflictAnswer({
+      reason: 'payment_reversed',
+      detail:
+        'The block holding this payment was reorganized out of the chain and the authorization expired before it could be resubmitted: nothing was charged and the result is not delivered. Pay again with a new payment.',
+      operation_id: h.id,
+      ...(h.id.startsWith('exe_') ? { execution_id: h.id } : {}),
+      payment: { tx_hash: h.tx_hash, amount: h.amount, status: 'unpaid' },
+    });
     const tx = redis.multi().hset(key, 'status', 'unpaid', 'unpaid_at', new Date().toISOString());
     if (state === 'completed') tx.hset(h.auth_key, 'response', JSON.stringify(answer));
     await tx.zrem(paymentKeys.finalityOpen(this.o.keys), key).exec();
