@@ -239,8 +239,20 @@ describe('confirmations and reorgs of outgoing transfers', () => {
     await test().increaseTime({ seconds: 30 });
     await mine(1);
     expect(await t.usdc(buyer.address)).toBe(before);
+    // as if the call had credited a provider's share: the share goes back with the payment
+    const ledger = providerLedgerAt(t, () => Date.now());
+    await ledger.credit({
+      execution_id: id,
+      provider_id: `prv_${ulid()}`,
+      provider_address: privateKeyToAccount(generatePrivateKey()).address,
+      capability_id: 'intelligence.wallet_balances',
+      payer: buyer.address,
+      price: 1_000n,
+      payment_tx_hash: paid.body.payment.tx_hash,
+    });
 
     expect((await check()).unpaid).toEqual([`settlement:${id}`]);
+    expect((await ledger.entry(id))?.status).toBe('refunded');
     const record = await readExecution(t.url, id, buyer);
     expect(record).toMatchObject({ execution_id: id, result: null, payment: { status: 'unpaid' } });
     expect(record.proof).toBeUndefined();
