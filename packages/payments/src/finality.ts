@@ -141,6 +141,12 @@ export async function settlementState(
   return { status: t.status === 'final' || t.status === 'unpaid' ? t.status : 'settled', tx_hash: t.tx_hash };
 }
 
+/**
+ * How long a tracked transfer is kept once `final` or `unpaid`, seconds: 30 days, as long as the
+ * execution record that shows its status (an open one never expires).
+ */
+export const CLOSED_RETENTION_SECONDS = 30 * 24 * 3600;
+
 /** What one {@link TransferFinality.check} round did, by `<kind>:<id>`. */
 export interface FinalityRound {
   /** the block at or below which a transfer counts as final */
@@ -236,8 +242,9 @@ export class TransferFinality {
   }
 
   private async markFinal(key: string, h: Record<string, string>): Promise<void> {
-    const tx = this.o.redis.multi().hset(key, 'status', 'final', 'final_at', new Date().toISOString());
+    const tx = this.o.redis.multi().hset(key, 'status', 'final', 'final_at', new Date().toISOString()).expire(key, CLOSED_RETENTION_SECONDS);
     if (h.record_key) tx.hset(h.record_key, 'finality', 'final');
+    if (h.kind === 'settlement') tx.expire(paymentKeys.finalityResend(this.o.keys, h.id), CLOSED_RETENTION_SECONDS);
     await tx.zrem(paymentKeys.finalityOpen(this.o.keys), key).exec();
   }
 
@@ -345,7 +352,7 @@ export class TransferFinality {
       ...(h.id.startsWith('exe_') ? { execution_id: h.id } : {}),
       payment: { tx_hash: h.tx_hash, amount: h.amount, status: 'unpaid' },
     });
-    const tx = redis.multi().hset(key, 'status', 'unpaid', 'unpaid_at', new Date().toISOString());
+    const tx = redis.multi().hset(key, 'status', 'unpaid', 'unpaid_at', new Date().toISOString()).expire(key, CLOSED_RETENTION_SECONDS);
     if (state === 'completed') tx.hset(h.auth_key, 'response', JSON.stringify(answer));
     await tx.zrem(paymentKeys.finalityOpen(this.o.keys), key).exec();
     this.o.log.error(
