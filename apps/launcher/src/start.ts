@@ -227,6 +227,9 @@ try {
       payTo: chain.treasury.address,
       facilitatorPrivateKey: devPrivateKey(DEV_ROLES.facilitator),
       treasuryPrivateKey: devPrivateKey(DEV_ROLES.treasury),
+      // anvil mines only when a transaction arrives, so its `finalized` tag lags far behind: a
+      // transfer is final two blocks under the head (PAYMENT_FINALITY overrides)
+      finality: { depth: 2 },
     };
   }
   if (!env.ETHEREUM_RPC_URL) {

@@ -3,7 +3,15 @@ import { chainClients, type GatewayConfig } from '@acg/config';
 import { ExecutionStore, succeededExecutionAnswer, Telemetry } from '@acg/execution';
 import { JobStore, startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
-import { PaymentChainMonitor, type RefundQueue, startPaymentRecovery, startRefundsFromConfig, TreasurySender } from '@acg/payments';
+import {
+  PaymentChainMonitor,
+  type RefundQueue,
+  type RunningFinality,
+  startPaymentRecovery,
+  startRefundsFromConfig,
+  startTransferFinality,
+  TreasurySender,
+} from '@acg/payments';
 import { Ledger, startOpenCallRecovery } from '@acg/accounts';
 import { createRefundsAndLedger, paymentReversals, type ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
 import { createProcessProviders, type ProviderDirectory, type ProviderEarnings } from '@acg/provider-directory';
@@ -138,6 +146,8 @@ export interface RunningWorker {
   walletMonitor?: RunningWalletMonitor;
   /** the provider payout schedule (`runNow()` runs one pass on demand), unless turned off */
   payouts?: RunningPayouts;
+  /** the finality tracker of outgoing transfers (`tracker.check()` runs one round on demand), unless turned off */
+  finality?: RunningFinality;
   /** The registry, and its `GET /metrics` listener when WORKER_METRICS_PORT (`config.metrics.workerPort`) is set. */
   metrics: { registry: Registry; server?: MetricsServer };
   close(): Promise<void>;
@@ -173,6 +183,12 @@ export interface StartWorkerOptions {
    * no payout is sent). Options: how often to check whether a pass is due, and test hooks.
    */
   payouts?: boolean | { tickSeconds?: number; hooks?: PayoutHooks };
+  /**
+   * Watch settlements, refunds and payouts until final (PAYMENT_FINALITY) and send again what a
+   * reorg removed (default true; @acg/payments `startTransferFinality`, one round per new block,
+   * polled every `pollingIntervalMs`, default 2 000).
+   */
+  finality?: boolean | { pollingIntervalMs?: number };
 }
 
 /**
@@ -299,24 +315,25 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
           log: log.child({ module: 'open-call-recovery' }),
           ...(typeof opts.paymentRecovery === 'object' ? opts.paymentRecovery : {}),
         });
+  const treasuryKey = config.payment.treasuryPrivateKey;
+  const treasurySender = treasuryKey
+    ? new TreasurySender({
+        redis: services.redis,
+        keys: services.keys,
+        rpcUrl: config.payment.rpcUrl,
+        chain: config.payment.chain,
+        treasury: privateKeyToAccount(treasuryKey),
+        asset: config.payment.asset,
+      })
+    : undefined;
   let payouts: RunningPayouts | undefined;
   if (opts.payouts !== false) {
-    const treasuryKey = config.payment.treasuryPrivateKey;
     if (!treasuryKey) log.warn('TREASURY_PRIVATE_KEY is not set: provider payouts are not sent (disputes and maturity still run)');
     payouts = startPayouts({
       ledger: services.providerLedger,
       redis: services.redis,
       keys: services.keys,
-      sender: treasuryKey
-        ? new TreasurySender({
-            redis: services.redis,
-            keys: services.keys,
-            rpcUrl: config.payment.rpcUrl,
-            chain: config.payment.chain,
-            treasury: privateKeyToAccount(treasuryKey),
-            asset: config.payment.asset,
-          })
-        : undefined,
+      sender: treasurySender,
       minimum: BigInt(config.providers.payoutMinBaseUnits),
       disputeAutoResolveSeconds: config.providers.disputeAutoResolveSeconds,
       intervalSeconds: config.providers.payoutIntervalSeconds,
@@ -324,6 +341,21 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
       ...(typeof opts.payouts === 'object' ? opts.payouts : {}),
     });
   }
+  // settlements, refunds and payouts are watched until final; what a reorg removed is sent again
+  const finality =
+    opts.finality === false
+      ? undefined
+      : startTransferFinality({
+          redis: services.redis,
+          keys: services.keys,
+          publicClient: services.paymentClient,
+          sender: treasurySender,
+          rule: config.payment.finality,
+          // an unpaid settlement's provider share and deposit credit are taken back
+          reversals: paymentReversals(services.providerLedger, new Ledger(services.redis, services.keys)),
+          log: log.child({ module: 'finality' }),
+          ...(typeof opts.finality === 'object' ? opts.finality : {}),
+        });
   let monitor: RunningWalletMonitor | undefined;
   if (opts.walletMonitor !== false && Object.keys(config.chains).length > 0) {
     if (config.walletMonitor?.webhookPolicy === 'production' && !config.walletMonitor.webhookSecretKey) {
@@ -358,12 +390,14 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
     indexer,
     walletMonitor: monitor,
     payouts,
+    finality,
     metrics: { registry: services.metrics.registry, server: metricsServer },
     async close() {
       await metricsServer?.close();
       stopRecovery?.();
       stopCallRecovery?.();
       await payouts?.stop();
+      await finality?.stop();
       await indexer?.stop();
       await monitor?.stop();
       await Promise.all(workers.map((w) => w.close()));

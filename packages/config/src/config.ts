@@ -65,6 +65,12 @@ export interface GatewayConfig {
      * default 10 000). An unreachable node turns a paid call into a 503 within about twice this.
      */
     rpcTimeoutMs: number;
+    /**
+     * When an outgoing transfer (settlement, refund, payout) is final, so no longer watched for
+     * reorgs (PAYMENT_FINALITY: `finalized` (default), `safe`, or a depth in blocks under the head;
+     * docs/decisions.md "Confirmations and reorgs").
+     */
+    finality: { tag: 'safe' | 'finalized' } | { depth: number };
   };
   /** RPC URLs of the chains capabilities read (ETHEREUM_RPC_URL, BASE_RPC_URL, ARBITRUM_RPC_URL). */
   chains: Partial<Record<ChainName, string>>;
@@ -234,6 +240,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
       facilitatorUrl,
       treasuryPrivateKey: v.TREASURY_PRIVATE_KEY ?? defaults.payment?.treasuryPrivateKey,
       rpcTimeoutMs: v.PAYMENT_RPC_TIMEOUT_MS ?? defaults.payment?.rpcTimeoutMs ?? 10_000,
+      finality: v.PAYMENT_FINALITY ?? defaults.payment?.finality ?? { tag: 'finalized' },
     },
     chains: {
       base: v.BASE_RPC_URL ?? defaults.chains?.base ?? rpcUrl,

@@ -60,6 +60,11 @@ export const envBoolean = z
 export const envBearerToken = z.string().refine((v) => /^[\x21-\x7e]{16,512}$/.test(v), 'must be 16 to 512 visible ASCII characters without spaces');
 
 /** A pino level, one of {@link LOG_LEVELS}. */
+/** When a payment-chain block is final: `safe`, `finalized` (the chain's block tags) or a depth, blocks under the head (a non-negative integer). */
+export const envFinality = z
+  .string()
+  .refine((v) => v === 'safe' || v === 'finalized' || /^(0|[1-9][0-9]{0,5})$/.test(v), 'must be safe, finalized or a depth in blocks (a non-negative integer)')
+  .transform((v): { tag: 'safe' | 'finalized' } | { depth: number } => (v === 'safe' || v === 'finalized' ? { tag: v } : { depth: Number(v) }));
 export const envLogLevel = z.string().refine((v) => LOG_LEVELS.includes(v), `must be one of ${LOG_LEVELS.join(', ')}`);
 
 /**
@@ -274,6 +279,8 @@ export const GATEWAY_ENV = {
   GATEWAY_RATE_LIMIT: envNonNegative,
   PROBE_INTERVAL_SECONDS: envNonNegative,
   PAYMENT_RPC_TIMEOUT_MS: envPositive,
+  /** When an outgoing transfer (settlement, refund, payout) is final and no longer watched for reorgs (docs/decisions.md "Confirmations and reorgs"). */
+  PAYMENT_FINALITY: envFinality,
   LOG_LEVEL: envLogLevel,
   /** Ed25519 seed (32 bytes hex) signing JWS execution proofs (docs/decisions.md "Proofs and receipts"). */
   RECEIPT_JWS_KEY: envHex(32),

@@ -42,6 +42,17 @@ describe('readEnv', () => {
     expect(readEnv(ALL, { GATEWAY_PORT: port }).problems).toEqual([`GATEWAY_PORT=${port}: must be an integer port 0..65535`]);
   });
 
+  it('PAYMENT_FINALITY is a block tag (safe, finalized) or a depth in blocks', () => {
+    expect(readEnv(ALL, { PAYMENT_FINALITY: 'finalized' }).values).toEqual({ PAYMENT_FINALITY: { tag: 'finalized' } });
+    expect(readEnv(ALL, { PAYMENT_FINALITY: 'safe' }).values).toEqual({ PAYMENT_FINALITY: { tag: 'safe' } });
+    expect(readEnv(ALL, { PAYMENT_FINALITY: '12' }).values).toEqual({ PAYMENT_FINALITY: { depth: 12 } });
+    for (const bad of ['latest', '-1', '1.5', '012', 'Finalized']) {
+      expect(readEnv(ALL, { PAYMENT_FINALITY: bad }).problems).toEqual([
+        `PAYMENT_FINALITY=${bad}: must be safe, finalized or a depth in blocks (a non-negative integer)`,
+      ]);
+    }
+  });
+
   it('accepts the port range ends 0 and 65535', () => {
     expect(readEnv(ALL, { GATEWAY_PORT: '0', BUILDER_PORT: '65535' }).problems).toEqual([]);
   });

@@ -55,6 +55,24 @@ export {
   type RecoveryRound,
 } from './recovery.js';
 export { AUTHORIZATION_STATE_ABI, authorizationUsed } from './eip3009.js';
+export {
+  settlementState,
+  startTransferFinality,
+  trackedTransfer,
+  trackSettlement,
+  trackTreasuryTransfer,
+  TransferFinality,
+  transferWithAuthorizationData,
+  type FinalityRound,
+  type FinalityRule,
+  type RunningFinality,
+  type TrackedKind,
+  type TrackedSettlement,
+  type TrackedTransfer,
+  type TrackedTreasuryTransfer,
+  type TransferFinalityOptions,
+} from './finality.js';
+export { storedTransferRecord } from './transferRecord.js';
 export { OFFER_VALIDITY_SECONDS, OfferReceipts } from './offerReceipt.js';
 export { SIGN_IN_WITH_X_STATEMENT, SIGN_IN_WITH_X_VALIDITY_SECONDS, SignInWithXChallenges } from './signInWithX.js';
 export {
@@ -63,6 +81,7 @@ export {
   TreasurySender,
   type SignedTransfer,
   type TransferHooks,
+  type TransferOnceParams,
   type TransferOutcome,
   type TransferRecord,
   type TreasurySenderOptions,

@@ -18,6 +18,7 @@ import { PaymentChainUnavailableError, PaymentConflictError, PaymentError } from
 import type { PaymentObserver } from './observer.js';
 import { signedByPayer } from './eip3009.js';
 import { canonicalHash } from './hashing.js';
+import { trackSettlement } from './finality.js';
 import { eip3009Authorization, parsePaymentPayload, readPaymentPayload } from './paymentHeader.js';
 import { PaymentIdentifiers, readPaymentIdentifier } from './paymentIdentifier.js';
 import { reconcile } from './reconcile.js';
@@ -386,11 +387,23 @@ export class Paywall {
       network: matched.network,
     };
     // The `settled` mark is written while the operation runs; complete() waits for it.
-    const marked = this.reservations.transition(ref.authKey, req.operationId, ['pending'], 'settled', {
+    const marking = this.reservations.transition(ref.authKey, req.operationId, ['pending'], 'settled', {
       tx_hash: payment.txHash,
       payer: payment.payer,
       amount: payment.amount,
     });
+    // and the settlement is watched until final, with what it takes to resubmit it after a reorg (finality.ts)
+    const tracked = retryWhileRedisUnavailable(() =>
+      trackSettlement(this.opts.redis, this.opts.keys, {
+        operationId: req.operationId,
+        txHash: payment.txHash,
+        authKey: ref.authKey,
+        asset: ref.asset,
+        authorization: auth,
+        signature: (payload.payload as { signature: `0x${string}` }).signature,
+      }),
+    );
+    const marked = Promise.all([marking, tracked]).then(([ok]) => ok);
     marked.catch(() => undefined);
     this.opts.observer?.settled?.({ route: req.route, amount: payment.amount });
     return { kind: 'settled', payment, authKey: ref.authKey, settle: settled.settle, marked, resourceUrl: req.resourceUrl };

@@ -2,12 +2,14 @@ import type { RefundRecord } from '@acg/schemas';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { parseTransaction, type Account, type Chain, type Hex } from 'viem';
+import type { Account, Chain, Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { deleteFieldsIfEqual, type RedisKeys } from '@acg/redis';
+import type { RedisKeys } from '@acg/redis';
 import type { PaymentObserver } from './observer.js';
 import { TreasurySender, type TransferRecord } from './treasury.js';
 import { paymentKeys } from './commands/keys.js';
+import { trackTreasuryTransfer } from './finality.js';
+import { storedTransferRecord } from './transferRecord.js';
 
 /** A payment to give back: operation id, payer, amount (integer USDC base units), original tx. */
 export interface RefundRequest {
@@ -90,6 +92,8 @@ export async function readRefund(redis: Redis, keys: RedisKeys, operationId: str
     amount: h.amount,
     payer: h.payer as `0x${string}`,
     ...(h.status === 'sent' && h.tx_hash ? { tx_hash: h.tx_hash as `0x${string}` } : {}),
+    // its block at or below the final block (finality.ts); re-sent after a reorg until then
+    ...(h.status === 'sent' ? { finality: h.finality === 'final' ? ('final' as const) : ('unconfirmed' as const) } : {}),
   };
 }
 
@@ -155,21 +159,7 @@ export interface RefundWorkerOptions {
  * `nonce`): the {@link TransferRecord} that makes the refund exactly once.
  */
 export function refundTransferRecord(redis: Redis, keys: RedisKeys, operationId: string): TransferRecord {
-  const key = paymentKeys.refund(keys, operationId);
-  return {
-    async load() {
-      const [raw, hash, nonce] = await redis.hmget(key, 'raw_tx', 'tx_hash', 'nonce');
-      if (!raw || !hash) return undefined;
-      // records signed before the nonce was stored: the nonce is in the signed bytes
-      return { raw: raw as Hex, hash: hash as Hex, nonce: nonce ? Number(nonce) : (parseTransaction(raw as Hex).nonce ?? 0) };
-    },
-    async save(t) {
-      await redis.hset(key, 'raw_tx', t.raw, 'tx_hash', t.hash, 'nonce', String(t.nonce));
-    },
-    async clear(hash) {
-      await deleteFieldsIfEqual(redis, { key, field: 'tx_hash', expected: hash, fields: ['raw_tx', 'tx_hash', 'nonce'] });
-    },
-  };
+  return storedTransferRecord(redis, paymentKeys.refund(keys, operationId));
 }
 
 /**
@@ -188,7 +178,18 @@ export function startRefundWorker(o: RefundWorkerOptions): Worker {
     const r = job.data;
     const key = paymentKeys.refund(o.keys, r.operationId);
     const rec = await o.redis.hgetall(key);
-    if (rec.status === 'sent') return rec.tx_hash;
+    if (rec.status === 'sent') {
+      // sent before a crash stopped this job: watched until final like any other
+      await trackTreasuryTransfer(o.redis, o.keys, {
+        kind: 'refund',
+        id: r.operationId,
+        txHash: rec.tx_hash as Hex,
+        to: r.payer,
+        amount: r.amount,
+        recordKey: key,
+      });
+      return rec.tx_hash;
+    }
     const record = refundTransferRecord(o.redis, o.keys, r.operationId);
     const { hash, status } = await sender.transferOnce({ to: r.payer, amount: BigInt(r.amount), record });
     if (status !== 'success') {
@@ -196,6 +197,8 @@ export function startRefundWorker(o: RefundWorkerOptions): Worker {
       throw new Error('refund transfer reverted');
     }
     await o.redis.hset(key, 'status', 'sent', 'tx_hash', hash, 'sent_at', new Date().toISOString());
+    // watched until final: re-sent if its block is reorged out (finality.ts)
+    await trackTreasuryTransfer(o.redis, o.keys, { kind: 'refund', id: r.operationId, txHash: hash, to: r.payer, amount: r.amount, recordKey: key });
     o.log.info({ operationId: r.operationId, tx_hash: hash, amount: r.amount }, 'refund sent');
     o.observer?.refundSent?.({ amount: r.amount });
     return hash;

@@ -45,22 +45,15 @@ export class Replays {
     if (!operationId) throw new PaymentInProgressError();
     const base = resourceUrl.replace(/^(https?:\/\/[^/]+).*$/, '$1');
     const read = resultLocation(operationId);
-    return {
-      status: 409,
-      headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },
-      body: {
-        type: 'about:blank',
-        title: 'Conflict',
-        status: 409,
-        reason: 'payment_already_used',
-        detail: `This payment was used already. Its result goes only to its payer: resend it with the payment-identifier it was first sent with, or with the payer's bearer token${read ? `, or read ${read.method} ${read.path} with that token` : ''}.`,
-        operation_id: operationId,
-        ...(operationId.startsWith('exe_') ? { execution_id: operationId } : {}),
-        ...(operationId.startsWith('job_') ? { job_id: operationId } : {}),
-        payment: { tx_hash: txHash ?? null, amount: amount ?? null },
-        ...(read ? { result_url: `${base}${read.path}` } : {}),
-      },
-    };
+    return conflictAnswer({
+      reason: 'payment_already_used',
+      detail: `This payment was used already. Its result goes only to its payer: resend it with the payment-identifier it was first sent with, or with the payer's bearer token${read ? `, or read ${read.method} ${read.path} with that token` : ''}.`,
+      operation_id: operationId,
+      ...(operationId.startsWith('exe_') ? { execution_id: operationId } : {}),
+      ...(operationId.startsWith('job_') ? { job_id: operationId } : {}),
+      payment: { tx_hash: txHash ?? null, amount: amount ?? null },
+      ...(read ? { result_url: `${base}${read.path}` } : {}),
+    });
   }
 
   /**
@@ -85,4 +78,13 @@ function resultLocation(id: string): { method: 'GET'; path: string } | undefined
   if (id.startsWith('job_')) return { method: 'GET', path: `/api/v1/jobs/${id}` };
   if (id.startsWith('dep_')) return { method: 'GET', path: '/v1/account' };
   return undefined;
+}
+
+/** A stored 409 problem+json answer (`no-store`) with `fields` (`reason`, `detail`, ids...) in its body: a replay's receipt, or a reversed payment (`finality.ts`). */
+export function conflictAnswer(fields: Record<string, unknown>): StoredResponse {
+  return {
+    status: 409,
+    headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },
+    body: { type: 'about:blank', title: 'Conflict', status: 409, ...fields },
+  };
 }

@@ -47,6 +47,20 @@ export interface TransferHooks {
   afterSign?(signed: SignedTransfer): void | Promise<void>;
 }
 
+/** What {@link TreasurySender.transferOnce} sends: `amount` (integer USDC base units) to `to`, once per `record`. */
+export interface TransferOnceParams {
+  to: `0x${string}`;
+  amount: bigint;
+  record: TransferRecord;
+  hooks?: TransferHooks;
+  /**
+   * Calldata for the asset contract instead of `transfer(to, amount)`, e.g. an EIP-3009
+   * `transferWithAuthorization` resubmitted after a reorg (`finality.ts`); `to` and `amount` then
+   * only describe it.
+   */
+  data?: Hex;
+}
+
 /** How a transfer ended on chain: mined with `success`, or mined and `reverted`. */
 export interface TransferOutcome {
   hash: Hex;
@@ -128,7 +142,7 @@ export class TreasurySender {
    * @throws {TransferWouldRevertError} nothing was signed: the transfer would revert (e.g. treasury balance too low).
    * @throws {Error} RPC unreachable, lock not obtained, receipt timeout...: retry later with the same record.
    */
-  async transferOnce(p: { to: `0x${string}`; amount: bigint; record: TransferRecord; hooks?: TransferHooks }): Promise<TransferOutcome> {
+  async transferOnce(p: TransferOnceParams): Promise<TransferOutcome> {
     let signed = await p.record.load();
     if (signed) {
       const receipt = await this.receipt(signed.hash);
@@ -169,7 +183,7 @@ export class TreasurySender {
     }
   }
 
-  private signAndSend(p: { to: `0x${string}`; amount: bigint; record: TransferRecord; hooks?: TransferHooks }): Promise<SignedTransfer> {
+  private signAndSend(p: TransferOnceParams): Promise<SignedTransfer> {
     return this.withSendLock(async () => {
       // signing happens only here, under the lock, and only for an empty record: a transaction
       // another attempt stored meanwhile is used (waited for, rebroadcast later), never doubled
@@ -182,7 +196,7 @@ export class TreasurySender {
       const request = await this.wallet
         .prepareTransactionRequest({
           to: this.o.asset,
-          data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [p.to, p.amount] }),
+          data: p.data ?? encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [p.to, p.amount] }),
           nonce,
           chain: this.o.chain,
           account: this.o.treasury,

@@ -1,6 +1,6 @@
 import type { ProviderCredit } from '@acg/provider-directory';
-import { readRefund, type RefundQueue, type TransferRecord } from '@acg/payments';
-import { deleteFieldsIfEqual, type RedisKeys } from '@acg/redis';
+import { readRefund, storedTransferRecord, type RefundQueue, type TransferRecord } from '@acg/payments';
+import type { RedisKeys } from '@acg/redis';
 import {
   creditProvider,
   matureProviderEntry,
@@ -101,8 +101,10 @@ export interface PayoutRecord {
   amount: bigint;
   status: PayoutStatus;
   created_at: string;
-  /** the signed (`reserved`) or mined (`sent`, `failed`) transaction, if any */
+  /** the signed (`reserved`) or mined (`sent`, `failed`) transaction, if any; follows a re-send after a reorg */
   tx_hash: Hex | null;
+  /** a `sent` payout: `unconfirmed` until its block is final (re-sent if reorged out), then `final` (@acg/payments `finality.ts`) */
+  finality?: 'unconfirmed' | 'final';
 }
 
 /** A dispute with the provider's address (who may answer it); `view` is what buyer, provider and admin see. */
@@ -538,6 +540,7 @@ export class ProviderLedger {
       status: h.status as PayoutStatus,
       created_at: h.created_at,
       tx_hash: (h.tx_hash as Hex | undefined) ?? null,
+      ...(h.status === 'sent' ? { finality: h.finality === 'final' ? ('final' as const) : ('unconfirmed' as const) } : {}),
     };
   }
 
@@ -562,20 +565,12 @@ export class ProviderLedger {
 
   /** The signed transaction of a payout, kept in its record (`raw_tx`, `tx_hash`, `nonce`): the `TransferRecord` of its treasury transfer. */
   payoutTransferRecord(payout_id: string): TransferRecord {
-    const key = providerLedgerKeys.providerPayout(this.keys, payout_id);
-    const redis = this.redis;
-    return {
-      async load() {
-        const [raw, hash, nonce] = await redis.hmget(key, 'raw_tx', 'tx_hash', 'nonce');
-        return raw && hash && nonce ? { raw: raw as Hex, hash: hash as Hex, nonce: Number(nonce) } : undefined;
-      },
-      async save(t) {
-        await redis.hset(key, 'raw_tx', t.raw, 'tx_hash', t.hash, 'nonce', String(t.nonce));
-      },
-      async clear(hash) {
-        await deleteFieldsIfEqual(redis, { key, field: 'tx_hash', expected: hash, fields: ['raw_tx', 'tx_hash', 'nonce'] });
-      },
-    };
+    return storedTransferRecord(this.redis, this.payoutKey(payout_id));
+  }
+
+  /** The Redis hash of a payout record (it also holds the payout's signed transfer: {@link payoutTransferRecord}). */
+  payoutKey(payout_id: string): string {
+    return providerLedgerKeys.providerPayout(this.keys, payout_id);
   }
 }
 
@@ -585,6 +580,7 @@ function payoutView(r: PayoutRecord): PayoutView {
     amount: r.amount.toString(),
     tx_hash: r.status === 'reserved' ? null : r.tx_hash,
     status: r.status,
+    ...(r.finality ? { finality: r.finality } : {}),
     created_at: r.created_at,
   };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TransferWouldRevertError, type SignedTransfer, type TreasurySender } from '@acg/payments';
+import { trackTreasuryTransfer, TransferWouldRevertError, type SignedTransfer, type TreasurySender } from '@acg/payments';
 import { releaseLease, takeLease, type RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -157,6 +157,15 @@ async function sendPayout(o: PayoutPassOptions, sender: TreasurySender, payout: 
     });
     if (status === 'success') {
       await o.ledger.settlePayout(payout.payout_id, 'sent', hash);
+      // watched until final: re-sent if its block is reorged out (@acg/payments finality.ts)
+      await trackTreasuryTransfer(o.redis, o.keys, {
+        kind: 'payout',
+        id: payout.payout_id,
+        txHash: hash,
+        to: payout.address,
+        amount: payout.amount.toString(),
+        recordKey: o.ledger.payoutKey(payout.payout_id),
+      });
       report.sent.push(done(hash));
       o.log.info({ payout_id: payout.payout_id, provider_id: payout.provider_id, amount: payout.amount.toString(), tx_hash: hash }, 'payout sent');
     } else {

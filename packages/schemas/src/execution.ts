@@ -25,6 +25,13 @@ export type ExecutionStatus = z.infer<typeof ExecutionStatus>;
 export const ExecutionPayment = z.object({
   tx_hash: Hash32,
   amount: UintString,
+  /**
+   * Where the settlement stands on chain (docs/decisions.md "Confirmations and reorgs"): `settled`
+   * (mined, not final yet), `final` (its block can no longer be reorganized out), `unpaid` (reorged
+   * out and its authorization expired before it could be resubmitted: the result is not delivered).
+   * Shown on stored executions; absent on an answer that predates tracking.
+   */
+  status: z.enum(['settled', 'final', 'unpaid']).optional(),
 });
 export type ExecutionPayment = z.infer<typeof ExecutionPayment>;
 
@@ -40,6 +47,8 @@ export const Refund = z.object({
   status: RefundStatus,
   tx_hash: Hash32.optional(),
   amount: UintString,
+  /** Once `sent`: `unconfirmed` until its block is final, then `final` (docs/decisions.md "Confirmations and reorgs"); `tx_hash` follows a re-send after a reorg. */
+  finality: z.enum(['unconfirmed', 'final']).optional(),
 });
 export type Refund = z.infer<typeof Refund>;
 

@@ -186,6 +186,8 @@ export const PayoutView = z.object({
   amount: UintString,
   tx_hash: Hash32.nullable(),
   status: PayoutStatus,
+  /** Once `sent`: `unconfirmed` until its block is final, then `final` (docs/decisions.md "Confirmations and reorgs"); `tx_hash` follows a re-send after a reorg. */
+  finality: z.enum(['unconfirmed', 'final']).optional(),
   created_at: DateTime,
 });
 export type PayoutView = z.infer<typeof PayoutView>;

@@ -1,4 +1,5 @@
 import { newExecutionId } from '@acg/execution';
+import { settlementState } from '@acg/payments';
 import type { StoredQuote } from '@acg/provider-directory';
 import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
@@ -121,6 +122,12 @@ export const executeRouter = router({
       // another payer's execution is as unknown as a missing one (its result and proof are the payer's)
       if (!record || !paidBy(ctx.account, record.payer)) throw problem(404, `No execution ${input.execution_id} paid by this account.`);
       ctx.responseHeaders['Cache-Control'] = 'no-store';
-      return record;
+      // the settlement as the chain has it: settled → final, or unpaid (reorged out for good: no result)
+      const settlement = await settlementState(ctx.services.redis, ctx.services.keys, record.execution_id);
+      if (!settlement) return record;
+      const payment = { ...record.payment, ...settlement };
+      if (settlement.status !== 'unpaid') return { ...record, payment };
+      const { proof: _proof, ...unpaid } = record;
+      return { ...unpaid, result: null, payment };
     }),
 });

@@ -22,4 +22,12 @@ export const paymentKeys = {
    * route: the id names one payment wherever it is sent (REST or MCP).
    */
   paymentIdentifier: (keys: RedisKeys, id: string): string => `${keys.prefix}payid:${id}`,
+  /** An outgoing transfer tracked until final (`finality.ts`): kind `settlement | refund | payout` and its operation, refund or payout id. */
+  finality: (keys: RedisKeys, kind: string, id: string): string => `${keys.prefix}pay:fin:${kind}:${id}`,
+  /** The signed treasury resubmission of a settlement's EIP-3009 authorization after a reorg (a `TransferRecord`: `raw_tx`, `tx_hash`, `nonce`). */
+  finalityResend: (keys: RedisKeys, id: string): string => `${keys.prefix}pay:fin:settlement:${id}:resend`,
+  /** Tracked transfers not final yet (sorted set of finality keys by time tracked, unix ms). */
+  finalityOpen: (keys: RedisKeys): string => `${keys.prefix}pay:fin:open`,
+  /** Lease of the finality round, so one process of a deployment checks at a time. */
+  finalityLock: (keys: RedisKeys): string => `${keys.prefix}pay:fin:lock`,
 };
