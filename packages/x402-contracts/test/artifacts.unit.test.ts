@@ -1,0 +1,41 @@
+// The checked-in build (src/artifacts.generated.ts) is what contracts/*.sol compile to today, and our ABIs
+// offer everything @x402/evm 2.27 calls: each function, event and error of its ABI, with the same signature.
+import { readFileSync } from 'node:fs';
+import { x402UptoPermit2ProxyABI, x402UptoPermit2ProxyAddress, PERMIT2_ADDRESS as X402_PERMIT2_ADDRESS } from '@x402/evm';
+import { toFunctionSignature, type Abi, type AbiEvent, type AbiError, type AbiFunction } from 'viem';
+import { formatAbiItem } from 'viem/utils';
+import { describe, expect, it } from 'vitest';
+import { artifactsSource, compileX402Contracts } from '../scripts/compile.js';
+import { PERMIT2_ADDRESS, uptoPermit2ProxyRuntimeCode, X402_UPTO_PERMIT2_PROXY_ADDRESS, x402UptoPermit2ProxyAbi } from '../src/index.js';
+
+/** Every function, event and error of `abi` as its canonical signature, plus each function's outputs and mutability. */
+function signatures(abi: Abi): string[] {
+  return abi
+    .filter((i): i is AbiFunction | AbiEvent | AbiError => i.type === 'function' || i.type === 'event' || i.type === 'error')
+    .map((i) => (i.type === 'function' ? `${toFunctionSignature(i)} ${i.stateMutability} -> ${i.outputs.map((o) => o.type).join(',')}` : formatAbiItem(i)))
+    .sort();
+}
+
+describe('the checked-in build', () => {
+  it('equals a fresh solc-js compile of contracts/ (regenerate: npx tsx packages/x402-contracts/scripts/build-contracts.ts)', () => {
+    const checkedIn = readFileSync(new URL('../src/artifacts.generated.ts', import.meta.url), 'utf8');
+    expect(checkedIn).toBe(artifactsSource(compileX402Contracts()));
+  });
+});
+
+describe('x402UptoPermit2Proxy', () => {
+  it('sits where @x402/evm looks for it and is bound to the Permit2 it signs for', () => {
+    expect(X402_UPTO_PERMIT2_PROXY_ADDRESS).toBe(x402UptoPermit2ProxyAddress);
+    expect(PERMIT2_ADDRESS).toBe(X402_PERMIT2_ADDRESS);
+    const code = uptoPermit2ProxyRuntimeCode();
+    expect(code.toLowerCase()).toContain(PERMIT2_ADDRESS.slice(2).toLowerCase());
+    expect(uptoPermit2ProxyRuntimeCode('0x00000000000000000000000000000000000000aa')).not.toBe(code);
+  });
+
+  it('offers every function, event and error of @x402/evm 2.27 x402UptoPermit2ProxyABI, with the same signatures', () => {
+    const ours = new Set(signatures(x402UptoPermit2ProxyAbi as Abi));
+    const theirs = signatures(x402UptoPermit2ProxyABI as Abi);
+    expect(theirs.length).toBeGreaterThan(10);
+    expect(theirs.filter((s) => !ours.has(s))).toEqual([]);
+  });
+});
