@@ -72,7 +72,14 @@ export function compileX402Contracts(): Record<string, ContractBuild> {
         X402_CONTRACTS.map(({ unit, name }) => {
           const c = output.contracts?.[unit]?.[name];
           if (!c) throw new Error(`compileX402Contracts: solc produced no ${name}`);
-          return [name, { abi: c.abi, deployedBytecode: `0x${c.evm.deployedBytecode.object}` as Hex, immutableReferences: c.evm.deployedBytecode.immutableReferences ?? {} }];
+          return [
+            name,
+            {
+              abi: c.abi,
+              deployedBytecode: `0x${c.evm.deployedBytecode.object}` as Hex,
+              immutableReferences: c.evm.deployedBytecode.immutableReferences ?? {},
+            },
+          ];
         }),
       ),
   });

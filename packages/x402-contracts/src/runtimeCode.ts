@@ -16,7 +16,7 @@ export type RuntimeArtifact = {
 export function fillImmutables(artifact: RuntimeArtifact, immutables: Record<string, Hex>): Hex {
   let hex = artifact.deployedBytecode.slice(2);
   for (const [id, refs] of Object.entries(artifact.immutableReferences)) {
-    const value = immutables[id]?.slice(2);
+    const value = immutables[id]?.slice(2).toLowerCase();
     if (value?.length !== 64) throw new Error(`fillImmutables: no 32-byte value for immutable ${id}`);
     for (const { start, length } of refs) hex = hex.slice(0, start * 2) + value.slice(64 - length * 2) + hex.slice((start + length) * 2);
   }
