@@ -26,6 +26,10 @@ export type PaymentChainInfo = {
   permit2: Address;
   /** Our dev-chain build of `x402UptoPermit2Proxy` at `0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002` (x402 `upto`; `@acg/x402-contracts`). */
   uptoPermit2Proxy: Address;
+  /** Our dev-chain build of `x402BatchSettlement` at `0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003` (x402 `batch-settlement`). */
+  batchSettlement: Address;
+  /** Our dev-chain build of `ERC3009DepositCollector` at `0x4020806089470a89826cB9fB1f4059150b550004` (channel deposits by ERC-3009). */
+  erc3009DepositCollector: Address;
   /** Dev account 0: deployed and owns USDC (sole minter), pays gas for settlements. */
   facilitator: HDAccount;
   /** Dev account 1: the gateway's x402 payTo. Holds no USDC at start. */
@@ -35,8 +39,9 @@ export type PaymentChainInfo = {
 };
 
 /**
- * Turns a fresh anvil node into the payment chain: Multicall3, Uniswap Permit2 and our dev build of the x402
- * `upto` Permit2 proxy (`@acg/x402-contracts`) at their canonical addresses,
+ * Turns a fresh anvil node into the payment chain: Multicall3, Uniswap Permit2 and our dev builds of the x402
+ * contracts (`upto` Permit2 proxy, batch settlement and its ERC-3009 deposit collector; `@acg/x402-contracts`)
+ * at their canonical addresses,
  * real USDC at the Base address (owner and minter: the facilitator), and each buyer (dev accounts 2 to 9) topped up to
  * 10,000 USDC (`10_000_000_000n` base units). Safe to run twice on one node (nothing is doubled). All ten dev accounts already hold 10,000 ETH from anvil.
  *
@@ -70,6 +75,8 @@ export async function setupPaymentChain(rpcUrl: string): Promise<PaymentChainInf
     multicall3,
     permit2: permit2.address,
     uptoPermit2Proxy: x402.uptoPermit2Proxy,
+    batchSettlement: x402.batchSettlement,
+    erc3009DepositCollector: x402.erc3009DepositCollector,
     facilitator,
     treasury,
     buyers,

@@ -25,7 +25,11 @@ export const X402_CONTRACTS_SOLC_SETTINGS = {
 } as const;
 
 /** The contracts built, by source unit and contract name. */
-export const X402_CONTRACTS = [{ unit: 'contracts/x402UptoPermit2Proxy.sol', name: 'x402UptoPermit2Proxy' }] as const;
+export const X402_CONTRACTS = [
+  { unit: 'contracts/x402UptoPermit2Proxy.sol', name: 'x402UptoPermit2Proxy' },
+  { unit: 'contracts/x402BatchSettlement.sol', name: 'x402BatchSettlement' },
+  { unit: 'contracts/ERC3009DepositCollector.sol', name: 'ERC3009DepositCollector' },
+] as const;
 
 /** Where a solc immutable sits in the runtime code: byte offsets (without `0x`), 32 bytes each, keyed by AST id. */
 export type ImmutableReferences = Record<string, { start: number; length: number }[]>;

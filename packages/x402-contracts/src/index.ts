@@ -1,6 +1,15 @@
 import type { Address } from 'viem';
+import { installBatchSettlement } from './batchSettlement.js';
 import { installUptoPermit2Proxy } from './uptoPermit2Proxy.js';
 
+export {
+  ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
+  erc3009DepositCollectorAbi,
+  erc3009DepositCollectorRuntimeCode,
+  installBatchSettlement,
+  X402_BATCH_SETTLEMENT_ADDRESS,
+  x402BatchSettlementAbi,
+} from './batchSettlement.js';
 export { fillImmutables, setRuntimeCode, type RuntimeArtifact } from './runtimeCode.js';
 export {
   installUptoPermit2Proxy,
@@ -16,7 +25,8 @@ export {
  * @param rpcUrl - HTTP JSON-RPC URL of an anvil node that already has Permit2 at its canonical address.
  * @returns The addresses, by contract.
  */
-export async function installX402Contracts(rpcUrl: string): Promise<{ uptoPermit2Proxy: Address }> {
+export async function installX402Contracts(rpcUrl: string): Promise<{ uptoPermit2Proxy: Address; batchSettlement: Address; erc3009DepositCollector: Address }> {
   const upto = await installUptoPermit2Proxy(rpcUrl);
-  return { uptoPermit2Proxy: upto.address };
+  const batch = await installBatchSettlement(rpcUrl);
+  return { uptoPermit2Proxy: upto.address, ...batch };
 }
