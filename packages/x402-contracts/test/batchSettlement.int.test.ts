@@ -2,9 +2,13 @@
 // USDC (@acg/devnet's setupPaymentChain places them at their canonical addresses): every rule of the x402
 // `batch-settlement` EVM scheme and the attacks on it. Balances are read on chain.
 import { usdcBalance } from '@acg/devnet';
-import { claimBatchTypes, refundTypes, voucherTypes } from '@x402/evm';
-import { computeChannelId } from '@x402/evm/batch-settlement/client';
-import { encodeAbiParameters, hashTypedData, keccak256, parseEventLogs, type Abi, type Address, type Hex, type LocalAccount } from 'viem';
+import { x402Client } from '@x402/core/client';
+import { x402Facilitator } from '@x402/core/facilitator';
+import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
+import { claimBatchTypes, refundTypes, toClientEvmSigner, toFacilitatorEvmSigner, voucherTypes } from '@x402/evm';
+import { BatchSettlementEvmScheme as BatchClientScheme, computeChannelId, signVoucher } from '@x402/evm/batch-settlement/client';
+import { BatchSettlementEvmScheme as BatchFacilitatorScheme } from '@x402/evm/batch-settlement/facilitator';
+import { encodeAbiParameters, hashTypedData, keccak256, parseEventLogs, publicActions, type Abi, type Address, type Hex, type LocalAccount } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { ERC3009_DEPOSIT_COLLECTOR_ADDRESS, erc3009DepositCollectorRuntimeCode, X402_BATCH_SETTLEMENT_ADDRESS, x402BatchSettlementAbi } from '../src/index.js';
 import * as chain from './chain.js';
@@ -265,6 +269,89 @@ describe('x402BatchSettlement on the dev payment chain', () => {
     // A cooperative refund meanwhile shrinks the pending withdrawal.
     expect(await send(env.pay.facilitator, 'refund', [c, 20_000n])).toBe('success');
     expect((await read<[bigint, number]>('pendingWithdrawals', [id]))[0]).toBe(60_000n);
+  });
+});
+
+describe('the official @x402/evm batch-settlement client and facilitator, unchanged, against our contracts', () => {
+  it('deposits through the client payload, claims two cumulative vouchers and settles them to the receiver', async () => {
+    const pay = env.pay;
+    const wallet = chain.walletOf(pay, pay.facilitator).extend(publicActions);
+    // viem 2.57's verifyTypedData accepts a wider union than @x402/evm 2.27's signer type declares: cast.
+    type SignerInput = Parameters<typeof toFacilitatorEvmSigner>[0];
+    const signer = toFacilitatorEvmSigner({ ...wallet, address: pay.facilitator.address } as unknown as SignerInput);
+    // The facilitator account also signs as receiverAuthorizer (claims and refunds).
+    const facilitator = new x402Facilitator().register(pay.network, new BatchFacilitatorScheme(signer, pay.facilitator));
+    const buyer = pay.buyers[6];
+    const receiver: Address = '0x000000000000000000000000000000000000fee5'; // a receiver of its own: no other test's claims
+    const clientSigner = toClientEvmSigner(buyer, chain.publicClientOf(pay));
+    const client = new x402Client().register('eip155:*', new BatchClientScheme(clientSigner));
+    const requirements: PaymentRequirements = {
+      scheme: 'batch-settlement',
+      network: pay.network,
+      asset: pay.usdc,
+      amount: '1000', // 0.001 USDC per call
+      payTo: receiver,
+      maxTimeoutSeconds: 3600,
+      extra: { receiverAuthorizer: pay.facilitator.address, withdrawDelay: 900, name: 'USD Coin', version: '2' },
+    };
+    const challenge: PaymentRequired = {
+      x402Version: 2,
+      resource: { url: 'http://127.0.0.1/api/v1/execute', description: 'test', mimeType: 'application/json' },
+      accepts: [requirements],
+    };
+    const buyerBefore = await usdcBalance(pay.rpcUrl, buyer.address);
+    const escrowBefore = await usdcBalance(pay.rpcUrl, BATCH);
+    const receiverBefore = await usdcBalance(pay.rpcUrl, receiver);
+
+    // 1. First call: the client builds a deposit payload (creates the channel) with its first voucher.
+    const first: PaymentPayload = await client.createPaymentPayload(challenge);
+    const dp = first.payload as {
+      type: string;
+      channelConfig: Config;
+      voucher: { channelId: Hex; maxClaimableAmount: string; signature: Hex };
+      deposit: { amount: string };
+    };
+    expect(dp.type).toBe('deposit');
+    expect(dp.voucher.channelId).toBe(await channelIdOf(dp.channelConfig));
+    expect(await facilitator.verify(first, requirements)).toMatchObject({ isValid: true, payer: buyer.address });
+    const deposited = await facilitator.settle(first, requirements);
+    expect(deposited).toMatchObject({ success: true, network: pay.network });
+    const depositAmount = BigInt(dp.deposit.amount);
+    expect(await channelState(dp.channelConfig)).toEqual({ balance: depositAmount, totalClaimed: 0n });
+    expect(await usdcBalance(pay.rpcUrl, buyer.address)).toBe(buyerBefore - depositAmount);
+
+    // 2. Two more calls' worth: a cumulative voucher for 3 x 0.001, signed by the official client helper.
+    const v3 = await signVoucher(clientSigner, dp.voucher.channelId, '3000', pay.network);
+    const claimPayload = (claims: { maxClaimableAmount: string; signature: Hex; totalClaimed: string }[]): PaymentPayload => ({
+      x402Version: 2,
+      accepted: requirements,
+      payload: {
+        type: 'claim',
+        claims: claims.map((c) => ({
+          voucher: { channel: dp.channelConfig, maxClaimableAmount: c.maxClaimableAmount },
+          signature: c.signature,
+          totalClaimed: c.totalClaimed,
+        })),
+      },
+    });
+    const settlePayload: PaymentPayload = { x402Version: 2, accepted: requirements, payload: { type: 'settle', receiver, token: pay.usdc } };
+
+    // 3. The server claims (the facilitator adds the receiverAuthorizer's ClaimBatch signature) and settles.
+    expect(await facilitator.settle(claimPayload([{ ...dp.voucher, totalClaimed: '1000' }]), requirements)).toMatchObject({ success: true });
+    expect(await channelState(dp.channelConfig)).toEqual({ balance: depositAmount, totalClaimed: 1_000n });
+    expect(
+      await facilitator.settle(claimPayload([{ maxClaimableAmount: v3.maxClaimableAmount, signature: v3.signature, totalClaimed: '3000' }]), requirements),
+    ).toMatchObject({
+      success: true,
+    });
+    expect(await channelState(dp.channelConfig)).toEqual({ balance: depositAmount, totalClaimed: 3_000n });
+    const settled = await facilitator.settle(settlePayload, requirements);
+    expect(settled).toMatchObject({ success: true });
+    expect(await usdcBalance(pay.rpcUrl, receiver)).toBe(receiverBefore + 3_000n);
+    expect(await read<[bigint, bigint]>('receivers', [receiver, pay.usdc])).toEqual([3_000n, 3_000n]);
+    // Escrow keeps the unclaimed rest: deposit - settled; the buyer paid the deposit only.
+    expect(await usdcBalance(pay.rpcUrl, BATCH)).toBe(escrowBefore + depositAmount - 3_000n);
+    expect(await usdcBalance(pay.rpcUrl, buyer.address)).toBe(buyerBefore - depositAmount);
   });
 });
 
