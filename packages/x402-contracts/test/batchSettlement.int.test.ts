@@ -273,7 +273,7 @@ describe('x402BatchSettlement on the dev payment chain', () => {
 });
 
 describe('the official @x402/evm batch-settlement client and facilitator, unchanged, against our contracts', () => {
-  it('deposits through the client payload, claims two cumulative vouchers and settles them to the receiver', async () => {
+  it('deposits through the client payload, claims two cumulative vouchers, settles them to the receiver, refunds the rest once', async () => {
     const pay = env.pay;
     const wallet = chain.walletOf(pay, pay.facilitator).extend(publicActions);
     // viem 2.57's verifyTypedData accepts a wider union than @x402/evm 2.27's signer type declares: cast.
@@ -352,6 +352,29 @@ describe('the official @x402/evm batch-settlement client and facilitator, unchan
     // Escrow keeps the unclaimed rest: deposit - settled; the buyer paid the deposit only.
     expect(await usdcBalance(pay.rpcUrl, BATCH)).toBe(escrowBefore + depositAmount - 3_000n);
     expect(await usdcBalance(pay.rpcUrl, buyer.address)).toBe(buyerBefore - depositAmount);
+
+    // 4. A cooperative refund of the rest (the server's enriched refund payload; the facilitator signs as
+    //    receiverAuthorizer): the payer gets back all that was not claimed, and the refund nonce advances.
+    const refundPayload: PaymentPayload = {
+      x402Version: 2,
+      accepted: requirements,
+      payload: {
+        type: 'refund',
+        channelConfig: dp.channelConfig,
+        voucher: { channelId: dp.voucher.channelId, maxClaimableAmount: v3.maxClaimableAmount, signature: v3.signature },
+        amount: (depositAmount - 3_000n).toString(),
+        refundNonce: '0',
+        claims: [{ voucher: { channel: dp.channelConfig, maxClaimableAmount: v3.maxClaimableAmount }, signature: v3.signature, totalClaimed: '3000' }],
+      },
+    };
+    expect(await facilitator.settle(refundPayload, requirements)).toMatchObject({ success: true });
+    expect(await usdcBalance(pay.rpcUrl, buyer.address)).toBe(buyerBefore - 3_000n);
+    expect(await channelState(dp.channelConfig)).toEqual({ balance: 3_000n, totalClaimed: 3_000n });
+    expect(await read<bigint>('refundNonce', [dp.voucher.channelId])).toBe(1n);
+    // The same refund again (same nonce): refused, nothing moves.
+    expect(await facilitator.settle(refundPayload, requirements)).toMatchObject({ success: false });
+    expect(await usdcBalance(pay.rpcUrl, buyer.address)).toBe(buyerBefore - 3_000n);
+    expect(await usdcBalance(pay.rpcUrl, BATCH)).toBe(escrowBefore);
   });
 });
 
