@@ -4,9 +4,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { x402UptoPermit2ProxyABI, x402UptoPermit2ProxyAddress, PERMIT2_ADDRESS as X402_PERMIT2_ADDRESS } from '@x402/evm';
-import { BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR_ADDRESS as X402_COLLECTOR } from '@x402/evm';
-import { toFunctionSignature, type Abi, type AbiEvent, type AbiError, type AbiFunction } from 'viem';
+import {
+  BATCH_SETTLEMENT_ADDRESS,
+  PERMIT2_ADDRESS as X402_PERMIT2_ADDRESS,
+  ERC3009_DEPOSIT_COLLECTOR_ADDRESS as X402_COLLECTOR,
+  x402UptoPermit2ProxyABI,
+  x402UptoPermit2ProxyAddress,
+} from '@x402/evm';
+import { toFunctionSignature, type Abi } from 'viem';
 import { formatAbiItem } from 'viem/utils';
 import { describe, expect, it } from 'vitest';
 import { artifactsSource, compileX402Contracts } from '../scripts/compile.js';
@@ -24,8 +29,12 @@ import {
 /** Every function, event and error of `abi` as its canonical signature, plus each function's outputs and mutability. */
 function signatures(abi: Abi): string[] {
   return abi
-    .filter((i): i is AbiFunction | AbiEvent | AbiError => i.type === 'function' || i.type === 'event' || i.type === 'error')
-    .map((i) => (i.type === 'function' ? `${toFunctionSignature(i)} ${i.stateMutability} -> ${i.outputs.map((o) => o.type).join(',')}` : formatAbiItem(i)))
+    .filter((i): i is Extract<Abi[number], { type: 'function' | 'event' | 'error' }> => i.type === 'function' || i.type === 'event' || i.type === 'error')
+    .map((i) =>
+      i.type === 'function'
+        ? `${toFunctionSignature(i)} ${i.stateMutability} -> ${i.outputs.map((o: { type: string }) => o.type).join(',')}`
+        : formatAbiItem(i),
+    )
     .sort();
 }
 

@@ -1,7 +1,7 @@
 // Our x402BatchSettlement and ERC3009DepositCollector (contracts/) on a real anvil payment chain with Circle
 // USDC (@acg/devnet's setupPaymentChain places them at their canonical addresses): every rule of the x402
 // `batch-settlement` EVM scheme and the attacks on it. Balances are read on chain.
-import { usdcBalance } from '@acg/devnet';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES, usdcBalance } from '@acg/devnet';
 import { x402Client } from '@x402/core/client';
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
@@ -59,17 +59,9 @@ async function depositAuthorization(buyer: LocalAccount, c: Config, amount: bigi
   const channelId = await channelIdOf(c);
   const validBefore = (await chain.chainNow(env.pay)) + 3_600n;
   const signature = await buyer.signTypedData({
-    domain: { name: 'USD Coin', version: '2', chainId: env.pay.chainId, verifyingContract: env.pay.usdc },
-    types: {
-      ReceiveWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
+    domain: chain.usdcDomain(env.pay),
+    // EIP-3009 gives receiveWithAuthorization the same fields as transferWithAuthorization, under its own type name.
+    types: { ReceiveWithAuthorization: TRANSFER_WITH_AUTHORIZATION_TYPES.TransferWithAuthorization },
     primaryType: 'ReceiveWithAuthorization',
     message: {
       from: buyer.address,
@@ -378,12 +370,9 @@ describe('the official @x402/evm batch-settlement client and facilitator, unchan
   });
 });
 
-const channelTypes = [
-  { name: 'payer', type: 'address' },
-  { name: 'payerAuthorizer', type: 'address' },
-  { name: 'receiver', type: 'address' },
-  { name: 'receiverAuthorizer', type: 'address' },
-  { name: 'token', type: 'address' },
-  { name: 'withdrawDelay', type: 'uint40' },
-  { name: 'salt', type: 'bytes32' },
-] as const;
+/** The EIP-712 fields of ChannelConfig, read from our ABI's `getChannelId` input (so ABI and hash agree). */
+const channelTypes = (
+  x402BatchSettlementAbi.find((i) => i.type === 'function' && i.name === 'getChannelId') as {
+    inputs: readonly { components: readonly { name: string; type: string }[] }[];
+  }
+).inputs[0].components.map(({ name, type }) => ({ name, type }));

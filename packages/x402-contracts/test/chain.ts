@@ -1,6 +1,15 @@
 // Shared by this package's integration tests: a payment dev chain (anvil + @acg/devnet's setupPaymentChain,
 // which places our contracts), clients, a call helper that reports the decoded revert error, and snapshots.
-import { DEV_POLLING_INTERVAL_MS, setupPaymentChain, startAnvil, usdcAbi, type AnvilInstance, type PaymentChainInfo } from '@acg/devnet';
+import {
+  DEV_POLLING_INTERVAL_MS,
+  setupPaymentChain,
+  startAnvil,
+  USDC_EIP712_NAME,
+  USDC_EIP712_VERSION,
+  usdcAbi,
+  type AnvilInstance,
+  type PaymentChainInfo,
+} from '@acg/devnet';
 import {
   BaseError,
   ContractFunctionRevertedError,
@@ -34,6 +43,13 @@ export const publicClientOf = (pay: PaymentChainInfo) =>
   createPublicClient({ chain: pay.chain, transport: http(pay.rpcUrl), pollingInterval: DEV_POLLING_INTERVAL_MS });
 export const testClientOf = (pay: PaymentChainInfo) => createTestClient({ mode: 'anvil', chain: pay.chain, transport: http(pay.rpcUrl) });
 export const walletOf = (pay: PaymentChainInfo, account: LocalAccount) => createWalletClient({ account, chain: pay.chain, transport: http(pay.rpcUrl) });
+/** USDC's EIP-712 domain on the dev chain (for EIP-2612 permits and EIP-3009 authorizations). */
+export const usdcDomain = (pay: PaymentChainInfo) => ({
+  name: USDC_EIP712_NAME,
+  version: USDC_EIP712_VERSION,
+  chainId: pay.chainId,
+  verifyingContract: pay.usdc,
+});
 export const chainNow = async (pay: PaymentChainInfo) => (await publicClientOf(pay).getBlock()).timestamp;
 
 /**

@@ -148,7 +148,7 @@ describe('x402UptoPermit2Proxy on the dev payment chain', () => {
     const sign2612 = async (value: bigint) => {
       const sig = parseSignature(
         await buyer.signTypedData({
-          domain: { name: 'USD Coin', version: '2', chainId: env.pay.chainId, verifyingContract: env.pay.usdc },
+          domain: chain.usdcDomain(env.pay),
           types: {
             Permit: [
               { name: 'owner', type: 'address' },
