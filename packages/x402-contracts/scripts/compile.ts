@@ -37,10 +37,11 @@ export type ImmutableReferences = Record<string, { start: number; length: number
 /** One contract as solc builds it: ABI, runtime code with immutables as zeros, and their positions. */
 export type ContractBuild = { abi: Abi; deployedBytecode: Hex; immutableReferences: ImmutableReferences };
 
-/** `@openzeppelin/contracts/...` from the installed npm package, `contracts/...` from this package. */
+/** `@openzeppelin/contracts/...` from the installed npm package, `contracts/...` and `test/fixtures/...` from this package. */
 function readUnit(unit: string): string {
   if (unit.startsWith('@openzeppelin/contracts/')) return readFileSync(require.resolve(unit), 'utf8');
   if (unit.startsWith('contracts/')) return readFileSync(path.join(CONTRACTS_DIR, unit.slice('contracts/'.length)), 'utf8');
+  if (unit.startsWith('test/fixtures/')) return readFileSync(path.join(CONTRACTS_DIR, '..', unit), 'utf8');
   throw new Error(`compileX402Contracts: unknown import ${unit}`);
 }
 
@@ -107,4 +108,30 @@ export function artifactsSource(builds: Record<string, ContractBuild>): string {
     );
   }
   return `${parts.join('\n')}\n`;
+}
+
+/**
+ * Compiles one test-only contract (`test/fixtures/<name>.sol`, e.g. an attacker) with the same compiler and
+ * settings, for tests that deploy it; never part of the checked-in build.
+ *
+ * @returns Its ABI and creation code.
+ */
+export function compileTestFixture(name: string): { abi: Abi; bytecode: Hex } {
+  const unit = `test/fixtures/${name}.sol`;
+  return compileCached<{ abi: Abi; bytecode: Hex }, { abi: Abi; evm: { bytecode: { object: string } } }>({
+    label: `compileTestFixture(${name})`,
+    version: X402_CONTRACTS_SOLC_VERSION,
+    cacheName: 'acg-x402-contracts',
+    input: {
+      language: 'Solidity',
+      sources: gatherSources([unit], readUnit),
+      settings: { ...X402_CONTRACTS_SOLC_SETTINGS, outputSelection: { [unit]: { [name]: ['abi', 'evm.bytecode.object'] } } },
+    },
+    loadSolc: () => require('solc') as SolcJs,
+    extract: (output) => {
+      const c = output.contracts?.[unit]?.[name];
+      if (!c) throw new Error(`compileTestFixture: solc produced no ${name}`);
+      return { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` as Hex };
+    },
+  });
 }

@@ -8,9 +8,21 @@ import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402
 import { claimBatchTypes, refundTypes, toClientEvmSigner, toFacilitatorEvmSigner, voucherTypes } from '@x402/evm';
 import { BatchSettlementEvmScheme as BatchClientScheme, computeChannelId, signVoucher } from '@x402/evm/batch-settlement/client';
 import { BatchSettlementEvmScheme as BatchFacilitatorScheme } from '@x402/evm/batch-settlement/facilitator';
-import { encodeAbiParameters, hashTypedData, keccak256, parseEventLogs, publicActions, type Abi, type Address, type Hex, type LocalAccount } from 'viem';
+import {
+  encodeAbiParameters,
+  encodeFunctionData,
+  hashTypedData,
+  keccak256,
+  parseEventLogs,
+  publicActions,
+  type Abi,
+  type Address,
+  type Hex,
+  type LocalAccount,
+} from 'viem';
 import { describe, expect, it } from 'vitest';
 import { ERC3009_DEPOSIT_COLLECTOR_ADDRESS, erc3009DepositCollectorRuntimeCode, X402_BATCH_SETTLEMENT_ADDRESS, x402BatchSettlementAbi } from '../src/index.js';
+import { compileTestFixture } from '../scripts/compile.js';
 import * as chain from './chain.js';
 
 const env = chain.usePaymentChain();
@@ -261,6 +273,31 @@ describe('x402BatchSettlement on the dev payment chain', () => {
     // A cooperative refund meanwhile shrinks the pending withdrawal.
     expect(await send(env.pay.facilitator, 'refund', [c, 20_000n])).toBe('success');
     expect((await read<[bigint, number]>('pendingWithdrawals', [id]))[0]).toBe(60_000n);
+  });
+});
+
+describe('x402BatchSettlement against a hostile collector', () => {
+  it('refuses re-entry: a collector calling deposit again from inside collect reverts the whole deposit', async () => {
+    const attacker = env.pay.buyers[7];
+    const fixture = compileTestFixture('ReenteringCollector');
+    const client = chain.publicClientOf(env.pay);
+    const hash = await chain.walletOf(env.pay, attacker).deployContract({ abi: fixture.abi, bytecode: fixture.bytecode });
+    const collector = (await client.waitForTransactionReceipt({ hash })).contractAddress!;
+    const c = channelOf(attacker);
+    const inner = encodeFunctionData({ abi: x402BatchSettlementAbi, functionName: 'deposit', args: [c, 1n, collector, '0x'] });
+    const escrowBefore = await usdcBalance(env.pay.rpcUrl, BATCH);
+    expect(await send(attacker, 'deposit', [c, 1n, collector, inner])).toBe('ReentrancyGuardReentrantCall');
+    // A collector that delivers nothing is refused too.
+    expect(
+      await send(attacker, 'deposit', [
+        c,
+        1n,
+        collector,
+        encodeFunctionData({ abi: x402BatchSettlementAbi, functionName: 'refundNonce', args: [await channelIdOf(c)] }),
+      ]),
+    ).toBe('DepositNotReceived');
+    expect(await channelState(c)).toEqual({ balance: 0n, totalClaimed: 0n });
+    expect(await usdcBalance(env.pay.rpcUrl, BATCH)).toBe(escrowBefore);
   });
 });
 
