@@ -276,6 +276,28 @@ describe('x402BatchSettlement on the dev payment chain', () => {
   });
 });
 
+describe('x402BatchSettlement: payer-signed vouchers and multicall', () => {
+  it('with no payer authorizer the payer signs vouchers; claim and settle go in one multicall transaction', async () => {
+    const buyer = env.pay.buyers[5];
+    const receiver: Address = '0x000000000000000000000000000000000000ca11';
+    const c = channelOf(buyer, { payerAuthorizer: '0x0000000000000000000000000000000000000000', receiver });
+    expect(await deposit(buyer, c, 50_000n)).toBe('success');
+    const fac = env.pay.facilitator;
+    // Without a payer authorizer, a voucher by anyone but the payer is refused.
+    expect(await send(fac, 'claim', [[await claimRow(env.pay.buyers[7], c, 10_000n, 10_000n)]])).toBe('InvalidVoucherSignature');
+    const rows = [await claimRow(buyer, c, 12_000n, 12_000n)];
+    const batchSig = await signClaimBatch(fac, rows);
+    const calls = [
+      encodeFunctionData({ abi: x402BatchSettlementAbi, functionName: 'claimWithSignature', args: [rows, batchSig] }),
+      encodeFunctionData({ abi: x402BatchSettlementAbi, functionName: 'settle', args: [receiver, env.pay.usdc] }),
+    ];
+    expect(await send(env.pay.buyers[7], 'multicall', [calls])).toBe('success');
+    expect(await channelState(c)).toEqual({ balance: 50_000n, totalClaimed: 12_000n });
+    expect(await usdcBalance(env.pay.rpcUrl, receiver)).toBe(12_000n);
+    expect(await read<[bigint, bigint]>('receivers', [receiver, env.pay.usdc])).toEqual([12_000n, 12_000n]);
+  });
+});
+
 describe('x402BatchSettlement against a hostile collector', () => {
   it('refuses re-entry: a collector calling deposit again from inside collect reverts the whole deposit', async () => {
     const attacker = env.pay.buyers[7];
