@@ -1,3 +1,4 @@
+import { installX402Contracts } from '@acg/x402-contracts';
 import type { Address, Chain } from 'viem';
 import type { HDAccount } from 'viem/accounts';
 import { devAccount, DEV_ROLES } from './accounts.js';
@@ -23,6 +24,12 @@ export type PaymentChainInfo = {
   multicall3: Address;
   /** Uniswap Permit2 at its canonical address `0x000000000022D473030F116dDEE9F6B43aC78BA3` (x402 `upto`, `exact` via Permit2). */
   permit2: Address;
+  /** Our dev-chain build of `x402UptoPermit2Proxy` at `0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002` (x402 `upto`; `@acg/x402-contracts`). */
+  uptoPermit2Proxy: Address;
+  /** Our dev-chain build of `x402BatchSettlement` at `0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003` (x402 `batch-settlement`). */
+  batchSettlement: Address;
+  /** Our dev-chain build of `ERC3009DepositCollector` at `0x4020806089470a89826cB9fB1f4059150b550004` (channel deposits by ERC-3009). */
+  erc3009DepositCollector: Address;
   /** Dev account 0: deployed and owns USDC (sole minter), pays gas for settlements. */
   facilitator: HDAccount;
   /** Dev account 1: the gateway's x402 payTo. Holds no USDC at start. */
@@ -32,7 +39,9 @@ export type PaymentChainInfo = {
 };
 
 /**
- * Turns a fresh anvil node into the payment chain: Multicall3 and Uniswap Permit2 at their canonical addresses,
+ * Turns a fresh anvil node into the payment chain: Multicall3, Uniswap Permit2 and our dev builds of the x402
+ * contracts (`upto` Permit2 proxy, batch settlement and its ERC-3009 deposit collector; `@acg/x402-contracts`)
+ * at their canonical addresses,
  * real USDC at the Base address (owner and minter: the facilitator), and each buyer (dev accounts 2 to 9) topped up to
  * 10,000 USDC (`10_000_000_000n` base units). Safe to run twice on one node (nothing is doubled). All ten dev accounts already hold 10,000 ETH from anvil.
  *
@@ -51,6 +60,7 @@ export async function setupPaymentChain(rpcUrl: string): Promise<PaymentChainInf
   const buyers = DEV_ROLES.buyers.map((i) => devAccount(i));
 
   const [multicall3, permit2, usdc] = await Promise.all([installMulticall3(rpcUrl), installPermit2(rpcUrl), installUsdc(rpcUrl, { owner: facilitator })]);
+  const x402 = await installX402Contracts(rpcUrl);
   // Top up to the funding level, so running setup twice on one node does not double the balances.
   const balances = await Promise.all(buyers.map((b) => usdcBalance(rpcUrl, b.address, usdc.address)));
   const mints = buyers.map((b, i) => ({ to: b.address, amount: BUYER_USDC_FUNDING - balances[i] })).filter((m) => m.amount > 0n);
@@ -64,6 +74,9 @@ export async function setupPaymentChain(rpcUrl: string): Promise<PaymentChainInf
     usdc: usdc.address,
     multicall3,
     permit2: permit2.address,
+    uptoPermit2Proxy: x402.uptoPermit2Proxy,
+    batchSettlement: x402.batchSettlement,
+    erc3009DepositCollector: x402.erc3009DepositCollector,
     facilitator,
     treasury,
     buyers,

@@ -1,8 +1,8 @@
 // Permit2 on the dev payment chain (src/permit2): placed by startDevStack at its canonical address with the
-// right EIP-712 domain, and working with the payloads @x402/evm's own clients sign. The x402 Permit2 proxies
-// (x402ExactPermit2Proxy, x402UptoPermit2Proxy) are in no npm package (src/permit2/README.md), so no proxy
-// code runs here: the test impersonates each proxy's address (the payload's `spender`) on anvil and makes
-// the very Permit2 call the proxy makes, `permitWitnessTransferFrom` with the x402 witness.
+// right EIP-712 domain, and working with the payloads @x402/evm's own clients sign. This tests Permit2
+// alone: the test impersonates each x402 proxy's address (the payload's `spender`) on anvil and makes the
+// Permit2 call a proxy makes, `permitWitnessTransferFrom` with the x402 witness. Our x402UptoPermit2Proxy
+// itself is tested in packages/x402-contracts.
 import { x402Client } from '@x402/core/client';
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { permit2WitnessTypes, toClientEvmSigner, uptoPermit2WitnessTypes, x402ExactPermit2ProxyAddress, x402UptoPermit2ProxyAddress } from '@x402/evm';
