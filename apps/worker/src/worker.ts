@@ -3,10 +3,20 @@ import { chainClients, type GatewayConfig } from '@acg/config';
 import { ExecutionStore, succeededExecutionAnswer, Telemetry } from '@acg/execution';
 import { JobStore, startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
-import { PaymentChainMonitor, type RefundQueue, startPaymentRecovery, startRefundsFromConfig, TreasurySender } from '@acg/payments';
+import {
+  type ChainReconciliationOptions,
+  PaymentChainMonitor,
+  type PaymentRecoveryOptions,
+  type RefundQueue,
+  type RunningChainReconciliation,
+  startChainReconciliation,
+  startPaymentRecovery,
+  startRefundsFromConfig,
+  TreasurySender,
+} from '@acg/payments';
 import { Ledger, startOpenCallRecovery } from '@acg/accounts';
 import { createRefundsAndLedger, paymentReversals, type ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
-import { createProcessProviders, type ProviderDirectory, type ProviderEarnings } from '@acg/provider-directory';
+import { createProcessProviders, type ProviderDirectory, type ProviderEarnings, type ProviderStore } from '@acg/provider-directory';
 import { loadReceipts } from '@acg/receipts';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey } from '@acg/secrets';
@@ -29,6 +39,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { createPublicClient, type PublicClient } from 'viem';
 import { stepExecutor } from './stepExecutor.js';
 import { liquidationsFromEnv } from './liquidationsConfig.js';
+import { providerCreditRestorer } from './providerCredits.js';
 
 /**
  * What a worker process builds from packages for itself (never the gateway's HTTP services): Redis
@@ -54,6 +65,8 @@ export interface WorkerServices {
   catalog: CapabilityCatalog;
   /** Keeps `catalog` in step with the providers in Redis (started by `startWorker`), so job steps run provider capabilities too. */
   providers: ProviderDirectory;
+  /** The registered providers (their payout addresses: the chain reconciliation restores credits with them). */
+  providerStore: ProviderStore;
   /** This worker's Prometheus registry and metric families (served on WORKER_METRICS_PORT when set). */
   metrics: WorkerMetrics;
   /** Closes the refund queue and both Redis connections. */
@@ -118,6 +131,7 @@ export function createWorkerServices(
     paymentClient: createPublicClient({ chain: config.payment.chain, transport: paymentChain.transport(), pollingInterval: 250 }) as PublicClient,
     catalog,
     providers: providers.directory,
+    providerStore: providers.store,
     metrics,
     async close() {
       await providers.close();
@@ -138,6 +152,8 @@ export interface RunningWorker {
   walletMonitor?: RunningWalletMonitor;
   /** the provider payout schedule (`runNow()` runs one pass on demand), unless turned off */
   payouts?: RunningPayouts;
+  /** the reconciliation of payments with the chain (`runNow()` runs once on demand), unless turned off */
+  chainReconciliation?: RunningChainReconciliation;
   /** The registry, and its `GET /metrics` listener when WORKER_METRICS_PORT (`config.metrics.workerPort`) is set. */
   metrics: { registry: Registry; server?: MetricsServer };
   close(): Promise<void>;
@@ -173,7 +189,19 @@ export interface StartWorkerOptions {
    * no payout is sent). Options: how often to check whether a pass is due, and test hooks.
    */
   payouts?: boolean | { tickSeconds?: number; hooks?: PayoutHooks };
+  /**
+   * Reconcile payments with the payment chain (default true; `@acg/payments` `startChainReconciliation`,
+   * README "Reconciliation from the chain"): every PAYMENT_RECONCILE_INTERVAL_MS (default 60 s) across
+   * all workers, the payments into the treasury up to PAYMENT_RECONCILE_CONFIRMATIONS (default 12)
+   * blocks below the head, from the cursor on (none: PAYMENT_RECONCILE_LOOKBACK_BLOCKS below, default 0).
+   */
+  chainReconciliation?: boolean | ChainReconciliationSettings;
 }
+
+/** The settings of the chain reconciliation a worker runs (see {@link chainReconciliationFromEnv}). */
+export type ChainReconciliationSettings = Pick<ChainReconciliationOptions, 'confirmations' | 'lookbackBlocks' | 'retentionSeconds' | 'chunkBlocks'> & {
+  intervalMs?: number;
+};
 
 /**
  * The crash-recovery sweep's timing from the environment: PAYMENT_RECOVERY_INTERVAL_MS (default
@@ -182,16 +210,34 @@ export interface StartWorkerOptions {
  * Throws on a malformed value.
  */
 export function paymentRecoveryFromEnv(env: NodeJS.ProcessEnv): { intervalMs?: number; olderThanMs?: number } {
-  const ms = (name: string) => {
-    const v = env[name];
-    if (v === undefined || v === '') return undefined;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer (milliseconds)`);
-    return n;
-  };
-  const intervalMs = ms('PAYMENT_RECOVERY_INTERVAL_MS');
-  const olderThanMs = ms('PAYMENT_RECOVERY_AFTER_MS');
+  const intervalMs = integerFromEnv(env, 'PAYMENT_RECOVERY_INTERVAL_MS', 1, 'milliseconds');
+  const olderThanMs = integerFromEnv(env, 'PAYMENT_RECOVERY_AFTER_MS', 1, 'milliseconds');
   return { ...(intervalMs ? { intervalMs } : {}), ...(olderThanMs ? { olderThanMs } : {}) };
+}
+
+/**
+ * The chain reconciliation's settings from the environment: PAYMENT_RECONCILE_INTERVAL_MS (positive,
+ * default 60 000), PAYMENT_RECONCILE_CONFIRMATIONS (blocks, ≥ 0, default 12) and
+ * PAYMENT_RECONCILE_LOOKBACK_BLOCKS (≥ 0, default 0); unset → the defaults. Throws on a malformed value.
+ */
+export function chainReconciliationFromEnv(env: NodeJS.ProcessEnv): ChainReconciliationSettings {
+  const intervalMs = integerFromEnv(env, 'PAYMENT_RECONCILE_INTERVAL_MS', 1, 'milliseconds');
+  const confirmations = integerFromEnv(env, 'PAYMENT_RECONCILE_CONFIRMATIONS', 0, 'blocks');
+  const lookbackBlocks = integerFromEnv(env, 'PAYMENT_RECONCILE_LOOKBACK_BLOCKS', 0, 'blocks');
+  return {
+    ...(intervalMs !== undefined ? { intervalMs } : {}),
+    ...(confirmations !== undefined ? { confirmations } : {}),
+    ...(lookbackBlocks !== undefined ? { lookbackBlocks } : {}),
+  };
+}
+
+/** An integer variable of at least `min`, or undefined when unset or empty; throws an Error naming it otherwise. */
+function integerFromEnv(env: NodeJS.ProcessEnv, name: string, min: 0 | 1, unit: string): number | undefined {
+  const v = env[name];
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a ${min ? 'positive' : 'non-negative'} integer (${unit})`);
+  return n;
 }
 
 /**
@@ -202,9 +248,76 @@ export function paymentRecoveryFromEnv(env: NodeJS.ProcessEnv): { intervalMs?: n
  * LIQUIDATION_USD_FEEDS and LIQUIDATION_NATIVE_TOKEN (`liquidationsFromEnv`; undefined when unset).
  * Throws an Error naming the variable on a malformed value (README "Configuration").
  */
-export function workerOptionsFromEnv(env: NodeJS.ProcessEnv, config: GatewayConfig): Pick<StartWorkerOptions, 'paymentRecovery' | 'liquidations'> {
+export function workerOptionsFromEnv(
+  env: NodeJS.ProcessEnv,
+  config: GatewayConfig,
+): Pick<StartWorkerOptions, 'paymentRecovery' | 'liquidations' | 'chainReconciliation'> {
   const liquidations = liquidationsFromEnv(env, config);
-  return { paymentRecovery: paymentRecoveryFromEnv(env), ...(liquidations ? { liquidations } : {}) };
+  return { paymentRecovery: paymentRecoveryFromEnv(env), chainReconciliation: chainReconciliationFromEnv(env), ...(liquidations ? { liquidations } : {}) };
+}
+
+/**
+ * What the crash-recovery sweep and the chain reconciliation of a worker share: its Redis, the
+ * payment chain, the refund queue, the credit reversals (provider share, deposit) and the stored
+ * answer of an execution that finished before its answer was stored.
+ */
+export function paymentRecoveryOptions(services: WorkerServices, log: Logger): PaymentRecoveryOptions {
+  return {
+    redis: services.redis,
+    keys: services.keys,
+    publicClient: services.paymentClient,
+    refunds: services.refunds,
+    // an orphaned payment's refund takes back its provider credit and its deposit credit
+    reversals: paymentReversals(services.providerLedger, new Ledger(services.redis, services.keys)),
+    // an execution that finished before its answer was stored is delivered, not refunded
+    finishedAnswer: (op) => succeededExecutionAnswer(services.executions, op),
+    log,
+  };
+}
+
+/**
+ * The chain reconciliation's options for a worker (`@acg/payments` `ChainReconciliationOptions`):
+ * {@link paymentRecoveryOptions}, the payment chain's network, asset and treasury from the config,
+ * provider credits restored from execution records, and `sender` (the treasury sender, when
+ * TREASURY_PRIVATE_KEY is set) to re-send a refund that is not on chain. Also the `reconcile` command's.
+ */
+export function chainReconciliationOptions(
+  services: WorkerServices,
+  log: Logger,
+  settings: ChainReconciliationSettings = {},
+  sender?: TreasurySender,
+): ChainReconciliationOptions {
+  const { config } = services;
+  return {
+    ...paymentRecoveryOptions(services, log),
+    ...settings,
+    network: `eip155:${config.payment.chain.id}`,
+    asset: config.payment.asset,
+    treasury: config.payment.payTo,
+    restoreCredit: providerCreditRestorer({
+      redis: services.redis,
+      keys: services.keys,
+      executions: services.executions,
+      ledger: services.providerLedger,
+      store: services.providerStore,
+      log,
+    }),
+    ...(sender ? { sender } : {}),
+  };
+}
+
+/** The treasury sender of a worker (refund re-sends, payouts), or undefined without TREASURY_PRIVATE_KEY. */
+export function treasurySenderOf(services: WorkerServices): TreasurySender | undefined {
+  const { payment } = services.config;
+  if (!payment.treasuryPrivateKey) return undefined;
+  return new TreasurySender({
+    redis: services.redis,
+    keys: services.keys,
+    rpcUrl: payment.rpcUrl,
+    chain: payment.chain,
+    treasury: privateKeyToAccount(payment.treasuryPrivateKey),
+    asset: payment.asset,
+  });
 }
 
 /**
@@ -276,15 +389,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
     opts.paymentRecovery === false
       ? undefined
       : startPaymentRecovery({
-          redis: services.redis,
-          keys: services.keys,
-          publicClient: services.paymentClient,
-          refunds: services.refunds,
-          // an orphaned payment's refund takes back its provider credit and its deposit credit
-          reversals: paymentReversals(services.providerLedger, new Ledger(services.redis, services.keys)),
-          // an execution that finished before its answer was stored is delivered, not refunded
-          finishedAnswer: (op) => succeededExecutionAnswer(services.executions, op),
-          log: log.child({ module: 'payment-recovery' }),
+          ...paymentRecoveryOptions(services, log.child({ module: 'payment-recovery' })),
           ...(typeof opts.paymentRecovery === 'object' ? opts.paymentRecovery : {}),
         });
   // bearer calls that never ended (debited, neither answered nor credited back) are credited back
@@ -298,24 +403,27 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
           log: log.child({ module: 'open-call-recovery' }),
           ...(typeof opts.paymentRecovery === 'object' ? opts.paymentRecovery : {}),
         });
+  const sender = treasurySenderOf(services);
+  const chainReconciliation =
+    opts.chainReconciliation === false
+      ? undefined
+      : await startChainReconciliation({
+          ...chainReconciliationOptions(
+            services,
+            log.child({ module: 'chain-reconciliation' }),
+            typeof opts.chainReconciliation === 'object' ? opts.chainReconciliation : {},
+            sender,
+          ),
+          connection: services.bullRedis,
+        });
   let payouts: RunningPayouts | undefined;
   if (opts.payouts !== false) {
-    const treasuryKey = config.payment.treasuryPrivateKey;
-    if (!treasuryKey) log.warn('TREASURY_PRIVATE_KEY is not set: provider payouts are not sent (disputes and maturity still run)');
+    if (!sender) log.warn('TREASURY_PRIVATE_KEY is not set: provider payouts are not sent (disputes and maturity still run)');
     payouts = startPayouts({
       ledger: services.providerLedger,
       redis: services.redis,
       keys: services.keys,
-      sender: treasuryKey
-        ? new TreasurySender({
-            redis: services.redis,
-            keys: services.keys,
-            rpcUrl: config.payment.rpcUrl,
-            chain: config.payment.chain,
-            treasury: privateKeyToAccount(treasuryKey),
-            asset: config.payment.asset,
-          })
-        : undefined,
+      sender,
       minimum: BigInt(config.providers.payoutMinBaseUnits),
       disputeAutoResolveSeconds: config.providers.disputeAutoResolveSeconds,
       intervalSeconds: config.providers.payoutIntervalSeconds,
@@ -357,12 +465,14 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
     indexer,
     walletMonitor: monitor,
     payouts,
+    chainReconciliation,
     metrics: { registry: services.metrics.registry, server: metricsServer },
     async close() {
       await metricsServer?.close();
       stopRecovery?.();
       stopCallRecovery?.();
       await payouts?.stop();
+      await chainReconciliation?.close();
       await indexer?.stop();
       await monitor?.stop();
       await Promise.all(workers.map((w) => w.close()));
