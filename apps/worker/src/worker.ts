@@ -7,6 +7,7 @@ import {
   type ChainReconciliationOptions,
   PaymentChainMonitor,
   type PaymentRecoveryOptions,
+  readChainReconciliationReport,
   type RefundQueue,
   type RunningChainReconciliation,
   startChainReconciliation,
@@ -22,6 +23,7 @@ import { connectRedis, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey } from '@acg/secrets';
 import { startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
 import {
+  ChainReconciliationMetrics,
   createLogger,
   createServiceMetrics,
   DeliveryMetrics,
@@ -76,7 +78,7 @@ export interface WorkerServices {
 /**
  * A worker's Prometheus metrics, in a registry of this worker instance alone: job steps and jobs
  * ended, executions of job steps, webhook deliveries, refunds queued (a job's unspent budget) and
- * sent. Queue depths and block lags are the gateway's (`/metrics` on the gateway port).
+ * sent, and the chain reconciliation's report (read from Redis at scrape time). Queue depths and block lags are the gateway's (`/metrics` on the gateway port).
  */
 export interface WorkerMetrics {
   registry: Registry;
@@ -106,6 +108,7 @@ export function createWorkerServices(
   const bullRedis = connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'worker-bull', forBullmq: true });
   const paymentChain = new PaymentChainMonitor(config.payment.rpcUrl, config.payment.rpcTimeoutMs);
   const metrics = createWorkerMetrics();
+  new ChainReconciliationMetrics(metrics.registry, () => readChainReconciliationReport(redis, keys));
   const { refunds, providerLedger } = createRefundsAndLedger({
     redis,
     keys,
