@@ -6,7 +6,6 @@ import {
   reconciledOperationId,
   runChainReconciliation,
 } from '@acg/payments';
-import { paymentKeys } from '@acg/payments/commands';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,7 +75,7 @@ async function checkpoint(redis: Redis, prefix: string, keep: (key: string) => b
   for (const k of await ours()) saved.set(k, { dump: (await redis.dumpBuffer(k))!, ttl: await redis.pttl(k) });
   return async () => {
     for (const k of await ours()) if (!saved.has(k)) await redis.del(k);
-    for (const [k, { dump, ttl }] of saved) await redis.restore(k, ttl > 0 ? ttl : 0, dump, 'REPLACE');
+    for (const [k, { dump, ttl }] of saved) await redis.restore(k, Math.max(ttl, 0), dump, 'REPLACE');
   };
 }
 
