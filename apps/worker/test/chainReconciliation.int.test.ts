@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestGateway } from '../../gateway/test/useTestGateway.js';
 import { useRegisteredProvider } from '../../gateway/test/useRegisteredProvider.js';
 import { upperCaseAnswer, upperCaseCapability } from '../../gateway/test/providerServer.js';
-import { paidPost, walletBalancesRequest } from '../../gateway/test/x402.js';
+import { bearerToken, challenge, officialPayload, paidPost, paymentHeader, post, walletBalancesRequest } from '../../gateway/test/x402.js';
 import { waitFor } from '../../gateway/test/waitFor.js';
 import { chainReconciliationOptions, startWorker, treasurySenderOf, type RunningWorker } from '../src/index.js';
 import { parseReconcileArgs } from '../src/reconcileCommand.js';
@@ -93,7 +93,9 @@ describe('reconciliation from the chain', () => {
 
     // A: a provider execution whose every write is lost (reservation, record, credit)
     const restart = await checkpoint(redis, keys.prefix);
-    const a = await paidPost(lost, t.executeUrl, { capability_id: 'intelligence.upper_recon', input: { text: 'lost' } });
+    const aBody = { capability_id: 'intelligence.upper_recon', input: { text: 'lost' } };
+    const aHeader = paymentHeader(await officialPayload(lost, await challenge(t.executeUrl, aBody)));
+    const a = await post(t.executeUrl, aBody, { 'PAYMENT-SIGNATURE': aHeader });
     expect(a.body.status).toBe('SUCCEEDED');
     const lostAuthKey = await reservationOf(redis, keys.prefix, a.body.execution_id);
     await restart();
@@ -139,9 +141,15 @@ describe('reconciliation from the chain', () => {
       (r) => r?.status === 'sent',
     );
     expect(await t.usdc(lost.address)).toBe(lostBefore);
-    // the lost payment now has an answer naming its refund, and a replay of it gets that answer
+    // the lost payment has its reservation back, completed with an answer naming its refund
     const stored = JSON.parse((await redis.hget(lostAuthKey, 'response'))!);
     expect(stored).toMatchObject({ status: 502, body: { operation_id: op, refund: { amount: String(PRICE) } } });
+    // its payer resending the payment gets nothing run and is not charged again
+    const calls = provider.server.calls.length;
+    const resend = await post(t.executeUrl, aBody, { 'PAYMENT-SIGNATURE': aHeader, authorization: `Bearer ${await bearerToken(t.url, lost)}` });
+    expect(resend.status).toBe(402);
+    expect(provider.server.calls.length).toBe(calls);
+    expect(await t.usdc(lost.address)).toBe(lostBefore);
     // the credit is back as the executor made it; the lost execution is credited to nobody
     expect(await ledger.entry(b.body.execution_id)).toMatchObject({ provider_id: provider.id, price: PRICE, share: 450_000n, fee: 50_000n, status: 'held' });
     expect(await ledger.entry(a.body.execution_id)).toBeUndefined();

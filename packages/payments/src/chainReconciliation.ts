@@ -101,7 +101,8 @@ export async function paymentsToTreasury(o: ChainReconciliationOptions, fromBloc
  * - no reservation (lost, or the authorization was submitted by someone else): within the
  *   retention window it is recreated for the operation {@link reconciledOperationId} and recovered
  *   as the crash-recovery sweep would (`recoverPayment`): nothing ran, so the payer is refunded and
- *   a replay of the payment gets that answer; older: undecided;
+ *   the stored answer names the refund (a resend of the payment runs nothing: the reservation holds
+ *   it, and its unknown payload hash refuses it as a used nonce); older: undecided;
  * - a reservation in flight: the crash-recovery sweep's (deferred), unless this reconciliation
  *   created it (then it is recovered now);
  * - completed: its refund, when its answer names one, is queued if missing and re-sent if recorded
