@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { devPrivateKey } from '@acg/devnet';
 import {
   type ChainReconciliationOptions,
   readChainReconciliationReport,
@@ -30,6 +34,8 @@ const t = useTestGateway({ config: { walletMonitor: { webhookPolicy: 'developmen
 const provider = useRegisteredProvider(t, upperCaseAnswer, { name: 'Recon Co', capabilities: [upperCaseCapability('upper_recon', '0.5')] });
 let worker: RunningWorker;
 let options: ChainReconciliationOptions;
+/** the block range of the test's payments, once made */
+const range = { from: 0n, to: 0n };
 
 beforeAll(async () => {
   // the reconciliation is run by hand here (the schedule is checked at the end)
@@ -118,6 +124,7 @@ describe('reconciliation from the chain', () => {
     // confirmed once 2 blocks are above the last payment
     await rpc('anvil_mine', ['0x2']);
     const to = (await head()) - 2n;
+    Object.assign(range, { from, to });
 
     // the reconciliation crashes right after it queued the refund
     const crashing = {
@@ -204,6 +211,27 @@ describe('reconciliation from the chain', () => {
     } finally {
       await scheduled.close();
     }
+  });
+
+  it('the reconcile command reconciles a block range from the environment: nothing left to repair', async () => {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(new URL('../src/reconcile.ts', import.meta.url)), '--from', String(range.from), '--to', String(range.to)],
+      {
+        env: {
+          ...process.env,
+          REDIS_URL: t.stack.redis.url,
+          REDIS_KEY_PREFIX: t.config.keyPrefix,
+          PAYMENT_RPC_URL: t.stack.payment.rpcUrl,
+          PAY_TO_ADDRESS: t.stack.payment.treasury.address,
+          FACILITATOR_PRIVATE_KEY: devPrivateKey(0),
+          TREASURY_PRIVATE_KEY: devPrivateKey(1),
+          LOG_LEVEL: 'silent',
+        },
+      },
+    );
+    const last = stdout.trim().split('\n').at(-1)!;
+    expect(JSON.parse(last)).toEqual({ from: String(range.from), to: String(range.to), matched: 3, repaired: 0, deferred: 0, undecided: 0 });
   });
 
   it('the reconcile command takes a block range and refuses a malformed one', () => {
