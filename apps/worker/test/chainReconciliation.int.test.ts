@@ -77,11 +77,16 @@ const head = async () => BigInt((await rpc('eth_blockNumber')) as string);
  */
 async function checkpoint(redis: Redis, prefix: string, keep: (key: string) => boolean = () => true): Promise<() => Promise<void>> {
   const ours = async () => (await redis.keys(`${prefix}*`)).filter((k) => !k.startsWith(`${prefix}bull`) && keep(k));
-  const saved = new Map<string, { dump: Buffer; ttl: number }>();
-  for (const k of await ours()) saved.set(k, { dump: (await redis.dumpBuffer(k))!, ttl: await redis.pttl(k) });
+  // copies kept by the server (COPY keeps the value and its expiry), outside the test's prefix
+  const shadow = (k: string) => `checkpoint:${k}`;
+  const saved = new Set(await ours());
+  for (const k of saved) await redis.copy(k, shadow(k), 'REPLACE');
   return async () => {
     for (const k of await ours()) if (!saved.has(k)) await redis.del(k);
-    for (const [k, { dump, ttl }] of saved) await redis.restore(k, Math.max(ttl, 0), dump, 'REPLACE');
+    for (const k of saved) {
+      await redis.copy(shadow(k), k, 'REPLACE');
+      await redis.del(shadow(k));
+    }
   };
 }
 
@@ -211,6 +216,33 @@ describe('reconciliation from the chain', () => {
     } finally {
       await scheduled.close();
     }
+  });
+
+  it('what it cannot decide moves no money: it is counted as undecided and logged as an alert', async () => {
+    const { redis, keys } = worker.services;
+    const payer = t.stack.payment.buyers[3];
+    const restart = await checkpoint(redis, keys.prefix);
+    const d = await paidPost(payer, t.executeUrl, walletBalancesRequest(payer.address));
+    expect(d.body.status).toBe('SUCCEEDED');
+    const authKey = await reservationOf(redis, keys.prefix, d.body.execution_id);
+    await restart();
+    await rpc('anvil_mine', ['0x2']);
+    const paidAt = await t.usdc(payer.address);
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const block = (await head()) - 2n;
+    // reservations kept 0 s: a payment without one may have expired normally, so it is not refunded
+    const before = await readChainReconciliationReport(redis, keys);
+    expect(await reconcileBlocks({ ...options, log, retentionSeconds: 0 }, block, block)).toEqual({ matched: 0, repaired: 0, deferred: 0, undecided: 1 });
+    expect(await redis.exists(authKey)).toBe(0);
+    expect(await readRefund(redis, keys, reconciledOperationId(authKey))).toBeUndefined();
+    expect(await t.usdc(payer.address)).toBe(paidAt);
+    expect(lines.map((l) => JSON.parse(l))).toContainEqual(
+      expect.objectContaining({ alert: 'chain_reconciliation_undecided', payer: payer.address, level: 50 }),
+    );
+    expect((await readChainReconciliationReport(redis, keys)).undecided).toBe(before.undecided + 1);
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toContain(`acg_chain_reconciliation_payments{outcome="undecided"} ${before.undecided + 1}`);
   });
 
   it('the reconcile command reconciles a block range from the environment: nothing left to repair', async () => {
