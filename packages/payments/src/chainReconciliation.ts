@@ -73,6 +73,9 @@ export function reconciledOperationId(authKey: string): string {
   return `rcn_${createHash('sha256').update(authKey).digest('hex').slice(0, 32)}`;
 }
 
+/** How long the paywall keeps reservations, seconds (its default). */
+const RETENTION_SECONDS = 7 * 24 * 3600;
+
 const reportKey = (keys: RedisKeys) => `${keys.prefix}pay:chain-reconciliation`;
 
 /**
@@ -122,22 +125,24 @@ export async function reconcilePayment(o: ChainReconciliationOptions, p: ChainPa
     const op = reconciledOperationId(authKey);
     if (await readRefund(o.redis, o.keys, op)) return checkRefund(o, op, undecided);
     const block = await o.publicClient.getBlock({ blockNumber: p.blockNumber });
-    if (Number(block.timestamp) * 1000 < Date.now() - (o.retentionSeconds ?? 7 * 24 * 3600) * 1000) {
+    if (Number(block.timestamp) * 1000 < Date.now() - (o.retentionSeconds ?? RETENTION_SECONDS) * 1000) {
       return undecided('no reservation, and the payment is older than the reservations are kept');
     }
-    await reserveAuthorization(o.redis, {
+    const reserved = await reserveAuthorization(o.redis, {
       authKey,
       inFlightKey: paymentKeys.authorizationsInFlight(o.keys),
       requestHash: 'chain-reconciliation',
       payloadHash: 'chain-reconciliation',
       operationId: op,
       nowMs: Date.now(),
-      retentionSeconds: o.retentionSeconds ?? 7 * 24 * 3600,
+      retentionSeconds: o.retentionSeconds ?? RETENTION_SECONDS,
       asset: o.asset,
       from: p.payer,
       nonce: p.nonce,
       amount: p.amount,
     });
+    // a request reserved it meanwhile (a resend of the payment): that request, or the sweep, answers it
+    if (!reserved.reserved && reserved.existing.operationId !== op) return 'deferred';
     o.log.warn({ operationId: op, payer: p.payer, tx_hash: p.txHash }, 'a settled payment has no reservation: recovering it');
     return recovered(await recoverPayment(o, authKey), undecided);
   }
