@@ -1,6 +1,8 @@
 import { LiquidationIndexStore } from '@acg/liquidations';
+import { readChainReconciliationReport } from '@acg/payments';
 import {
   ChainLagMetrics,
+  ChainReconciliationMetrics,
   createServiceMetrics,
   ExecutionMetrics,
   HttpMetrics,
@@ -51,7 +53,7 @@ export interface SharedState {
  * queue, `acg_wallet_monitor_lag_blocks{chain}` (watcher state in Redis, as /status/health reads
  * it), `acg_liquidation_index_lag_blocks{chain}` (the chain head from its RPC minus the index's
  * block) and `acg_liquidation_index_age_seconds{chain}`. A chain without a watcher or an index is
- * absent.
+ * absent. And the chain reconciliation's report (`acg_chain_reconciliation_*`, `ChainReconciliationMetrics`).
  */
 export function watchSharedState(metrics: GatewayMetrics, s: SharedState): void {
   for (const [name, source] of Object.entries(s.queues)) metrics.queues.add(name, source);
@@ -78,4 +80,5 @@ export function watchSharedState(metrics: GatewayMetrics, s: SharedState): void 
   const liquidationIndexAge: ChainLagReader = async () =>
     Object.fromEntries((await metas()).flatMap(([chain, meta]) => (meta ? [[chain, Math.max(0, (Date.now() - Date.parse(meta.updated_at)) / 1000)]] : [])));
   new ChainLagMetrics(metrics.registry, { walletMonitor, liquidationIndex, liquidationIndexAge });
+  new ChainReconciliationMetrics(metrics.registry, () => readChainReconciliationReport(s.redis, s.keys));
 }

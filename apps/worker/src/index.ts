@@ -1,5 +1,10 @@
 export {
+  chainReconciliationFromEnv,
+  chainReconciliationOptions,
   createWorkerServices,
+  paymentRecoveryOptions,
+  treasurySenderOf,
+  type ChainReconciliationSettings,
   paymentRecoveryFromEnv,
   startWorker,
   workerOptionsFromEnv,
@@ -9,3 +14,4 @@ export {
 } from './worker.js';
 export { stepExecutor } from './stepExecutor.js';
 export { liquidationsFromEnv } from './liquidationsConfig.js';
+export { providerCreditRestorer, type ProviderCreditRestorerOptions } from './providerCredits.js';

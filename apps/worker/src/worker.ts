@@ -4,9 +4,14 @@ import { ExecutionStore, succeededExecutionAnswer, Telemetry } from '@acg/execut
 import { JobStore, startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
 import {
+  type ChainReconciliationOptions,
   PaymentChainMonitor,
+  type PaymentRecoveryOptions,
+  readChainReconciliationReport,
   type RefundQueue,
+  type RunningChainReconciliation,
   type RunningFinality,
+  startChainReconciliation,
   startPaymentRecovery,
   startRefundsFromConfig,
   startTransferFinality,
@@ -14,12 +19,13 @@ import {
 } from '@acg/payments';
 import { Ledger, startOpenCallRecovery } from '@acg/accounts';
 import { createRefundsAndLedger, paymentReversals, type ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
-import { createProcessProviders, type ProviderDirectory, type ProviderEarnings } from '@acg/provider-directory';
+import { createProcessProviders, type ProviderDirectory, type ProviderEarnings, type ProviderStore } from '@acg/provider-directory';
 import { loadReceipts } from '@acg/receipts';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import { secretBoxFromKey } from '@acg/secrets';
 import { startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
 import {
+  ChainReconciliationMetrics,
   createLogger,
   createServiceMetrics,
   DeliveryMetrics,
@@ -37,6 +43,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { createPublicClient, type PublicClient } from 'viem';
 import { stepExecutor } from './stepExecutor.js';
 import { liquidationsFromEnv } from './liquidationsConfig.js';
+import { providerCreditRestorer } from './providerCredits.js';
 
 /**
  * What a worker process builds from packages for itself (never the gateway's HTTP services): Redis
@@ -62,6 +69,8 @@ export interface WorkerServices {
   catalog: CapabilityCatalog;
   /** Keeps `catalog` in step with the providers in Redis (started by `startWorker`), so job steps run provider capabilities too. */
   providers: ProviderDirectory;
+  /** The registered providers (their payout addresses: the chain reconciliation restores credits with them). */
+  providerStore: ProviderStore;
   /** This worker's Prometheus registry and metric families (served on WORKER_METRICS_PORT when set). */
   metrics: WorkerMetrics;
   /** Closes the refund queue and both Redis connections. */
@@ -71,7 +80,7 @@ export interface WorkerServices {
 /**
  * A worker's Prometheus metrics, in a registry of this worker instance alone: job steps and jobs
  * ended, executions of job steps, webhook deliveries, refunds queued (a job's unspent budget) and
- * sent. Queue depths and block lags are the gateway's (`/metrics` on the gateway port).
+ * sent, and the chain reconciliation's report (read from Redis at scrape time). Queue depths and block lags are the gateway's (`/metrics` on the gateway port).
  */
 export interface WorkerMetrics {
   registry: Registry;
@@ -101,6 +110,7 @@ export function createWorkerServices(
   const bullRedis = connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'worker-bull', forBullmq: true });
   const paymentChain = new PaymentChainMonitor(config.payment.rpcUrl, config.payment.rpcTimeoutMs);
   const metrics = createWorkerMetrics();
+  new ChainReconciliationMetrics(metrics.registry, () => readChainReconciliationReport(redis, keys));
   const { refunds, providerLedger } = createRefundsAndLedger({
     redis,
     keys,
@@ -126,6 +136,7 @@ export function createWorkerServices(
     paymentClient: createPublicClient({ chain: config.payment.chain, transport: paymentChain.transport(), pollingInterval: 250 }) as PublicClient,
     catalog,
     providers: providers.directory,
+    providerStore: providers.store,
     metrics,
     async close() {
       await providers.close();
@@ -148,6 +159,8 @@ export interface RunningWorker {
   payouts?: RunningPayouts;
   /** the finality tracker of outgoing transfers (`tracker.check()` runs one round on demand), unless turned off */
   finality?: RunningFinality;
+  /** the reconciliation of payments with the chain (`runNow()` runs once on demand), unless turned off */
+  chainReconciliation?: RunningChainReconciliation;
   /** The registry, and its `GET /metrics` listener when WORKER_METRICS_PORT (`config.metrics.workerPort`) is set. */
   metrics: { registry: Registry; server?: MetricsServer };
   close(): Promise<void>;
@@ -189,7 +202,19 @@ export interface StartWorkerOptions {
    * polled every `pollingIntervalMs`, default 2 000).
    */
   finality?: boolean | { pollingIntervalMs?: number };
+  /**
+   * Reconcile payments with the payment chain (default true; `@acg/payments` `startChainReconciliation`,
+   * README "Reconciliation from the chain"): every PAYMENT_RECONCILE_INTERVAL_MS (default 60 s) across
+   * all workers, the payments into the treasury up to PAYMENT_RECONCILE_CONFIRMATIONS (default 12)
+   * blocks below the head, from the cursor on (none: PAYMENT_RECONCILE_LOOKBACK_BLOCKS below, default 0).
+   */
+  chainReconciliation?: boolean | ChainReconciliationSettings;
 }
+
+/** The settings of the chain reconciliation a worker runs (see {@link chainReconciliationFromEnv}). */
+export type ChainReconciliationSettings = Pick<ChainReconciliationOptions, 'confirmations' | 'lookbackBlocks' | 'retentionSeconds' | 'chunkBlocks'> & {
+  intervalMs?: number;
+};
 
 /**
  * The crash-recovery sweep's timing from the environment: PAYMENT_RECOVERY_INTERVAL_MS (default
@@ -198,16 +223,34 @@ export interface StartWorkerOptions {
  * Throws on a malformed value.
  */
 export function paymentRecoveryFromEnv(env: NodeJS.ProcessEnv): { intervalMs?: number; olderThanMs?: number } {
-  const ms = (name: string) => {
-    const v = env[name];
-    if (v === undefined || v === '') return undefined;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer (milliseconds)`);
-    return n;
-  };
-  const intervalMs = ms('PAYMENT_RECOVERY_INTERVAL_MS');
-  const olderThanMs = ms('PAYMENT_RECOVERY_AFTER_MS');
+  const intervalMs = integerFromEnv(env, 'PAYMENT_RECOVERY_INTERVAL_MS', 1, 'milliseconds');
+  const olderThanMs = integerFromEnv(env, 'PAYMENT_RECOVERY_AFTER_MS', 1, 'milliseconds');
   return { ...(intervalMs ? { intervalMs } : {}), ...(olderThanMs ? { olderThanMs } : {}) };
+}
+
+/**
+ * The chain reconciliation's settings from the environment: PAYMENT_RECONCILE_INTERVAL_MS (positive,
+ * default 60 000), PAYMENT_RECONCILE_CONFIRMATIONS (blocks, ≥ 0, default 12) and
+ * PAYMENT_RECONCILE_LOOKBACK_BLOCKS (≥ 0, default 0); unset → the defaults. Throws on a malformed value.
+ */
+export function chainReconciliationFromEnv(env: NodeJS.ProcessEnv): ChainReconciliationSettings {
+  const intervalMs = integerFromEnv(env, 'PAYMENT_RECONCILE_INTERVAL_MS', 1, 'milliseconds');
+  const confirmations = integerFromEnv(env, 'PAYMENT_RECONCILE_CONFIRMATIONS', 0, 'blocks');
+  const lookbackBlocks = integerFromEnv(env, 'PAYMENT_RECONCILE_LOOKBACK_BLOCKS', 0, 'blocks');
+  return {
+    ...(intervalMs !== undefined ? { intervalMs } : {}),
+    ...(confirmations !== undefined ? { confirmations } : {}),
+    ...(lookbackBlocks !== undefined ? { lookbackBlocks } : {}),
+  };
+}
+
+/** An integer variable of at least `min`, or undefined when unset or empty; throws an Error naming it otherwise. */
+function integerFromEnv(env: NodeJS.ProcessEnv, name: string, min: 0 | 1, unit: string): number | undefined {
+  const v = env[name];
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a ${min ? 'positive' : 'non-negative'} integer (${unit})`);
+  return n;
 }
 
 /**
@@ -218,9 +261,76 @@ export function paymentRecoveryFromEnv(env: NodeJS.ProcessEnv): { intervalMs?: n
  * LIQUIDATION_USD_FEEDS and LIQUIDATION_NATIVE_TOKEN (`liquidationsFromEnv`; undefined when unset).
  * Throws an Error naming the variable on a malformed value (README "Configuration").
  */
-export function workerOptionsFromEnv(env: NodeJS.ProcessEnv, config: GatewayConfig): Pick<StartWorkerOptions, 'paymentRecovery' | 'liquidations'> {
+export function workerOptionsFromEnv(
+  env: NodeJS.ProcessEnv,
+  config: GatewayConfig,
+): Pick<StartWorkerOptions, 'paymentRecovery' | 'liquidations' | 'chainReconciliation'> {
   const liquidations = liquidationsFromEnv(env, config);
-  return { paymentRecovery: paymentRecoveryFromEnv(env), ...(liquidations ? { liquidations } : {}) };
+  return { paymentRecovery: paymentRecoveryFromEnv(env), chainReconciliation: chainReconciliationFromEnv(env), ...(liquidations ? { liquidations } : {}) };
+}
+
+/**
+ * What the crash-recovery sweep and the chain reconciliation of a worker share: its Redis, the
+ * payment chain, the refund queue, the credit reversals (provider share, deposit) and the stored
+ * answer of an execution that finished before its answer was stored.
+ */
+export function paymentRecoveryOptions(services: WorkerServices, log: Logger): PaymentRecoveryOptions {
+  return {
+    redis: services.redis,
+    keys: services.keys,
+    publicClient: services.paymentClient,
+    refunds: services.refunds,
+    // an orphaned payment's refund takes back its provider credit and its deposit credit
+    reversals: paymentReversals(services.providerLedger, new Ledger(services.redis, services.keys)),
+    // an execution that finished before its answer was stored is delivered, not refunded
+    finishedAnswer: (op) => succeededExecutionAnswer(services.executions, op),
+    log,
+  };
+}
+
+/**
+ * The chain reconciliation's options for a worker (`@acg/payments` `ChainReconciliationOptions`):
+ * {@link paymentRecoveryOptions}, the payment chain's network, asset and treasury from the config,
+ * provider credits restored from execution records, and `sender` (the treasury sender, when
+ * TREASURY_PRIVATE_KEY is set) to re-send a refund that is not on chain. Also the `reconcile` command's.
+ */
+export function chainReconciliationOptions(
+  services: WorkerServices,
+  log: Logger,
+  settings: ChainReconciliationSettings = {},
+  sender?: TreasurySender,
+): ChainReconciliationOptions {
+  const { config } = services;
+  return {
+    ...paymentRecoveryOptions(services, log),
+    ...settings,
+    network: `eip155:${config.payment.chain.id}`,
+    asset: config.payment.asset,
+    treasury: config.payment.payTo,
+    restoreCredit: providerCreditRestorer({
+      redis: services.redis,
+      keys: services.keys,
+      executions: services.executions,
+      ledger: services.providerLedger,
+      store: services.providerStore,
+      log,
+    }),
+    ...(sender ? { sender } : {}),
+  };
+}
+
+/** The treasury sender of a worker (refund re-sends, payouts), or undefined without TREASURY_PRIVATE_KEY. */
+export function treasurySenderOf(services: WorkerServices): TreasurySender | undefined {
+  const { payment } = services.config;
+  if (!payment.treasuryPrivateKey) return undefined;
+  return new TreasurySender({
+    redis: services.redis,
+    keys: services.keys,
+    rpcUrl: payment.rpcUrl,
+    chain: payment.chain,
+    treasury: privateKeyToAccount(payment.treasuryPrivateKey),
+    asset: payment.asset,
+  });
 }
 
 /**
@@ -293,15 +403,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
     opts.paymentRecovery === false
       ? undefined
       : startPaymentRecovery({
-          redis: services.redis,
-          keys: services.keys,
-          publicClient: services.paymentClient,
-          refunds: services.refunds,
-          // an orphaned payment's refund takes back its provider credit and its deposit credit
-          reversals: paymentReversals(services.providerLedger, new Ledger(services.redis, services.keys)),
-          // an execution that finished before its answer was stored is delivered, not refunded
-          finishedAnswer: (op) => succeededExecutionAnswer(services.executions, op),
-          log: log.child({ module: 'payment-recovery' }),
+          ...paymentRecoveryOptions(services, log.child({ module: 'payment-recovery' })),
           ...(typeof opts.paymentRecovery === 'object' ? opts.paymentRecovery : {}),
         });
   // bearer calls that never ended (debited, neither answered nor credited back) are credited back
@@ -315,25 +417,27 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
           log: log.child({ module: 'open-call-recovery' }),
           ...(typeof opts.paymentRecovery === 'object' ? opts.paymentRecovery : {}),
         });
-  const treasuryKey = config.payment.treasuryPrivateKey;
-  const treasurySender = treasuryKey
-    ? new TreasurySender({
-        redis: services.redis,
-        keys: services.keys,
-        rpcUrl: config.payment.rpcUrl,
-        chain: config.payment.chain,
-        treasury: privateKeyToAccount(treasuryKey),
-        asset: config.payment.asset,
-      })
-    : undefined;
+  const sender = treasurySenderOf(services);
+  const chainReconciliation =
+    opts.chainReconciliation === false
+      ? undefined
+      : await startChainReconciliation({
+          ...chainReconciliationOptions(
+            services,
+            log.child({ module: 'chain-reconciliation' }),
+            typeof opts.chainReconciliation === 'object' ? opts.chainReconciliation : {},
+            sender,
+          ),
+          connection: services.bullRedis,
+        });
   let payouts: RunningPayouts | undefined;
   if (opts.payouts !== false) {
-    if (!treasuryKey) log.warn('TREASURY_PRIVATE_KEY is not set: provider payouts are not sent (disputes and maturity still run)');
+    if (!sender) log.warn('TREASURY_PRIVATE_KEY is not set: provider payouts are not sent (disputes and maturity still run)');
     payouts = startPayouts({
       ledger: services.providerLedger,
       redis: services.redis,
       keys: services.keys,
-      sender: treasurySender,
+      sender,
       minimum: BigInt(config.providers.payoutMinBaseUnits),
       disputeAutoResolveSeconds: config.providers.disputeAutoResolveSeconds,
       intervalSeconds: config.providers.payoutIntervalSeconds,
@@ -349,7 +453,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
           redis: services.redis,
           keys: services.keys,
           publicClient: services.paymentClient,
-          sender: treasurySender,
+          sender,
           rule: config.payment.finality,
           // an unpaid settlement's provider share and deposit credit are taken back
           reversals: paymentReversals(services.providerLedger, new Ledger(services.redis, services.keys)),
@@ -391,6 +495,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
     walletMonitor: monitor,
     payouts,
     finality,
+    chainReconciliation,
     metrics: { registry: services.metrics.registry, server: metricsServer },
     async close() {
       await metricsServer?.close();
@@ -398,6 +503,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
       stopCallRecovery?.();
       await payouts?.stop();
       await finality?.stop();
+      await chainReconciliation?.close();
       await indexer?.stop();
       await monitor?.stop();
       await Promise.all(workers.map((w) => w.close()));

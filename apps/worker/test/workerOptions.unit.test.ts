@@ -4,6 +4,14 @@ import { OFFLINE_CONFIG } from './offlineConfig.js';
 
 // the one function both worker entries (node dist/worker.js and the npm start launcher) build their options with
 describe('workerOptionsFromEnv', () => {
+  it('reads the chain reconciliation settings', () => {
+    const opts = workerOptionsFromEnv(
+      { PAYMENT_RECONCILE_INTERVAL_MS: '5000', PAYMENT_RECONCILE_CONFIRMATIONS: '0', PAYMENT_RECONCILE_LOOKBACK_BLOCKS: '300' },
+      OFFLINE_CONFIG,
+    );
+    expect(opts.chainReconciliation).toEqual({ intervalMs: 5000, confirmations: 0, lookbackBlocks: 300 });
+  });
+
   it('reads the crash-recovery timing and the liquidation deployments', () => {
     const opts = workerOptionsFromEnv(
       {
@@ -18,7 +26,13 @@ describe('workerOptionsFromEnv', () => {
   });
 
   it('leaves the defaults when unset, and names a malformed variable', () => {
-    expect(workerOptionsFromEnv({}, OFFLINE_CONFIG)).toEqual({ paymentRecovery: {} });
+    expect(workerOptionsFromEnv({}, OFFLINE_CONFIG)).toEqual({ paymentRecovery: {}, chainReconciliation: {} });
     expect(() => workerOptionsFromEnv({ PAYMENT_RECOVERY_AFTER_MS: '-5' }, OFFLINE_CONFIG)).toThrow(/PAYMENT_RECOVERY_AFTER_MS/);
+    expect(() => workerOptionsFromEnv({ PAYMENT_RECONCILE_CONFIRMATIONS: 'x' }, OFFLINE_CONFIG)).toThrow(
+      /PAYMENT_RECONCILE_CONFIRMATIONS must be a non-negative integer/,
+    );
+    expect(() => workerOptionsFromEnv({ PAYMENT_RECONCILE_INTERVAL_MS: '0' }, OFFLINE_CONFIG)).toThrow(
+      /PAYMENT_RECONCILE_INTERVAL_MS must be a positive integer/,
+    );
   });
 });

@@ -363,6 +363,61 @@ export class ChainLagMetrics {
   }
 }
 
+/** The chain reconciliation's stored report as {@link ChainReconciliationMetrics} reads it (`readChainReconciliationReport` of @acg/payments). */
+export interface ReconciliationReportReading {
+  matched: number;
+  repaired: number;
+  deferred: number;
+  undecided: number;
+  cursor_block: number | null;
+  last_run_at: string | null;
+}
+
+/**
+ * The chain reconciliation's report (README "Reconciliation from the chain"), read from the shared
+ * Redis on each scrape, so every gateway and worker shows the same: `acg_chain_reconciliation_payments{outcome}`
+ * (payments checked since the deployment began: `matched`, `repaired`, `deferred` to the crash-recovery
+ * sweep, `undecided`: alert on any increase), `acg_chain_reconciliation_cursor_block` and
+ * `acg_chain_reconciliation_last_run_timestamp_seconds` (absent before a first run).
+ */
+export class ChainReconciliationMetrics {
+  constructor(registry: Registry, read: () => Promise<ReconciliationReportReading>) {
+    // one small Redis hash read per family and scrape
+    const current = () => withTimeout(read()).catch(() => undefined);
+    new Gauge({
+      name: 'acg_chain_reconciliation_payments',
+      help: 'Payments into the treasury checked against the records by the chain reconciliation, cumulative, by outcome (matched, repaired, deferred, undecided).',
+      labelNames: ['outcome'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const r = await current();
+        if (r) for (const outcome of ['matched', 'repaired', 'deferred', 'undecided'] as const) this.set({ outcome }, r[outcome]);
+      },
+    });
+    new Gauge({
+      name: 'acg_chain_reconciliation_cursor_block',
+      help: 'The last payment-chain block the scheduled chain reconciliation checked.',
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const r = await current();
+        if (r?.cursor_block !== null && r?.cursor_block !== undefined) this.set(r.cursor_block);
+      },
+    });
+    new Gauge({
+      name: 'acg_chain_reconciliation_last_run_timestamp_seconds',
+      help: 'When the scheduled chain reconciliation last finished a run, unix seconds.',
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const r = await current();
+        if (r?.last_run_at) this.set(Date.parse(r.last_run_at) / 1000);
+      },
+    });
+  }
+}
+
 /** A scrape never waits on a slow dependency for more than this, ms. */
 export const COLLECT_TIMEOUT_MS = 2_000;
 

@@ -13,7 +13,7 @@ export interface PaymentRecoveryOptions {
   keys: RedisKeys;
   /** reads the payment chain (EIP-3009 `authorizationState`, `AuthorizationUsed` logs) */
   publicClient: PublicClient;
-  refunds: RefundQueue;
+  refunds: Pick<RefundQueue, 'enqueue'>;
   log: Logger;
   /** a reservation with no progress for this long is treated as orphaned (default 10 minutes) */
   olderThanMs?: number;
@@ -73,75 +73,88 @@ export interface RecoveryRound {
  *   naming the refund, which a replay of the payment then gets.
  */
 export async function recoverOrphanedPayments(o: PaymentRecoveryOptions): Promise<RecoveryRound> {
-  const redis = o.redis;
   const inflight = paymentKeys.authorizationsInFlight(o.keys);
   const cutoff = Date.now() - (o.olderThanMs ?? 600_000);
-  const authKeys = await redis.zrangebyscore(inflight, '-inf', cutoff, 'LIMIT', 0, o.batch ?? 100);
+  const authKeys = await o.redis.zrangebyscore(inflight, '-inf', cutoff, 'LIMIT', 0, o.batch ?? 100);
   const round: RecoveryRound = { refunded: [], released: [], completed: [] };
   for (const authKey of authKeys) {
-    const h = await redis.hgetall(authKey);
-    if (!h.state || h.state === 'completed') {
-      await redis.zrem(inflight, authKey);
-      continue;
-    }
-    const op = h.operation_id;
-    const cas = (from: AuthorizationState[], to: AuthorizationState, fields?: Record<string, string>) =>
-      transitionAuthorization(redis, { authKey, inFlightKey: inflight, operationId: op, from, to, nowMs: Date.now(), fields });
-    if (!h.asset || !h.payer || !h.nonce || !h.amount) {
-      o.log.error({ operationId: op }, 'orphaned payment reservation lacks recovery fields; left for an operator');
-      continue;
-    }
-    let used: boolean;
-    try {
-      used = await authorizationUsed(o.publicClient, h.asset as `0x${string}`, h.payer as `0x${string}`, h.nonce as `0x${string}`);
-    } catch {
-      continue; // chain unreachable: try again next round
-    }
-    if (!used) {
-      // a settlement still waiting in the node may yet be mined: left for a later round
-      if (h.tx_hash && (await settlementInPool(o.publicClient, h.tx_hash as `0x${string}`))) continue;
-      if (await releaseAuthorization(redis, { authKey, inFlightKey: inflight, operationId: op, from: ['pending', 'settle_unknown'] })) round.released.push(op);
-      continue;
-    }
-    if (h.state !== 'recovering' && !(await cas(['pending', 'settle_unknown', 'settled'], 'recovering'))) continue;
-    let txHash = h.tx_hash as `0x${string}` | undefined;
-    txHash ??= (await authorizationTx(o.publicClient, h.asset as `0x${string}`, h.payer as `0x${string}`, h.nonce as `0x${string}`)) ?? ('0x' as `0x${string}`);
-    // an operation that finished (its record stored) is delivered, not refunded: one outcome per payment
-    const finished = await o.finishedAnswer?.(op, { txHash, amount: h.amount });
-    if (finished) {
-      const { refundAmount, ...answer } = finished;
-      // the refund it owes goes first (idempotent per operation id): a crash after it leaves the payment recovering, and the next round queues nothing twice
-      if (refundAmount && BigInt(refundAmount) > 0n)
-        await o.refunds.enqueue({ operationId: op, payer: h.payer as `0x${string}`, amount: refundAmount, paymentTxHash: txHash });
-      if (await cas(['recovering'], 'completed', { response: JSON.stringify(answer), tx_hash: txHash })) {
-        round.completed.push(op);
-        o.log.warn({ operationId: op, payer: h.payer }, 'completed a paid request whose operation finished before its answer was stored');
-      }
-      continue;
-    }
-    // what the operation credited is reversed before the refund: a dispute can never refund it again
-    const reversal = await o.reversals.reverse({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount });
-    if (reversal === 'paid_out') o.log.error({ operationId: op }, "an orphaned payment's credit was paid out already; refunded anyway, for an operator");
-    if (reversal !== 'already_refunded') await o.refunds.enqueue({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount, paymentTxHash: txHash });
-    const response = {
-      status: 502,
-      headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },
-      body: {
-        type: 'about:blank',
-        title: 'Bad Gateway',
-        status: 502,
-        detail: 'The gateway stopped before completing this paid request; the payment is being refunded.',
-        ...operationIdFields(op),
-        payment: { tx_hash: txHash, amount: h.amount },
-        refund: { status: 'pending', amount: h.amount },
-      },
-    };
-    if (await cas(['recovering'], 'completed', { response: JSON.stringify(response), tx_hash: txHash })) {
-      round.refunded.push(op);
-      o.log.warn({ operationId: op, payer: h.payer, amount: h.amount }, 'refunded a paid request whose operation never completed');
-    }
+    const r = await recoverPayment(o, authKey);
+    if (r.outcome !== 'skipped') round[r.outcome].push(r.operationId);
   }
   return round;
+}
+
+/** What {@link recoverPayment} did with one reservation; `skipped`: nothing (already completed, chain unreachable, lost the race, or lacking fields). */
+export type RecoveryOutcome = { outcome: keyof RecoveryRound; operationId: string } | { outcome: 'skipped' };
+
+/**
+ * Recovers one reservation (`authKey`) as {@link recoverOrphanedPayments} does each orphaned one,
+ * whatever its age: released, completed with its finished answer, or refunded. Idempotent (every
+ * step is a compare-and-set or keyed by the operation id), so a run interrupted anywhere is
+ * finished by the next. Also used by the chain reconciliation (`chainReconciliation.ts`).
+ */
+export async function recoverPayment(o: PaymentRecoveryOptions, authKey: string): Promise<RecoveryOutcome> {
+  const redis = o.redis;
+  const inflight = paymentKeys.authorizationsInFlight(o.keys);
+  const skipped = { outcome: 'skipped' } as const;
+  const h = await redis.hgetall(authKey);
+  if (!h.state || h.state === 'completed') {
+    await redis.zrem(inflight, authKey);
+    return skipped;
+  }
+  const op = h.operation_id;
+  const cas = (from: AuthorizationState[], to: AuthorizationState, fields?: Record<string, string>) =>
+    transitionAuthorization(redis, { authKey, inFlightKey: inflight, operationId: op, from, to, nowMs: Date.now(), fields });
+  if (!h.asset || !h.payer || !h.nonce || !h.amount) {
+    o.log.error({ operationId: op }, 'orphaned payment reservation lacks recovery fields; left for an operator');
+    return skipped;
+  }
+  let used: boolean;
+  try {
+    used = await authorizationUsed(o.publicClient, h.asset as `0x${string}`, h.payer as `0x${string}`, h.nonce as `0x${string}`);
+  } catch {
+    return skipped; // chain unreachable: try again next round
+  }
+  if (!used) {
+    // a settlement still waiting in the node may yet be mined: left for a later round
+    if (h.tx_hash && (await settlementInPool(o.publicClient, h.tx_hash as `0x${string}`))) return skipped;
+    const released = await releaseAuthorization(redis, { authKey, inFlightKey: inflight, operationId: op, from: ['pending', 'settle_unknown'] });
+    return released ? { outcome: 'released', operationId: op } : skipped;
+  }
+  if (h.state !== 'recovering' && !(await cas(['pending', 'settle_unknown', 'settled'], 'recovering'))) return skipped;
+  let txHash = h.tx_hash as `0x${string}` | undefined;
+  txHash ??= (await authorizationTx(o.publicClient, h.asset as `0x${string}`, h.payer as `0x${string}`, h.nonce as `0x${string}`)) ?? ('0x' as `0x${string}`);
+  // an operation that finished (its record stored) is delivered, not refunded: one outcome per payment
+  const finished = await o.finishedAnswer?.(op, { txHash, amount: h.amount });
+  if (finished) {
+    const { refundAmount, ...answer } = finished;
+    // the refund it owes goes first (idempotent per operation id): a crash after it leaves the payment recovering, and the next round queues nothing twice
+    if (refundAmount && BigInt(refundAmount) > 0n)
+      await o.refunds.enqueue({ operationId: op, payer: h.payer as `0x${string}`, amount: refundAmount, paymentTxHash: txHash });
+    if (!(await cas(['recovering'], 'completed', { response: JSON.stringify(answer), tx_hash: txHash }))) return skipped;
+    o.log.warn({ operationId: op, payer: h.payer }, 'completed a paid request whose operation finished before its answer was stored');
+    return { outcome: 'completed', operationId: op };
+  }
+  // what the operation credited is reversed before the refund: a dispute can never refund it again
+  const reversal = await o.reversals.reverse({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount });
+  if (reversal === 'paid_out') o.log.error({ operationId: op }, "an orphaned payment's credit was paid out already; refunded anyway, for an operator");
+  if (reversal !== 'already_refunded') await o.refunds.enqueue({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount, paymentTxHash: txHash });
+  const response = {
+    status: 502,
+    headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },
+    body: {
+      type: 'about:blank',
+      title: 'Bad Gateway',
+      status: 502,
+      detail: 'The gateway stopped before completing this paid request; the payment is being refunded.',
+      ...operationIdFields(op),
+      payment: { tx_hash: txHash, amount: h.amount },
+      refund: { status: 'pending', amount: h.amount },
+    },
+  };
+  if (!(await cas(['recovering'], 'completed', { response: JSON.stringify(response), tx_hash: txHash }))) return skipped;
+  o.log.warn({ operationId: op, payer: h.payer, amount: h.amount }, 'refunded a paid request whose operation never completed');
+  return { outcome: 'refunded', operationId: op };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { type ChainReconciliationReport, readChainReconciliationReport } from '@acg/payments';
 import type { HealthDocument, LatencySeriesDocument, LegacyRegistryEntry } from '@acg/schemas';
 import { html, jsonScript, type SafeHtml } from '../html.js';
 import { layout } from '../layout.js';
@@ -91,19 +92,34 @@ ${
 }`;
 }
 
+function reconciliationSection(r: ChainReconciliationReport): SafeHtml {
+  if (!r.last_run_at) return html`<p class="empty" data-reconciliation="none">The chain reconciliation has not run yet.</p>`;
+  return html`<dl class="facts" data-reconciliation data-cursor-block="${attr(r.cursor_block)}" data-matched="${r.matched}" data-repaired="${r.repaired}" data-deferred="${r.deferred}" data-undecided="${r.undecided}">
+<dt>Last run</dt><dd>${timeTag(r.last_run_at)}, checked up to block ${r.cursor_block ?? '—'}</dd>
+<dt>Payments checked</dt><dd>${r.matched} matched the records, ${r.repaired} repaired (refunded, completed, credit restored or refund re-sent), ${r.deferred} left to the crash-recovery sweep</dd>
+<dt>Undecided</dt><dd>${r.undecided} payments an operator must look at (logged with <code>alert: chain_reconciliation_undecided</code>)</dd>
+</dl>`;
+}
+
 /**
  * `/status`: the operational status (and how it was decided), each capability's health, catalog
  * status and p50/p99 (from `/status/health`), p50/p99 latency charts per minute over the last
  * hour (uPlot, from `/status/series`: samples stored in Redis as traffic and probes happen; the
  * same numbers in a table under each chart), the builder's relays with submits and accepted
- * counts and bids, and the wallet monitor's delivery latency, backlog and dead letters. Refreshes
+ * counts and bids, the wallet monitor's delivery latency, backlog and dead letters, and the chain
+ * reconciliation's report (last run, cursor block, matched / repaired / undecided payments). Refreshes
  * itself every {@link STATUS_REFRESH_SECONDS} s (`status.js` fetches the page again and swaps
  * `#status-live`; without script a `<meta http-equiv="refresh">`).
  */
 async function render({ services, query }: PageContext): Promise<PageResult> {
   const asked = Number(query.get('refresh'));
   const refresh = Number.isInteger(asked) && asked >= 2 && asked <= 3600 ? asked : STATUS_REFRESH_SECONDS;
-  const [health, series, registry] = await Promise.all([services.discovery.health(), services.discovery.series(), services.discovery.registry()]);
+  const [health, series, registry, reconciliation] = await Promise.all([
+    services.discovery.health(),
+    services.discovery.series(),
+    services.discovery.registry(),
+    readChainReconciliationReport(services.redis, services.keys),
+  ]);
   const h = health.value;
   const entries = new Map(registry.value.capabilities.map((c) => [c.id, c]));
   const charted = series.value.capabilities.filter((s) => s.window.samples > 0);
@@ -134,6 +150,10 @@ ${builderSection(h.builder)}
 <section aria-labelledby="wm-title">
 <h2 id="wm-title">Wallet monitor</h2>
 ${walletMonitorSection(h.wallet_monitor)}
+</section>
+<section aria-labelledby="recon-title">
+<h2 id="recon-title">Reconciliation with the payment chain</h2>
+${reconciliationSection(reconciliation)}
 </section>
 <script type="application/json" id="series-data">${jsonScript(series.value)}</script>
 </div>`;

@@ -1,0 +1,58 @@
+import type { ExecutionStore } from '@acg/execution';
+import { readRefund } from '@acg/payments';
+import type { ProviderStore } from '@acg/provider-directory';
+import type { ProviderLedger } from '@acg/provider-ledger';
+import type { RedisKeys } from '@acg/redis';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+/** What {@link providerCreditRestorer} reads and writes. */
+export interface ProviderCreditRestorerOptions {
+  redis: Redis;
+  keys: RedisKeys;
+  executions: Pick<ExecutionStore, 'get'>;
+  ledger: Pick<ProviderLedger, 'entry' | 'credit'>;
+  store: Pick<ProviderStore, 'get'>;
+  log: Logger;
+}
+
+/**
+ * The chain reconciliation's `restoreCredit` (`@acg/payments` `ChainReconciliationOptions`): the
+ * provider credit of a SUCCEEDED provider execution (`exe_` with `provider`), restored from the
+ * execution record when its ledger entry is missing. Price = the payment's amount minus the
+ * partial refund of a routed call (its refund record), as the executor credited it; the
+ * provider's address from its registration. `matched`: an entry (or a reversal's tombstone) is
+ * there, or no credit is due (another operation, a FAILED execution, a built-in capability);
+ * `undecided`: the execution record or the provider is gone.
+ */
+export function providerCreditRestorer(o: ProviderCreditRestorerOptions): (operationId: string) => Promise<'matched' | 'repaired' | 'undecided'> {
+  return async (operationId) => {
+    if (!operationId.startsWith('exe_')) return 'matched';
+    const record = await o.executions.get(operationId);
+    if (!record) {
+      o.log.error({ alert: 'chain_reconciliation_undecided', operationId }, 'a completed paid execution has no record: its provider credit cannot be checked');
+      return 'undecided';
+    }
+    if (record.status !== 'SUCCEEDED' || !record.provider) return 'matched';
+    if (await o.ledger.entry(operationId)) return 'matched';
+    const provider = await o.store.get(record.provider.provider_id);
+    if (!provider || !record.payer) {
+      o.log.error({ alert: 'chain_reconciliation_undecided', operationId }, 'a missing provider credit cannot be restored: provider or payer unknown');
+      return 'undecided';
+    }
+    const refunded = BigInt((await readRefund(o.redis, o.keys, operationId))?.amount ?? '0');
+    await o.ledger.credit({
+      execution_id: operationId,
+      provider_id: provider.provider_id,
+      provider_address: provider.address,
+      capability_id: record.capability_id,
+      payer: record.payer as `0x${string}`,
+      price: BigInt(record.payment.amount) - refunded,
+      payment_tx_hash: record.payment.tx_hash as `0x${string}`,
+    });
+    // a reversal's tombstone makes the credit a no-op: then nothing was due
+    if (!(await o.ledger.entry(operationId))) return 'matched';
+    o.log.warn({ operationId, provider_id: provider.provider_id }, 'restored a provider credit missing for a succeeded execution');
+    return 'repaired';
+  };
+}

@@ -1,0 +1,276 @@
+import { createHash } from 'node:crypto';
+import type { RedisKeys } from '@acg/redis';
+import type { Logger } from 'pino';
+import { BaseError, parseAbiItem, TransactionReceiptNotFoundError } from 'viem';
+import { reserveAuthorization } from './commands/index.js';
+import { paymentKeys } from './commands/keys.js';
+import { AUTHORIZATION_USED } from './eip3009.js';
+import { recoverPayment, type PaymentRecoveryOptions, type RecoveryOutcome } from './recovery.js';
+import { readRefund, refundTransferRecord } from './refunds.js';
+import type { TreasurySender } from './treasury.js';
+
+/** ERC-20 `Transfer` (USDC emits it next to EIP-3009 `AuthorizationUsed`). */
+const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
+
+/** How one payment found on chain compared with the records (docs/decisions.md "Reconciliation from the chain"). */
+export type ReconciliationOutcome = 'matched' | 'repaired' | 'deferred' | 'undecided';
+
+/** Counts of one reconciliation run, or cumulated in the stored report. */
+export type ReconciliationCounts = Record<ReconciliationOutcome, number>;
+
+/** The stored report (`GET /metrics` `acg_chain_reconciliation_*`, the `/status` page). */
+export interface ChainReconciliationReport extends ReconciliationCounts {
+  /** the last block whose payments were checked by the scheduled run (the cursor) */
+  cursor_block: number | null;
+  /** when the scheduled run last finished, RFC 3339 UTC */
+  last_run_at: string | null;
+}
+
+/** What one scheduled run did: its counts, and the cursor after it (null before any block was checked). */
+export type ChainReconciliationRun = ReconciliationCounts & { cursor_block: number | null };
+
+/** Default depth below the head at which a block counts as confirmed (blocks; Base: about 24 s). */
+export const DEFAULT_RECONCILE_CONFIRMATIONS = 12;
+
+export interface ChainReconciliationOptions extends PaymentRecoveryOptions {
+  /** CAIP-2 network of the payment chain, e.g. `eip155:8453` (the reservation keys' network) */
+  network: `${string}:${string}`;
+  /** the USDC contract */
+  asset: `0x${string}`;
+  /** the treasury (PAY_TO_ADDRESS): payments in, refunds out */
+  treasury: `0x${string}`;
+  /** blocks below the head that count as confirmed (default {@link DEFAULT_RECONCILE_CONFIRMATIONS}) */
+  confirmations?: number;
+  /** how long reservations are kept, seconds (default 7 days, the paywall's): an older payment without one is undecided, never refunded */
+  retentionSeconds?: number;
+  /** blocks per `eth_getLogs` request (default 2 000); the cursor moves after each */
+  chunkBlocks?: number;
+  /** where a run without a cursor starts: this many blocks below the confirmed block (default 0: at it) */
+  lookbackBlocks?: number;
+  /**
+   * The provider credit of a finished operation: `matched` when present (or none is due),
+   * `repaired` when it was missing and was restored from the execution record, `undecided` when
+   * it cannot be restored. Without it, credits are not checked.
+   */
+  restoreCredit?(operationId: string): Promise<'matched' | 'repaired' | 'undecided'>;
+  /** Re-sends a refund recorded `sent` whose transaction is not on chain; without it such a refund is undecided. */
+  sender?: Pick<TreasurySender, 'transferOnce'>;
+  log: Logger;
+}
+
+/** One payment into the treasury as the chain shows it: an EIP-3009 authorization used, and its USDC transfer. */
+export interface ChainPayment {
+  payer: `0x${string}`;
+  nonce: `0x${string}`;
+  /** integer string, USDC base units */
+  amount: string;
+  txHash: `0x${string}`;
+  blockNumber: bigint;
+}
+
+/** Operation ids of payments the reconciliation found without a reservation: `rcn_` + 32 hex of sha256(reservation key). Deterministic, so a refund is queued once. */
+export function reconciledOperationId(authKey: string): string {
+  return `rcn_${createHash('sha256').update(authKey).digest('hex').slice(0, 32)}`;
+}
+
+/** How long the paywall keeps reservations, seconds (its default). */
+const RETENTION_SECONDS = 7 * 24 * 3600;
+
+const reportKey = (keys: RedisKeys) => `${keys.prefix}pay:chain-reconciliation`;
+
+/**
+ * The payments into the treasury in blocks `[fromBlock, toBlock]`: each `AuthorizationUsed` log of
+ * the asset paired with the `Transfer` log of the same transaction from the authorizer to the
+ * treasury. An authorization paying someone else is not the gateway's and is left out.
+ */
+export async function paymentsToTreasury(o: ChainReconciliationOptions, fromBlock: bigint, toBlock: bigint): Promise<ChainPayment[]> {
+  const [used, transfers] = await Promise.all([
+    o.publicClient.getLogs({ address: o.asset, event: AUTHORIZATION_USED, fromBlock, toBlock }),
+    o.publicClient.getLogs({ address: o.asset, event: TRANSFER, args: { to: o.treasury }, fromBlock, toBlock }),
+  ]);
+  const payments: ChainPayment[] = [];
+  for (const log of used) {
+    const payer = log.args.authorizer!;
+    const transfer = transfers.find((t) => t.transactionHash === log.transactionHash && t.args.from?.toLowerCase() === payer.toLowerCase());
+    if (!transfer) continue;
+    payments.push({ payer, nonce: log.args.nonce!, amount: String(transfer.args.value), txHash: log.transactionHash, blockNumber: log.blockNumber });
+  }
+  return payments;
+}
+
+/**
+ * Checks one payment against the records and repairs what it can (idempotent: every step is a
+ * compare-and-set or keyed by the operation id, so a run interrupted anywhere is finished by the next):
+ * - no reservation (lost, or the authorization was submitted by someone else): within the
+ *   retention window it is recreated for the operation {@link reconciledOperationId} and recovered
+ *   as the crash-recovery sweep would (`recoverPayment`): nothing ran, so the payer is refunded and
+ *   the stored answer names the refund (a resend of the payment runs nothing: the reservation holds
+ *   it, and its unknown payload hash refuses it as a used nonce); older: undecided;
+ * - a reservation in flight: the crash-recovery sweep's (deferred), unless this reconciliation
+ *   created it (then it is recovered now);
+ * - completed: its refund, when its answer names one, is queued if missing and re-sent if recorded
+ *   `sent` but not on chain; the provider credit of a finished operation is restored if missing.
+ */
+export async function reconcilePayment(o: ChainReconciliationOptions, p: ChainPayment): Promise<ReconciliationOutcome> {
+  const authKey = paymentKeys.authorization(o.keys, o.network, o.asset, p.payer, p.nonce);
+  const undecided = (reason: string, operationId?: string): ReconciliationOutcome => {
+    o.log.error(
+      { alert: 'chain_reconciliation_undecided', reason, operationId, payer: p.payer, nonce: p.nonce, tx_hash: p.txHash, amount: p.amount },
+      'chain reconciliation cannot decide a payment; an operator must',
+    );
+    return 'undecided';
+  };
+  const h = await o.redis.hgetall(authKey);
+  if (!h.state) {
+    const op = reconciledOperationId(authKey);
+    if (await readRefund(o.redis, o.keys, op)) return checkRefund(o, op, undecided);
+    const block = await o.publicClient.getBlock({ blockNumber: p.blockNumber });
+    if (Number(block.timestamp) * 1000 < Date.now() - (o.retentionSeconds ?? RETENTION_SECONDS) * 1000) {
+      return undecided('no reservation, and the payment is older than the reservations are kept');
+    }
+    const reserved = await reserveAuthorization(o.redis, {
+      authKey,
+      inFlightKey: paymentKeys.authorizationsInFlight(o.keys),
+      requestHash: 'chain-reconciliation',
+      payloadHash: 'chain-reconciliation',
+      operationId: op,
+      nowMs: Date.now(),
+      retentionSeconds: o.retentionSeconds ?? RETENTION_SECONDS,
+      asset: o.asset,
+      from: p.payer,
+      nonce: p.nonce,
+      amount: p.amount,
+    });
+    // a request reserved it meanwhile (a resend of the payment): that request, or the sweep, answers it
+    if (!reserved.reserved && reserved.existing.operationId !== op) return 'deferred';
+    o.log.warn({ operationId: op, payer: p.payer, tx_hash: p.txHash }, 'a settled payment has no reservation: recovering it');
+    return recovered(await recoverPayment(o, authKey), undecided);
+  }
+  const op = h.operation_id;
+  if (h.amount && h.amount !== p.amount) return undecided(`the reservation's amount ${h.amount} is not the amount transferred`, op);
+  if (h.state !== 'completed') {
+    if (op.startsWith('rcn_')) return recovered(await recoverPayment(o, authKey), undecided);
+    return 'deferred';
+  }
+  const outcomes: ReconciliationOutcome[] = [await ensureRefund(o, op, p, h.response, undecided)];
+  if (o.restoreCredit) outcomes.push(await o.restoreCredit(op));
+  return worst(outcomes);
+}
+
+function recovered(r: RecoveryOutcome, undecided: (reason: string) => ReconciliationOutcome): ReconciliationOutcome {
+  if (r.outcome === 'refunded' || r.outcome === 'completed') return 'repaired';
+  return undecided(r.outcome === 'released' ? 'the authorization is used on chain but its state reads unused' : 'the payment could not be recovered now');
+}
+
+/** The refund a completed payment's answer names: queued if its record was lost, checked on chain once sent. */
+async function ensureRefund(
+  o: ChainReconciliationOptions,
+  op: string,
+  p: ChainPayment,
+  response: string | undefined,
+  undecided: (reason: string, operationId?: string) => ReconciliationOutcome,
+): Promise<ReconciliationOutcome> {
+  if (await readRefund(o.redis, o.keys, op)) return checkRefund(o, op, undecided);
+  let named: { amount?: unknown } | undefined;
+  try {
+    named = (JSON.parse(response ?? 'null') as { body?: { refund?: { amount?: unknown } } } | null)?.body?.refund;
+  } catch {
+    return undecided('the stored answer is not JSON', op);
+  }
+  if (!named) return 'matched';
+  if (typeof named.amount !== 'string' || !/^[0-9]+$/.test(named.amount)) return undecided('the stored answer names a refund without an amount', op);
+  await o.refunds.enqueue({ operationId: op, payer: p.payer, amount: named.amount, paymentTxHash: p.txHash });
+  o.log.warn({ operationId: op, payer: p.payer, amount: named.amount }, 'queued a refund whose record was lost');
+  return 'repaired';
+}
+
+/** A refund recorded `sent` must be on chain: a transaction the node has no receipt for is re-sent through the treasury sender. */
+async function checkRefund(
+  o: ChainReconciliationOptions,
+  op: string,
+  undecided: (reason: string, operationId?: string) => ReconciliationOutcome,
+): Promise<ReconciliationOutcome> {
+  const refund = await readRefund(o.redis, o.keys, op);
+  if (refund?.status !== 'sent' || !refund.tx_hash) return 'matched'; // pending: the refund worker's
+  try {
+    const receipt = await o.publicClient.getTransactionReceipt({ hash: refund.tx_hash as `0x${string}` });
+    if (receipt.status === 'success') return 'matched';
+  } catch (e) {
+    const notFound = e instanceof TransactionReceiptNotFoundError || (e instanceof BaseError && e.walk((x) => x instanceof TransactionReceiptNotFoundError));
+    if (!notFound) throw e;
+  }
+  if (!o.sender) return undecided(`refund ${refund.tx_hash} is recorded sent but is not on chain, and no treasury sender is configured`, op);
+  const sent = await o.sender.transferOnce({
+    to: refund.payer as `0x${string}`,
+    amount: BigInt(refund.amount),
+    record: refundTransferRecord(o.redis, o.keys, op),
+  });
+  if (sent.status !== 'success') return undecided(`re-sent refund ${sent.hash} reverted`, op);
+  await o.redis.hset(paymentKeys.refund(o.keys, op), 'status', 'sent', 'tx_hash', sent.hash, 'sent_at', new Date().toISOString());
+  o.log.warn({ operationId: op, tx_hash: sent.hash, vanished: refund.tx_hash }, 're-sent a refund that was recorded sent but was not on chain');
+  return 'repaired';
+}
+
+const SEVERITY: ReconciliationOutcome[] = ['matched', 'deferred', 'repaired', 'undecided'];
+const worst = (all: ReconciliationOutcome[]) => all.reduce((a, b) => (SEVERITY.indexOf(b) > SEVERITY.indexOf(a) ? b : a), 'matched');
+
+const zero = (): ReconciliationCounts => ({ matched: 0, repaired: 0, deferred: 0, undecided: 0 });
+
+/**
+ * Reconciles the payments of blocks `[fromBlock, toBlock]` ({@link reconcilePayment} each), in
+ * chunks of `chunkBlocks`; `afterChunk` runs after each (the scheduled run moves its cursor there).
+ * Counts are added to the stored report. What an operator's `reconcile` command runs.
+ */
+export async function reconcileBlocks(
+  o: ChainReconciliationOptions,
+  fromBlock: bigint,
+  toBlock: bigint,
+  afterChunk?: (lastBlock: bigint) => Promise<void>,
+): Promise<ReconciliationCounts> {
+  const counts = zero();
+  const chunk = BigInt(o.chunkBlocks ?? 2_000);
+  for (let start = fromBlock; start <= toBlock; start += chunk) {
+    const end = start + chunk - 1n < toBlock ? start + chunk - 1n : toBlock;
+    const found = zero();
+    for (const payment of await paymentsToTreasury(o, start, end)) found[await reconcilePayment(o, payment)]++;
+    const multi = o.redis.multi();
+    for (const [k, n] of Object.entries(found)) if (n) multi.hincrby(reportKey(o.keys), k, n);
+    await multi.exec();
+    for (const [k, n] of Object.entries(found)) counts[k as ReconciliationOutcome] += n;
+    await afterChunk?.(end);
+  }
+  return counts;
+}
+
+/**
+ * The scheduled run: from the block after the stored cursor (none: `lookbackBlocks` below the
+ * confirmed block) up to the confirmed block (head − `confirmations`), moving the cursor after each
+ * chunk, so a run that crashes resumes where it stopped. Returns this run's counts and the cursor.
+ */
+export async function runChainReconciliation(o: ChainReconciliationOptions): Promise<ChainReconciliationRun> {
+  const key = reportKey(o.keys);
+  const head = await o.publicClient.getBlockNumber({ cacheTime: 0 });
+  const confirmed = head - BigInt(o.confirmations ?? DEFAULT_RECONCILE_CONFIRMATIONS);
+  const stored = await o.redis.hget(key, 'cursor');
+  const start = stored !== null ? BigInt(stored) + 1n : confirmed - BigInt(o.lookbackBlocks ?? 0);
+  const from = start > 0n ? start : 0n;
+  let counts = zero();
+  if (confirmed >= from) counts = await reconcileBlocks(o, from, confirmed, async (last) => void (await o.redis.hset(key, 'cursor', String(last))));
+  await o.redis.hset(key, 'last_run_at', new Date().toISOString());
+  const cursor = await o.redis.hget(key, 'cursor');
+  return { ...counts, cursor_block: cursor === null ? null : Number(cursor) };
+}
+
+/** The stored report: cumulated counts, the cursor and the last run; counts are 0 and the rest null before a first run. */
+export async function readChainReconciliationReport(redis: PaymentRecoveryOptions['redis'], keys: RedisKeys): Promise<ChainReconciliationReport> {
+  const h = await redis.hgetall(reportKey(keys));
+  const n = (v: string | undefined) => Number(v ?? 0);
+  return {
+    matched: n(h.matched),
+    repaired: n(h.repaired),
+    deferred: n(h.deferred),
+    undecided: n(h.undecided),
+    cursor_block: h.cursor !== undefined ? Number(h.cursor) : null,
+    last_run_at: h.last_run_at ?? null,
+  };
+}
