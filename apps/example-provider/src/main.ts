@@ -31,7 +31,7 @@ if (!config) {
   process.exit(2);
 }
 
-// the services' logger: JSON lines with URLs and secret values redacted (README "Operating" → Logs)
+// the services' logger: JSON lines with URLs and secret values redacted (docs/operating.md → Logs)
 const log = createLogger({ service: 'example-provider', level: config.logLevel });
 const account = privateKeyToAccount(config.privateKey);
 // EXAMPLE_PROVIDER_JOIN: the same code joins existing contracts (capability_id) instead of creating them

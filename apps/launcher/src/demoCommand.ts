@@ -4,7 +4,7 @@ export const DEMO_DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
 /**
  * The exact command that runs the demo against the gateway this launcher started: `npm run demo`
  * when the gateway is at the demo's default URL, else `GATEWAY_URL=<url> npm run demo` (the top
- * README's "What it is" section). Without the dev payment chain (`PAYMENT_RPC_URL` set) no dev
+ * docs/overview.md "What it is"). Without the dev payment chain (`PAYMENT_RPC_URL` set) no dev
  * account is funded, so the command also asks for `DEMO_PRIVATE_KEY`.
  *
  * @param gatewayUrl - the gateway's base URL as it listens, e.g. `http://127.0.0.1:18080`

@@ -207,7 +207,7 @@ try {
     const chain = await setupPaymentChain(anvil.rpcUrl);
     // State only means something with this chain: a fresh key prefix per run, so a shared Redis
     // never replays an earlier run's jobs or refunds onto a new chain (REDIS_KEY_PREFIX overrides).
-    // (hash-tagged on a Redis Cluster: README "Operating")
+    // (hash-tagged on a Redis Cluster: docs/operating.md)
     defaults.keyPrefix = env.REDIS_CLUSTER_NODES ? `{acg:dev:${ulid()}}:` : `acg:dev:${ulid()}:`;
     // removed on stop, unless REDIS_KEY_PREFIX names the prefix (then the keys are the operator's)
     if (!env.REDIS_KEY_PREFIX) runPrefix = defaults.keyPrefix;

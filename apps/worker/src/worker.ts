@@ -200,7 +200,7 @@ export function paymentRecoveryFromEnv(env: NodeJS.ProcessEnv): { intervalMs?: n
  * `paymentRecovery` from PAYMENT_RECOVERY_INTERVAL_MS / PAYMENT_RECOVERY_AFTER_MS
  * ({@link paymentRecoveryFromEnv}) and `liquidations` from LIQUIDATION_DEPLOYMENTS,
  * LIQUIDATION_USD_FEEDS and LIQUIDATION_NATIVE_TOKEN (`liquidationsFromEnv`; undefined when unset).
- * Throws an Error naming the variable on a malformed value (README "Configuration").
+ * Throws an Error naming the variable on a malformed value (docs/configuration.md).
  */
 export function workerOptionsFromEnv(env: NodeJS.ProcessEnv, config: GatewayConfig): Pick<StartWorkerOptions, 'paymentRecovery' | 'liquidations'> {
   const liquidations = liquidationsFromEnv(env, config);

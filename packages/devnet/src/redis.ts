@@ -191,7 +191,7 @@ export type StartRedisClusterOptions = {
 };
 
 /**
- * Starts a private Redis Cluster on 127.0.0.1 for tests (README "Operating", REDIS_CLUSTER_NODES):
+ * Starts a private Redis Cluster on 127.0.0.1 for tests (docs/operating.md, REDIS_CLUSTER_NODES):
  * `masters` `redis-server --cluster-enabled yes` processes on free ports (and their cluster bus
  * ports, port + 10000; `--save '' --appendonly no --maxmemory-policy noeviction`, configs in a temp dir),
  * joined by `redis-cli --cluster create ... --cluster-replicas 0 --cluster-yes`. Resolves once

@@ -216,8 +216,8 @@ export function assertNoProblems(problems: readonly string[]): void {
 }
 
 /**
- * OpenTelemetry's standard variables that turn tracing on and name the service (top README
- * "Operating" → Traces; `startTracing` of @acg/observability). Unset `OTEL_EXPORTER_OTLP_ENDPOINT`
+ * OpenTelemetry's standard variables that turn tracing on and name the service (docs/operating.md
+ * "Traces"; `startTracing` of @acg/observability). Unset `OTEL_EXPORTER_OTLP_ENDPOINT`
  * (and `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`): no tracing. The SDK reads its other `OTEL_*`
  * variables itself (sampler, headers, batch sizes); they are not checked here.
  */
@@ -241,11 +241,11 @@ export const GATEWAY_ENV = {
   GATEWAY_PORT: envPort,
   BUILDER_PORT: envPort,
   PUBLIC_BASE_URL: envHttpUrl,
-  /** Web origins besides PUBLIC_BASE_URL's allowed on /mcp and bearer routes (README "Configuration"). */
+  /** Web origins besides PUBLIC_BASE_URL's allowed on /mcp and bearer routes (docs/configuration.md). */
   ALLOWED_ORIGINS: envOrigins,
   BUILDER_URL: envHttpUrl,
   REDIS_URL: envRedisUrl,
-  /** Redis Cluster startup nodes; set, every connection is an ioredis `Cluster` (README "Operating"). */
+  /** Redis Cluster startup nodes; set, every connection is an ioredis `Cluster` (docs/operating.md). */
   REDIS_CLUSTER_NODES: envHostPorts,
   PAYMENT_RPC_URL: envRpcUrl,
   PAYMENT_ASSET: envHex(20),
