@@ -9,10 +9,11 @@ export const DEMO_DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
  *
  * @param gatewayUrl - the gateway's base URL as it listens, e.g. `http://127.0.0.1:18080`
  * @param devChain - whether the launcher started the dev payment chain (its buyers hold USDC)
+ * @param script - `demo` (the JS SDK) or `demo:mcp` (the same payment over MCP)
  * @example demoCommand('http://127.0.0.1:18080', true) // 'GATEWAY_URL=http://127.0.0.1:18080 npm run demo'
  */
-export function demoCommand(gatewayUrl: string, devChain: boolean): string {
+export function demoCommand(gatewayUrl: string, devChain: boolean, script: 'demo' | 'demo:mcp' = 'demo'): string {
   const url = gatewayUrl.replace(/\/+$/, '');
   const env = [url === DEMO_DEFAULT_GATEWAY_URL ? '' : `GATEWAY_URL=${url}`, devChain ? '' : 'DEMO_PRIVATE_KEY=0x…'].filter(Boolean);
-  return [...env, 'npm run demo'].join(' ');
+  return [...env, `npm run ${script}`].join(' ');
 }

@@ -151,6 +151,20 @@ export const ENV_REFERENCE: readonly EnvReferenceEntry[] = [
     meaning: 'ports of the embedded Ethereum and Arbitrum dev chains',
   },
   {
+    group: 'devnet',
+    names: ['DEVNET_RELAY_PORTS'],
+    default: 'four free ports',
+    meaning:
+      'ports of the four local dev relays `npm start` runs when `RELAY_URLS` is unset, in the order flashbots, ultrasound, agnostic, bloxroute (e.g. `18550,18551,18552,18553`); ports set here must be free',
+  },
+  {
+    group: 'devnet',
+    names: ['SECOND_PROVIDER_PORT'],
+    default: 'a free port',
+    meaning:
+      'port of the second example provider `npm start` runs with the dev payment chain (it joins `intelligence.token_metadata`, cheaper and slower); a port set here must be free',
+  },
+  {
     group: 'provider',
     names: ['EXAMPLE_PROVIDER'],
     default: '`on` with the dev payment chain (or with `EXAMPLE_PROVIDER_PRIVATE_KEY`)',
