@@ -260,6 +260,12 @@ describe('HTTP: the signed-in pages are rendered on the server for the bearer to
     expect(expired.text).toContain('id="sign-in"');
 
     expect((await get(`/subscriptions/sub_${ulid()}`, mine)).status).toBe(404);
+    // an unknown id is a 404 page even signed out: no sign-in card that looks like a real subscription
+    const unknown = await get(`/subscriptions/sub_${ulid()}`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.text).toContain('<h1>Not found</h1>');
+    expect(unknown.text).not.toContain('id="sign-in"');
+    expect((await get('/subscriptions/not-a-subscription-id')).status).toBe(404);
     expect((await get('/providers/not-a-provider-id', mine)).status).toBe(404);
     expect((await get(`/providers/prv_${ulid()}`, mine)).status).toBe(404);
 
