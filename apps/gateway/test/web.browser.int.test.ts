@@ -339,7 +339,10 @@ describe('status page (/status)', () => {
 
     const page = await browser.newPage();
     // the page's timers run only when the test says so: no refresh swaps the page while it is being checked
-    await page.clock.install();
+    // (installed, the fake clock still runs in real time: paused, a slow check under load cannot let a refresh in)
+    const now = new Date();
+    await page.clock.install({ time: now });
+    await page.clock.pauseAt(new Date(now.getTime() + 1_000));
     await page.goto(`${t.url}/status?refresh=2`);
     await page.waitForSelector('[data-chart][data-plotted]');
     const first = await documentsOf(page);
@@ -362,6 +365,9 @@ describe('status page (/status)', () => {
     expect(second.health.builder!.submits).toBe(3);
     await expectMatches(page, second.health, second.series);
     expect(page.errors).toEqual([]);
+    // the fake clock is the whole browser context's: let time run again for the tests after this one
+    await page.clock.resume();
+    await page.close();
   });
 });
 
