@@ -1,15 +1,16 @@
 /**
- * The container files (README "Operating" > Containers). Docker is not on these machines, so the
+ * The container files (docs/operating.md > Containers). Docker is not on these machines, so the
  * structure is checked instead: a multi-stage Dockerfile on node:20-slim whose runtime stage runs
  * as a non-root user with dist/ and production modules only; a compose.yaml with Redis (AOF on),
  * two gateways, a worker and a builder, each with a healthcheck, every environment variable
- * documented in the README's configuration table, and every command an entry point tsup builds.
+ * documented in docs/configuration.md (`ENV_REFERENCE` of @acg/env, which generates it), and every command an entry point tsup builds.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { ENV_REFERENCE } from '@acg/env';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8');
@@ -46,8 +47,7 @@ describe('Dockerfile', () => {
 describe('compose.yaml', () => {
   const compose = parse(read('compose.yaml'), { merge: true }) as { services: Record<string, Service> };
   const services = compose.services;
-  // the first cell of each configuration row may name several variables: `A`, `B`
-  const documented = new Set([...read('README.md').matchAll(/^\| ([^|]+)\|/gm)].flatMap((m) => [...m[1].matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((v) => v[1])));
+  const documented = new Set(ENV_REFERENCE.flatMap((e) => e.names));
   const entries = [...read('tsup.config.ts').matchAll(/^\s+'?([a-z-]+)'?: 'apps\/[a-z-]+\/src\/main\.ts'/gm)].map((m) => `dist/${m[1]}.js`);
 
   it('runs Redis with AOF, two gateways, a worker and a builder', () => {
@@ -72,7 +72,7 @@ describe('compose.yaml', () => {
     }
   });
 
-  it('uses only environment variables documented in the README', () => {
+  it('uses only environment variables documented in docs/configuration.md', () => {
     expect(documented.size).toBeGreaterThan(20);
     for (const [name, s] of Object.entries(services)) {
       for (const key of Object.keys(s.environment ?? {})) expect(documented.has(key), `${name}: ${key}`).toBe(true);

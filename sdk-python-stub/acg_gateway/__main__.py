@@ -15,7 +15,7 @@ import os
 import sys
 
 from .client import GatewayClient
-from .errors import AcgError
+from .errors import AcgError, PaymentRequired
 from .signer import SignerUnavailable, local_signer
 
 
@@ -54,6 +54,18 @@ def main(argv=None) -> int:
             out["signer"] = {"address": signer.address, "backend": signer.backend}
         print(json.dumps(out))
         return 0
+    except PaymentRequired as e:
+        # a command-line user pays by setting ACG_PRIVATE_KEY (payment_signer= is the Python API's way)
+        asked = f"{e.amount / 1_000_000:.6f}".rstrip("0").rstrip(".") + " USDC" if e.amount is not None else "a payment"
+        if e.reason or os.environ.get("ACG_PRIVATE_KEY"):
+            print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        else:
+            print(
+                f'error: PaymentRequired: "{e.capability_id}" costs {asked}: set ACG_PRIVATE_KEY=0x... '
+                "(a key holding USDC on the gateway's chain; npm start prints a dev-chain key) to pay",
+                file=sys.stderr,
+            )
+        return 1
     except (AcgError, ValueError) as e:
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1

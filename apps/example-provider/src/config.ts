@@ -13,6 +13,8 @@ export interface ExampleProviderConfig {
   name: string;
   rpcUrls: ChainRpcUrls;
   logLevel: string;
+  /** LOG_PRETTY: readable one-line logs (pino-pretty) instead of JSON lines (default false; `npm start` sets it like its own). */
+  logPretty: boolean;
   /** Capability ids whose contracts it joins (`EXAMPLE_PROVIDER_JOIN`), offering only those; undefined: it creates all of its contracts. */
   join: string[] | undefined;
   /** Price of every offer, decimal USDC (`EXAMPLE_PROVIDER_PRICE_USDC`); undefined: each capability's own. */
@@ -52,6 +54,7 @@ export function exampleProviderConfig(env: NodeJS.ProcessEnv): { config?: Exampl
       name: v.EXAMPLE_PROVIDER_NAME ?? 'Example Provider',
       rpcUrls,
       logLevel: v.LOG_LEVEL ?? 'info',
+      logPretty: v.LOG_PRETTY ?? false,
       join: v.EXAMPLE_PROVIDER_JOIN,
       priceUsdc: v.EXAMPLE_PROVIDER_PRICE_USDC,
       delayMs: v.EXAMPLE_PROVIDER_DELAY_MS ?? 0,

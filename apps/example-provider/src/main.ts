@@ -31,8 +31,8 @@ if (!config) {
   process.exit(2);
 }
 
-// the services' logger: JSON lines with URLs and secret values redacted (README "Operating" → Logs)
-const log = createLogger({ service: 'example-provider', level: config.logLevel });
+// the services' logger: JSON lines (LOG_PRETTY=1: pino-pretty lines, as npm start sets) with URLs and secret values redacted (docs/operating.md → Logs)
+const log = createLogger({ service: 'example-provider', level: config.logLevel, pretty: config.logPretty });
 const account = privateKeyToAccount(config.privateKey);
 // EXAMPLE_PROVIDER_JOIN: the same code joins existing contracts (capability_id) instead of creating them
 const { capabilities, offers } = exampleOffers(exampleCapabilities(config.rpcUrls), {

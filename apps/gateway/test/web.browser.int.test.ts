@@ -24,8 +24,11 @@ afterAll(async () => {
   await t?.close();
 });
 
+/** /registry, its capabilities in the catalog page's order: what can be bought first, then the gateway's own entries (product `gateway`). */
 async function registry(): Promise<LegacyRegistry> {
-  return (await (await fetch(`${t.url}/registry`)).json()) as LegacyRegistry;
+  const doc = (await (await fetch(`${t.url}/registry`)).json()) as LegacyRegistry;
+  const infrastructure = (c: LegacyRegistry['capabilities'][number]) => c.product === 'gateway';
+  return { ...doc, capabilities: [...doc.capabilities.filter((c) => !infrastructure(c)), ...doc.capabilities.filter(infrastructure)] };
 }
 
 /** The capability ids and statuses of the catalog cards that are visible now. */
@@ -43,6 +46,13 @@ describe('catalog (/)', () => {
     await page.goto(`${t.url}/`);
     const doc = await registry();
     expect(await visibleCards(page)).toEqual(doc.capabilities.map((c) => ({ id: c.id, status: c.status })));
+    // the first card is one you can buy; the gateway's own entries are grouped apart, after them
+    expect(doc.capabilities[0]?.product).not.toBe('gateway');
+    expect(await page.textContent('#buyable-title')).toBe('Capabilities you can buy');
+    const products = (list: string) =>
+      page.$$eval(`#catalog ul[aria-labelledby="${list}"] [data-capability]`, (cards) => cards.map((c) => c.getAttribute('data-product')));
+    expect(await products('buyable-title')).not.toContain('gateway');
+    expect(new Set(await products('infrastructure-title'))).toEqual(new Set(['gateway']));
     for (const c of doc.capabilities) {
       const href = await page.getAttribute(`[data-capability="${c.id}"] h3 a`, 'href');
       expect(href).toBe(`/capabilities/${encodeURIComponent(c.id)}`);
@@ -246,7 +256,10 @@ describe('status page (/status)', () => {
     expect(charted.length).toBeGreaterThan(0);
     for (const s of charted) {
       const plotted = JSON.parse((await page.getAttribute(`[data-chart="${s.id}"]`, 'data-plotted')) ?? 'null');
-      expect(plotted, s.id).toEqual([s.points.map((p) => p.t), s.points.map((p) => p.p50), s.points.map((p) => p.p99)]);
+      // the time axis fits the data: from the minute before the first measured one to now, not the whole hour
+      const first = s.points.findIndex((p) => p.samples > 0);
+      const points = s.points.slice(Math.max(0, first - 1));
+      expect(plotted, s.id).toEqual([points.map((p) => p.t), points.map((p) => p.p50), points.map((p) => p.p99)]);
       // a canvas was drawn
       expect(await page.locator(`[data-chart="${s.id}"] canvas`).count(), s.id).toBe(1);
       // and the hour's window is the health document's latency (every sample of this run is within the hour)
@@ -282,6 +295,27 @@ describe('status page (/status)', () => {
     ]).toEqual([backlog.waiting, backlog.delayed, backlog.active, backlog.dead_letters].map(String));
   }
 
+  it('on a fresh start says "no data yet" where nothing was measured, never "up" with 0 samples', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${t.url}/status`);
+    const { health } = await documentsOf(page);
+    // the wallet monitor's probe checks it directly, which records no latency: health up, 0 samples
+    const unmeasured = health.capabilities.filter((c) => c.latency_ms.samples === 0 && c.status !== 'down').map((c) => c.id);
+    expect(unmeasured).toContain('intelligence.wallet_monitor');
+    for (const id of unmeasured) {
+      const cell = page.locator(`[data-health-row="${id}"] [data-no-data]`);
+      expect(await cell.textContent(), id).toBe('no data yet');
+    }
+    expect(await page.locator('[data-health-row][data-samples="0"] [data-health="up"]').count()).toBe(0);
+    // no webhook delivered yet: the wallet monitor's latency says so instead of "p50 —, p99 — (0 deliveries)"
+    expect(health.wallet_monitor?.delivery_latency_ms.samples).toBe(0);
+    expect(await page.locator('[data-wallet-monitor] [data-no-data]').textContent()).toBe('no data yet');
+    expect(await page.textContent('[data-wallet-monitor]')).not.toContain('(0 deliveries)');
+    expect(page.errors).toEqual([]);
+    // its refresh timer must not run on while the next test installs the context's fake clock
+    await page.close();
+  });
+
   it('draws latency charts from stored samples whose numbers match /status/health, with builder relays and the wallet-monitor backlog, and refreshes itself', async () => {
     const { redis, keys } = t.gateway.services;
     const stats = new BuilderStats(redis, keys);
@@ -305,7 +339,10 @@ describe('status page (/status)', () => {
 
     const page = await browser.newPage();
     // the page's timers run only when the test says so: no refresh swaps the page while it is being checked
-    await page.clock.install();
+    // (installed, the fake clock still runs in real time: paused, a slow check under load cannot let a refresh in)
+    const now = new Date();
+    await page.clock.install({ time: now });
+    await page.clock.pauseAt(new Date(now.getTime() + 1_000));
     await page.goto(`${t.url}/status?refresh=2`);
     await page.waitForSelector('[data-chart][data-plotted]');
     const first = await documentsOf(page);
@@ -328,6 +365,9 @@ describe('status page (/status)', () => {
     expect(second.health.builder!.submits).toBe(3);
     await expectMatches(page, second.health, second.series);
     expect(page.errors).toEqual([]);
+    // the fake clock is the whole browser context's: let time run again for the tests after this one
+    await page.clock.resume();
+    await page.close();
   });
 });
 

@@ -217,6 +217,33 @@ describe('subscription page (/subscriptions/{id})', () => {
   });
 });
 
+describe('the one-click dev sign-in npm start prints (#dev-session)', () => {
+  it('adopts the fragment as the tab session on a loopback host, removes it from the address bar, and ignores a malformed one', async () => {
+    const subscriber = privateKeyToAccount(generatePrivateKey());
+    const token = await signIn(f.t.url, subscriber);
+    const created = await call(
+      'POST',
+      `${f.t.url}/v1/wallet-monitor`,
+      { addresses: [privateKeyToAccount(generatePrivateKey()).address], chains: ['base'], events: ['transfer_in'], webhook_url: `${f.receiver.url}/dev` },
+      { authorization: `Bearer ${token}` },
+    );
+    const path = `/subscriptions/${created.body.subscription_id as string}`;
+    expect(new URL(f.t.url).hostname).toBe('127.0.0.1');
+
+    const page = await browser.newPage();
+    await page.goto(`${f.t.url}${path}#dev-session=${token}.${subscriber.address}.${Date.now() + 3_600_000}`);
+    await page.waitForSelector('#account-view[data-signed-in="true"]');
+    expect(await page.textContent('.signed-in')).toContain(subscriber.address);
+    expect(new URL(page.url()).hash).toBe('');
+    expect(page.errors).toEqual([]);
+
+    const other = await browser.newPage();
+    await other.goto(`${f.t.url}${path}#dev-session=not-a-session`);
+    await other.waitForLoadState('networkidle');
+    expect(await other.getAttribute('#account-view', 'data-signed-in')).toBe('false');
+  });
+});
+
 describe('HTTP: the signed-in pages are rendered on the server for the bearer token the browser sends', () => {
   const get = async (path: string, headers: Record<string, string> = {}) => {
     const res = await fetch(`${f.t.url}${path}`, { headers: { accept: 'text/html', ...headers } });
@@ -260,6 +287,12 @@ describe('HTTP: the signed-in pages are rendered on the server for the bearer to
     expect(expired.text).toContain('id="sign-in"');
 
     expect((await get(`/subscriptions/sub_${ulid()}`, mine)).status).toBe(404);
+    // an unknown id is a 404 page even signed out: no sign-in card that looks like a real subscription
+    const unknown = await get(`/subscriptions/sub_${ulid()}`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.text).toContain('<h1>Not found</h1>');
+    expect(unknown.text).not.toContain('id="sign-in"');
+    expect((await get('/subscriptions/not-a-subscription-id')).status).toBe(404);
     expect((await get('/providers/not-a-provider-id', mine)).status).toBe(404);
     expect((await get(`/providers/prv_${ulid()}`, mine)).status).toBe(404);
 

@@ -36,6 +36,8 @@ export interface SpawnExampleProviderOptions {
   host?: string;
   rpcUrls: { base?: string; ethereum?: string; arbitrum?: string };
   logLevel: string;
+  /** Readable one-line logs (pino-pretty) like the launcher's own (`LOG_PRETTY`); false: JSON lines. */
+  pretty?: boolean;
   /** Catalog name (`EXAMPLE_PROVIDER_NAME`); unset: the provider's default, `Example Provider`. */
   name?: string;
   /** Capability ids to join instead of creating contracts (`EXAMPLE_PROVIDER_JOIN`). */
@@ -69,6 +71,7 @@ export async function spawnExampleProvider(opts: SpawnExampleProviderOptions): P
     EXAMPLE_PROVIDER_PORT: String(opts.port),
     EXAMPLE_PROVIDER_PRIVATE_KEY: opts.privateKey,
     LOG_LEVEL: opts.logLevel,
+    LOG_PRETTY: opts.pretty ? '1' : '0',
   };
   if (opts.host) env.EXAMPLE_PROVIDER_HOST = opts.host;
   // the launcher's own choices for this instance, never inherited from the user's environment

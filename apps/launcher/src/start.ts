@@ -18,7 +18,11 @@
  *   (`DEV_ROLES.secondProvider`) on a free port, which joins the example provider's
  *   `intelligence.token_metadata` contract (cheaper, slower) through the same public API, so the
  *   contract has two offers to route and fail over between (docs/marketplace.md).
- * Prints one line per service with its URL. Ctrl-C (SIGINT), SIGTERM and SIGHUP stop everything it
+ * While it prepares, prints one line per step with the time it took; then a banner with every URL
+ * (web pages first, then the APIs, chains and processes), both demos, the Python stub's command and
+ * a funded dev-chain-only account. Every port it binds can be set (docs/configuration.md): the
+ * gateway, builder, dev chains, the four dev relays (`DEVNET_RELAY_PORTS`), the example provider and
+ * the second provider (`SECOND_PROVIDER_PORT`). Ctrl-C (SIGINT), SIGTERM and SIGHUP stop everything it
  * started and exit with 128 + the signal number (130, 143, 129); so does the death of the parent
  * process (e.g. `npm` killed), noticed within a second. A second signal exits at once (the managed
  * children are then SIGKILLed by the exit hook of `spawnManaged`).
@@ -34,6 +38,7 @@
  */
 import {
   BUILDER_ENV,
+  DEV_RELAY_PORT_ORDER,
   devDefaultsProblems,
   DEVNET_ENV,
   EnvError,
@@ -44,6 +49,7 @@ import {
   readEnv,
   redisClusterProblem,
   redisProblem,
+  type EnvValues,
   type PortCheck,
 } from '@acg/env';
 import { builderConfigFromEnv, parseRelayUrls, startBuilder, startDevRelays, type DevRelays, type RunningBuilder } from '@acg/builder';
@@ -79,6 +85,7 @@ import {
   type RedisHandle,
 } from '@acg/devnet';
 import { demoCommand } from './demoCommand.js';
+import { devSessionFragment } from './devSignIn.js';
 import { spawnExampleProvider, type ExampleProvider } from './exampleProvider.js';
 
 const env = process.env;
@@ -92,8 +99,9 @@ const exampleProviderWanted = env.EXAMPLE_PROVIDER !== 'off' && (!env.PAYMENT_RP
  * @acg/env), the `PAYMENT_RPC_URL` rule, then the ports this process will listen on and a set
  * `REDIS_URL` (one connection attempt, short timeout). One line per problem, naming the variable.
  */
-async function environmentProblems(): Promise<string[]> {
-  const { values: v, problems } = readEnv({ ...GATEWAY_ENV, ...BUILDER_ENV, ...DEVNET_ENV, ...EXAMPLE_PROVIDER_ENV }, env);
+const LAUNCHER_ENV = { ...GATEWAY_ENV, ...BUILDER_ENV, ...DEVNET_ENV, ...EXAMPLE_PROVIDER_ENV };
+async function environmentProblems(): Promise<{ problems: string[]; values: EnvValues<typeof LAUNCHER_ENV> }> {
+  const { values: v, problems } = readEnv(LAUNCHER_ENV, env);
   problems.push(...devDefaultsProblems(env));
   try {
     if (env.RELAY_URLS) parseRelayUrls(env.RELAY_URLS);
@@ -122,6 +130,9 @@ async function environmentProblems(): Promise<string[]> {
   if (exampleProviderWanted && v.EXAMPLE_PROVIDER_PORT !== undefined) {
     ports.push({ name: 'EXAMPLE_PROVIDER_PORT', port: v.EXAMPLE_PROVIDER_PORT, host: v.EXAMPLE_PROVIDER_HOST });
   }
+  if (!env.RELAY_URLS && v.DEVNET_RELAY_PORTS) for (const port of v.DEVNET_RELAY_PORTS) ports.push({ name: 'DEVNET_RELAY_PORTS', port });
+  if (exampleProviderWanted && !env.PAYMENT_RPC_URL && v.SECOND_PROVIDER_PORT !== undefined)
+    ports.push({ name: 'SECOND_PROVIDER_PORT', port: v.SECOND_PROVIDER_PORT });
   const [portIssues, redisIssue] = await Promise.all([
     portProblems(ports.filter((p, i) => ports.findIndex((q) => q.port === p.port) === i)),
     v.REDIS_CLUSTER_NODES
@@ -130,10 +141,10 @@ async function environmentProblems(): Promise<string[]> {
         ? redisProblem('REDIS_URL', v.REDIS_URL)
         : undefined,
   ]);
-  return [...problems, ...portIssues, ...(redisIssue ? [redisIssue] : [])];
+  return { problems: [...problems, ...portIssues, ...(redisIssue ? [redisIssue] : [])], values: v };
 }
 
-const problems = await environmentProblems();
+const { problems, values: envValues } = await environmentProblems();
 if (problems.length > 0) {
   process.stderr.write(`npm start: ${new EnvError(problems).message}\n`);
   process.exit(2);
@@ -143,6 +154,19 @@ if (problems.length > 0) {
 const pretty = logPrettyFromEnv(env, true);
 const log = createLogger({ service: 'launcher', level: env.LOG_LEVEL || 'info', pretty });
 const line = (name: string, value: string) => process.stdout.write(`  ${name.padEnd(16)} ${value}\n`);
+const launchStarted = performance.now();
+const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
+/**
+ * One step of the preparation: prints `  <label> ...` before it and the time it took (and `done(result)`,
+ * e.g. its URL) after it, on one line unless something else printed in between.
+ */
+async function step<T>(label: string, run: () => Promise<T>, done?: (result: T) => string): Promise<T> {
+  const started = performance.now();
+  process.stdout.write(`  ${label} ...`);
+  const result = await run();
+  process.stdout.write(` ${seconds(started)}${done ? `: ${done(result)}` : ''}\n`);
+  return result;
+}
 // OpenTelemetry traces of all three services (one process, one service.name) when OTEL_EXPORTER_OTLP_ENDPOINT is set
 const tracing: Tracing = startTracing({ serviceName: 'agent-capability-gateway', log });
 
@@ -212,11 +236,17 @@ try {
   if (!env.PAYMENT_RPC_URL) {
     const wanted = Number(env.DEVNET_PAYMENT_PORT || 8545);
     const port = (await isPortFree(wanted)) ? wanted : undefined;
-    anvil = await startAnvil({ chainId: BASE_CHAIN_ID, port, quiet: true });
-    const chain = await setupPaymentChain(anvil.rpcUrl);
+    process.stdout.write('Preparing the dev stack (one line per step, with the time it took):\n');
+    anvil = await step(
+      'payment chain (anvil, chain id 8453)',
+      () => startAnvil({ chainId: BASE_CHAIN_ID, port, quiet: true }),
+      (a) => a.rpcUrl,
+    );
+    const paymentRpc = anvil.rpcUrl;
+    const chain = await step('USDC, Multicall3 and Permit2 on the payment chain, funded dev accounts', () => setupPaymentChain(paymentRpc));
     // State only means something with this chain: a fresh key prefix per run, so a shared Redis
     // never replays an earlier run's jobs or refunds onto a new chain (REDIS_KEY_PREFIX overrides).
-    // (hash-tagged on a Redis Cluster: README "Operating")
+    // (hash-tagged on a Redis Cluster: docs/operating.md)
     defaults.keyPrefix = env.REDIS_CLUSTER_NODES ? `{acg:dev:${ulid()}}:` : `acg:dev:${ulid()}:`;
     // removed on stop, unless REDIS_KEY_PREFIX names the prefix (then the keys are the operator's)
     if (!env.REDIS_KEY_PREFIX) runPrefix = defaults.keyPrefix;
@@ -235,16 +265,30 @@ try {
   if (!env.ETHEREUM_RPC_URL) {
     // Ethereum dev chain (chain id 1): bundles target it (FIFO ordering so a sealed block keeps bundle order)
     const ethereumPort = Number(env.DEVNET_ETHEREUM_PORT || 8546);
-    ethereum = await startDevChain('ethereum', { port: (await isPortFree(ethereumPort)) ? ethereumPort : undefined, extraArgs: ['--order', 'fifo'] });
+    const freeEthereumPort = (await isPortFree(ethereumPort)) ? ethereumPort : undefined;
+    ethereum = await step(
+      'Ethereum dev chain (anvil, chain id 1)',
+      () => startDevChain('ethereum', { port: freeEthereumPort, extraArgs: ['--order', 'fifo'] }),
+      (c) => c.rpcUrl,
+    );
     defaults.chains = { ...defaults.chains, ethereum: ethereum.rpcUrl };
     // lending dev data for the liquidation search: Aave v3 (as Aave and as Spark), Morpho Blue, a Comet market, seeded positions
-    process.stdout.write('deploying the lending dev data (the first run compiles Morpho Blue with solc-js, about 40 s)...\n');
-    lending = await setupLendingDevnet(ethereum.rpcUrl);
+    const ethereumRpc = ethereum.rpcUrl;
+    lending = await step(
+      'lending dev data: Aave v3, Spark, Compound v3, Morpho Blue and seeded positions (the first run compiles Morpho Blue with solc-js, about 40 s)',
+      () => setupLendingDevnet(ethereumRpc),
+      (l) => `${l.positions.length} positions`,
+    );
   }
   if (!env.ARBITRUM_RPC_URL) {
     // Arbitrum dev chain (chain id 42161) for the wallet monitor; Base is the payment chain itself
     const arbitrumPort = Number(env.DEVNET_ARBITRUM_PORT || 8547);
-    arbitrum = await startDevChain('arbitrum', { port: (await isPortFree(arbitrumPort)) ? arbitrumPort : undefined });
+    const freeArbitrumPort = (await isPortFree(arbitrumPort)) ? arbitrumPort : undefined;
+    arbitrum = await step(
+      'Arbitrum dev chain (anvil, chain id 42161)',
+      () => startDevChain('arbitrum', { port: freeArbitrumPort }),
+      (c) => c.rpcUrl,
+    );
     defaults.chains = { ...defaults.chains, arbitrum: arbitrum.rpcUrl };
   }
   if (anvil) {
@@ -256,7 +300,11 @@ try {
   }
   redis = env.REDIS_CLUSTER_NODES
     ? { url: env.REDIS_URL || `redis://${env.REDIS_CLUSTER_NODES.split(',')[0].trim()}`, spawned: false, stop: async () => undefined }
-    : await resolveRedis({ url: env.REDIS_URL, log: (msg) => log.info(msg) });
+    : await step(
+        'Redis',
+        () => resolveRedis({ url: env.REDIS_URL }),
+        (r) => `${r.url}${r.spawned ? ' (a private redis-server on a free port: nothing answered on 127.0.0.1:6379; set REDIS_URL to choose)' : ''}`,
+      );
   defaults.redisUrl = redis.url;
   if (runPrefix && !redis.spawned) {
     // a run killed without stopping (kill -9) left its keys: remove them now (only runs whose launcher is gone), then register this one
@@ -266,34 +314,56 @@ try {
     runRegistration = await registerDevRun(redis.url, runPrefix, { clusterNodes });
   }
   // the four dev relays list the dev validator as the proposer of each upcoming dev slot (slot = block number)
-  if (!env.RELAY_URLS) relays = await startDevRelays({ ethereumRpcUrl: env.ETHEREUM_RPC_URL || ethereum?.rpcUrl });
+  if (!env.RELAY_URLS) {
+    // DEVNET_RELAY_PORTS (checked free before boot) sets their ports, in the order of DEV_RELAY_PORT_ORDER; else free ports
+    const relayPorts = envValues.DEVNET_RELAY_PORTS;
+    relays = await step(
+      'four dev relays',
+      () =>
+        startDevRelays({
+          ethereumRpcUrl: env.ETHEREUM_RPC_URL || ethereum?.rpcUrl,
+          relay: relayPorts ? Object.fromEntries(DEV_RELAY_PORT_ORDER.map((name, i) => [name, { port: relayPorts[i] }])) : undefined,
+        }),
+      (r) => r.relays.map((x) => x.url.replace(/^http:\/\/127\.0\.0\.1/, '')).join(' '),
+    );
+  }
   const builderPort = Number(env.BUILDER_PORT || 8081);
   defaults.builderUrl = env.BUILDER_URL ?? `http://127.0.0.1:${builderPort}`;
   const config = configFromEnv(env, defaults);
-  builder = await startBuilder(
-    builderConfigFromEnv(env, {
-      redisUrl: redis.url,
-      keyPrefix: config.keyPrefix,
-      ethereumRpcUrl: config.chains.ethereum,
-      ...(relays ? { relays: relays.relays } : {}),
-      devMining: Boolean(ethereum),
-      slotMs: 12_000,
-      logPretty: pretty,
-    }),
-    { log: createLogger({ service: 'builder', level: config.logLevel, pretty }) },
+  const builderLog = createLogger({ service: 'builder', level: config.logLevel, pretty });
+  const builderConfig = builderConfigFromEnv(env, {
+    redisUrl: redis.url,
+    keyPrefix: config.keyPrefix,
+    ethereumRpcUrl: config.chains.ethereum,
+    ...(relays ? { relays: relays.relays } : {}),
+    devMining: Boolean(ethereum),
+    slotMs: 12_000,
+    logPretty: pretty,
+  });
+  builder = await step(
+    'builder',
+    () => startBuilder(builderConfig, { log: builderLog }),
+    (b) => b.url,
   );
   // one process (docs/architecture.md "Shape"): the worker runs the job runner, the refunds and the provider payouts; the gateway serves HTTP
   // the worker's variables (PAYMENT_RECOVERY_*, LIQUIDATION_*) through the same function as `node dist/worker.js`
-  worker = await startWorker(config, {
-    log: createLogger({ service: 'worker', level: config.logLevel, pretty }),
-    ...workerOptionsFromEnv(env, config),
-    ...(lending && config.chains.ethereum && !env.LIQUIDATION_DEPLOYMENTS
-      ? { liquidations: { chain: 'ethereum' as const, rpcUrl: config.chains.ethereum, ...lendingIndexerConfig(lending.deployment) } }
-      : {}),
-  });
-  gateway = await startGateway(config, { log: createLogger({ service: 'gateway', level: config.logLevel, pretty }), refundWorker: false });
+  worker = await step('worker (jobs, refunds, payouts, liquidation indexer, wallet monitor)', () =>
+    startWorker(config, {
+      log: createLogger({ service: 'worker', level: config.logLevel, pretty }),
+      ...workerOptionsFromEnv(env, config),
+      ...(lending && config.chains.ethereum && !env.LIQUIDATION_DEPLOYMENTS
+        ? { liquidations: { chain: 'ethereum' as const, rpcUrl: config.chains.ethereum, ...lendingIndexerConfig(lending.deployment) } }
+        : {}),
+    }),
+  );
+  gateway = await step(
+    'gateway',
+    () => startGateway(config, { log: createLogger({ service: 'gateway', level: config.logLevel, pretty }), refundWorker: false }),
+    (g) => g.url,
+  );
 
   // the example provider: its own process, onboarded through the gateway's public API (docs/decisions.md "Providers")
+  let exampleProviderId: string | undefined;
   let exampleProviderLine = 'off (EXAMPLE_PROVIDER=off, or PAYMENT_RPC_URL without EXAMPLE_PROVIDER_PRIVATE_KEY)';
   const http = (url: string | undefined) => (url && /^https?:/.test(url) ? url : undefined);
   if (exampleProviderWanted) {
@@ -302,6 +372,8 @@ try {
     const port = env.EXAMPLE_PROVIDER_PORT || (await isPortFree(wanted)) ? wanted : await freePort();
     const wallet = env.EXAMPLE_PROVIDER_PRIVATE_KEY ? 'EXAMPLE_PROVIDER_PRIVATE_KEY' : `dev account ${DEV_ROLES.provider}`;
     try {
+      process.stdout.write(`  example provider (own process, onboards through the public API) ...`);
+      const providerStarted = performance.now();
       exampleProvider = await spawnExampleProvider({
         gatewayUrl: gateway.url,
         privateKey: env.EXAMPLE_PROVIDER_PRIVATE_KEY || devPrivateKey(DEV_ROLES.provider),
@@ -313,10 +385,13 @@ try {
           arbitrum: http(env.EXAMPLE_PROVIDER_RPC_ARBITRUM || config.chains.arbitrum),
         },
         logLevel: config.logLevel,
+        pretty,
       });
       // the first attempt answers at once (the gateway is up); later retries report below
       const outcome = await exampleProvider.firstOutcome(15_000);
+      process.stdout.write(` ${seconds(providerStarted)}: ${exampleProvider.url}\n`);
       const who = `${wallet} ${exampleProvider.address}`;
+      if (outcome?.event === 'registered') exampleProviderId = outcome.provider_id;
       exampleProviderLine =
         outcome?.event === 'registered'
           ? `${exampleProvider.url} (provider ${outcome.provider_id}, ${outcome.capabilities.map((c) => c.id).join(', ')}; ${who})`
@@ -337,10 +412,13 @@ try {
   let secondProviderLine = 'off (runs with the dev payment chain and the example provider)';
   if (anvil && exampleProvider && !env.EXAMPLE_PROVIDER_PRIVATE_KEY) {
     try {
+      process.stdout.write(`  second provider (joins ${SECOND_PROVIDER.capabilityId}) ...`);
+      const providerStarted = performance.now();
       secondProvider = await spawnExampleProvider({
         gatewayUrl: gateway.url,
         privateKey: devPrivateKey(DEV_ROLES.secondProvider),
-        port: await freePort(),
+        // SECOND_PROVIDER_PORT was checked free before boot; else a free port
+        port: envValues.SECOND_PROVIDER_PORT || (await freePort()),
         rpcUrls: { base: http(config.chains.base), ethereum: http(config.chains.ethereum), arbitrum: http(config.chains.arbitrum) },
         logLevel: config.logLevel,
         name: SECOND_PROVIDER.name,
@@ -348,8 +426,10 @@ try {
         priceUsdc: SECOND_PROVIDER.priceUsdc,
         delayMs: SECOND_PROVIDER.delayMs,
         label: 'second-provider',
+        pretty,
       });
       const outcome = await secondProvider.firstOutcome(15_000);
+      process.stdout.write(` ${seconds(providerStarted)}: ${secondProvider.url}\n`);
       const who = `dev account ${DEV_ROLES.secondProvider} ${secondProvider.address}`;
       secondProviderLine =
         outcome?.event === 'registered'
@@ -363,28 +443,58 @@ try {
     }
   }
 
-  process.stdout.write('\nAgent capability gateway is up:\n');
+  const demoKeyIndex = DEV_ROLES.buyers[0];
+  const demoAccount = devAccount(demoKeyIndex).address;
+  // one-click dev sign-in links (dev chain only): the provider dashboard as the example provider's wallet, subscriptions as the demo account
+  const devLinks: [string, string][] = [];
+  if (anvil && !env.EXAMPLE_PROVIDER_PRIVATE_KEY) {
+    try {
+      if (exampleProviderId) {
+        devLinks.push([
+          'provider (dev)',
+          `${gateway.url}/providers/${exampleProviderId}${await devSessionFragment(gateway.url, devAccount(DEV_ROLES.provider))}`,
+        ]);
+      }
+      devLinks.push([
+        'subscriptions',
+        `${gateway.url}/subscriptions/<subscription_id>${await devSessionFragment(gateway.url, devAccount(demoKeyIndex))} (signed in as dev account ${demoKeyIndex}, which the demos pay with)`,
+      ]);
+    } catch (e) {
+      devLinks.push(['dev sign-in', `unavailable: ${(e as Error).message}`]);
+    }
+  }
+  process.stdout.write(`\nAgent capability gateway is up (ready in ${seconds(launchStarted)}):\n\n`);
+  process.stdout.write('In a browser:\n');
+  line('catalog', `${gateway.url}/`);
+  line('status', `${gateway.url}/status`);
+  line('providers', `${gateway.url}/providers/onboard (become a provider; each provider's dashboard is /providers/{id})`);
+  if (devLinks.length > 0) {
+    process.stdout.write('One-click dev sign-in (dev chain only; the token is in the link, keep it to yourself):\n');
+    for (const [name, url] of devLinks) line(name, url);
+  }
+  process.stdout.write('APIs:\n');
   line('gateway', gateway.url);
-  line('catalog', `${gateway.url}/gateway-catalog.json`);
-  line('registry', `${gateway.url}/registry`);
+  line('registry', `${gateway.url}/registry (also ${gateway.url}/gateway-catalog.json, /llms.txt)`);
   line('openapi', `${gateway.url}/openapi.json`);
   line('health', `${gateway.url}/status/health`);
   line('mcp', `${gateway.url}/mcp (Streamable HTTP; MCP host config: {"mcpServers": {"acg": {"url": "${gateway.url}/mcp"}}})`);
+  line('builder', `${builder.rpcUrl} (eth_sendBundle, BLS ${builder.blsPublicKey.slice(0, 18)}…)`);
   line(
     'metrics',
     `${gateway.url}/metrics, ${builder.url}/metrics${worker.metrics.server ? `, ${worker.metrics.server.url}` : ' (worker: set WORKER_METRICS_PORT)'}${config.metrics.token ? ' (METRICS_TOKEN)' : ''}`,
   );
-  line('builder', `${builder.rpcUrl} (eth_sendBundle, BLS ${builder.blsPublicKey.slice(0, 18)}…)`);
-  line('relays', relays ? `${relays.relays.length} local dev relays: ${relays.relayUrls}` : 'RELAY_URLS');
-  line('ethereum chain', `${config.chains.ethereum ?? 'not configured'}${ethereum ? ' (chain 1, local anvil)' : ''}`);
+  process.stdout.write('Chains:\n');
   line('payment chain', `${config.payment.rpcUrl} (eip155:${config.payment.chain.id}${anvil ? ', local anvil' : ''})`);
   line('USDC', config.payment.asset);
-  line(
-    'redis',
-    `${config.redisClusterNodes ? `cluster ${config.redisClusterNodes.join(',')}` : redis.url}${redis.spawned ? ' (private, spawned)' : ''}, key prefix ${config.keyPrefix}${runPrefix && !redis.spawned ? ' (this run only: deleted at stop)' : ''}`,
-  );
-  line('store', storeLine(gateway.store));
-  line('traces', tracing.enabled ? `${tracing.url} (OTLP/HTTP)` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)');
+  line('ethereum chain', `${config.chains.ethereum ?? 'not configured'}${ethereum ? ' (chain 1, local anvil)' : ''}`);
+  line('arbitrum chain', `${config.chains.arbitrum ?? 'not configured'}${arbitrum ? ' (chain 42161, local anvil)' : ''}`);
+  line('relays', relays ? `${relays.relays.length} local dev relays: ${relays.relayUrls}` : 'RELAY_URLS');
+  if (lending)
+    line(
+      'lending',
+      `Aave ${lending.deployment.aave.pool}, Spark ${lending.deployment.spark.pool}, Comet ${lending.deployment.comet.address}, Morpho ${lending.deployment.morpho.address} (${lending.positions.length} seeded positions)`,
+    );
+  process.stdout.write('Processes and state:\n');
   line(
     'worker',
     `in-process: ${worker.workers.map((w) => w.name).join(', ')}${worker.indexer ? ', liquidation indexer' : ''}${worker.walletMonitor ? `, wallet monitor (${worker.walletMonitor.watchers.length} chain watchers, webhook policy ${config.walletMonitor?.webhookPolicy})` : ''}`,
@@ -395,20 +505,33 @@ try {
       ? `provider payouts every ${config.providers.payoutIntervalSeconds} s from the treasury (min ${Number(config.providers.payoutMinBaseUnits) / 1e6} USDC, fee ${config.providers.feeBps} bps, dispute window ${config.providers.disputeWindowSeconds} s)${config.adminToken ? '' : '; ADMIN_TOKEN unset: no admin routes'}`
       : 'off',
   );
-  line('arbitrum chain', `${config.chains.arbitrum ?? 'not configured'}${arbitrum ? ' (chain 42161, local anvil)' : ''}`);
   line('example provider', exampleProviderLine);
   line('second provider', secondProviderLine);
-  if (lending)
-    line(
-      'lending',
-      `Aave ${lending.deployment.aave.pool}, Spark ${lending.deployment.spark.pool}, Comet ${lending.deployment.comet.address}, Morpho ${lending.deployment.morpho.address} (${lending.positions.length} seeded positions)`,
-    );
+  line(
+    'redis',
+    `${config.redisClusterNodes ? `cluster ${config.redisClusterNodes.join(',')}` : redis.url}${redis.spawned ? ' (private, spawned)' : ''}, key prefix ${config.keyPrefix}${runPrefix && !redis.spawned ? ' (this run only: deleted at stop)' : ''}`,
+  );
+  line('store', storeLine(gateway.store));
+  line('traces', tracing.enabled ? `${tracing.url} (OTLP/HTTP)` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)');
   if (anvil) {
     line('facilitator', `${devAccount(DEV_ROLES.facilitator).address} (dev account 0)`);
     line('treasury/payTo', `${config.payment.payTo} (dev account 1)`);
-    line('funded buyers', `dev accounts 2-9 of the anvil test mnemonic, 10,000 USDC each (e.g. ${devAccount(2).address})`);
+    process.stdout.write("Dev account (DEV CHAIN ONLY: a public test key from anvil's mnemonic; never send real funds to it):\n");
+    line('address', `${demoAccount} (dev account ${demoKeyIndex}, 10,000 USDC; accounts 2-9 are funded alike)`);
+    line('private key', devPrivateKey(demoKeyIndex));
   }
-  process.stdout.write(`\nTry: ${demoCommand(gateway.url, Boolean(anvil))}    (pays 0.001 USDC for intelligence.wallet_balances)\nCtrl-C stops everything.\n`);
+  const url = gateway.url;
+  process.stdout.write('\nTry (each pays from the dev account above):\n');
+  process.stdout.write(
+    `  ${demoCommand(url, Boolean(anvil))}      # JS SDK: 0.001 USDC for one call, then a job, an MCP task and a liquidation search (0.024 USDC in all)\n`,
+  );
+  process.stdout.write(`  ${demoCommand(url, Boolean(anvil), 'demo:mcp')}  # MCP: lists the tools, pays one tool call (0.001 USDC)\n`);
+  if (anvil) {
+    process.stdout.write(
+      `  cd sdk-python-stub && ACG_PRIVATE_KEY=${devPrivateKey(demoKeyIndex)} python3 -m acg_gateway --base-url ${url} execute intelligence.wallet_balances '{"address": "${demoAccount}"}' --per-call-usdc 0.01\n`,
+    );
+  }
+  process.stdout.write('Ctrl-C stops everything.\n');
 } catch (e) {
   process.stderr.write(`\nstartup failed: ${(e as Error).message}\n`);
   await stop(1);

@@ -12,6 +12,11 @@ describe('demoCommand', () => {
     expect(demoCommand('http://0.0.0.0:8080', true)).toBe('GATEWAY_URL=http://0.0.0.0:8080 npm run demo');
   });
 
+  it('names the MCP demo the same way', () => {
+    expect(demoCommand(DEMO_DEFAULT_GATEWAY_URL, true, 'demo:mcp')).toBe('npm run demo:mcp');
+    expect(demoCommand('http://127.0.0.1:18080', true, 'demo:mcp')).toBe('GATEWAY_URL=http://127.0.0.1:18080 npm run demo:mcp');
+  });
+
   it('asks for a funded key when no dev payment chain runs', () => {
     expect(demoCommand('http://127.0.0.1:18080', false)).toBe('GATEWAY_URL=http://127.0.0.1:18080 DEMO_PRIVATE_KEY=0x… npm run demo');
   });

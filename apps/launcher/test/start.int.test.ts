@@ -40,8 +40,16 @@ describe('npm start', () => {
         DEVNET_ETHEREUM_PORT: await freePort(),
         DEVNET_ARBITRUM_PORT: await freePort(),
         EXAMPLE_PROVIDER_PORT: await freePort(),
+        SECOND_PROVIDER_PORT: await freePort(),
       };
-      const launcher = runNpmStart({ ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])), REDIS_URL: redis!.url, LOG_LEVEL: 'warn' });
+      // every other port npm start binds can be set too: the four dev relays
+      const relayPortsSet = [await freePort(), await freePort(), await freePort(), await freePort()];
+      const launcher = runNpmStart({
+        ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+        DEVNET_RELAY_PORTS: relayPortsSet.join(','),
+        REDIS_URL: redis!.url,
+        LOG_LEVEL: 'warn',
+      });
       launchers.push(launcher);
       await launcher.waitFor('Ctrl-C stops everything', 240_000);
 
@@ -93,12 +101,22 @@ describe('npm start', () => {
           .output()
           .split('\n')
           .find((l) => l.trimStart().startsWith(`${name} `)) ?? '';
-      expect(launcher.output()).toContain(`Try: GATEWAY_URL=http://127.0.0.1:${ports.GATEWAY_PORT} npm run demo `);
+      // while preparing, one line per step with the time it took
+      expect(launcher.output()).toMatch(/ {2}payment chain \(anvil, chain id 8453\) \.\.\. \d+\.\d s: http:\/\/127\.0\.0\.1:\d+/);
+      expect(launcher.output()).toMatch(/ {2}lending dev data: .* \.\.\. \d+\.\d s: \d+ positions/);
+      // both demos for this gateway port (not 8080), and a funded dev-chain-only key
+      expect(launcher.output()).toContain(`  GATEWAY_URL=http://127.0.0.1:${ports.GATEWAY_PORT} npm run demo `);
+      expect(launcher.output()).toContain(`  GATEWAY_URL=http://127.0.0.1:${ports.GATEWAY_PORT} npm run demo:mcp `);
+      expect(launcher.output()).toContain('DEV CHAIN ONLY');
+      expect(bannerLine('private key')).toContain(devPrivateKey(2));
+      // one-click dev sign-in: the example provider's dashboard, its session in the URL fragment
+      expect(bannerLine('provider (dev)')).toMatch(/\/providers\/prv_[0-9A-Z]{26}#dev-session=acg_[A-Za-z0-9_-]{43}\.0x[0-9a-fA-F]{40}\.\d+$/);
       // the store's durability as the gateway read it at start (this test's private Redis: appendfsync always)
       expect(bannerLine('store')).toMatch(/appendonly yes, appendfsync always: every acknowledged write is on disk before it is answered$/);
       const relayPorts = [...bannerLine('relays').matchAll(/=http:\/\/127\.0\.0\.1:(\d+)/g)].map((m) => Number(m[1]));
-      expect(relayPorts).toHaveLength(4);
-      const allPorts = [...Object.values(ports), ...relayPorts, Number(second![1])];
+      expect(relayPorts).toEqual(relayPortsSet);
+      expect(Number(second![1])).toBe(ports.SECOND_PROVIDER_PORT);
+      const allPorts = [...Object.values(ports), ...relayPorts];
       for (const port of allPorts) expect(await isListening(port), `port ${port}`).toBe(true);
 
       launcher.child.kill(signal);

@@ -4,7 +4,7 @@ import { createLogger } from '@acg/observability';
 import { DEFAULT_RECONCILE_CONFIRMATIONS, reconcileBlocks, type ReconciliationCounts } from '@acg/payments';
 import { chainReconciliationFromEnv, chainReconciliationOptions, createWorkerServices, treasurySenderOf } from './worker.js';
 
-/** Usage of the operator's `reconcile` command (README "Reconciliation from the chain"). */
+/** Usage of the operator's `reconcile` command (docs/operating.md "Reconciliation from the chain"). */
 export const RECONCILE_USAGE = 'usage: npm run reconcile -- --from <block> [--to <block>]   (default --to: the confirmed block)';
 
 /** The block range of `reconcile`: `--from` (required) and `--to` (optional), non-negative integers, from ≤ to. Throws an Error with {@link RECONCILE_USAGE}. */

@@ -204,7 +204,7 @@ export interface StartWorkerOptions {
   finality?: boolean | { pollingIntervalMs?: number };
   /**
    * Reconcile payments with the payment chain (default true; `@acg/payments` `startChainReconciliation`,
-   * README "Reconciliation from the chain"): every PAYMENT_RECONCILE_INTERVAL_MS (default 60 s) across
+   * docs/operating.md "Reconciliation from the chain"): every PAYMENT_RECONCILE_INTERVAL_MS (default 60 s) across
    * all workers, the payments into the treasury up to PAYMENT_RECONCILE_CONFIRMATIONS (default 12)
    * blocks below the head, from the cursor on (none: PAYMENT_RECONCILE_LOOKBACK_BLOCKS below, default 0).
    */
@@ -259,7 +259,7 @@ function integerFromEnv(env: NodeJS.ProcessEnv, name: string, min: 0 | 1, unit: 
  * `paymentRecovery` from PAYMENT_RECOVERY_INTERVAL_MS / PAYMENT_RECOVERY_AFTER_MS
  * ({@link paymentRecoveryFromEnv}) and `liquidations` from LIQUIDATION_DEPLOYMENTS,
  * LIQUIDATION_USD_FEEDS and LIQUIDATION_NATIVE_TOKEN (`liquidationsFromEnv`; undefined when unset).
- * Throws an Error naming the variable on a malformed value (README "Configuration").
+ * Throws an Error naming the variable on a malformed value (docs/configuration.md).
  */
 export function workerOptionsFromEnv(
   env: NodeJS.ProcessEnv,

@@ -7,7 +7,7 @@ import { registerTestProvider, startTestProvider, upperCaseAnswer, type TestProv
 import { challenge, officialPayload, paidPost, paymentHeader, post, readJob } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
-// README "Operating": the gateway and a worker on a private 3-master Redis Cluster
+// docs/operating.md: the gateway and a worker on a private 3-master Redis Cluster
 // (REDIS_CLUSTER_NODES, hash-tagged key prefix): a paid execute and its replay, a job run by the
 // worker with its refund, and a provider registration that both processes learn through pub/sub.
 type Json = any;

@@ -31,7 +31,7 @@ import { startEntry } from './entries.js';
 import { walletMonitorKeys } from '@acg/wallet-monitor/commands';
 
 /**
- * The multi-node run (README "Operating"): on a private 3-master Redis Cluster, two standalone
+ * The multi-node run (docs/operating.md): on a private 3-master Redis Cluster, two standalone
  * gateways, two workers and a builder, each its own process started from its entry with the
  * environment only (REDIS_CLUSTER_NODES, a hash-tagged REDIS_KEY_PREFIX). The test client plays
  * the load balancer, sending in turn to each gateway. Checked: paid executes served by both
@@ -131,7 +131,7 @@ beforeAll(async () => {
   leaseOfA = await until('worker A to take the base watcher lease', () => redis.get(lease));
   // each gateway settles with its own facilitator key (dev accounts 0 and 9): the in-process
   // facilitator's nonces are per process, and two gateways sharing a key refuse concurrent
-  // payments with 402 (README "Operating")
+  // payments with 402 (docs/operating.md)
   const [b, g1, g2, builderPort] = await Promise.all([startWorkerProcess(), startGateway(devPrivateKey(0)), startGateway(devPrivateKey(9)), freePort()]);
   workers.push(b);
   gateways.push(g1, g2);

@@ -12,7 +12,7 @@ import { paidPost, readJob } from '../../gateway/test/x402.js';
 import { startWorker, type RunningWorker } from '../src/index.js';
 
 /**
- * OpenTelemetry traces (README "Operating" → Traces): a local OTLP/HTTP receiver (node:http, the
+ * OpenTelemetry traces (docs/operating.md → Traces): a local OTLP/HTTP receiver (node:http, the
  * JSON encoding of `ExportTraceServiceRequest` that @opentelemetry/exporter-trace-otlp-http sends)
  * collects what a real gateway and worker export: request → paywall → verify/settle → execute →
  * store for a paid execute, job.step → execute for a job. Unset OTEL_EXPORTER_OTLP_ENDPOINT: no

@@ -23,7 +23,7 @@ export interface GatewayConfig {
   /**
    * Web origins allowed on `/mcp` and on requests carrying a bearer token, besides the origin of
    * the public base URL (ALLOWED_ORIGINS, comma-separated `scheme://host[:port]`; default none).
-   * A request from any other `Origin` is refused with 403 (README "Configuration").
+   * A request from any other `Origin` is refused with 403 (docs/configuration.md).
    */
   allowedOrigins?: string[];
   /** Public URL of the bundle-submission host (BUILDER_URL, default http://127.0.0.1:BUILDER_PORT). */
@@ -36,7 +36,7 @@ export interface GatewayConfig {
   /**
    * Redis Cluster startup nodes, `host:port` each (REDIS_CLUSTER_NODES, comma-separated). Set:
    * every connection of the process is an ioredis `Cluster` (`connectRedis` of @acg/redis) and
-   * `keyPrefix` must carry a hash tag (README "Operating").
+   * `keyPrefix` must carry a hash tag (docs/operating.md).
    */
   redisClusterNodes?: string[];
   /**

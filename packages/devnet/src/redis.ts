@@ -209,7 +209,7 @@ export type StartRedisClusterOptions = {
 };
 
 /**
- * Starts a private Redis Cluster on 127.0.0.1 for tests (README "Operating", REDIS_CLUSTER_NODES):
+ * Starts a private Redis Cluster on 127.0.0.1 for tests (docs/operating.md, REDIS_CLUSTER_NODES):
  * `masters` `redis-server --cluster-enabled yes` processes on free ports (and their cluster bus
  * ports, port + 10000; `--save '' --appendonly yes --appendfsync always --maxmemory-policy noeviction`,
  * configs and append-only files in a temp dir),

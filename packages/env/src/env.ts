@@ -221,8 +221,8 @@ export function assertNoProblems(problems: readonly string[]): void {
 }
 
 /**
- * OpenTelemetry's standard variables that turn tracing on and name the service (top README
- * "Operating" → Traces; `startTracing` of @acg/observability). Unset `OTEL_EXPORTER_OTLP_ENDPOINT`
+ * OpenTelemetry's standard variables that turn tracing on and name the service (docs/operating.md
+ * "Traces"; `startTracing` of @acg/observability). Unset `OTEL_EXPORTER_OTLP_ENDPOINT`
  * (and `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`): no tracing. The SDK reads its other `OTEL_*`
  * variables itself (sampler, headers, batch sizes); they are not checked here.
  */
@@ -246,11 +246,11 @@ export const GATEWAY_ENV = {
   GATEWAY_PORT: envPort,
   BUILDER_PORT: envPort,
   PUBLIC_BASE_URL: envHttpUrl,
-  /** Web origins besides PUBLIC_BASE_URL's allowed on /mcp and bearer routes (README "Configuration"). */
+  /** Web origins besides PUBLIC_BASE_URL's allowed on /mcp and bearer routes (docs/configuration.md). */
   ALLOWED_ORIGINS: envOrigins,
   BUILDER_URL: envHttpUrl,
   REDIS_URL: envRedisUrl,
-  /** Redis Cluster startup nodes; set, every connection is an ioredis `Cluster` (README "Operating"). */
+  /** Redis Cluster startup nodes; set, every connection is an ioredis `Cluster` (docs/operating.md). */
   REDIS_CLUSTER_NODES: envHostPorts,
   /**
    * `true`: take payments on a store that can lose acknowledged writes (anything but `appendonly yes`
@@ -323,11 +323,33 @@ export const BUILDER_ENV = {
   ...OTEL_ENV,
 } satisfies EnvSpec;
 
-/** The `npm start` launcher's own variables: ports of the embedded dev chains. */
+/**
+ * Exactly `count` comma-separated TCP ports 1..65535 (spaces ignored), parsed to numbers,
+ * e.g. `envPortList(2)` reads `'18550, 18551'` as `[18550, 18551]`.
+ */
+export function envPortList(count: number) {
+  return commaList()
+    .refine(
+      (entries) => entries.length === count && entries.every((e) => /^\d+$/.test(e) && Number(e) >= 1 && Number(e) <= 65535),
+      `must be ${count} comma-separated ports 1..65535`,
+    )
+    .transform((entries) => entries.map(Number));
+}
+
+/** The names of the four dev relays `npm start` runs, in the order of `DEVNET_RELAY_PORTS`. */
+export const DEV_RELAY_PORT_ORDER = ['flashbots', 'ultrasound', 'agnostic', 'bloxroute'] as const;
+
+/**
+ * The `npm start` launcher's own variables: the ports of what it runs besides the gateway, the
+ * builder and the example provider: the embedded dev chains, the four dev relays (in the order of
+ * {@link DEV_RELAY_PORT_ORDER}) and the second example provider.
+ */
 export const DEVNET_ENV = {
   DEVNET_PAYMENT_PORT: envPort,
   DEVNET_ETHEREUM_PORT: envPort,
   DEVNET_ARBITRUM_PORT: envPort,
+  DEVNET_RELAY_PORTS: envPortList(DEV_RELAY_PORT_ORDER.length),
+  SECOND_PROVIDER_PORT: envPort,
 } satisfies EnvSpec;
 
 /**
@@ -370,6 +392,7 @@ export const EXAMPLE_PROVIDER_ENV = {
     .refine((v) => /^\d+(\.\d{1,6})?$/.test(v) && /[1-9]/.test(v), 'must be a USDC amount > 0 with at most 6 decimals, e.g. 0.0025'),
   EXAMPLE_PROVIDER_DELAY_MS: envNonNegative,
   LOG_LEVEL: envLogLevel,
+  LOG_PRETTY: envBoolean,
 } satisfies EnvSpec;
 
 /**

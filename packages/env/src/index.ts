@@ -8,3 +8,4 @@ export * from './env.js';
 export * from './preflight.js';
 export * from './process.js';
 export * from './service.js';
+export * from './reference.js';

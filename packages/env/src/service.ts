@@ -43,7 +43,7 @@ export async function runService<S extends RunningService>(name: string, configu
     const ports = await portProblems(setup.ports);
     assertNoProblems([...ports, ...(redis ? [redis] : [])]);
     const log = createLogger({ service: name, level: setup.config.logLevel, pretty: setup.config.logPretty });
-    // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (README "Operating" → Traces); nothing otherwise
+    // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operating.md → Traces); nothing otherwise
     const tracing = startTracing({ serviceName: name, log });
     const service = await setup.start(log);
     process.stdout.write(`${setup.banner(service)}\n`);

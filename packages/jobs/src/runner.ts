@@ -71,7 +71,7 @@ const now = () => new Date().toISOString();
  * instead of running or charging it again; BullMQ hands a stalled job to a live worker. When the
  * job ends, the unspent budget is refunded on-chain by the durable refund queue.
  *
- * Redis outages (docs/decisions.md "Jobs", README "Redis outage tolerance"): an error for which
+ * Redis outages (docs/decisions.md "Jobs", docs/operating.md "Redis outage tolerance"): an error for which
  * `isRedisUnavailable` holds never fails a step or the job. The runner waits for Redis to answer
  * again, checks it still holds the BullMQ lock (otherwise another worker has the job and this one
  * stops), reloads the stored job and resumes it: a step whose execution was stored is adopted,

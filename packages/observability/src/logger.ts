@@ -26,7 +26,7 @@ export interface CreateLoggerOptions {
  * only base field (no pid or hostname), or with `pretty` readable lines (pino-pretty, in this thread, synchronous so they keep
  * their order with the launcher's own prints): `12:00:00.123 INFO gateway/paywall: message {fields}`.
  *
- * Secrets (README "Operating" → Logs): fields named like secrets are censored (pino `redact`,
+ * Secrets (docs/operating.md → Logs): fields named like secrets are censored (pino `redact`,
  * `REDACT_PATHS`), and each written line passes through `lineRedactor`: URLs keep scheme, host and
  * port only, and the values of secret environment variables (and `secrets`) become `[redacted]`.
  * An `err` field is serialized with its class (`type`), message, stack and causes.

@@ -374,7 +374,7 @@ export interface ReconciliationReportReading {
 }
 
 /**
- * The chain reconciliation's report (README "Reconciliation from the chain"), read from the shared
+ * The chain reconciliation's report (docs/operating.md "Reconciliation from the chain"), read from the shared
  * Redis on each scrape, so every gateway and worker shows the same: `acg_chain_reconciliation_payments{outcome}`
  * (payments checked since the deployment began: `matched`, `repaired`, `deferred` to the crash-recovery
  * sweep, `undecided`: alert on any increase), `acg_chain_reconciliation_cursor_block` and

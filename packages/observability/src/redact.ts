@@ -1,5 +1,5 @@
 /**
- * Secrets out of log lines (README "Operating" → Logs). RPC providers put API keys in URL paths
+ * Secrets out of log lines (docs/operating.md → Logs). RPC providers put API keys in URL paths
  * (`https://base-mainnet.example.com/v2/<key>`) and viem writes the request URL into its error
  * text; Redis and webhook URLs may carry credentials in their user info or query. So every line a
  * service logger writes passes through {@link lineRedactor}: each URL keeps its scheme, host and

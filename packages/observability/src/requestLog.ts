@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { HttpMetrics } from './metrics.js';
@@ -16,6 +16,19 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function requestIdOf(req: IncomingMessage): string {
   const given = req.headers['x-request-id'];
   return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+/**
+ * Header of this process's own self-check requests (the gateway's prober): a request carrying
+ * {@link selfCheckToken} in it is logged at `debug` instead of `info`, so the request log shows
+ * what clients do, not the service checking itself. The token is random per process, so a client
+ * cannot hide its requests from the log by sending the header.
+ */
+export const SELF_CHECK_HEADER = 'x-acg-self-check';
+const SELF_CHECK_TOKEN = randomBytes(16).toString('hex');
+/** The value of {@link SELF_CHECK_HEADER} this process's request observers recognise (random per process). */
+export function selfCheckToken(): string {
+  return SELF_CHECK_TOKEN;
 }
 
 /** Route template of a request no route serves (404, or refused before routing). */
@@ -68,7 +81,8 @@ export interface RequestLine {
  * and when the answer ends (or the client leaves) writes one log line ({@link RequestLine}:
  * `request_id`, `method`, `route`, `status`, `ms`, `ip`; message `request` at `info`, or `request
  * failed` at `error` for 5xx) and counts it in `metrics`. So every answer is logged and counted, 404, 405 and refusals
- * before any handler included. Returns the request id.
+ * before any handler included. A request of this process's own self-checks ({@link SELF_CHECK_HEADER}
+ * with {@link selfCheckToken}) is logged at `debug` (5xx still at `error`). Returns the request id.
  *
  * The line has pino-http's shape without pino-http's per-request machinery: pino-http makes a
  * child logger and three listeners for every request, which on `GET /registry` at 10 connections
@@ -91,6 +105,8 @@ export function createRequestObserver(o: RequestObserverOptions): (req: Incoming
       metrics?.observe(route, req.method ?? 'GET', status, ms / 1000);
       if (status >= 500) {
         if (log.isLevelEnabled('error')) log.error(line(req, id, route, status, ms, o), 'request failed');
+      } else if (req.headers[SELF_CHECK_HEADER] === SELF_CHECK_TOKEN) {
+        if (log.isLevelEnabled('debug')) log.debug(line(req, id, route, status, ms, o), 'self-check request');
       } else if (log.isLevelEnabled('info')) {
         log.info(line(req, id, route, status, ms, o), 'request');
       }

@@ -45,7 +45,7 @@ let active: Tracing | undefined;
 
 /**
  * Starts OpenTelemetry tracing for this process when `OTEL_EXPORTER_OTLP_ENDPOINT` (or
- * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set (top README "Operating" → Traces): a
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set (docs/operating.md → Traces): a
  * `NodeTracerProvider` registered globally (AsyncLocalStorage context, W3C `traceparent` and
  * baggage propagation) whose spans a `BatchSpanProcessor` sends with the OTLP/HTTP exporter of
  * `@opentelemetry/exporter-trace-otlp-http` (JSON encoding). The resource is `service.name` =

@@ -19,6 +19,8 @@ import {
   QueueMetrics,
   repeatedKeys,
   requestIdOf,
+  SELF_CHECK_HEADER,
+  selfCheckToken,
   setRoute,
   startMetricsServer,
   topLevelKeys,
@@ -283,5 +285,42 @@ describe('the request observer', () => {
     expect(s.value('acg_http_requests_total', { route: '/things/{id}', method: 'GET', status: '200' })).toBe(1);
     expect(s.value('acg_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' })).toBe(1);
     expect(s.value('acg_http_requests_total', { route: '/boom', method: 'GET', status: '500' })).toBe(1);
+  });
+
+  it('writes this process’s own self-check requests at debug, and a forged self-check header at info', async () => {
+    const { lines: quiet, stream: quietStream } = capture();
+    const { lines: verbose, stream: verboseStream } = capture();
+    const servers: Server[] = [];
+    const urls: string[] = [];
+    for (const [level, destination] of [
+      ['info', quietStream],
+      ['debug', verboseStream],
+    ] as const) {
+      const observe = createRequestObserver({ log: createLogger({ service: 'test', level, destination }), clientIp: () => '127.0.0.1' });
+      const s = createServer((req, res) => {
+        observe(req, res);
+        res.end('ok');
+      });
+      await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+      servers.push(s);
+      urls.push(`http://127.0.0.1:${(s.address() as AddressInfo).port}`);
+    }
+    try {
+      for (const url of urls) {
+        await get(`${url}/probe`, { [SELF_CHECK_HEADER]: selfCheckToken() });
+        await get(`${url}/forged`, { [SELF_CHECK_HEADER]: 'not-the-token' });
+      }
+      await expect.poll(() => verbose.length).toBe(2);
+      await expect.poll(() => quiet.length).toBe(1);
+      expect(JSON.parse(quiet[0])).toMatchObject({ level: 30, msg: 'request' });
+      expect(verbose.map((l) => JSON.parse(l)).map((l) => [l.level, l.msg])).toEqual(
+        expect.arrayContaining([
+          [20, 'self-check request'],
+          [30, 'request'],
+        ]),
+      );
+    } finally {
+      for (const s of servers) await new Promise<void>((r) => s.close(() => r()));
+    }
   });
 });

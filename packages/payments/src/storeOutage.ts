@@ -17,7 +17,7 @@ export const STORE_OUTAGE_RETRY_AFTER_SECONDS = 5;
  * and `work` goes on in the background: the result is stored when Redis is back, and the same
  * payment sent again returns it (nothing runs or is charged again). Beyond the tolerance the
  * crash-recovery sweep refunds it. Connections without the health check (a Cluster) wait for
- * `work` as before. README "Redis outage tolerance".
+ * `work` as before. docs/operating.md "Redis outage tolerance".
  */
 export async function answerWithinStoreOutage(work: Promise<Answer>, redis: object, payment: SettledPayment, log: Logger, pollMs = 100): Promise<Answer> {
   const health = redisHealth(redis);

@@ -134,7 +134,7 @@ export function connectRedis(opts: ConnectRedisOptions): Redis {
   const redis = new Redis(opts.url, options);
   // an outage is reported by the commands that fail; without a listener ioredis prints every reconnect error
   redis.on('error', () => undefined);
-  // a frozen Redis (no replies, socket open): fail at once instead of queueing (README "Redis outage tolerance")
+  // a frozen Redis (no replies, socket open): fail at once instead of queueing (docs/operating.md "Redis outage tolerance")
   if (!opts.forBullmq) failFastWhileUnanswered(redis);
   return redis;
 }
@@ -148,7 +148,7 @@ export function connectRedis(opts: ConnectRedisOptions): Redis {
  * can use its own prefix on a shared Redis and never touch another's keys.
  *
  * On a Redis Cluster the prefix carries a hash tag (REDIS_KEY_PREFIX, default `{acg}:` there;
- * README "Operating"): the first `{...}` of a key decides its slot, so every key of the deployment,
+ * docs/operating.md): the first `{...}` of a key decides its slot, so every key of the deployment,
  * BullMQ's included, is in one slot, and every multi-key script, MULTI and pipeline is legal. The
  * inner tags below (`liq:{chain}`, `{prov}`, `{pl}`) are then inert (only the first tag counts).
  */

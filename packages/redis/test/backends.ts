@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { connectRedis, RedisKeys } from '../src/index.js';
 
-/** Where a script test runs: a private `redis-server`, or a private 3-master Redis Cluster (README "Operating"). */
+/** Where a script test runs: a private `redis-server`, or a private 3-master Redis Cluster (docs/operating.md). */
 export type TestBackend = 'redis' | 'cluster';
 export const BACKENDS: readonly TestBackend[] = ['redis', 'cluster'];
 

@@ -7,7 +7,7 @@ import { reserveAuthorization } from '@acg/payments/commands';
 import { connectRedis, RedisKeys } from '../src/index.js';
 import { paymentKeys } from '@acg/payments/commands';
 
-// The Redis Cluster rules of README "Operating" on a private 3-master cluster: connectRedis makes a
+// The Redis Cluster rules of docs/operating.md on a private 3-master cluster: connectRedis makes a
 // Cluster, a hash-tagged prefix keeps multi-key scripts and BullMQ in one slot (an untagged one
 // cannot), and pub/sub works across nodes.
 let cluster: RedisClusterHandle;

@@ -19,7 +19,7 @@ export const JobStepPlan = z.strictObject({
 export type JobStepPlan = z.infer<typeof JobStepPlan>;
 
 /**
- * Body of `POST /api/v1/jobs` (packages/jobs README; top README "What it is", Jobs): `objective` (1 to
+ * Body of `POST /api/v1/jobs` (packages/jobs README; docs/overview.md "What it is", Jobs): `objective` (1 to
  * {@link MAX_JOB_OBJECTIVE_CHARS} characters), `budget_usdc` (> 0, whole USDC, paid by x402),
  * `capabilities` (1 to {@link MAX_JOB_CAPABILITIES} ids) and optional `steps` (1 to
  * {@link MAX_JOB_STEPS}; ordered plan; each step's capability must be listed in `capabilities`).

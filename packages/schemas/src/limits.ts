@@ -1,5 +1,5 @@
 /**
- * Named request limits (issue "unbounded work before payment"; README "Further decisions" → Limits): a
+ * Named request limits (issue "unbounded work before payment"; docs/decisions.md "Further decisions" → Limits): a
  * bound on a count or a length that a caller chooses, checked by zod (`.max()`, so the OpenAPI
  * document shows `maxItems` / `maxLength`) before any payment. Its zod message ends with
  * `(limit <name>)`; the gateway answers such an issue with 422 problem+json carrying `limit` (the

@@ -52,7 +52,18 @@ async function main() {
     console.log(`  ${c.id.padEnd(idWidth)}  ${c.status.padEnd(7)}  ${price}`);
   }
 
-  console.log(`\nExecuting ${CAPABILITY} for ${account.address} (limits: 0.03 USDC per call, 0.05 USDC total)...`);
+  const price = capabilities.find((c) => c.id === CAPABILITY)?.price ?? '0.001';
+  const liquidationPrice = capabilities.find((c) => c.id === 'mev.liquidation_search')?.price ?? '0.02';
+  const extras = !process.env.DEMO_SKIP_EXTRAS;
+  console.log(`\nThis demo spends from ${account.address} (limits: 0.03 USDC per call, 0.05 USDC in total):`);
+  console.log(`  ${price} USDC   one call of ${CAPABILITY}`);
+  if (extras) {
+    console.log('  0.002 USDC   a job of two steps (budget 0.003 USDC paid up front, 0.001 refunded on-chain)');
+    console.log('  0.001 USDC   a one-step job run as an MCP task (budget 0.002 USDC, 0.001 refunded)');
+    console.log(`  ${liquidationPrice} USDC    a liquidation search on the Ethereum dev chain`);
+    console.log('  (DEMO_SKIP_EXTRAS=1 runs the first call only)');
+  }
+  console.log(`\nExecuting ${CAPABILITY} for ${account.address}: ${price} USDC...`);
   const execution = await gateway.execute(CAPABILITY, { address: account.address });
 
   console.log(`execution_id: ${execution.execution_id}`);

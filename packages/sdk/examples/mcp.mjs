@@ -5,6 +5,7 @@
 // `intelligence_wallet_balances` through `gateway.mcp.callTool`, which answers the x402
 // PaymentRequired with one signed payment (0.001 USDC; spend limits 0.01 USDC per call, 0.05 USDC
 // in total) and prints the result and the payment transaction (packages/sdk/README.md "MCP").
+// The tool list marks each tool free or paid, with its price in USDC (gateway_jobs: the budget you set).
 //
 // Environment: as the demo (demo.mjs): GATEWAY_URL (default http://127.0.0.1:8080; `npm start`
 // prints the exact command), DEMO_PRIVATE_KEY (0x... hex), else dev account 2 of anvil's standard
@@ -12,7 +13,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
-import { createGatewayClient } from '../dist/index.js';
+import { createGatewayClient, formatUsdc } from '../dist/index.js';
 
 const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
 const TOOL = 'intelligence_wallet_balances';
@@ -31,13 +32,20 @@ async function main() {
   }
   const { tools } = await mcp.listTools();
   console.log(`MCP ${baseUrl}/mcp: ${tools.length} tools`);
-  for (const t of tools)
-    console.log(`  ${t.name.padEnd(36)} ${Number(t._meta?.price_base_units ?? 0) > 0 ? `${t._meta.price_base_units} base units` : 'free'}`);
+  // a tool is paid when its _meta says x402: a fixed price in USDC, or (gateway_jobs) the budget the caller sets
+  const priceOf = (t) =>
+    t._meta?.payment !== 'x402'
+      ? 'free'
+      : t._meta.price_base_units === null
+        ? `paid: the ${t._meta.price_unit} you set (x402)`
+        : `paid: ${t._meta.price_usdc ?? formatUsdc(BigInt(t._meta.price_base_units))} USDC per ${t._meta.price_unit ?? 'call'} (x402)`;
+  for (const t of tools) console.log(`  ${t.name.padEnd(36)} ${priceOf(t)}`);
 
   const found = await mcp.callTool({ name: 'search_capabilities', arguments: { query: 'wallet balances' } });
   console.log(`\nsearch_capabilities("wallet balances"): ${found.content?.[0]?.text?.slice(0, 160) ?? ''}…`);
 
-  console.log(`\nCalling ${TOOL} for ${account.address} (pays x402 over MCP)...`);
+  const price = tools.find((t) => t.name === TOOL)?._meta?.price_usdc ?? '0.001';
+  console.log(`\nCalling ${TOOL} for ${account.address}: this spends ${price} USDC from that account (x402 over MCP)...`);
   const result = await gateway.mcp.callTool(mcp, { name: TOOL, arguments: { address: account.address } });
   if (result.isError) {
     console.error('tool error:', result.content?.[0]?.text);

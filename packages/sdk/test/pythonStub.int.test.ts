@@ -158,6 +158,9 @@ print(json.dumps({"execution": execution, "spent": gw.spent()[0], "paid": paid, 
     };
     expect(e.code).toBe(1);
     expect(e.stderr).toContain('PaymentRequired');
+    // a command-line user is told to set ACG_PRIVATE_KEY, not the Python API's payment_signer=
+    expect(e.stderr).toContain('costs 0.001 USDC: set ACG_PRIVATE_KEY=0x...');
+    expect(e.stderr).not.toContain('payment_signer=');
     expect(await balanceOf(buyer.address)).toBe(before);
   });
 });

@@ -4,7 +4,7 @@ export type { Attributes, Span } from '@opentelemetry/api';
 
 /**
  * Runs `fn` inside an active span `name` of the instrumentation scope `scope` (e.g.
- * `@acg/payments`; top README "Operating" → Traces), through `@opentelemetry/api` only: without a
+ * `@acg/payments`; docs/operating.md → Traces), through `@opentelemetry/api` only: without a
  * registered provider the API's no-op tracer makes this a plain call. A throw marks the span as an
  * error (its message, cut to 200 characters) and is rethrown; the span always ends. `root`: start
  * a new trace whatever the active context holds (the worker's `job.step`).

@@ -124,7 +124,7 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
   const observe = createRequestObserver({ log: log.child({ module: 'http' }), metrics: opts.metrics?.http, clientIp: (req) => clientIp(req, opts.trustProxy) });
   const metrics = opts.metrics && metricsHandler(opts.metrics.registry, opts.metrics.token);
 
-  // each request in its OpenTelemetry SERVER span (a plain call without tracing): README "Operating" → Traces
+  // each request in its OpenTelemetry SERVER span (a plain call without tracing): docs/operating.md → Traces
   return (req, res) => traceRequest(req, res, () => listen(req, res));
   function listen(req: IncomingMessage, res: ServerResponse): void {
     observe(req, res);

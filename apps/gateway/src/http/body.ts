@@ -39,7 +39,7 @@ export class BodyIncomplete extends Error {
  * How much of an oversized body is still read (and thrown away) after the 413, bytes: the client
  * keeps sending while the answer goes out, and a connection closed on unread data is reset, which
  * takes the 413 with it (the client sees EPIPE or ECONNRESET instead). Past this the socket is
- * closed; node's `requestTimeout` bounds the time (README "Operating": HTTP timeouts).
+ * closed; node's `requestTimeout` bounds the time (docs/operating.md: HTTP timeouts).
  */
 export const MAX_DISCARDED_BYTES = 8 * 1_048_576;
 

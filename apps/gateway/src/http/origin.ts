@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
 
 /**
- * Which web origins may act on the gateway from a browser (README "Configuration" →
+ * Which web origins may act on the gateway from a browser (docs/configuration.md →
  * `ALLOWED_ORIGINS`; MCP Streamable HTTP transport: servers MUST validate `Origin` against DNS
  * rebinding): the origin of `PUBLIC_BASE_URL`, the configured `ALLOWED_ORIGINS`, and, when the
  * public base URL is a loopback host (`localhost`, `127.0.0.1`, `[::1]`), the same scheme and port

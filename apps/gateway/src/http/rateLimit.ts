@@ -43,7 +43,7 @@ export class GatewayRateLimit {
    * The window is named by this process's clock (`<ip>:<unix second>`), not opened by the first
    * count Redis sees: counts sent just before Redis froze, which Redis executes when it resumes,
    * land in the windows of their own (past) seconds, so they never add up to a burst of 429s
-   * after the outage (README "Redis outage tolerance").
+   * after the outage (docs/operating.md "Redis outage tolerance").
    */
   async take(req: IncomingMessage): Promise<number | undefined> {
     if (!this.limiter) return undefined;

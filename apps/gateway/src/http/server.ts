@@ -182,7 +182,7 @@ export function createRequestListener(services: Services) {
         res.setHeader('Allow', route.allow);
         return sendProblem(res, 405, `${method.slice(0, 20)} is not allowed on ${path.slice(0, 200)}; allowed: ${route.allow}.`);
       }
-      // DNS rebinding and cross-site use of a credential (README "Configuration" → ALLOWED_ORIGINS): a
+      // DNS rebinding and cross-site use of a credential (docs/configuration.md → ALLOWED_ORIGINS): a
       // browser request from a foreign Origin may not reach /mcp nor act with a bearer token or a
       // sign-in-with-x proof; the CORS preflight of such a request is refused the same way. A
       // request with a credential is never answered `Access-Control-Allow-Origin: *`: only its own
@@ -308,7 +308,7 @@ export function createRequestListener(services: Services) {
       sendProblem(res, 500, 'An internal error occurred; it was logged. Retry later.');
     }
   };
-  // each request in its OpenTelemetry SERVER span (a plain call without tracing): README "Operating" → Traces
+  // each request in its OpenTelemetry SERVER span (a plain call without tracing): docs/operating.md → Traces
   return (req: IncomingMessage, res: ServerResponse): Promise<void> => traceRequest(req, res, () => listener(req, res));
 }
 

@@ -65,7 +65,7 @@ const TITLES: Record<number, string> = {
 /** Seconds a caller is told to wait (`Retry-After`) when Redis is briefly unavailable. */
 export const REDIS_RETRY_AFTER_SECONDS = 5;
 
-/** The stable machine code (`reason` and `code`) of a 503 for a store outage (README "Redis outage tolerance"). */
+/** The stable machine code (`reason` and `code`) of a 503 for a store outage (docs/operating.md "Redis outage tolerance"). */
 export const SERVICE_UNAVAILABLE = 'service_unavailable';
 
 /**

@@ -17,6 +17,17 @@ export const STATUS_MEANING: Record<LegacyRegistryEntry['status'], string> = {
   PLANNED: 'not built yet',
 };
 
+/**
+ * The status sentence of a capability page: {@link STATUS_MEANING}, except for a paid endpoint whose
+ * probe saw only its payment challenge (HTTP 402), which says so rather than claiming the capability ran.
+ */
+export function statusMeaning(status: LegacyRegistryEntry['status'], probeStatus: number | undefined): string {
+  if (status === 'LIVE' && probeStatus === 402) {
+    return 'the latest probe passed as far as a probe can go without paying: the endpoint answered with its x402 payment challenge (HTTP 402) and the right terms; no paid call was made';
+  }
+  return STATUS_MEANING[status];
+}
+
 const OFFER_TONE: Record<CapabilityOffer['status'], string> = { live: 'ok', down: 'bad', pilot: 'info' };
 
 /**
@@ -92,7 +103,7 @@ ${c.docs_url ? html`<dt>Docs</dt><dd><a href="${c.docs_url}">${c.docs_url}</a></
 ${offersSection(c.offers)}
 <section aria-labelledby="status-title">
 <h2 id="status-title">Status and evidence</h2>
-<p>${statusBadge(c.status)} ${STATUS_MEANING[c.status]}.</p>
+<p data-field="status-meaning">${statusBadge(c.status)} ${statusMeaning(c.status, probe?.status)}.</p>
 <dl class="facts" data-evidence>
 <dt>Source</dt><dd>${c.evidence.source}</dd>
 <dt>Last probe</dt><dd data-field="probe-checked-at">${record ? html`${timeTag(record.checked_at)} (${record.ok ? 'passed' : 'failed'})` : 'none recorded'}</dd>
@@ -100,7 +111,7 @@ ${c.evidence.checked_at ? html`<dt>Last passing probe</dt><dd>${timeTag(c.eviden
 ${
   probe
     ? html`<dt>Probe request</dt><dd><code>${probe.method} ${probe.url}</code></dd>
-<dt>HTTP status</dt><dd><span data-field="probe-status">${probe.status}</span>${probe.status === 599 ? ' (no HTTP answer: the connection failed or timed out)' : ''}</dd>
+<dt>HTTP status</dt><dd><span data-field="probe-status">${probe.status}</span>${probe.status === 599 ? ' (no HTTP answer: the connection failed or timed out)' : probe.status === 402 ? ' (the x402 payment challenge: a probe never pays)' : ''}</dd>
 <dt>Body SHA-256</dt><dd><code data-field="probe-sha256">${probe.body_sha256}</code></dd>`
     : ''
 }

@@ -74,6 +74,11 @@ export function matches(c: LegacyRegistryEntry, f: CatalogFilter): boolean {
 
 const option = (value: string, label: string, selected: string) => html`<option value="${value}"${value === selected ? html` selected` : ''}>${label}</option>`;
 
+/** The gateway's own entries (product `gateway`: execute, jobs, MCP, registry, health, providers), listed after what can be bought. */
+export function isInfrastructure(c: LegacyRegistryEntry): boolean {
+  return c.product === 'gateway';
+}
+
 /**
  * `/`: every capability of `/registry` (the same document, so the same statuses), as cards with
  * product, status badge, price, surface and provider, linking to its page; filters by product,
@@ -90,7 +95,7 @@ async function render({ services, query }: PageContext): Promise<PageResult> {
   const up = health.value.capabilities.filter((c) => c.status === 'up').length;
   const measured = health.value.capabilities.filter((c) => c.status !== 'planned').length;
 
-  const cards = doc.capabilities.map((c) => {
+  const card = (c: LegacyRegistryEntry) => {
     const hidden = !matches(c, f);
     return html`<li class="card" data-capability="${c.id}" data-product="${c.product}" data-status="${c.status}" data-price="${c.price ?? ''}" data-search="${searchText(c)}"${hidden ? html` hidden` : ''}>
 <h3><a href="/capabilities/${encodeURIComponent(c.id)}">${c.name}</a></h3>
@@ -103,7 +108,10 @@ ${c.description ? html`<p>${c.description}</p>` : ''}
 <dt>Provider</dt><dd>${c.provider}</dd>
 </dl>
 </li>`;
-  });
+  };
+  // what you can buy first; the gateway's own entries (execute, MCP, jobs, registry, health, providers) apart, as the ways in
+  const buyable = doc.capabilities.filter((c) => !isInfrastructure(c));
+  const infrastructure = doc.capabilities.filter(isInfrastructure);
 
   const main = html`<h1>Capability catalog</h1>
 <p class="lead">Paid capabilities for agents and people, executed per call with x402 (USDC on Base). Every entry is listed from <a href="/registry"><code>/registry</code></a>; a capability is LIVE only while its latest probe passed.</p>
@@ -127,7 +135,13 @@ ${c.description ? html`<p>${c.description}</p>` : ''}
 <section aria-labelledby="list-title">
 <h2 id="list-title">Capabilities</h2>
 <p id="catalog-count" role="status" aria-live="polite" data-shown="${shown}" data-total="${total}">Showing ${shown} of ${total} capabilities.</p>
-<ul class="grid plain" id="catalog">${cards}</ul>
+<div id="catalog">
+<h3 id="buyable-title">Capabilities you can buy</h3>
+<ul class="grid plain" aria-labelledby="buyable-title">${buyable.map(card)}</ul>
+<h3 id="infrastructure-title">Gateway infrastructure</h3>
+<p class="meta">The gateway's own entries: how to reach, pay for and watch the capabilities above (execute, jobs, MCP, registry, health, providers).</p>
+<ul class="grid plain" aria-labelledby="infrastructure-title">${infrastructure.map(card)}</ul>
+</div>
 <p class="empty" id="catalog-empty"${shown > 0 ? html` hidden` : ''}>No capability matches these filters.</p>
 </section>
 <section aria-labelledby="dev-title">

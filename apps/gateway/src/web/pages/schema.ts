@@ -32,7 +32,13 @@ function typeText(s: Schema): string {
   return 'any';
 }
 
-/** Constraints in words: const, enum, pattern, format, bounds, default. */
+/**
+ * Bounds that are the implementation's limits, not the capability's (zod's `int()` writes
+ * ±Number.MAX_SAFE_INTEGER; a double's range): a person learns nothing from "≤ 9007199254740991".
+ */
+const IMPLEMENTATION_LIMITS = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, Number.MAX_VALUE, -Number.MAX_VALUE]);
+
+/** Constraints in words: const, enum, pattern, format, bounds (without {@link IMPLEMENTATION_LIMITS}), default. */
 function constraintsOf(s: Schema): string[] {
   const out: string[] = [];
   if ('const' in s) out.push(`always ${JSON.stringify(s.const)}`);
@@ -45,7 +51,8 @@ function constraintsOf(s: Schema): string[] {
     ['maximum', '≤'],
     ['exclusiveMaximum', '<'],
   ] as const) {
-    if (typeof s[k] === 'number') out.push(`${label} ${s[k]}`);
+    const bound = s[k];
+    if (typeof bound === 'number' && !IMPLEMENTATION_LIMITS.has(bound)) out.push(`${label} ${bound}`);
   }
   if (typeof s.minLength === 'number') out.push(`at least ${s.minLength} characters`);
   if (typeof s.maxLength === 'number') out.push(`at most ${s.maxLength} characters`);

@@ -1,7 +1,7 @@
 /**
  * How to install the JavaScript SDK (`agent-capability-gateway-sdk`, `packages/sdk`) while it is
  * not yet published on the npm registry: build its tarball in a clone of the gateway's repository
- * and install that file (the top README's "SDKs" section says the same). Once a release is on the
+ * and install that file (docs/overview.md "SDKs" says the same). Once a release is on the
  * registry, `npm install agent-capability-gateway-sdk viem` is enough.
  */
 export const SDK_INSTALL_LINES: readonly string[] = [

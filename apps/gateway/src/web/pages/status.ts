@@ -41,6 +41,11 @@ function chart(s: Series, name: string): SafeHtml {
 </figure>`;
 }
 
+/** What a cell shows while nothing has been measured: "no data yet" (`why` for screen readers and the tooltip). */
+function noDataYet(why: string): SafeHtml {
+  return html`<span class="badge badge-idle" data-no-data title="${why}">no data yet</span><span class="visually-hidden"> (${why})</span>`;
+}
+
 function capabilityTable(health: HealthDocument, entries: Map<string, LegacyRegistryEntry>, charted: Set<string>): SafeHtml {
   return html`<div class="table-wrap" role="region" aria-label="Per-capability state" tabindex="0"><table id="capability-health">
 <thead><tr><th scope="col">Capability</th><th scope="col">Health</th><th scope="col">Catalog</th><th scope="col" class="num">p50</th><th scope="col" class="num">p99</th><th scope="col" class="num">Samples</th><th scope="col">Last measured</th></tr></thead>
@@ -48,7 +53,7 @@ function capabilityTable(health: HealthDocument, entries: Map<string, LegacyRegi
     const e = entries.get(c.id);
     return html`<tr data-health-row="${c.id}" data-status="${c.status}" data-p50="${attr(c.latency_ms.p50)}" data-p99="${attr(c.latency_ms.p99)}" data-samples="${c.latency_ms.samples}"${charted.has(c.id) ? '' : html` id="cap-${c.id}"`}>
 <th scope="row"><a href="/capabilities/${encodeURIComponent(c.id)}">${e?.name ?? c.id}</a><br><code class="meta">${c.id}</code></th>
-<td>${healthBadge(c.status)}</td><td>${e ? statusBadge(e.status) : '—'}</td>
+<td>${c.latency_ms.samples === 0 && c.status !== 'down' ? noDataYet(`health ${c.status}, no latency sample yet`) : healthBadge(c.status)}</td><td>${e ? statusBadge(e.status) : '—'}</td>
 <td class="num">${formatMs(c.latency_ms.p50)}</td><td class="num">${formatMs(c.latency_ms.p99)}</td><td class="num">${c.latency_ms.samples}</td>
 <td>${timeTag(c.checked_at)}</td></tr>`;
   })}</tbody>
@@ -58,15 +63,15 @@ function capabilityTable(health: HealthDocument, entries: Map<string, LegacyRegi
 function builderSection(b: HealthDocument['builder']): SafeHtml {
   if (!b) return html`<p class="empty" data-builder="none">No bundle builder has reported to this gateway yet.</p>`;
   return html`<dl class="facts" data-builder data-bids="${b.bids_received}" data-submits="${b.submits}" data-accepted="${b.accepted}">
-<dt>Bids received</dt><dd>${b.bids_received} bundles accepted into the orderflow pool</dd>
-<dt>Relay submits</dt><dd>${b.submits} block-construction attempts sent (${b.accepted} accepted)</dd>
+<dt>Bundles accepted into the orderflow pool</dt><dd>${b.bids_received}</dd>
+<dt>Blocks submitted to relays</dt><dd>${b.submits === 0 ? noDataYet('no block submitted yet') : html`${b.submits} submissions, ${b.accepted} accepted by a relay`}</dd>
 <dt>BLS public key</dt><dd><code>${b.bls_public_key ?? 'not configured'}</code></dd>
 </dl>
 <div class="table-wrap" role="region" aria-label="Relays" tabindex="0"><table id="relays">
 <thead><tr><th scope="col">Relay</th><th scope="col">Status</th><th scope="col" class="num">Submits</th><th scope="col" class="num">Accepted</th><th scope="col">Last submit</th></tr></thead>
 <tbody>${b.relays.map(
     (r) =>
-      html`<tr data-relay="${r.name}" data-submits="${r.submits}" data-accepted="${r.accepted}"><th scope="row">${r.name}<br><code class="meta">${r.url}</code></th><td><span class="badge badge-${r.status === 'up' ? 'ok' : r.status === 'down' ? 'bad' : 'idle'}">${r.status}</span></td><td class="num">${r.submits}</td><td class="num">${r.accepted}</td><td>${timeTag(r.last_submit_at)}</td></tr>`,
+      html`<tr data-relay="${r.name}" data-submits="${r.submits}" data-accepted="${r.accepted}"><th scope="row">${r.name}<br><code class="meta">${r.url}</code></th><td>${r.status === 'unknown' && r.submits === 0 ? noDataYet('nothing submitted to this relay yet') : html`<span class="badge badge-${r.status === 'up' ? 'ok' : r.status === 'down' ? 'bad' : 'idle'}">${r.status}</span>`}</td><td class="num">${r.submits}</td><td class="num">${r.accepted}</td><td>${timeTag(r.last_submit_at)}</td></tr>`,
   )}</tbody>
 </table></div>`;
 }
@@ -75,7 +80,7 @@ function walletMonitorSection(w: HealthDocument['wallet_monitor']): SafeHtml {
   if (!w) return html`<p class="empty">The wallet monitor has not reported yet.</p>`;
   const b = w.backlog;
   return html`<dl class="facts" data-wallet-monitor data-waiting="${b.waiting}" data-delayed="${b.delayed}" data-active="${b.active}" data-dead-letters="${b.dead_letters}">
-<dt>Delivery latency</dt><dd>p50 ${formatMs(w.delivery_latency_ms.p50)}, p99 ${formatMs(w.delivery_latency_ms.p99)} (${w.delivery_latency_ms.samples} deliveries)</dd>
+<dt>Webhook delivery latency</dt><dd>${w.delivery_latency_ms.samples === 0 ? noDataYet('no webhook delivered in the last hour') : html`p50 ${formatMs(w.delivery_latency_ms.p50)}, p99 ${formatMs(w.delivery_latency_ms.p99)} over ${w.delivery_latency_ms.samples} deliveries`}</dd>
 <dt>Backlog</dt><dd>${b.waiting} waiting, ${b.delayed} waiting for a retry, ${b.active} being delivered</dd>
 <dt>Dead letters</dt><dd>${b.dead_letters} deliveries that failed every retry (listed and replayed per subscription)</dd>
 </dl>
@@ -141,7 +146,8 @@ ${capabilityTable(h, entries, chartedIds)}
 <h2 id="charts-title">Latency over the last hour</h2>
 <p>p50 and p99 per minute, from every execution and probe as it happens (the wallet monitor: its webhook deliveries).</p>
 <div class="charts">${charted.map((s) => chart(s, entries.get(s.id)?.name ?? s.id))}</div>
-${quiet.length ? html`<p class="empty">No samples in the last hour: ${quiet.map((s, i) => html`${i ? ', ' : ''}<code>${s.id}</code>`)}.</p>` : ''}
+${charted.length === 0 ? html`<p class="empty" data-no-data>No data yet: no execution or probe has been measured in the last hour.</p>` : ''}
+${quiet.length ? html`<p class="empty">No data yet in the last hour: ${quiet.map((s, i) => html`${i ? ', ' : ''}<code>${s.id}</code>`)}.</p>` : ''}
 </section>
 <section aria-labelledby="builder-title">
 <h2 id="builder-title">Bundle builder and relays</h2>

@@ -9,6 +9,7 @@ import {
 import { html, type SafeHtml } from '../html.js';
 import type { PageContext, PageResult, WebPage } from '../routes.js';
 import { timeTag } from './components.js';
+import { notFoundPage } from './notFound.js';
 import { accountDocument, scrollTable, signedInBar, signInView, usdc, viewerOf } from './signedInPages.js';
 
 /** Everything the signed-in subscription view shows, read with the owner's account. */
@@ -176,9 +177,12 @@ async function render(ctx: PageContext): Promise<PageResult> {
       lead: 'Webhook deliveries of a wallet-monitor subscription (transfer events on Ethereum, Base and Arbitrum).',
       view,
     });
+  const wm = ctx.services.walletMonitor;
+  // an unknown id is a 404 page for everyone, not a sign-in card that looks like a real subscription
+  // (ids are random ULIDs: saying one does not exist tells nothing about the others)
+  if (!(await wm.subscriptions.get(id))) return { status: 404, html: notFoundPage(`/subscriptions/${id}`, 'subscription'), cacheControl: 'no-store' };
   if (viewer.kind === 'anonymous') return { html: page(signInView(WHAT)) };
   if (viewer.kind === 'invalid') return { status: 401, html: page(signInView(WHAT, `${viewer.message}`)), cacheControl: 'no-store' };
-  const wm = ctx.services.walletMonitor;
   try {
     const [view, deadLetters, attempts, balance] = await Promise.all([
       wm.get(id, viewer.account),

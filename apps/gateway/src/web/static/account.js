@@ -106,6 +106,19 @@
     return session;
   }
 
+  /**
+   * The one-click dev sign-in `npm start` prints on a dev start (dev chain only): the page's URL
+   * fragment `#dev-session=<token>.<address>.<expires_at ms>` becomes this tab's session, then the
+   * fragment is removed from the address bar and history. Honoured on a loopback host only
+   * (127.0.0.1, localhost, [::1]), where a dev gateway runs; a fragment never reaches the server.
+   */
+  function adoptDevSession() {
+    const m = /^#dev-session=([A-Za-z0-9_-]+)\.(0x[0-9a-fA-F]{40})\.(\d+)$/.exec(location.hash);
+    if (!m || !['127.0.0.1', 'localhost', '[::1]'].includes(location.hostname)) return;
+    sessionStorage.setItem(SESSION_KEY, JSON.stringify({ address: m[2], access_token: m[1], expires_at: Number(m[3]) }));
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+
   /** Forgets this tab's session and revokes its token. */
   async function signOut() {
     const s = currentSession();
@@ -227,6 +240,7 @@
       }
       void runAction(form, session);
     });
+    adoptDevSession();
     const session = currentSession();
     if (session) void loadView(session);
   }

@@ -1,7 +1,9 @@
 // The /status page: draws the latency charts with uPlot from the page's own series data
 // (#series-data, the /status/series document the server rendered), and refreshes itself by
 // fetching the page again and swapping #status-live. Each chart's container gets the numbers
-// it plotted in data-plotted ([[t...], [p50...], [p99...]]), so they can be checked.
+// it plotted in data-plotted ([[t...], [p50...], [p99...]]), so they can be checked. The time axis
+// starts one minute before the first measured minute: two minutes of data fill the chart, not a
+// sliver of an hour-wide axis.
 (() => {
   const live = () => document.getElementById('status-live');
   const charts = [];
@@ -23,7 +25,10 @@
     for (const s of doc.capabilities) {
       const el = document.querySelector(`[data-chart="${CSS.escape(s.id)}"]`);
       if (!el) continue;
-      const data = [s.points.map((p) => p.t), s.points.map((p) => p.p50), s.points.map((p) => p.p99)];
+      // the axis fits the data there is: from the minute before the first measured one (not the whole hour)
+      const first = s.points.findIndex((p) => p.samples > 0);
+      const points = first < 0 ? s.points : s.points.slice(Math.max(0, first - 1));
+      const data = [points.map((p) => p.t), points.map((p) => p.p50), points.map((p) => p.p99)];
       const u = new uPlot(
         {
           width: Math.max(200, el.clientWidth),
@@ -31,7 +36,11 @@
           legend: { show: false },
           cursor: { show: true, points: { show: false } },
           tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-          scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] } },
+          // a single minute still gets a readable span: one minute on either side
+          scales: {
+            x: { time: true, range: (_u, min, max) => (max - min < 120 ? [min - 60, max + 60] : [min, max]) },
+            y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] },
+          },
           series: [
             {},
             { label: 'p50 (ms)', stroke: '#0b57d0', width: 2, points: { show: true, size: 5, fill: '#0b57d0' } },
