@@ -263,7 +263,8 @@ describe('ProviderLedger payouts', () => {
     expect(await ledger.reservedPayouts()).toEqual([]);
     const views = await ledger.payouts(prv);
     expect(views.map((v) => PayoutView.parse(v))).toEqual([
-      { payout_id: q!.payout_id, amount: '900000', tx_hash: TX, status: 'sent', created_at: expect.any(String) },
+      // sent: watched until final by the worker's finality tracker (docs/decisions.md "Confirmations and reorgs"), none here
+      { payout_id: q!.payout_id, amount: '900000', tx_hash: TX, status: 'sent', finality: 'unconfirmed', created_at: expect.any(String) },
       { payout_id: p!.payout_id, amount: '900000', tx_hash: null, status: 'failed', created_at: expect.any(String) },
     ]);
     expectInvariant(await ledger.totals());

@@ -159,6 +159,7 @@ export type WireHealthStatus = "up" | "degraded" | "down" | "planned";
 export type WireExecutionPayment = {
     tx_hash: string;
     amount: string;
+    status?: "settled" | "final" | "unpaid" | undefined;
 };
 
 export type WireExecutionSucceeded = {
@@ -168,6 +169,7 @@ export type WireExecutionSucceeded = {
     payment: {
         tx_hash: string;
         amount: string;
+        status?: "settled" | "final" | "unpaid" | undefined;
     };
     proof?: string | undefined;
     provider?: {
@@ -183,6 +185,7 @@ export type WireExecutionSucceeded = {
         status: "pending" | "sent";
         amount: string;
         tx_hash?: string | undefined;
+        finality?: "final" | "unconfirmed" | undefined;
     } | undefined;
 };
 
@@ -195,6 +198,7 @@ export type WireRefund = {
     status: "pending" | "sent";
     amount: string;
     tx_hash?: string | undefined;
+    finality?: "final" | "unconfirmed" | undefined;
 };
 
 export type WireRefundRecord = {
@@ -202,6 +206,7 @@ export type WireRefundRecord = {
     amount: string;
     payer: string;
     tx_hash?: string | undefined;
+    finality?: "final" | "unconfirmed" | undefined;
 };
 
 export type WireExecutionRecord = {
@@ -212,6 +217,7 @@ export type WireExecutionRecord = {
     payment: {
         tx_hash: string;
         amount: string;
+        status?: "settled" | "final" | "unpaid" | undefined;
     };
     created_at: string;
     finished_at: string;
@@ -225,6 +231,7 @@ export type WireExecutionRecord = {
         amount: string;
         payer: string;
         tx_hash?: string | undefined;
+        finality?: "final" | "unconfirmed" | undefined;
     } | undefined;
     job_id?: string | undefined;
     payer?: string | undefined;
@@ -338,6 +345,7 @@ export type WireJobRecord = {
     payment: {
         tx_hash: string;
         amount: string;
+        status?: "settled" | "final" | "unpaid" | undefined;
     };
     cancel_requested: boolean;
     created_at: string;
@@ -346,6 +354,7 @@ export type WireJobRecord = {
         status: "pending" | "sent";
         amount: string;
         tx_hash?: string | undefined;
+        finality?: "final" | "unconfirmed" | undefined;
     } | null;
 };
 
