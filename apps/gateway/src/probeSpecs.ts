@@ -40,6 +40,8 @@ export function probeSpecs(services: Services): ProbeSpec[] {
       path: `${capabilityPath(builtin.liquidationSearch)}?chain=ethereum`,
       expectStatus: 402,
       check: isChallenge,
+      // the search itself, on the gateway: a read of the liquidation index, free
+      direct: () => runDirectly(services, builtin.liquidationSearch, { chain: 'ethereum' }),
     },
     {
       // the builder's JSON-RPC answers an unsigned eth_sendBundle with -32600 (signature required),
@@ -116,20 +118,37 @@ export function probeSpecs(services: Services): ProbeSpec[] {
       body: example,
       expectStatus: 402,
       check: isChallenge,
-      direct: async () => {
-        const started = performance.now();
-        try {
-          const input = builtin.walletBalances.input.parse({ ...example.input, address: services.config.payment.payTo });
-          builtin.walletBalances.output.parse(await builtin.walletBalances.run(input, services.capabilityDeps));
-          await services.telemetry.record(builtin.walletBalances.id, performance.now() - started, true);
-          return true;
-        } catch {
-          await services.telemetry.record(builtin.walletBalances.id, performance.now() - started, false);
-          return false;
-        }
-      },
+      // the balance read itself, on the gateway: free
+      direct: () => runDirectly(services, builtin.walletBalances, { ...example.input, address: services.config.payment.payTo }),
     },
   ];
+}
+
+/**
+ * A built-in capability's free run for its probe (docs/decisions.md "Registry, catalog and health"):
+ * parses `input`, runs the capability on the gateway as a paid call would (no payment, no record),
+ * validates its output and records the latency sample. True when all of it passed.
+ */
+async function runDirectly<I, O>(
+  services: Services,
+  capability: {
+    id: string;
+    input: { parse(v: unknown): I };
+    output: { parse(v: unknown): O };
+    run(input: I, deps: Services['capabilityDeps']): Promise<unknown>;
+  },
+  input: unknown,
+): Promise<boolean> {
+  const started = performance.now();
+  let ok = false;
+  try {
+    capability.output.parse(await capability.run(capability.input.parse(input), services.capabilityDeps));
+    ok = true;
+  } catch {
+    ok = false;
+  }
+  await services.telemetry.record(capability.id, performance.now() - started, ok);
+  return ok;
 }
 
 /**

@@ -198,6 +198,8 @@ export class Prober {
       ok,
       checked_at: new Date().toISOString(),
       probe: { url, method: spec.method, status, body_sha256: createHash('sha256').update(bytes).digest('hex') },
+      // the capability itself ran (and its output validated): more than the payment challenge was seen
+      ...(ok && spec.direct ? { ran: true } : {}),
     };
   }
 }

@@ -200,3 +200,23 @@ async function rawBytes(path: string): Promise<{ type: string | null; body: Buff
   expect(res.status).toBe(200);
   return { type: res.headers.get('content-type'), body: Buffer.from(await res.arrayBuffer()) };
 }
+
+describe('a capability page after a probe', () => {
+  it('says the capability itself ran when the probe ran a built-in on the gateway, and only the challenge otherwise', async () => {
+    await t.gateway.prober.runOnce();
+    const records = await t.gateway.services.probes.all();
+    // wallet_balances: the x402 challenge and a real balance read; gateway.execute: the challenge alone
+    expect(records['intelligence.wallet_balances']).toMatchObject({ ok: true, ran: true, probe: { status: 402 } });
+    expect(records['gateway.execute']).toMatchObject({ ok: true, probe: { status: 402 } });
+    expect(records['gateway.execute']!.ran).toBeUndefined();
+    t.gateway.services.discovery.invalidate();
+    const meaning = async (id: string) => {
+      const page = (await send('GET', `/capabilities/${id}`, { accept: BROWSER_ACCEPT })).text;
+      return /<p data-field="status-meaning">([\s\S]*?)<\/p>/.exec(page)?.[1] ?? '';
+    };
+    expect(await meaning('intelligence.wallet_balances')).toContain('the capability itself ran on the gateway with a valid result');
+    const execute = await meaning('gateway.execute');
+    expect(execute).toContain('no paid call was made');
+    expect(execute).not.toContain('the capability itself ran');
+  });
+});

@@ -16,6 +16,10 @@ describe('capability pages: words that tell the truth', () => {
   it('says a LIVE probe that only saw the payment challenge (402) made no paid call', () => {
     expect(statusMeaning('LIVE', 402)).toContain('x402 payment challenge (HTTP 402)');
     expect(statusMeaning('LIVE', 402)).toContain('no paid call was made');
+    expect(statusMeaning('LIVE', 402)).not.toContain('the capability itself ran');
+    // a built-in whose probe also ran it on the gateway says so
+    expect(statusMeaning('LIVE', 402, true)).toContain('the capability itself ran on the gateway with a valid result');
+    expect(statusMeaning('LIVE', 402, true)).toContain('no paid call was made');
     expect(statusMeaning('LIVE', 200)).toBe(STATUS_MEANING.LIVE);
     expect(statusMeaning('STALE', 402)).toBe(STATUS_MEANING.STALE);
   });

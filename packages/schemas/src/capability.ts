@@ -171,6 +171,12 @@ export const ProbeRecord = z.object({
   ok: z.boolean(),
   checked_at: DateTime,
   probe: Probe,
+  /**
+   * True when the probe also ran the capability itself on the gateway and its output validated (a
+   * free run of a read-only built-in, e.g. a balance read; the probe never pays). The capability page
+   * says so instead of "only the payment challenge was seen". Not part of the registry's `evidence`.
+   */
+  ran: z.boolean().optional(),
 });
 export type ProbeRecord = z.infer<typeof ProbeRecord>;
 

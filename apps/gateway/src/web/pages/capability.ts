@@ -21,7 +21,10 @@ export const STATUS_MEANING: Record<LegacyRegistryEntry['status'], string> = {
  * The status sentence of a capability page: {@link STATUS_MEANING}, except for a paid endpoint whose
  * probe saw only its payment challenge (HTTP 402), which says so rather than claiming the capability ran.
  */
-export function statusMeaning(status: LegacyRegistryEntry['status'], probeStatus: number | undefined): string {
+export function statusMeaning(status: LegacyRegistryEntry['status'], probeStatus: number | undefined, ran = false): string {
+  if (status === 'LIVE' && probeStatus === 402 && ran) {
+    return 'the latest probe passed: the endpoint answered with its x402 payment challenge (HTTP 402) and the right terms, and the capability itself ran on the gateway with a valid result (a free run for the probe; no paid call was made)';
+  }
   if (status === 'LIVE' && probeStatus === 402) {
     return 'the latest probe passed as far as a probe can go without paying: the endpoint answered with its x402 payment challenge (HTTP 402) and the right terms; no paid call was made';
   }
@@ -103,7 +106,7 @@ ${c.docs_url ? html`<dt>Docs</dt><dd><a href="${c.docs_url}">${c.docs_url}</a></
 ${offersSection(c.offers)}
 <section aria-labelledby="status-title">
 <h2 id="status-title">Status and evidence</h2>
-<p data-field="status-meaning">${statusBadge(c.status)} ${statusMeaning(c.status, probe?.status)}.</p>
+<p data-field="status-meaning">${statusBadge(c.status)} ${statusMeaning(c.status, probe?.status, record?.ok === true && record.ran === true)}.</p>
 <dl class="facts" data-evidence>
 <dt>Source</dt><dd>${c.evidence.source}</dd>
 <dt>Last probe</dt><dd data-field="probe-checked-at">${record ? html`${timeTag(record.checked_at)} (${record.ok ? 'passed' : 'failed'})` : 'none recorded'}</dd>
