@@ -13,6 +13,20 @@ import {
 import { SerialQueue } from './serialQueue.js';
 
 /**
+ * The receipt of `hash`, or undefined when the node has none (not mined, or reorged out); any other
+ * failure (the node unreachable) throws: a failed read is never a reason to re-send.
+ */
+export async function receiptOf(publicClient: PublicClient, hash: Hex): Promise<TransactionReceipt | undefined> {
+  try {
+    return await publicClient.getTransactionReceipt({ hash });
+  } catch (e) {
+    if (e instanceof TransactionReceiptNotFoundError || (e instanceof BaseError && e.walk((x) => x instanceof TransactionReceiptNotFoundError)))
+      return undefined;
+    throw e;
+  }
+}
+
+/**
  * Fee bump of a replacement transaction (same nonce, higher fee), percent of the replaced one's
  * `maxFeePerGas` and `maxPriorityFeePerGas`: 20 (docs/decisions.md "x402 payments", nonces). Nodes
  * accept a replacement only above the pending one's fees by their own minimum (geth 10 %, others
@@ -215,14 +229,8 @@ export class ChainSender {
   }
 
   /** The receipt, or undefined when the node has none (any other failure throws). */
-  private async receipt(hash: Hex): Promise<TransactionReceipt | undefined> {
-    try {
-      return await this.o.publicClient.getTransactionReceipt({ hash });
-    } catch (e) {
-      if (e instanceof TransactionReceiptNotFoundError || (e instanceof BaseError && e.walk((x) => x instanceof TransactionReceiptNotFoundError)))
-        return undefined;
-      throw e;
-    }
+  private receipt(hash: Hex): Promise<TransactionReceipt | undefined> {
+    return receiptOf(this.o.publicClient, hash);
   }
 
   /** Whether the node knows `hash` (pending or mined). */

@@ -4,11 +4,9 @@ import { eip3009ABI } from '@x402/evm';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import {
-  BaseError,
   encodeFunctionData,
   parseSignature,
   parseTransaction,
-  TransactionReceiptNotFoundError,
   type Hex,
   type PublicClient,
   type TransactionReceipt,
@@ -17,6 +15,7 @@ import { paymentKeys } from './commands/keys.js';
 import { AUTHORIZATION_USED, authorizationUsed } from './eip3009.js';
 import type { Eip3009Authorization } from './paymentHeader.js';
 import type { CreditReversal } from './refunds.js';
+import { receiptOf } from './chainSender.js';
 import { conflictAnswer } from './replay.js';
 import { storedTransferRecord } from './transferRecord.js';
 import { TransferWouldRevertError, type TreasurySender } from './treasury.js';
@@ -363,14 +362,8 @@ export class TransferFinality {
   }
 
   /** The receipt of `hash`, undefined when the node has none; throws on a failed read (never a reason to re-send). */
-  private async receipt(hash: Hex): Promise<TransactionReceipt | undefined> {
-    try {
-      return await this.o.publicClient.getTransactionReceipt({ hash });
-    } catch (e) {
-      if (e instanceof TransactionReceiptNotFoundError || (e instanceof BaseError && e.walk((x) => x instanceof TransactionReceiptNotFoundError)))
-        return undefined;
-      throw e;
-    }
+  private receipt(hash: Hex): Promise<TransactionReceipt | undefined> {
+    return receiptOf(this.o.publicClient, hash);
   }
 }
 
