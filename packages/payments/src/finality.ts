@@ -3,14 +3,7 @@ import { releaseLease, takeLease, type RedisKeys } from '@acg/redis';
 import { eip3009ABI } from '@x402/evm';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import {
-  encodeFunctionData,
-  parseSignature,
-  parseTransaction,
-  type Hex,
-  type PublicClient,
-  type TransactionReceipt,
-} from 'viem';
+import { encodeFunctionData, parseSignature, parseTransaction, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import { paymentKeys } from './commands/keys.js';
 import { AUTHORIZATION_USED, authorizationUsed } from './eip3009.js';
 import type { Eip3009Authorization } from './paymentHeader.js';
