@@ -10,6 +10,7 @@ export * from './registryDocument.js';
 export * from './legacyRegistry.js';
 export * from './health.js';
 export * from './liquidation.js';
+export * from './liquidationPlan.js';
 export * from './walletMonitor.js';
 export * from './execution.js';
 export * from './job.js';
