@@ -13,8 +13,8 @@ import { startTestGateway, type TestGateway } from '../apps/gateway/test/harness
 import { resolveRedis, type RedisHandle } from '@acg/devnet';
 import { benchDurableWrites, benchExecute, formatDurableWrites, formatExecute, type DurableWritesBenchResult, type ExecuteBenchResult } from './execute.js';
 import { benchJobs, formatJobs, type JobsBenchResult } from './jobs.js';
-import { benchRegistry, formatRegistry, type RegistryBenchResult } from './registry.js';
-import { fmtRatio, machine, ratio } from './lib/stats.js';
+import { benchRegistry, formatRegistry, sizeSpread, type RegistryBenchResult } from './registry.js';
+import { fmt, fmtRatio, machine, ratio } from './lib/stats.js';
 
 /** Hang guard (not a speed assertion): the whole run is stopped and cleaned up after this. */
 const WATCHDOG_MS = 600_000;
@@ -131,8 +131,9 @@ async function main(): Promise<number> {
   if (registry) {
     const { gateway: g, baseline: b } = registry;
     console.log(
-      `  GET /registry vs bare node:http:         req/s ${fmtRatio(ratio(g.reqPerSec, b.reqPerSec))}, p50 ${fmtRatio(ratio(g.p50Ms, b.p50Ms))}, p99 ${fmtRatio(ratio(g.p99Ms, b.p99Ms))}`,
+      `  GET /registry vs bare node:http:         req/s ${fmtRatio(ratio(g.reqPerSec, b.reqPerSec))}, p50 ${fmtRatio(ratio(g.p50Ms, b.p50Ms))}, p99 ${fmtRatio(ratio(g.p99Ms, b.p99Ms))}, CPU/req ${fmtRatio(ratio(g.cpuMicrosPerRequest, b.cpuMicrosPerRequest))} (${fmt(g.cpuMicrosPerRequest, 0)} vs ${fmt(b.cpuMicrosPerRequest, 0)} µs)`,
     );
+    if (registry.documents.length > 1) console.log(`    cached documents by body size: ${sizeSpread(registry.documents)}`);
   }
   if (execute) {
     const { gateway: g, reference: r } = execute;

@@ -24,12 +24,16 @@ export type PaymentChainInfo = {
   multicall3: Address;
   /** Uniswap Permit2 at its canonical address `0x000000000022D473030F116dDEE9F6B43aC78BA3` (x402 `upto`, `exact` via Permit2). */
   permit2: Address;
+  /** Our dev-chain build of `x402ExactPermit2Proxy` at `0x402085c248EeA27D92E8b30b2C58ed07f9E20001` (x402 `exact`, `permit2` asset transfer method; `@acg/x402-contracts`). */
+  exactPermit2Proxy: Address;
   /** Our dev-chain build of `x402UptoPermit2Proxy` at `0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002` (x402 `upto`; `@acg/x402-contracts`). */
   uptoPermit2Proxy: Address;
   /** Our dev-chain build of `x402BatchSettlement` at `0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003` (x402 `batch-settlement`). */
   batchSettlement: Address;
   /** Our dev-chain build of `ERC3009DepositCollector` at `0x4020806089470a89826cB9fB1f4059150b550004` (channel deposits by ERC-3009). */
   erc3009DepositCollector: Address;
+  /** Our dev-chain build of `Permit2DepositCollector` at `0x4020425FAf3B746C082C2f942b4E5159887B0005` (channel deposits by Permit2). */
+  permit2DepositCollector: Address;
   /** Dev account 0: deployed and owns USDC (sole minter), pays gas for settlements. */
   facilitator: HDAccount;
   /** Dev account 1: the gateway's x402 payTo. Holds no USDC at start. */
@@ -40,7 +44,8 @@ export type PaymentChainInfo = {
 
 /**
  * Turns a fresh anvil node into the payment chain: Multicall3, Uniswap Permit2 and our dev builds of the x402
- * contracts (`upto` Permit2 proxy, batch settlement and its ERC-3009 deposit collector; `@acg/x402-contracts`)
+ * contracts (`exact` and `upto` Permit2 proxies, batch settlement and its ERC-3009 and Permit2 deposit
+ * collectors; `@acg/x402-contracts`)
  * at their canonical addresses,
  * real USDC at the Base address (owner and minter: the facilitator), and each buyer (dev accounts 2 to 9) topped up to
  * 10,000 USDC (`10_000_000_000n` base units). Safe to run twice on one node (nothing is doubled). All ten dev accounts already hold 10,000 ETH from anvil.
@@ -74,9 +79,11 @@ export async function setupPaymentChain(rpcUrl: string): Promise<PaymentChainInf
     usdc: usdc.address,
     multicall3,
     permit2: permit2.address,
+    exactPermit2Proxy: x402.exactPermit2Proxy,
     uptoPermit2Proxy: x402.uptoPermit2Proxy,
     batchSettlement: x402.batchSettlement,
     erc3009DepositCollector: x402.erc3009DepositCollector,
+    permit2DepositCollector: x402.permit2DepositCollector,
     facilitator,
     treasury,
     buyers,

@@ -29,13 +29,18 @@ export const X402_CONTRACTS = [
   { unit: 'contracts/x402UptoPermit2Proxy.sol', name: 'x402UptoPermit2Proxy' },
   { unit: 'contracts/x402BatchSettlement.sol', name: 'x402BatchSettlement' },
   { unit: 'contracts/ERC3009DepositCollector.sol', name: 'ERC3009DepositCollector' },
+  { unit: 'contracts/x402ExactPermit2Proxy.sol', name: 'x402ExactPermit2Proxy' },
+  { unit: 'contracts/Permit2DepositCollector.sol', name: 'Permit2DepositCollector' },
 ] as const;
 
 /** Where a solc immutable sits in the runtime code: byte offsets (without `0x`), 32 bytes each, keyed by AST id. */
 export type ImmutableReferences = Record<string, { start: number; length: number }[]>;
 
-/** One contract as solc builds it: ABI, runtime code with immutables as zeros, and their positions. */
-export type ContractBuild = { abi: Abi; deployedBytecode: Hex; immutableReferences: ImmutableReferences };
+/**
+ * One contract as solc builds it: ABI, runtime code with immutables as zeros, their positions, and each
+ * immutable's AST id by its Solidity name (so placement fills them by name).
+ */
+export type ContractBuild = { abi: Abi; deployedBytecode: Hex; immutableReferences: ImmutableReferences; immutableIds: Record<string, string> };
 
 /** `@openzeppelin/contracts/...` from the installed npm package, `contracts/...` and `test/fixtures/...` from this package. */
 function readUnit(unit: string): string {
@@ -46,6 +51,19 @@ function readUnit(unit: string): string {
 }
 
 type SolcContract = { abi: Abi; evm: { deployedBytecode: { object: string; immutableReferences?: ImmutableReferences } } };
+type AstNode = { id?: number; nodeType?: string; name?: string; mutability?: string; nodes?: AstNode[] };
+
+/** Per Solidity name, the AST id of each immutable state variable declared in the source unit's `ast`. */
+function immutableIdsOf(ast: AstNode | undefined, ids: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (n: AstNode) => {
+    if (n.nodeType === 'VariableDeclaration' && n.mutability === 'immutable' && n.name && ids.includes(String(n.id))) out[n.name] = String(n.id);
+    for (const c of n.nodes ?? []) walk(c);
+  };
+  if (ast) walk(ast);
+  if (Object.keys(out).length !== ids.length) throw new Error(`compileX402Contracts: immutables ${ids.join(',')} not all named in the AST`);
+  return out;
+}
 
 /**
  * Compiles {@link X402_CONTRACTS} with solc {@link X402_CONTRACTS_SOLC_VERSION} and
@@ -62,7 +80,7 @@ export function compileX402Contracts(): Record<string, ContractBuild> {
     settings: {
       ...X402_CONTRACTS_SOLC_SETTINGS,
       outputSelection: Object.fromEntries(
-        X402_CONTRACTS.map((c) => [c.unit, { [c.name]: ['abi', 'evm.deployedBytecode.object', 'evm.deployedBytecode.immutableReferences'] }]),
+        X402_CONTRACTS.map((c) => [c.unit, { '': ['ast'], [c.name]: ['abi', 'evm.deployedBytecode.object', 'evm.deployedBytecode.immutableReferences'] }]),
       ),
     },
   };
@@ -77,12 +95,14 @@ export function compileX402Contracts(): Record<string, ContractBuild> {
         X402_CONTRACTS.map(({ unit, name }) => {
           const c = output.contracts?.[unit]?.[name];
           if (!c) throw new Error(`compileX402Contracts: solc produced no ${name}`);
+          const immutableReferences = c.evm.deployedBytecode.immutableReferences ?? {};
           return [
             name,
             {
               abi: c.abi,
               deployedBytecode: `0x${c.evm.deployedBytecode.object}` as Hex,
-              immutableReferences: c.evm.deployedBytecode.immutableReferences ?? {},
+              immutableReferences,
+              immutableIds: immutableIdsOf((output as { sources?: Record<string, { ast?: AstNode }> }).sources?.[unit]?.ast, Object.keys(immutableReferences)),
             },
           ];
         }),
@@ -99,11 +119,12 @@ export function artifactsSource(builds: Record<string, ContractBuild>): string {
   for (const [name, b] of Object.entries(builds)) {
     parts.push(
       '',
-      `/** ${name}: ABI, runtime code with its immutables as zero bytes, and their positions (solc \`immutableReferences\`). */`,
+      `/** ${name}: ABI, runtime code with its immutables as zero bytes, their positions (solc \`immutableReferences\`) and AST ids by name. */`,
       `export const ${name}Artifact = {`,
       `  abi: ${JSON.stringify(b.abi)},`,
       `  deployedBytecode: '${b.deployedBytecode}',`,
       `  immutableReferences: ${JSON.stringify(b.immutableReferences)},`,
+      `  immutableIds: ${JSON.stringify(b.immutableIds)},`,
       '} as const;',
     );
   }

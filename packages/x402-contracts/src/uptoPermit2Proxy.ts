@@ -16,8 +16,7 @@ export const x402UptoPermit2ProxyAbi = x402UptoPermit2ProxyArtifact.abi;
  * holds that address. Nothing else depends on the deployment address, so the code works wherever it is set.
  */
 export function uptoPermit2ProxyRuntimeCode(permit2: Address = PERMIT2_ADDRESS): Hex {
-  const ids = Object.keys(x402UptoPermit2ProxyArtifact.immutableReferences);
-  return fillImmutables(x402UptoPermit2ProxyArtifact, Object.fromEntries(ids.map((id) => [id, pad(permit2)])));
+  return fillImmutables(x402UptoPermit2ProxyArtifact, { PERMIT2: pad(permit2) });
 }
 
 /**

@@ -1,13 +1,12 @@
 // The checked-in build (src/artifacts.generated.ts) is what contracts/*.sol compile to today, and our ABIs
 // offer everything @x402/evm 2.27 calls: each function, event and error of its ABI, with the same signature.
-import { readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs';
 import {
   BATCH_SETTLEMENT_ADDRESS,
   PERMIT2_ADDRESS as X402_PERMIT2_ADDRESS,
   ERC3009_DEPOSIT_COLLECTOR_ADDRESS as X402_COLLECTOR,
+  x402ExactPermit2ProxyABI,
+  x402ExactPermit2ProxyAddress,
   x402UptoPermit2ProxyABI,
   x402UptoPermit2ProxyAddress,
 } from '@x402/evm';
@@ -18,13 +17,21 @@ import { artifactsSource, compileX402Contracts } from '../scripts/compile.js';
 import {
   ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
   erc3009DepositCollectorRuntimeCode,
+  exactPermit2ProxyRuntimeCode,
+  fillImmutables,
   PERMIT2_ADDRESS,
+  PERMIT2_DEPOSIT_COLLECTOR_ADDRESS,
+  permit2DepositCollectorRuntimeCode,
   uptoPermit2ProxyRuntimeCode,
   X402_BATCH_SETTLEMENT_ADDRESS,
+  X402_EXACT_PERMIT2_PROXY_ADDRESS,
   X402_UPTO_PERMIT2_PROXY_ADDRESS,
   x402BatchSettlementAbi,
+  x402ExactPermit2ProxyAbi,
   x402UptoPermit2ProxyAbi,
 } from '../src/index.js';
+import { Permit2DepositCollectorArtifact } from '../src/artifacts.generated.js';
+import { x402EvmChunkDeclaring } from './x402evmInternals.js';
 
 /** Every function, event and error of `abi` as its canonical signature, plus each function's outputs and mutability. */
 function signatures(abi: Abi): string[] {
@@ -38,22 +45,12 @@ function signatures(abi: Abi): string[] {
     .sort();
 }
 
-/**
- * `@x402/evm` 2.27 uses `batchSettlementABI` internally without exporting it: found in its ESM build (the
- * chunk that declares it) and imported from there.
- */
+/** `@x402/evm` 2.27 uses `batchSettlementABI` internally without exporting it: found in its ESM build. */
 async function officialBatchSettlementAbi(): Promise<Abi> {
-  // The package's main entry is dist/cjs/index.js (its exports map hides package.json): dist/esm sits beside dist/cjs.
-  const dist = path.join(path.dirname(createRequire(import.meta.url).resolve('@x402/evm')), '..', 'esm');
-  for (const f of readdirSync(dist)
-    .filter((n) => n.endsWith('.mjs'))
-    .sort()) {
-    if (!readFileSync(path.join(dist, f), 'utf8').includes('var batchSettlementABI =')) continue;
-    const mod = (await import(pathToFileURL(path.join(dist, f)).href)) as Record<string, unknown>;
-    const abi = Object.values(mod).find((v) => Array.isArray(v) && v.some((i) => (i as { name?: string }).name === 'claimWithSignature'));
-    if (abi) return abi as Abi;
-  }
-  throw new Error('batchSettlementABI not found in @x402/evm');
+  const mod = await x402EvmChunkDeclaring('batchSettlementABI');
+  const abi = Object.values(mod).find((v) => Array.isArray(v) && v.some((i) => (i as { name?: string }).name === 'claimWithSignature'));
+  if (!abi) throw new Error('batchSettlementABI not found in @x402/evm');
+  return abi as Abi;
 }
 
 describe('the checked-in build', () => {
@@ -77,6 +74,45 @@ describe('x402UptoPermit2Proxy', () => {
     const theirs = signatures(x402UptoPermit2ProxyABI as Abi);
     expect(theirs.length).toBeGreaterThan(10);
     expect(theirs.filter((s) => !ours.has(s))).toEqual([]);
+  });
+});
+
+describe('x402ExactPermit2Proxy', () => {
+  it('sits where @x402/evm looks for it and is bound to the Permit2 it signs for', () => {
+    expect(X402_EXACT_PERMIT2_PROXY_ADDRESS).toBe(x402ExactPermit2ProxyAddress);
+    const code = exactPermit2ProxyRuntimeCode();
+    expect(code.toLowerCase()).toContain(PERMIT2_ADDRESS.slice(2).toLowerCase());
+    expect(exactPermit2ProxyRuntimeCode('0x00000000000000000000000000000000000000aa')).not.toBe(code);
+  });
+
+  it('offers every function, event and error of @x402/evm 2.27 x402ExactPermit2ProxyABI, with the same signatures', () => {
+    const ours = new Set(signatures(x402ExactPermit2ProxyAbi as Abi));
+    const theirs = signatures(x402ExactPermit2ProxyABI as Abi);
+    expect(theirs.length).toBeGreaterThan(10);
+    expect(theirs.filter((s) => !ours.has(s))).toEqual([]);
+  });
+});
+
+describe('Permit2DepositCollector', () => {
+  it('sits where @x402/evm sends Permit2 deposits, bound to the batch settlement and Permit2 addresses', async () => {
+    const { PERMIT2_DEPOSIT_COLLECTOR_ADDRESS: theirs } = await x402EvmChunkDeclaring('PERMIT2_DEPOSIT_COLLECTOR_ADDRESS');
+    expect(PERMIT2_DEPOSIT_COLLECTOR_ADDRESS).toBe(theirs);
+    const code = permit2DepositCollectorRuntimeCode().toLowerCase();
+    expect(code).toContain(X402_BATCH_SETTLEMENT_ADDRESS.slice(2).toLowerCase());
+    expect(code).toContain(PERMIT2_ADDRESS.slice(2).toLowerCase());
+  });
+
+  it('fills each immutable by name: swapping the two addresses gives other code', () => {
+    const swapped = permit2DepositCollectorRuntimeCode(PERMIT2_ADDRESS, X402_BATCH_SETTLEMENT_ADDRESS);
+    expect(swapped).not.toBe(permit2DepositCollectorRuntimeCode());
+    expect(() => fillImmutables(Permit2DepositCollectorArtifact, { PERMIT2: `0x${'00'.repeat(32)}` })).toThrow(/BATCH_SETTLEMENT/);
+    expect(() =>
+      fillImmutables(Permit2DepositCollectorArtifact, {
+        PERMIT2: `0x${'00'.repeat(32)}`,
+        BATCH_SETTLEMENT: `0x${'00'.repeat(32)}`,
+        OWNER: `0x${'00'.repeat(32)}`,
+      }),
+    ).toThrow(/OWNER/);
   });
 });
 

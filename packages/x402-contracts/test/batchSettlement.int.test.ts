@@ -1,7 +1,8 @@
-// Our x402BatchSettlement and ERC3009DepositCollector (contracts/) on a real anvil payment chain with Circle
-// USDC (@acg/devnet's setupPaymentChain places them at their canonical addresses): every rule of the x402
-// `batch-settlement` EVM scheme and the attacks on it. Balances are read on chain.
-import { TRANSFER_WITH_AUTHORIZATION_TYPES, usdcBalance } from '@acg/devnet';
+// Our x402BatchSettlement, ERC3009DepositCollector and Permit2DepositCollector (contracts/) on a real anvil
+// payment chain with Circle USDC and Permit2 (@acg/devnet's setupPaymentChain places them at their canonical
+// addresses): every rule of the x402 `batch-settlement` EVM scheme and the attacks on it, and the official
+// @x402/evm client and facilitator, unchanged, depositing by ERC-3009 and by Permit2. Balances are read on chain.
+import { permit2Abi, TRANSFER_WITH_AUTHORIZATION_TYPES, usdcAbi, usdcBalance } from '@acg/devnet';
 import { x402Client } from '@x402/core/client';
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
@@ -14,6 +15,7 @@ import {
   hashTypedData,
   keccak256,
   parseEventLogs,
+  parseSignature,
   publicActions,
   type Abi,
   type Address,
@@ -21,9 +23,19 @@ import {
   type LocalAccount,
 } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { ERC3009_DEPOSIT_COLLECTOR_ADDRESS, erc3009DepositCollectorRuntimeCode, X402_BATCH_SETTLEMENT_ADDRESS, x402BatchSettlementAbi } from '../src/index.js';
+import {
+  ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
+  erc3009DepositCollectorRuntimeCode,
+  PERMIT2_ADDRESS,
+  PERMIT2_DEPOSIT_COLLECTOR_ADDRESS,
+  permit2DepositCollectorAbi,
+  permit2DepositCollectorRuntimeCode,
+  X402_BATCH_SETTLEMENT_ADDRESS,
+  x402BatchSettlementAbi,
+} from '../src/index.js';
 import { compileTestFixture } from '../scripts/compile.js';
 import * as chain from './chain.js';
+import { x402EvmChunkDeclaring } from './x402evmInternals.js';
 
 const env = chain.usePaymentChain();
 const BATCH = X402_BATCH_SETTLEMENT_ADDRESS;
@@ -435,3 +447,258 @@ const channelTypes = (
     inputs: readonly { components: readonly { name: string; type: string }[] }[];
   }
 ).inputs[0].components.map(({ name, type }) => ({ name, type }));
+
+// ---- deposits through Permit2DepositCollector ----
+
+const P2C = PERMIT2_DEPOSIT_COLLECTOR_ADDRESS;
+/** The batch settlement and the Permit2 collector (no name in common), with Permit2's errors, so a revert from any decodes by name. */
+const P2_ABI = [...x402BatchSettlementAbi, ...permit2DepositCollectorAbi, ...permit2Abi.filter((i) => i.type === 'error')] as Abi;
+const sendP2 = (caller: LocalAccount, functionName: string, args: readonly unknown[]) => chain.call(env.pay, caller, BATCH, P2_ABI, functionName, args);
+/** The deposit witness types the official client signs with (`batchPermit2WitnessTypes`, not exported by @x402/evm). */
+const { batchPermit2WitnessTypes } = (await x402EvmChunkDeclaring('batchPermit2WitnessTypes')) as {
+  batchPermit2WitnessTypes: Record<string, readonly { name: string; type: string }[]>;
+};
+
+let permit2NonceSeq = 5_000n;
+/**
+ * `collectorData` for a Permit2 deposit of `amount` into `c`: `buyer`'s `PermitWitnessTransferFrom` with the
+ * collector as spender and `DepositWitness(channelId)`, plus an optional EIP-2612 permit for Permit2.
+ */
+async function permit2Deposit(
+  buyer: LocalAccount,
+  c: Config,
+  amount: bigint,
+  o: { channelId?: Hex; deadline?: bigint; nonce?: bigint; eip2612Value?: bigint } = {},
+): Promise<Hex> {
+  const nonce = o.nonce ?? permit2NonceSeq++;
+  const deadline = o.deadline ?? (await chain.chainNow(env.pay)) + 3_600n;
+  const signature = await buyer.signTypedData({
+    domain: { name: 'Permit2', chainId: env.pay.chainId, verifyingContract: PERMIT2_ADDRESS },
+    types: batchPermit2WitnessTypes,
+    primaryType: 'PermitWitnessTransferFrom',
+    message: {
+      permitted: { token: env.pay.usdc, amount },
+      spender: P2C,
+      nonce,
+      deadline,
+      witness: { channelId: o.channelId ?? (await channelIdOf(c)) },
+    },
+  });
+  let eip2612: Hex = '0x';
+  if (o.eip2612Value !== undefined) {
+    const permitNonce = await chain
+      .publicClientOf(env.pay)
+      .readContract({ address: env.pay.usdc, abi: usdcAbi, functionName: 'nonces', args: [buyer.address] });
+    const sig = parseSignature(
+      await buyer.signTypedData({
+        domain: chain.usdcDomain(env.pay),
+        types: {
+          Permit: [
+            { name: 'owner', type: 'address' },
+            { name: 'spender', type: 'address' },
+            { name: 'value', type: 'uint256' },
+            { name: 'nonce', type: 'uint256' },
+            { name: 'deadline', type: 'uint256' },
+          ],
+        },
+        primaryType: 'Permit',
+        message: { owner: buyer.address, spender: PERMIT2_ADDRESS, value: o.eip2612Value, nonce: permitNonce, deadline },
+      }),
+    );
+    eip2612 = encodeAbiParameters(
+      [{ type: 'uint256' }, { type: 'uint256' }, { type: 'uint8' }, { type: 'bytes32' }, { type: 'bytes32' }],
+      [o.eip2612Value, deadline, Number(sig.v), sig.r, sig.s],
+    );
+  }
+  return encodeAbiParameters([{ type: 'uint256' }, { type: 'uint256' }, { type: 'bytes' }, { type: 'bytes' }], [nonce, deadline, signature, eip2612]);
+}
+
+describe('Permit2DepositCollector', () => {
+  it('is placed at the canonical address, bound to the batch settlement and Permit2, with the deposit witness type', async () => {
+    const client = chain.publicClientOf(env.pay);
+    expect(env.pay.permit2DepositCollector).toBe(P2C);
+    expect(await client.getCode({ address: P2C })).toBe(permit2DepositCollectorRuntimeCode());
+    const read2 = (functionName: 'BATCH_SETTLEMENT' | 'PERMIT2' | 'WITNESS_TYPE_STRING') =>
+      client.readContract({ address: P2C, abi: permit2DepositCollectorAbi, functionName });
+    expect(await read2('BATCH_SETTLEMENT')).toBe(BATCH);
+    expect(await read2('PERMIT2')).toBe(PERMIT2_ADDRESS);
+    expect(await read2('WITNESS_TYPE_STRING')).toBe('DepositWitness witness)DepositWitness(bytes32 channelId)TokenPermissions(address token,uint256 amount)');
+  });
+
+  it('a Permit2 deposit creates the channel with exactly the permitted amount, once, for its own channel only', async () => {
+    const buyer = env.pay.buyers[0];
+    const attacker = env.pay.buyers[7];
+    await chain.approvePermit2(env.pay, buyer);
+    const c = channelOf(buyer);
+    const id = await channelIdOf(c);
+    const before = await usdcBalance(env.pay.rpcUrl, buyer.address);
+    const escrowBefore = await usdcBalance(env.pay.rpcUrl, BATCH);
+    const data = await permit2Deposit(buyer, c, 200_000n);
+
+    // The collector takes orders from the batch settlement only: an attacker calling it directly with the
+    // buyer's authorization (Permit2 would send the funds to the caller) is refused.
+    expect(await chain.call(env.pay, attacker, P2C, P2_ABI, 'collect', [buyer.address, env.pay.usdc, 200_000n, id, data])).toBe('OnlyBatchSettlement');
+    // More than the buyer permitted: the amount is part of the signed permit.
+    expect(await sendP2(env.pay.facilitator, 'deposit', [c, 200_001n, P2C, data])).toBe('InvalidSigner');
+    // The same authorization for another channel of the same payer (e.g. one whose receiver is the attacker): the
+    // witness binds the channel id.
+    expect(await sendP2(env.pay.facilitator, 'deposit', [channelOf(buyer, { receiver: attacker.address }), 200_000n, P2C, data])).toBe('InvalidSigner');
+    // An authorization signed by someone else than the channel's payer.
+    expect(await sendP2(attacker, 'deposit', [c, 200_000n, P2C, await permit2Deposit(attacker, c, 200_000n)])).toBe('InvalidSigner');
+    expect(await channelState(c)).toEqual({ balance: 0n, totalClaimed: 0n });
+
+    const client = chain.publicClientOf(env.pay);
+    const fromBlock = await client.getBlockNumber();
+    expect(await sendP2(env.pay.facilitator, 'deposit', [c, 200_000n, P2C, data])).toBe('success');
+    const logs = parseEventLogs({ abi: x402BatchSettlementAbi, logs: await client.getLogs({ address: BATCH, fromBlock }) });
+    expect(logs.map((l) => l.eventName)).toEqual(['ChannelCreated', 'Deposited']);
+    expect(logs[1].args).toMatchObject({ channelId: id, collector: P2C, amount: 200_000n, balance: 200_000n });
+    expect(await channelState(c)).toEqual({ balance: 200_000n, totalClaimed: 0n });
+    expect(await usdcBalance(env.pay.rpcUrl, buyer.address)).toBe(before - 200_000n);
+    expect(await usdcBalance(env.pay.rpcUrl, BATCH)).toBe(escrowBefore + 200_000n);
+    expect(await usdcBalance(env.pay.rpcUrl, P2C)).toBe(0n); // Permit2 pays the escrow directly
+
+    // Replayed: the Permit2 nonce is spent.
+    expect(await sendP2(env.pay.facilitator, 'deposit', [c, 200_000n, P2C, data])).toBe('InvalidNonce');
+    // Expired authorization.
+    const now = await chain.chainNow(env.pay);
+    const expiring = await permit2Deposit(buyer, c, 50_000n, { deadline: now + 60n });
+    await chain.onSnapshot(env.pay, async () => {
+      await chain.warpTo(env.pay, now + 61n);
+      expect(await sendP2(env.pay.facilitator, 'deposit', [c, 50_000n, P2C, expiring])).toBe('SignatureExpired');
+    });
+    // A top-up with a fresh authorization.
+    expect(await sendP2(env.pay.facilitator, 'deposit', [c, 50_000n, P2C, expiring])).toBe('success');
+    expect(await channelState(c)).toEqual({ balance: 250_000n, totalClaimed: 0n });
+    expect(await usdcBalance(env.pay.rpcUrl, buyer.address)).toBe(before - 250_000n);
+  });
+
+  it('with the EIP-2612 extension, a payer who never approved Permit2 deposits; a short permit is refused', async () => {
+    const buyer = env.pay.buyers[5];
+    const allowance = () =>
+      chain.publicClientOf(env.pay).readContract({ address: env.pay.usdc, abi: usdcAbi, functionName: 'allowance', args: [buyer.address, PERMIT2_ADDRESS] });
+    expect(await allowance()).toBe(0n);
+    const c = channelOf(buyer);
+    const before = await usdcBalance(env.pay.rpcUrl, buyer.address);
+    // Without an allowance, Permit2's pull fails in the token.
+    expect(await sendP2(env.pay.facilitator, 'deposit', [c, 70_000n, P2C, await permit2Deposit(buyer, c, 70_000n)])).toMatch(/TRANSFER_FROM_FAILED/);
+    expect(await sendP2(env.pay.facilitator, 'deposit', [c, 70_000n, P2C, await permit2Deposit(buyer, c, 70_000n, { eip2612Value: 69_999n })])).toBe(
+      'Permit2612AmountMismatch',
+    );
+    expect(await sendP2(env.pay.facilitator, 'deposit', [c, 70_000n, P2C, await permit2Deposit(buyer, c, 70_000n, { eip2612Value: 70_000n })])).toBe('success');
+    expect(await channelState(c)).toEqual({ balance: 70_000n, totalClaimed: 0n });
+    expect(await usdcBalance(env.pay.rpcUrl, buyer.address)).toBe(before - 70_000n);
+    expect(await allowance()).toBe(0n);
+  });
+
+  it('the official @x402/evm client and facilitator (assetTransferMethod permit2), unchanged: deposit through the collector, claim, settle', async () => {
+    const pay = env.pay;
+    const wallet = chain.walletOf(pay, pay.facilitator).extend(publicActions);
+    type SignerInput = Parameters<typeof toFacilitatorEvmSigner>[0];
+    const signer = toFacilitatorEvmSigner({ ...wallet, address: pay.facilitator.address } as unknown as SignerInput);
+    const facilitator = new x402Facilitator().register(pay.network, new BatchFacilitatorScheme(signer, pay.facilitator));
+    const buyer = pay.buyers[0]; // approved Permit2 above
+    const receiver: Address = '0x000000000000000000000000000000000000bee5';
+    const clientSigner = toClientEvmSigner(buyer, chain.publicClientOf(pay));
+    const client = new x402Client().register('eip155:*', new BatchClientScheme(clientSigner));
+    const requirements: PaymentRequirements = {
+      scheme: 'batch-settlement',
+      network: pay.network,
+      asset: pay.usdc,
+      amount: '2000',
+      payTo: receiver,
+      maxTimeoutSeconds: 3600,
+      extra: { receiverAuthorizer: pay.facilitator.address, withdrawDelay: 900, name: 'USD Coin', version: '2', assetTransferMethod: 'permit2' },
+    };
+    const challenge: PaymentRequired = {
+      x402Version: 2,
+      resource: { url: 'http://127.0.0.1/api/v1/execute', description: 'test', mimeType: 'application/json' },
+      accepts: [requirements],
+    };
+    const buyerBefore = await usdcBalance(pay.rpcUrl, buyer.address);
+    const escrowBefore = await usdcBalance(pay.rpcUrl, BATCH);
+
+    const first: PaymentPayload = await client.createPaymentPayload(challenge);
+    const dp = first.payload as {
+      type: string;
+      channelConfig: Config;
+      voucher: { channelId: Hex; maxClaimableAmount: string; signature: Hex };
+      deposit: { amount: string; authorization: { permit2Authorization?: { spender: Address; witness: { channelId: Hex } } } };
+    };
+    expect(dp.type).toBe('deposit');
+    expect(dp.deposit.authorization.permit2Authorization).toMatchObject({ spender: P2C, witness: { channelId: dp.voucher.channelId } });
+    expect(await facilitator.verify(first, requirements)).toMatchObject({ isValid: true, payer: buyer.address });
+    const deposited = await facilitator.settle(first, requirements);
+    expect(deposited).toMatchObject({ success: true, network: pay.network });
+    const depositAmount = BigInt(dp.deposit.amount);
+    const receipt = await chain.publicClientOf(pay).getTransactionReceipt({ hash: deposited.transaction as Hex });
+    const [dep] = parseEventLogs({ abi: x402BatchSettlementAbi, eventName: 'Deposited', logs: receipt.logs });
+    expect(dep.args).toMatchObject({ channelId: dp.voucher.channelId, collector: P2C, amount: depositAmount });
+    expect(await channelState(dp.channelConfig)).toEqual({ balance: depositAmount, totalClaimed: 0n });
+    expect(await usdcBalance(pay.rpcUrl, buyer.address)).toBe(buyerBefore - depositAmount);
+    // The same deposit payload again: refused (spent Permit2 nonce), nothing moves.
+    expect((await facilitator.settle(first, requirements)).success).toBe(false);
+    expect(await usdcBalance(pay.rpcUrl, buyer.address)).toBe(buyerBefore - depositAmount);
+
+    // The first call's voucher is claimed and settled to the receiver from the Permit2-funded escrow.
+    const claim: PaymentPayload = {
+      x402Version: 2,
+      accepted: requirements,
+      payload: {
+        type: 'claim',
+        claims: [
+          { voucher: { channel: dp.channelConfig, maxClaimableAmount: dp.voucher.maxClaimableAmount }, signature: dp.voucher.signature, totalClaimed: '2000' },
+        ],
+      },
+    };
+    expect(await facilitator.settle(claim, requirements)).toMatchObject({ success: true });
+    expect(
+      await facilitator.settle({ x402Version: 2, accepted: requirements, payload: { type: 'settle', receiver, token: pay.usdc } }, requirements),
+    ).toMatchObject({
+      success: true,
+    });
+    expect(await usdcBalance(pay.rpcUrl, receiver)).toBe(2_000n);
+    expect(await channelState(dp.channelConfig)).toEqual({ balance: depositAmount, totalClaimed: 2_000n });
+    expect(await usdcBalance(pay.rpcUrl, BATCH)).toBe(escrowBefore + depositAmount - 2_000n);
+  });
+});
+
+describe('Permit2DepositCollector with the official eip2612GasSponsoring extension', () => {
+  it('a payer who never approved Permit2 opens a channel through the official client and facilitator, unchanged', async () => {
+    const pay = env.pay;
+    const wallet = chain.walletOf(pay, pay.facilitator).extend(publicActions);
+    type SignerInput = Parameters<typeof toFacilitatorEvmSigner>[0];
+    const signer = toFacilitatorEvmSigner({ ...wallet, address: pay.facilitator.address } as unknown as SignerInput);
+    const facilitator = new x402Facilitator().register(pay.network, new BatchFacilitatorScheme(signer, pay.facilitator));
+    const buyer = pay.buyers[6];
+    const allowance = () =>
+      chain.publicClientOf(pay).readContract({ address: pay.usdc, abi: usdcAbi, functionName: 'allowance', args: [buyer.address, PERMIT2_ADDRESS] });
+    expect(await allowance()).toBe(0n);
+    const client = new x402Client().register('eip155:*', new BatchClientScheme(toClientEvmSigner(buyer, chain.publicClientOf(pay))));
+    const requirements: PaymentRequirements = {
+      scheme: 'batch-settlement',
+      network: pay.network,
+      asset: pay.usdc,
+      amount: '3000',
+      payTo: '0x000000000000000000000000000000000000bee6',
+      maxTimeoutSeconds: 3600,
+      extra: { receiverAuthorizer: pay.facilitator.address, withdrawDelay: 900, name: 'USD Coin', version: '2', assetTransferMethod: 'permit2' },
+    };
+    const payment = await client.createPaymentPayload({
+      x402Version: 2,
+      resource: { url: 'http://127.0.0.1/api/v1/execute', description: 'test', mimeType: 'application/json' },
+      accepts: [requirements],
+      extensions: { eip2612GasSponsoring: {} },
+    });
+    expect(payment.extensions?.eip2612GasSponsoring).toBeDefined();
+    const dp = payment.payload as { channelConfig: Config; deposit: { amount: string } };
+    const before = await usdcBalance(pay.rpcUrl, buyer.address);
+    expect(await facilitator.verify(payment, requirements)).toMatchObject({ isValid: true, payer: buyer.address });
+    expect(await facilitator.settle(payment, requirements)).toMatchObject({ success: true });
+    const depositAmount = BigInt(dp.deposit.amount);
+    expect(await channelState(dp.channelConfig)).toEqual({ balance: depositAmount, totalClaimed: 0n });
+    expect(await usdcBalance(pay.rpcUrl, buyer.address)).toBe(before - depositAmount);
+    // The EIP-2612 permit gave Permit2 exactly the deposit, and Permit2 spent it.
+    expect(await allowance()).toBe(0n);
+  });
+});
