@@ -89,23 +89,31 @@ export function cometQuoteCollateral(
 }
 
 /**
- * The largest `baseAmount` whose {@link cometQuoteCollateral} is at most `collateral` (0 when the
- * store-front price is 0). Buying with it takes all but less than one base unit's worth of the
- * collateral and never asks for more than is there (`InsufficientReserves`), where the rounded-up
- * inverse ({@link cometBuyCost}) can ask for a few units more.
- * floor(floor(x / a) / b) = floor(x / (a·b)), so the quote is ≤ collateral exactly when
- * `basePrice × baseAmount × scale < (collateral + 1) × assetPriceDiscounted × baseScale`.
+ * How to buy all of `collateral` (a seized balance) with `buyCollateral`: the most collateral the
+ * store front sells without going over `collateral`, for the least base that buys it.
+ * `quoteCollateral` rounds down, and floor(floor(x / a) / b) = floor(x / (a·b)), so a quote is
+ * ≤ `collateral` exactly when `basePrice × baseAmount × scale < (collateral + 1) × assetPriceDiscounted × baseScale`;
+ * the largest such base amount fixes the collateral bought, and the smallest base amount with that
+ * quote (rounded up, {@link cometBuyCost}) is what to pay. When one base unit buys many collateral
+ * units, all but that dust is bought; buying with the rounded-up inverse of the whole balance
+ * instead could ask for more than the protocol holds (`InsufficientReserves`).
+ *
+ * @returns `baseAmount` to pay and `collateral` (= `quoteCollateral(asset, baseAmount)`) received;
+ *   both 0 when not one collateral unit can be bought, or the store-front price is 0.
  */
-export function cometMaxBaseFor(
+export function cometBuyAll(
   collateral: bigint,
   c: Pick<CometSeizedCollateral, 'price' | 'scale' | 'liquidationFactor'>,
   storeFrontPriceFactor: bigint,
   basePrice: bigint,
   baseScale: bigint,
-): bigint {
+): { baseAmount: bigint; collateral: bigint } {
   const discounted = cometDiscountedPrice(c, storeFrontPriceFactor);
-  if (discounted === 0n || basePrice === 0n) return 0n;
-  return ((collateral + 1n) * discounted * baseScale - 1n) / (basePrice * c.scale);
+  if (discounted === 0n || basePrice === 0n) return { baseAmount: 0n, collateral: 0n };
+  const maxBase = ((collateral + 1n) * discounted * baseScale - 1n) / (basePrice * c.scale);
+  const bought = cometQuoteCollateral(maxBase, c, storeFrontPriceFactor, basePrice, baseScale);
+  if (bought === 0n) return { baseAmount: 0n, collateral: 0n };
+  return { baseAmount: cometBuyCost(bought, c, storeFrontPriceFactor, basePrice, baseScale).baseAmount, collateral: bought };
 }
 
 /**
@@ -134,7 +142,7 @@ export interface CometBuy<A extends string = string> {
 
 /**
  * The `buyCollateral` calls that follow an `absorb`: each seized asset is bought whole (with
- * {@link cometMaxBaseFor}), the most valuable discount first, while the reserves the contract checks
+ * {@link cometBuyAll}), the most valuable discount first, while the reserves the contract checks
  * before each buy (`reserves >= 0 && reserves >= targetReserves` → `NotForSale`) are below
  * `targetReserves`. A buy adds its `baseAmount` to the reserves, so a later asset may no longer be for
  * sale. `reservesAfterAbsorb` may be negative. Assets with nothing to buy are skipped.
@@ -162,9 +170,7 @@ export function cometPlanBuys<A extends string>(input: {
   const notForSale: A[] = [];
   let baseTotal = 0n;
   for (const { c } of ranked) {
-    const baseAmount = cometMaxBaseFor(c.balance, c, sf, basePrice, baseScale);
-    if (baseAmount === 0n) continue;
-    const collateral = cometQuoteCollateral(baseAmount, c, sf, basePrice, baseScale);
+    const { baseAmount, collateral } = cometBuyAll(c.balance, c, sf, basePrice, baseScale);
     if (collateral === 0n) continue;
     if (reserves >= 0n && reserves >= targetReserves) {
       notForSale.push(c.asset);

@@ -147,10 +147,11 @@ export function morphoLiquidate(
 /**
  * The largest `liquidate` of a liquidatable position that does not revert (there is no close factor):
  * 1. all the debt, `repaidShares = borrowShares`, when the collateral covers what that seizes;
- * 2. else all the collateral, `seizedAssets = collateral` (the shares left become bad debt), when
- *    the shares that seizes, rounded up, are at most `borrowShares`;
- * 3. else (both sides overflow by rounding, a boundary of a unit or two) the largest
- *    `seizedAssets < collateral` whose shares fit, found by bisection (shares grow with seized assets).
+ * 2. else all the collateral, `seizedAssets = collateral` (the shares left become bad debt).
+ * When 1 fails, 2 fits: seizing all of `borrowShares` asks for more than `collateral`, so
+ * `X = toAssetsDown(borrowShares).wMulDown(LIF) ≥ (collateral + 1) × price / 1e36`, hence
+ * `collateral.mulDivUp(price, 1e36) ≤ X`, its `wDivUp(LIF) ≤ toAssetsDown(borrowShares)`, and its
+ * `toSharesUp` ≤ `borrowShares`: the rounding never makes both sides overflow (the unit tests fuzz it).
  *
  * @returns The call's two amount arguments (exactly one non-zero) and its {@link MorphoLiquidateOutcome},
  *   or `undefined` when nothing can be liquidated (no shares, no collateral, or a zero price).
@@ -164,14 +165,5 @@ export function morphoLargestLiquidation(
     const outcome = morphoLiquidate(args, position, m);
     return outcome ? { args, outcome } : undefined;
   };
-  const all = tryArgs({ seizedAssets: 0n, repaidShares: position.borrowShares }) ?? tryArgs({ seizedAssets: position.collateral, repaidShares: 0n });
-  if (all) return all;
-  let lo = 0n; // largest seized known to fit (0: none yet)
-  let hi = position.collateral; // known not to fit
-  while (hi - lo > 1n) {
-    const mid = (lo + hi) / 2n;
-    if (morphoLiquidate({ seizedAssets: mid, repaidShares: 0n }, position, m)) lo = mid;
-    else hi = mid;
-  }
-  return lo === 0n ? undefined : tryArgs({ seizedAssets: lo, repaidShares: 0n });
+  return tryArgs({ seizedAssets: 0n, repaidShares: position.borrowShares }) ?? tryArgs({ seizedAssets: position.collateral, repaidShares: 0n });
 }
