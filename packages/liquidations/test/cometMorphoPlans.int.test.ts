@@ -58,7 +58,10 @@ beforeAll(async () => {
   dev = await setupLendingDevnet(anvil.rpcUrl);
   client = createPublicClient({ transport: http(anvil.rpcUrl) }) as PublicClient;
   tx = new DevSender(anvil.rpcUrl);
-  await tx.write(dev.deployment.deployer, dev.deployment.tokens.USDC.address, compileLendingContracts().DevToken.abi, 'mint', [searcher.address, SEARCHER_USDC]);
+  await tx.write(dev.deployment.deployer, dev.deployment.tokens.USDC.address, compileLendingContracts().DevToken.abi, 'mint', [
+    searcher.address,
+    SEARCHER_USDC,
+  ]);
 });
 
 afterAll(async () => {
@@ -173,7 +176,13 @@ describe('Compound v3 planner on the dev Comet', () => {
     expect(out.expectedSeize[0].amount).toBeLessThanOrEqual(seized);
     expect(seized - out.expectedSeize[0].amount).toBeLessThan(10n ** 9n);
     expect(
-      await client.readContract({ address: comet, abi: cometAbi, functionName: 'quoteCollateral', args: [token('WETH'), out.repay.amount], blockNumber: ctx.blockNumber }),
+      await client.readContract({
+        address: comet,
+        abi: cometAbi,
+        functionName: 'quoteCollateral',
+        args: [token('WETH'), out.repay.amount],
+        blockNumber: ctx.blockNumber,
+      }),
     ).toBe(out.expectedSeize[0].amount);
 
     const receipts = await execute(ctx, out);
@@ -188,7 +197,9 @@ describe('Compound v3 planner on the dev Comet', () => {
     const after = ctx.blockNumber + 1n;
     const [principal] = await client.readContract({ address: comet, abi: cometAbi, functionName: 'userBasic', args: [p.borrower], blockNumber: after });
     expect(principal).toBeGreaterThanOrEqual(0n);
-    expect(await client.readContract({ address: comet, abi: cometAbi, functionName: 'collateralBalanceOf', args: [p.borrower, token('WETH')], blockNumber: after })).toBe(0n);
+    expect(
+      await client.readContract({ address: comet, abi: cometAbi, functionName: 'collateralBalanceOf', args: [p.borrower, token('WETH')], blockNumber: after }),
+    ).toBe(0n);
     expect(await delta(token('USDC'), ctx)).toBe(-out.repay.amount);
     expect(await delta(token('WETH'), ctx)).toBe(out.expectedSeize[0].amount);
 

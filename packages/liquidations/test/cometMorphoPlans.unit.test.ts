@@ -8,13 +8,7 @@ import {
   cometQuoteCollateral,
   type CometSeizedCollateral,
 } from '../src/math/comet.js';
-import {
-  liquidationIncentiveFactor,
-  morphoLargestLiquidation,
-  morphoLiquidate,
-  morphoMaxLiquidation,
-  type MorphoMarketState,
-} from '../src/math/morpho.js';
+import { liquidationIncentiveFactor, morphoLargestLiquidation, morphoLiquidate, morphoMaxLiquidation, type MorphoMarketState } from '../src/math/morpho.js';
 
 /**
  * The amount math of the Compound v3 and Morpho Blue planners (docs/liquidation-plans.md), against
@@ -180,7 +174,14 @@ describe('cometPlanBuys: buyCollateral while reserves < targetReserves', () => {
 
   it('with targetReserves 0, sells only while reserves are negative', () => {
     const zero = (r: bigint) =>
-      cometPlanBuys({ reservesAfterAbsorb: r, targetReserves: 0n, storeFrontPriceFactor: SF, basePrice: USDC_PRICE, baseScale: USDC_SCALE, collaterals: [weth(WAD)] });
+      cometPlanBuys({
+        reservesAfterAbsorb: r,
+        targetReserves: 0n,
+        storeFrontPriceFactor: SF,
+        basePrice: USDC_PRICE,
+        baseScale: USDC_SCALE,
+        collaterals: [weth(WAD)],
+      });
     expect(zero(-1n).buys).toHaveLength(1);
     expect(zero(0n).buys).toHaveLength(0);
   });
@@ -273,7 +274,10 @@ describe('morphoLiquidate and morphoLargestLiquidation (Morpho.liquidate, no clo
       };
       const pos = { borrowShares: 1n + r(totalBorrowShares), collateral: 1n + r(small ? 1_000n : 10n ** 24n) };
       const best = morphoLargestLiquidation(pos, state);
-      expect(best, JSON.stringify(pos, (_, v) => (typeof v === 'bigint' ? v.toString() : v))).toBeDefined();
+      expect(
+        best,
+        JSON.stringify(pos, (_, v) => (typeof v === 'bigint' ? v.toString() : v)),
+      ).toBeDefined();
       const { args, outcome } = best!;
       expect(outcome.repaidShares).toBeLessThanOrEqual(pos.borrowShares);
       expect(outcome.seizedAssets).toBeLessThanOrEqual(pos.collateral);

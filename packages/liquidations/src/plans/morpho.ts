@@ -67,42 +67,64 @@ export const morphoPlanner: ProtocolPlanner = async (ctx, opportunity) => {
     );
   }
   const [, borrowShares, collateral] = rawPosition;
-  if (borrowShares === 0n) return refuse('not_liquidatable', `${borrower} has no borrow shares in market ${id} (never borrowed, repaid, or already liquidated)`);
+  if (borrowShares === 0n)
+    return refuse('not_liquidatable', `${borrower} has no borrow shares in market ${id} (never borrowed, repaid, or already liquidated)`);
 
   const [totalSupplyAssets, totalSupplyShares, totalBorrowAssets, totalBorrowShares, lastUpdate, fee] = rawMarket;
   const market = { totalSupplyAssets, totalSupplyShares, totalBorrowAssets, totalBorrowShares, lastUpdate, fee };
-  const [price, rate, searcherLoan, allowance] = (await readAtTarget(ctx, [
+  const noIrm = params.irm === zeroAddress; // no interest (Morpho skips the accrual)
+  const [price, searcherLoan, allowance, irmRate] = (await readAtTarget(ctx, [
     { address: params.oracle, abi: morphoOracleAbi, functionName: 'price' },
-    ...(params.irm === zeroAddress ? [] : [{ address: params.irm, abi: morphoIrmAbi, functionName: 'borrowRateView', args: [params, market] } as Read]),
     { address: params.loanToken, abi: erc20Abi, functionName: 'balanceOf', args: [searcher] },
     { address: params.loanToken, abi: erc20Abi, functionName: 'allowance', args: [searcher, morpho] },
-  ]).then((r) => (params.irm === zeroAddress ? [r[0], 0n, r[1], r[2]] : r))) as [bigint | undefined, bigint | undefined, bigint | undefined, bigint | undefined];
+    ...(noIrm ? [] : [{ address: params.irm, abi: morphoIrmAbi, functionName: 'borrowRateView', args: [params, market] } as Read]),
+  ])) as (bigint | undefined)[];
+  const rate = noIrm ? 0n : irmRate;
   if (price === undefined || rate === undefined || searcherLoan === undefined || allowance === undefined) {
-    return refuse('would_revert', `market ${id}: the oracle price or the IRM's borrow rate could not be read at the target block`);
+    return refuse(
+      'would_revert',
+      `market ${id}: the oracle price, the IRM's borrow rate or the searcher's loan-token balance could not be read at the target block`,
+    );
   }
   if (price === 0n) return refuse('would_revert', `market ${id}: the oracle price is 0`);
 
   const elapsed = ctx.timestamp > lastUpdate ? ctx.timestamp - lastUpdate : 0n;
-  const state: MorphoMarketState = { totalBorrowAssets: accruedTotalBorrowAssets(totalBorrowAssets, rate, elapsed), totalBorrowShares, price, lltv: params.lltv };
+  const state: MorphoMarketState = {
+    totalBorrowAssets: accruedTotalBorrowAssets(totalBorrowAssets, rate, elapsed),
+    totalBorrowShares,
+    price,
+    lltv: params.lltv,
+  };
   const health = morphoHealth(borrowShares, collateral, state);
   if (!health.liquidatable) {
-    return refuse('not_liquidatable', `${borrower} is healthy in market ${id} at the target timestamp: max borrow ${health.maxBorrow} ≥ borrowed ${health.borrowed}`);
+    return refuse(
+      'not_liquidatable',
+      `${borrower} is healthy in market ${id} at the target timestamp: max borrow ${health.maxBorrow} ≥ borrowed ${health.borrowed}`,
+    );
   }
   if (collateral === 0n) return refuse('not_liquidatable', `${borrower} has no collateral left in market ${id} to seize`);
   const best = morphoLargestLiquidation({ borrowShares, collateral }, state);
   if (!best) return refuse('would_revert', `market ${id}: no seized amount or repaid shares that liquidate accepts for ${borrower}`);
   const { args, outcome } = best;
   if (searcherLoan < outcome.repaidAssets) {
-    return refuse('insufficient_balance', `the liquidation repays ${outcome.repaidAssets} base units of ${params.loanToken}; ${searcher} holds ${searcherLoan}`);
+    return refuse(
+      'insufficient_balance',
+      `the liquidation repays ${outcome.repaidAssets} base units of ${params.loanToken}; ${searcher} holds ${searcherLoan}`,
+    );
   }
 
   const calls: PlannedCall[] = [];
   if (allowance < outcome.repaidAssets) {
     const later = accruedTotalBorrowAssets(totalBorrowAssets, rate, elapsed + MORPHO_APPROVAL_SLACK_SECONDS);
+    // ≥ repaidAssets: the same shares are worth at least as many assets later
     const approveAmount = toAssetsUp(outcome.repaidShares, later, totalBorrowShares);
     calls.push({
       to: params.loanToken,
-      data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [morpho, approveAmount > outcome.repaidAssets ? approveAmount : outcome.repaidAssets] }),
+      data: encodeFunctionData({
+        abi: erc20Abi,
+        functionName: 'approve',
+        args: [morpho, approveAmount],
+      }),
       value: 0n,
       purpose: 'approve',
     });
