@@ -148,6 +148,10 @@ async function execute(ctx: PlanContext, p: ProtocolPlan): Promise<TransactionRe
 const balanceOf = (t: Address, who: Address, blockNumber: bigint) =>
   client.readContract({ address: t, abi: erc20Abi, functionName: 'balanceOf', args: [who], blockNumber });
 
+/** The searcher's USDC allowance to `spender` at a block. */
+const allowance = (spender: Address, blockNumber: bigint) =>
+  client.readContract({ address: token('USDC'), abi: erc20Abi, functionName: 'allowance', args: [searcher.address, spender], blockNumber });
+
 /** The searcher's balance change of `t` from the block before the plan to the block it landed in. */
 const delta = async (t: Address, ctx: PlanContext) =>
   (await balanceOf(t, ctx.searcher, ctx.blockNumber + 1n)) - (await balanceOf(t, ctx.searcher, ctx.blockNumber));
@@ -202,6 +206,8 @@ describe('Compound v3 planner on the dev Comet', () => {
     ).toBe(0n);
     expect(await delta(token('USDC'), ctx)).toBe(-out.repay.amount);
     expect(await delta(token('WETH'), ctx)).toBe(out.expectedSeize[0].amount);
+    // the approval was for the exact amount the buys took
+    expect(await allowance(comet, after)).toBe(0n);
 
     // already absorbed: refused
     const again = (await plan(cometPlanner, cometOpportunity(p.borrower))).result;
@@ -348,6 +354,10 @@ describe('Morpho Blue planner on the dev Morpho', () => {
     expect(collateralAfter).toBe(collateral - out.expectedSeize[0].amount);
     expect(await delta(token('USDC'), ctx)).toBe(-out.repay.amount);
     expect(await delta(token('WETH'), ctx)).toBe(out.expectedSeize[0].amount);
+    // the approval covered two more minutes of interest, and no more
+    const left = await allowance(dev.deployment.morpho.address, ctx.blockNumber + 1n);
+    expect(left).toBeGreaterThan(0n);
+    expect(left).toBeLessThan(out.repay.amount / 10_000n);
 
     // already liquidated: refused
     expect((await plan(morphoPlanner, morphoOpportunity(p))).result).toMatchObject({ refused: 'not_liquidatable' });
