@@ -27,3 +27,4 @@ export {
 } from './types.js';
 export { cometPlanner } from './plans/comet.js';
 export { MORPHO_APPROVAL_SLACK_SECONDS, morphoPlanner } from './plans/morpho.js';
+export { readAtTarget } from './plans/atTarget.js';
