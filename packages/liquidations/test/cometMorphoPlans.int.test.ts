@@ -222,6 +222,7 @@ describe('Compound v3 planner on the dev Comet', () => {
     const deep = seeded('compound_v3', 'deeply_liquidatable').borrower;
     expect((await plan(cometPlanner, cometOpportunity(deep), poorSearcher)).result).toMatchObject({ refused: 'insufficient_balance' });
     expect((await plan(cometPlanner, { ...cometOpportunity(deep), debt_token: token('DAI') })).result).toMatchObject({ refused: 'unknown_position' });
+    expect((await plan(cometPlanner, { ...cometOpportunity(deep), collateral_token: token('DAI') })).result).toMatchObject({ refused: 'unknown_position' });
     expect((await plan(cometPlanner, { ...cometOpportunity(deep), market: dev.deployment.morpho.address })).result).toMatchObject({
       refused: 'unknown_position',
     });

@@ -33,7 +33,8 @@ const refuse = (refused: PlanRefusal['refused'], detail: string): PlanRefusal =>
  * at or above `targetReserves` (or buying is paused) the plan is the `absorb` alone, with `repay` 0
  * and nothing seized: the absorber gets no tokens, so the profit check refuses it as `unprofitable`.
  *
- * Refusals: `unknown_position` (the market is not a Comet, or `debt_token` is not its base token),
+ * Refusals: `unknown_position` (the market is not a Comet, `debt_token` is not its base token, or
+ * `collateral_token` is not one of its assets; the absorb takes every asset, whichever is named),
  * `not_liquidatable` (no borrow, e.g. already absorbed; `isLiquidatable` false; no collateral),
  * `would_revert` (absorb paused), `insufficient_balance` (the searcher holds less base than the buys cost).
  */
@@ -81,6 +82,9 @@ export const cometPlanner: ProtocolPlanner = async (ctx, opportunity) => {
   if ((totals.pauseFlags & PAUSE_ABSORB) !== 0) return refuse('would_revert', `absorb is paused on Comet ${comet}`);
 
   const infos = (head.slice(10) as (AssetInfo | undefined)[]).filter((a): a is AssetInfo => a !== undefined && a.asset !== zeroAddress);
+  if (!infos.some((a) => getAddress(a.asset) === getAddress(opportunity.collateral_token))) {
+    return refuse('unknown_position', `collateral_token ${opportunity.collateral_token} is not a collateral asset of Comet ${comet}`);
+  }
   const held = infos.filter((a) => ((assetsIn >> a.offset) & 1) === 1);
   const tail = await readAtTarget(ctx, [
     c('getPrice', [baseFeed]),
