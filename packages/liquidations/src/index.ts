@@ -25,3 +25,6 @@ export {
   type ProtocolAdapter,
   type ProtocolDeployment,
 } from './types.js';
+export { cometPlanner } from './plans/comet.js';
+export { MORPHO_APPROVAL_SLACK_SECONDS, morphoPlanner } from './plans/morpho.js';
+export { readAtTarget } from './plans/atTarget.js';

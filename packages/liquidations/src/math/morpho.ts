@@ -87,3 +87,83 @@ export function morphoMaxLiquidation(borrowShares: bigint, collateral: bigint, m
   const profitLoan = mulDivDown(seizedAssets, m.price, ORACLE_PRICE_SCALE) - repaidAssets;
   return { lif, repaidShares, repaidAssets, seizedAssets, profitLoan };
 }
+
+/** Amounts of one `liquidate` call as the contract computes them. */
+export interface MorphoLiquidateOutcome {
+  /** Collateral sent to the liquidator (collateral token base units). */
+  seizedAssets: bigint;
+  /** Borrow shares repaid. */
+  repaidShares: bigint;
+  /** Loan assets pulled from the liquidator: `repaidShares.toAssetsUp` (rounded up, loan token base units). */
+  repaidAssets: bigint;
+  /** Shares and assets written off as bad debt when the position's collateral reaches 0. */
+  badDebtShares: bigint;
+  badDebtAssets: bigint;
+}
+
+/**
+ * `Morpho.liquidate(marketParams, borrower, seizedAssets, repaidShares, data)` on a position, with the
+ * market already accrued (`m`): exactly one of `seizedAssets` / `repaidShares` is given, the other is
+ * derived as the contract does (`seizedAssets.mulDivUp(price, 1e36).wDivUp(LIF).toSharesUp(...)`, or
+ * `repaidShares.toAssetsDown(...).wMulDown(LIF).mulDivDown(1e36, price)`), then
+ * `repaidAssets = repaidShares.toAssetsUp(...)`, the position is debited and, when its collateral
+ * reaches 0, the remaining shares are bad debt (`min(totalBorrowAssets, shares.toAssetsUp(...))`).
+ *
+ * @returns The outcome, or `undefined` where the contract reverts: both or neither amount zero
+ *   (`INCONSISTENT_INPUT`), more shares than the position has or more collateral than it holds
+ *   (checked subtraction), or a zero oracle price on the shares path (division by zero).
+ *   The health check (`HEALTHY_POSITION`) is the caller's ({@link morphoHealth}).
+ */
+export function morphoLiquidate(
+  input: { seizedAssets: bigint; repaidShares: bigint },
+  position: { borrowShares: bigint; collateral: bigint },
+  m: MorphoMarketState,
+): MorphoLiquidateOutcome | undefined {
+  if ((input.seizedAssets === 0n) === (input.repaidShares === 0n)) return undefined;
+  const lif = liquidationIncentiveFactor(m.lltv);
+  let { seizedAssets, repaidShares } = input;
+  if (seizedAssets > 0n) {
+    const seizedAssetsQuoted = mulDivUp(seizedAssets, m.price, ORACLE_PRICE_SCALE);
+    repaidShares = toSharesUp(wDivUp(seizedAssetsQuoted, lif), m.totalBorrowAssets, m.totalBorrowShares);
+  } else {
+    if (m.price === 0n) return undefined;
+    seizedAssets = mulDivDown(wMulDown(toAssetsDown(repaidShares, m.totalBorrowAssets, m.totalBorrowShares), lif), ORACLE_PRICE_SCALE, m.price);
+  }
+  const repaidAssets = toAssetsUp(repaidShares, m.totalBorrowAssets, m.totalBorrowShares);
+  if (repaidShares > position.borrowShares || seizedAssets > position.collateral) return undefined;
+  const sharesLeft = position.borrowShares - repaidShares;
+  const totalBorrowShares = m.totalBorrowShares - repaidShares;
+  const totalBorrowAssets = m.totalBorrowAssets > repaidAssets ? m.totalBorrowAssets - repaidAssets : 0n;
+  let badDebtShares = 0n;
+  let badDebtAssets = 0n;
+  if (position.collateral - seizedAssets === 0n) {
+    badDebtShares = sharesLeft;
+    const up = toAssetsUp(badDebtShares, totalBorrowAssets, totalBorrowShares);
+    badDebtAssets = up < totalBorrowAssets ? up : totalBorrowAssets;
+  }
+  return { seizedAssets, repaidShares, repaidAssets, badDebtShares, badDebtAssets };
+}
+
+/**
+ * The largest `liquidate` of a liquidatable position that does not revert (there is no close factor):
+ * 1. all the debt, `repaidShares = borrowShares`, when the collateral covers what that seizes;
+ * 2. else all the collateral, `seizedAssets = collateral` (the shares left become bad debt).
+ * When 1 fails, 2 fits: seizing all of `borrowShares` asks for more than `collateral`, so
+ * `X = toAssetsDown(borrowShares).wMulDown(LIF) ≥ (collateral + 1) × price / 1e36`, hence
+ * `collateral.mulDivUp(price, 1e36) ≤ X`, its `wDivUp(LIF) ≤ toAssetsDown(borrowShares)`, and its
+ * `toSharesUp` ≤ `borrowShares`: the rounding never makes both sides overflow (the unit tests fuzz it).
+ *
+ * @returns The call's two amount arguments (exactly one non-zero) and its {@link MorphoLiquidateOutcome},
+ *   or `undefined` when nothing can be liquidated (no shares, no collateral, or a zero price).
+ */
+export function morphoLargestLiquidation(
+  position: { borrowShares: bigint; collateral: bigint },
+  m: MorphoMarketState,
+): { args: { seizedAssets: bigint; repaidShares: bigint }; outcome: MorphoLiquidateOutcome } | undefined {
+  if (position.borrowShares === 0n || position.collateral === 0n || m.price === 0n) return undefined;
+  const tryArgs = (args: { seizedAssets: bigint; repaidShares: bigint }) => {
+    const outcome = morphoLiquidate(args, position, m);
+    return outcome ? { args, outcome } : undefined;
+  };
+  return tryArgs({ seizedAssets: 0n, repaidShares: position.borrowShares }) ?? tryArgs({ seizedAssets: position.collateral, repaidShares: 0n });
+}
