@@ -1,4 +1,4 @@
-import { devClients } from '@acg/devnet';
+import { devClients, startDevStack, type DevStack } from '@acg/devnet';
 import { LiquidationIndexStore } from '@acg/liquidations';
 import fc from 'fast-check';
 import { erc20Abi } from 'viem';
@@ -18,6 +18,9 @@ import {
   type RoutedOffer,
 } from './commands.js';
 import { checkConservation, MoneyTruth } from './conservation.js';
+import { saveModel } from './faultCommands.js';
+import { FaultKit, refundsMined } from './faults.js';
+import { RestartableRedis } from './restartableRedis.js';
 
 /**
  * The money invariant suite (issue 23 "Done when"; docs/money-invariants.md): model-based
@@ -46,6 +49,9 @@ const ENABLED = new Set(
 const FUNDING = 20_000_000n; // 20 USDC per payer and sequence
 
 let t: TestGateway;
+let stack: DevStack;
+let redis: RestartableRedis;
+let faults: FaultKit;
 let provider: Awaited<ReturnType<typeof startTestProvider>>;
 /** the routed contract's two offers: each its own provider server, answering as its own mode */
 const routedServers = {} as Record<OfferName, Awaited<ReturnType<typeof startTestProvider>>>;
@@ -77,8 +83,12 @@ beforeAll(async () => {
   provider = await startTestProvider((call) => answer(call));
   routedServers.cheap = await startTestProvider((call) => answer(call, routedModes.cheap.current));
   routedServers.dear = await startTestProvider((call) => answer(call, routedModes.dear.current));
-  t = await startTestGateway({ config: { adminToken: ADMIN_TOKEN, rateLimitPerSecond: 0, walletMonitor: { webhookPolicy: 'development' } } });
+  // a private Redis the suite can restart without its last writes (LoseLastWrites)
+  redis = await RestartableRedis.start();
+  stack = await startDevStack({ quiet: true, redisUrl: redis.url });
+  t = await startTestGateway({ stack, config: { adminToken: ADMIN_TOKEN, rateLimitPerSecond: 0, walletMonitor: { webhookPolicy: 'development' } } });
   truth = new MoneyTruth(t);
+  faults = new FaultKit(t, redis);
   foreignSignature = await privateKeyToAccount(generatePrivateKey()).signMessage({ message: 'not the provider' });
   // an indexed (empty) block, so bearer-paid liquidation searches reach the debit
   await new LiquidationIndexStore(t.gateway.services.redis, t.gateway.services.keys, 'ethereum').writeBlock(
@@ -88,7 +98,10 @@ beforeAll(async () => {
   );
 });
 afterAll(async () => {
+  await faults?.close();
   await t?.close();
+  await stack?.stop();
+  await redis?.stop();
   await provider?.close();
   for (const server of Object.values(routedServers)) await server?.close();
 });
@@ -134,7 +147,9 @@ async function newSequence(): Promise<Real> {
     [reg.body.provider_id, routed.dear.providerId, routed.cheap.providerId],
     [capabilityId, routed.capabilityId],
   );
-  return { t, truth, scope, payers, mode, adminToken: ADMIN_TOKEN, routed };
+  // the point LoseLastWrites goes back to: everything the sequence writes from here may be lost
+  await redis.checkpoint();
+  return { t, truth, scope, payers, mode, adminToken: ADMIN_TOKEN, routed, faults };
 }
 
 /**
@@ -184,11 +199,7 @@ async function newRoutedContract(n: number): Promise<RoutedContract> {
 /** Lets a sequence settle as the worker would: the crash sweep, then every queued refund mined. */
 async function settle(): Promise<void> {
   await sweep(t);
-  for (let i = 0; i < 600; i++) {
-    const pending = (await truth.refundRecords()).filter((x) => x.status !== 'sent');
-    if (pending.length === 0) return;
-    await new Promise((res) => setTimeout(res, 100));
-  }
+  await refundsMined(truth);
 }
 
 describe('money invariants (fast-check model-based, real anvil and Redis)', () => {
@@ -198,8 +209,12 @@ describe('money invariants (fast-check model-based, real anvil and Redis)', () =
       fc.asyncProperty(commands, async (cmds) => {
         const real = await newSequence();
         const model: Model = { calls: [], disputes: [], usedQuotes: [] };
+        model.saved = saveModel(model);
         await fc.asyncModelRun(() => ({ model, real }), cmds);
         await settle();
+        // the equations are checked from the chain, after the worker's repair: finality rounds
+        // (what a reorg removed is sent again) and the chain reconciliation up to a confirmed block
+        await faults.repair(real.scope, truth);
         if (process.env.MONEY_INVARIANTS_LOG) console.log(`sequence ${sequence}: [${cmds}]`);
         const violations = await checkConservation(truth, real.scope);
         if (violations.length) {
