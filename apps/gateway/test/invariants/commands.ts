@@ -753,7 +753,7 @@ export const ENABLED_HOLE_COMMANDS: readonly (typeof HOLE_COMMANDS)[number][] = 
  */
 export const FAULT_COMMANDS = ['Reorg', 'LoseLastWrites', 'DropTransaction', 'ClockSkew'] as const;
 /** Fault commands enabled by default (MONEY_INVARIANTS_ENABLE names more to force on). */
-export const ENABLED_FAULT_COMMANDS: readonly (typeof FAULT_COMMANDS)[number][] = [...FAULT_COMMANDS];
+export const ENABLED_FAULT_COMMANDS: readonly (typeof FAULT_COMMANDS)[number][] = (process.env.MONEY_INVARIANTS_FAULTS_OFF ?? '') === '' ? [...FAULT_COMMANDS] : FAULT_COMMANDS.filter((f) => !process.env.MONEY_INVARIANTS_FAULTS_OFF!.split(',').includes(f));
 
 /** The command arbitraries of one sequence: payers 0 and 1; the hole and fault commands ({@link HOLE_COMMANDS}, {@link FAULT_COMMANDS}) only when enabled. */
 export function moneyCommands(enabled: ReadonlySet<string>): fc.Arbitrary<MoneyCommand>[] {

@@ -143,14 +143,21 @@ export class MoneyTruth {
   }
 
   /** Every refund record of the deployment: operation id → {status, amount, payer, tx_hash}. */
-  async refundRecords(): Promise<{ operation_id: string; status: string; amount: bigint; payer: string; tx_hash?: string }[]> {
+  async refundRecords(): Promise<{ operation_id: string; status: string; amount: bigint; payer: string; tx_hash?: string; payment_tx_hash?: string }[]> {
     const { redis, keys } = this.t.gateway.services;
     const prefix = paymentKeys.refund(keys, '');
     const out = [];
     for (const key of await this.scan('refund:*')) {
       const h = await redis.hgetall(key);
       if (!h.status) continue;
-      out.push({ operation_id: key.slice(prefix.length), status: h.status, amount: BigInt(h.amount ?? '0'), payer: h.payer ?? '', tx_hash: h.tx_hash });
+      out.push({
+        operation_id: key.slice(prefix.length),
+        status: h.status,
+        amount: BigInt(h.amount ?? '0'),
+        payer: h.payer ?? '',
+        tx_hash: h.tx_hash,
+        payment_tx_hash: h.payment_tx_hash,
+      });
     }
     return out;
   }
@@ -287,6 +294,8 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
     if (!payments.some((p) => p.tx_hash === x.transactionHash))
       v.push(`treasury received ${x.args.value} from ${x.args.from} (${x.transactionHash}) outside any x402 payment`);
   }
+  const sentRefunds = (await truth.refundRecords()).filter((r) => r.status === 'sent' && r.tx_hash);
+  const paymentOps = new Set(payments.map((p) => p.reservation.operation_id).filter(Boolean));
   for (const p of payments) {
     const tag = `payment ${p.tx_hash.slice(0, 10)} by ${p.payer.slice(0, 8)}`;
     if (!payers.has(lower(p.payer))) {
@@ -332,8 +341,11 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
       const credit = credited - reversed;
       if (refunded + credit !== p.amount) v.push(`${tag}: deposit ${op} paid ${p.amount} but refunded ${refunded} + credited ${credit}`);
     } else if (op.startsWith('rcn_')) {
-      // a payment the chain reconciliation found without its records: nothing ran, refunded in full
-      if (refunded !== p.amount) v.push(`${tag}: ${op} (found by the chain reconciliation) refunded ${refunded} of ${p.amount}`);
+      // a payment the chain reconciliation found without its records: refunded in full, by its own
+      // refund and by the refunds of it found on chain (their records restored under their operations)
+      const found = sentRefunds.filter((x) => x.operation_id !== op && x.payment_tx_hash === p.tx_hash && !paymentOps.has(x.operation_id));
+      const total = refunded + sum(found.map((x) => x.amount));
+      if (total !== p.amount) v.push(`${tag}: ${op} (found by the chain reconciliation) refunded ${refunded} + ${total - refunded} found on chain of ${p.amount}`);
     } else if (refunded > p.amount) v.push(`${tag}: ${op} refunded ${refunded} > paid ${p.amount}`);
   }
   // every provider credit was paid on-chain, by its payer, for its execution
@@ -376,7 +388,7 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
   const paidOps = new Set(payments.map((p) => p.reservation.operation_id).filter(Boolean));
   const entries = (await Promise.all(scope.providerIds.map((id) => truth.entriesOf(id)))).flat();
   for (const r of ours) {
-    if (paidOps.has(r.operation_id)) continue;
+    if (paidOps.has(r.operation_id) || payments.some((p) => p.tx_hash === r.payment_tx_hash)) continue;
     const disputed = entries.find((e) => e.dispute_id === r.operation_id);
     if (disputed && payments.some((p) => p.tx_hash === disputed.payment_tx_hash && p.reservation.operation_id === disputed.execution_id)) continue;
     v.push(`refund of ${r.operation_id} (${r.amount} to ${r.payer}) has no payment on chain`);

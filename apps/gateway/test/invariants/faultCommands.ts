@@ -65,23 +65,22 @@ export class Reorg implements MoneyCommand {
 }
 
 /**
- * `LoseLastWrites`: the private Redis dies and comes back from its checkpoint (taken when the
- * sequence began, and again after each of these), without every write acknowledged since: paid
- * calls lose their reservation, execution record and provider credit, refunds and payouts their
- * record, disputes their state. The chain keeps what happened. The model forgets what the callers
+ * `LoseLastWrites`: the private Redis dies and comes back from its checkpoint (taken after every
+ * command), without every write acknowledged since: the last command's, and what the gateway's
+ * refund worker wrote after its answer (a refund's record and signed transaction, while the
+ * transfer itself is on chain). Paid calls lose their reservation, execution record and provider
+ * credit, refunds and payouts their record, disputes their state. The chain keeps what happened. The model forgets what the callers
  * were told since (nothing they hold refers to a record any more).
  */
 export class LoseLastWrites implements MoneyCommand {
   check = (m: Readonly<Model>) => m.saved !== undefined;
   async run(m: Model, r: Real) {
-    await r.faults.redis.restartFromCheckpoint();
+    await r.faults.loseLastWrites();
     const saved = m.saved!;
     m.calls = saved.calls.map((c) => ({ ...c }));
     m.disputes = saved.disputes.map((d) => ({ ...d }));
     m.usedQuotes = saved.usedQuotes.map((q) => ({ ...q }));
     await afterFault(m, r, String(this));
-    await r.faults.redis.checkpoint();
-    m.saved = saveModel(m);
   }
   toString() {
     return 'LoseLastWrites';

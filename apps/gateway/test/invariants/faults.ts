@@ -1,4 +1,5 @@
 import { reconcileBlocks, TransferFinality, type ChainReconciliationOptions, type FinalityRound, type ReconciliationCounts } from '@acg/payments';
+import { redisHealth } from '@acg/redis';
 import { pino } from 'pino';
 import { chainReconciliationOptions, createWorkerServices, type WorkerServices } from '../../../worker/src/index.js';
 import { treasurySender, type TestGateway } from '../harness.js';
@@ -59,6 +60,21 @@ export class FaultKit {
       reversals: t.gateway.services.creditReversal,
       log,
     });
+  }
+
+  /**
+   * The private Redis restarted from its checkpoint (`RestartableRedis.restartFromCheckpoint`), and
+   * the gateway's and the worker's connections answered again (reconnected, health PING back up).
+   */
+  async loseLastWrites(): Promise<void> {
+    await this.redis.restartFromCheckpoint();
+    const clients = [this.t.gateway.services.redis, this.worker.redis];
+    for (let i = 0; i < 400; i++) {
+      const up = await Promise.all(clients.map((c) => c.ping().then(() => !redisHealth(c)?.down, () => false)));
+      if (up.every(Boolean)) return;
+      await new Promise((res) => setTimeout(res, 25));
+    }
+    throw new Error('the gateway did not reconnect to the restarted Redis');
   }
 
   /** Mines `n` blocks. */

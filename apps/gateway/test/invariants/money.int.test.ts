@@ -10,6 +10,7 @@ import {
   HOLE_COMMANDS,
   moneyCommands,
   sweep,
+  type MoneyCommand,
   type Model,
   type OfferName,
   type ProviderMode,
@@ -210,7 +211,20 @@ describe('money invariants (fast-check model-based, real anvil and Redis)', () =
         const real = await newSequence();
         const model: Model = { calls: [], disputes: [], usedQuotes: [] };
         model.saved = saveModel(model);
-        await fc.asyncModelRun(() => ({ model, real }), cmds);
+        // after every command the private Redis is checkpointed: LoseLastWrites loses the writes
+        // since (the last command's, and whatever the gateway's workers wrote after its answer)
+        const checkpointed = [...cmds].map(
+          (c): MoneyCommand => ({
+            check: (m) => c.check(m),
+            run: async (m, r) => {
+              await c.run(m, r);
+              await redis.checkpoint();
+              m.saved = saveModel(m);
+            },
+            toString: () => String(c),
+          }),
+        );
+        await fc.asyncModelRun(() => ({ model, real }), checkpointed);
         await settle();
         // the equations are checked from the chain, after the worker's repair: finality rounds
         // (what a reorg removed is sent again) and the chain reconciliation up to a confirmed block
