@@ -9,6 +9,7 @@ import { recoverPayment, type PaymentRecoveryOptions, type RecoveryOutcome } fro
 import { readRefund, refundTransferRecord } from './refunds.js';
 import type { TreasurySender } from './treasury.js';
 import { refundsOnChain, refundTransferData } from './refundTag.js';
+import { trackTreasuryTransfer } from './finality.js';
 
 /** ERC-20 `Transfer` (USDC emits it next to EIP-3009 `AuthorizationUsed`). */
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
@@ -106,7 +107,9 @@ export async function paymentsToTreasury(o: ChainReconciliationOptions, fromBloc
  *   retention window it is recreated for the operation {@link reconciledOperationId} and recovered
  *   as the crash-recovery sweep would (`recoverPayment`): nothing ran, so the payer is refunded and
  *   the stored answer names the refund (a resend of the payment runs nothing: the reservation holds
- *   it, and its unknown payload hash refuses it as a used nonce); older: undecided;
+ *   it, and its unknown payload hash refuses it as a used nonce); refunds of it already on chain
+ *   (tagged, `refundTag.ts`; their records may have been lost with the reservation) get their
+ *   records back and only the rest is refunded; older: undecided;
  * - a reservation in flight: the crash-recovery sweep's (deferred), unless this reconciliation
  *   created it (then it is recovered now);
  * - completed: its refund, when its answer names one, is queued if missing and re-sent if recorded
@@ -177,7 +180,13 @@ export async function reconcilePayment(o: ChainReconciliationOptions, p: ChainPa
  * they gave back (USDC base units).
  */
 async function restoreRefundsOnChain(o: ChainReconciliationOptions, p: ChainPayment): Promise<bigint> {
-  const found = await refundsOnChain(o.publicClient, { asset: o.asset, treasury: o.treasury, payer: p.payer, paymentTxHash: p.txHash, fromBlock: p.blockNumber });
+  const found = await refundsOnChain(o.publicClient, {
+    asset: o.asset,
+    treasury: o.treasury,
+    payer: p.payer,
+    paymentTxHash: p.txHash,
+    fromBlock: p.blockNumber,
+  });
   let total = 0n;
   for (const f of found) {
     total += f.amount;
@@ -191,6 +200,15 @@ async function restoreRefundsOnChain(o: ChainReconciliationOptions, p: ChainPaym
       payment_tx_hash: p.txHash,
       tx_hash: f.txHash,
       sent_at: new Date().toISOString(),
+    });
+    // watched until final like any refund (re-sent if a reorg takes it off the chain)
+    await trackTreasuryTransfer(o.redis, o.keys, {
+      kind: 'refund',
+      id: f.tag.operationId,
+      txHash: f.txHash,
+      to: p.payer,
+      amount: String(f.amount),
+      recordKey: key,
     });
     o.log.warn({ operationId: f.tag.operationId, tx_hash: f.txHash, amount: String(f.amount) }, 'restored the record of a refund found on chain');
   }

@@ -30,7 +30,16 @@ let options: ChainReconciliationOptions;
 let refunds: Worker | undefined;
 
 const startRefundWorker = () => {
-  refunds = startRefunds({ redis: t.gateway.services.redis, keys: t.gateway.services.keys, connection: t.gateway.services.bullRedis, rpcUrl: t.config.payment.rpcUrl, chain: t.config.payment.chain, asset: t.config.payment.asset, treasuryPrivateKey: t.config.payment.treasuryPrivateKey, log });
+  refunds = startRefunds({
+    redis: t.gateway.services.redis,
+    keys: t.gateway.services.keys,
+    connection: t.gateway.services.bullRedis,
+    rpcUrl: t.config.payment.rpcUrl,
+    chain: t.config.payment.chain,
+    asset: t.config.payment.asset,
+    treasuryPrivateKey: t.config.payment.treasuryPrivateKey,
+    log,
+  });
 };
 const stopRefundWorker = async () => {
   await refunds?.close();
@@ -57,7 +66,11 @@ afterAll(async () => {
 async function loseLastWrites(): Promise<void> {
   await redis.restartFromCheckpoint();
   await waitFor(
-    () => Promise.all([t.gateway.services.redis.ping(), worker.redis.ping()]).then(() => true, () => false),
+    () =>
+      Promise.all([t.gateway.services.redis.ping(), worker.redis.ping()]).then(
+        () => true,
+        () => false,
+      ),
     (ok) => ok,
   );
 }
@@ -85,7 +98,7 @@ describe('a refund whose record is lost after it was sent (a Redis restart witho
     await stopRefundWorker();
     expect(await t.usdc(buyer.address)).toBe(before);
     // the transfer says what it refunds
-    const tx = await t.gateway.services.paymentClient.getTransaction({ hash: sent!.tx_hash! });
+    const tx = await t.gateway.services.paymentClient.getTransaction({ hash: sent!.tx_hash as Hex });
     expect(readRefundTag(tx.input)).toEqual({ paymentTxHash: payment.tx_hash, operationId });
 
     await loseLastWrites();

@@ -753,16 +753,20 @@ export const ENABLED_HOLE_COMMANDS: readonly (typeof HOLE_COMMANDS)[number][] = 
  */
 export const FAULT_COMMANDS = ['Reorg', 'LoseLastWrites', 'DropTransaction', 'ClockSkew'] as const;
 /** Fault commands enabled by default (MONEY_INVARIANTS_ENABLE names more to force on). */
-export const ENABLED_FAULT_COMMANDS: readonly (typeof FAULT_COMMANDS)[number][] = (process.env.MONEY_INVARIANTS_FAULTS_OFF ?? '') === '' ? [...FAULT_COMMANDS] : FAULT_COMMANDS.filter((f) => !process.env.MONEY_INVARIANTS_FAULTS_OFF!.split(',').includes(f));
+export const ENABLED_FAULT_COMMANDS: readonly (typeof FAULT_COMMANDS)[number][] = [...FAULT_COMMANDS];
 
-/** The command arbitraries of one sequence: payers 0 and 1; the hole and fault commands ({@link HOLE_COMMANDS}, {@link FAULT_COMMANDS}) only when enabled. */
-export function moneyCommands(enabled: ReadonlySet<string>): fc.Arbitrary<MoneyCommand>[] {
+/**
+ * The command arbitraries of one sequence: payers 0 and 1; the hole and fault commands
+ * ({@link HOLE_COMMANDS}, {@link FAULT_COMMANDS}) when enabled (by default or in `enabled`) and not
+ * named in `disabled`.
+ */
+export function moneyCommands(enabled: ReadonlySet<string>, disabled: ReadonlySet<string> = new Set()): fc.Arbitrary<MoneyCommand>[] {
   const payer = fc.integer({ min: 0, max: 1 });
   const kind = fc.constantFrom<'builtin' | 'provider'>('builtin', 'provider', 'provider');
   const mode = fc.constantFrom<ProviderMode>('ok', 'ok', 'ok', 'http_500', 'timeout', 'bad_signature', 'invalid_output');
   const index = fc.nat({ max: 50 });
-  const on = (name: (typeof HOLE_COMMANDS)[number]) => enabled.has(name) || ENABLED_HOLE_COMMANDS.includes(name);
-  const fault = (name: (typeof FAULT_COMMANDS)[number]) => enabled.has(name) || ENABLED_FAULT_COMMANDS.includes(name);
+  const on = (name: (typeof HOLE_COMMANDS)[number]) => !disabled.has(name) && (enabled.has(name) || ENABLED_HOLE_COMMANDS.includes(name));
+  const fault = (name: (typeof FAULT_COMMANDS)[number]) => !disabled.has(name) && (enabled.has(name) || ENABLED_FAULT_COMMANDS.includes(name));
   const paidCall = fc.tuple(payer, kind, mode, fc.boolean()).map(([p, k, md, key]): MoneyCommand => new PaidCall(p, k, k === 'builtin' ? 'ok' : md, key));
   const openDispute = index.map((i): MoneyCommand => new OpenDispute(i));
   const resolveDispute = fc.tuple(index, fc.constantFrom<'refund' | 'release'>('refund', 'release')).map(([i, o]): MoneyCommand => new ResolveDispute(i, o));

@@ -345,7 +345,8 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
       // refund and by the refunds of it found on chain (their records restored under their operations)
       const found = sentRefunds.filter((x) => x.operation_id !== op && x.payment_tx_hash === p.tx_hash && !paymentOps.has(x.operation_id));
       const total = refunded + sum(found.map((x) => x.amount));
-      if (total !== p.amount) v.push(`${tag}: ${op} (found by the chain reconciliation) refunded ${refunded} + ${total - refunded} found on chain of ${p.amount}`);
+      if (total !== p.amount)
+        v.push(`${tag}: ${op} (found by the chain reconciliation) refunded ${refunded} + ${total - refunded} found on chain of ${p.amount}`);
     } else if (refunded > p.amount) v.push(`${tag}: ${op} refunded ${refunded} > paid ${p.amount}`);
   }
   // every provider credit was paid on-chain, by its payer, for its execution

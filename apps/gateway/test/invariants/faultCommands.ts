@@ -3,9 +3,9 @@ import { authorizationUsed } from '@acg/payments';
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from '@x402/core/http';
 import { privateKeyToAccount } from 'viem/accounts';
 import { officialPayload, paymentHeader, post } from '../x402.js';
-import { afterEach, bodyOf, expectThat, FAILING, payUnlessSuspended, sweep, type CallRecord, type Model, type MoneyCommand, type Real } from './commands.js';
+import { afterEach, bodyOf, expectThat, FAILING, payUnlessSuspended, type CallRecord, type Model, type MoneyCommand, type Real } from './commands.js';
 import { checkConservation } from './conservation.js';
-import { anvil, headBlock } from './faults.js';
+import { anvil, headBlock, SUITE_DEPTH } from './faults.js';
 
 /**
  * The fault commands of the money invariant suite (issue 33 item 7; docs/money-invariants.md
@@ -19,14 +19,16 @@ import { anvil, headBlock } from './faults.js';
 const facilitator = () => privateKeyToAccount(devPrivateKey(0)).address;
 
 /**
- * What follows a fault: the worker's crash sweep (every crashed request of the model is then
- * answered, as {@link Sweep} records), then its repair from the chain (`FaultKit.repair`), then
- * every invariant against the chain and Redis ({@link checkConservation}).
+ * What follows a fault: the worker's repair (`FaultKit.repair`: the crash sweep, the finality
+ * tracker and the chain reconciliation until nothing is left to do; every crashed request of the
+ * model is then answered, as {@link Sweep} records), then every invariant against the chain and
+ * Redis ({@link checkConservation}).
  */
 export async function afterFault(m: Model, r: Real, what: string): Promise<void> {
-  const round = await sweep(r.t);
-  for (const c of m.calls) if (c.status === 0) c.status = c.executionId && round.completed.includes(c.executionId) ? 200 : 502;
-  await r.faults.repair(r.scope, r.truth);
+  const { completed, rounds, counts } = await r.faults.repair(r.scope, r.truth);
+  if (process.env.MONEY_INVARIANTS_LOG)
+    console.log(`${what}: repair ${JSON.stringify({ rounds: rounds.map((x) => ({ ...x, finalBlock: String(x.finalBlock) })), counts })}`);
+  for (const c of m.calls) if (c.status === 0) c.status = c.executionId && completed.includes(c.executionId) ? 200 : 502;
   const v = await checkConservation(r.truth, r.scope);
   if (v.length) throw new Error(`after ${what}: ${v.join('; ')}`);
 }
@@ -38,7 +40,8 @@ export function saveModel(m: Model): NonNullable<Model['saved']> {
 
 /**
  * `Reorg(depth)`: the last `depth` blocks of the payment chain are replaced by empty ones
- * (`anvil_reorg`; never below the sequence's first block), taking the settlements, refunds and
+ * (`anvil_reorg`; never below the sequence's first block, never a final block: at most
+ * `SUITE_DEPTH`, the suite's finality depth), taking the settlements, refunds and
  * payouts they held off the chain. `watched`: the worker's finality tracker saw those blocks first
  * (it keeps a settlement's signed transaction to broadcast it again); otherwise it learns of them
  * only after the reorg (a settlement's authorization is resubmitted by the treasury).
@@ -51,9 +54,10 @@ export class Reorg implements MoneyCommand {
   check = () => true;
   async run(m: Model, r: Real) {
     const head = await headBlock(r.t);
+    // never below the sequence's first block, never as deep as a final block (SUITE_DEPTH)
     const span = head - r.scope.fromBlock + 1n;
     if (span >= 1n) {
-      const depth = BigInt(this.depth) < span ? this.depth : Number(span);
+      const depth = Math.min(this.depth, SUITE_DEPTH, Number(span));
       if (this.watched) await r.faults.finality.check();
       await anvil(r.t, 'anvil_reorg', [depth, []]);
     }
@@ -168,8 +172,7 @@ export class ClockSkew implements MoneyCommand {
     const account = r.payers[this.payer].address;
     const before = await r.truth.balanceOf(account);
     const res = await skewed(this.whose === 'gateway', () => post(`${r.t.url}/api/v1/execute`, body, { 'PAYMENT-SIGNATURE': header }));
-    const { from, nonce } = (decodePaymentSignatureHeader(header).payload as { authorization: { from: `0x${string}`; nonce: `0x${string}` } })
-      .authorization;
+    const { from, nonce } = (decodePaymentSignatureHeader(header).payload as { authorization: { from: `0x${string}`; nonce: `0x${string}` } }).authorization;
     const used = await authorizationUsed(r.t.gateway.services.paymentClient, r.t.stack.payment.usdc, from, nonce);
     const after = await r.truth.balanceOf(account);
     if (Math.abs(this.seconds) <= ALLOWED_SKEW_SECONDS)
@@ -179,7 +182,10 @@ export class ClockSkew implements MoneyCommand {
       m.calls.push({ payer: this.payer, kind: 'builtin', body, header, status: 200, executionId: res.body?.execution_id } satisfies CallRecord);
     } else {
       expectThat([400, 402].includes(res.status), `${this}: status ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
-      expectThat(!used && after === before, `${this}: refused (${res.status} ${res.body?.reason ?? res.body?.error}) after money moved: authorization used ${used}, balance ${before} → ${after}`);
+      expectThat(
+        !used && after === before,
+        `${this}: refused (${res.status} ${res.body?.reason ?? res.body?.error}) after money moved: authorization used ${used}, balance ${before} → ${after}`,
+      );
     }
     await afterFault(m, r, String(this));
   }

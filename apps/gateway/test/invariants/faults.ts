@@ -3,6 +3,7 @@ import { redisHealth } from '@acg/redis';
 import { pino } from 'pino';
 import { chainReconciliationOptions, createWorkerServices, type WorkerServices } from '../../../worker/src/index.js';
 import { treasurySender, type TestGateway } from '../harness.js';
+import { sweep } from './commands.js';
 import type { MoneyTruth, Scope } from './conservation.js';
 import type { RestartableRedis } from './restartableRedis.js';
 
@@ -18,8 +19,11 @@ import type { RestartableRedis } from './restartableRedis.js';
  * - the refunds they queue are awaited until mined.
  */
 
-/** Blocks under the head at which a transfer counts as final, and a payment as confirmed, in the suite. */
-export const SUITE_DEPTH = 2;
+/**
+ * Blocks under the head at which a transfer counts as final, and a payment as confirmed, in the
+ * suite. `Reorg` goes at most this deep: a reorg of a final block is beyond what finality promises.
+ */
+export const SUITE_DEPTH = 3;
 
 /** A JSON-RPC request to anvil; throws the node's error. */
 export async function anvil(t: TestGateway, method: string, params: unknown[] = []): Promise<unknown> {
@@ -70,7 +74,14 @@ export class FaultKit {
     await this.redis.restartFromCheckpoint();
     const clients = [this.t.gateway.services.redis, this.worker.redis];
     for (let i = 0; i < 400; i++) {
-      const up = await Promise.all(clients.map((c) => c.ping().then(() => !redisHealth(c)?.down, () => false)));
+      const up = await Promise.all(
+        clients.map((c) =>
+          c.ping().then(
+            () => !redisHealth(c)?.down,
+            () => false,
+          ),
+        ),
+      );
       if (up.every(Boolean)) return;
       await new Promise((res) => setTimeout(res, 25));
     }
@@ -83,26 +94,39 @@ export class FaultKit {
   }
 
   /**
-   * The repair the worker runs from the chain, until it has nothing left to do: blocks are mined
+   * The repair the worker runs from the chain, until it has nothing left to do: the crash-recovery
+   * sweep (every in-flight reservation orphaned), blocks are mined
    * so that the sequence's transfers are confirmed, a finality round re-sends what a reorg removed,
    * the chain reconciliation checks the sequence's payments up to the confirmed block, and the
    * refunds queued meanwhile are mined. Returns what it did (for the log).
    */
-  async repair(scope: Scope, truth: MoneyTruth): Promise<{ rounds: FinalityRound[]; counts: ReconciliationCounts[] }> {
+  async repair(scope: Scope, truth: MoneyTruth): Promise<{ rounds: FinalityRound[]; counts: ReconciliationCounts[]; completed: string[] }> {
     const rounds: FinalityRound[] = [];
     const counts: ReconciliationCounts[] = [];
+    const completed: string[] = [];
     for (let i = 0; i < 8; i++) {
+      // the crash sweep: a settlement a reorg took away and the tracker put back is the sweep's again
+      const swept = await sweep(this.t);
+      completed.push(...swept.completed);
       await this.mine(SUITE_DEPTH + 1);
       const round = await this.finality.check();
       rounds.push(round);
       const confirmed = (await headBlock(this.t)) - BigInt(SUITE_DEPTH);
-      const c = confirmed >= scope.fromBlock ? await reconcileBlocks(this.options, scope.fromBlock, confirmed) : { matched: 0, repaired: 0, deferred: 0, undecided: 0 };
+      const c =
+        confirmed >= scope.fromBlock ? await reconcileBlocks(this.options, scope.fromBlock, confirmed) : { matched: 0, repaired: 0, deferred: 0, undecided: 0 };
       counts.push(c);
       await refundsMined(truth);
-      const quiet = !round.resent.length && !round.moved.length && !round.unpaid.length && c.repaired === 0 && c.deferred === 0;
+      const quiet =
+        !swept.refunded.length &&
+        !swept.completed.length &&
+        !round.resent.length &&
+        !round.moved.length &&
+        !round.unpaid.length &&
+        c.repaired === 0 &&
+        c.deferred === 0;
       if (quiet) break;
     }
-    return { rounds, counts };
+    return { rounds, counts, completed };
   }
 
   async close(): Promise<void> {
