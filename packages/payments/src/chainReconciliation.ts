@@ -8,6 +8,8 @@ import { AUTHORIZATION_USED } from './eip3009.js';
 import { recoverPayment, type PaymentRecoveryOptions, type RecoveryOutcome } from './recovery.js';
 import { readRefund, refundTransferRecord } from './refunds.js';
 import type { TreasurySender } from './treasury.js';
+import { refundsOnChain, refundTransferData } from './refundTag.js';
+import { trackTreasuryTransfer } from './finality.js';
 
 /** ERC-20 `Transfer` (USDC emits it next to EIP-3009 `AuthorizationUsed`). */
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
@@ -105,7 +107,9 @@ export async function paymentsToTreasury(o: ChainReconciliationOptions, fromBloc
  *   retention window it is recreated for the operation {@link reconciledOperationId} and recovered
  *   as the crash-recovery sweep would (`recoverPayment`): nothing ran, so the payer is refunded and
  *   the stored answer names the refund (a resend of the payment runs nothing: the reservation holds
- *   it, and its unknown payload hash refuses it as a used nonce); older: undecided;
+ *   it, and its unknown payload hash refuses it as a used nonce); refunds of it already on chain
+ *   (tagged, `refundTag.ts`; their records may have been lost with the reservation) get their
+ *   records back and only the rest is refunded; older: undecided;
  * - a reservation in flight: the crash-recovery sweep's (deferred), unless this reconciliation
  *   created it (then it is recovered now);
  * - completed: its refund, when its answer names one, is queued if missing and re-sent if recorded
@@ -144,7 +148,20 @@ export async function reconcilePayment(o: ChainReconciliationOptions, p: ChainPa
     // a request reserved it meanwhile (a resend of the payment): that request, or the sweep, answers it
     if (!reserved.reserved && reserved.existing.operationId !== op) return 'deferred';
     o.log.warn({ operationId: op, payer: p.payer, tx_hash: p.txHash }, 'a settled payment has no reservation: recovering it');
-    return recovered(await recoverPayment(o, authKey), undecided);
+    // refunds of it already on chain (tagged, refundTag.ts; their records lost with the reservation):
+    // their records are restored, and only what they did not give back is refunded
+    const refunded = await restoreRefundsOnChain(o, p);
+    if (refunded === 0n) return recovered(await recoverPayment(o, authKey), undecided);
+    const rest = BigInt(p.amount) - refunded;
+    const refunds: ChainReconciliationOptions['refunds'] = {
+      enqueue: async (r) => {
+        if (rest > 0n) return o.refunds.enqueue({ ...r, amount: String(rest) });
+        // nothing left to give back: the record says so, so no later run queues the stored answer's refund
+        await o.redis.hsetnx(paymentKeys.refund(o.keys, r.operationId), 'status', 'sent');
+        await o.redis.hset(paymentKeys.refund(o.keys, r.operationId), 'amount', '0', 'payer', r.payer, 'payment_tx_hash', r.paymentTxHash);
+      },
+    };
+    return recovered(await recoverPayment({ ...o, refunds }, authKey), undecided);
   }
   const op = h.operation_id;
   if (h.amount && h.amount !== p.amount) return undecided(`the reservation's amount ${h.amount} is not the amount transferred`, op);
@@ -155,6 +172,47 @@ export async function reconcilePayment(o: ChainReconciliationOptions, p: ChainPa
   const outcomes: ReconciliationOutcome[] = [await ensureRefund(o, op, p, h.response, undecided)];
   if (o.restoreCredit) outcomes.push(await o.restoreCredit(op));
   return worst(outcomes);
+}
+
+/**
+ * The tagged refunds of payment `p` on chain (`refundsOnChain`): each whose record is missing gets
+ * it back (`sent`, with its transaction), as the refund worker had written it. Returns the total
+ * they gave back (USDC base units).
+ */
+async function restoreRefundsOnChain(o: ChainReconciliationOptions, p: ChainPayment): Promise<bigint> {
+  const found = await refundsOnChain(o.publicClient, {
+    asset: o.asset,
+    treasury: o.treasury,
+    payer: p.payer,
+    paymentTxHash: p.txHash,
+    fromBlock: p.blockNumber,
+  });
+  let total = 0n;
+  for (const f of found) {
+    total += f.amount;
+    const key = paymentKeys.refund(o.keys, f.tag.operationId);
+    const h = await o.redis.hgetall(key);
+    if (h.status === 'sent' && h.tx_hash) continue;
+    await o.redis.hset(key, {
+      status: 'sent',
+      amount: String(f.amount),
+      payer: p.payer,
+      payment_tx_hash: p.txHash,
+      tx_hash: f.txHash,
+      sent_at: new Date().toISOString(),
+    });
+    // watched until final like any refund (re-sent if a reorg takes it off the chain)
+    await trackTreasuryTransfer(o.redis, o.keys, {
+      kind: 'refund',
+      id: f.tag.operationId,
+      txHash: f.txHash,
+      to: p.payer,
+      amount: String(f.amount),
+      recordKey: key,
+    });
+    o.log.warn({ operationId: f.tag.operationId, tx_hash: f.txHash, amount: String(f.amount) }, 'restored the record of a refund found on chain');
+  }
+  return total;
 }
 
 function recovered(r: RecoveryOutcome, undecided: (reason: string) => ReconciliationOutcome): ReconciliationOutcome {
@@ -200,10 +258,12 @@ async function checkRefund(
     if (!notFound) throw e;
   }
   if (!o.sender) return undecided(`refund ${refund.tx_hash} is recorded sent but is not on chain, and no treasury sender is configured`, op);
+  const paymentTxHash = (await o.redis.hget(paymentKeys.refund(o.keys, op), 'payment_tx_hash')) as `0x${string}` | null;
   const sent = await o.sender.transferOnce({
     to: refund.payer as `0x${string}`,
     amount: BigInt(refund.amount),
     record: refundTransferRecord(o.redis, o.keys, op),
+    ...(paymentTxHash ? { data: refundTransferData({ payer: refund.payer as `0x${string}`, amount: refund.amount, paymentTxHash, operationId: op }) } : {}),
   });
   if (sent.status !== 'success') return undecided(`re-sent refund ${sent.hash} reverted`, op);
   await o.redis.hset(paymentKeys.refund(o.keys, op), 'status', 'sent', 'tx_hash', sent.hash, 'sent_at', new Date().toISOString());

@@ -10,6 +10,7 @@ import type { Eip3009Authorization } from './paymentHeader.js';
 import type { CreditReversal } from './refunds.js';
 import { receiptOf } from './chainSender.js';
 import { conflictAnswer } from './replay.js';
+import { refundTransferData } from './refundTag.js';
 import { storedTransferRecord } from './transferRecord.js';
 import { TransferWouldRevertError, type TreasurySender } from './treasury.js';
 
@@ -244,7 +245,10 @@ export class TransferFinality {
   private async resendTreasuryTransfer(key: string, h: Record<string, string>): Promise<'resent' | undefined> {
     if (!this.o.sender) return undefined;
     const record = storedTransferRecord(this.o.redis, h.record_key);
-    const { hash, status } = await this.o.sender.transferOnce({ to: h.to as Hex, amount: BigInt(h.amount), record });
+    // a refund re-signed keeps its tag (refundTag.ts): what it refunds stays readable on chain
+    const paymentTxHash = h.kind === 'refund' ? ((await this.o.redis.hget(h.record_key, 'payment_tx_hash')) as Hex | null) : null;
+    const data = paymentTxHash ? refundTransferData({ payer: h.to as Hex, amount: h.amount, paymentTxHash, operationId: h.id }) : undefined;
+    const { hash, status } = await this.o.sender.transferOnce({ to: h.to as Hex, amount: BigInt(h.amount), record, ...(data ? { data } : {}) });
     if (status !== 'success') {
       await record.clear(hash);
       this.o.log.error({ transfer: `${h.kind}:${h.id}`, tx_hash: hash }, 'a re-sent transfer reverted; it is signed anew next round');

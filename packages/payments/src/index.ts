@@ -43,6 +43,7 @@ export {
   type CreditReversal,
 } from './refunds.js';
 export { startRefundsFromConfig, type RefundsFromConfigOptions } from './refundsFromConfig.js';
+export { readRefundTag, refundsOnChain, refundTransferData, type RefundOnChain, type RefundTag } from './refundTag.js';
 export { reversalsByPrefix } from './reversals.js';
 export { describePaymentFailure } from './sanitize.js';
 export type { PaymentObserver } from './observer.js';

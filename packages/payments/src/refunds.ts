@@ -2,7 +2,7 @@ import type { RefundRecord } from '@acg/schemas';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Account, Chain, Hex } from 'viem';
+import { createPublicClient, http, type Account, type Chain, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { RedisKeys } from '@acg/redis';
 import type { PaymentObserver } from './observer.js';
@@ -10,6 +10,8 @@ import { TreasurySender, type TransferRecord } from './treasury.js';
 import { paymentKeys } from './commands/keys.js';
 import { trackTreasuryTransfer } from './finality.js';
 import { storedTransferRecord } from './transferRecord.js';
+import { receiptOf } from './chainSender.js';
+import { refundsOnChain, refundTransferData } from './refundTag.js';
 
 /** A payment to give back: operation id, payer, amount (integer USDC base units), original tx. */
 export interface RefundRequest {
@@ -173,6 +175,7 @@ export function refundTransferRecord(redis: Redis, keys: RedisKeys, operationId:
  */
 export function startRefundWorker(o: RefundWorkerOptions): Worker {
   const sender = new TreasurySender({ redis: o.redis, keys: o.keys, rpcUrl: o.rpcUrl, chain: o.chain, treasury: o.treasury, asset: o.asset });
+  const publicClient = createPublicClient({ chain: o.chain, transport: http(o.rpcUrl) }) as PublicClient;
 
   const process = async (job: Job<RefundRequest>) => {
     const r = job.data;
@@ -191,7 +194,12 @@ export function startRefundWorker(o: RefundWorkerOptions): Worker {
       return rec.tx_hash;
     }
     const record = refundTransferRecord(o.redis, o.keys, r.operationId);
-    const { hash, status } = await sender.transferOnce({ to: r.payer, amount: BigInt(r.amount), record });
+    // nothing signed in the record: it may have been lost after the refund was sent (a Redis restarted
+    // without its last writes); a refund on chain whose tag names this operation is this refund
+    const found = rec.raw_tx ? undefined : await sentBefore(publicClient, o, r);
+    const { hash, status } = found
+      ? { hash: found, status: 'success' as const }
+      : await sender.transferOnce({ to: r.payer, amount: BigInt(r.amount), record, data: refundTransferData(r) });
     if (status !== 'success') {
       await record.clear(hash);
       throw new Error('refund transfer reverted');
@@ -214,6 +222,25 @@ export function startRefundWorker(o: RefundWorkerOptions): Worker {
     o.log.warn({ jobId: job?.id, err: err.message.slice(0, 200) }, 'refund attempt failed');
   });
   return worker;
+}
+
+/**
+ * The hash of a refund of `r` already on chain (tagged with its payment and operation, `refundTag.ts`),
+ * mined since its payment; undefined when there is none, or when its payment is not on chain to
+ * start the search from.
+ */
+async function sentBefore(client: PublicClient, o: Pick<RefundWorkerOptions, 'asset' | 'treasury'>, r: RefundRequest): Promise<Hex | undefined> {
+  const payment = await receiptOf(client, r.paymentTxHash);
+  if (!payment) return undefined;
+  const [found] = await refundsOnChain(client, {
+    asset: o.asset,
+    treasury: o.treasury.address,
+    payer: r.payer,
+    paymentTxHash: r.paymentTxHash,
+    operationId: r.operationId,
+    fromBlock: payment.blockNumber,
+  });
+  return found?.txHash;
 }
 
 /** What {@link startRefunds} needs: {@link RefundWorkerOptions} with the treasury as an optional private key. */

@@ -10,6 +10,8 @@ import { paywallWithSettle, providerLedgerAt, treasurySender, type TestGateway }
 import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post } from '../x402.js';
 import { checkRedis, type MoneyTruth, type Scope } from './conservation.js';
 import { paymentKeys } from '@acg/payments/commands';
+import { ClockSkew, DropTransaction, LoseLastWrites, Reorg } from './faultCommands.js';
+import type { FaultKit } from './faults.js';
 
 /**
  * The commands of the money invariant suite (fast-check `fc.commands`; docs/money-invariants.md).
@@ -40,6 +42,8 @@ export interface Model {
   disputes: { id: string; payer: number; open: boolean }[];
   /** quotes that paid an execution (a quote is used once) */
   usedQuotes: { quoteId: string; payer: number; body: CallRecord['body']; header: string }[];
+  /** what the callers knew at the private Redis's last checkpoint ({@link LoseLastWrites} goes back to it) */
+  saved?: { calls: CallRecord[]; disputes: Model['disputes']; usedQuotes: Model['usedQuotes'] };
 }
 
 /** An offer of the sequence's routed contract: its provider, its price (base units), how it answers next, and whether it received an execution. */
@@ -67,6 +71,8 @@ export interface Real {
   mode: { current: ProviderMode };
   adminToken: string;
   routed: RoutedContract;
+  /** the restartable Redis, the worker's repair from the chain (faults.ts) */
+  faults: FaultKit;
 }
 
 export type MoneyCommand = fc.AsyncCommand<Model, Real>;
@@ -74,7 +80,7 @@ export type MoneyCommand = fc.AsyncCommand<Model, Real>;
 const BUILTIN = 'intelligence.wallet_balances';
 const executeUrl = (r: Real) => `${r.t.url}/api/v1/execute`;
 
-function bodyOf(r: Real, kind: 'builtin' | 'provider', payer: number, n: number): CallRecord['body'] {
+export function bodyOf(r: Real, kind: 'builtin' | 'provider', payer: number, n: number): CallRecord['body'] {
   return kind === 'builtin'
     ? { capability_id: BUILTIN, input: { address: r.payers[payer].address, chain: 'base' } }
     : { capability_id: r.scope.capabilityId, input: { text: `call ${n}` } };
@@ -90,7 +96,7 @@ async function pay(r: Real, url: string, body: unknown, payer: number): Promise<
  * payment because its only offer is suspended (503 `offer_suspended`, docs/trust-v1.md): a failed
  * paid execution can suspend a new provider's offer, and from then on nothing reaches it.
  */
-async function payUnlessSuspended(r: Real, body: CallRecord['body'], payer: number, what: string): Promise<string | undefined> {
+export async function payUnlessSuspended(r: Real, body: CallRecord['body'], payer: number, what: string): Promise<string | undefined> {
   const unpaid = await post(executeUrl(r), body);
   if (unpaid.status === 503 && unpaid.body?.reason === 'offer_suspended') {
     const { trust } = r.t.gateway.services.providers;
@@ -102,16 +108,16 @@ async function payUnlessSuspended(r: Real, body: CallRecord['body'], payer: numb
   return paymentHeader(await officialPayload(r.payers[payer] as never, decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!)));
 }
 
-async function afterEach(r: Real, what: string): Promise<void> {
+export async function afterEach(r: Real, what: string): Promise<void> {
   const v = await checkRedis(r.truth, r.scope);
   if (v.length) throw new Error(`after ${what}: ${v.join('; ')}`);
 }
 
-function expectThat(ok: boolean, message: string): void {
+export function expectThat(ok: boolean, message: string): void {
   if (!ok) throw new Error(message);
 }
 
-const FAILING: Record<ProviderMode, number[]> = { ok: [200], http_500: [502], timeout: [504], bad_signature: [502], invalid_output: [502] };
+export const FAILING: Record<ProviderMode, number[]> = { ok: [200], http_500: [502], timeout: [504], bad_signature: [502], invalid_output: [502] };
 
 /** A paid call of a built-in or the sequence's provider capability, with the provider answering as `mode`; optionally with a fresh Idempotency-Key. */
 export class PaidCall implements MoneyCommand {
@@ -740,13 +746,27 @@ export const HOLE_COMMANDS = [
 /** Hole commands enabled by default (those whose fix is merged: all of them, `QuoteReuse` since issue 36 item 2 was fixed). */
 export const ENABLED_HOLE_COMMANDS: readonly (typeof HOLE_COMMANDS)[number][] = [...HOLE_COMMANDS];
 
-/** The command arbitraries of one sequence: payers 0 and 1; the hole commands of {@link HOLE_COMMANDS} only when enabled. */
-export function moneyCommands(enabled: ReadonlySet<string>): fc.Arbitrary<MoneyCommand>[] {
+/**
+ * The fault commands of issue 33 item 7 (faultCommands.ts): a reorg of the payment chain, the
+ * private Redis restarted without its last writes, a settlement dropped from the node's pool, a
+ * skewed clock. Each is followed by the worker's repair from the chain and every equation.
+ */
+export const FAULT_COMMANDS = ['Reorg', 'LoseLastWrites', 'DropTransaction', 'ClockSkew'] as const;
+/** Fault commands enabled by default (MONEY_INVARIANTS_ENABLE names more to force on). */
+export const ENABLED_FAULT_COMMANDS: readonly (typeof FAULT_COMMANDS)[number][] = [...FAULT_COMMANDS];
+
+/**
+ * The command arbitraries of one sequence: payers 0 and 1; the hole and fault commands
+ * ({@link HOLE_COMMANDS}, {@link FAULT_COMMANDS}) when enabled (by default or in `enabled`) and not
+ * named in `disabled`.
+ */
+export function moneyCommands(enabled: ReadonlySet<string>, disabled: ReadonlySet<string> = new Set()): fc.Arbitrary<MoneyCommand>[] {
   const payer = fc.integer({ min: 0, max: 1 });
   const kind = fc.constantFrom<'builtin' | 'provider'>('builtin', 'provider', 'provider');
   const mode = fc.constantFrom<ProviderMode>('ok', 'ok', 'ok', 'http_500', 'timeout', 'bad_signature', 'invalid_output');
   const index = fc.nat({ max: 50 });
-  const on = (name: (typeof HOLE_COMMANDS)[number]) => enabled.has(name) || ENABLED_HOLE_COMMANDS.includes(name);
+  const on = (name: (typeof HOLE_COMMANDS)[number]) => !disabled.has(name) && (enabled.has(name) || ENABLED_HOLE_COMMANDS.includes(name));
+  const fault = (name: (typeof FAULT_COMMANDS)[number]) => !disabled.has(name) && (enabled.has(name) || ENABLED_FAULT_COMMANDS.includes(name));
   const paidCall = fc.tuple(payer, kind, mode, fc.boolean()).map(([p, k, md, key]): MoneyCommand => new PaidCall(p, k, k === 'builtin' ? 'ok' : md, key));
   const openDispute = index.map((i): MoneyCommand => new OpenDispute(i));
   const resolveDispute = fc.tuple(index, fc.constantFrom<'refund' | 'release'>('refund', 'release')).map(([i, o]): MoneyCommand => new ResolveDispute(i, o));
@@ -780,5 +800,14 @@ export function moneyCommands(enabled: ReadonlySet<string>): fc.Arbitrary<MoneyC
   if (on('CrashAfterProviderRun')) arbs.push(payer.map((p) => new Crash(p, 'provider', 'run')));
   if (on('DepositViewFails')) arbs.push(payer.map((p) => new DepositViewFails(p)));
   if (on('QuoteReuse')) arbs.push(index.map((i) => new QuoteReuse(i)));
+  if (fault('Reorg')) arbs.push(fc.tuple(fc.integer({ min: 1, max: 3 }), fc.boolean()).map(([d, w]) => new Reorg(d, w)));
+  if (fault('LoseLastWrites')) arbs.push(fc.constant(new LoseLastWrites()));
+  if (fault('DropTransaction')) arbs.push(fc.tuple(payer, kind).map(([p, k]) => new DropTransaction(p, k)));
+  if (fault('ClockSkew'))
+    arbs.push(
+      fc
+        .tuple(payer, fc.constantFrom<'payer' | 'gateway'>('payer', 'gateway'), fc.constantFrom(-600, -200, -45, -20, 20, 45, 200, 600))
+        .map(([p, w, s]) => new ClockSkew(p, w, s)),
+    );
   return arbs;
 }

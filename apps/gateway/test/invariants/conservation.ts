@@ -24,6 +24,8 @@ export interface Scope {
   treasuryBefore: bigint;
   /** the fresh payers of this sequence (every payment into the treasury in range must be theirs) */
   payers: Address[];
+  /** each payer's USDC balance (base units) at `fromBlock - 1`, by lower-case address */
+  payersBefore: Record<string, bigint>;
   /** the provider registered for this sequence and its capability id (the first of `providerIds` and `capabilityIds`) */
   providerId: string;
   capabilityId: string;
@@ -79,10 +81,13 @@ export class MoneyTruth {
   /** A scope starting at the next block; the first provider and capability are the sequence's single-offer ones. */
   async begin(payers: Address[], providerIds: string[], capabilityIds: string[]): Promise<Scope> {
     const head = await this.client.getBlockNumber({ cacheTime: 0 });
+    const payersBefore: Record<string, bigint> = {};
+    for (const p of payers) payersBefore[lower(p)] = await this.balanceOf(p, head);
     return {
       fromBlock: head + 1n,
       treasuryBefore: await this.balanceOf(this.treasury, head),
       payers,
+      payersBefore,
       providerId: providerIds[0]!,
       capabilityId: capabilityIds[0]!,
       providerIds,
@@ -138,14 +143,21 @@ export class MoneyTruth {
   }
 
   /** Every refund record of the deployment: operation id → {status, amount, payer, tx_hash}. */
-  async refundRecords(): Promise<{ operation_id: string; status: string; amount: bigint; payer: string; tx_hash?: string }[]> {
+  async refundRecords(): Promise<{ operation_id: string; status: string; amount: bigint; payer: string; tx_hash?: string; payment_tx_hash?: string }[]> {
     const { redis, keys } = this.t.gateway.services;
     const prefix = paymentKeys.refund(keys, '');
     const out = [];
     for (const key of await this.scan('refund:*')) {
       const h = await redis.hgetall(key);
       if (!h.status) continue;
-      out.push({ operation_id: key.slice(prefix.length), status: h.status, amount: BigInt(h.amount ?? '0'), payer: h.payer ?? '', tx_hash: h.tx_hash });
+      out.push({
+        operation_id: key.slice(prefix.length),
+        status: h.status,
+        amount: BigInt(h.amount ?? '0'),
+        payer: h.payer ?? '',
+        tx_hash: h.tx_hash,
+        payment_tx_hash: h.payment_tx_hash,
+      });
     }
     return out;
   }
@@ -282,6 +294,8 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
     if (!payments.some((p) => p.tx_hash === x.transactionHash))
       v.push(`treasury received ${x.args.value} from ${x.args.from} (${x.transactionHash}) outside any x402 payment`);
   }
+  const sentRefunds = (await truth.refundRecords()).filter((r) => r.status === 'sent' && r.tx_hash);
+  const paymentOps = new Set(payments.map((p) => p.reservation.operation_id).filter(Boolean));
   for (const p of payments) {
     const tag = `payment ${p.tx_hash.slice(0, 10)} by ${p.payer.slice(0, 8)}`;
     if (!payers.has(lower(p.payer))) {
@@ -326,6 +340,13 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
       const reversed = sum(lines.filter((l) => l.kind === 'debit' && l.item === 'reversal:deposit' && l.ref === `rev:${op}`).map((l) => BigInt(l.amount)));
       const credit = credited - reversed;
       if (refunded + credit !== p.amount) v.push(`${tag}: deposit ${op} paid ${p.amount} but refunded ${refunded} + credited ${credit}`);
+    } else if (op.startsWith('rcn_')) {
+      // a payment the chain reconciliation found without its records: refunded in full, by its own
+      // refund and by the refunds of it found on chain (their records restored under their operations)
+      const found = sentRefunds.filter((x) => x.operation_id !== op && x.payment_tx_hash === p.tx_hash && !paymentOps.has(x.operation_id));
+      const total = refunded + sum(found.map((x) => x.amount));
+      if (total !== p.amount)
+        v.push(`${tag}: ${op} (found by the chain reconciliation) refunded ${refunded} + ${total - refunded} found on chain of ${p.amount}`);
     } else if (refunded > p.amount) v.push(`${tag}: ${op} refunded ${refunded} > paid ${p.amount}`);
   }
   // every provider credit was paid on-chain, by its payer, for its execution
@@ -356,10 +377,38 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
     refundsOut += sum(byRefund.map((r) => r.amount));
     payoutsOut += sum(byPayout.map((p) => p.amount));
   }
-  const mined = new Set(outOfTreasury.map((x) => x.transactionHash));
-  for (const op of new Set(payments.map((p) => p.reservation.operation_id).filter(Boolean))) {
-    const r = refunds.find((x) => x.operation_id === op);
-    if (r && !mined.has(r.tx_hash as Hex)) v.push(`refund of ${op} marked sent (${r.tx_hash}) but not mined in this sequence`);
+  // every refund and payout recorded sent is on chain: a transfer of its amount to its recipient in its transaction
+  const onChain = (hash: string | undefined, to: string, amount: bigint) =>
+    outOfTreasury.some((x) => x.transactionHash === hash && lower(x.args.to!) === lower(to) && x.args.value === amount);
+  const ours = refunds.filter((r) => payers.has(lower(r.payer)));
+  for (const r of ours) if (!onChain(r.tx_hash, r.payer, r.amount)) v.push(`refund of ${r.operation_id} marked sent (${r.tx_hash}) but not on chain`);
+  const providerPayouts = payouts.filter((p) => scope.providerIds.includes(p.provider_id));
+  for (const p of providerPayouts)
+    if (!onChain(p.tx_hash ?? undefined, p.address, p.amount)) v.push(`payout ${p.payout_id} of ${p.provider_id} marked sent (${p.tx_hash}) but not on chain`);
+  // every refund goes back for a payment on chain: of its operation, or, for a dispute, of the disputed execution
+  const paidOps = new Set(payments.map((p) => p.reservation.operation_id).filter(Boolean));
+  const entries = (await Promise.all(scope.providerIds.map((id) => truth.entriesOf(id)))).flat();
+  for (const r of ours) {
+    if (paidOps.has(r.operation_id) || payments.some((p) => p.tx_hash === r.payment_tx_hash)) continue;
+    const disputed = entries.find((e) => e.dispute_id === r.operation_id);
+    if (disputed && payments.some((p) => p.tx_hash === disputed.payment_tx_hash && p.reservation.operation_id === disputed.execution_id)) continue;
+    v.push(`refund of ${r.operation_id} (${r.amount} to ${r.payer}) has no payment on chain`);
+  }
+
+  // the on-chain balances match the ledger to the base unit: each payer paid what its payments say
+  // and got back what its refund records say; each provider holds what its payouts say
+  for (const payer of scope.payers) {
+    const paidBy = sum(payments.filter((p) => lower(p.payer) === lower(payer)).map((p) => p.amount));
+    const back = sum(ours.filter((r) => lower(r.payer) === lower(payer)).map((r) => r.amount));
+    const expected = scope.payersBefore[lower(payer)]! - paidBy + back;
+    const actual = await truth.balanceOf(payer);
+    if (actual !== expected) v.push(`payer ${payer} holds ${actual} on chain; its payments and refunds say ${expected}`);
+  }
+  const byAddress = new Map<string, bigint>();
+  for (const p of providerPayouts) byAddress.set(lower(p.address), (byAddress.get(lower(p.address)) ?? 0n) + p.amount);
+  for (const [address, owed] of byAddress) {
+    const actual = (await truth.balanceOf(address as Address)) - (await truth.balanceOf(address as Address, scope.fromBlock - 1n));
+    if (actual !== owed) v.push(`provider address ${address} received ${actual} on chain; its payouts say ${owed}`);
   }
   const paid = sum(payments.map((p) => p.amount));
   const delta = (await truth.balanceOf(truth.treasury)) - scope.treasuryBefore;
