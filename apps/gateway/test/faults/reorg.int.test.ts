@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { providerLedgerAt, treasurySender } from '../harness.js';
 import { useTestGateway } from '../useTestGateway.js';
 import { waitFor } from '../waitFor.js';
-import { bearerToken, challenge, craftPayload, paidPost, paymentHeader, post, readExecution, walletBalancesRequest } from '../x402.js';
+import { bearerToken, challenge, craftPayload, paidPost, paymentHeader, post, readExecution, readJob, walletBalancesRequest } from '../x402.js';
 
 /** Blocks under the head before a transfer counts as final (PAYMENT_FINALITY as a depth). */
 const DEPTH = 4;
@@ -97,6 +97,24 @@ describe('confirmations and reorgs of outgoing transfers', () => {
     expect(final.final).toEqual(expect.arrayContaining([...calls, after].map((c) => `settlement:${c.execution_id}`)));
     for (const c of [...calls, after]) expect((await readExecution(t.url, c.execution_id, buyer)).payment.status).toBe('final');
     expect(buyerBefore - (await t.usdc(buyer.address))).toBe(paid + BigInt(after.payment.amount));
+  });
+
+  it("a job's record shows its budget payment's settlement, settled then final, as an execution's does", async () => {
+    const buyer = t.stack.payment.buyers[6];
+    const created = await paidPost(buyer, `${t.url}/api/v1/jobs`, {
+      objective: 'balances',
+      budget_usdc: 0.01,
+      capabilities: ['intelligence.wallet_balances'],
+      steps: [{ capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } }],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const jobId = created.body.job_id as string;
+    const paid = (await readJob(t.url, jobId, buyer)).payment;
+    expect(paid).toMatchObject({ status: 'settled', amount: '10000' });
+    expect((await receipt(paid.tx_hash))?.status).toBe('success');
+    await mine(DEPTH);
+    expect((await check()).final).toContain(`settlement:${jobId}`);
+    expect((await readJob(t.url, jobId, buyer)).payment).toEqual({ ...paid, status: 'final' });
   });
 
   it("a refund's block reorged out is broadcast again, and re-signed with the new hash shown when its nonce was taken", async () => {
