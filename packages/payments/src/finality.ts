@@ -67,6 +67,8 @@ export interface TrackedTreasuryTransfer {
   amount: string;
   /** the refund or payout hash that holds `raw_tx`, `tx_hash`, `nonce` (its `TransferRecord`); `finality: final` is written there once final */
   recordKey: string;
+  /** calldata of the asset call when it is not a plain `transfer(to, amount)` (a payout's tagged transfer), used when it must be signed anew */
+  data?: Hex;
 }
 
 /**
@@ -99,7 +101,7 @@ export async function trackTreasuryTransfer(redis: Redis, keys: RedisKeys, t: Tr
   if (await redis.exists(key)) return; // tracked already (perhaps re-sent or final since)
   await redis
     .multi()
-    .hset(key, { kind: t.kind, id: t.id, status: 'sent', tx_hash: t.txHash, amount: t.amount, to: t.to, record_key: t.recordKey })
+    .hset(key, { kind: t.kind, id: t.id, status: 'sent', tx_hash: t.txHash, amount: t.amount, to: t.to, record_key: t.recordKey, ...(t.data ? { data: t.data } : {}) })
     .hset(key, 'resent', '0')
     .zadd(paymentKeys.finalityOpen(keys), Date.now(), key)
     .exec();
@@ -244,7 +246,7 @@ export class TransferFinality {
   private async resendTreasuryTransfer(key: string, h: Record<string, string>): Promise<'resent' | undefined> {
     if (!this.o.sender) return undefined;
     const record = storedTransferRecord(this.o.redis, h.record_key);
-    const { hash, status } = await this.o.sender.transferOnce({ to: h.to as Hex, amount: BigInt(h.amount), record });
+    const { hash, status } = await this.o.sender.transferOnce({ to: h.to as Hex, amount: BigInt(h.amount), record, ...(h.data ? { data: h.data as Hex } : {}) });
     if (status !== 'success') {
       await record.clear(hash);
       this.o.log.error({ transfer: `${h.kind}:${h.id}`, tx_hash: hash }, 'a re-sent transfer reverted; it is signed anew next round');

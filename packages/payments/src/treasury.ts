@@ -144,6 +144,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export class TreasurySender {
   readonly address: `0x${string}`;
+  /** the USDC contract it transfers */
+  readonly asset: `0x${string}`;
   readonly publicClient: PublicClient;
   private readonly wallet;
   private readonly lockKey: string;
@@ -153,6 +155,7 @@ export class TreasurySender {
     this.publicClient = createPublicClient({ chain: o.chain, transport, pollingInterval: 250 }) as PublicClient;
     this.wallet = createWalletClient({ account: o.treasury, chain: o.chain, transport });
     this.address = o.treasury.address;
+    this.asset = o.asset;
     this.lockKey = paymentKeys.treasurySendLock(o.keys, o.treasury.address);
   }
 
