@@ -302,6 +302,7 @@ export function reconcileConfirmations(finality: GatewayConfig['payment']['final
 /**
  * The chain reconciliation's options for a worker (`@acg/payments` `ChainReconciliationOptions`):
  * {@link paymentRecoveryOptions}, the payment chain's network, asset and treasury from the config,
+ * provider credits of executions and job steps restored from their records,
  * the confirmations ({@link reconcileConfirmations} unless `settings` names them),
  * provider credits restored from execution records, and `sender` (the treasury sender, when
  * TREASURY_PRIVATE_KEY is set) to re-send a refund that is not on chain. Also the `reconcile` command's.
@@ -324,6 +325,7 @@ export function chainReconciliationOptions(
       redis: services.redis,
       keys: services.keys,
       executions: services.executions,
+      jobs: services.jobs,
       ledger: services.providerLedger,
       store: services.providerStore,
       log,
