@@ -101,7 +101,16 @@ export async function trackTreasuryTransfer(redis: Redis, keys: RedisKeys, t: Tr
   if (await redis.exists(key)) return; // tracked already (perhaps re-sent or final since)
   await redis
     .multi()
-    .hset(key, { kind: t.kind, id: t.id, status: 'sent', tx_hash: t.txHash, amount: t.amount, to: t.to, record_key: t.recordKey, ...(t.data ? { data: t.data } : {}) })
+    .hset(key, {
+      kind: t.kind,
+      id: t.id,
+      status: 'sent',
+      tx_hash: t.txHash,
+      amount: t.amount,
+      to: t.to,
+      record_key: t.recordKey,
+      ...(t.data ? { data: t.data } : {}),
+    })
     .hset(key, 'resent', '0')
     .zadd(paymentKeys.finalityOpen(keys), Date.now(), key)
     .exec();
@@ -246,7 +255,12 @@ export class TransferFinality {
   private async resendTreasuryTransfer(key: string, h: Record<string, string>): Promise<'resent' | undefined> {
     if (!this.o.sender) return undefined;
     const record = storedTransferRecord(this.o.redis, h.record_key);
-    const { hash, status } = await this.o.sender.transferOnce({ to: h.to as Hex, amount: BigInt(h.amount), record, ...(h.data ? { data: h.data as Hex } : {}) });
+    const { hash, status } = await this.o.sender.transferOnce({
+      to: h.to as Hex,
+      amount: BigInt(h.amount),
+      record,
+      ...(h.data ? { data: h.data as Hex } : {}),
+    });
     if (status !== 'success') {
       await record.clear(hash);
       this.o.log.error({ transfer: `${h.kind}:${h.id}`, tx_hash: hash }, 'a re-sent transfer reverted; it is signed anew next round');

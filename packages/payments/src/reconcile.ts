@@ -55,7 +55,10 @@ export async function reconcile(
   deps.log.warn({ operationId }, 'reconciled a settled payment whose operation had not run');
   // watched until final like any settlement (finality.ts), with the authorization read back from its transaction
   await trackReconciledSettlement(deps, ref, operationId, payment.txHash).catch((e: unknown) =>
-    deps.log.error({ operationId, tx_hash: payment.txHash, err: String((e as Error)?.message).slice(0, 200) }, 'a reconciled settlement could not be tracked until final'),
+    deps.log.error(
+      { operationId, tx_hash: payment.txHash, err: String((e as Error)?.message).slice(0, 200) },
+      'a reconciled settlement could not be tracked until final',
+    ),
   );
   return { kind: 'settled', payment, settle: { success: true, transaction: payment.txHash, network: deps.network, payer: payment.payer } };
 }
@@ -113,8 +116,7 @@ export async function signedAuthorizationOf(
   const args = call.args as readonly unknown[];
   const [from, to, value, validAfter, validBefore, nonce] = args as [Hex, Hex, bigint, bigint, bigint, Hex];
   if (from.toLowerCase() !== ref.from.toLowerCase() || nonce.toLowerCase() !== ref.nonce.toLowerCase()) return undefined;
-  const signature =
-    args.length === 9 ? serializeSignature({ v: BigInt(args[6] as number), r: args[7] as Hex, s: args[8] as Hex }) : (args[6] as Hex);
+  const signature = args.length === 9 ? serializeSignature({ v: BigInt(args[6] as number), r: args[7] as Hex, s: args[8] as Hex }) : (args[6] as Hex);
   return {
     authorization: { from, to, value: value.toString(), validAfter: validAfter.toString(), validBefore: validBefore.toString(), nonce },
     signature,

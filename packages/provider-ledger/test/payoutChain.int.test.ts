@@ -72,15 +72,16 @@ async function setup() {
     asset: stack.payment.usdc,
   });
   const provider = { id: `prv_${ulid()}`, address: privateKeyToAccount(generatePrivateKey()).address };
-  const credit = () => ledger.credit({
-    execution_id: `exe_${ulid()}`,
-    provider_id: provider.id,
-    provider_address: provider.address,
-    capability_id: 'intelligence.echo',
-    payer: stack.payment.buyers[0].address,
-    price: 1_000_000n,
-    payment_tx_hash: `0x${'ab'.repeat(32)}`,
-  });
+  const credit = () =>
+    ledger.credit({
+      execution_id: `exe_${ulid()}`,
+      provider_id: provider.id,
+      provider_address: provider.address,
+      capability_id: 'intelligence.echo',
+      payer: stack.payment.buyers[0].address,
+      price: 1_000_000n,
+      payment_tx_hash: `0x${'ab'.repeat(32)}`,
+    });
   await credit();
   const pass = (hooks?: PayoutHooks) => runPayoutPass({ ledger, redis, keys, sender, minimum: 1n, disputeAutoResolveSeconds: 604_800, log, hooks });
   return { keys, ledger, provider, pass, credit };
@@ -195,7 +196,14 @@ describe('payouts reconciled against the chain', () => {
       ledger,
       redis,
       keys,
-      sender: new TreasurySender({ redis, keys, rpcUrl: stack.payment.rpcUrl, chain: stack.payment.chain, treasury: stack.payment.treasury, asset: stack.payment.usdc }),
+      sender: new TreasurySender({
+        redis,
+        keys,
+        rpcUrl: stack.payment.rpcUrl,
+        chain: stack.payment.chain,
+        treasury: stack.payment.treasury,
+        asset: stack.payment.usdc,
+      }),
       minimum: 1n,
       disputeAutoResolveSeconds: 604_800,
       log: pino({ level: 'error' }, { write: (l: string) => void lines.push(l) }),

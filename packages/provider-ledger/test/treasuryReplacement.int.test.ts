@@ -164,7 +164,13 @@ describe("the facilitator's sender when its transaction's nonce goes to another 
     const account = privateKeyToAccount(generatePrivateKey());
     await chain.testClient.setBalance({ address: account.address, value: 10n ** 18n });
     await mintUsdc(stack.payment.rpcUrl, account.address, 10_000n);
-    const sender = new ChainSender({ publicClient: chain.publicClient as never, wallet: chain.walletFor(account) as never, account, chain: stack.payment.chain, checkEveryMs: 200 });
+    const sender = new ChainSender({
+      publicClient: chain.publicClient as never,
+      wallet: chain.walletFor(account) as never,
+      account,
+      chain: stack.payment.chain,
+      checkEveryMs: 200,
+    });
     const [x, y] = [privateKeyToAccount(generatePrivateKey()).address, privateKeyToAccount(generatePrivateKey()).address];
     const transfer = (to: Hex, amount: bigint) => ({
       to: stack.payment.usdc,

@@ -1,4 +1,13 @@
-import { PaymentInProgressError, readRefund, requestHash, startTransferFinality, trackedTransfer, TransferFinality, transferWithAuthorizationData, type FinalityRound } from '@acg/payments';
+import {
+  PaymentInProgressError,
+  readRefund,
+  requestHash,
+  startTransferFinality,
+  trackedTransfer,
+  TransferFinality,
+  transferWithAuthorizationData,
+  type FinalityRound,
+} from '@acg/payments';
 import { runPayoutPass } from '@acg/provider-ledger';
 import { ulid } from 'ulid';
 import { pino } from 'pino';
@@ -8,7 +17,18 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { paywallWithSettle, providerLedgerAt, treasurySender } from '../harness.js';
 import { useTestGateway } from '../useTestGateway.js';
 import { waitFor } from '../waitFor.js';
-import { bearerToken, challenge, craftPayload, officialPayload, paidPost, paymentHeader, post, readExecution, readJob, walletBalancesRequest } from '../x402.js';
+import {
+  bearerToken,
+  challenge,
+  craftPayload,
+  officialPayload,
+  paidPost,
+  paymentHeader,
+  post,
+  readExecution,
+  readJob,
+  walletBalancesRequest,
+} from '../x402.js';
 
 /** Blocks under the head before a transfer counts as final (PAYMENT_FINALITY as a depth). */
 const DEPTH = 4;
@@ -117,7 +137,7 @@ describe('confirmations and reorgs of outgoing transfers', () => {
     expect((await readJob(t.url, jobId, buyer)).payment).toEqual({ ...paid, status: 'final' });
   });
 
-  it('a settlement whose outcome was not seen, found on chain by the payer\'s resend, is tracked until final and broadcast again after a reorg', async () => {
+  it("a settlement whose outcome was not seen, found on chain by the payer's resend, is tracked until final and broadcast again after a reorg", async () => {
     const buyer = t.stack.payment.buyers[7];
     const before = await t.usdc(buyer.address);
     // the settlement is mined, but its answer never reaches the gateway: the reservation is `settle_unknown`
