@@ -122,10 +122,10 @@ export async function reconcilePayoutsWithChain(o: PayoutChainOptions): Promise<
   report.blocked = await redis.smembers(providerLedgerKeys.providerPayoutsBlocked(keys));
   for (const providerId of await ledger.providers()) {
     for (const payout of await ledger.payouts(providerId, o.recentPayouts ?? 50)) {
-      if (payout.status !== 'sent' || payout.finality === 'final' || !payout.tx_hash) continue;
+      if (payout.status !== 'sent' || payout.finality === 'final') continue;
       const record = await ledger.payout(payout.payout_id);
-      if (!record) continue;
-      let hash = payout.tx_hash;
+      if (!record?.tx_hash) continue;
+      let hash = record.tx_hash;
       if (!(await receiptOf(client, hash))) {
         const data = payoutTransferData(record.address, record.amount, record.payout_id, providerId);
         const sent = await sender.transferOnce({ to: record.address, amount: record.amount, record: ledger.payoutTransferRecord(record.payout_id), data });
@@ -136,7 +136,7 @@ export async function reconcilePayoutsWithChain(o: PayoutChainOptions): Promise<
         hash = sent.hash;
         await redis.hset(ledger.payoutKey(record.payout_id), 'tx_hash', hash);
         report.resent.push(record.payout_id);
-        o.log.warn({ payout_id: record.payout_id, was: payout.tx_hash, tx_hash: hash }, 'a payout recorded sent was not on chain; sent again');
+        o.log.warn({ payout_id: record.payout_id, was: record.tx_hash, tx_hash: hash }, 'a payout recorded sent was not on chain; sent again');
       }
       await track(o, record.payout_id, providerId, record.address, record.amount, hash);
     }

@@ -175,10 +175,39 @@ describe('payouts reconciled against the chain', () => {
     expect(await usdc(provider.address)).toBe(900_000n);
     const [view] = await ledger.payouts(provider.id);
     expect(view).toMatchObject({ status: 'sent', amount: '900000', finality: 'unconfirmed' });
+    expect(view.tx_hash).toBe(paid.tx_hash); // its nonce was free: the same signed transaction
     expect(await transfersTo(provider.address)).toEqual([view.tx_hash]);
     expect(await trackedTransfer(redis, keys, 'payout', paid.payout_id)).toMatchObject({ status: 'sent', tx_hash: view.tx_hash });
     expect(await ledger.balance(provider.id)).toMatchObject({ available: '0', paid: '900000' });
 
+    expect((await pass()).chain).toMatchObject({ adopted: [], resent: [] });
+    expect(await usdc(provider.address)).toBe(900_000n);
+  });
+
+  it('a payout recorded sent that left the chain while another transfer took its nonce is re-signed (still tagged), once', async () => {
+    const { keys, ledger, provider, pass } = await setup();
+    const snapshot = await rpc('evm_snapshot');
+    const paid = (await pass()).sent[0];
+    await rpc('evm_revert', [snapshot]);
+    await redis.del(`${keys.prefix}pay:fin:payout:${paid.payout_id}`);
+    // another treasury transfer takes the nonce the payout had
+    const other = privateKeyToAccount(generatePrivateKey()).address;
+    await chain.walletFor(stack.payment.treasury).writeContract({
+      address: stack.payment.usdc,
+      abi: [parseAbiItem('function transfer(address to, uint256 value) returns (bool)')],
+      functionName: 'transfer',
+      args: [other, 1n],
+    });
+    expect(await usdc(provider.address)).toBe(0n);
+
+    const second = await pass();
+    expect(second.chain?.resent).toEqual([paid.payout_id]);
+    const [view] = await ledger.payouts(provider.id);
+    expect(view.tx_hash).not.toBe(paid.tx_hash);
+    expect(await transfersTo(provider.address)).toEqual([view.tx_hash]);
+    const tx = await chain.publicClient.getTransaction({ hash: view.tx_hash! });
+    expect(payoutTagOf(tx.input)).toEqual({ payout_id: paid.payout_id, provider_id: provider.id });
+    expect(await usdc(provider.address)).toBe(900_000n);
     expect((await pass()).chain).toMatchObject({ adopted: [], resent: [] });
     expect(await usdc(provider.address)).toBe(900_000n);
   });
