@@ -205,7 +205,7 @@ describe('payouts reconciled against the chain', () => {
     const [view] = await ledger.payouts(provider.id);
     expect(view.tx_hash).not.toBe(paid.tx_hash);
     expect(await transfersTo(provider.address)).toEqual([view.tx_hash]);
-    const tx = await chain.publicClient.getTransaction({ hash: view.tx_hash! });
+    const tx = await chain.publicClient.getTransaction({ hash: view.tx_hash as Hex });
     expect(payoutTagOf(tx.input)).toEqual({ payout_id: paid.payout_id, provider_id: provider.id });
     expect(await usdc(provider.address)).toBe(900_000n);
     expect((await pass()).chain).toMatchObject({ adopted: [], resent: [] });
