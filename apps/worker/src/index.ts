@@ -3,6 +3,7 @@ export {
   chainReconciliationOptions,
   createWorkerServices,
   paymentRecoveryOptions,
+  reconcileConfirmations,
   treasurySenderOf,
   type ChainReconciliationSettings,
   paymentRecoveryFromEnv,

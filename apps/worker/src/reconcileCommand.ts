@@ -29,7 +29,8 @@ export function parseReconcileArgs(argv: readonly string[]): { from: bigint; to?
 
 /**
  * The operator's `reconcile` command: reconciles the payments of blocks `--from`..`--to` (default:
- * the confirmed block, head − PAYMENT_RECONCILE_CONFIRMATIONS) with the records, as the scheduled
+ * the confirmed block, head − PAYMENT_RECONCILE_CONFIRMATIONS, or `reconcileConfirmations` of
+ * PAYMENT_FINALITY when unset) with the records, as the scheduled
  * job does, without moving its cursor; configuration from the environment like the worker's.
  * Resolves with the range and its counts (matched, repaired, deferred, undecided).
  */
@@ -42,8 +43,9 @@ export async function runReconcileCommand(argv: readonly string[], env: NodeJS.P
   try {
     await services.redis.ping();
     const head = await services.paymentClient.getBlockNumber({ cacheTime: 0 });
-    const to = range.to ?? head - BigInt(settings.confirmations ?? DEFAULT_RECONCILE_CONFIRMATIONS);
-    const counts = await reconcileBlocks(chainReconciliationOptions(services, log, settings, treasurySenderOf(services)), range.from, to);
+    const options = chainReconciliationOptions(services, log, settings, treasurySenderOf(services));
+    const to = range.to ?? head - BigInt(options.confirmations ?? DEFAULT_RECONCILE_CONFIRMATIONS);
+    const counts = await reconcileBlocks(options, range.from, to);
     return { from: String(range.from), to: String(to), ...counts };
   } finally {
     await services.close();

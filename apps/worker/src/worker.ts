@@ -5,6 +5,7 @@ import { JobStore, startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
 import {
   type ChainReconciliationOptions,
+  DEFAULT_RECONCILE_CONFIRMATIONS,
   PaymentChainMonitor,
   type PaymentRecoveryOptions,
   readChainReconciliationReport,
@@ -205,8 +206,8 @@ export interface StartWorkerOptions {
   /**
    * Reconcile payments with the payment chain (default true; `@acg/payments` `startChainReconciliation`,
    * docs/operating.md "Reconciliation from the chain"): every PAYMENT_RECONCILE_INTERVAL_MS (default 60 s) across
-   * all workers, the payments into the treasury up to PAYMENT_RECONCILE_CONFIRMATIONS (default 12)
-   * blocks below the head, from the cursor on (none: PAYMENT_RECONCILE_LOOKBACK_BLOCKS below, default 0).
+   * all workers, the payments into the treasury up to PAYMENT_RECONCILE_CONFIRMATIONS (default
+   * {@link reconcileConfirmations}: PAYMENT_FINALITY's depth when it is one, else 12) blocks below the head, from the cursor on (none: PAYMENT_RECONCILE_LOOKBACK_BLOCKS below, default 0).
    */
   chainReconciliation?: boolean | ChainReconciliationSettings;
 }
@@ -230,7 +231,7 @@ export function paymentRecoveryFromEnv(env: NodeJS.ProcessEnv): { intervalMs?: n
 
 /**
  * The chain reconciliation's settings from the environment: PAYMENT_RECONCILE_INTERVAL_MS (positive,
- * default 60 000), PAYMENT_RECONCILE_CONFIRMATIONS (blocks, ≥ 0, default 12) and
+ * default 60 000), PAYMENT_RECONCILE_CONFIRMATIONS (blocks, ≥ 0, default {@link reconcileConfirmations}) and
  * PAYMENT_RECONCILE_LOOKBACK_BLOCKS (≥ 0, default 0); unset → the defaults. Throws on a malformed value.
  */
 export function chainReconciliationFromEnv(env: NodeJS.ProcessEnv): ChainReconciliationSettings {
@@ -289,8 +290,20 @@ export function paymentRecoveryOptions(services: WorkerServices, log: Logger): P
 }
 
 /**
+ * Blocks below the head the chain reconciliation waits for when PAYMENT_RECONCILE_CONFIRMATIONS is
+ * unset: PAYMENT_FINALITY's depth when it is one (2 on the dev chain `npm start` embeds, where
+ * blocks are mined only when a transaction arrives, so 12 would keep its payments unchecked for a
+ * long time), else `DEFAULT_RECONCILE_CONFIRMATIONS` (12) (docs/operating.md "Reconciliation from the chain").
+ */
+export function reconcileConfirmations(finality: GatewayConfig['payment']['finality']): number {
+  return 'depth' in finality ? finality.depth : DEFAULT_RECONCILE_CONFIRMATIONS;
+}
+
+/**
  * The chain reconciliation's options for a worker (`@acg/payments` `ChainReconciliationOptions`):
  * {@link paymentRecoveryOptions}, the payment chain's network, asset and treasury from the config,
+ * provider credits of executions and job steps restored from their records,
+ * the confirmations ({@link reconcileConfirmations} unless `settings` names them),
  * provider credits restored from execution records, and `sender` (the treasury sender, when
  * TREASURY_PRIVATE_KEY is set) to re-send a refund that is not on chain. Also the `reconcile` command's.
  */
@@ -304,6 +317,7 @@ export function chainReconciliationOptions(
   return {
     ...paymentRecoveryOptions(services, log),
     ...settings,
+    confirmations: settings.confirmations ?? reconcileConfirmations(config.payment.finality),
     network: `eip155:${config.payment.chain.id}`,
     asset: config.payment.asset,
     treasury: config.payment.payTo,
@@ -311,6 +325,7 @@ export function chainReconciliationOptions(
       redis: services.redis,
       keys: services.keys,
       executions: services.executions,
+      jobs: services.jobs,
       ledger: services.providerLedger,
       store: services.providerStore,
       log,

@@ -20,6 +20,7 @@ import { bearerToken, challenge, officialPayload, paidPost, paymentHeader, post,
 import { waitFor } from '../../gateway/test/waitFor.js';
 import { chainReconciliationOptions, startWorker, treasurySenderOf, type RunningWorker } from '../src/index.js';
 import { parseReconcileArgs } from '../src/reconcileCommand.js';
+import { waitForJob } from './waitForJob.js';
 
 /**
  * Issue 33, "Redis restarted from an AOF missing its last second": paid executions lose their
@@ -273,5 +274,36 @@ describe('reconciliation from the chain', () => {
     expect(() => parseReconcileArgs(['--from=-1'])).toThrow(/block number/);
     expect(() => parseReconcileArgs(['--from', '9', '--to', '3'])).toThrow(/below --from/);
     expect(() => parseReconcileArgs(['--from', '1', '--what'])).toThrow(/usage/);
+  });
+
+  it("restores a job step's lost provider credit from the job's record, once", async () => {
+    const { redis, keys, providerLedger: ledger } = worker.services;
+    const payer = t.stack.payment.buyers[4];
+    const from = (await head()) + 1n;
+    // Redis loses the ledger's writes of the job's run: the step's credit is gone
+    const ledgerRestart = await checkpoint(redis, keys.prefix, (k) => k.includes(':pl:'));
+    const creditedBefore = (await ledger.totals()).credited;
+    const created = await paidPost(payer, `${t.url}/api/v1/jobs`, {
+      objective: 'one provider step',
+      budget_usdc: 1,
+      capabilities: ['intelligence.upper_recon'],
+      steps: [{ capability_id: 'intelligence.upper_recon', input: { text: 'job' } }],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const job = await waitForJob(t.url, created.body.job_id, payer, (j) => ['succeeded', 'failed'].includes(j.status));
+    expect(job.status).toBe('succeeded');
+    const stepId = job.steps[0].execution_id as string;
+    expect(await ledger.entry(stepId)).toMatchObject({ price: PRICE });
+    await ledgerRestart();
+    expect(await ledger.entry(stepId)).toBeUndefined();
+    await rpc('anvil_mine', ['0x2']);
+    const to = (await head()) - 2n;
+
+    expect(await reconcileBlocks(options, from, to)).toEqual({ matched: 0, repaired: 1, deferred: 0, undecided: 0 });
+    expect(await ledger.entry(stepId)).toMatchObject({ provider_id: provider.id, price: PRICE, share: 450_000n, fee: 50_000n, payer: payer.address });
+    expect((await ledger.totals()).credited).toBe(creditedBefore + PRICE);
+    // never twice: a second run finds it
+    expect(await reconcileBlocks(options, from, to)).toEqual({ matched: 1, repaired: 0, deferred: 0, undecided: 0 });
+    expect((await ledger.totals()).credited).toBe(creditedBefore + PRICE);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { workerOptionsFromEnv } from '../src/worker.js';
+import { reconcileConfirmations, workerOptionsFromEnv } from '../src/worker.js';
 import { OFFLINE_CONFIG } from './offlineConfig.js';
 
 // the one function both worker entries (node dist/worker.js and the npm start launcher) build their options with
@@ -34,5 +34,12 @@ describe('workerOptionsFromEnv', () => {
     expect(() => workerOptionsFromEnv({ PAYMENT_RECONCILE_INTERVAL_MS: '0' }, OFFLINE_CONFIG)).toThrow(
       /PAYMENT_RECONCILE_INTERVAL_MS must be a positive integer/,
     );
+  });
+
+  it("the reconciliation's confirmations follow PAYMENT_FINALITY's depth (npm start's dev chain: 2), else 12", () => {
+    expect(reconcileConfirmations({ depth: 2 })).toBe(2);
+    expect(reconcileConfirmations({ depth: 0 })).toBe(0);
+    expect(reconcileConfirmations({ tag: 'finalized' })).toBe(12);
+    expect(reconcileConfirmations({ tag: 'safe' })).toBe(12);
   });
 });

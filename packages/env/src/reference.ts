@@ -116,7 +116,7 @@ export const ENV_REFERENCE: readonly EnvReferenceEntry[] = [
   {
     group: 'payments',
     names: ['PAYMENT_RECONCILE_INTERVAL_MS', 'PAYMENT_RECONCILE_CONFIRMATIONS', 'PAYMENT_RECONCILE_LOOKBACK_BLOCKS'],
-    default: '`60000` / `12` / `0`',
+    default: "`60000` / `PAYMENT_FINALITY`'s depth when it is one (`2` on the embedded dev chain), else `12` / `0`",
     meaning:
       'worker (and `npm run reconcile` for the confirmations): how often the reconciliation of payments with the chain runs, how many blocks below the head count as confirmed, and where a first run (no cursor yet) starts, in blocks below the confirmed block (docs/operating.md "Reconciliation from the chain")',
   },

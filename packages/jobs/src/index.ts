@@ -5,4 +5,4 @@ export { cancelEffect, JOB_ENDED } from './cancel.js';
 export { JobStore } from './store.js';
 export type { JobStatus, StepCapability, StepExecutor, StoredJob, StoredStep } from './types.js';
 export { baseUnitsToUsdc, usdcToBaseUnits } from './units.js';
-export { jobView } from './view.js';
+export { jobView, type JobSettlement } from './view.js';

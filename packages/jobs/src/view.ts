@@ -1,13 +1,28 @@
-import type { JobRecord, RefundRecord } from '@acg/schemas';
+import type { ExecutionPayment, JobRecord, RefundRecord } from '@acg/schemas';
 import type { StoredJob } from './types.js';
 import { baseUnitsToUsdc } from './units.js';
+
+/** Where the budget payment's settlement stands on chain (@acg/payments `settlementState`): `settled` → `final`, or `unpaid`. */
+export type JobSettlement = { status: NonNullable<ExecutionPayment['status']>; tx_hash: `0x${string}` };
 
 /**
  * The public job record (docs/decisions.md "Jobs"): amounts as whole-USDC numbers (`budget_usdc`,
  * `spent_usdc`, step `cost_usdc`) plus their exact integer base units (`*_base_units`), the refund
- * of the unspent budget with its tx hash once sent, and whether a cancel was requested.
+ * of the unspent budget with its tx hash once sent, and whether a cancel was requested. With
+ * `settlement` (the budget payment tracked until final: docs/decisions.md "Confirmations and
+ * reorgs") `payment.status` says `settled` or `final`, and `payment.tx_hash` the transaction on
+ * chain now; `unpaid` (reorged out for good) also withholds every result and proof, as an
+ * execution record does.
  */
-export function jobView(job: StoredJob, refund: RefundRecord | undefined, cancelRequested: boolean): JobRecord {
+export function jobView(job: StoredJob, refund: RefundRecord | undefined, cancelRequested: boolean, settlement?: JobSettlement): JobRecord {
+  const view = plainJobView(job, refund, cancelRequested);
+  if (!settlement) return view;
+  const payment = { ...view.payment, ...settlement };
+  if (settlement.status !== 'unpaid') return { ...view, payment };
+  return { ...view, payment, result: null, steps: view.steps.map(({ proof: _proof, ...s }) => ({ ...s, result: null })) };
+}
+
+function plainJobView(job: StoredJob, refund: RefundRecord | undefined, cancelRequested: boolean): JobRecord {
   return {
     job_id: job.job_id,
     objective: job.objective,

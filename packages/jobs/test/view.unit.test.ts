@@ -67,4 +67,23 @@ describe('jobView', () => {
     expect(view.refund).toBeNull();
     expect(view.cancel_requested).toBe(true);
   });
+
+  it("shows the budget payment's settlement: settled, then final; unpaid withholds every result and proof", () => {
+    const moved = `0x${'77'.repeat(32)}` as const;
+    const settled = jobView(storedJob(), undefined, false, { status: 'settled', tx_hash: TX });
+    expect(JobRecord.parse(settled)).toEqual(settled);
+    expect(settled.payment).toEqual({ tx_hash: TX, amount: '1500000', status: 'settled' });
+    // resubmitted after a reorg: the transaction on chain now, final
+    const final = jobView(storedJob(), undefined, false, { status: 'final', tx_hash: moved });
+    expect(final.payment).toEqual({ tx_hash: moved, amount: '1500000', status: 'final' });
+    expect(final.result).toEqual({ steps: 2 });
+    const unpaid = jobView(storedJob({ steps: [{ ...storedJob().steps[0], proof: 'jws' }] }), undefined, false, { status: 'unpaid', tx_hash: TX });
+    expect(JobRecord.parse(unpaid)).toEqual(unpaid);
+    expect(unpaid.payment.status).toBe('unpaid');
+    expect(unpaid.result).toBeNull();
+    expect(unpaid.steps[0]).toMatchObject({ result: null });
+    expect(unpaid.steps[0].proof).toBeUndefined();
+    // without tracking (a job paid before it), the record is as stored
+    expect(jobView(storedJob(), undefined, false).payment).toEqual({ tx_hash: TX, amount: '1500000' });
+  });
 });

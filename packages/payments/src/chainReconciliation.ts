@@ -5,6 +5,7 @@ import { BaseError, parseAbiItem, TransactionReceiptNotFoundError } from 'viem';
 import { reserveAuthorization } from './commands/index.js';
 import { paymentKeys } from './commands/keys.js';
 import { AUTHORIZATION_USED } from './eip3009.js';
+import { trackTreasuryTransfer } from './finality.js';
 import { recoverPayment, type PaymentRecoveryOptions, type RecoveryOutcome } from './recovery.js';
 import { readRefund, refundTransferRecord } from './refunds.js';
 import type { TreasurySender } from './treasury.js';
@@ -267,6 +268,15 @@ async function checkRefund(
   });
   if (sent.status !== 'success') return undecided(`re-sent refund ${sent.hash} reverted`, op);
   await o.redis.hset(paymentKeys.refund(o.keys, op), 'status', 'sent', 'tx_hash', sent.hash, 'sent_at', new Date().toISOString());
+  // watched until final again (its tracking may have been lost with the rest; idempotent)
+  await trackTreasuryTransfer(o.redis, o.keys, {
+    kind: 'refund',
+    id: op,
+    txHash: sent.hash,
+    to: refund.payer as `0x${string}`,
+    amount: refund.amount,
+    recordKey: paymentKeys.refund(o.keys, op),
+  });
   o.log.warn({ operationId: op, tx_hash: sent.hash, vanished: refund.tx_hash }, 're-sent a refund that was recorded sent but was not on chain');
   return 'repaired';
 }

@@ -187,9 +187,12 @@ export class ChainSender {
         maxFeePerGas: bump(tx.maxFeePerGas, fees?.maxFeePerGas),
         maxPriorityFeePerGas: bump(tx.maxPriorityFeePerGas, fees?.maxPriorityFeePerGas),
       });
-      await this.broadcast(replacement.raw);
+      // followed before it is broadcast: a refused replacement ("replacement transaction
+      // underpriced") is replaced again from its own fees at the next check, so the fee grows
+      // until the node takes it instead of retrying the same refused fee until the wait times out
       this.sent.set(replacement.hash, { ...replacement, call: tx.call });
       this.replacedBy.set(hash, replacement.hash);
+      await this.broadcast(replacement.raw);
     });
   }
 

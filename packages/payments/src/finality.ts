@@ -68,6 +68,8 @@ export interface TrackedTreasuryTransfer {
   amount: string;
   /** the refund or payout hash that holds `raw_tx`, `tx_hash`, `nonce` (its `TransferRecord`); `finality: final` is written there once final */
   recordKey: string;
+  /** calldata of the asset call when it is not a plain `transfer(to, amount)` (a payout's tagged transfer), used when it must be signed anew */
+  data?: Hex;
 }
 
 /**
@@ -100,7 +102,16 @@ export async function trackTreasuryTransfer(redis: Redis, keys: RedisKeys, t: Tr
   if (await redis.exists(key)) return; // tracked already (perhaps re-sent or final since)
   await redis
     .multi()
-    .hset(key, { kind: t.kind, id: t.id, status: 'sent', tx_hash: t.txHash, amount: t.amount, to: t.to, record_key: t.recordKey })
+    .hset(key, {
+      kind: t.kind,
+      id: t.id,
+      status: 'sent',
+      tx_hash: t.txHash,
+      amount: t.amount,
+      to: t.to,
+      record_key: t.recordKey,
+      ...(t.data ? { data: t.data } : {}),
+    })
     .hset(key, 'resent', '0')
     .zadd(paymentKeys.finalityOpen(keys), Date.now(), key)
     .exec();
@@ -245,10 +256,20 @@ export class TransferFinality {
   private async resendTreasuryTransfer(key: string, h: Record<string, string>): Promise<'resent' | undefined> {
     if (!this.o.sender) return undefined;
     const record = storedTransferRecord(this.o.redis, h.record_key);
-    // a refund re-signed keeps its tag (refundTag.ts): what it refunds stays readable on chain
-    const paymentTxHash = h.kind === 'refund' ? ((await this.o.redis.hget(h.record_key, 'payment_tx_hash')) as Hex | null) : null;
-    const data = paymentTxHash ? refundTransferData({ payer: h.to as Hex, amount: h.amount, paymentTxHash, operationId: h.id }) : undefined;
-    const { hash, status } = await this.o.sender.transferOnce({ to: h.to as Hex, amount: BigInt(h.amount), record, ...(data ? { data } : {}) });
+    // a payout keeps the tag stored with it (h.data); a refund re-signed keeps its tag (refundTag.ts):
+    // what it pays or refunds stays readable on chain
+    const paymentTxHash = !h.data && h.kind === 'refund' ? ((await this.o.redis.hget(h.record_key, 'payment_tx_hash')) as Hex | null) : null;
+    const data = h.data
+      ? (h.data as Hex)
+      : paymentTxHash
+        ? refundTransferData({ payer: h.to as Hex, amount: h.amount, paymentTxHash, operationId: h.id })
+        : undefined;
+    const { hash, status } = await this.o.sender.transferOnce({
+      to: h.to as Hex,
+      amount: BigInt(h.amount),
+      record,
+      ...(data ? { data } : {}),
+    });
     if (status !== 'success') {
       await record.clear(hash);
       this.o.log.error({ transfer: `${h.kind}:${h.id}`, tx_hash: hash }, 'a re-sent transfer reverted; it is signed anew next round');

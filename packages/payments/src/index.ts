@@ -2,6 +2,7 @@ export { createInProcessFacilitator, createRemoteFacilitator, type InProcessFaci
 export { PaymentChainUnavailableError, PaymentConflictError, PaymentError, PaymentInProgressError, PaymentSettlementPendingError } from './errors.js';
 export {
   ChainSender,
+  receiptOf,
   REPLACEMENT_FEE_BUMP_PERCENT,
   TransactionNotMinedError,
   type ChainSenderOptions,
@@ -100,6 +101,7 @@ export { storedTransferRecord } from './transferRecord.js';
 export { OFFER_VALIDITY_SECONDS, OfferReceipts } from './offerReceipt.js';
 export { SIGN_IN_WITH_X_STATEMENT, SIGN_IN_WITH_X_VALIDITY_SECONDS, SignInWithXChallenges } from './signInWithX.js';
 export {
+  bumpedFees,
   TransferWouldRevertError,
   TreasuryReadError,
   TreasurySender,

@@ -1,8 +1,11 @@
 import type { SettleResponse } from '@x402/core/types';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { BaseError, TransactionNotFoundError, type PublicClient } from 'viem';
+import { eip3009ABI } from '@x402/evm';
+import { BaseError, decodeFunctionData, serializeSignature, TransactionNotFoundError, type Hex, type PublicClient } from 'viem';
 import { authorizationTx, authorizationUsed } from './eip3009.js';
+import { trackSettlement } from './finality.js';
+import type { Eip3009Authorization } from './paymentHeader.js';
 import { PaymentChainUnavailableError, PaymentInProgressError, PaymentSettlementPendingError } from './errors.js';
 import type { AuthorizationRef, Reservations } from './reservation.js';
 import type { SettledPayment } from './settle.js';
@@ -50,6 +53,13 @@ export async function reconcile(
   });
   if (!ok) return { kind: 'taken' };
   deps.log.warn({ operationId }, 'reconciled a settled payment whose operation had not run');
+  // watched until final like any settlement (finality.ts), with the authorization read back from its transaction
+  await trackReconciledSettlement(deps, ref, operationId, payment.txHash).catch((e: unknown) =>
+    deps.log.error(
+      { operationId, tx_hash: payment.txHash, err: String((e as Error)?.message).slice(0, 200) },
+      'a reconciled settlement could not be tracked until final',
+    ),
+  );
   return { kind: 'settled', payment, settle: { success: true, transaction: payment.txHash, network: deps.network, payer: payment.payer } };
 }
 
@@ -65,4 +75,50 @@ export async function settlementInPool(publicClient: PublicClient, txHash: `0x${
   } catch (e) {
     return !(e instanceof TransactionNotFoundError || (e instanceof BaseError && Boolean(e.walk((x) => x instanceof TransactionNotFoundError))));
   }
+}
+
+/**
+ * Tracks a settlement found on chain by {@link reconcile} until final (`trackSettlement`), as the
+ * paywall tracks one it saw: the signed authorization it needs to resubmit the payment after a
+ * reorg is read back from the settlement transaction's calldata (EIP-3009
+ * `transferWithAuthorization`, with `(v, r, s)` or `bytes signature`, of this payer and nonce on
+ * this asset). A settlement made another way (e.g. through a contract) is logged and left untracked.
+ */
+async function trackReconciledSettlement(
+  deps: { redis: Redis; publicClient: PublicClient; reservations: Reservations; log: Logger },
+  ref: AuthorizationRef,
+  operationId: string,
+  txHash: Hex,
+): Promise<void> {
+  const signed = /^0x[0-9a-fA-F]{64}$/.test(txHash) ? await signedAuthorizationOf(deps.publicClient, ref, txHash) : undefined;
+  if (!signed) {
+    deps.log.warn({ operationId, tx_hash: txHash }, 'a reconciled settlement is not a direct transferWithAuthorization: not tracked until final');
+    return;
+  }
+  await trackSettlement(deps.redis, deps.reservations.keys, { operationId, txHash, authKey: ref.authKey, asset: ref.asset, ...signed });
+}
+
+/** The EIP-3009 authorization and signature `txHash` submitted to `ref.asset` for `ref.from` and `ref.nonce`, or undefined when it is not such a call. */
+export async function signedAuthorizationOf(
+  publicClient: PublicClient,
+  ref: Pick<AuthorizationRef, 'asset' | 'from' | 'nonce'>,
+  txHash: Hex,
+): Promise<{ authorization: Eip3009Authorization; signature: Hex } | undefined> {
+  const tx = await publicClient.getTransaction({ hash: txHash });
+  if (tx.to?.toLowerCase() !== ref.asset.toLowerCase()) return undefined;
+  let call: ReturnType<typeof decodeFunctionData<typeof eip3009ABI>>;
+  try {
+    call = decodeFunctionData({ abi: eip3009ABI, data: tx.input });
+  } catch {
+    return undefined;
+  }
+  if (call.functionName !== 'transferWithAuthorization') return undefined;
+  const args = call.args as readonly unknown[];
+  const [from, to, value, validAfter, validBefore, nonce] = args as [Hex, Hex, bigint, bigint, bigint, Hex];
+  if (from.toLowerCase() !== ref.from.toLowerCase() || nonce.toLowerCase() !== ref.nonce.toLowerCase()) return undefined;
+  const signature = args.length === 9 ? serializeSignature({ v: BigInt(args[6] as number), r: args[7] as Hex, s: args[8] as Hex }) : (args[6] as Hex);
+  return {
+    authorization: { from, to, value: value.toString(), validAfter: validAfter.toString(), validBefore: validBefore.toString(), nonce },
+    signature,
+  };
 }

@@ -7,6 +7,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { RedisKeys } from '@acg/redis';
 import type { PaymentObserver } from './observer.js';
 import { TreasurySender, type TransferRecord } from './treasury.js';
+import { createRefund } from './commands/index.js';
 import { paymentKeys } from './commands/keys.js';
 import { trackTreasuryTransfer } from './finality.js';
 import { storedTransferRecord } from './transferRecord.js';
@@ -58,14 +59,16 @@ export class RefundQueue {
     this.queue.on('error', () => undefined); // a Redis outage surfaces as the failing enqueue
   }
 
-  /** Records the refund as pending and enqueues its job; a second call for the same operation is a no-op. */
+  /**
+   * Records the refund as `pending` (status, amount, payer and payment tx in one atomic write:
+   * `create_refund.lua`) and enqueues its job; a second call for the same operation changes no
+   * record and enqueues nothing new (job id `refund-<operationId>`).
+   * @throws Redis unavailable (nothing or everything of the record was written: call it again).
+   */
   async enqueue(r: RefundRequest): Promise<void> {
     const key = paymentKeys.refund(this.keys, r.operationId);
-    const created = await this.redis.hsetnx(key, 'status', 'pending');
-    if (created) {
-      await this.redis.hset(key, 'amount', r.amount, 'payer', r.payer, 'payment_tx_hash', r.paymentTxHash);
-      this.opts.observer?.refundQueued?.({ amount: r.amount });
-    }
+    const created = await createRefund(this.redis, { refundKey: key, amount: r.amount, payer: r.payer, paymentTxHash: r.paymentTxHash });
+    if (created) this.opts.observer?.refundQueued?.({ amount: r.amount });
     await this.queue.add('refund', r, {
       jobId: `refund-${r.operationId}`,
       attempts: 20,

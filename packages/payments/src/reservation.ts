@@ -30,7 +30,8 @@ export interface AuthorizationRef {
 export class Reservations {
   constructor(
     private readonly redis: Redis,
-    private readonly keys: RedisKeys,
+    /** the deployment's key names (the settlement's finality record is kept under them too) */
+    readonly keys: RedisKeys,
     private readonly log: Logger,
     readonly retentionSeconds: number,
   ) {}

@@ -9,6 +9,7 @@ import {
   erc20Abi,
   http,
   keccak256,
+  parseTransaction,
   type Account,
   type Chain,
   type Hex,
@@ -17,13 +18,19 @@ import {
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
 } from 'viem';
+import { REPLACEMENT_FEE_BUMP_PERCENT } from './chainSender.js';
 import { paymentKeys } from './commands/keys.js';
 
-/** A signed treasury transaction as stored before it is broadcast: raw bytes, hash and nonce. */
+/**
+ * A signed treasury transaction as stored before it is broadcast: raw bytes, hash and nonce, and
+ * `replaces`: the hashes of the earlier transactions at the same nonce it replaced with a higher fee
+ * (oldest first). Any one of them may still be mined instead, never more than one (one nonce).
+ */
 export interface SignedTransfer {
   raw: Hex;
   hash: Hex;
   nonce: number;
+  replaces?: Hex[];
 }
 
 /**
@@ -32,6 +39,7 @@ export interface SignedTransfer {
  */
 export interface TransferRecord {
   load(): Promise<SignedTransfer | undefined>;
+  /** Stores `signed` (with its `replaces`), replacing what the record held. */
   save(signed: SignedTransfer): Promise<void>;
   /**
    * Forgets the signed transaction `hash` (its nonce went to another transaction, or it reverted)
@@ -95,6 +103,8 @@ export interface TreasurySenderOptions {
   receiptTimeoutMs?: number;
   /** How long to wait, after a broadcast, for the node's pending nonce to move past it before releasing the lock, ms (default 5 000). */
   pendingNonceWaitMs?: number;
+  /** Fee bump of a replacement (same nonce), percent of the replaced transaction's fees (default {@link REPLACEMENT_FEE_BUMP_PERCENT}). */
+  feeBumpPercent?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -119,9 +129,23 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * signed transaction that can still be mined, even with two attempts on one record at once.
  * Only the node's explicit "not found" answers count as absence: a failed read (timeout, 429, 5xx)
  * throws {@link TreasuryReadError} and the attempt is retried later, never re-signed.
+ *
+ * Stuck or refused (issue 33 item 4): a stored transaction whose nonce is the next to be mined and
+ * that the node refuses to take again (e.g. "replacement transaction underpriced": another
+ * transaction holds its nonce in the pool; its fee cap under the base fee), or that is still
+ * waiting in the pool when the transfer is attempted again (a receipt wait timed out), is replaced:
+ * the same call at the same nonce, fees raised by `feeBumpPercent` over the replaced one's (nodes
+ * take a replacement only above their own minimum bump, geth 10 %) and at least the node's current
+ * estimate, stored (with the hashes it replaces) before it is broadcast. A refused replacement is
+ * replaced again from its own fees next time, so the fee grows until the node takes it: a stuck
+ * transfer never wedges. Every hash of the record (the current one and those it replaced) is
+ * looked for before the nonce counts as taken by another transaction: whichever of them is mined is
+ * the transfer, once.
  */
 export class TreasurySender {
   readonly address: `0x${string}`;
+  /** the USDC contract it transfers */
+  readonly asset: `0x${string}`;
   readonly publicClient: PublicClient;
   private readonly wallet;
   private readonly lockKey: string;
@@ -131,6 +155,7 @@ export class TreasurySender {
     this.publicClient = createPublicClient({ chain: o.chain, transport, pollingInterval: 250 }) as PublicClient;
     this.wallet = createWalletClient({ account: o.treasury, chain: o.chain, transport });
     this.address = o.treasury.address;
+    this.asset = o.asset;
     this.lockKey = paymentKeys.treasurySendLock(o.keys, o.treasury.address);
   }
 
@@ -145,24 +170,81 @@ export class TreasurySender {
   async transferOnce(p: TransferOnceParams): Promise<TransferOutcome> {
     let signed = await p.record.load();
     if (signed) {
-      const receipt = await this.receipt(signed.hash);
+      const receipt = await this.receiptOfAny(signed);
       if (receipt) return this.outcome(receipt);
       const mined = await this.publicClient.getTransactionCount({ address: this.address, blockTag: 'latest' });
       if (mined > signed.nonce) {
-        const again = await this.receipt(signed.hash);
+        const again = await this.receiptOfAny(signed);
         if (again) return this.outcome(again);
-        // and the node does not know the transaction either (a failed read throws: never a reason to re-sign)
-        if (await this.knownTransaction(signed.hash)) throw new TreasuryReadError(`${signed.hash} is known but has no receipt yet; retry later`);
+        // and the node knows none of them either (a failed read throws: never a reason to re-sign)
+        for (const hash of hashesOf(signed))
+          if (await this.knownTransaction(hash)) throw new TreasuryReadError(`${hash} is known but has no receipt yet; retry later`);
         // the nonce went to another transaction: ours can never be mined; sign anew
         await p.record.clear(signed.hash);
         signed = undefined;
+      } else if (mined === signed.nonce) {
+        // next in line: waiting in the pool since the last attempt (stuck), or refused → replaced with a higher fee
+        const taken = await this.broadcast(signed.raw).catch(() => 'refused' as const);
+        if (taken !== 'sent') signed = await this.replace(p, signed);
       } else {
+        // an earlier nonce is still pending (its own record replaces it if stuck): the same bytes again
         await this.broadcast(signed.raw);
       }
     }
     signed ??= await this.signAndSend(p);
-    const receipt = await this.publicClient.waitForTransactionReceipt({ hash: signed.hash, timeout: this.o.receiptTimeoutMs ?? 60_000 });
-    return this.outcome(receipt);
+    try {
+      const receipt = await this.publicClient.waitForTransactionReceipt({ hash: signed.hash, timeout: this.o.receiptTimeoutMs ?? 60_000 });
+      return this.outcome(receipt);
+    } catch (e) {
+      // a transaction this one replaced may be the one mined
+      const receipt = await this.receiptOfAny(signed).catch(() => undefined);
+      if (receipt) return this.outcome(receipt);
+      throw e;
+    }
+  }
+
+  /**
+   * Replaces `signed` (stuck or refused, its nonce still free): the same call at the same nonce with
+   * fees bumped over its own, signed and stored under the send lock (only if the record still holds
+   * `signed`), then broadcast. A refused broadcast leaves the replacement stored: the next attempt
+   * bumps from it. Returns what the record holds now.
+   */
+  private replace(p: TransferOnceParams, signed: SignedTransfer): Promise<SignedTransfer> {
+    return this.withSendLock(async () => {
+      const stored = await p.record.load();
+      if (stored?.hash !== signed.hash) return stored ?? signed; // another attempt replaced it meanwhile
+      if (await this.receiptOfAny(signed)) return signed; // mined just now: nothing to replace
+      const previous = parseTransaction(signed.raw);
+      const estimate = await this.publicClient.estimateFeesPerGas().catch(() => undefined);
+      const fees = bumpedFees(previous, estimate, this.o.feeBumpPercent ?? REPLACEMENT_FEE_BUMP_PERCENT);
+      const request = await this.wallet
+        .prepareTransactionRequest({
+          to: this.o.asset,
+          data: p.data ?? encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [p.to, p.amount] }),
+          nonce: signed.nonce,
+          gas: previous.gas,
+          ...fees,
+          chain: this.o.chain,
+          account: this.o.treasury,
+        })
+        .catch(() => {
+          throw new Error('could not prepare the replacement of a stuck treasury transfer');
+        });
+      const raw = await this.wallet.signTransaction(request as never);
+      const replacement: SignedTransfer = { raw, hash: keccak256(raw), nonce: signed.nonce, replaces: [...(signed.replaces ?? []), signed.hash] };
+      await p.record.save(replacement);
+      await this.broadcast(raw).catch(() => undefined); // refused: the next attempt bumps again from this one
+      return replacement;
+    });
+  }
+
+  /** The receipt of the record's transaction, or of one it replaced (whichever was mined). */
+  private async receiptOfAny(signed: SignedTransfer): Promise<TransactionReceipt | undefined> {
+    for (const hash of hashesOf(signed).reverse()) {
+      const receipt = await this.receipt(hash);
+      if (receipt) return receipt;
+    }
+    return undefined;
   }
 
   /** Runs `fn` holding the treasury send lock (waits for it up to twice `lockMs`). */
@@ -219,12 +301,14 @@ export class TreasurySender {
     });
   }
 
-  private async broadcast(raw: Hex): Promise<void> {
+  /** Broadcasts `raw`: `sent` (the node took it now) or `known` (it was in its pool already); throws when refused. */
+  private async broadcast(raw: Hex): Promise<'sent' | 'known'> {
     try {
       await this.publicClient.sendRawTransaction({ serializedTransaction: raw });
+      return 'sent';
     } catch (e) {
       const msg = String((e as Error).message).toLowerCase();
-      if (msg.includes('already known') || msg.includes('already imported')) return;
+      if (msg.includes('already known') || msg.includes('already imported')) return 'known';
       if (msg.includes('nonce too low')) throw new Error('treasury transfer nonce already used; reconciled on the next attempt');
       throw new Error('treasury transfer broadcast failed');
     }
@@ -259,6 +343,30 @@ export class TreasurySender {
   private outcome(receipt: TransactionReceipt): TransferOutcome {
     return { hash: receipt.transactionHash, status: receipt.status === 'success' ? 'success' : 'reverted' };
   }
+}
+
+/** Every hash a stored transfer stands for: the ones it replaced, oldest first, then its own. */
+function hashesOf(signed: SignedTransfer): Hex[] {
+  return [...(signed.replaces ?? []), signed.hash];
+}
+
+/**
+ * Fees of a replacement: each of the replaced transaction's EIP-1559 fees raised by `percent`
+ * (rounded up), and at least the node's current estimate. A legacy-priced transaction's `gasPrice`
+ * stands for both.
+ */
+export function bumpedFees(
+  previous: { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint; gasPrice?: bigint },
+  estimate: { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint } | undefined,
+  percent: number,
+): { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } {
+  const up = (v: bigint) => (v * BigInt(100 + percent) + 99n) / 100n;
+  const atLeast = (v: bigint, floor: bigint | undefined) => (floor !== undefined && floor > v ? floor : v);
+  const maxFee = previous.maxFeePerGas ?? previous.gasPrice ?? 0n;
+  const tip = previous.maxPriorityFeePerGas ?? previous.gasPrice ?? 0n;
+  const maxPriorityFeePerGas = atLeast(up(tip), estimate?.maxPriorityFeePerGas);
+  const maxFeePerGas = atLeast(atLeast(up(maxFee), estimate?.maxFeePerGas), maxPriorityFeePerGas);
+  return { maxFeePerGas, maxPriorityFeePerGas };
 }
 
 /** True only for the node's answer "no receipt for this hash" (null), never for a transport or server error. */

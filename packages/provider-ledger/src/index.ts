@@ -28,5 +28,13 @@ export {
   type RunningPayouts,
   type StartPayoutsOptions,
 } from './payouts.js';
+export {
+  PAYOUT_CHAIN_LOOKBACK_BLOCKS,
+  payoutTagOf,
+  payoutTransferData,
+  reconcilePayoutsWithChain,
+  type PayoutChainOptions,
+  type PayoutChainReport,
+} from './payoutChain.js';
 export { paymentReversals, type DepositAccounts } from './reversal.js';
 export { createRefundsAndLedger, type RefundsAndLedgerOptions } from './refundsAndLedger.js';

@@ -2,6 +2,8 @@ import type { ProviderCredit } from '@acg/provider-directory';
 import { readRefund, storedTransferRecord, type RefundQueue, type TransferRecord } from '@acg/payments';
 import type { RedisKeys } from '@acg/redis';
 import {
+  adoptProviderPayout,
+  type AdoptPayoutResult,
   creditProvider,
   matureProviderEntry,
   openProviderDispute,
@@ -560,6 +562,31 @@ export class ProviderLedger {
       outcome,
       at: iso(this.now()),
       txHash,
+    });
+  }
+
+  /**
+   * Records a payout found on chain (`tx_hash`, `amount` integer USDC base units to `address`) that
+   * Redis may not know as sent, e.g. after Redis lost its last writes (@acg/provider-ledger
+   * `payoutChain.ts`), in one script: `known` (recorded sent already), `settled` (it was
+   * `reserved`: reserved → paid), `adopted` (unknown or `failed`: available → paid, record `sent`),
+   * `short` (unknown, and the available balance is below the amount: nothing changed; an operator
+   * must decide). Idempotent.
+   */
+  adoptPayout(p: { payout_id: string; provider_id: string; address: Hex; amount: bigint; tx_hash: Hex }): Promise<AdoptPayoutResult> {
+    const now = this.now();
+    return adoptProviderPayout(this.redis, {
+      payoutKey: providerLedgerKeys.providerPayout(this.keys, p.payout_id),
+      balanceKey: providerLedgerKeys.providerBalance(this.keys, p.provider_id),
+      providerPayoutsKey: providerLedgerKeys.providerPayouts(this.keys, p.provider_id),
+      reservedKey: providerLedgerKeys.providerPayoutsReserved(this.keys),
+      payoutId: p.payout_id,
+      providerId: p.provider_id,
+      address: p.address,
+      amount: p.amount,
+      txHash: p.tx_hash,
+      at: iso(now),
+      atMs: now,
     });
   }
 

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PayoutRecord, ProviderLedger } from './ledger.js';
 import { providerLedgerKeys } from './commands/keys.js';
+import { payoutTransferData, reconcilePayoutsWithChain, type PayoutChainReport } from './payoutChain.js';
 
 /** Test hooks of a payout pass: a throw stops that payout where it is, as a crash there would. */
 export interface PayoutHooks {
@@ -56,6 +57,8 @@ export interface PayoutPassReport {
   failed: PayoutDone[];
   /** payouts left `reserved` for the next pass (RPC error, receipt timeout, a hook) */
   pending: string[];
+  /** the reconciliation of payouts with the chain run before any payout (`reconcilePayoutsWithChain`), when a sender is configured and it ran */
+  chain?: PayoutChainReport;
 }
 
 /**
@@ -72,11 +75,15 @@ export const PAYOUT_PASS_LEASE_MS = 30_000;
  * 1. open disputes older than `disputeAutoResolveSeconds` are resolved: `release` when the provider
  *    answered, `refund` when not; refunds of resolved disputes not yet enqueued are enqueued;
  * 2. held entries past their dispute window (undisputed) become available;
- * 3. payouts left `reserved` by an earlier pass are reconciled (see `TreasurySender.transferOnce`:
+ * 3. payouts are reconciled with the chain (`reconcilePayoutsWithChain`: a tagged payout transfer
+ *    Redis does not know as sent is recorded, so it is never paid twice; a `sent` one that is not
+ *    on chain is sent again, once; each is tracked until final); a provider whose payout on chain
+ *    cannot be recorded gets no new payout; if the chain cannot be read, nothing is sent this pass;
+ * 4. payouts left `reserved` by an earlier pass are reconciled (see `TreasurySender.transferOnce`:
  *    receipt, else rebroadcast of the stored transaction, else re-signed only when its nonce went
  *    to another transaction);
- * 4. each provider's available balance of at least `minimum` is reserved (available → reserved,
- *    `pay_<ULID>`), signed and stored, broadcast, and on its receipt marked `sent` (reserved →
+ * 5. each provider's available balance of at least `minimum` is reserved (available → reserved,
+ *    `pay_<ULID>`), signed (a USDC transfer tagged with the payout: `payoutTransferData`) and stored, broadcast, and on its receipt marked `sent` (reserved →
  *    paid); a reverted transfer is `failed` and its amount available again.
  *
  * @returns a {@link PayoutPassReport}; `ran: false` when another pass holds the lock or it is not due.
@@ -114,12 +121,22 @@ export async function runPayoutPass(o: PayoutPassOptions): Promise<PayoutPassRep
       // before each payout the lease is extended; a pass that lost it (this process stalled past the
       // lease and another pass took over) stops sending at once
       const stillHolding = async () => !lost && (await takeLease(o.redis, lease));
+      // the chain first: a payout on chain that Redis lost is recorded (never paid twice), one that
+      // left the chain is sent again; without that check this pass sends nothing
+      try {
+        report.chain = await reconcilePayoutsWithChain({ ledger: o.ledger, redis: o.redis, keys: o.keys, sender: o.sender, log: o.log });
+      } catch (e) {
+        o.log.warn({ err: String((e as Error)?.message ?? e).slice(0, 200) }, 'payouts not reconciled with the chain; no payout is sent until they are');
+        return report;
+      }
+      const blocked = new Set(report.chain.blocked);
       for (const payout of await o.ledger.reservedPayouts()) {
         if (!(await stillHolding())) return report;
         await sendPayout(o, o.sender, payout, report);
       }
       for (const providerId of await o.ledger.providers()) {
         if (!(await stillHolding())) return report;
+        if (blocked.has(providerId)) continue;
         const payout = await o.ledger.reservePayout(providerId, o.minimum);
         if (!payout) continue;
         o.log.info({ payout_id: payout.payout_id, provider_id: providerId, amount: payout.amount.toString() }, 'payout reserved');
@@ -153,6 +170,8 @@ async function sendPayout(o: PayoutPassOptions, sender: TreasurySender, payout: 
       to: payout.address,
       amount: payout.amount,
       record: o.ledger.payoutTransferRecord(payout.payout_id),
+      // tagged with the payout: the chain itself says which payout a transfer is (payoutChain.ts)
+      data: payoutTransferData(payout.address, payout.amount, payout.payout_id, payout.provider_id),
       hooks: { afterSign: (signed) => o.hooks?.afterSign?.(payout, signed) },
     });
     if (status === 'success') {
@@ -165,6 +184,7 @@ async function sendPayout(o: PayoutPassOptions, sender: TreasurySender, payout: 
         to: payout.address,
         amount: payout.amount.toString(),
         recordKey: o.ledger.payoutKey(payout.payout_id),
+        data: payoutTransferData(payout.address, payout.amount, payout.payout_id, payout.provider_id),
       });
       report.sent.push(done(hash));
       o.log.info({ payout_id: payout.payout_id, provider_id: payout.provider_id, amount: payout.amount.toString(), tx_hash: hash }, 'payout sent');

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { cancelEffect, JOB_ENDED, jobView, type StoredJob } from '@acg/jobs';
-import { readRefund } from '@acg/payments';
+import { readRefund, settlementState } from '@acg/payments';
 import { JobId, type JobRecord } from '@acg/schemas';
 import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { ErrorCode, McpError, type CallToolResult, type Result, type Task } from '@modelcontextprotocol/sdk/types.js';
@@ -189,8 +189,11 @@ export class JobTaskStore implements TaskStore {
   async getTaskResult(taskId: string): Promise<Result> {
     const found = await this.visible(taskId);
     if (!found) throw new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId.slice(0, 64)}`);
-    const refund = await readRefund(this.services.redis, this.services.keys, found.job.job_id);
-    return jobTaskResult(jobView(found.job, refund, found.cancelRequested));
+    const [refund, settlement] = await Promise.all([
+      readRefund(this.services.redis, this.services.keys, found.job.job_id),
+      settlementState(this.services.redis, this.services.keys, found.job.job_id),
+    ]);
+    return jobTaskResult(jobView(found.job, refund, found.cancelRequested, settlement));
   }
 
   /**

@@ -1,5 +1,5 @@
 import { CapabilityResolutionError, checkPrecondition, executableDefinition, parseCapabilityInput } from '@acg/execution';
-import { readRefund } from '@acg/payments';
+import { readRefund, settlementState } from '@acg/payments';
 import { cancelEffect, jobView, planJob, PlanError } from '@acg/jobs';
 import { JobCreated, JobId, JobRecord, JobRequest, JobStatus } from '@acg/schemas';
 import { ulid } from 'ulid';
@@ -113,9 +113,14 @@ export const jobsRouter = router({
       const job = await store.get(input.job_id);
       // another payer's job is as unknown as a missing one (its steps, results and proofs are the payer's)
       if (!job || !paidBy(ctx.account, job.payer)) throw problem(404, `No job ${input.job_id} paid by this account.`);
-      const [refund, cancel] = await Promise.all([readRefund(ctx.services.redis, ctx.services.keys, job.job_id), store.cancelRequested(job.job_id)]);
+      const [refund, cancel, settlement] = await Promise.all([
+        readRefund(ctx.services.redis, ctx.services.keys, job.job_id),
+        store.cancelRequested(job.job_id),
+        // the budget payment as the chain has it: settled → final, or unpaid (reorged out for good: no results)
+        settlementState(ctx.services.redis, ctx.services.keys, job.job_id),
+      ]);
       ctx.responseHeaders['Cache-Control'] = 'no-store';
-      return jobView(job, refund, cancel);
+      return jobView(job, refund, cancel, settlement);
     }),
 
   cancel: publicProcedure

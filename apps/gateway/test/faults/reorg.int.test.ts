@@ -1,14 +1,34 @@
-import { readRefund, startTransferFinality, trackedTransfer, TransferFinality, transferWithAuthorizationData, type FinalityRound } from '@acg/payments';
+import {
+  PaymentInProgressError,
+  readRefund,
+  requestHash,
+  startTransferFinality,
+  trackedTransfer,
+  TransferFinality,
+  transferWithAuthorizationData,
+  type FinalityRound,
+} from '@acg/payments';
 import { runPayoutPass } from '@acg/provider-ledger';
 import { ulid } from 'ulid';
 import { pino } from 'pino';
 import { createTestClient, createWalletClient, erc20Abi, http, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { providerLedgerAt, treasurySender } from '../harness.js';
+import { paywallWithSettle, providerLedgerAt, treasurySender } from '../harness.js';
 import { useTestGateway } from '../useTestGateway.js';
 import { waitFor } from '../waitFor.js';
-import { bearerToken, challenge, craftPayload, paidPost, paymentHeader, post, readExecution, walletBalancesRequest } from '../x402.js';
+import {
+  bearerToken,
+  challenge,
+  craftPayload,
+  officialPayload,
+  paidPost,
+  paymentHeader,
+  post,
+  readExecution,
+  readJob,
+  walletBalancesRequest,
+} from '../x402.js';
 
 /** Blocks under the head before a transfer counts as final (PAYMENT_FINALITY as a depth). */
 const DEPTH = 4;
@@ -97,6 +117,68 @@ describe('confirmations and reorgs of outgoing transfers', () => {
     expect(final.final).toEqual(expect.arrayContaining([...calls, after].map((c) => `settlement:${c.execution_id}`)));
     for (const c of [...calls, after]) expect((await readExecution(t.url, c.execution_id, buyer)).payment.status).toBe('final');
     expect(buyerBefore - (await t.usdc(buyer.address))).toBe(paid + BigInt(after.payment.amount));
+  });
+
+  it("a job's record shows its budget payment's settlement, settled then final, as an execution's does", async () => {
+    const buyer = t.stack.payment.buyers[6];
+    const created = await paidPost(buyer, `${t.url}/api/v1/jobs`, {
+      objective: 'balances',
+      budget_usdc: 0.01,
+      capabilities: ['intelligence.wallet_balances'],
+      steps: [{ capability_id: 'intelligence.wallet_balances', input: { address: buyer.address, chain: 'base' } }],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const jobId = created.body.job_id as string;
+    const paid = (await readJob(t.url, jobId, buyer)).payment;
+    expect(paid).toMatchObject({ status: 'settled', amount: '10000' });
+    expect((await receipt(paid.tx_hash))?.status).toBe('success');
+    await mine(DEPTH);
+    expect((await check()).final).toContain(`settlement:${jobId}`);
+    expect((await readJob(t.url, jobId, buyer)).payment).toEqual({ ...paid, status: 'final' });
+  });
+
+  it("a settlement whose outcome was not seen, found on chain by the payer's resend, is tracked until final and broadcast again after a reorg", async () => {
+    const buyer = t.stack.payment.buyers[7];
+    const before = await t.usdc(buyer.address);
+    // the settlement is mined, but its answer never reaches the gateway: the reservation is `settle_unknown`
+    const paywall = paywallWithSettle(t, async (inner, p, r) => {
+      await inner.settle(p, r);
+      throw new Error('the settle answer was lost');
+    });
+    const body = walletBalancesRequest(buyer.address);
+    const header = paymentHeader(await officialPayload(buyer, await challenge(t.executeUrl, body)));
+    const operationId = `exe_${ulid()}`;
+    const req = {
+      resourceUrl: t.executeUrl,
+      description: 'Execute intelligence.wallet_balances',
+      price: 1000n,
+      route: 'execute',
+      requestHash: requestHash('POST', 'execute', body),
+      operationId,
+      getHeader: (name: string) => (name === 'payment-signature' ? header : undefined),
+      payerAccount: async () => buyer.address,
+    };
+    const run = async () => ({ ok: true as const, body: { done: true } });
+    await expect(paywall.handle(req, run)).rejects.toBeInstanceOf(PaymentInProgressError);
+    expect(await trackedTransfer(t.gateway.services.redis, t.gateway.services.keys, 'settlement', operationId)).toBeUndefined();
+    expect(before - (await t.usdc(buyer.address))).toBe(1000n);
+
+    // the payer resends: the payment is found on chain (replay → reconcile), runs once, and is now tracked
+    const resent = await paywall.handle({ ...req, operationId: `exe_${ulid()}` }, run);
+    expect(resent).toMatchObject({ status: 200, body: { done: true } });
+    const tracked = await trackedTransfer(t.gateway.services.redis, t.gateway.services.keys, 'settlement', operationId);
+    expect(tracked).toMatchObject({ status: 'settled', amount: '1000', resent: 0 });
+    expect((await receipt(tracked!.tx_hash))?.status).toBe('success');
+    await check(); // keeps its signed transaction
+
+    // its block is reorged out: the same payment is put back on chain, once
+    await reorg(1);
+    expect(await t.usdc(buyer.address)).toBe(before);
+    expect((await check()).resent).toContain(`settlement:${operationId}`);
+    expect(before - (await t.usdc(buyer.address))).toBe(1000n);
+    await mine(DEPTH);
+    expect((await check()).final).toContain(`settlement:${operationId}`);
+    expect(before - (await t.usdc(buyer.address))).toBe(1000n);
   });
 
   it("a refund's block reorged out is broadcast again, and re-signed with the new hash shown when its nonce was taken", async () => {

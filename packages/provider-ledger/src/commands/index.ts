@@ -18,6 +18,7 @@ const SCRIPTS = scriptSet(new URL('./lua/', import.meta.url), {
   pl_credit_reverse: 6,
   pl_payout_reserve: 4,
   pl_payout_settle: 3,
+  pl_payout_adopt: 4,
 });
 
 // provider ledger (@acg/provider-ledger; docs/decisions.md "Providers"). Amounts are integer strings, USDC
@@ -254,4 +255,42 @@ export async function settleProviderPayout(
   p: { payoutKey: string; balanceKey: string; reservedKey: string; payoutId: string; outcome: 'sent' | 'failed'; at: string; txHash?: string },
 ): Promise<boolean> {
   return (await withScripts(redis, SCRIPTS).pl_payout_settle(p.payoutKey, p.balanceKey, p.reservedKey, p.outcome, p.at, p.payoutId, p.txHash ?? '')) === 1;
+}
+
+/** What {@link adoptProviderPayout} found: see `pl_payout_adopt.lua`. */
+export type AdoptPayoutResult = 'known' | 'settled' | 'adopted' | 'short';
+
+/**
+ * `pl_payout_adopt.lua`: records a payout found on chain that Redis does not know as sent
+ * (`known` | `settled` | `adopted` | `short`; amounts integer USDC base units).
+ */
+export async function adoptProviderPayout(
+  redis: Redis,
+  p: {
+    payoutKey: string;
+    balanceKey: string;
+    providerPayoutsKey: string;
+    reservedKey: string;
+    payoutId: string;
+    providerId: string;
+    address: string;
+    amount: bigint;
+    txHash: string;
+    at: string;
+    atMs: number;
+  },
+): Promise<AdoptPayoutResult> {
+  return (await withScripts(redis, SCRIPTS).pl_payout_adopt(
+    p.payoutKey,
+    p.balanceKey,
+    p.providerPayoutsKey,
+    p.reservedKey,
+    p.payoutId,
+    p.providerId,
+    p.address,
+    p.amount.toString(),
+    p.txHash,
+    p.at,
+    p.atMs,
+  )) as AdoptPayoutResult;
 }

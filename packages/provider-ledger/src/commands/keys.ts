@@ -29,6 +29,11 @@ export const providerLedgerKeys = {
   providerDisputesOpen: (keys: RedisKeys): string => `${keys.prefix}pl:{pl}:disputes-open`,
   /** Disputes resolved `refund` whose on-chain refund is not yet enqueued (set of dispute ids). */
   providerRefundsDue: (keys: RedisKeys): string => `${keys.prefix}pl:{pl}:refunds-due`,
-  /** The payout pass: lease (one pass at a time) and its state (`last_run_ms`), by `part` (`lock`, `state`). */
+  /**
+   * Providers whose payouts wait for an operator (set of provider ids): a payout of theirs is on
+   * chain and the ledger could not record it (payoutChain.ts). `SREM` once settled by hand.
+   */
+  providerPayoutsBlocked: (keys: RedisKeys): string => `${keys.prefix}pl:{pl}:payouts-blocked`,
+  /** The payout pass: lease (one pass at a time) and its state (`last_run_ms`, `chain_cursor`), by `part` (`lock`, `state`). */
   providerPayoutPass: (keys: RedisKeys, part: 'lock' | 'state'): string => `${keys.prefix}pl:{pl}:pass:${part}`,
 };
