@@ -10,7 +10,6 @@ import { recoverPayment, type PaymentRecoveryOptions, type RecoveryOutcome } fro
 import { readRefund, refundTransferRecord } from './refunds.js';
 import type { TreasurySender } from './treasury.js';
 import { refundsOnChain, refundTransferData } from './refundTag.js';
-import { trackTreasuryTransfer } from './finality.js';
 
 /** ERC-20 `Transfer` (USDC emits it next to EIP-3009 `AuthorizationUsed`). */
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
