@@ -173,6 +173,8 @@ describe('bid policy, refunds, gas limit, registrations, requests', () => {
       refundPercent: 50,
       refundTxHashes: [],
       firstSender: first,
+      searcher: first,
+      identity: first,
     };
     expect(planRefund(outcome, 10n, 21_000n)).toEqual({ bundle_hash: outcome.bundle_hash, recipient: first, value: 1_500_000n - 210_000n, gas: 21_000n });
     expect(planRefund({ ...outcome, refundTxHashes: [a], refundRecipient: account.address }, 10n, 21_000n)).toMatchObject({
