@@ -41,7 +41,7 @@ describe('mev_sendBundle (MEV-Share v0.1)', () => {
     ]);
     const res = await signedBy(searcher, body);
     const expected = keccak256(concat([txHash(a), txHash(b)]));
-    expect(res.json).toEqual({ jsonrpc: '2.0', id: 1, result: { bundleHash: expected } });
+    expect(res.json).toEqual({ jsonrpc: '2.0', id: 1, result: { bundleHash: expected, receivedTimestampMs: expect.any(Number) } });
     expect(bundleHash([txHash(a), txHash(b)])).toBe(expected);
 
     for (const block of [target, target + 1n, target + 2n]) {
