@@ -144,7 +144,9 @@ describe('flashbots_getBundleStatsV2', () => {
       sealedByBuildersAt: [],
       sentToRelaysAt: [],
       landed: false,
+      receivedTimestampMs: expect.any(Number),
     });
+    expect(queued.receivedTimestampMs).toBe(Date.parse(queued.receivedAt));
 
     const attempt = await t.builder.bidder.attempt();
     expect(attempt.included).toEqual([hash]);
@@ -163,7 +165,10 @@ describe('flashbots_getBundleStatsV2', () => {
       landedBlockHash: attempt.bid!.mined?.hash ?? attempt.bid!.blockHash,
       landedAt: iso,
       landedInSealedBlock: true,
+      receivedTimestampMs: queued.receivedTimestampMs,
+      inclusionLatencyMs: expect.any(Number),
     });
+    expect(done.inclusionLatencyMs).toBe(Date.parse(done.sealedByBuildersAt[0].timestamp) - queued.receivedTimestampMs);
     expect(Date.parse(done.simulatedAt)).toBeGreaterThanOrEqual(Date.parse(done.receivedAt));
 
     // another searcher, a wrong block or an unknown hash read as Flashbots' "unknown bundle"

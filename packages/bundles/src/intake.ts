@@ -31,7 +31,7 @@ export interface SubmitBundleResult {
   charged: Charged;
   /** True when this searcher's bundle was already priced: a resend, answered alike, nothing charged. */
   resent: boolean;
-  /** When the builder received it, UNIX ms (BuilderNet's `receivedTimestampMs`). */
+  /** When the builder first received it from this searcher for its first block, UNIX ms (BuilderNet's `receivedTimestampMs`; a resend answers the first one's, as `flashbots_getBundleStatsV2` does). */
   receivedTimestampMs: number;
   /** BuilderNet's bundle format version, when the request gave one (`eth_sendBundle` then answers `{bundleHash, receivedTimestampMs}`). */
   version?: 'v1' | 'v2';
@@ -169,7 +169,7 @@ export class BundleIntake {
     };
     const alsoFor: bigint[] = [];
     for (let b = valid.blockNumber + 1n; b <= maxBlock; b++) alsoFor.push(b);
-    const { replaced, charged, resent } = await this.pool.add(stored, this.opts.bundlePriceBaseUnits ?? 100_000n, { alsoFor, nonceField });
+    const { replaced, charged, resent, receivedAtMs } = await this.pool.add(stored, this.opts.bundlePriceBaseUnits ?? 100_000n, { alsoFor, nonceField });
     return {
       bundleHash: hash,
       blockNumber: valid.blockNumber,
@@ -178,7 +178,7 @@ export class BundleIntake {
       replaced,
       charged,
       resent,
-      receivedTimestampMs: stored.received_at,
+      receivedTimestampMs: receivedAtMs,
       version: valid.version,
     };
   }

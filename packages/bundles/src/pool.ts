@@ -98,13 +98,14 @@ export class OrderflowPool {
    * body replayed, by the searcher or anyone holding it) stores it again but neither counts nor
    * prices it again, for {@link POOL_TTL_SECONDS}. x402 bundles are paid per call and not deduplicated.
    * @returns `replaced`: the bundle hash that was replaced, if any; `charged`: how it was priced
-   *   (for a resend, how the first was); `resent`: true when it was already priced.
+   *   (for a resend, how the first was); `resent`: true when it was already priced; `receivedAtMs`: this
+   *   searcher's first receipt of the bundle for its first block (UNIX ms; a resend answers the first one's).
    */
   async add(
     bundle: StoredBundle,
     priceBaseUnits: bigint,
     opts: { alsoFor?: readonly bigint[]; nonceField?: string } = {},
-  ): Promise<{ replaced?: Hash; charged: Charged; resent: boolean }> {
+  ): Promise<{ replaced?: Hash; charged: Charged; resent: boolean; receivedAtMs: number }> {
     const field = this.field(bundle);
     const searcher = bundle.searcher.toLowerCase();
     const dropping = new Set(bundle.dropping_tx_hashes);
@@ -163,11 +164,11 @@ export class OrderflowPool {
         reason_code: 'replacement_nonce_required',
         last_nonce: added.lastNonce,
       });
-    const { charged, previous, resent } = added;
-    if (!previous || previous === uuidValue) return { charged, resent };
+    const { charged, previous, resent, receivedAtMs } = added;
+    if (!previous || previous === uuidValue) return { charged, resent, receivedAtMs };
     const [block, prevField] = previous.split('|');
     await this.redis.hdel(bundleKeys.builder(this.keys, 'pool', block), prevField);
-    return { replaced: prevField.split(':')[1] as Hash, charged, resent };
+    return { replaced: prevField.split(':')[1] as Hash, charged, resent, receivedAtMs };
   }
 
   /**

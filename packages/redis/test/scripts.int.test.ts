@@ -172,7 +172,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
     it('queues for every block, keeps the first receipt, counts once, and prices: paid, debited while the account holds the price, else owed', async () => {
       await db.redis.hset(accountKeys.account(keys, searcher), 'balance', '150000');
-      expect(await addBundle(db.redis, params())).toEqual({ charged: 'debited', balance: '50000', resent: false });
+      expect(await addBundle(db.redis, params())).toEqual({ charged: 'debited', balance: '50000', resent: false, receivedAtMs: 1000 });
       expect(await db.redis.hgetall(bundleKeys.builder(keys, 'pool', 10))).toEqual({ [`${searcher}:0xh1`]: '{"b":10}' });
       expect(await db.redis.hgetall(bundleKeys.builder(keys, 'pool', 11))).toEqual({ [`${searcher}:0xh1`]: '{"b":11}' });
       expect(await db.redis.hgetall(bundleKeys.builder(keys, 'bstats', 11, '0xh1'))).toEqual({ [`recv:${searcher}`]: '1000', txs: '0xt1,0xt2' });
@@ -183,9 +183,11 @@ describe.each(BACKENDS)('on %s', (backend) => {
         charged: 'owed',
         balance: '50000',
         resent: false,
+        // the first receipt is kept and answered
+        receivedAtMs: 1000,
       });
       expect(await db.redis.hget(bundleKeys.builder(keys, 'bstats', 10, '0xh1'), `recv:${searcher}`)).toBe('1000');
-      expect(await addBundle(db.redis, params({ paidBy: 'x402' }))).toEqual({ charged: 'paid', balance: '', resent: false });
+      expect(await addBundle(db.redis, params({ paidBy: 'x402' }))).toEqual({ charged: 'paid', balance: '', resent: false, receivedAtMs: 1000 });
       expect(await db.redis.hgetall(bundleKeys.builder(keys, 'searcher', searcher))).toEqual({
         bundles: '3',
         last_bundle_at: '1970-01-01T00:00:01.000Z',
@@ -209,8 +211,8 @@ describe.each(BACKENDS)('on %s', (backend) => {
           ...over,
         });
       await db.redis.hset(accountKeys.account(keys, who), 'balance', '500000');
-      expect(await addBundle(db.redis, mine())).toEqual({ charged: 'debited', balance: '400000', resent: false });
-      for (let i = 0; i < 3; i++) expect(await addBundle(db.redis, mine())).toEqual({ charged: 'debited', balance: '', resent: true });
+      expect(await addBundle(db.redis, mine())).toEqual({ charged: 'debited', balance: '400000', resent: false, receivedAtMs: 1000 });
+      for (let i = 0; i < 3; i++) expect(await addBundle(db.redis, mine())).toEqual({ charged: 'debited', balance: '', resent: true, receivedAtMs: 1000 });
       expect(await db.redis.hget(accountKeys.account(keys, who), 'balance')).toBe('400000');
       expect(await db.redis.llen(accountKeys.accountUsage(keys, who))).toBe(1);
       expect(await db.redis.hget(bundleKeys.builder(keys, 'searcher', who), 'bundles')).toBe('1');

@@ -72,6 +72,8 @@ export interface AddBundleAccepted {
   previous?: string;
   /** true when this searcher's bundle was already priced (a resend): `charged` is how the first was priced, nothing moved now */
   resent: boolean;
+  /** this searcher's first receipt of the bundle for its first block, UNIX ms (a resend keeps the first one's) */
+  receivedAtMs: number;
 }
 
 /**
@@ -82,7 +84,7 @@ export interface AddBundleAccepted {
  */
 export async function addBundle(redis: Redis, p: AddBundleParameters): Promise<AddBundleReturnType> {
   const keys = [p.statsKey, p.searcherKey, p.accountKey, p.usageKey, p.uuidKey, p.pricedKey, p.nonceKey, ...p.blocks.flatMap((b) => [b.poolKey, b.statsKey])];
-  const [charged, balance, previous, resent] = (await withScripts(redis, SCRIPTS).bundle_add(
+  const [charged, balance, previous, resent, received] = (await withScripts(redis, SCRIPTS).bundle_add(
     keys.length,
     ...keys,
     p.field,
@@ -100,7 +102,7 @@ export async function addBundle(redis: Redis, p: AddBundleParameters): Promise<A
     p.replacementNonce === undefined ? '' : String(p.replacementNonce),
     p.bundleHash,
     ...p.blocks.map((b) => b.json),
-  )) as [-2 | -1 | 0 | 1 | 2, string, string, 0 | 1];
+  )) as [-2 | -1 | 0 | 1 | 2, string, string, 0 | 1, string];
   if (charged < 0) return { refused: charged === -1 ? 'stale_nonce' : 'nonce_required', lastNonce: Number(balance) };
-  return { charged: charged === 2 ? 'paid' : charged === 1 ? 'debited' : 'owed', balance, previous: previous || undefined, resent: resent === 1 };
+  return { charged: charged === 2 ? 'paid' : charged === 1 ? 'debited' : 'owed', balance, previous: previous || undefined, resent: resent === 1, receivedAtMs: Number(received) };
 }

@@ -19,7 +19,7 @@
 -- ARGV[11] usage line (JSON) written when the account pays, ARGV[12] max usage lines kept
 -- ARGV[13] replacementNonce ('' when none), ARGV[14] bundle hash
 -- ARGV[15], ARGV[16], ...  the stored bundle (JSON) per target block, in KEYS order
--- Returns {charged, balance, previous, resent}: charged 2 paid (x402), 1 debited from the account, 0 owed
+-- Returns {charged, balance, previous, resent, received} (received: this searcher's first receipt, UNIX ms, of the first block's stats): charged 2 paid (x402), 1 debited from the account, 0 owed
 -- (for a resend: how the first was priced); balance of the account after ('' for x402 and resends);
 -- previous: the uuid key's former value, or '' when none; resent 1 when the marker was already set.
 -- Refused (nothing written): {-1, last nonce} when ARGV[13] is not above the last accepted nonce of the uuid
@@ -48,6 +48,8 @@ for i = 1, blocks do
   redis.call('HSET', stats, 'txs', ARGV[5])
   redis.call('EXPIRE', stats, tonumber(ARGV[7]))
 end
+-- this searcher's first receipt of the bundle for its first block (a resend keeps the first one's time)
+local received = redis.call('HGET', KEYS[9], ARGV[2])
 -- a resend of a bundle already priced (same searcher, same transactions and block, or same uuid and
 -- block) is answered as the first one was: not counted, not priced again (x402 bundles are paid per call)
 local prior = false
@@ -57,7 +59,7 @@ if prior then
   if ARGV[10] ~= '' then
     previous = redis.call('SET', KEYS[5], ARGV[10], 'EX', tonumber(ARGV[6]), 'GET') or ''
   end
-  return {tonumber(prior), '', previous, 1}
+  return {tonumber(prior), '', previous, 1, received}
 end
 
 redis.call('HINCRBY', KEYS[1], 'bids_received', 1)
@@ -91,4 +93,4 @@ local previous = ''
 if ARGV[10] ~= '' then
   previous = redis.call('SET', KEYS[5], ARGV[10], 'EX', tonumber(ARGV[6]), 'GET') or ''
 end
-return {charged, balance, previous, 0}
+return {charged, balance, previous, 0, received}
