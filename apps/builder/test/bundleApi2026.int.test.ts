@@ -264,3 +264,26 @@ describe('bottom-of-block bundles', () => {
     expect(landed.transactions).toEqual(bid.txHashes);
   });
 });
+
+describe('SDK (packages/sdk/src/builder.ts)', () => {
+  it('sends the BuilderNet fields, returns receivedTimestampMs when the builder answers it, and surfaces a stale replacementNonce by field', async () => {
+    const sdk = await import('../../../packages/sdk/src/builder.js');
+    const account = fresh();
+    const builder = sdk.createBuilderClient({ rpcUrl: t.builder.rpcUrl, account });
+    const target = (await t.head()) + 7n;
+    const replacementUuid = '9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b';
+    const [x, y] = await Promise.all([1, 2].map((i) => transfer(t.client, 10, { nonce: 300 + i })));
+    const sent = await builder.sendBundle([x], target, { replacementUuid, replacementNonce: 2, refundIdentity: account.address, version: 'v1' });
+    expect(sent).toEqual({
+      bundleHash: sdk.computeBundleHash([x]),
+      blockNumber: hex(target),
+      searcher: account.address,
+      receivedTimestampMs: expect.any(Number),
+    });
+    const pooled = (await t.builder.intake.pool.bundlesFor(target)).find((b) => b.searcher === account.address)!;
+    expect(pooled).toMatchObject({ replacement_nonce: 2, refund_identity: account.address });
+    const err = await builder.sendBundle([y], target, { replacementUuid, replacementNonce: 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(sdk.BundleRpcError);
+    expect(err).toMatchObject({ code: -32602, data: { field: 'replacementNonce' } });
+  });
+});
