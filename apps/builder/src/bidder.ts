@@ -19,7 +19,16 @@ import { nextExcessBlobGas, nextGasLimit } from './block/header.js';
 import { devPayloadAttributes, type PayloadAttributes } from './block/payloadAttributes.js';
 import { SealError, sealBlock, type SealedBlock } from './block/seal.js';
 import { mineEmptyOnDevChain, mineOnDevChain } from './devMining.js';
-import { CONTRACT_TRANSFER_GAS, planDelayedRefund, planRefund, proposerPayment, signCoinbaseTransfer, TRANSFER_GAS, type BundleOutcome, type PlannedRefund } from './payment.js';
+import {
+  CONTRACT_TRANSFER_GAS,
+  planDelayedRefund,
+  planRefund,
+  proposerPayment,
+  signCoinbaseTransfer,
+  TRANSFER_GAS,
+  type BundleOutcome,
+  type PlannedRefund,
+} from './payment.js';
 import type { SlotProposer, ValidatorRegistrations } from './relay/registrations.js';
 import { signBidTrace, type BidTraceJson } from './relay/signing.js';
 import type { RelaySubmission, RelaySubmitter } from './relay/submitter.js';
@@ -500,8 +509,7 @@ export class Bidder {
     }
     const paymentGas = await this.transferGas(proposer.feeRecipient, parent.number);
     // delayed refunds are owed by the builder as surely as in-block ones: they come out of the profit before the bid
-    const costs =
-      refunds.reduce((a, r) => a + r.value + r.gas * baseFeePerGas, 0n) + delayed.reduce((a, r) => a + r.value, 0n) + paymentGas * baseFeePerGas;
+    const costs = refunds.reduce((a, r) => a + r.value + r.gas * baseFeePerGas, 0n) + delayed.reduce((a, r) => a + r.value, 0n) + paymentGas * baseFeePerGas;
     const value = proposerPayment(profit, costs, this.opts.proposerShareBps);
     if (value <= 0n) {
       await passSlot();
@@ -561,7 +569,15 @@ export class Bidder {
       refundRecords: [
         ...refunds.map((r, i) => {
           const o = outcomes.find((x) => x.bundle_hash === r.bundle_hash)!;
-          return { bundle_hash: r.bundle_hash, searcher: o.searcher, identity: o.identity, recipient: r.recipient, value: r.value, delayed: false, tx_hash: refundTxs[i].hash };
+          return {
+            bundle_hash: r.bundle_hash,
+            searcher: o.searcher,
+            identity: o.identity,
+            recipient: r.recipient,
+            value: r.value,
+            delayed: false,
+            tx_hash: refundTxs[i].hash,
+          };
         }),
         ...delayed,
       ],

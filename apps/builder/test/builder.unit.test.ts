@@ -190,7 +190,10 @@ describe('validateSendBundleParams', () => {
       [{ ...v2, targetAddresses: pool }, 'targetAddresses'],
       [{ ...v2, targetAddresses: [pool, 'nope'] }, 'targetAddresses[1]'],
       [{ ...v2, targetAddresses: [pool, pool.toUpperCase().replace('0X', '0x')] }, 'targetAddresses[1]'],
-      [{ ...v2, targetAddresses: Array.from({ length: MAX_TARGET_ADDRESSES + 1 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`) }, 'targetAddresses'],
+      [
+        { ...v2, targetAddresses: Array.from({ length: MAX_TARGET_ADDRESSES + 1 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`) },
+        'targetAddresses',
+      ],
       [{ ...v2, targetAddresses: [pool], targetSlots: [] }, 'targetSlots'],
       [{ ...v2, targetAddresses: [pool], targetSlots: ['0x01'] }, 'targetSlots[0]'],
       [{ ...v2, targetAddresses: [pool], targetSlots: [['0x01']] }, 'targetSlots[0][0]'],

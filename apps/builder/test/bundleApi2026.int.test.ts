@@ -76,7 +76,12 @@ describe('replacementNonce', () => {
     const uuid = '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
     const [x, y] = await Promise.all([1, 2].map((i) => transfer(t.client, 11, { nonce: 200 + i })));
     const eob = (tx: Hex, seq: number) =>
-      signedBy(searcher, call('eth_sendEndOfBlockBundle', [{ txs: [tx], blockNumber: hex(target), targetPools: [devAccount(9).address], replacementUuid: uuid, replacementSeqNumber: seq }]));
+      signedBy(
+        searcher,
+        call('eth_sendEndOfBlockBundle', [
+          { txs: [tx], blockNumber: hex(target), targetPools: [devAccount(9).address], replacementUuid: uuid, replacementSeqNumber: seq },
+        ]),
+      );
     expect(result(await eob(x, 3))).toMatchObject({ bundleHash: keccak256(txHash(x)) });
     const err = errorOf(await eob(y, 2));
     expect(err).toMatchObject({ code: -32602, data: { field: 'replacementSeqNumber', last_nonce: 3 } });
@@ -97,7 +102,9 @@ describe('receivedTimestampMs and inclusion latency', () => {
     // the Flashbots form stays `null` (docs/spec-notes.md 4)
     expect(result(await signedBy(fresh(), sendBundleBody([tx], target)))).toBeNull();
     // mev_sendBundle answers it too
-    const mev = result(await signedBy(fresh(), call('mev_sendBundle', [{ version: 'v0.1', inclusion: { block: hex(target) }, body: [{ tx, canRevert: false }] }])));
+    const mev = result(
+      await signedBy(fresh(), call('mev_sendBundle', [{ version: 'v0.1', inclusion: { block: hex(target) }, body: [{ tx, canRevert: false }] }])),
+    );
     expect(mev).toEqual({ bundleHash: answer.bundleHash, receivedTimestampMs: expect.any(Number) });
 
     const stats = () => signedBy(searcher, call('flashbots_getBundleStatsV2', [{ bundleHash: answer.bundleHash, blockNumber: hex(target) }]));
@@ -128,7 +135,9 @@ describe('refundIdentity and delayedRefund', () => {
     const hashB = keccak256(txHash(b));
     expect(result(await signedBy(searcher, sendBundleBody([a], target, { refundPercent: 50, refundIdentity: identity.address })))).toBeNull();
     expect(
-      result(await signedBy(delayedSearcher, sendBundleBody([b], target, { refundPercent: 30, delayedRefund: true, refundRecipient: delayedRecipient.address }))),
+      result(
+        await signedBy(delayedSearcher, sendBundleBody([b], target, { refundPercent: 30, delayedRefund: true, refundRecipient: delayedRecipient.address })),
+      ),
     ).toBeNull();
 
     const attempt = await t.builder.bidder.attempt();
@@ -208,9 +217,11 @@ describe('refundIdentity and delayedRefund', () => {
         ),
       ),
     ).toEqual({ refunds: [], indexedUpTo: hex(target) });
-    expect(
-      result(await signedBy(delayedRecipient, call('buildernet_getDelayedRefundTotalsByRecipient', [{ recipient: delayedRecipient.address }]))),
-    ).toEqual({ indexedUpTo: hex(target), pending: toHex(expectedB), received: '0x0' });
+    expect(result(await signedBy(delayedRecipient, call('buildernet_getDelayedRefundTotalsByRecipient', [{ recipient: delayedRecipient.address }])))).toEqual({
+      indexedUpTo: hex(target),
+      pending: toHex(expectedB),
+      received: '0x0',
+    });
     // the delayed refund came out of the bid like the in-block one: the proposer was paid the share of what is left
     expect(bid.refundRecords.map((r) => [r.bundle_hash, r.value, r.delayed])).toEqual([
       [hashA, expectedA, false],
@@ -223,9 +234,11 @@ describe('refundIdentity and delayedRefund', () => {
     const target = (await t.head()) + 1n;
     const tx = await transfer(t.client, 5, { to: t.builder.coinbase, value: parseEther('0.01') });
     const hash = keccak256(txHash(tx));
-    await t.builder.intake.pool.refunds.addCandidates(target, [`0x${'ab'.repeat(32)}`], [
-      { bundle_hash: hash, searcher: searcher.address, identity: searcher.address, recipient: searcher.address, value: '123', delayed: true },
-    ]);
+    await t.builder.intake.pool.refunds.addCandidates(
+      target,
+      [`0x${'ab'.repeat(32)}`],
+      [{ bundle_hash: hash, searcher: searcher.address, identity: searcher.address, recipient: searcher.address, value: '123', delayed: true }],
+    );
     expect(result(await signedBy(searcher, sendBundleBody([tx], target)))).toBeNull();
     await t.builder.bidder.attempt();
     expect(result(await signedBy(searcher, call('buildernet_getFeeRefundsByBundle', [hash])))).toEqual({ refunds: [] });
@@ -246,7 +259,12 @@ describe('bottom-of-block bundles', () => {
 
     const titanAnswer = result(await signedBy(fresh(), call('eth_sendEndOfBlockBundle', [{ txs: [titan], blockNumber: hex(target), targetPools: [pool] }])));
     expect(titanAnswer).toEqual({ bundleHash: keccak256(txHash(titan)), receivedTimestampMs: expect.any(Number) });
-    const bn = result(await signedBy(fresh(), sendBundleBody([builderNet], target, { version: 'v2', desiredState: 'BottomOfBlock', targetAddresses: [pool], targetSlots: [[]] })));
+    const bn = result(
+      await signedBy(
+        fresh(),
+        sendBundleBody([builderNet], target, { version: 'v2', desiredState: 'BottomOfBlock', targetAddresses: [pool], targetSlots: [[]] }),
+      ),
+    );
     expect(bn).toMatchObject({ bundleHash: keccak256(txHash(builderNet)) });
     // Titan's blockNumber is optional: the next block
     expect(result(await signedBy(fresh(), call('eth_sendEndOfBlockBundle', [{ txs: [unmatched], targetPools: [untouched] }])))).toHaveProperty('bundleHash');
@@ -256,7 +274,10 @@ describe('bottom-of-block bundles', () => {
     const bid = attempt.bid!;
     expect(attempt.included).toEqual([keccak256(txHash(normal)), keccak256(txHash(titan)), keccak256(txHash(builderNet))]);
     expect(attempt.skipped).toContainEqual(
-      expect.objectContaining({ bundle_hash: keccak256(txHash(unmatched)), reason: expect.stringMatching(/bottom-of-block: no transaction before it touched/) }),
+      expect.objectContaining({
+        bundle_hash: keccak256(txHash(unmatched)),
+        reason: expect.stringMatching(/bottom-of-block: no transaction before it touched/),
+      }),
     );
     // the sealed block: the other bundle, the bottom-of-block ones, then the builder's payment last
     expect(bid.txHashes).toEqual([txHash(normal), txHash(titan), txHash(builderNet), bid.paymentTxHash]);

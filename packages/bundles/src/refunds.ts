@@ -113,7 +113,11 @@ export class RefundLedger {
   }
 
   private async page(set: string, opts: { from?: bigint; to?: bigint; after?: string; limit: number }): Promise<{ records: RefundRecord[]; next?: string }> {
-    const members = await this.redis.zrangebyscore(set, opts.from === undefined ? '-inf' : opts.from.toString(), opts.to === undefined ? '+inf' : opts.to.toString());
+    const members = await this.redis.zrangebyscore(
+      set,
+      opts.from === undefined ? '-inf' : opts.from.toString(),
+      opts.to === undefined ? '+inf' : opts.to.toString(),
+    );
     const start = opts.after === undefined ? 0 : members.indexOf(opts.after) + 1;
     const slice = members.slice(start, start + opts.limit);
     const records: RefundRecord[] = [];

@@ -43,5 +43,9 @@ export async function buildernet_getDelayedRefunds(
   const page = await deps.refunds.delayedFor(recipient, { from, to, after: cursor, limit: hash ? Number.MAX_SAFE_INTEGER : REFUND_PAGE_SIZE });
   const records = hash ? page.records.filter((r) => r.bundle_hash.toLowerCase() === hash) : page.records;
   const next = hash ? undefined : encodeCursor(page.next);
-  return { refunds: records.map((r) => builderNetRefund(r, 'payee')), ...(next ? { nextCursor: next } : {}), indexedUpTo: toHex(await deps.refunds.maxBlock()) };
+  return {
+    refunds: records.map((r) => builderNetRefund(r, 'payee')),
+    ...(next ? { nextCursor: next } : {}),
+    indexedUpTo: toHex(await deps.refunds.maxBlock()),
+  };
 }

@@ -1,6 +1,17 @@
 import type { Hex } from 'viem';
 import type { RpcContext } from './context.js';
-import { builderNetRefund, decodeCursor, encodeCursor, objectParam, onlyFields, ownRecipient, REFUND_PAGE_SIZE, settled, type BuilderNetRefund, type RefundDeps } from './refundQuery.js';
+import {
+  builderNetRefund,
+  decodeCursor,
+  encodeCursor,
+  objectParam,
+  onlyFields,
+  ownRecipient,
+  REFUND_PAGE_SIZE,
+  settled,
+  type BuilderNetRefund,
+  type RefundDeps,
+} from './refundQuery.js';
 
 /**
  * `buildernet_getFeeRefundsByRecipient` params `[{recipient, cursor?}]` (BuilderNet's refund API; README "Bundle API
@@ -10,7 +21,11 @@ import { builderNetRefund, decodeCursor, encodeCursor, objectParam, onlyFields, 
  *
  * @throws {RpcError} -32602 naming `recipient` or `cursor`.
  */
-export async function buildernet_getFeeRefundsByRecipient(deps: RefundDeps, params: unknown, ctx: RpcContext): Promise<{ refunds: BuilderNetRefund[]; cursor?: Hex }> {
+export async function buildernet_getFeeRefundsByRecipient(
+  deps: RefundDeps,
+  params: unknown,
+  ctx: RpcContext,
+): Promise<{ refunds: BuilderNetRefund[]; cursor?: Hex }> {
   const obj = objectParam(params, 'buildernet_getFeeRefundsByRecipient');
   onlyFields(obj, ['recipient', 'cursor']);
   const recipient = ownRecipient(obj.recipient, 'recipient', ctx);

@@ -56,7 +56,8 @@ export function builderNetRefund(r: RefundRecord, recipientIs: 'identity' | 'pay
 export function ownRecipient(v: unknown, field: string, ctx: RpcContext): Address {
   if (typeof v !== 'string' || !isAddress(v, { strict: false })) throw invalidParams(field, 'required: a 20-byte 0x address');
   const a = getAddress(v);
-  if (a !== getAddress(ctx.searcher)) throw invalidParams(field, 'must be the address that signed the request (X-Flashbots-Signature): refunds are read by their identity');
+  if (a !== getAddress(ctx.searcher))
+    throw invalidParams(field, 'must be the address that signed the request (X-Flashbots-Signature): refunds are read by their identity');
   return a;
 }
 

@@ -104,5 +104,11 @@ export async function addBundle(redis: Redis, p: AddBundleParameters): Promise<A
     ...p.blocks.map((b) => b.json),
   )) as [-2 | -1 | 0 | 1 | 2, string, string, 0 | 1, string];
   if (charged < 0) return { refused: charged === -1 ? 'stale_nonce' : 'nonce_required', lastNonce: Number(balance) };
-  return { charged: charged === 2 ? 'paid' : charged === 1 ? 'debited' : 'owed', balance, previous: previous || undefined, resent: resent === 1, receivedAtMs: Number(received) };
+  return {
+    charged: charged === 2 ? 'paid' : charged === 1 ? 'debited' : 'owed',
+    balance,
+    previous: previous || undefined,
+    resent: resent === 1,
+    receivedAtMs: Number(received),
+  };
 }
