@@ -243,6 +243,20 @@ describe('refundIdentity and delayedRefund', () => {
     await t.builder.bidder.attempt();
     expect(result(await signedBy(searcher, call('buildernet_getFeeRefundsByBundle', [hash])))).toEqual({ refunds: [] });
     expect(result(await signedBy(searcher, call('buildernet_getFeeRefundsByRecipient', [{ recipient: searcher.address }])))).toEqual({ refunds: [] });
+
+    // settling is idempotent: the same landed block's refunds settled again (a retry after a crash) are counted once
+    const ledger = t.builder.intake.pool.refunds;
+    const landedHash = (await t.client.getBlock({ blockNumber: target })).hash!;
+    const candidate = { bundle_hash: hash, searcher: searcher.address, identity: searcher.address, recipient: searcher.address, value: '123', delayed: true };
+    for (let i = 0; i < 2; i++) {
+      await ledger.addCandidates(target, [landedHash], [candidate]);
+      await ledger.settle(await t.head(), async (b) => (await t.client.getBlock({ blockNumber: b })).hash!);
+    }
+    expect(result(await signedBy(searcher, call('buildernet_getFeeRefundTotalsByRecipient', [searcher.address])))).toEqual({
+      pending: toHex(123n),
+      received: '0x0',
+      maxBlockNumber: hex(target),
+    });
   });
 });
 
