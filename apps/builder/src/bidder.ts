@@ -19,7 +19,16 @@ import { nextExcessBlobGas, nextGasLimit } from './block/header.js';
 import { devPayloadAttributes, type PayloadAttributes } from './block/payloadAttributes.js';
 import { SealError, sealBlock, type SealedBlock } from './block/seal.js';
 import { mineEmptyOnDevChain, mineOnDevChain } from './devMining.js';
-import { CONTRACT_TRANSFER_GAS, planRefund, proposerPayment, signCoinbaseTransfer, TRANSFER_GAS, type BundleOutcome, type PlannedRefund } from './payment.js';
+import {
+  CONTRACT_TRANSFER_GAS,
+  planDelayedRefund,
+  planRefund,
+  proposerPayment,
+  signCoinbaseTransfer,
+  TRANSFER_GAS,
+  type BundleOutcome,
+  type PlannedRefund,
+} from './payment.js';
 import type { SlotProposer, ValidatorRegistrations } from './relay/registrations.js';
 import { signBidTrace, type BidTraceJson } from './relay/signing.js';
 import type { RelaySubmission, RelaySubmitter } from './relay/submitter.js';
@@ -86,6 +95,22 @@ export interface BidRefund extends PlannedRefund {
   tx_hash: Hash;
 }
 
+/**
+ * A refund one bundle of the block earns (README "Bundle API of 2026"): in the block (`tx_hash`) or delayed
+ * (`delayed`: recorded pending, no transaction), credited to `identity` (`refundIdentity`, else the signer).
+ */
+export interface BidRefundRecord {
+  bundle_hash: Hash;
+  searcher: Address;
+  identity: Address;
+  /** Where the ETH goes: `refundRecipient`, else the sender of the bundle's first transaction. */
+  recipient: Address;
+  /** Wei. */
+  value: bigint;
+  delayed: boolean;
+  tx_hash?: Hash;
+}
+
 /** The bid of an attempt: the sealed block, its value and what each relay answered. */
 export interface Bid {
   /** The BidTrace `slot`. */
@@ -101,6 +126,8 @@ export interface Bid {
   /** Block transactions in order (hashes), the refunds and the payment last. */
   txHashes: Hash[];
   refunds: BidRefund[];
+  /** Every refund the block's bundles earn, in-block and delayed, with the identity credited. */
+  refundRecords: BidRefundRecord[];
   /** The last transaction: coinbase → proposer fee recipient, `value` wei. */
   paymentTxHash: Hash;
   /** The signed submission, as sent to every listed relay. */
@@ -130,6 +157,8 @@ interface Evaluation {
   /** Per transaction hash: what it paid the coinbase, wei. */
   valueByTx: Map<string, bigint>;
   gasUsed: bigint;
+  /** Addresses the transactions called or that emitted their logs (lowercase): the state they touched. */
+  touched: string[];
   reason?: string;
 }
 
@@ -332,7 +361,9 @@ export class Bidder {
       }
       return true;
     });
-    const failed = (txs: SimTx[], reason: string): Evaluation => ({ ok: false, txs, value: 0n, valueByTx: new Map(), gasUsed: 0n, reason });
+    const failed = (txs: SimTx[], reason: string): Evaluation => ({ ok: false, txs, value: 0n, valueByTx: new Map(), gasUsed: 0n, touched: [], reason });
+    const touchedBy = (rs: readonly { to: Address | null; logs: readonly { address: Address }[] }[]): string[] =>
+      rs.flatMap((r) => [...(r.to ? [r.to.toLowerCase()] : []), ...r.logs.map((l) => l.address.toLowerCase())]);
     const evaluate = async (prefix: SimTx[], b: StoredBundle): Promise<Evaluation> => {
       const reverting = new Set(b.reverting_tx_hashes);
       const dropping = new Set(b.dropping_tx_hashes);
@@ -350,7 +381,7 @@ export class Bidder {
         if (drop.size === 0) {
           const valueByTx = new Map(mine.map((r) => [r.hash as string, r.gasFees + r.coinbaseTransfer]));
           const value = [...valueByTx.values()].reduce((a, v) => a + v, 0n);
-          return { ok: true, txs, value, valueByTx, gasUsed: mine.reduce((a, r) => a + r.gasUsed, 0n) };
+          return { ok: true, txs, value, valueByTx, gasUsed: mine.reduce((a, r) => a + r.gasUsed, 0n), touched: touchedBy(mine) };
         }
         txs = txs.filter((t) => !drop.has(t.hash));
         if (txs.length === 0) return failed(txs, 'every transaction was dropped');
@@ -361,6 +392,8 @@ export class Bidder {
     // 1. public mempool transactions first (those a bundle carries land with their bundle)
     const blockTxs: SimTx[] = [];
     const used = new Set<string>();
+    /** Addresses the block's transactions so far called or that emitted their logs: what a bottom-of-block bundle's targets are matched against. */
+    const touched = new Set<string>();
     const inBundles = new Set(inWindow.flatMap((b) => b.txs.map((t) => t.hash as string)));
     let gasUsed = 0n;
     let profit = 0n;
@@ -388,6 +421,7 @@ export class Bidder {
           if (gasUsed + r.gasUsed > gasLimit) break;
           blockTxs.push(candidates.find((c) => c.hash === r.hash)!);
           used.add(r.hash);
+          for (const a of touchedBy([r])) touched.add(a);
           gasUsed += r.gasUsed;
           profit += r.gasFees + r.coinbaseTransfer;
           mempoolTxs++;
@@ -395,20 +429,32 @@ export class Bidder {
       }
     }
 
-    // 2. bundles: each alone, then greedy by value with re-simulation on top of what is in
+    // 2. bundles: each alone, then greedy by value with re-simulation on top of what is in; bottom-of-block
+    //    bundles last, on the state everything else leaves (a backrun may fail alone: it is not dropped for that)
     const alone = await mapLimit(inWindow, SIM_CONCURRENCY, (b) => evaluate([], b));
     const valid = alone.filter((e) => e.ok).length;
     this.opts.metrics?.bundlesSimulated(valid, alone.length - valid);
-    const ranked = inWindow
-      .map((b, i) => ({ b, e: alone[i] }))
-      .filter(({ b, e }) => {
-        if (!e.ok) skip(b, e.reason!);
-        return e.ok;
-      })
-      .sort((x, y) => (y.e.value > x.e.value ? 1 : y.e.value < x.e.value ? -1 : x.b.received_at - y.b.received_at));
+    const byValue = (x: { b: StoredBundle; e: Evaluation }, y: { b: StoredBundle; e: Evaluation }) =>
+      y.e.value > x.e.value ? 1 : y.e.value < x.e.value ? -1 : x.b.received_at - y.b.received_at;
+    const candidatesOf = inWindow.map((b, i) => ({ b, e: alone[i] }));
+    const ranked = [
+      ...candidatesOf
+        .filter(({ b, e }) => {
+          if (b.bottom_of_block) return false;
+          if (!e.ok) skip(b, e.reason!);
+          return e.ok;
+        })
+        .sort(byValue),
+      ...candidatesOf.filter(({ b }) => b.bottom_of_block).sort(byValue),
+    ];
     const included: Hash[] = [];
     const outcomes: BundleOutcome[] = [];
     for (const { b } of ranked) {
+      const targets = b.bottom_of_block ? (b.target_addresses ?? []) : [];
+      if (targets.length > 0 && !targets.some((a) => touched.has(a.toLowerCase()))) {
+        skip(b, 'bottom-of-block: no transaction before it touched one of its target addresses');
+        continue;
+      }
       const clash = b.txs.find((t) => used.has(t.hash));
       if (clash) {
         skip(b, `transaction ${clash.hash} is already in the block (another bundle)`);
@@ -425,6 +471,7 @@ export class Bidder {
       }
       blockTxs.push(...e.txs);
       for (const t of e.txs) used.add(t.hash);
+      for (const a of e.touched) touched.add(a);
       gasUsed += e.gasUsed;
       profit += e.value;
       included.push(b.bundle_hash);
@@ -436,6 +483,9 @@ export class Bidder {
         refundRecipient: b.refund_recipient,
         refundTxHashes: b.refund_tx_hashes,
         firstSender: b.txs[0].from,
+        delayedRefund: b.delayed_refund === true,
+        searcher: b.searcher,
+        identity: b.refund_identity ?? b.searcher,
       });
     }
     if (blockTxs.length === 0) {
@@ -445,14 +495,21 @@ export class Bidder {
 
     // 3. refunds, then the proposer payment, from the builder's coinbase
     const refunds: PlannedRefund[] = [];
+    const delayed: BidRefundRecord[] = [];
     for (const o of outcomes) {
       if (!o.refundPercent) continue;
+      if (o.delayedRefund) {
+        const d = planDelayedRefund(o);
+        if (d) delayed.push({ bundle_hash: o.bundle_hash, searcher: o.searcher, identity: o.identity, recipient: d.recipient, value: d.value, delayed: true });
+        continue;
+      }
       const gas = await this.transferGas(o.refundRecipient ?? o.firstSender, parent.number);
       const r = planRefund(o, baseFeePerGas, gas);
       if (r) refunds.push(r);
     }
     const paymentGas = await this.transferGas(proposer.feeRecipient, parent.number);
-    const costs = refunds.reduce((a, r) => a + r.value + r.gas * baseFeePerGas, 0n) + paymentGas * baseFeePerGas;
+    // delayed refunds are owed by the builder as surely as in-block ones: they come out of the profit before the bid
+    const costs = refunds.reduce((a, r) => a + r.value + r.gas * baseFeePerGas, 0n) + delayed.reduce((a, r) => a + r.value, 0n) + paymentGas * baseFeePerGas;
     const value = proposerPayment(profit, costs, this.opts.proposerShareBps);
     if (value <= 0n) {
       await passSlot();
@@ -509,6 +566,21 @@ export class Bidder {
       txCount: sealed.transactions.length,
       txHashes: [...blockTxs, ...refundTxs, payment].map((t) => t.hash),
       refunds: refunds.map((r, i) => ({ ...r, tx_hash: refundTxs[i].hash })),
+      refundRecords: [
+        ...refunds.map((r, i) => {
+          const o = outcomes.find((x) => x.bundle_hash === r.bundle_hash)!;
+          return {
+            bundle_hash: r.bundle_hash,
+            searcher: o.searcher,
+            identity: o.identity,
+            recipient: r.recipient,
+            value: r.value,
+            delayed: false,
+            tx_hash: refundTxs[i].hash,
+          };
+        }),
+        ...delayed,
+      ],
       paymentTxHash: payment.hash,
       request,
       submissions,

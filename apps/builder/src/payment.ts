@@ -28,6 +28,12 @@ export interface BundleOutcome {
   refundTxHashes: Hash[];
   /** Sender of the bundle's first transaction (the default refund recipient). */
   firstSender: Address;
+  /** BuilderNet `delayedRefund`: the refund is recorded pending instead of paid by a transaction in the block. */
+  delayedRefund?: boolean;
+  /** The bundle's signer. */
+  searcher: Address;
+  /** Identity credited with the refund: `refundIdentity`, else the signer. */
+  identity: Address;
 }
 
 /**
@@ -40,11 +46,27 @@ export interface BundleOutcome {
  */
 export function planRefund(b: BundleOutcome, baseFeePerGas: bigint, gas: bigint): PlannedRefund | undefined {
   if (!b.refundPercent || b.txHashes.length === 0) return undefined;
-  const basis = b.refundTxHashes.length > 0 ? b.refundTxHashes.filter((h) => b.txHashes.includes(h)) : [b.txHashes[b.txHashes.length - 1]];
-  const paid = basis.reduce((a, h) => a + (b.valueByTx.get(h) ?? 0n), 0n);
-  const value = (paid * BigInt(b.refundPercent)) / 100n - gas * baseFeePerGas;
+  const value = (refundBasis(b) * BigInt(b.refundPercent)) / 100n - gas * baseFeePerGas;
   if (value <= 0n) return undefined;
   return { bundle_hash: b.bundle_hash, recipient: b.refundRecipient ?? b.firstSender, value, gas };
+}
+
+/** What the refund transaction(s) of a bundle paid the coinbase in the block, wei (`refundTxHashes`, default the last transaction in the block). */
+export function refundBasis(b: BundleOutcome): bigint {
+  const basis = b.refundTxHashes.length > 0 ? b.refundTxHashes.filter((h) => b.txHashes.includes(h)) : [b.txHashes[b.txHashes.length - 1]];
+  return basis.reduce((a, h) => a + (b.valueByTx.get(h) ?? 0n), 0n);
+}
+
+/**
+ * A delayed refund (BuilderNet `delayedRefund: true`; README "Bundle API of 2026"): `refundPercent` of what the
+ * refund transaction paid the coinbase, exactly (floor of the wei product / 100), with no gas taken off: there is
+ * no refund transaction in the block. Recorded pending for `refundRecipient` (default the first sender).
+ * @returns undefined when it would be 0 wei.
+ */
+export function planDelayedRefund(b: BundleOutcome): { recipient: Address; value: bigint } | undefined {
+  if (!b.refundPercent || b.txHashes.length === 0) return undefined;
+  const value = (refundBasis(b) * BigInt(b.refundPercent)) / 100n;
+  return value > 0n ? { recipient: b.refundRecipient ?? b.firstSender, value } : undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { AttemptRecord, BundleStatsStore } from '@acg/bundles';
 import type { Hash } from 'viem';
 import { type AttemptResult, Bidder, type BidderOptions } from './bidder.js';
+import { settleLandedRefunds } from './refunds.js';
 
 /** Skip reasons of bundles the bidder left out before simulating them (outside their timestamp window). */
 const NOT_SIMULATED = /^(minTimestamp|maxTimestamp) /;
@@ -30,7 +31,8 @@ export function attemptRecord(r: AttemptResult, at: number): AttemptRecord {
 
 /**
  * The bidder, with the life of each bundle recorded after every attempt (simulated, considered,
- * sealed, sent to relays; {@link BundleStatsStore}) before the attempt resolves. A failure to
+ * sealed, sent to relays; {@link BundleStatsStore}) and the refunds of its sealed block (candidates until
+ * the block lands, then the ledger; `settleLandedRefunds`) before the attempt resolves. A failure to
  * record is logged and never fails the attempt.
  */
 export class TrackingBidder extends Bidder {
@@ -38,11 +40,17 @@ export class TrackingBidder extends Bidder {
 
   private readonly bundleStats: BundleStatsStore;
 
-  /** `bundleStats`: where the life of each bundle is recorded (the intake's `pool.stats`). */
+  private readonly client: BidderOptions['client'];
+
+  private readonly refunds: BidderOptions['pool']['refunds'];
+
+  /** `bundleStats`: where the life of each bundle is recorded (the intake's `pool.stats`); refunds go to `pool.refunds`. */
   constructor(opts: BidderOptions & { bundleStats: BundleStatsStore }) {
     super(opts);
     this.log = opts.log;
     this.bundleStats = opts.bundleStats;
+    this.client = opts.client;
+    this.refunds = opts.pool.refunds;
   }
 
   /** {@link Bidder.attempt}, resolving once the attempt's bundle stats are recorded. */
@@ -51,7 +59,21 @@ export class TrackingBidder extends Bidder {
       await this.bundleStats
         .recordAttempt(attemptRecord(r, Date.now()))
         .catch((e: unknown) => this.log.warn({ err: (e as Error).message }, 'bundle stats not recorded'));
+      await this.recordRefunds(r).catch((e: unknown) => this.log.warn({ err: (e as Error).message }, 'refunds not recorded'));
       return r;
     });
+  }
+
+  /** The refunds of the attempt's sealed block become candidates (its hash, and on the dev chain the mined one); landed blocks are settled. */
+  private async recordRefunds(r: AttemptResult): Promise<void> {
+    if (r.bid && r.bid.refundRecords.length > 0) {
+      const hashes = [r.bid.blockHash, ...(r.bid.mined ? [r.bid.mined.hash] : [])];
+      await this.refunds.addCandidates(
+        r.bid.blockNumber,
+        hashes,
+        r.bid.refundRecords.map((x) => ({ ...x, value: x.value.toString() })),
+      );
+    }
+    await settleLandedRefunds(this.refunds, this.client);
   }
 }

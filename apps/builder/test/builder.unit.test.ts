@@ -2,11 +2,11 @@ import { Wallet, id as ethersId } from 'ethers';
 import { bytesToHex, concat, getAddress, keccak256, parseGwei, sha256, stringToHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
-import { MAX_BUNDLE_BYTES, validateSendBundleParams } from '@acg/bundles';
+import { MAX_BUNDLE_BYTES, MAX_TARGET_ADDRESSES, validateSendBundleParams } from '@acg/bundles';
 import { blockHash, EMPTY_OMMERS_HASH, EMPTY_REQUESTS_HASH, EMPTY_TRIE_ROOT, nextGasLimit } from '../src/block/header.js';
 import { NO_REQUESTS, requestsHash } from '../src/block/requests.js';
 import { builderConfigFromEnv, BuilderConfigError, parseRelayUrls, PRODUCTION_RELAYS } from '../src/config.js';
-import { planRefund, proposerPayment } from '../src/payment.js';
+import { planDelayedRefund, planRefund, proposerPayment } from '../src/payment.js';
 import { parseRegistrationEntry } from '../src/relay/registrations.js';
 import { blsPublicKey, computeBuilderDomain, signBidTrace, verifyBidTrace, type BidTraceJson } from '../src/relay/signing.js';
 import { RpcError } from '@acg/bundles';
@@ -126,6 +126,80 @@ describe('validateSendBundleParams', () => {
     expect(await field({ txs: [`0x${'ab'.repeat(MAX_BUNDLE_BYTES + 1)}`], blockNumber: '0x65' })).toBe('txs');
     expect(await field({ txs: Array(101).fill(raw), blockNumber: '0x65' })).toBe('txs');
   });
+
+  it('takes the BuilderNet fields of 2026 (README "Bundle API of 2026")', async () => {
+    const raw = await tx();
+    const uuid = '8c5b1f7e-2f0a-4e7b-9b8e-3c2d1a0f9e11';
+    const pool = '0x88e6a0c2ddd26feeb64f039a2c41296fcb3f5640';
+    const slot = `0x${'00'.repeat(31)}02`;
+    const v = await validateSendBundleParams(
+      {
+        txs: [raw],
+        blockNumber: '0x65',
+        replacementUuid: uuid,
+        replacementNonce: 7,
+        refundPercent: 10,
+        refundIdentity: account.address.toLowerCase(),
+        delayedRefund: true,
+        version: 'v2',
+        desiredState: 'BottomOfBlock',
+        targetAddresses: [pool],
+        targetSlots: [[slot]],
+      },
+      ctx,
+    );
+    expect(v).toMatchObject({
+      replacementNonce: 7,
+      refundIdentity: account.address,
+      delayedRefund: true,
+      version: 'v2',
+      bottomOfBlock: true,
+      targetAddresses: [getAddress(pool)],
+      targetSlots: [[slot]],
+    });
+    // none given: the Flashbots bundle as before
+    expect(await validateSendBundleParams({ txs: [raw], blockNumber: '0x65' }, ctx)).toMatchObject({
+      delayedRefund: false,
+      bottomOfBlock: false,
+      targetAddresses: [],
+      targetSlots: [],
+    });
+  });
+
+  it('names the field of each wrong BuilderNet value with -32602', async () => {
+    const raw = await tx();
+    const base = { txs: [raw], blockNumber: '0x65' };
+    const uuid = { ...base, replacementUuid: '8c5b1f7e-2f0a-4e7b-9b8e-3c2d1a0f9e11' };
+    const v2 = { ...base, version: 'v2' };
+    const pool = '0x88e6a0c2ddd26feeb64f039a2c41296fcb3f5640';
+    const cases: [Record<string, unknown>, string][] = [
+      [{ ...uuid, replacementNonce: -1 }, 'replacementNonce'],
+      [{ ...uuid, replacementNonce: 1.5 }, 'replacementNonce'],
+      [{ ...uuid, replacementNonce: '7' }, 'replacementNonce'],
+      [{ ...uuid, replacementNonce: 2 ** 53 }, 'replacementNonce'],
+      [{ ...base, replacementNonce: 1 }, 'replacementNonce'],
+      [{ ...base, refundIdentity: '0x1234' }, 'refundIdentity'],
+      [{ ...base, refundIdentity: 5 }, 'refundIdentity'],
+      [{ ...base, refundPercent: 10, delayedRefund: 'yes' }, 'delayedRefund'],
+      [{ ...base, delayedRefund: true }, 'delayedRefund'],
+      [{ ...base, refundPercent: 0, delayedRefund: true }, 'delayedRefund'],
+      [{ ...base, version: 'v3' }, 'version'],
+      [{ ...base, desiredState: 'BottomOfBlock' }, 'desiredState'],
+      [{ ...base, version: 'v1', targetAddresses: [pool] }, 'targetAddresses'],
+      [{ ...v2, desiredState: 'TopOfBlock' }, 'desiredState'],
+      [{ ...v2, targetAddresses: pool }, 'targetAddresses'],
+      [{ ...v2, targetAddresses: [pool, 'nope'] }, 'targetAddresses[1]'],
+      [{ ...v2, targetAddresses: [pool, pool.toUpperCase().replace('0X', '0x')] }, 'targetAddresses[1]'],
+      [
+        { ...v2, targetAddresses: Array.from({ length: MAX_TARGET_ADDRESSES + 1 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`) },
+        'targetAddresses',
+      ],
+      [{ ...v2, targetAddresses: [pool], targetSlots: [] }, 'targetSlots'],
+      [{ ...v2, targetAddresses: [pool], targetSlots: ['0x01'] }, 'targetSlots[0]'],
+      [{ ...v2, targetAddresses: [pool], targetSlots: [['0x01']] }, 'targetSlots[0][0]'],
+    ];
+    for (const [obj, name] of cases) expect(await field(obj), JSON.stringify(obj).slice(0, 200)).toBe(name);
+  });
 });
 
 describe('configuration', () => {
@@ -173,6 +247,8 @@ describe('bid policy, refunds, gas limit, registrations, requests', () => {
       refundPercent: 50,
       refundTxHashes: [],
       firstSender: first,
+      searcher: first,
+      identity: first,
     };
     expect(planRefund(outcome, 10n, 21_000n)).toEqual({ bundle_hash: outcome.bundle_hash, recipient: first, value: 1_500_000n - 210_000n, gas: 21_000n });
     expect(planRefund({ ...outcome, refundTxHashes: [a], refundRecipient: account.address }, 10n, 21_000n)).toMatchObject({
@@ -182,6 +258,9 @@ describe('bid policy, refunds, gas limit, registrations, requests', () => {
     // a refund that does not cover its own gas, or no refundPercent: nothing
     expect(planRefund(outcome, 100n, 21_000n)).toBeUndefined();
     expect(planRefund({ ...outcome, refundPercent: undefined }, 10n, 21_000n)).toBeUndefined();
+    // delayed: the whole share, floor of the wei product, no gas taken off (no transaction in the block)
+    expect(planDelayedRefund({ ...outcome, refundPercent: 33, delayedRefund: true })).toEqual({ recipient: first, value: (3_000_000n * 33n) / 100n });
+    expect(planDelayedRefund({ ...outcome, refundPercent: 1, valueByTx: new Map([[b, 99n]]) })).toBeUndefined();
   });
 
   it('moves the gas limit toward the registered preference by less than parent/1024', () => {

@@ -65,6 +65,7 @@ describe('a signed bundle sent again', () => {
     const first = await send();
     const second = await send();
     expect(first.json.result).toHaveProperty('bundleHash');
+    // answered alike: the same bundleHash and the first receipt's receivedTimestampMs
     expect(second.json).toEqual(first.json);
     expect(await readSearcherCharges(t.builder.redis, t.builder.keys, searcher.address)).toMatchObject({ bundles: 1, owed_base_units: '100000' });
   });

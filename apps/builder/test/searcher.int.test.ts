@@ -41,7 +41,7 @@ describe('mev_sendBundle (MEV-Share v0.1)', () => {
     ]);
     const res = await signedBy(searcher, body);
     const expected = keccak256(concat([txHash(a), txHash(b)]));
-    expect(res.json).toEqual({ jsonrpc: '2.0', id: 1, result: { bundleHash: expected } });
+    expect(res.json).toEqual({ jsonrpc: '2.0', id: 1, result: { bundleHash: expected, receivedTimestampMs: expect.any(Number) } });
     expect(bundleHash([txHash(a), txHash(b)])).toBe(expected);
 
     for (const block of [target, target + 1n, target + 2n]) {
@@ -144,7 +144,9 @@ describe('flashbots_getBundleStatsV2', () => {
       sealedByBuildersAt: [],
       sentToRelaysAt: [],
       landed: false,
+      receivedTimestampMs: expect.any(Number),
     });
+    expect(queued.receivedTimestampMs).toBe(Date.parse(queued.receivedAt));
 
     const attempt = await t.builder.bidder.attempt();
     expect(attempt.included).toEqual([hash]);
@@ -163,7 +165,10 @@ describe('flashbots_getBundleStatsV2', () => {
       landedBlockHash: attempt.bid!.mined?.hash ?? attempt.bid!.blockHash,
       landedAt: iso,
       landedInSealedBlock: true,
+      receivedTimestampMs: queued.receivedTimestampMs,
+      inclusionLatencyMs: expect.any(Number),
     });
+    expect(done.inclusionLatencyMs).toBe(Date.parse(done.sealedByBuildersAt[0].timestamp) - queued.receivedTimestampMs);
     expect(Date.parse(done.simulatedAt)).toBeGreaterThanOrEqual(Date.parse(done.receivedAt));
 
     // another searcher, a wrong block or an unknown hash read as Flashbots' "unknown bundle"

@@ -41,7 +41,26 @@ export interface ValidBundleParams {
   refundPercent?: number;
   refundRecipient?: Address;
   refundTxHashes: Hash[];
+  /** BuilderNet: orders bundles under one `replacementUuid`; a bundle with a nonce not above the last accepted one is refused. */
+  replacementNonce?: number;
+  /** BuilderNet: the identity credited with this bundle's refunds instead of the signer (`buildernet_getFeeRefunds*`). */
+  refundIdentity?: Address;
+  /** BuilderNet: the `refundPercent` refund is recorded as pending and paid later, not by a transaction in the same block. */
+  delayedRefund: boolean;
+  /** BuilderNet's bundle format version (`"v1"` or `"v2"`); when given, `eth_sendBundle` answers `{bundleHash, receivedTimestampMs}`. */
+  version?: 'v1' | 'v2';
+  /** Bottom-of-block placement (BuilderNet `desiredState: "BottomOfBlock"`, Titan `eth_sendEndOfBlockBundle`). */
+  bottomOfBlock: boolean;
+  /** Contract addresses (pools) whose state a bottom-of-block bundle targets (BuilderNet `targetAddresses`, Titan `targetPools`). */
+  targetAddresses: Address[];
+  /** Storage slots per target address, index-aligned with `targetAddresses` (BuilderNet `targetSlots`; [] = every slot). */
+  targetSlots: Hash[][];
 }
+
+/** BuilderNet's only documented `desiredState` value. */
+export const DESIRED_STATE_BOTTOM_OF_BLOCK = 'BottomOfBlock';
+/** Most target addresses (pools) one bottom-of-block bundle may name. */
+export const MAX_TARGET_ADDRESSES = 32;
 
 const KNOWN_FIELDS = new Set([
   'txs',
@@ -54,6 +73,13 @@ const KNOWN_FIELDS = new Set([
   'refundPercent',
   'refundRecipient',
   'refundTxHashes',
+  'replacementNonce',
+  'refundIdentity',
+  'delayedRefund',
+  'version',
+  'desiredState',
+  'targetAddresses',
+  'targetSlots',
   // Flashbots clients may send `builders` (names of builders to share with); accepted and ignored: this is one builder.
   'builders',
 ]);
@@ -244,8 +270,10 @@ export async function validateSendBundleParams(obj: Record<string, unknown>, ctx
   }
   if (obj.builders !== undefined && (!Array.isArray(obj.builders) || obj.builders.some((b) => typeof b !== 'string')))
     throw invalidParams('builders', 'must be an array of strings');
+  const newer = validateBuilderNetFields(obj, { replacementUuid, refundPercent });
 
   return {
+    ...newer,
     txs,
     blockNumber,
     minTimestamp,
@@ -257,4 +285,89 @@ export async function validateSendBundleParams(obj: Record<string, unknown>, ctx
     refundRecipient,
     refundTxHashes: hashList(obj, 'refundTxHashes', hashes, 1),
   };
+}
+
+/** An optional 20-byte address field, checksummed. */
+function optionalAddress(obj: Record<string, unknown>, name: string): Address | undefined {
+  const v = obj[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string' || !isAddress(v, { strict: false })) throw invalidParams(name, 'must be a 20-byte 0x address');
+  return getAddress(v);
+}
+
+/**
+ * The `eth_sendBundle` fields BuilderNet added (docs: buildernet.org/docs/api; the builder README "Bundle API of 2026"):
+ * `replacementNonce` (needs `replacementUuid`), `refundIdentity`, `delayedRefund` (needs `refundPercent`), `version`,
+ * and the target-pool fields of `version: "v2"`: `desiredState` (`"BottomOfBlock"`), `targetAddresses`, `targetSlots`.
+ * @throws {RpcError} -32602 naming the bad field.
+ */
+export function validateBuilderNetFields(
+  obj: Record<string, unknown>,
+  ctx: { replacementUuid?: string; refundPercent?: number },
+): Pick<ValidBundleParams, 'replacementNonce' | 'refundIdentity' | 'delayedRefund' | 'version' | 'bottomOfBlock' | 'targetAddresses' | 'targetSlots'> {
+  let replacementNonce: number | undefined;
+  if (obj.replacementNonce !== undefined && obj.replacementNonce !== null) {
+    const v = obj.replacementNonce;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+      throw invalidParams('replacementNonce', 'must be a non-negative integer (a JSON number below 2^53)');
+    if (ctx.replacementUuid === undefined) throw invalidParams('replacementNonce', 'needs replacementUuid: the nonce orders bundles sharing one uuid');
+    replacementNonce = v;
+  }
+  const refundIdentity = optionalAddress(obj, 'refundIdentity');
+  let delayedRefund = false;
+  if (obj.delayedRefund !== undefined && obj.delayedRefund !== null) {
+    if (typeof obj.delayedRefund !== 'boolean') throw invalidParams('delayedRefund', 'must be true or false');
+    if (obj.delayedRefund && !ctx.refundPercent) throw invalidParams('delayedRefund', 'needs refundPercent (1 to 99): it delays that refund');
+    delayedRefund = obj.delayedRefund;
+  }
+  let version: 'v1' | 'v2' | undefined;
+  if (obj.version !== undefined && obj.version !== null) {
+    if (obj.version !== 'v1' && obj.version !== 'v2') throw invalidParams('version', 'must be "v1" or "v2"');
+    version = obj.version;
+  }
+  const v2 = ['desiredState', 'targetAddresses', 'targetSlots'].find((f) => obj[f] !== undefined && obj[f] !== null);
+  if (v2 !== undefined && version !== 'v2') throw invalidParams(v2, 'needs "version": "v2" (BuilderNet\'s target-pool fields)');
+  let bottomOfBlock = false;
+  if (obj.desiredState !== undefined && obj.desiredState !== null) {
+    if (obj.desiredState !== DESIRED_STATE_BOTTOM_OF_BLOCK) throw invalidParams('desiredState', `must be "${DESIRED_STATE_BOTTOM_OF_BLOCK}"`);
+    bottomOfBlock = true;
+  }
+  const targetAddresses = addressList(obj.targetAddresses, 'targetAddresses');
+  const targetSlots = slotLists(obj.targetSlots, 'targetSlots', targetAddresses.length);
+  return { replacementNonce, refundIdentity, delayedRefund, version, bottomOfBlock, targetAddresses, targetSlots };
+}
+
+/**
+ * A list of contract addresses (`targetAddresses`, Titan's `targetPools`): at most {@link MAX_TARGET_ADDRESSES}, no duplicates.
+ * @throws {RpcError} -32602 naming `field` or `field[i]`.
+ */
+export function addressList(v: unknown, field: string, required = false): Address[] {
+  if (v === undefined || v === null) {
+    if (required) throw invalidParams(field, 'required: an array of 20-byte 0x contract addresses');
+    return [];
+  }
+  if (!Array.isArray(v)) throw invalidParams(field, 'must be an array of 20-byte 0x contract addresses');
+  if (required && v.length === 0) throw invalidParams(field, 'must hold at least one address');
+  if (v.length > MAX_TARGET_ADDRESSES) throw invalidParams(field, `at most ${MAX_TARGET_ADDRESSES} addresses`);
+  const seen = new Set<string>();
+  return v.map((a, i) => {
+    if (typeof a !== 'string' || !isAddress(a, { strict: false })) throw invalidParams(`${field}[${i}]`, 'not a 20-byte 0x address');
+    const address = getAddress(a);
+    if (seen.has(address)) throw invalidParams(`${field}[${i}]`, 'duplicate address');
+    seen.add(address);
+    return address;
+  });
+}
+
+function slotLists(v: unknown, field: string, addresses: number): Hash[][] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw invalidParams(field, 'must be an array of arrays of 32-byte storage slots, one per target address');
+  if (v.length !== addresses) throw invalidParams(field, `must have one entry per targetAddresses entry (${addresses}), index-aligned`);
+  return v.map((slots, i) => {
+    if (!Array.isArray(slots)) throw invalidParams(`${field}[${i}]`, 'must be an array of 32-byte storage slots ([] targets every slot)');
+    return slots.map((s, j) => {
+      if (typeof s !== 'string' || !HASH32.test(s)) throw invalidParams(`${field}[${i}][${j}]`, 'not a 0x-prefixed 32-byte storage slot');
+      return s.toLowerCase() as Hash;
+    });
+  });
 }

@@ -17,6 +17,10 @@ export {
   singleParamsObject,
   targetBlock,
   validateSendBundleParams,
+  validateBuilderNetFields,
+  addressList,
+  DESIRED_STATE_BOTTOM_OF_BLOCK,
+  MAX_TARGET_ADDRESSES,
   type BundleTx,
   type ValidBundleParams,
 } from './bundle.js';
@@ -26,3 +30,4 @@ export { OrderflowPool, POOL_TTL_SECONDS, type BundleVia, type Charged, type Mem
 export { MAX_MEV_BLOCK_RANGE, MEV_SHARE_HINTS, MEV_SHARE_VERSION, validateMevSendBundleParams, type ValidMevBundle } from './mevShare.js';
 export { BUNDLE_STATS_TTL_SECONDS, BundleStatsStore, type AttemptRecord, type BundleLife, type RelaySent } from './bundleStats.js';
 export { BuilderStats, readBuilderHealth, readSearcherCharges, type SearcherCharges } from './health.js';
+export { REFUND_CANDIDATE_TTL_SECONDS, RefundLedger, type RefundCandidate, type RefundRecord, type RefundTotals } from './refunds.js';

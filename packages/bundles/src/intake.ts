@@ -1,7 +1,7 @@
 import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { Address, Hash, PublicClient } from 'viem';
-import { bundleHash, validateSendBundleParams, type ValidBundleParams } from './bundle.js';
+import { addressList, bundleHash, validateSendBundleParams, type ValidBundleParams } from './bundle.js';
 import { validateMevSendBundleParams } from './mevShare.js';
 import { OrderflowPool, type BundleVia, type Charged, type StoredBundle } from './pool.js';
 import { invalidParams } from './errors.js';
@@ -31,7 +31,14 @@ export interface SubmitBundleResult {
   charged: Charged;
   /** True when this searcher's bundle was already priced: a resend, answered alike, nothing charged. */
   resent: boolean;
+  /** When the builder first received it from this searcher for its first block, UNIX ms (BuilderNet's `receivedTimestampMs`; a resend answers the first one's, as `flashbots_getBundleStatsV2` does). */
+  receivedTimestampMs: number;
+  /** BuilderNet's bundle format version, when the request gave one (`eth_sendBundle` then answers `{bundleHash, receivedTimestampMs}`). */
+  version?: 'v1' | 'v2';
 }
+
+/** The fields of Titan's `eth_sendEndOfBlockBundle` (docs.titanbuilder.xyz/api/eth_sendendofblockbundle). */
+const END_OF_BLOCK_FIELDS = ['txs', 'blockNumber', 'revertingTxHashes', 'targetPools', 'replacementUuid', 'replacementSeqNumber'];
 
 /**
  * Intake of bundles, shared by `eth_sendBundle` on /rpc and the `builder.send_bundle` capability
@@ -103,8 +110,40 @@ export class BundleIntake {
     return this.store(searcher, bundle, via, maxBlock);
   }
 
+  /**
+   * Titan's `eth_sendEndOfBlockBundle` `{txs, blockNumber?, revertingTxHashes?, targetPools, replacementUuid?,
+   * replacementSeqNumber?}`: a bottom-of-block bundle (placed after every other bundle, included only when the block
+   * before it touched one of `targetPools`). `blockNumber` defaults to the next block; `replacementSeqNumber` orders
+   * bundles under one uuid like BuilderNet's `replacementNonce` (0 or absent: receive order).
+   * @throws {RpcError} -32602 naming the bad field (`targetPools[1]`, `replacementSeqNumber`, ...).
+   */
+  async submitEndOfBlock(searcher: Address, params: Record<string, unknown>, via: BundleVia = { kind: 'rpc' }): Promise<SubmitBundleResult> {
+    for (const key of Object.keys(params)) if (!END_OF_BLOCK_FIELDS.includes(key)) throw invalidParams(key, 'unknown field');
+    const [chainId, head] = await Promise.all([this.chainId(), this.headBlock()]);
+    const seq = params.replacementSeqNumber;
+    if (seq !== undefined && seq !== null) {
+      if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0)
+        throw invalidParams('replacementSeqNumber', 'must be a non-negative integer (a JSON number below 2^53)');
+      if (seq > 0 && (params.replacementUuid === undefined || params.replacementUuid === null))
+        throw invalidParams('replacementSeqNumber', 'needs replacementUuid: the sequence orders bundles sharing one uuid');
+    }
+    const targetAddresses = addressList(params.targetPools, 'targetPools', true);
+    const blockNumber = params.blockNumber ?? `0x${(head + 1n).toString(16)}`;
+    const valid = await validateSendBundleParams(
+      {
+        txs: params.txs,
+        blockNumber,
+        revertingTxHashes: params.revertingTxHashes,
+        replacementUuid: params.replacementUuid,
+        replacementNonce: typeof seq === 'number' && seq > 0 ? seq : undefined,
+      },
+      { chainId, head },
+    );
+    return this.store(searcher, { ...valid, bottomOfBlock: true, targetAddresses }, via, valid.blockNumber, 'replacementSeqNumber');
+  }
+
   /** Queues an already validated bundle for `valid.blockNumber` up to `maxBlock` (see {@link submit}). */
-  async store(searcher: Address, valid: ValidBundleParams, via: BundleVia, maxBlock = valid.blockNumber): Promise<SubmitBundleResult> {
+  async store(searcher: Address, valid: ValidBundleParams, via: BundleVia, maxBlock = valid.blockNumber, nonceField?: string): Promise<SubmitBundleResult> {
     const hash = bundleHash(valid.txs.map((t) => t.hash));
     const stored: StoredBundle = {
       bundle_hash: hash,
@@ -121,11 +160,27 @@ export class BundleIntake {
       refund_tx_hashes: valid.refundTxHashes,
       received_at: Date.now(),
       via,
+      replacement_nonce: valid.replacementNonce,
+      refund_identity: valid.refundIdentity,
+      delayed_refund: valid.delayedRefund || undefined,
+      bottom_of_block: valid.bottomOfBlock || undefined,
+      target_addresses: valid.targetAddresses.length > 0 ? valid.targetAddresses : undefined,
+      target_slots: valid.targetSlots.length > 0 ? valid.targetSlots : undefined,
     };
     const alsoFor: bigint[] = [];
     for (let b = valid.blockNumber + 1n; b <= maxBlock; b++) alsoFor.push(b);
-    const { replaced, charged, resent } = await this.pool.add(stored, this.opts.bundlePriceBaseUnits ?? 100_000n, { alsoFor });
-    return { bundleHash: hash, blockNumber: valid.blockNumber, maxBlock, searcher, replaced, charged, resent };
+    const { replaced, charged, resent, receivedAtMs } = await this.pool.add(stored, this.opts.bundlePriceBaseUnits ?? 100_000n, { alsoFor, nonceField });
+    return {
+      bundleHash: hash,
+      blockNumber: valid.blockNumber,
+      maxBlock,
+      searcher,
+      replaced,
+      charged,
+      resent,
+      receivedTimestampMs: receivedAtMs,
+      version: valid.version,
+    };
   }
 
   /**

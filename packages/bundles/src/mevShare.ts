@@ -157,6 +157,10 @@ export function validateMevSendBundleParams(obj: Record<string, unknown>, ctx: {
       refundPercent,
       refundRecipient,
       refundTxHashes,
+      delayedRefund: false,
+      bottomOfBlock: false,
+      targetAddresses: [],
+      targetSlots: [],
     },
     maxBlock,
   };

@@ -5,6 +5,8 @@ import type { Redis } from 'ioredis';
 import type { Address, Hash, Hex } from 'viem';
 import { accountKeys } from '@acg/accounts/commands';
 import { bundleKeys } from './commands/keys.js';
+import { invalidParams } from './errors.js';
+import { RefundLedger } from './refunds.js';
 
 /** How long a target block's pool lives after its last write, seconds (covers MAX_BLOCKS_AHEAD of mainnet slots). */
 export const POOL_TTL_SECONDS = 4 * 3600;
@@ -30,6 +32,18 @@ export interface StoredBundle {
   /** UNIX ms. */
   received_at: number;
   via: BundleVia;
+  /** BuilderNet `replacementNonce` (Titan `replacementSeqNumber`): orders bundles under one `replacement_uuid`. */
+  replacement_nonce?: number;
+  /** BuilderNet `refundIdentity`: the identity credited with this bundle's refunds (default: `searcher`). */
+  refund_identity?: Address;
+  /** BuilderNet `delayedRefund`: the `refund_percent` refund is recorded pending, not paid in the block. */
+  delayed_refund?: boolean;
+  /** Placed after every other bundle of the block (BuilderNet `desiredState: "BottomOfBlock"`, Titan `eth_sendEndOfBlockBundle`). */
+  bottom_of_block?: boolean;
+  /** Contracts a bottom-of-block bundle targets: it is included only when the block before it touched one of them. */
+  target_addresses?: Address[];
+  /** Storage slots per target address (index-aligned; checked for shape, matched at the address). */
+  target_slots?: Hash[][];
 }
 
 /** How one accepted bundle was priced: `paid` through x402, `debited` from the metered account, or recorded as `owed`. */
@@ -48,17 +62,21 @@ export interface MempoolTx {
  *
  * Keys: `builder:pool:<block>` (hash `<searcher>:<bundle_hash>` → JSON StoredBundle),
  * `builder:mempool:<block>` (hash tx hash → raw tx), `builder:uuid:<searcher>:<uuid>` (→ `<block>|<field>`),
+ * `builder:uuidnonce:<searcher>:<uuid>` (→ `<replacementNonce>|<bundle_hash>` of the last accepted; kept after a cancel),
  * `builder:stats` and `builder:searcher:<address>` counters (see health.ts).
  */
 export class OrderflowPool {
   /** The per-bundle life records the pool writes receipts into. */
   readonly stats: BundleStatsStore;
+  /** The refunds of landed blocks (README "Bundle API of 2026"). */
+  readonly refunds: RefundLedger;
 
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
   ) {
     this.stats = new BundleStatsStore(redis, keys);
+    this.refunds = new RefundLedger(redis, keys);
   }
 
   private field(b: Pick<StoredBundle, 'searcher' | 'bundle_hash'>): string {
@@ -80,13 +98,14 @@ export class OrderflowPool {
    * body replayed, by the searcher or anyone holding it) stores it again but neither counts nor
    * prices it again, for {@link POOL_TTL_SECONDS}. x402 bundles are paid per call and not deduplicated.
    * @returns `replaced`: the bundle hash that was replaced, if any; `charged`: how it was priced
-   *   (for a resend, how the first was); `resent`: true when it was already priced.
+   *   (for a resend, how the first was); `resent`: true when it was already priced; `receivedAtMs`: this
+   *   searcher's first receipt of the bundle for its first block (UNIX ms; a resend answers the first one's).
    */
   async add(
     bundle: StoredBundle,
     priceBaseUnits: bigint,
-    opts: { alsoFor?: readonly bigint[] } = {},
-  ): Promise<{ replaced?: Hash; charged: Charged; resent: boolean }> {
+    opts: { alsoFor?: readonly bigint[]; nonceField?: string } = {},
+  ): Promise<{ replaced?: Hash; charged: Charged; resent: boolean; receivedAtMs: number }> {
     const field = this.field(bundle);
     const searcher = bundle.searcher.toLowerCase();
     const dropping = new Set(bundle.dropping_tx_hashes);
@@ -97,7 +116,7 @@ export class OrderflowPool {
     const identity = bundle.replacement_uuid
       ? `${bundle.block_number}:uuid:${bundle.replacement_uuid.toLowerCase()}`
       : `${bundle.block_number}:${bundle.bundle_hash}`;
-    const { charged, previous, resent } = await addBundle(this.redis, {
+    const added = await addBundle(this.redis, {
       statsKey: bundleKeys.builder(this.keys, 'stats'),
       searcherKey: bundleKeys.builder(this.keys, 'searcher', searcher),
       accountKey: accountKeys.account(this.keys, searcher),
@@ -105,6 +124,9 @@ export class OrderflowPool {
       uuidKey: bundleKeys.builder(this.keys, 'uuid', searcher, bundle.replacement_uuid ?? '-'),
       uuidValue,
       pricedKey: bundleKeys.builder(this.keys, 'priced', searcher, identity),
+      nonceKey: bundleKeys.builder(this.keys, 'uuidnonce', searcher, bundle.replacement_uuid ?? '-'),
+      replacementNonce: bundle.replacement_nonce,
+      bundleHash: bundle.bundle_hash,
       blocks: blocks.map((block) => ({
         poolKey: bundleKeys.builder(this.keys, 'pool', block),
         statsKey: this.stats.keyOf(block, bundle.bundle_hash),
@@ -131,10 +153,22 @@ export class OrderflowPool {
       }),
       maxUsageLines: 1000,
     });
-    if (!previous || previous === uuidValue) return { charged, resent };
+    const nonceField = opts.nonceField ?? 'replacementNonce';
+    if (added.refused === 'stale_nonce')
+      throw invalidParams(nonceField, `${bundle.replacement_nonce} is not above ${added.lastNonce}, the last accepted for this replacementUuid`, {
+        reason_code: 'stale_replacement_nonce',
+        last_nonce: added.lastNonce,
+      });
+    if (added.refused !== undefined)
+      throw invalidParams(nonceField, `required: bundles under this replacementUuid are ordered by ${nonceField} (last accepted ${added.lastNonce})`, {
+        reason_code: 'replacement_nonce_required',
+        last_nonce: added.lastNonce,
+      });
+    const { charged, previous, resent, receivedAtMs } = added;
+    if (!previous || previous === uuidValue) return { charged, resent, receivedAtMs };
     const [block, prevField] = previous.split('|');
     await this.redis.hdel(bundleKeys.builder(this.keys, 'pool', block), prevField);
-    return { replaced: prevField.split(':')[1] as Hash, charged, resent };
+    return { replaced: prevField.split(':')[1] as Hash, charged, resent, receivedAtMs };
   }
 
   /**

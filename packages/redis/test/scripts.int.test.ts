@@ -149,6 +149,8 @@ describe.each(BACKENDS)('on %s', (backend) => {
       uuidKey: bundleKeys.builder(keys, 'uuid', searcher, '-'),
       uuidValue: '',
       pricedKey: bundleKeys.builder(keys, 'priced', searcher, '10:0xh1'),
+      nonceKey: bundleKeys.builder(keys, 'uuidnonce', searcher, '-'),
+      bundleHash: '0xh1',
       blocks: [10, 11].map((b) => ({
         poolKey: bundleKeys.builder(keys, 'pool', b),
         statsKey: bundleKeys.builder(keys, 'bstats', b, '0xh1'),
@@ -170,7 +172,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
     it('queues for every block, keeps the first receipt, counts once, and prices: paid, debited while the account holds the price, else owed', async () => {
       await db.redis.hset(accountKeys.account(keys, searcher), 'balance', '150000');
-      expect(await addBundle(db.redis, params())).toEqual({ charged: 'debited', balance: '50000', resent: false });
+      expect(await addBundle(db.redis, params())).toEqual({ charged: 'debited', balance: '50000', resent: false, receivedAtMs: 1000 });
       expect(await db.redis.hgetall(bundleKeys.builder(keys, 'pool', 10))).toEqual({ [`${searcher}:0xh1`]: '{"b":10}' });
       expect(await db.redis.hgetall(bundleKeys.builder(keys, 'pool', 11))).toEqual({ [`${searcher}:0xh1`]: '{"b":11}' });
       expect(await db.redis.hgetall(bundleKeys.builder(keys, 'bstats', 11, '0xh1'))).toEqual({ [`recv:${searcher}`]: '1000', txs: '0xt1,0xt2' });
@@ -181,9 +183,11 @@ describe.each(BACKENDS)('on %s', (backend) => {
         charged: 'owed',
         balance: '50000',
         resent: false,
+        // the first receipt is kept and answered
+        receivedAtMs: 1000,
       });
       expect(await db.redis.hget(bundleKeys.builder(keys, 'bstats', 10, '0xh1'), `recv:${searcher}`)).toBe('1000');
-      expect(await addBundle(db.redis, params({ paidBy: 'x402' }))).toEqual({ charged: 'paid', balance: '', resent: false });
+      expect(await addBundle(db.redis, params({ paidBy: 'x402' }))).toEqual({ charged: 'paid', balance: '', resent: false, receivedAtMs: 1000 });
       expect(await db.redis.hgetall(bundleKeys.builder(keys, 'searcher', searcher))).toEqual({
         bundles: '3',
         last_bundle_at: '1970-01-01T00:00:01.000Z',
@@ -207,8 +211,8 @@ describe.each(BACKENDS)('on %s', (backend) => {
           ...over,
         });
       await db.redis.hset(accountKeys.account(keys, who), 'balance', '500000');
-      expect(await addBundle(db.redis, mine())).toEqual({ charged: 'debited', balance: '400000', resent: false });
-      for (let i = 0; i < 3; i++) expect(await addBundle(db.redis, mine())).toEqual({ charged: 'debited', balance: '', resent: true });
+      expect(await addBundle(db.redis, mine())).toEqual({ charged: 'debited', balance: '400000', resent: false, receivedAtMs: 1000 });
+      for (let i = 0; i < 3; i++) expect(await addBundle(db.redis, mine())).toEqual({ charged: 'debited', balance: '', resent: true, receivedAtMs: 1000 });
       expect(await db.redis.hget(accountKeys.account(keys, who), 'balance')).toBe('400000');
       expect(await db.redis.llen(accountKeys.accountUsage(keys, who))).toBe(1);
       expect(await db.redis.hget(bundleKeys.builder(keys, 'searcher', who), 'bundles')).toBe('1');
@@ -223,9 +227,36 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
     it('swaps the replacement uuid and returns the former value', async () => {
       const uuidKey = bundleKeys.builder(keys, 'uuid', searcher, 'u1');
-      expect((await addBundle(db.redis, params({ uuidKey, uuidValue: '10|a' }))).previous).toBeUndefined();
-      expect((await addBundle(db.redis, params({ uuidKey, uuidValue: '10|b' }))).previous).toBe('10|a');
+      expect(await addBundle(db.redis, params({ uuidKey, uuidValue: '10|a' }))).toMatchObject({ previous: undefined });
+      expect(await addBundle(db.redis, params({ uuidKey, uuidValue: '10|b' }))).toMatchObject({ previous: '10|a' });
       expect(await db.redis.get(uuidKey)).toBe('10|b');
+    });
+
+    it('orders a uuid by replacementNonce: a newer one replaces, an older or equal other one is refused and writes nothing', async () => {
+      const uuidKey = bundleKeys.builder(keys, 'uuid', searcher, 'n1');
+      const nonceKey = bundleKeys.builder(keys, 'uuidnonce', searcher, 'n1');
+      const poolKey = bundleKeys.builder(keys, 'pool', 77);
+      const at = (nonce: number | undefined, hash: string) =>
+        params({
+          uuidKey,
+          nonceKey,
+          uuidValue: `77|${searcher}:${hash}`,
+          field: `${searcher}:${hash}`,
+          bundleHash: hash,
+          replacementNonce: nonce,
+          pricedKey: bundleKeys.builder(keys, 'priced', searcher, '77:uuid:n1'),
+          blocks: [{ poolKey, statsKey: bundleKeys.builder(keys, 'bstats', 77, hash), json: `{"h":"${hash}"}` }],
+        });
+      expect(await addBundle(db.redis, at(5, '0xa5'))).toMatchObject({ resent: false });
+      expect(await db.redis.get(nonceKey)).toBe('5|0xa5');
+      expect(await addBundle(db.redis, at(4, '0xa4'))).toEqual({ refused: 'stale_nonce', lastNonce: 5 });
+      expect(await addBundle(db.redis, at(5, '0xb5'))).toEqual({ refused: 'stale_nonce', lastNonce: 5 });
+      expect(await addBundle(db.redis, at(undefined, '0xc0'))).toEqual({ refused: 'nonce_required', lastNonce: 5 });
+      expect(Object.keys(await db.redis.hgetall(poolKey))).toEqual([`${searcher}:0xa5`]);
+      // the same bundle with the same nonce is a resend, answered alike
+      expect(await addBundle(db.redis, at(5, '0xa5'))).toMatchObject({ resent: true });
+      expect(await addBundle(db.redis, at(6, '0xa6'))).toMatchObject({ previous: `77|${searcher}:0xa5` });
+      expect(await db.redis.get(nonceKey)).toBe('6|0xa6');
     });
   });
 });

@@ -131,6 +131,24 @@ function sdkSection(): string[] {
   ];
 }
 
+/** The builder's JSON-RPC (apps/builder README "Wire format" and "Bundle API of 2026"): methods and the 2026 fields. */
+function bundleSection(builderUrl: string): string[] {
+  const rpc = `${builderUrl.replace(/\/+$/, '')}/rpc`;
+  return [
+    '## Bundles (builder JSON-RPC)',
+    '',
+    `The block builder takes bundles at \`POST ${rpc}\` (JSON-RPC 2.0, header \`X-Flashbots-Signature: <address>:<signature>\`, EIP-191 signature of keccak256 of the body; the signer is your identity). 0.10 USD per bundle. A wrong value is error -32602 with \`data.field\` naming the field.`,
+    '',
+    '- `eth_sendBundle` `[{txs, blockNumber, minTimestamp?, maxTimestamp?, revertingTxHashes?, droppingTxHashes?, replacementUuid?, refundPercent?, refundRecipient?, refundTxHashes?}]` (Flashbots) answers `null`; with BuilderNet\'s `version` (`"v1"` or `"v2"`) it answers `{bundleHash, receivedTimestampMs}` (UNIX ms).',
+    '- BuilderNet fields on `eth_sendBundle`: `replacementNonce` (integer, with `replacementUuid`: a higher nonce replaces the bundle under that uuid; a lower one, or the same nonce with another bundle, or none once the uuid has one, is refused); `refundIdentity` (address credited with the bundle\'s refunds instead of the signer); `delayedRefund` (true: the `refundPercent` refund is recorded pending, with no refund transaction in the block, the whole share in wei); `version: "v2"` with `desiredState: "BottomOfBlock"`, `targetAddresses` and `targetSlots` (per address, index-aligned): a bottom-of-block bundle.',
+    '- `eth_sendEndOfBlockBundle` `[{txs, blockNumber?, revertingTxHashes?, targetPools, replacementUuid?, replacementSeqNumber?}]` (Titan) answers `{bundleHash, receivedTimestampMs}`. Bottom-of-block bundles are placed after every other bundle of the block, simulated on the state those leave, and (with targets) only when the block before them called one of the targets or a log came from one.',
+    '- `mev_sendBundle` (MEV-Share v0.1) answers `{bundleHash, receivedTimestampMs}`; `eth_cancelBundle` `[{replacementUuid}]`; `eth_callBundle` simulates without queueing.',
+    '- `flashbots_getBundleStatsV2` `[{bundleHash, blockNumber}]`: received, simulated, considered, sealed, sent to relays, landed; `receivedTimestampMs`, and `inclusionLatencyMs` (receipt to the seal of the block that landed) once landed.',
+    "- Refunds, computed in wei from what the bundle paid the builder in the landed block, read by the identity that signs (BuilderNet's shapes, wei and blocks as hex): `buildernet_getFeeRefundTotalsByRecipient` `[recipient]` → `{pending, received, maxBlockNumber}`; `buildernet_getFeeRefundsByRecipient` `[{recipient, cursor?}]` → `{refunds: [{hash, amount, blockNumber, status, recipient, refundRecipient, delayed, txHash?}], cursor?}`; `buildernet_getFeeRefundsByBundle` `[bundle_hash]`; `buildernet_getDelayedRefunds` `[{recipient, blockRangeFrom?, blockRangeTo?, cursor?, hash?}]` → `{refunds, nextCursor?, indexedUpTo}`; `buildernet_getDelayedRefundTotalsByRecipient` `[{recipient, blockRangeFrom?, blockRangeTo?}]`.",
+    '',
+  ];
+}
+
 /**
  * llms.txt (llmstxt.org format) for the gateway: an H1 title, a blockquote summary, a Discovery
  * section linking /gateway-catalog.json, /registry, /openapi.json and /status/health, a
@@ -173,6 +191,7 @@ export function renderLlmsTxt(doc: RegistryDocument, ctx: BuildContext): string 
     ...mcpSection(base),
     ...bearerSection(base),
     ...sdkSection(),
+    ...bundleSection(ctx.builderUrl),
     '## Becoming a provider',
     '',
     `Anyone with an HTTPS endpoint and a USDC wallet on ${ctx.payment.network} can list capabilities here and be paid per call:`,

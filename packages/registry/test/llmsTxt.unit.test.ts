@@ -40,6 +40,31 @@ describe('renderLlmsTxt (llmstxt.org)', () => {
     for (const c of buildCatalog(ctx).capabilities) expect(text).toContain(`\`${c.id}\`, status ${c.status}`);
   });
 
+  it("documents the builder's JSON-RPC methods and the bundle fields of 2026", () => {
+    const section = linesBetween('## Bundles (builder JSON-RPC)', '## Becoming a provider').join('\n');
+    expect(section).toContain(`POST ${ctx.builderUrl.replace(/\/+$/, '')}/rpc`);
+    for (const name of [
+      'eth_sendBundle',
+      'eth_sendEndOfBlockBundle',
+      'mev_sendBundle',
+      'flashbots_getBundleStatsV2',
+      'buildernet_getFeeRefundTotalsByRecipient',
+      'buildernet_getFeeRefundsByRecipient',
+      'buildernet_getFeeRefundsByBundle',
+      'buildernet_getDelayedRefunds',
+      'buildernet_getDelayedRefundTotalsByRecipient',
+      'replacementNonce',
+      'refundIdentity',
+      'delayedRefund',
+      'receivedTimestampMs',
+      'inclusionLatencyMs',
+      'BottomOfBlock',
+      'targetPools',
+      '-32602',
+    ])
+      expect(section).toContain(name);
+  });
+
   it('explains x402 payment in three numbered lines', () => {
     const section = linesBetween('## Paying with x402', '## MCP');
     const steps = section.filter((l) => /^\d\. /.test(l));

@@ -24,6 +24,20 @@ export interface SendBundleOptions {
   refundPercent?: number;
   refundRecipient?: Address;
   refundTxHashes?: Hash[];
+  /** BuilderNet: orders bundles under one `replacementUuid`; one not above the last accepted is refused (-32602 `replacementNonce`). */
+  replacementNonce?: number;
+  /** BuilderNet: the address credited with this bundle's refunds instead of the signer (`buildernet_getFeeRefunds*`). */
+  refundIdentity?: Address;
+  /** BuilderNet: the `refundPercent` refund is recorded pending (no refund transaction in the block). Needs `refundPercent`. */
+  delayedRefund?: boolean;
+  /** BuilderNet's bundle format version; when set the builder answers `{bundleHash, receivedTimestampMs}`. `"v2"` for the fields below. */
+  version?: 'v1' | 'v2';
+  /** BuilderNet (`version: "v2"`): `"BottomOfBlock"` places the bundle after every other bundle of the block. */
+  desiredState?: 'BottomOfBlock';
+  /** BuilderNet (`version: "v2"`): contracts (pools) whose state the bundle targets; it lands only when the block before it touched one. */
+  targetAddresses?: Address[];
+  /** BuilderNet (`version: "v2"`): storage slots per target address, index-aligned with `targetAddresses` ([] = every slot). */
+  targetSlots?: Hex[][];
 }
 
 /** Transport options shared by the bundle calls. */
@@ -56,6 +70,8 @@ export interface SendBundleReturnType {
   blockNumber: Hex;
   /** The signing address: the searcher identity the builder records. */
   searcher: Address;
+  /** When the builder received the bundle, UNIX ms: present when it answered BuilderNet's `{bundleHash, receivedTimestampMs}` (`version` set). */
+  receivedTimestampMs?: number;
 }
 
 /**
@@ -129,8 +145,14 @@ export async function sendBundle({ rpcUrl, account, txs, blockNumber, opts = {} 
   const { id, fetch, signal, ...fields } = opts;
   const target = toHex(BigInt(blockNumber));
   const params = Object.fromEntries(Object.entries({ txs, blockNumber: target, ...fields }).filter(([, v]) => v !== undefined));
-  await call(rpcUrl, account, 'eth_sendBundle', [params], { id, fetch, signal });
-  return { bundleHash: computeBundleHash(txs), blockNumber: target, searcher: account.address };
+  const answer = await call(rpcUrl, account, 'eth_sendBundle', [params], { id, fetch, signal });
+  const received = (answer as { receivedTimestampMs?: unknown } | null)?.receivedTimestampMs;
+  return {
+    bundleHash: computeBundleHash(txs),
+    blockNumber: target,
+    searcher: account.address,
+    ...(typeof received === 'number' ? { receivedTimestampMs: received } : {}),
+  };
 }
 
 /**

@@ -34,6 +34,13 @@ export interface BundleStatsV2 {
   landedBlockHash?: Hash;
   landedAt?: string;
   landedInSealedBlock?: boolean;
+  /** When this searcher's copy was received, UNIX ms (BuilderNet's `receivedTimestampMs`; `receivedAt` as a number). */
+  receivedTimestampMs: number;
+  /**
+   * Once landed in the block this builder sealed: ms from receipt to the first seal of a block holding the bundle
+   * (the block's own timestamp has second precision; the seal is when the builder included it).
+   */
+  inclusionLatencyMs?: number;
 }
 
 /** Flashbots' answer for a bundle it has not seen; also what another searcher's bundle reads as. */
@@ -73,6 +80,7 @@ export async function flashbots_getBundleStatsV2(
     isSimulated: life.simulatedAt !== undefined,
     ...(life.simulatedAt !== undefined ? { simulatedAt: iso(life.simulatedAt) } : {}),
     receivedAt: iso(life.receivedAt),
+    receivedTimestampMs: life.receivedAt,
     consideredByBuildersAt: at(life.consideredAt),
     sealedByBuildersAt: at(life.sealedAt),
     sentToRelaysAt: life.relays,
@@ -87,6 +95,7 @@ export async function flashbots_getBundleStatsV2(
       out.landedAt = iso(Number(onChain.timestamp) * 1000);
       const canonical = onChain.hash?.toLowerCase();
       out.landedInSealedBlock = [life.sealedBlockHash, life.minedBlockHash].some((h) => h !== undefined && h.toLowerCase() === canonical);
+      if (out.landedInSealedBlock && life.sealedAt !== undefined) out.inclusionLatencyMs = life.sealedAt - life.receivedAt;
     }
   }
   return out;

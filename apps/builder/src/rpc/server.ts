@@ -10,6 +10,12 @@ import { eth_cancelBundle } from './eth_cancelBundle.js';
 import { eth_sendBundle } from './eth_sendBundle.js';
 import { flashbots_getBundleStatsV2 } from './flashbots_getBundleStatsV2.js';
 import { mev_sendBundle } from './mev_sendBundle.js';
+import { buildernet_getDelayedRefunds } from './buildernet_getDelayedRefunds.js';
+import { buildernet_getDelayedRefundTotalsByRecipient } from './buildernet_getDelayedRefundTotalsByRecipient.js';
+import { buildernet_getFeeRefundsByBundle } from './buildernet_getFeeRefundsByBundle.js';
+import { buildernet_getFeeRefundsByRecipient } from './buildernet_getFeeRefundsByRecipient.js';
+import { buildernet_getFeeRefundTotalsByRecipient } from './buildernet_getFeeRefundTotalsByRecipient.js';
+import { eth_sendEndOfBlockBundle } from './eth_sendEndOfBlockBundle.js';
 
 /** What the JSON-RPC methods use. */
 export interface RpcDeps {
@@ -24,7 +30,19 @@ export interface RpcDeps {
 }
 
 /** The methods served on `/rpc`, one file each (docs/code-style.md). */
-export const RPC_METHODS = ['eth_sendBundle', 'eth_cancelBundle', 'eth_callBundle', 'mev_sendBundle', 'flashbots_getBundleStatsV2'] as const;
+export const RPC_METHODS = [
+  'eth_sendBundle',
+  'eth_cancelBundle',
+  'eth_callBundle',
+  'mev_sendBundle',
+  'flashbots_getBundleStatsV2',
+  'eth_sendEndOfBlockBundle',
+  'buildernet_getFeeRefundTotalsByRecipient',
+  'buildernet_getFeeRefundsByRecipient',
+  'buildernet_getFeeRefundsByBundle',
+  'buildernet_getDelayedRefunds',
+  'buildernet_getDelayedRefundTotalsByRecipient',
+] as const;
 
 function toJsonRpcError(e: unknown, log: Logger, method: string): JsonRpcErrorObject {
   if (e instanceof RpcError) return e.toJSON();
@@ -45,6 +63,7 @@ export function createRpcServer(deps: RpcDeps): jayson.Server {
       (e) => callback(toJsonRpcError(e, deps.log, name)),
     );
   };
+  const refundDeps = { refunds: deps.intake.pool.refunds, client: deps.client };
   const methods: Record<(typeof RPC_METHODS)[number], Handler> = {
     eth_sendBundle: async (p, c) => {
       const result = await eth_sendBundle(deps.intake, p, c);
@@ -60,6 +79,16 @@ export function createRpcServer(deps: RpcDeps): jayson.Server {
     },
     flashbots_getBundleStatsV2: (p, c) =>
       flashbots_getBundleStatsV2({ stats: deps.intake.pool.stats, client: deps.client, blsPublicKey: deps.blsPublicKey }, p, c),
+    eth_sendEndOfBlockBundle: async (p, c) => {
+      const result = await eth_sendEndOfBlockBundle(deps.intake, p, c);
+      deps.metrics?.bundleReceived();
+      return result;
+    },
+    buildernet_getFeeRefundTotalsByRecipient: (p, c) => buildernet_getFeeRefundTotalsByRecipient(refundDeps, p, c),
+    buildernet_getFeeRefundsByRecipient: (p, c) => buildernet_getFeeRefundsByRecipient(refundDeps, p, c),
+    buildernet_getFeeRefundsByBundle: (p, c) => buildernet_getFeeRefundsByBundle(refundDeps, p, c),
+    buildernet_getDelayedRefunds: (p, c) => buildernet_getDelayedRefunds(refundDeps, p, c),
+    buildernet_getDelayedRefundTotalsByRecipient: (p, c) => buildernet_getDelayedRefundTotalsByRecipient(refundDeps, p, c),
   };
   return new jayson.Server(Object.fromEntries(Object.entries(methods).map(([name, fn]) => [name, wrap(name, fn)])) as never, { useContext: true, version: 2 });
 }

@@ -7,7 +7,7 @@ export { bundleKeys } from './keys.js';
  * The orderflow pool of @acg/bundles (packages/bundles README): the Lua scripts in `./lua` (one file per script, loaded by name, as bullmq keeps its
  * commands), each called through a typed wrapper below with named arguments (as bullmq's
  * `addStandardJobArgs` builds KEYS and ARGV) and a typed result. Each wrapper defines its
- * scripts on the connection on first use (`withScripts`, idempotent). `bundle_add` takes its number of keys first (2 keys per target block).
+ * scripts on the connection on first use (`withScripts`, idempotent). `bundle_add` takes its number of keys first (7 + 2 keys per target block).
  */
 const SCRIPTS = scriptSet(new URL('./lua/', import.meta.url), {
   // dynamic: the caller passes numkeys first (2 keys per target block)
@@ -28,6 +28,12 @@ export interface AddBundleParameters {
   uuidValue: string;
   /** the searcher's priced-bundle marker of this bundle's identity (same transactions and block, or same uuid and block): set once priced, for the pool TTL */
   pricedKey: string;
+  /** the searcher's replacement-nonce key of the uuid (any key of the deployment when `uuidValue` is empty) */
+  nonceKey: string;
+  /** `replacementNonce`, or undefined when the bundle has none */
+  replacementNonce?: number;
+  /** the bundle hash (a resend with the same nonce and hash is accepted) */
+  bundleHash: string;
   /** per target block: pool hash, bundle-stats hash and the stored bundle (JSON) */
   blocks: readonly { poolKey: string; statsKey: string; json: string }[];
   /** pool field, `<searcher>:<bundle_hash>` */
@@ -49,8 +55,16 @@ export interface AddBundleParameters {
   maxUsageLines: number;
 }
 
-/** What `bundle_add.lua` did: how the bundle was priced, the account balance after, and the uuid key's former value. */
-export interface AddBundleReturnType {
+/**
+ * What `bundle_add.lua` did: how the bundle was priced, the account balance after, and the uuid key's former value;
+ * or `refused` (nothing written): `stale_nonce` when its `replacementNonce` is not above the uuid's last accepted one,
+ * `nonce_required` when the uuid is ordered by nonce and the bundle has none; `lastNonce` is that last one.
+ */
+export type AddBundleReturnType = AddBundleAccepted | { refused: 'stale_nonce' | 'nonce_required'; lastNonce: number };
+
+/** {@link AddBundleReturnType} of a bundle that was queued. */
+export interface AddBundleAccepted {
+  refused?: undefined;
   charged: 'paid' | 'debited' | 'owed';
   /** integer base units ('' for x402) */
   balance: string;
@@ -58,6 +72,8 @@ export interface AddBundleReturnType {
   previous?: string;
   /** true when this searcher's bundle was already priced (a resend): `charged` is how the first was priced, nothing moved now */
   resent: boolean;
+  /** this searcher's first receipt of the bundle for its first block, UNIX ms (a resend keeps the first one's) */
+  receivedAtMs: number;
 }
 
 /**
@@ -67,8 +83,8 @@ export interface AddBundleReturnType {
  * A bundle whose `pricedKey` is set (a resend) is stored again but neither counted nor priced.
  */
 export async function addBundle(redis: Redis, p: AddBundleParameters): Promise<AddBundleReturnType> {
-  const keys = [p.statsKey, p.searcherKey, p.accountKey, p.usageKey, p.uuidKey, p.pricedKey, ...p.blocks.flatMap((b) => [b.poolKey, b.statsKey])];
-  const [charged, balance, previous, resent] = (await withScripts(redis, SCRIPTS).bundle_add(
+  const keys = [p.statsKey, p.searcherKey, p.accountKey, p.usageKey, p.uuidKey, p.pricedKey, p.nonceKey, ...p.blocks.flatMap((b) => [b.poolKey, b.statsKey])];
+  const [charged, balance, previous, resent, received] = (await withScripts(redis, SCRIPTS).bundle_add(
     keys.length,
     ...keys,
     p.field,
@@ -83,7 +99,16 @@ export async function addBundle(redis: Redis, p: AddBundleParameters): Promise<A
     p.uuidValue,
     p.usageLine,
     p.maxUsageLines,
+    p.replacementNonce === undefined ? '' : String(p.replacementNonce),
+    p.bundleHash,
     ...p.blocks.map((b) => b.json),
-  )) as [0 | 1 | 2, string, string, 0 | 1];
-  return { charged: charged === 2 ? 'paid' : charged === 1 ? 'debited' : 'owed', balance, previous: previous || undefined, resent: resent === 1 };
+  )) as [-2 | -1 | 0 | 1 | 2, string, string, 0 | 1, string];
+  if (charged < 0) return { refused: charged === -1 ? 'stale_nonce' : 'nonce_required', lastNonce: Number(balance) };
+  return {
+    charged: charged === 2 ? 'paid' : charged === 1 ? 'debited' : 'owed',
+    balance,
+    previous: previous || undefined,
+    resent: resent === 1,
+    receivedAtMs: Number(received),
+  };
 }
