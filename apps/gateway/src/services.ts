@@ -1,17 +1,11 @@
 import { DiscoveryResources } from './discoveryResources.js';
-import { Ledger, SignInWithX, SiweAuthenticator, TokenStore } from '@acg/accounts';
+import { Ledger } from '@acg/accounts';
+import { SignInWithX, SiweAuthenticator, TokenStore } from '@acg/identity';
 import { readBuilderHealth } from '@acg/bundles';
 import { JobQueue, JobStore } from '@acg/jobs';
-import {
-  type CreditReversal,
-  createInProcessFacilitator,
-  createRemoteFacilitator,
-  PaymentChainMonitor,
-  Paywall,
-  type RefundQueue,
-  SignInWithXChallenges,
-  startRefundsFromConfig,
-} from '@acg/payments';
+import { createInProcessFacilitator, createRemoteFacilitator, PaymentChainMonitor, Paywall } from '@acg/payments';
+import { SignInWithXChallenges } from '@acg/identity';
+import { type CreditReversal, type RefundQueue, startRefundsFromConfig } from '@acg/treasury';
 import type { Worker } from 'bullmq';
 import { createRefundsAndLedger, paymentReversals, type ProviderLedger } from '@acg/provider-ledger';
 import { connectRedis, LatencySeries, RedisKeys, ReplicaAcks } from '@acg/redis';

@@ -3,20 +3,9 @@ import { chainClients, type GatewayConfig } from '@acg/config';
 import { ExecutionStore, succeededExecutionAnswer, Telemetry } from '@acg/execution';
 import { JobStore, startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
-import {
-  type ChainReconciliationOptions,
-  PaymentChainMonitor,
-  type PaymentRecoveryOptions,
-  readChainReconciliationReport,
-  type RefundQueue,
-  type RunningChainReconciliation,
-  type RunningFinality,
-  startChainReconciliation,
-  startPaymentRecovery,
-  startRefundsFromConfig,
-  startTransferFinality,
-  TreasurySender,
-} from '@acg/payments';
+import { PaymentChainMonitor } from '@acg/payments';
+import { type ChainReconciliationOptions, type PaymentRecoveryOptions, readChainReconciliationReport, type RunningChainReconciliation, startChainReconciliation, startPaymentRecovery } from '@acg/reconciliation';
+import { type RefundQueue, type RunningFinality, startRefundsFromConfig, startTransferFinality, TreasurySender } from '@acg/treasury';
 import { Ledger, startOpenCallRecovery } from '@acg/accounts';
 import { createRefundsAndLedger, paymentReversals, type ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
 import { createProcessProviders, type ProviderDirectory, type ProviderEarnings, type ProviderStore } from '@acg/provider-directory';

@@ -2,7 +2,7 @@ import type { SettleResponse } from '@x402/core/types';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { BaseError, TransactionNotFoundError, type PublicClient } from 'viem';
-import { authorizationTx, authorizationUsed } from './eip3009.js';
+import { authorizationTx, authorizationUsed } from '@acg/treasury';
 import { PaymentChainUnavailableError, PaymentInProgressError, PaymentSettlementPendingError } from './errors.js';
 import type { AuthorizationRef, Reservations } from './reservation.js';
 import type { SettledPayment } from './settle.js';

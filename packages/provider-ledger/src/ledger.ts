@@ -1,5 +1,5 @@
 import type { ProviderCredit } from '@acg/provider-directory';
-import { readRefund, storedTransferRecord, type RefundQueue, type TransferRecord } from '@acg/payments';
+import { readRefund, storedTransferRecord, type RefundQueue, type TransferRecord } from '@acg/treasury';
 import type { RedisKeys } from '@acg/redis';
 import {
   creditProvider,

@@ -2,12 +2,9 @@ import { createHash } from 'node:crypto';
 import type { RedisKeys } from '@acg/redis';
 import type { Logger } from 'pino';
 import { BaseError, parseAbiItem, TransactionReceiptNotFoundError } from 'viem';
-import { reserveAuthorization } from './commands/index.js';
-import { paymentKeys } from './commands/keys.js';
-import { AUTHORIZATION_USED } from './eip3009.js';
+import { paymentKeys, reserveAuthorization } from '@acg/payments/commands';
+import { AUTHORIZATION_USED, readRefund, refundTransferRecord, treasuryKeys, type TreasurySender } from '@acg/treasury';
 import { recoverPayment, type PaymentRecoveryOptions, type RecoveryOutcome } from './recovery.js';
-import { readRefund, refundTransferRecord } from './refunds.js';
-import type { TreasurySender } from './treasury.js';
 
 /** ERC-20 `Transfer` (USDC emits it next to EIP-3009 `AuthorizationUsed`). */
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
@@ -206,7 +203,7 @@ async function checkRefund(
     record: refundTransferRecord(o.redis, o.keys, op),
   });
   if (sent.status !== 'success') return undecided(`re-sent refund ${sent.hash} reverted`, op);
-  await o.redis.hset(paymentKeys.refund(o.keys, op), 'status', 'sent', 'tx_hash', sent.hash, 'sent_at', new Date().toISOString());
+  await o.redis.hset(treasuryKeys.refund(o.keys, op), 'status', 'sent', 'tx_hash', sent.hash, 'sent_at', new Date().toISOString());
   o.log.warn({ operationId: op, tx_hash: sent.hash, vanished: refund.tx_hash }, 're-sent a refund that was recorded sent but was not on chain');
   return 'repaired';
 }

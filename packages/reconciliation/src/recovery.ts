@@ -1,12 +1,10 @@
 import type { RedisKeys } from '@acg/redis';
-import { releaseAuthorization, transitionAuthorization, type AuthorizationState } from './commands/index.js';
+import { paymentKeys, releaseAuthorization, transitionAuthorization, type AuthorizationState } from '@acg/payments/commands';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PublicClient } from 'viem';
-import { authorizationTx, authorizationUsed } from './eip3009.js';
-import type { CreditReversal, RefundQueue } from './refunds.js';
-import { paymentKeys } from './commands/keys.js';
-import { settlementInPool } from './reconcile.js';
+import { settlementInPool } from '@acg/payments';
+import { authorizationTx, authorizationUsed, type CreditReversal, type RefundQueue } from '@acg/treasury';
 
 export interface PaymentRecoveryOptions {
   redis: Redis;

@@ -5,9 +5,9 @@ import type { Logger } from 'pino';
 import type { Account, Chain, Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { RedisKeys } from '@acg/redis';
-import type { PaymentObserver } from './observer.js';
+import type { RefundObserver } from './observer.js';
 import { TreasurySender, type TransferRecord } from './treasury.js';
-import { paymentKeys } from './commands/keys.js';
+import { treasuryKeys } from './keys.js';
 import { trackTreasuryTransfer } from './finality.js';
 import { storedTransferRecord } from './transferRecord.js';
 
@@ -23,17 +23,6 @@ export interface RefundRequest {
 /** Refund state as stored in Redis and shown on executions and jobs (docs/decisions.md "x402 payments"). */
 export type { RefundRecord };
 
-/**
- * Undoes what a paid operation credited before its payment is refunded (README "x402 payments":
- * the outcome of a paid call is one decision): called by the paywall when it decides a refund, and
- * by the crash-recovery sweep, before the refund is queued; retried until Redis answers, and
- * idempotent. `already_refunded`: the payer was refunded for this operation another way (a
- * provider dispute), so no second refund is queued. The gateway's composes the provider ledger
- * (`exe_`) and metered accounts (`dep_`).
- */
-export interface CreditReversal {
-  reverse(p: { operationId: string; payer: `0x${string}`; amount: string }): Promise<'reversed' | 'none' | 'already_refunded' | 'paid_out'>;
-}
 
 export const REFUND_QUEUE = 'refunds';
 
@@ -50,7 +39,7 @@ export class RefundQueue {
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
     connection: Redis,
-    private readonly opts: { observer?: PaymentObserver } = {},
+    private readonly opts: { observer?: RefundObserver } = {},
   ) {
     this.queue = new Queue(REFUND_QUEUE, { connection, prefix: keys.bullPrefix() });
     this.queue.on('error', () => undefined); // a Redis outage surfaces as the failing enqueue
@@ -58,7 +47,7 @@ export class RefundQueue {
 
   /** Records the refund as pending and enqueues its job; a second call for the same operation is a no-op. */
   async enqueue(r: RefundRequest): Promise<void> {
-    const key = paymentKeys.refund(this.keys, r.operationId);
+    const key = treasuryKeys.refund(this.keys, r.operationId);
     const created = await this.redis.hsetnx(key, 'status', 'pending');
     if (created) {
       await this.redis.hset(key, 'amount', r.amount, 'payer', r.payer, 'payment_tx_hash', r.paymentTxHash);
@@ -85,7 +74,7 @@ export class RefundQueue {
 
 /** Reads the refund of an operation, or undefined when none was needed. */
 export async function readRefund(redis: Redis, keys: RedisKeys, operationId: string): Promise<RefundRecord | undefined> {
-  const h = await redis.hgetall(paymentKeys.refund(keys, operationId));
+  const h = await redis.hgetall(treasuryKeys.refund(keys, operationId));
   if (!h.status) return undefined;
   return {
     status: h.status === 'sent' ? 'sent' : 'pending',
@@ -151,7 +140,7 @@ export interface RefundWorkerOptions {
   asset: `0x${string}`;
   log: Logger;
   /** Told of each refund sent and each failed attempt (metrics). */
-  observer?: PaymentObserver;
+  observer?: RefundObserver;
 }
 
 /**
@@ -159,7 +148,7 @@ export interface RefundWorkerOptions {
  * `nonce`): the {@link TransferRecord} that makes the refund exactly once.
  */
 export function refundTransferRecord(redis: Redis, keys: RedisKeys, operationId: string): TransferRecord {
-  return storedTransferRecord(redis, paymentKeys.refund(keys, operationId));
+  return storedTransferRecord(redis, treasuryKeys.refund(keys, operationId));
 }
 
 /**
@@ -176,7 +165,7 @@ export function startRefundWorker(o: RefundWorkerOptions): Worker {
 
   const process = async (job: Job<RefundRequest>) => {
     const r = job.data;
-    const key = paymentKeys.refund(o.keys, r.operationId);
+    const key = treasuryKeys.refund(o.keys, r.operationId);
     const rec = await o.redis.hgetall(key);
     if (rec.status === 'sent') {
       // sent before a crash stopped this job: watched until final like any other

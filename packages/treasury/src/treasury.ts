@@ -17,7 +17,7 @@ import {
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
 } from 'viem';
-import { paymentKeys } from './commands/keys.js';
+import { treasuryKeys } from './keys.js';
 
 /** A signed treasury transaction as stored before it is broadcast: raw bytes, hash and nonce. */
 export interface SignedTransfer {
@@ -103,7 +103,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Sends USDC transfers from the treasury, exactly once per {@link TransferRecord}, safely from any
  * number of processes (the refund worker and the provider payouts both use it).
  *
- * Nonces: every fresh send takes the Redis lease `paymentKeys.treasurySendLock(keys, address)` around
+ * Nonces: every fresh send takes the Redis lease `treasuryKeys.treasurySendLock(keys, address)` around
  * prepare (nonce = the node's `pending` transaction count) → sign → store → broadcast → wait until
  * the node's pending count has moved past that nonce, then releases it. So two senders never sign
  * the same nonce while both are alive; a sender that dies holding the lease blocks others for at
@@ -131,7 +131,7 @@ export class TreasurySender {
     this.publicClient = createPublicClient({ chain: o.chain, transport, pollingInterval: 250 }) as PublicClient;
     this.wallet = createWalletClient({ account: o.treasury, chain: o.chain, transport });
     this.address = o.treasury.address;
-    this.lockKey = paymentKeys.treasurySendLock(o.keys, o.treasury.address);
+    this.lockKey = treasuryKeys.treasurySendLock(o.keys, o.treasury.address);
   }
 
   /**

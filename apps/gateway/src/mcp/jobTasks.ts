@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { cancelEffect, JOB_ENDED, jobView, type StoredJob } from '@acg/jobs';
-import { readRefund } from '@acg/payments';
+import { readRefund } from '@acg/treasury';
 import { JobId, type JobRecord } from '@acg/schemas';
 import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { ErrorCode, McpError, type CallToolResult, type Result, type Task } from '@modelcontextprotocol/sdk/types.js';

@@ -1,5 +1,5 @@
 import { CapabilityResolutionError, checkPrecondition, executableDefinition, parseCapabilityInput } from '@acg/execution';
-import { readRefund } from '@acg/payments';
+import { readRefund } from '@acg/treasury';
 import { cancelEffect, jobView, planJob, PlanError } from '@acg/jobs';
 import { JobCreated, JobId, JobRecord, JobRequest, JobStatus } from '@acg/schemas';
 import { ulid } from 'ulid';

@@ -1,6 +1,7 @@
 import type { EarlyRun } from '@acg/execution';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { AuthError, InsufficientBalanceError } from '@acg/accounts';
+import { InsufficientBalanceError } from '@acg/accounts';
+import { AuthError } from '@acg/identity';
 import type { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { header, type Context } from './context.js';

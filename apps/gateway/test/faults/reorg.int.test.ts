@@ -1,4 +1,4 @@
-import { readRefund, startTransferFinality, trackedTransfer, TransferFinality, transferWithAuthorizationData, type FinalityRound } from '@acg/payments';
+import { readRefund, startTransferFinality, trackedTransfer, TransferFinality, transferWithAuthorizationData, type FinalityRound } from '@acg/treasury';
 import { runPayoutPass } from '@acg/provider-ledger';
 import { ulid } from 'ulid';
 import { pino } from 'pino';

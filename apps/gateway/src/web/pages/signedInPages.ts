@@ -1,4 +1,4 @@
-import { AuthError } from '@acg/accounts';
+import { AuthError } from '@acg/identity';
 import { formatUnits } from 'viem';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { layout } from '../layout.js';

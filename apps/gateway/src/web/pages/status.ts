@@ -1,4 +1,4 @@
-import { type ChainReconciliationReport, readChainReconciliationReport } from '@acg/payments';
+import { type ChainReconciliationReport, readChainReconciliationReport } from '@acg/reconciliation';
 import type { HealthDocument, LatencySeriesDocument, LegacyRegistryEntry } from '@acg/schemas';
 import { html, jsonScript, type SafeHtml } from '../html.js';
 import { layout } from '../layout.js';
