@@ -336,13 +336,14 @@ describe('one implementation per capability (packages/capabilities README)', () 
 
 /** Each domain's key fragment (after the deployment prefix) and the workspaces allowed to name it (its `src/commands/keys.ts` names it for everyone else). */
 const DOMAIN_KEYS: Record<string, string[]> = {
-  'pay:': ['packages/payments'],
+  // the paywall's reservations (`pay:auth:`, `pay:inflight`) and the treasury's finality tracking (`pay:fin:`)
+  'pay:': ['packages/payments', 'packages/treasury'],
   'idem:': ['packages/payments'],
-  'refund:': ['packages/payments'],
+  'refund:': ['packages/treasury'],
   'payid:': ['packages/payments'],
-  'treasury-send:': ['packages/payments'],
+  'treasury-send:': ['packages/treasury'],
   'acct:': ['packages/accounts'],
-  'auth:': ['packages/accounts'],
+  'auth:': ['packages/identity'],
   // each app's own per-IP rate limit (the builder's token bucket; the gateway's rate-limiter-flexible)
   'rl:': ['apps/builder', 'apps/gateway'],
   'builder:': ['packages/bundles'],

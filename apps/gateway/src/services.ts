@@ -1,4 +1,3 @@
-import { DiscoveryResources } from './discoveryResources.js';
 import { Ledger } from '@acg/accounts';
 import { SignInWithX, SiweAuthenticator, TokenStore } from '@acg/identity';
 import { readBuilderHealth } from '@acg/bundles';
@@ -50,8 +49,6 @@ export interface Services {
   telemetry: Telemetry;
   probes: ProbeStore;
   discovery: Discovery;
-  /** Every paid resource in x402's discovery API format (`GET /discovery/resources`). */
-  discoveryResources: DiscoveryResources;
   capabilityDeps: CapabilityDeps;
   /** Every capability this gateway serves now: the built-ins plus `CreateServicesOptions.capabilities` plus providers', in catalog order. */
   catalog: CapabilityCatalog;
@@ -311,14 +308,6 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     telemetry,
     probes,
     discovery,
-    discoveryResources: new DiscoveryResources({
-      baseUrl: publicBaseUrl,
-      catalog,
-      requirements: (price) => {
-        const r = paywall.requirements(price);
-        return { ...r, scheme: 'exact', extra: r.extra ?? {} };
-      },
-    }),
     capabilityDeps: { chainClient: (chain) => clients.get(chain), redis, keys },
     catalog,
     paymentClient,

@@ -1,6 +1,6 @@
 export { bearerTokenOf, readBearer, type BearerCredential } from './bearer.js';
 export { AuthError } from './errors.js';
-export { identityKeys } from './keys.js';
+export { identityKeys } from './commands/keys.js';
 export {
   SIGN_IN_WITH_X_CALL_GAS,
   SIGN_IN_WITH_X_CALL_TIMEOUT_MS,

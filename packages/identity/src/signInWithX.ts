@@ -3,7 +3,7 @@ import { parseSIWxHeader, validateSIWxMessage, verifySIWxSignature, type SIWxPay
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { createPublicClient, custom, getAddress, numberToHex, type PublicClient } from 'viem';
-import { identityKeys } from './keys.js';
+import { identityKeys } from './commands/keys.js';
 import { AuthError } from './errors.js';
 
 /** Where sign-in-with-x proofs are valid: the gateway's public origin and the payment network. */

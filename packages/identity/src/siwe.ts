@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { getAddress, isAddress, type PublicClient } from 'viem';
 import { createSiweMessage, generateSiweNonce, parseSiweMessage } from 'viem/siwe';
 import { AuthError } from './errors.js';
-import { identityKeys } from './keys.js';
+import { identityKeys } from './commands/keys.js';
 
 /** Where sign-in messages are valid: the gateway's host and URL, and the payment chain. */
 export interface SiweDomain {

@@ -3,7 +3,7 @@ import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { AuthError } from './errors.js';
 import { newAccessToken } from './siwe.js';
-import { identityKeys } from './keys.js';
+import { identityKeys } from './commands/keys.js';
 
 /** `POST /v1/auth/token` response (docs/decisions.md "Accounts and bearer tokens"). */
 export interface IssuedToken {

@@ -4,7 +4,7 @@ import { eip3009ABI } from '@x402/evm';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { encodeFunctionData, parseSignature, parseTransaction, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
-import { treasuryKeys } from './keys.js';
+import { treasuryKeys } from './commands/keys.js';
 import { AUTHORIZATION_USED, authorizationUsed, type Eip3009Authorization } from './authorization.js';
 import type { CreditReversal } from './reversals.js';
 import { receiptOf } from './chainSender.js';

@@ -25,7 +25,7 @@ export {
   type TrackedTreasuryTransfer,
   type TransferFinalityOptions,
 } from './finality.js';
-export { treasuryKeys } from './keys.js';
+export { treasuryKeys } from './commands/keys.js';
 export type { RefundObserver } from './observer.js';
 export {
   readRefund,

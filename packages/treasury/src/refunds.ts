@@ -7,7 +7,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { RedisKeys } from '@acg/redis';
 import type { RefundObserver } from './observer.js';
 import { TreasurySender, type TransferRecord } from './treasury.js';
-import { treasuryKeys } from './keys.js';
+import { treasuryKeys } from './commands/keys.js';
 import { trackTreasuryTransfer } from './finality.js';
 import { storedTransferRecord } from './transferRecord.js';
 
@@ -22,7 +22,6 @@ export interface RefundRequest {
 
 /** Refund state as stored in Redis and shown on executions and jobs (docs/decisions.md "x402 payments"). */
 export type { RefundRecord };
-
 
 export const REFUND_QUEUE = 'refunds';
 

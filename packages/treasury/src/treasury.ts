@@ -17,7 +17,7 @@ import {
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
 } from 'viem';
-import { treasuryKeys } from './keys.js';
+import { treasuryKeys } from './commands/keys.js';
 
 /** A signed treasury transaction as stored before it is broadcast: raw bytes, hash and nonce. */
 export interface SignedTransfer {
