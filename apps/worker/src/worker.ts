@@ -4,7 +4,14 @@ import { ExecutionStore, succeededExecutionAnswer, Telemetry } from '@acg/execut
 import { JobStore, startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
 import { PaymentChainMonitor } from '@acg/payments';
-import { type ChainReconciliationOptions, type PaymentRecoveryOptions, readChainReconciliationReport, type RunningChainReconciliation, startChainReconciliation, startPaymentRecovery } from '@acg/reconciliation';
+import {
+  type ChainReconciliationOptions,
+  type PaymentRecoveryOptions,
+  readChainReconciliationReport,
+  type RunningChainReconciliation,
+  startChainReconciliation,
+  startPaymentRecovery,
+} from '@acg/reconciliation';
 import { type RefundQueue, type RunningFinality, startRefundsFromConfig, startTransferFinality, TreasurySender } from '@acg/treasury';
 import { Ledger, startOpenCallRecovery } from '@acg/accounts';
 import { createRefundsAndLedger, paymentReversals, type ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';

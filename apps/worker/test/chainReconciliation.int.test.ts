@@ -2,7 +2,13 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { devPrivateKey } from '@acg/devnet';
-import { type ChainReconciliationOptions, readChainReconciliationReport, reconcileBlocks, reconciledOperationId, runChainReconciliation } from '@acg/reconciliation';
+import {
+  type ChainReconciliationOptions,
+  readChainReconciliationReport,
+  reconcileBlocks,
+  reconciledOperationId,
+  runChainReconciliation,
+} from '@acg/reconciliation';
 import { readRefund } from '@acg/treasury';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';

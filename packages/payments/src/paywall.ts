@@ -203,10 +203,12 @@ export class Paywall {
   /** `response` with a fresh sign-in-with-x challenge when configured (after the challenge cache: a nonce is for one 402). */
   private async signInOffered(response: Promise<PaymentRequiredResponse>): Promise<PaymentRequiredResponse> {
     const s = this.opts.signInWithX;
-    const offer = s && (async (r: PaymentRequiredResponse) => {
-      const challenge = await s.challengeFor(r.paymentRequired);
-      return challenge ? withPaymentRequiredExtension(r, SIGN_IN_WITH_X, challenge) : r;
-    });
+    const offer =
+      s &&
+      (async (r: PaymentRequiredResponse) => {
+        const challenge = await s.challengeFor(r.paymentRequired);
+        return challenge ? withPaymentRequiredExtension(r, SIGN_IN_WITH_X, challenge) : r;
+      });
     return this.extended(await response, offer, 'sign-in-with-x challenge failed; 402 sent without it');
   }
 

@@ -1,4 +1,4 @@
-import { type PaymentObserver } from '@acg/payments';
+import type { PaymentObserver } from '@acg/payments';
 import { RefundQueue } from '@acg/treasury';
 import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';

@@ -46,4 +46,3 @@ export async function authorizationTx(
   const logs = await client.getLogs({ address: asset, event: AUTHORIZATION_USED, args: { authorizer: from, nonce }, fromBlock: 'earliest' }).catch(() => []);
   return logs[0]?.transactionHash ?? undefined;
 }
-

@@ -10,7 +10,6 @@ export interface CreditReversal {
   reverse(p: { operationId: string; payer: `0x${string}`; amount: string }): Promise<'reversed' | 'none' | 'already_refunded' | 'paid_out'>;
 }
 
-
 /**
  * One {@link CreditReversal} from several, each owning the operations whose id starts with its
  * prefix (e.g. `exe_` → the provider ledger, `dep_` → metered accounts); other operations credit

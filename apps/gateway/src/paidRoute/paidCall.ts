@@ -1,4 +1,15 @@
-import { PaymentChainUnavailableError, PaymentSettlementPendingError, PaymentConflictError, PaymentInProgressError, PaymentVerificationUnavailableError, type Outcome, type PaidRequest, type PaidResponse, type Paywall, type SettledPayment } from '@acg/payments';
+import {
+  PaymentChainUnavailableError,
+  PaymentSettlementPendingError,
+  PaymentConflictError,
+  PaymentInProgressError,
+  PaymentVerificationUnavailableError,
+  type Outcome,
+  type PaidRequest,
+  type PaidResponse,
+  type Paywall,
+  type SettledPayment,
+} from '@acg/payments';
 import { problemDetails, type Problem } from '../trpc/problem.js';
 
 /** A problem answer: status, RFC 9457 body, headers (e.g. `Retry-After`). */

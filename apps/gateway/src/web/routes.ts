@@ -6,7 +6,7 @@ import { PAGE_HEADERS } from './layout.js';
 import { prefersHtml } from './negotiate.js';
 import { notFoundPage } from './pages/notFound.js';
 import type { SafeHtml } from './html.js';
-import type { PageContext, WebPage } from './page.js';
+import type { WebPage } from './page.js';
 import { WEB_PAGES } from './pages/index.js';
 
 export type { PageContext, PageResult, WebPage } from './page.js';
