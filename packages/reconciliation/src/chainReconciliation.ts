@@ -5,6 +5,7 @@ import { BaseError, parseAbiItem, TransactionReceiptNotFoundError } from 'viem';
 import { paymentKeys, reserveAuthorization } from '@acg/payments/commands';
 import { AUTHORIZATION_USED, readRefund, refundTransferRecord, treasuryKeys, type TreasurySender } from '@acg/treasury';
 import { recoverPayment, type PaymentRecoveryOptions, type RecoveryOutcome } from './recovery.js';
+import { reconciliationKeys } from './commands/keys.js';
 
 /** ERC-20 `Transfer` (USDC emits it next to EIP-3009 `AuthorizationUsed`). */
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
@@ -73,7 +74,7 @@ export function reconciledOperationId(authKey: string): string {
 /** How long the paywall keeps reservations, seconds (its default). */
 const RETENTION_SECONDS = 7 * 24 * 3600;
 
-const reportKey = (keys: RedisKeys) => `${keys.prefix}pay:chain-reconciliation`;
+const reportKey = (keys: RedisKeys) => reconciliationKeys.chainReconciliationReport(keys);
 
 /**
  * The payments into the treasury in blocks `[fromBlock, toBlock]`: each `AuthorizationUsed` log of
