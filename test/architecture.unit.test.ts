@@ -17,9 +17,16 @@
  *
  * Imports are read with the TypeScript scanner (`ts.preProcessFile`: static imports, re-exports,
  * dynamic `import()`), so code in comments does not count.
+ *
+ * Import circles (docs/architecture.md "Packages by role"): dependency-cruiser, with the rules of
+ * `.dependency-cruiser.cjs`, finds no circle among the modules of apps, packages, tests and bench
+ * (type-only imports included), and no file of `packages/<name>/src` importing an app.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { cruise, type ICruiseResult, type IConfiguration } from 'dependency-cruiser';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -336,13 +343,14 @@ describe('one implementation per capability (packages/capabilities README)', () 
 
 /** Each domain's key fragment (after the deployment prefix) and the workspaces allowed to name it (its `src/commands/keys.ts` names it for everyone else). */
 const DOMAIN_KEYS: Record<string, string[]> = {
-  'pay:': ['packages/payments'],
+  // the paywall's reservations (`pay:auth:`, `pay:inflight`), the treasury's finality tracking (`pay:fin:`), recovery and reconciliation's locks and report
+  'pay:': ['packages/payments', 'packages/treasury', 'packages/reconciliation'],
   'idem:': ['packages/payments'],
-  'refund:': ['packages/payments'],
+  'refund:': ['packages/treasury'],
   'payid:': ['packages/payments'],
-  'treasury-send:': ['packages/payments'],
+  'treasury-send:': ['packages/treasury'],
   'acct:': ['packages/accounts'],
-  'auth:': ['packages/accounts'],
+  'auth:': ['packages/identity'],
   // each app's own per-IP rate limit (the builder's token bucket; the gateway's rate-limiter-flexible)
   'rl:': ['apps/builder', 'apps/gateway'],
   'builder:': ['packages/bundles'],
@@ -383,5 +391,56 @@ describe('persistence beside its domain (packages/redis README)', () => {
     }
     expect(offences).toEqual([]);
     for (const owners of Object.values(DOMAIN_KEYS)) expect(readFileSync(path.join(ROOT, owners[0], 'src/commands/keys.ts'), 'utf8')).toContain('keys.prefix}');
+  });
+});
+
+/** The rules of `.dependency-cruiser.cjs` (the same file `npx depcruise apps packages test bench` reads). */
+const DEPCRUISE = createRequire(import.meta.url)('../.dependency-cruiser.cjs') as Required<Pick<IConfiguration, 'forbidden' | 'options'>>;
+
+/** The rule violations dependency-cruiser finds under `dirs` of `baseDir`, one line each (`rule: from → to`, a circle's path), and the modules cruised. */
+async function importViolations(baseDir: string, dirs: string[]): Promise<{ cruised: number; violations: string[] }> {
+  const { tsConfig, ...options } = DEPCRUISE.options;
+  const result = await cruise(dirs, {
+    ...options,
+    ...(baseDir === ROOT ? { tsConfig } : {}),
+    baseDir,
+    validate: true,
+    ruleSet: { forbidden: DEPCRUISE.forbidden },
+  });
+  const { summary } = result.output as ICruiseResult;
+  return {
+    cruised: summary.totalCruised,
+    violations: summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}${v.cycle ? ` (${v.cycle.map((c) => c.name).join(' → ')})` : ''}`),
+  };
+}
+
+describe('no import circles (dependency-cruiser, .dependency-cruiser.cjs)', () => {
+  it('no module of apps, packages, tests or bench is in an import circle, and no package source imports an app', async () => {
+    const { cruised, violations } = await importViolations(ROOT, ['apps', 'packages', 'test', 'bench']);
+    expect(cruised).toBeGreaterThan(500);
+    expect(violations).toEqual([]);
+  });
+
+  it('the rules catch a circle of type-only imports and a package source importing an app', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'acg-circles-'));
+    try {
+      const write = (rel: string, text: string) => {
+        mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+        writeFileSync(path.join(dir, rel), text);
+      };
+      write('packages/p/src/a.ts', "import type { B } from './b.js';\nexport interface A { b?: B }\n");
+      write('packages/p/src/b.ts', "import type { A } from './a.js';\nexport interface B { a?: A }\n");
+      write('packages/p/src/c.ts', "import { d } from '../../../apps/x/src/d.js';\nexport const c = d;\n");
+      write('apps/x/src/d.ts', 'export const d = 1;\n');
+      const { violations } = await importViolations(dir, ['packages', 'apps']);
+      expect(violations).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^no-circular: packages\/p\/src\/a\.ts → packages\/p\/src\/b\.ts/),
+          'no-package-imports-app: packages/p/src/c.ts → apps/x/src/d.ts',
+        ]),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

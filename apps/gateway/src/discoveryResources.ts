@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Services } from './services.js';
 import { gatewayJobs, liquidationSearch, type CapabilityCatalog, type ExecutableCapability } from '@acg/capabilities';
 import { CapabilityResolutionError, executableDefinition } from '@acg/execution';
 import { inputJsonSchema, outputJsonSchema } from '@acg/registry';
@@ -159,4 +160,28 @@ function matches(item: DiscoveryResource, q: DiscoveryResourcesQuery): boolean {
   if (q.network !== undefined && !item.accepts.some((a) => a.network === q.network)) return false;
   if (q.extensions !== undefined && !(q.extensions in item.extensions)) return false;
   return true;
+}
+
+const built = new WeakMap<object, DiscoveryResources>();
+
+/**
+ * The {@link DiscoveryResources} of a gateway's services (built on first use, one per services
+ * object): its public base URL, its catalog and its paywall's exact-scheme requirements. Built here
+ * rather than in `services.ts`, so the composition root imports no module that imports it back.
+ */
+export function discoveryResourcesOf(services: Pick<Services, 'publicBaseUrl' | 'catalog' | 'paywall'>): DiscoveryResources {
+  let d = built.get(services);
+  if (!d) {
+    const { paywall } = services;
+    d = new DiscoveryResources({
+      baseUrl: services.publicBaseUrl,
+      catalog: services.catalog,
+      requirements: (price) => {
+        const r = paywall.requirements(price);
+        return { ...r, scheme: 'exact', extra: r.extra ?? {} };
+      },
+    });
+    built.set(services, d);
+  }
+  return d;
 }

@@ -1,5 +1,5 @@
 import { LiquidationIndexStore } from '@acg/liquidations';
-import { readChainReconciliationReport } from '@acg/payments';
+import { readChainReconciliationReport } from '@acg/reconciliation';
 import {
   ChainLagMetrics,
   ChainReconciliationMetrics,

@@ -1,32 +1,24 @@
-import { DiscoveryResources } from './discoveryResources.js';
-import { Ledger, SignInWithX, SiweAuthenticator, TokenStore } from '@acg/accounts';
+import { createCoreServices } from '@acg/core-services';
+import type { Ledger } from '@acg/accounts';
+import { SignInWithX, SignInWithXChallenges, SiweAuthenticator, TokenStore } from '@acg/identity';
 import { readBuilderHealth } from '@acg/bundles';
 import { JobQueue, JobStore } from '@acg/jobs';
-import {
-  type CreditReversal,
-  createInProcessFacilitator,
-  createRemoteFacilitator,
-  PaymentChainMonitor,
-  Paywall,
-  type RefundQueue,
-  SignInWithXChallenges,
-  startRefundsFromConfig,
-} from '@acg/payments';
+import { createInProcessFacilitator, createRemoteFacilitator, type PaymentChainMonitor, Paywall } from '@acg/payments';
+import { type CreditReversal, type RefundQueue, startRefundsFromConfig } from '@acg/treasury';
 import type { Worker } from 'bullmq';
-import { createRefundsAndLedger, paymentReversals, type ProviderLedger } from '@acg/provider-ledger';
-import { connectRedis, LatencySeries, RedisKeys, ReplicaAcks } from '@acg/redis';
+import type { ProviderLedger } from '@acg/provider-ledger';
+import { connectRedis, LatencySeries, type RedisKeys, ReplicaAcks } from '@acg/redis';
 import { secretBoxFromKey } from '@acg/secrets';
 import { WalletMonitorService } from '@acg/wallet-monitor';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CapabilityOffer, DisputeView, PayoutView, ProviderBalance } from '@acg/schemas';
-import { createPublicClient, type PublicClient } from 'viem';
-import { BUILTIN_CAPABILITIES, CapabilityCatalog, type CapabilityDefinition, type CapabilityDeps } from '@acg/capabilities';
-import { ExecutionStore, Telemetry, type ExecutionObserver } from '@acg/execution';
+import type { PublicClient } from 'viem';
+import type { CapabilityCatalog, CapabilityDefinition, CapabilityDeps } from '@acg/capabilities';
+import type { ExecutionStore, Telemetry, ExecutionObserver } from '@acg/execution';
 import { PROOF_SCHEME, type Receipts } from '@acg/receipts';
 import {
   ChallengeStore,
-  createProcessProviders,
   ProviderOnboarding,
   QuoteStore,
   type OfferScorer,
@@ -56,8 +48,6 @@ export interface Services {
   telemetry: Telemetry;
   probes: ProbeStore;
   discovery: Discovery;
-  /** Every paid resource in x402's discovery API format (`GET /discovery/resources`). */
-  discoveryResources: DiscoveryResources;
   capabilityDeps: CapabilityDeps;
   /** Every capability this gateway serves now: the built-ins plus `CreateServicesOptions.capabilities` plus providers', in catalog order. */
   catalog: CapabilityCatalog;
@@ -140,18 +130,19 @@ export interface CreateServicesOptions {
 
 /** Builds the services from the configuration; opens Redis connections (closed by `close()`). */
 export function createServices(config: GatewayConfig, log: Logger, opts: CreateServicesOptions = {}): Services {
-  const fixed = [...BUILTIN_CAPABILITIES, ...(opts.capabilities ?? [])];
-  const catalog = new CapabilityCatalog(fixed);
-  const fixedIds = new Set(fixed.map((d) => d.id));
   const metrics = createGatewayMetrics();
-  const keys = new RedisKeys(config.keyPrefix);
-  const redis = connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'gateway' });
-  const bullRedis = connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'gateway-bull', forBullmq: true });
+  const core = createCoreServices(config, log, {
+    name: 'gateway',
+    capabilities: opts.capabilities,
+    earnings: opts.earnings,
+    offerScorer: opts.offerScorer,
+    observer: metrics.payments,
+  });
+  const { catalog, fixedCapabilityIds: fixedIds, keys, redis, bullRedis, paymentChain, paymentClient, refunds, providerLedger, telemetry } = core;
+  const { accountLedger, creditReversal, providers: providerParts } = core;
   let listenUrl = config.publicBaseUrl ?? `http://${config.host}:${config.port}`;
   const publicBaseUrl = () => (config.publicBaseUrl ?? listenUrl).replace(/\/$/, '');
 
-  const paymentChain = new PaymentChainMonitor(config.payment.rpcUrl, config.payment.rpcTimeoutMs);
-  const paymentClient = createPublicClient({ chain: config.payment.chain, transport: paymentChain.transport(), pollingInterval: 250 }) as PublicClient;
   // x402 sign-in-with-x proofs: only challenges the paywall issued (recorded here) sign in
   const signInWithX = new SignInWithX(redis, keys, () => ({ origin: publicBaseUrl(), network: `eip155:${config.payment.chain.id}` }), paymentClient);
   const facilitator = config.payment.facilitatorUrl
@@ -165,28 +156,7 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
         // the x402 `upfront` flow (below): settle verifies and simulates, no separate verify call
         simulateInSettle: true,
       });
-  const { refunds, providerLedger } = createRefundsAndLedger({
-    redis,
-    keys,
-    bullRedis,
-    providers: config.providers,
-    observer: metrics.payments,
-    // the dispute hold follows the answering offer's trust tier (docs/trust-v1.md "Dispute hold tiers")
-    holdSeconds: (credit) => providerParts.holdSeconds(credit),
-  });
   const webhookPolicy = config.walletMonitor?.webhookPolicy ?? 'production';
-  const providerParts = createProcessProviders({
-    redis,
-    keys,
-    config,
-    catalog,
-    log,
-    ledger: providerLedger,
-    earnings: opts.earnings,
-    scorer: opts.offerScorer,
-  });
-  const accountLedger = new Ledger(redis, keys);
-  const creditReversal = paymentReversals(providerLedger, accountLedger);
   // REDIS_WAIT_REPLICAS: WAIT after a paid call's money writes, on a connection of its own (docs/durability.md "Replicas")
   const waitRedis =
     config.store.waitReplicas > 0 ? connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'gateway-wait' }) : undefined;
@@ -221,7 +191,6 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
 
   const clients = chainClients(config);
 
-  const telemetry = new Telemetry(redis, keys);
   const probes = new ProbeStore(redis, keys);
   if (config.walletMonitor?.webhookPolicy === 'production' && !config.walletMonitor.webhookSecretKey) {
     log.warn('WEBHOOK_SECRET_KEY is not set: webhook signing secrets are stored unencrypted in Redis');
@@ -313,18 +282,10 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     keys,
     paywall,
     refunds,
-    executions: new ExecutionStore(redis, keys),
+    executions: core.executions,
     telemetry,
     probes,
     discovery,
-    discoveryResources: new DiscoveryResources({
-      baseUrl: publicBaseUrl,
-      catalog,
-      requirements: (price) => {
-        const r = paywall.requirements(price);
-        return { ...r, scheme: 'exact', extra: r.extra ?? {} };
-      },
-    }),
     capabilityDeps: { chainClient: (chain) => clients.get(chain), redis, keys },
     catalog,
     paymentClient,
@@ -335,12 +296,9 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
       discovery.invalidate();
     },
     async close() {
-      await refunds.close().catch(() => undefined);
       await this.jobs.queue.close().catch(() => undefined);
       await walletMonitor.close().catch(() => undefined);
-      await providerParts.close();
-      redis.disconnect();
-      bullRedis.disconnect();
+      await core.close();
       waitRedis?.disconnect();
     },
   };

@@ -1,4 +1,5 @@
-import { readRefund, requestHash } from '@acg/payments';
+import { requestHash } from '@acg/payments';
+import { readRefund } from '@acg/treasury';
 import { describe, expect, it } from 'vitest';
 import { useTestGateway } from './useTestGateway.js';
 import { recoverPayments } from './harness.js';

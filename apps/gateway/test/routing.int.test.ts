@@ -4,7 +4,7 @@ import { McpTools } from '../src/mcp/tools.js';
 import type { OfferScorer } from '@acg/provider-directory';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { succeededExecutionAnswer } from '@acg/execution';
-import { readRefund } from '@acg/payments';
+import { readRefund } from '@acg/treasury';
 import { parseAbiItem } from 'viem';
 import { recoverPayments, startTestGateway, type TestGateway } from './harness.js';
 import { waitFor } from './waitFor.js';

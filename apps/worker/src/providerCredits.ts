@@ -1,6 +1,6 @@
 import type { ExecutionStore } from '@acg/execution';
 import type { JobStore } from '@acg/jobs';
-import { readRefund } from '@acg/payments';
+import { readRefund } from '@acg/treasury';
 import type { ProviderStore } from '@acg/provider-directory';
 import type { ProviderLedger } from '@acg/provider-ledger';
 import type { RedisKeys } from '@acg/redis';

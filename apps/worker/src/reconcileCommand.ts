@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { configFromEnv } from '@acg/config';
 import { createLogger } from '@acg/observability';
-import { DEFAULT_RECONCILE_CONFIRMATIONS, reconcileBlocks, type ReconciliationCounts } from '@acg/payments';
+import { DEFAULT_RECONCILE_CONFIRMATIONS, reconcileBlocks, type ReconciliationCounts } from '@acg/reconciliation';
 import { chainReconciliationFromEnv, chainReconciliationOptions, createWorkerServices, treasurySenderOf } from './worker.js';
 
 /** Usage of the operator's `reconcile` command (docs/operating.md "Reconciliation from the chain"). */

@@ -1,28 +1,24 @@
-import { BUILTIN_CAPABILITIES, CapabilityCatalog, type CapabilityDefinition } from '@acg/capabilities';
+import { createCoreServices } from '@acg/core-services';
+import type { CapabilityCatalog, CapabilityDefinition } from '@acg/capabilities';
 import { chainClients, type GatewayConfig } from '@acg/config';
-import { ExecutionStore, succeededExecutionAnswer, Telemetry } from '@acg/execution';
+import { type ExecutionStore, succeededExecutionAnswer, type Telemetry } from '@acg/execution';
 import { JobStore, startJobRunner, type JobRunnerOptions } from '@acg/jobs';
 import { startLiquidationIndexer, type LiquidationIndexer, type LiquidationIndexerConfig } from '@acg/liquidations';
 import {
   type ChainReconciliationOptions,
   DEFAULT_RECONCILE_CONFIRMATIONS,
-  PaymentChainMonitor,
   type PaymentRecoveryOptions,
   readChainReconciliationReport,
-  type RefundQueue,
   type RunningChainReconciliation,
-  type RunningFinality,
   startChainReconciliation,
   startPaymentRecovery,
-  startRefundsFromConfig,
-  startTransferFinality,
-  TreasurySender,
-} from '@acg/payments';
-import { Ledger, startOpenCallRecovery } from '@acg/accounts';
-import { createRefundsAndLedger, paymentReversals, type ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
-import { createProcessProviders, type ProviderDirectory, type ProviderEarnings, type ProviderStore } from '@acg/provider-directory';
+} from '@acg/reconciliation';
+import { type CreditReversal, type RefundQueue, type RunningFinality, startRefundsFromConfig, startTransferFinality, TreasurySender } from '@acg/treasury';
+import { type Ledger, startOpenCallRecovery } from '@acg/accounts';
+import { type ProviderLedger, startPayouts, type PayoutHooks, type RunningPayouts } from '@acg/provider-ledger';
+import type { ProviderDirectory, ProviderEarnings, ProviderStore } from '@acg/provider-directory';
 import { loadReceipts } from '@acg/receipts';
-import { connectRedis, RedisKeys } from '@acg/redis';
+import type { RedisKeys } from '@acg/redis';
 import { secretBoxFromKey } from '@acg/secrets';
 import { startWalletMonitor, type RunningWalletMonitor, type WalletMonitorConfig } from '@acg/wallet-monitor';
 import {
@@ -41,7 +37,7 @@ import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { privateKeyToAccount } from 'viem/accounts';
-import { createPublicClient, type PublicClient } from 'viem';
+import type { PublicClient } from 'viem';
 import { stepExecutor } from './stepExecutor.js';
 import { liquidationsFromEnv } from './liquidationsConfig.js';
 import { providerCreditRestorer } from './providerCredits.js';
@@ -72,6 +68,10 @@ export interface WorkerServices {
   providers: ProviderDirectory;
   /** The registered providers (their payout addresses: the chain reconciliation restores credits with them). */
   providerStore: ProviderStore;
+  /** What a refunded payment takes back (`paymentReversals` of @acg/provider-ledger over the provider ledger and metered accounts). */
+  creditReversal: CreditReversal;
+  /** Metered accounts (@acg/accounts). */
+  accountLedger: Ledger;
   /** This worker's Prometheus registry and metric families (served on WORKER_METRICS_PORT when set). */
   metrics: WorkerMetrics;
   /** Closes the refund queue and both Redis connections. */
@@ -106,23 +106,10 @@ export function createWorkerServices(
   capabilities: readonly CapabilityDefinition[] = [],
   earnings?: ProviderEarnings,
 ): WorkerServices {
-  const keys = new RedisKeys(config.keyPrefix);
-  const redis = connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'worker' });
-  const bullRedis = connectRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes, name: 'worker-bull', forBullmq: true });
-  const paymentChain = new PaymentChainMonitor(config.payment.rpcUrl, config.payment.rpcTimeoutMs);
   const metrics = createWorkerMetrics();
+  const core = createCoreServices(config, log, { name: 'worker', capabilities, earnings, observer: metrics.payments });
+  const { redis, bullRedis, keys } = core;
   new ChainReconciliationMetrics(metrics.registry, () => readChainReconciliationReport(redis, keys));
-  const { refunds, providerLedger } = createRefundsAndLedger({
-    redis,
-    keys,
-    bullRedis,
-    providers: config.providers,
-    observer: metrics.payments,
-    // a job step's credit on a provider offer is held as its trust tier says (packages/provider-directory README "Trust scores")
-    holdSeconds: (credit) => providers.holdSeconds(credit),
-  });
-  const catalog = new CapabilityCatalog([...BUILTIN_CAPABILITIES, ...capabilities]);
-  const providers = createProcessProviders({ redis, keys, config, catalog, log, ledger: providerLedger, earnings });
   return {
     config,
     log,
@@ -130,21 +117,18 @@ export function createWorkerServices(
     bullRedis,
     keys,
     jobs: new JobStore(redis, keys),
-    executions: new ExecutionStore(redis, keys),
-    telemetry: new Telemetry(redis, keys),
-    refunds,
-    providerLedger,
-    paymentClient: createPublicClient({ chain: config.payment.chain, transport: paymentChain.transport(), pollingInterval: 250 }) as PublicClient,
-    catalog,
-    providers: providers.directory,
-    providerStore: providers.store,
+    executions: core.executions,
+    telemetry: core.telemetry,
+    refunds: core.refunds,
+    providerLedger: core.providerLedger,
+    paymentClient: core.paymentClient,
+    catalog: core.catalog,
+    providers: core.providers.directory,
+    providerStore: core.providers.store,
+    creditReversal: core.creditReversal,
+    accountLedger: core.accountLedger,
     metrics,
-    async close() {
-      await providers.close();
-      await refunds.close().catch(() => undefined);
-      redis.disconnect();
-      bullRedis.disconnect();
-    },
+    close: () => core.close(),
   };
 }
 
@@ -282,7 +266,7 @@ export function paymentRecoveryOptions(services: WorkerServices, log: Logger): P
     publicClient: services.paymentClient,
     refunds: services.refunds,
     // an orphaned payment's refund takes back its provider credit and its deposit credit
-    reversals: paymentReversals(services.providerLedger, new Ledger(services.redis, services.keys)),
+    reversals: services.creditReversal,
     // an execution that finished before its answer was stored is delivered, not refunded
     finishedAnswer: (op) => succeededExecutionAnswer(services.executions, op),
     log,
@@ -426,7 +410,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
     opts.paymentRecovery === false
       ? undefined
       : startOpenCallRecovery({
-          ledger: new Ledger(services.redis, services.keys),
+          ledger: services.accountLedger,
           redis: services.redis,
           keys: services.keys,
           log: log.child({ module: 'open-call-recovery' }),
@@ -471,7 +455,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
           sender,
           rule: config.payment.finality,
           // an unpaid settlement's provider share and deposit credit are taken back
-          reversals: paymentReversals(services.providerLedger, new Ledger(services.redis, services.keys)),
+          reversals: services.creditReversal,
           log: log.child({ module: 'finality' }),
           ...(typeof opts.finality === 'object' ? opts.finality : {}),
         });

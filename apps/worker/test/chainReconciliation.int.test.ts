@@ -5,11 +5,11 @@ import { devPrivateKey } from '@acg/devnet';
 import {
   type ChainReconciliationOptions,
   readChainReconciliationReport,
-  readRefund,
   reconcileBlocks,
   reconciledOperationId,
   runChainReconciliation,
-} from '@acg/payments';
+} from '@acg/reconciliation';
+import { readRefund } from '@acg/treasury';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

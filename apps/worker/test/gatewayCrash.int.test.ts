@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { standaloneEnv, startEntry } from './entries.js';
 import { freePort, startDevStack, type DevStack } from '@acg/devnet';
-import { AUTHORIZATION_STATE_ABI } from '@acg/payments';
+import { AUTHORIZATION_STATE_ABI } from '@acg/treasury';
 import { encodePaymentSignatureHeader, decodePaymentRequiredHeader } from '@x402/core/http';
 import { x402Client } from '@x402/core/client';
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from '@x402/extensions/payment-identifier';

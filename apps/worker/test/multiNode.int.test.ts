@@ -15,7 +15,7 @@ import {
   type PaymentChainInfo,
   type RedisClusterHandle,
 } from '@acg/devnet';
-import { AUTHORIZATION_STATE_ABI } from '@acg/payments';
+import { AUTHORIZATION_STATE_ABI } from '@acg/treasury';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';

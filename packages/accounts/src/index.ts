@@ -1,16 +1,3 @@
-export { AuthError, InsufficientBalanceError } from './errors.js';
+export { InsufficientBalanceError } from './errors.js';
 export { Ledger, type AccountView, type UsageLine } from './ledger.js';
-export { newAccessToken, SiweAuthenticator, type SiweChallenge, type SiweDomain } from './siwe.js';
-export { TokenStore, type IssuedToken } from './tokens.js';
 export { startOpenCallRecovery, type OpenCallRecoveryOptions } from './recovery.js';
-export {
-  SIGN_IN_WITH_X_CALL_GAS,
-  SIGN_IN_WITH_X_CALL_TIMEOUT_MS,
-  SIGN_IN_WITH_X_CALLS_PER_MINUTE,
-  SIGN_IN_WITH_X_HEADER,
-  SIGN_IN_WITH_X_MAX_AGE_MS,
-  SIGN_IN_WITH_X_NONCE_TTL_SECONDS,
-  SignInWithX,
-  type ContractWalletLimits,
-  type SignInWithXSite,
-} from './signInWithX.js';

@@ -1,4 +1,4 @@
-import { readRefund } from '@acg/payments';
+import { readRefund } from '@acg/treasury';
 import type { ExecutionRecord } from '@acg/schemas';
 import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';

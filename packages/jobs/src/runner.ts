@@ -1,4 +1,4 @@
-import type { RefundQueue } from '@acg/payments';
+import type { RefundQueue } from '@acg/treasury';
 import { isRedisUnavailable, REDIS_OUTAGE_TOLERANCE_MS, type RedisKeys } from '@acg/redis';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';

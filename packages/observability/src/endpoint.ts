@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { bearerTokenOf } from '@acg/identity/bearer';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -25,8 +26,8 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
  */
 export function metricsAuthorized(authorization: string | undefined, token: string | undefined): boolean {
   if (!token) return true;
-  const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
-  return !!m && timingSafeEqual(digest(m[1]), digest(token));
+  const presented = bearerTokenOf(authorization);
+  return presented !== undefined && timingSafeEqual(digest(presented), digest(token));
 }
 
 /**

@@ -1,41 +1,8 @@
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { recoverTypedDataSigner } from '@acg/secp256k1';
 import { authorizationTypes } from '@x402/evm';
-import { isAddressEqual, parseAbiItem, type PublicClient } from 'viem';
-import type { Eip3009Authorization } from './paymentHeader.js';
-
-/** EIP-3009 `authorizationState(authorizer, nonce)` of USDC (FiatTokenV2): true once used. */
-export const AUTHORIZATION_STATE_ABI = [
-  {
-    type: 'function',
-    name: 'authorizationState',
-    stateMutability: 'view',
-    inputs: [
-      { name: 'authorizer', type: 'address' },
-      { name: 'nonce', type: 'bytes32' },
-    ],
-    outputs: [{ type: 'bool' }],
-  },
-] as const;
-
-/** EIP-3009 event emitted when an authorization is used. */
-export const AUTHORIZATION_USED = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
-
-/** Whether the EIP-3009 authorization (`from`, `nonce`) was used on `asset`. Throws on RPC failure. */
-export function authorizationUsed(client: PublicClient, asset: `0x${string}`, from: `0x${string}`, nonce: `0x${string}`): Promise<boolean> {
-  return client.readContract({ address: asset, abi: AUTHORIZATION_STATE_ABI, functionName: 'authorizationState', args: [from, nonce] });
-}
-
-/** The transaction that used the authorization, from its `AuthorizationUsed` log, or undefined. */
-export async function authorizationTx(
-  client: PublicClient,
-  asset: `0x${string}`,
-  from: `0x${string}`,
-  nonce: `0x${string}`,
-): Promise<`0x${string}` | undefined> {
-  const logs = await client.getLogs({ address: asset, event: AUTHORIZATION_USED, args: { authorizer: from, nonce }, fromBlock: 'earliest' }).catch(() => []);
-  return logs[0]?.transactionHash ?? undefined;
-}
+import { isAddressEqual } from 'viem';
+import type { Eip3009Authorization } from '@acg/treasury';
 
 /**
  * Whether the payload's EIP-712 `TransferWithAuthorization` signature recovers to

@@ -4,11 +4,9 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResp
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { createWalletClient, encodeFunctionData, http, publicActions, type Abi, type Chain, type PublicClient } from 'viem';
-import { ChainSender } from './chainSender.js';
+import { ChainSender } from '@acg/treasury';
 import { isTransportError, type PaymentChainMonitor } from './chainHealth.js';
 import { privateKeyToAccount, type LocalAccount } from 'viem/accounts';
-
-export { SerialQueue } from './serialQueue.js';
 
 /** Options of {@link createInProcessFacilitator}. */
 export interface InProcessFacilitatorOptions {

@@ -1,24 +1,13 @@
 import { decodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { getEvmChainIdV1 } from '@x402/evm/v1';
+import type { Eip3009Authorization } from '@acg/treasury';
 import { PaymentError } from './errors.js';
+
+export type { Eip3009Authorization };
 
 /** The headers a paid retry may carry, in the order they are read (docs/decisions.md "x402 payments"). */
 export const PAYMENT_HEADERS = ['payment-signature', 'x-payment'] as const;
-
-/** EIP-3009 `transferWithAuthorization` fields carried by an exact-scheme EVM payload. */
-export interface Eip3009Authorization {
-  from: `0x${string}`;
-  to: `0x${string}`;
-  /** integer string, asset base units */
-  value: string;
-  /** integer string, unix seconds */
-  validAfter: string;
-  /** integer string, unix seconds */
-  validBefore: string;
-  /** 32-byte hex */
-  nonce: `0x${string}`;
-}
 
 /**
  * Reads the x402 payment from request headers: v2 `PAYMENT-SIGNATURE`, or the legacy `X-PAYMENT`

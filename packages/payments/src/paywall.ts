@@ -1,8 +1,9 @@
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import { OFFER_RECEIPT } from '@x402/extensions/offer-receipt';
 import type { OfferReceipts } from './offerReceipt.js';
-import type { PaymentRequiredResponse } from './paymentRequiredExtension.js';
-import type { SignInWithXChallenges } from './signInWithX.js';
+import { SIGN_IN_WITH_X } from '@x402/extensions/sign-in-with-x';
+import type { SignInWithXChallenges } from '@acg/identity';
+import { type PaymentRequiredResponse, withPaymentRequiredExtension } from './paymentRequiredExtension.js';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
@@ -18,11 +19,10 @@ import { PaymentChainUnavailableError, PaymentConflictError, PaymentError } from
 import type { PaymentObserver } from './observer.js';
 import { signedByPayer } from './eip3009.js';
 import { canonicalHash } from './hashing.js';
-import { trackSettlement } from './finality.js';
+import { type CreditReversal, type RefundQueue, trackSettlement } from '@acg/treasury';
 import { eip3009Authorization, parsePaymentPayload, readPaymentPayload } from './paymentHeader.js';
 import { PaymentIdentifiers, readPaymentIdentifier } from './paymentIdentifier.js';
 import { reconcile } from './reconcile.js';
-import type { CreditReversal, RefundQueue } from './refunds.js';
 import { Replays, type StoredResponse } from './replay.js';
 import { Reservations, type AuthorizationRef } from './reservation.js';
 import { Settlement, type SettledPayment } from './settle.js';
@@ -203,7 +203,13 @@ export class Paywall {
   /** `response` with a fresh sign-in-with-x challenge when configured (after the challenge cache: a nonce is for one 402). */
   private async signInOffered(response: Promise<PaymentRequiredResponse>): Promise<PaymentRequiredResponse> {
     const s = this.opts.signInWithX;
-    return this.extended(await response, s && ((r) => s.withChallenge(r)), 'sign-in-with-x challenge failed; 402 sent without it');
+    const offer =
+      s &&
+      (async (r: PaymentRequiredResponse) => {
+        const challenge = await s.challengeFor(r.paymentRequired);
+        return challenge ? withPaymentRequiredExtension(r, SIGN_IN_WITH_X, challenge) : r;
+      });
+    return this.extended(await response, offer, 'sign-in-with-x challenge failed; 402 sent without it');
   }
 
   /**

@@ -1,14 +1,9 @@
 import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { PaymentConflictError, PaymentInProgressError } from './errors.js';
-import { withRefundState } from './refunds.js';
+import { conflictAnswer, type StoredResponse, withRefundState } from '@acg/treasury';
 
-/** An answer stored with its reservation (status, body, headers), returned to every replay. */
-export interface StoredResponse {
-  status: number;
-  body: unknown;
-  headers: Record<string, string>;
-}
+export type { StoredResponse };
 
 /**
  * Stored answers (docs/decisions.md "x402 payments"): a replayed payment or `Idempotency-Key` gets the
@@ -78,13 +73,4 @@ function resultLocation(id: string): { method: 'GET'; path: string } | undefined
   if (id.startsWith('job_')) return { method: 'GET', path: `/api/v1/jobs/${id}` };
   if (id.startsWith('dep_')) return { method: 'GET', path: '/v1/account' };
   return undefined;
-}
-
-/** A stored 409 problem+json answer (`no-store`) with `fields` (`reason`, `detail`, ids...) in its body: a replay's receipt, or a reversed payment (`finality.ts`). */
-export function conflictAnswer(fields: Record<string, unknown>): StoredResponse {
-  return {
-    status: 409,
-    headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' },
-    body: { type: 'about:blank', title: 'Conflict', status: 409, ...fields },
-  };
 }

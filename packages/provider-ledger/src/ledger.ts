@@ -1,5 +1,5 @@
 import type { ProviderCredit } from '@acg/provider-directory';
-import { readRefund, storedTransferRecord, type RefundQueue, type TransferRecord } from '@acg/payments';
+import { readRefund, storedTransferRecord, type RefundQueue, type TransferRecord } from '@acg/treasury';
 import type { RedisKeys } from '@acg/redis';
 import {
   adoptProviderPayout,
@@ -33,7 +33,7 @@ export interface ProviderLedgerOptions {
   /** The clock, unix ms (default `Date.now`; tests move it). */
   now?: () => number;
   /**
-   * Enqueues the on-chain refund of a dispute resolved `refund` (`RefundQueue` of @acg/payments,
+   * Enqueues the on-chain refund of a dispute resolved `refund` (`RefundQueue` of @acg/treasury,
    * operation id = the dispute id). Without it the refund waits in the refunds-due set until a
    * ledger that has one calls {@link ProviderLedger.enqueueDueRefunds} (the payout pass does).
    */

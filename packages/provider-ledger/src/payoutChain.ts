@@ -1,4 +1,4 @@
-import { receiptOf, trackTreasuryTransfer, type TreasurySender } from '@acg/payments';
+import { receiptOf, trackTreasuryTransfer, type TreasurySender } from '@acg/treasury';
 import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';

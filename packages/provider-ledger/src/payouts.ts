@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { trackTreasuryTransfer, TransferWouldRevertError, type SignedTransfer, type TreasurySender } from '@acg/payments';
+import { trackTreasuryTransfer, TransferWouldRevertError, type SignedTransfer, type TreasurySender } from '@acg/treasury';
 import { releaseLease, takeLease, type RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';

@@ -1,4 +1,5 @@
-import { RefundQueue, type PaymentObserver } from '@acg/payments';
+import type { PaymentObserver } from '@acg/payments';
+import { RefundQueue } from '@acg/treasury';
 import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { ProviderLedger, type ProviderLedgerOptions } from './ledger.js';
@@ -18,7 +19,7 @@ export interface RefundsAndLedgerOptions {
 }
 
 /**
- * The refund queue (`RefundQueue` of `@acg/payments`) and the provider ledger whose dispute refunds
+ * The refund queue (`RefundQueue` of `@acg/treasury`) and the provider ledger whose dispute refunds
  * it enqueues, wired the one way the gateway and the worker both use (README "API"). Opens nothing:
  * the queue uses `bullRedis`; closing it is the caller's (`refunds.close()`).
  *

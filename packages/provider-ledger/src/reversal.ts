@@ -1,4 +1,4 @@
-import { reversalsByPrefix, type CreditReversal } from '@acg/payments';
+import { reversalsByPrefix, type CreditReversal } from '@acg/treasury';
 import type { ProviderLedger } from './ledger.js';
 
 /** What {@link paymentReversals} needs of the metered accounts (`Ledger` of @acg/accounts). */

@@ -1,5 +1,5 @@
 import { resolveRedis, type RedisHandle } from '@acg/devnet';
-import type { RefundRequest } from '@acg/payments';
+import type { RefundRequest } from '@acg/treasury';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import { DisputeView, PayoutView, ProviderBalance } from '@acg/schemas';
 import fc from 'fast-check';

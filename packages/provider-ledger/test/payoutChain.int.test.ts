@@ -1,5 +1,5 @@
 import { devClients, mintUsdc, startDevStack, usdcBalance, type DevClients, type DevStack } from '@acg/devnet';
-import { trackedTransfer, TreasurySender } from '@acg/payments';
+import { trackedTransfer, TreasurySender } from '@acg/treasury';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';

@@ -1,5 +1,5 @@
 import { devClients, mintUsdc, startDevStack, usdcBalance, type DevClients, type DevStack } from '@acg/devnet';
-import { RefundQueue, readRefund, startRefundWorker, TreasurySender, type SignedTransfer } from '@acg/payments';
+import { RefundQueue, readRefund, startRefundWorker, TreasurySender, type SignedTransfer } from '@acg/treasury';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';

@@ -3,7 +3,7 @@ import { connectRedis, RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRefund, RefundQueue } from '@acg/payments';
+import { readRefund, RefundQueue } from '@acg/treasury';
 
 /**
  * `RefundQueue.enqueue` records a refund with one atomic write (issue 33: a lost or interrupted

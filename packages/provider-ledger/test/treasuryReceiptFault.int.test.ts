@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { devClients, mintUsdc, startDevStack, usdcBalance, type DevClients, type DevStack } from '@acg/devnet';
-import { TreasuryReadError, TreasurySender, type SignedTransfer, type TransferRecord } from '@acg/payments';
+import { TreasuryReadError, TreasurySender, type SignedTransfer, type TransferRecord } from '@acg/treasury';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';

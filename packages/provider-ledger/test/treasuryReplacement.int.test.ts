@@ -1,5 +1,5 @@
 import { devClients, mintUsdc, startDevStack, usdcBalance, type DevClients, type DevStack } from '@acg/devnet';
-import { ChainSender, storedTransferRecord, TransactionNotMinedError, TreasurySender } from '@acg/payments';
+import { ChainSender, storedTransferRecord, TransactionNotMinedError, TreasurySender } from '@acg/treasury';
 import { connectRedis, RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';

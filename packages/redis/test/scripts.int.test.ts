@@ -14,6 +14,7 @@ import { BACKENDS, useBackend } from './backends.js';
 import { accountKeys } from '@acg/accounts/commands';
 import { bundleKeys } from '@acg/bundles/commands';
 import { paymentKeys } from '@acg/payments/commands';
+import { treasuryKeys } from '@acg/treasury';
 
 // every script on a private redis-server and on a private 3-master Redis Cluster (hash-tagged prefix)
 describe.each(BACKENDS)('on %s', (backend) => {
@@ -113,7 +114,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
   describe('hdel_if_equal', () => {
     it('deletes the fields only while the compared field holds the expected value', async () => {
-      const key = paymentKeys.refund(keys, 'op_hdel');
+      const key = treasuryKeys.refund(keys, 'op_hdel');
       await db.redis.hset(key, 'status', 'pending', 'raw_tx', '0x01', 'tx_hash', '0xaa', 'nonce', '7');
       expect(await deleteFieldsIfEqual(db.redis, { key, field: 'tx_hash', expected: '0xbb', fields: ['raw_tx', 'tx_hash', 'nonce'] })).toBe(false);
       expect(await db.redis.hgetall(key)).toEqual({ status: 'pending', raw_tx: '0x01', tx_hash: '0xaa', nonce: '7' });

@@ -3,7 +3,7 @@ import { cancelSubscription, renewSubscription } from '@acg/wallet-monitor/comma
 import { releaseLease, takeLease } from '../src/index.js';
 import { BACKENDS, useBackend } from './backends.js';
 import { accountKeys } from '@acg/accounts/commands';
-import { paymentKeys } from '@acg/payments/commands';
+import { treasuryKeys } from '@acg/treasury';
 import { walletMonitorKeys } from '@acg/wallet-monitor/commands';
 
 // every script on a private redis-server and on a private 3-master Redis Cluster (hash-tagged prefix)
@@ -101,7 +101,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
     });
 
     it('is released only by its holder (release_lease)', async () => {
-      const key = paymentKeys.treasurySendLock(keys, '0xAbC0000000000000000000000000000000000001');
+      const key = treasuryKeys.treasurySendLock(keys, '0xAbC0000000000000000000000000000000000001');
       expect(key).toBe(`${keys.prefix}treasury-send:0xabc0000000000000000000000000000000000001`);
       expect(await takeLease(db.redis, { leaseKey: key, holder: 'a', leaseMs: 10_000 })).toBe(true);
       expect(await releaseLease(db.redis, { leaseKey: key, holder: 'b' })).toBe(false);

@@ -1,8 +1,8 @@
-import type { BearerToken } from './actions/signIn.js';
 import type { LocalAccount } from 'viem';
 import { PAYMENT_NETWORK } from './protocol.js';
 import { RegistryCache } from './registryCache.js';
 import { SpendLedger, type SpendLimits } from './spend.js';
+import type { BearerToken } from './types.js';
 
 /**
  * USDC contracts the SDK pays with by default, by CAIP-2 network: Base (`eip155:8453`, also the

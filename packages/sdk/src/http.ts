@@ -1,6 +1,13 @@
-import type { GatewayContext } from './context.js';
 import { GatewayRequestError } from './errors.js';
 import { parseJson } from './protocol.js';
+
+/** What one HTTP request to the gateway needs of a `GatewayContext` (`context.ts`): base URL, fetch, extra headers and the Idempotency-Key setting. */
+export interface HttpContext {
+  readonly baseUrl: string;
+  readonly fetch: typeof globalThis.fetch;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly idempotency: boolean;
+}
 
 /** An HTTP answer with its body read as text. */
 export interface GatewayResponse {
@@ -22,7 +29,7 @@ export interface RequestOptions {
  * headers, body read as text. Throws {@link GatewayRequestError} when the gateway cannot be reached
  * or the body cannot be read.
  */
-export async function request(ctx: GatewayContext, path: string, opts: RequestOptions = {}): Promise<GatewayResponse> {
+export async function request(ctx: HttpContext, path: string, opts: RequestOptions = {}): Promise<GatewayResponse> {
   const url = `${ctx.baseUrl}${path}`;
   let response: Response;
   try {
@@ -45,7 +52,7 @@ export async function request(ctx: GatewayContext, path: string, opts: RequestOp
 }
 
 /** The JSON body of an answer; throws {@link GatewayRequestError} when it is not JSON. */
-export function jsonOf<T>(ctx: GatewayContext, path: string, r: GatewayResponse): T {
+export function jsonOf<T>(ctx: HttpContext, path: string, r: GatewayResponse): T {
   const body = parseJson(r.text);
   if (body === undefined) {
     throw new GatewayRequestError(`${ctx.baseUrl}${path}`, `The gateway answered ${path} with HTTP ${r.response.status} but no JSON body.`, {
@@ -56,7 +63,7 @@ export function jsonOf<T>(ctx: GatewayContext, path: string, r: GatewayResponse)
 }
 
 /** A random `Idempotency-Key` header (or the given key) when the context sends them. */
-export function idempotencyHeader(ctx: GatewayContext, key: string | undefined): Record<string, string> {
+export function idempotencyHeader(ctx: HttpContext, key: string | undefined): Record<string, string> {
   const k = key ?? (ctx.idempotency ? globalThis.crypto.randomUUID() : undefined);
   return k ? { 'idempotency-key': k } : {};
 }

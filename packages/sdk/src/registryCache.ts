@@ -1,5 +1,4 @@
-import type { GatewayContext } from './context.js';
-import { jsonOf, request } from './http.js';
+import { type HttpContext, jsonOf, request } from './http.js';
 import { GatewayError, GatewayRequestError, UnknownCapabilityError } from './errors.js';
 import { parseProblem } from './protocol.js';
 import type { Capability, Registry } from './types.js';
@@ -15,7 +14,7 @@ export interface RegistryReadOptions {
  * gateway cannot be reached or the document has no `capabilities` array, {@link GatewayError} on
  * an error status.
  */
-export async function fetchRegistry(ctx: GatewayContext): Promise<Registry> {
+export async function fetchRegistry(ctx: HttpContext): Promise<Registry> {
   const r = await request(ctx, '/registry');
   if (!r.response.ok) throw new GatewayError(parseProblem(r.response.status, r.text));
   const doc = jsonOf<Registry>(ctx, '/registry', r);
@@ -34,7 +33,7 @@ export class RegistryCache {
   private inflight: Promise<Registry> | undefined;
 
   constructor(
-    private readonly ctx: GatewayContext,
+    private readonly ctx: HttpContext,
     readonly ttlMs = 60_000,
   ) {}
 

@@ -162,3 +162,16 @@ export type ProviderChallenge = W.WireProviderChallenge;
  * the gateway signs every call to the endpoint with it, Standard Webhooks).
  */
 export type ProviderRegistered = W.WireProviderRegistered;
+
+/** A bearer token from Sign-In with Ethereum (`POST /v1/auth/token`). */
+export interface BearerToken {
+  /** opaque `acg_...` token for `Authorization: Bearer <access_token>` */
+  access_token: string;
+  token_type: 'Bearer';
+  /** seconds the token lived when issued */
+  expires_in: number;
+  /** ms since epoch when it expires (computed on receipt) */
+  expires_at: number;
+  /** the signed-in wallet (checksummed) */
+  address: `0x${string}`;
+}

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { cancelEffect, JOB_ENDED, jobView, type StoredJob } from '@acg/jobs';
-import { readRefund, settlementState } from '@acg/payments';
+import { readRefund, settlementState } from '@acg/treasury';
+import { readBearer } from '@acg/identity';
 import { JobId, type JobRecord } from '@acg/schemas';
 import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { ErrorCode, McpError, type CallToolResult, type Result, type Task } from '@modelcontextprotocol/sdk/types.js';
@@ -74,10 +75,10 @@ export type TaskCaller = { kind: 'wallet'; address: string } | { kind: 'invalid'
  * Sign-In with Ethereum, `POST /v1/auth/token`).
  */
 export async function taskCaller(services: Services, authorization: string | undefined): Promise<TaskCaller> {
-  if (!authorization) return { kind: 'none' };
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-  if (!m) return { kind: 'invalid' };
-  const address = await services.tokens.resolve(m[1]).catch(() => undefined);
+  const bearer = readBearer(authorization);
+  if (bearer.kind === 'none') return { kind: 'none' };
+  if (bearer.kind === 'malformed') return { kind: 'invalid' };
+  const address = await services.tokens.resolve(bearer.token).catch(() => undefined);
   return address ? { kind: 'wallet', address } : { kind: 'invalid' };
 }
 

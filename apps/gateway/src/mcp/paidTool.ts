@@ -2,6 +2,7 @@ import type { EarlyRun } from '@acg/execution';
 import type { ExecutableCapability } from '@acg/capabilities';
 import { newExecutionId } from '@acg/execution';
 import { requestHash } from '@acg/payments';
+import { bearerTokenOf } from '@acg/identity';
 import { inputJsonSchema, outputJsonSchema } from '@acg/registry';
 import { ExecutionSucceeded, mcpToolName, Routing } from '@acg/schemas';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -95,8 +96,8 @@ export async function callCapabilityTool(
       paymentPayload: meta?.[PAYMENT_META] ?? null,
       // a payer resending its settled payment proves itself with its bearer token, as on REST
       payerAccount: async () => {
-        const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-        return m ? services.tokens.resolve(m[1]).catch(() => undefined) : undefined;
+        const token = bearerTokenOf(authorization);
+        return token ? services.tokens.resolve(token).catch(() => undefined) : undefined;
       },
     },
     (payment) => paidExecutionOutcome(services, resolved, payment, payment.operationId === operationId ? early : undefined),

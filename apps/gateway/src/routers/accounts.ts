@@ -1,4 +1,4 @@
-import { AuthError } from '@acg/accounts';
+import { AuthError } from '@acg/identity';
 import { AccountView, Address, DepositRequest, DepositResponse } from '@acg/schemas';
 import { ulid } from 'ulid';
 import { z } from 'zod';

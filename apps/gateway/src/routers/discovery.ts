@@ -1,6 +1,7 @@
 import { DiscoveryResourcesQuery, DiscoveryResourcesResponse, HealthDocument, LatencySeriesDocument, LegacyRegistry, RegistryDocument } from '@acg/schemas';
 import { z } from 'zod';
 import type { Rendered } from '../discovery.js';
+import { discoveryResourcesOf } from '../discoveryResources.js';
 import { header, type Context } from '../trpc/context.js';
 import { router } from '../trpc/init.js';
 import { publicProcedure } from '../trpc/procedures.js';
@@ -62,7 +63,7 @@ export const discoveryRouter = router({
     })
     .input(DiscoveryResourcesQuery)
     .output(DiscoveryResourcesResponse)
-    .query(({ ctx, input }) => cacheable(ctx, ctx.services.discoveryResources.rendered(input), 'public, max-age=60')),
+    .query(({ ctx, input }) => cacheable(ctx, discoveryResourcesOf(ctx.services).rendered(input), 'public, max-age=60')),
 
   jwks: publicProcedure
     .meta({

@@ -1,5 +1,5 @@
 import { newExecutionId } from '@acg/execution';
-import { settlementState } from '@acg/payments';
+import { settlementState } from '@acg/treasury';
 import type { StoredQuote } from '@acg/provider-directory';
 import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';

@@ -1,5 +1,6 @@
 import { CapabilityResolutionError, checkPrecondition, executableDefinition, parseCapabilityInput } from '@acg/execution';
-import { readRefund, settlementState } from '@acg/payments';
+import { readRefund, settlementState } from '@acg/treasury';
+import { readBearer } from '@acg/identity';
 import { cancelEffect, jobView, planJob, PlanError } from '@acg/jobs';
 import { JobCreated, JobId, JobRecord, JobRequest, JobStatus } from '@acg/schemas';
 import { ulid } from 'ulid';
@@ -152,11 +153,10 @@ export const jobsRouter = router({
       const job = await store.get(input.job_id);
       if (!job) throw problem(404, `No job ${input.job_id}.`);
       let caller: string | undefined;
-      const auth = header(ctx, 'authorization');
-      if (auth) {
-        const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+      const bearer = readBearer(header(ctx, 'authorization'));
+      if (bearer.kind !== 'none') {
         try {
-          caller = m ? await ctx.services.tokens.resolve(m[1]) : undefined;
+          caller = bearer.kind === 'bearer' ? await ctx.services.tokens.resolve(bearer.token) : undefined;
         } catch {
           caller = undefined;
         }

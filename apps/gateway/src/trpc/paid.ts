@@ -1,5 +1,6 @@
 import type { EarlyRun } from '@acg/execution';
 import { requestHash, type PaidRequest, type SettledPayment } from '@acg/payments';
+import { bearerTokenOf } from '@acg/identity';
 import type { TRPCError } from '@trpc/server';
 import { payForCall } from '../paidRoute/paidCall.js';
 import { header, type Context } from './context.js';
@@ -71,9 +72,9 @@ export function paidRequestOf<I>(spec: PaidSpec<I>, input: I, ctx: Context, oper
  * payer's proof when it resends a settled payment (the paywall answers the result only to its payer).
  */
 async function bearerAccount(ctx: Context, resource: string): Promise<string | undefined> {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header(ctx, 'authorization') ?? '');
-  if (!m) return (await signInWithXSession(ctx, resource).catch(() => undefined))?.account;
-  return ctx.services.tokens.resolve(m[1]).catch(() => undefined);
+  const token = bearerTokenOf(header(ctx, 'authorization'));
+  if (!token) return (await signInWithXSession(ctx, resource).catch(() => undefined))?.account;
+  return ctx.services.tokens.resolve(token).catch(() => undefined);
 }
 
 /**

@@ -1,13 +1,15 @@
 import type { EarlyRun } from '@acg/execution';
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { AuthError, InsufficientBalanceError } from '@acg/accounts';
+import { InsufficientBalanceError } from '@acg/accounts';
 import type { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { header, type Context } from './context.js';
 import { t } from './init.js';
 import { paid, resourceUrlOf, type PaidContext, type PaidSpec } from './paid.js';
 import { problem, rawError } from './problem.js';
-import { requestResource, requireSignInWithX } from './signInWithX.js';
+import { type AccountAddress, authenticate, type Identity, WWW_AUTHENTICATE } from './authenticate.js';
+import { requestResource } from './signInWithX.js';
+
+export type { AccountAddress, Identity };
 
 /**
  * The gateway's procedure builders (docs/code-style.md "Procedures built from procedures"): every route starts
@@ -34,9 +36,6 @@ export function domainErrors(toProblem: (cause: unknown) => TRPCError | undefine
   });
 }
 
-/** A wallet address as the token store returns it. */
-export type AccountAddress = `0x${string}`;
-
 /** Context of a bearer-authenticated procedure: `account`, the wallet the token belongs to. */
 export interface BearerContext {
   account: AccountAddress;
@@ -44,36 +43,14 @@ export interface BearerContext {
   token: string;
 }
 
-const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Bearer realm="gateway", error="invalid_token"' };
-
-/** Reads `Authorization: Bearer <token>`; undefined when absent. Throws 401 problem when malformed. */
-function bearerToken(ctx: Context): string | undefined {
-  const h = header(ctx, 'authorization');
-  if (!h) return undefined;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
-  if (!m) throw problem(401, 'Authorization must be "Bearer <access_token>".', {}, WWW_AUTHENTICATE);
-  return m[1];
-}
-
-async function resolveAccount(ctx: Context, token: string): Promise<AccountAddress> {
-  try {
-    return await ctx.services.tokens.resolve(token);
-  } catch (e) {
-    if (e instanceof AuthError) throw problem(401, e.message, { reason: e.code }, WWW_AUTHENTICATE);
-    throw e;
-  }
-}
-
 /**
  * Bearer authentication (docs/spec-notes.md 5; docs/decisions.md "Accounts and bearer tokens"): the resolver sees
  * `ctx.account`, the token's wallet, and `ctx.token`. Missing or invalid token → 401 problem with
  * `WWW-Authenticate`. Tokens come from Sign-In with Ethereum: `POST /v1/auth/nonce`, then `POST /v1/auth/token`.
  */
-export const bearerProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const token = bearerToken(ctx);
-  if (token) return next({ ctx: { account: await resolveAccount(ctx, token), token } satisfies BearerContext });
-  const session = await requireSignInWithX(ctx);
-  if (session) return next({ ctx: { account: session.account, token: session.issued.access_token } satisfies BearerContext });
+export const bearerProcedure = publicProcedure.use(authenticate()).use(async ({ ctx, next }) => {
+  const { identity } = ctx;
+  if (identity.kind === 'account') return next({ ctx: { account: identity.account, token: identity.token } satisfies BearerContext });
   throw problem(
     401,
     'This endpoint needs Authorization: Bearer <access_token> (sign in with POST /v1/auth/nonce and /v1/auth/token, or SIGN-IN-WITH-X from a 402).',
@@ -114,11 +91,9 @@ export const payerReadOpenApi = {
  * here, and a payment sent to this route is never taken. The resolver decides what the wallet may
  * see with {@link paidBy} (another payer's record answers 404, as an unknown one).
  */
-export const payerProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const token = bearerToken(ctx);
-  if (token) return next({ ctx: { account: await resolveAccount(ctx, token), token } satisfies BearerContext });
-  const session = await requireSignInWithX(ctx);
-  if (session) return next({ ctx: { account: session.account, token: session.issued.access_token } satisfies BearerContext });
+export const payerProcedure = publicProcedure.use(authenticate()).use(async ({ ctx, next }) => {
+  const { identity } = ctx;
+  if (identity.kind === 'account') return next({ ctx: { account: identity.account, token: identity.token } satisfies BearerContext });
   const challenge = await ctx.services.paywall.challenge({
     resourceUrl: requestResource(ctx),
     description: 'What its payer paid for: sign in as the payer (SIGN-IN-WITH-X) or send its bearer token.',
@@ -190,63 +165,60 @@ export interface BearerOrPaidSpec<TInput> extends PaidSpec<TInput> {
  */
 export function bearerOrPaidProcedure<TInput>(spec: BearerOrPaidSpec<TInput>) {
   const paywall = paid<TInput>(spec);
-  return publicProcedure.input(spec.input).use(async ({ ctx, input, next }) => {
-    await spec.check(input, ctx);
-    const token = bearerToken(ctx);
-    // a SIGN-IN-WITH-X proof signs the wallet in for this call, as its bearer token would
-    // (a request paying with x402 pays; its sign-in, if any, only gets the session: `paid()`)
-    const paying = header(ctx, 'payment-signature') ?? header(ctx, 'x-payment');
-    // the proof answers this route's 402, whose resource is the REST path (also on /trpc)
-    const session = token || paying ? undefined : await requireSignInWithX(ctx, resourceUrlOf(spec, ctx));
-    if (!token && !session) {
-      const nextPaid = (o: { ctx: PaidContext }) => next({ ctx: { ...o.ctx, account: null } satisfies BearerOrPaidContext });
-      const result: Awaited<ReturnType<typeof nextPaid>> = await paywall({ ctx, input, next: nextPaid });
+  // a SIGN-IN-WITH-X proof signs the wallet in for this call, as its bearer token would (a request
+  // paying with x402 pays; its sign-in, if any, only gets the session: `paid()`); the proof answers
+  // this route's 402, whose resource is the REST path (also on /trpc)
+  const signInWithX = (ctx: Context) => ((header(ctx, 'payment-signature') ?? header(ctx, 'x-payment')) ? false : resourceUrlOf(spec, ctx));
+  return publicProcedure
+    .input(spec.input)
+    .use(async ({ ctx, input, next }) => {
+      await spec.check(input, ctx);
+      return next();
+    })
+    .use(authenticate({ signInWithX }))
+    .use(async ({ ctx, input, next }) => {
+      const { identity } = ctx;
+      if (identity.kind !== 'account') {
+        const nextPaid = (o: { ctx: PaidContext }) => next({ ctx: { ...o.ctx, account: null } satisfies BearerOrPaidContext });
+        const result: Awaited<ReturnType<typeof nextPaid>> = await paywall({ ctx, input, next: nextPaid });
+        return result;
+      }
+      const { account } = identity;
+      const price = spec.price(input, ctx);
+      const operationId = spec.newOperationId();
+      const { ledger } = ctx.services;
+      // the intent first: a process stopping anywhere from the debit to the credit-back leaves an
+      // open call that the worker's recovery sweep credits back (Ledger.recoverOpenCalls)
+      await ledger.openCall(account, price, spec.item, operationId);
+      try {
+        await ledger.debit(account, price, spec.item, operationId);
+      } catch (e) {
+        await ledger.closeCall(account, price, spec.item, operationId).catch(() => undefined);
+        if (!(e instanceof InsufficientBalanceError)) throw e;
+        const challenge = await ctx.services.paywall.challenge({
+          resourceUrl: resourceUrlOf(spec, ctx),
+          description: spec.description(input),
+          price,
+          extensions: spec.extensions(input, ctx),
+        });
+        if (challenge.kind !== 'payment_required') throw e;
+        throw rawError(
+          402,
+          {
+            ...challenge.body,
+            detail: e.message,
+            account: { address: account, balance: e.balance },
+            deposit: { url: `${ctx.services.publicBaseUrl()}/v1/account/deposit`, method: 'POST' },
+          },
+          challenge.headers,
+        );
+      }
+      const result = await next({ ctx: { account, payment: null, operationId } satisfies BearerOrPaidContext });
+      if (!result.ok) await ledger.credit(account, price, `refund:${spec.item}`, operationId);
+      await ledger.closeCall(account, price, spec.item, operationId);
+      ctx.responseHeaders['Cache-Control'] = 'no-store';
       return result;
-    }
-    const account = session ? session.account : await resolveAccount(ctx, token!);
-    const price = spec.price(input, ctx);
-    const operationId = spec.newOperationId();
-    const { ledger } = ctx.services;
-    // the intent first: a process stopping anywhere from the debit to the credit-back leaves an
-    // open call that the worker's recovery sweep credits back (Ledger.recoverOpenCalls)
-    await ledger.openCall(account, price, spec.item, operationId);
-    try {
-      await ledger.debit(account, price, spec.item, operationId);
-    } catch (e) {
-      await ledger.closeCall(account, price, spec.item, operationId).catch(() => undefined);
-      if (!(e instanceof InsufficientBalanceError)) throw e;
-      const challenge = await ctx.services.paywall.challenge({
-        resourceUrl: resourceUrlOf(spec, ctx),
-        description: spec.description(input),
-        price,
-        extensions: spec.extensions(input, ctx),
-      });
-      if (challenge.kind !== 'payment_required') throw e;
-      throw rawError(
-        402,
-        {
-          ...challenge.body,
-          detail: e.message,
-          account: { address: account, balance: e.balance },
-          deposit: { url: `${ctx.services.publicBaseUrl()}/v1/account/deposit`, method: 'POST' },
-        },
-        challenge.headers,
-      );
-    }
-    const result = await next({ ctx: { account, payment: null, operationId } satisfies BearerOrPaidContext });
-    if (!result.ok) await ledger.credit(account, price, `refund:${spec.item}`, operationId);
-    await ledger.closeCall(account, price, spec.item, operationId);
-    ctx.responseHeaders['Cache-Control'] = 'no-store';
-    return result;
-  });
-}
-
-/** Whether `token` is the admin token (ADMIN_TOKEN; never when unset), compared in constant time. */
-function isAdminToken(ctx: Context, token: string): boolean {
-  const admin = ctx.services.config.adminToken;
-  if (!admin) return false;
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(admin), digest(token));
+    });
 }
 
 /** The 404 of a route that does not exist in this deployment (an admin route without ADMIN_TOKEN): the same answer as an unknown path. */
@@ -260,13 +232,17 @@ function noSuchRoute(ctx: Context) {
  * route does not exist: 404 as for an unknown path. A missing or other token → 401 with
  * `WWW-Authenticate`.
  */
-export const adminProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  if (!ctx.services.config.adminToken) throw noSuchRoute(ctx);
-  const token = bearerToken(ctx);
-  if (!token || !isAdminToken(ctx, token)) throw problem(401, 'This endpoint needs Authorization: Bearer <ADMIN_TOKEN>.', {}, WWW_AUTHENTICATE);
-  ctx.responseHeaders['Cache-Control'] = 'no-store';
-  return next({ ctx: { admin: true as const } });
-});
+export const adminProcedure = publicProcedure
+  .use(async ({ ctx, next }) => {
+    if (!ctx.services.config.adminToken) throw noSuchRoute(ctx);
+    return next();
+  })
+  .use(authenticate({ admin: true, accounts: false, signInWithX: () => false }))
+  .use(async ({ ctx, next }) => {
+    if (ctx.identity.kind !== 'admin') throw problem(401, 'This endpoint needs Authorization: Bearer <ADMIN_TOKEN>.', {}, WWW_AUTHENTICATE);
+    ctx.responseHeaders['Cache-Control'] = 'no-store';
+    return next({ ctx: { admin: true as const } });
+  });
 
 /** Context of {@link bearerOrAdminProcedure}: the admin (`admin: true`, `account: null`), or a wallet's bearer token (`account`). */
 export type BearerOrAdminContext = { admin: true; account: null } | { admin: false; account: AccountAddress };
@@ -275,15 +251,10 @@ export type BearerOrAdminContext = { admin: true; account: null } | { admin: fal
  * A route for a wallet's bearer token (SIWE, as {@link bearerProcedure}) or the admin token
  * (ADMIN_TOKEN, when set). The resolver decides what each may see. Missing or invalid token → 401.
  */
-export const bearerOrAdminProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const token = bearerToken(ctx);
-  if (!token) {
-    const session = await requireSignInWithX(ctx);
-    if (!session) throw problem(401, 'This endpoint needs Authorization: Bearer <access_token> (or the admin token).', {}, WWW_AUTHENTICATE);
-    ctx.responseHeaders['Cache-Control'] = 'no-store';
-    return next({ ctx: { admin: false, account: session.account } satisfies BearerOrAdminContext as BearerOrAdminContext });
-  }
+export const bearerOrAdminProcedure = publicProcedure.use(authenticate({ admin: true })).use(async ({ ctx, next }) => {
+  const { identity } = ctx;
+  if (identity.kind === 'anonymous') throw problem(401, 'This endpoint needs Authorization: Bearer <access_token> (or the admin token).', {}, WWW_AUTHENTICATE);
   ctx.responseHeaders['Cache-Control'] = 'no-store';
-  if (isAdminToken(ctx, token)) return next({ ctx: { admin: true, account: null } satisfies BearerOrAdminContext as BearerOrAdminContext });
-  return next({ ctx: { admin: false, account: await resolveAccount(ctx, token) } satisfies BearerOrAdminContext as BearerOrAdminContext });
+  if (identity.kind === 'admin') return next({ ctx: { admin: true, account: null } satisfies BearerOrAdminContext as BearerOrAdminContext });
+  return next({ ctx: { admin: false, account: identity.account } satisfies BearerOrAdminContext as BearerOrAdminContext });
 });

@@ -1,4 +1,4 @@
-import { AuthError, SIGN_IN_WITH_X_HEADER, type IssuedToken } from '@acg/accounts';
+import { AuthError, SIGN_IN_WITH_X_HEADER, type IssuedToken } from '@acg/identity';
 import type { IncomingMessage } from 'node:http';
 import { header, type Context } from './context.js';
 import { problem } from './problem.js';

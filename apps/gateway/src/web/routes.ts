@@ -2,35 +2,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendDocument } from '../http/sendDocument.js';
 import type { Services } from '../services.js';
 import { asset } from './assets.js';
-import type { SafeHtml } from './html.js';
 import { PAGE_HEADERS } from './layout.js';
 import { prefersHtml } from './negotiate.js';
 import { notFoundPage } from './pages/notFound.js';
+import type { SafeHtml } from './html.js';
+import type { WebPage } from './page.js';
 import { WEB_PAGES } from './pages/index.js';
+
+export type { PageContext, PageResult, WebPage } from './page.js';
 import { robotsTxt } from './robots.js';
-
-/** What a page handler gets: the services, the path parameters of its template and the query string. */
-export interface PageContext {
-  services: Services;
-  /** Path parameters by template name (`/capabilities/{capability_id}` → `capability_id`), decoded. */
-  params: Record<string, string>;
-  query: URLSearchParams;
-  req: IncomingMessage;
-}
-
-/** A rendered page: the whole document and its HTTP status (default 200). */
-export interface PageResult {
-  status?: number;
-  html: SafeHtml;
-  /** Default `no-cache` (revalidate each time: pages show live state). */
-  cacheControl?: string;
-}
-
-/** One HTML page: its path template and what renders it. */
-export interface WebPage {
-  template: string;
-  render(ctx: PageContext): Promise<PageResult>;
-}
 
 /** Files served to every client (GET and HEAD): the icons, robots.txt and the page assets. */
 const FILE_ROUTES = ['/favicon.ico', '/favicon.svg', '/robots.txt', '/assets/{name}'] as const;

@@ -1,4 +1,4 @@
-import { authorizationUsed } from '@acg/payments';
+import { authorizationUsed } from '@acg/treasury';
 import { createPublicClient, http, type PublicClient } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { upperCaseAnswer, upperCaseCapability } from '../providerServer.js';

@@ -1,6 +1,7 @@
 import { Ledger } from '@acg/accounts';
 import { LiquidationIndexStore } from '@acg/liquidations';
-import { recoverOrphanedPayments, readRefund } from '@acg/payments';
+import { recoverOrphanedPayments } from '@acg/reconciliation';
+import { readRefund } from '@acg/treasury';
 import { paymentReversals } from '@acg/provider-ledger';
 import { describe, expect, it } from 'vitest';
 import { useTestGateway } from '../useTestGateway.js';

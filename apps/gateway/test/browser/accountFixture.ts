@@ -1,4 +1,4 @@
-import { TreasurySender } from '@acg/payments';
+import { TreasurySender } from '@acg/treasury';
 import { runPayoutPass } from '@acg/provider-ledger';
 import { secretBoxFromKey } from '@acg/secrets';
 import { startWalletMonitor, type RunningWalletMonitor } from '@acg/wallet-monitor';

@@ -1,5 +1,6 @@
 import { startDevStack, type DevStack } from '@acg/devnet';
-import { readRefund, readRefundTag, reconcileBlocks, startRefunds, type ChainReconciliationOptions } from '@acg/payments';
+import { reconcileBlocks, type ChainReconciliationOptions } from '@acg/reconciliation';
+import { readRefund, readRefundTag, startRefunds } from '@acg/treasury';
 import type { Worker } from 'bullmq';
 import { pino } from 'pino';
 import type { Hex } from 'viem';

@@ -1,4 +1,4 @@
-import { readRefund } from '@acg/payments';
+import { readRefund } from '@acg/treasury';
 import { describe, expect, it } from 'vitest';
 import { useTestGateway } from '../useTestGateway.js';
 import { post, paidExecuteRequest } from '../x402.js';

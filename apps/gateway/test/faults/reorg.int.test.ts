@@ -1,13 +1,5 @@
-import {
-  PaymentInProgressError,
-  readRefund,
-  requestHash,
-  startTransferFinality,
-  trackedTransfer,
-  TransferFinality,
-  transferWithAuthorizationData,
-  type FinalityRound,
-} from '@acg/payments';
+import { PaymentInProgressError, requestHash } from '@acg/payments';
+import { readRefund, startTransferFinality, trackedTransfer, TransferFinality, transferWithAuthorizationData, type FinalityRound } from '@acg/treasury';
 import { runPayoutPass } from '@acg/provider-ledger';
 import { ulid } from 'ulid';
 import { pino } from 'pino';

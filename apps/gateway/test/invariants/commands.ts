@@ -1,5 +1,7 @@
 import { newExecutionId, succeededExecutionAnswer } from '@acg/execution';
-import { authorizationUsed, recoverOrphanedPayments, requestHash } from '@acg/payments';
+import { requestHash } from '@acg/payments';
+import { recoverOrphanedPayments } from '@acg/reconciliation';
+import { authorizationUsed } from '@acg/treasury';
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from '@x402/core/http';
 import { runPayoutPass } from '@acg/provider-ledger';
 import fc from 'fast-check';

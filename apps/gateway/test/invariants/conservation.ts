@@ -1,9 +1,10 @@
-import { readRefund } from '@acg/payments';
+import { readRefund } from '@acg/treasury';
 import type { LedgerEntry, PayoutRecord } from '@acg/provider-ledger';
 import { createPublicClient, erc20Abi, http, parseAbiItem, type Hex, type PublicClient } from 'viem';
 import type { TestGateway } from '../harness.js';
 import { accountKeys } from '@acg/accounts/commands';
 import { paymentKeys } from '@acg/payments/commands';
+import { treasuryKeys } from '@acg/treasury';
 import { providerLedgerKeys } from '@acg/provider-ledger/commands';
 
 /**
@@ -145,7 +146,7 @@ export class MoneyTruth {
   /** Every refund record of the deployment: operation id → {status, amount, payer, tx_hash}. */
   async refundRecords(): Promise<{ operation_id: string; status: string; amount: bigint; payer: string; tx_hash?: string; payment_tx_hash?: string }[]> {
     const { redis, keys } = this.t.gateway.services;
-    const prefix = paymentKeys.refund(keys, '');
+    const prefix = treasuryKeys.refund(keys, '');
     const out = [];
     for (const key of await this.scan('refund:*')) {
       const h = await redis.hgetall(key);

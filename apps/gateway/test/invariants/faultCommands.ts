@@ -1,5 +1,5 @@
 import { devPrivateKey } from '@acg/devnet';
-import { authorizationUsed } from '@acg/payments';
+import { authorizationUsed } from '@acg/treasury';
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from '@x402/core/http';
 import { privateKeyToAccount } from 'viem/accounts';
 import { officialPayload, paymentHeader, post } from '../x402.js';

@@ -1,4 +1,5 @@
-import { reconcileBlocks, TransferFinality, type ChainReconciliationOptions, type FinalityRound, type ReconciliationCounts } from '@acg/payments';
+import { reconcileBlocks, type ChainReconciliationOptions, type ReconciliationCounts } from '@acg/reconciliation';
+import { TransferFinality, type FinalityRound } from '@acg/treasury';
 import { redisHealth } from '@acg/redis';
 import { pino } from 'pino';
 import { chainReconciliationOptions, createWorkerServices, type WorkerServices } from '../../../worker/src/index.js';

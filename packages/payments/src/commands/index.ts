@@ -15,7 +15,6 @@ const SCRIPTS = scriptSet(new URL('./lua/', import.meta.url), {
   release_authorization: 2,
   claim_idempotency_key: 1,
   release_binding: 1,
-  create_refund: 1,
 });
 
 /**
@@ -176,16 +175,4 @@ export interface ReleaseBindingParameters {
  */
 export async function releaseBinding(redis: Redis, p: ReleaseBindingParameters): Promise<boolean> {
   return (await withScripts(redis, SCRIPTS).release_binding(p.bindingKey, p.authKey)) === 1;
-}
-
-/**
- * `create_refund.lua`: records the refund of an operation as `pending` with its `amount` (integer
- * USDC base units), `payer` and `payment_tx_hash` in one atomic write, only when no record exists.
- * Returns true when created, false when the operation has a refund record already (unchanged).
- */
-export async function createRefund(
-  redis: Redis,
-  p: { refundKey: string; amount: string; payer: `0x${string}`; paymentTxHash: `0x${string}` },
-): Promise<boolean> {
-  return (await withScripts(redis, SCRIPTS).create_refund(p.refundKey, p.amount, p.payer, p.paymentTxHash)) === 1;
 }

@@ -1,25 +1,15 @@
 import type { LocalAccount } from 'viem';
 import type { GatewayContext } from '../context.js';
 import { AcgError, type GatewayError, type GatewayRequestError } from '../errors.js';
+import type { BearerToken } from '../types.js';
 import { postJson } from './internal.js';
+
+export type { BearerToken };
 
 /** Parameters of {@link signIn}. */
 export interface SignInParameters {
   /** The wallet to sign in (default: the context's account). Signs a message only: no transaction, no gas. */
   account?: LocalAccount;
-}
-
-/** A bearer token from Sign-In with Ethereum (`POST /v1/auth/token`). */
-export interface BearerToken {
-  /** opaque `acg_...` token for `Authorization: Bearer <access_token>` */
-  access_token: string;
-  token_type: 'Bearer';
-  /** seconds the token lived when issued */
-  expires_in: number;
-  /** ms since epoch when it expires (computed on receipt) */
-  expires_at: number;
-  /** the signed-in wallet (checksummed) */
-  address: `0x${string}`;
 }
 
 /** What {@link signIn} returns. */

@@ -2,7 +2,7 @@ import { offerCapabilityId, offerSubject, trustFormulaText } from '@acg/provider
 import type { CapabilityOffer, LegacyRegistryEntry } from '@acg/schemas';
 import { html, type SafeHtml } from '../html.js';
 import { layout } from '../layout.js';
-import type { PageContext, PageResult, WebPage } from '../routes.js';
+import type { PageContext, PageResult, WebPage } from '../page.js';
 import { formatMs, healthBadge, priceText, statusBadge, timeTag } from './components.js';
 import { notFoundPage } from './notFound.js';
 import { schemaSection } from './schema.js';

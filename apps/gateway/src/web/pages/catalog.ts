@@ -1,7 +1,7 @@
 import { CapabilityStatus, PRODUCTS, type LegacyRegistryEntry } from '@acg/schemas';
 import { html } from '../html.js';
 import { layout } from '../layout.js';
-import type { PageContext, PageResult, WebPage } from '../routes.js';
+import type { PageContext, PageResult, WebPage } from '../page.js';
 import { operationalBadge, priceText, statusBadge } from './components.js';
 import { SDK_INSTALL_LINES } from './sdkInstall.js';
 

@@ -1,4 +1,4 @@
-import type { WebPage } from '../routes.js';
+import type { WebPage } from '../page.js';
 import { capabilityPage } from './capability.js';
 import { catalogPage } from './catalog.js';
 import { providerDashboardPage } from './providerDashboard.js';

@@ -1,7 +1,7 @@
 import { ProviderId, type DisputeView, type PayoutView, type ProviderView } from '@acg/schemas';
 import { providerView } from '../../routers/providers.js';
 import { html, type SafeHtml } from '../html.js';
-import type { PageContext, PageResult, WebPage } from '../routes.js';
+import type { PageContext, PageResult, WebPage } from '../page.js';
 import { formatMs, statusBadge, timeTag } from './components.js';
 import { accountDocument, duration, every, scrollTable, signedInBar, signInView, usdc, viewerOf } from './signedInPages.js';
 import { notFoundPage } from './notFound.js';

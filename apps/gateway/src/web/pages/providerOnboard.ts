@@ -2,7 +2,7 @@ import { OfferProduct, ProviderRegistration } from '@acg/schemas';
 import { z } from 'zod';
 import { html, type SafeHtml } from '../html.js';
 import { layout } from '../layout.js';
-import type { PageContext, PageResult, WebPage } from '../routes.js';
+import type { PageContext, PageResult, WebPage } from '../page.js';
 import { duration, every, usdc } from './signedInPages.js';
 
 /** A JSON Schema property as `z.toJSONSchema` writes it: the constraints the form repeats as HTML attributes. */

@@ -1,8 +1,8 @@
-import { AuthError } from '@acg/accounts';
+import { AuthError, readBearer } from '@acg/identity';
 import { formatUnits } from 'viem';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { layout } from '../layout.js';
-import type { PageContext } from '../routes.js';
+import type { PageContext } from '../page.js';
 
 /**
  * What the signed-in pages (`/providers/{id}`, `/subscriptions/{id}`) share. They are rendered on
@@ -20,12 +20,11 @@ export type Viewer = { kind: 'anonymous' } | { kind: 'invalid'; message: string 
 
 /** Resolves the request's `Authorization: Bearer` token to its wallet (the same token store as the JSON API). */
 export async function viewerOf(ctx: PageContext): Promise<Viewer> {
-  const h = ctx.req.headers.authorization;
-  if (!h) return { kind: 'anonymous' };
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
-  if (!m) return { kind: 'invalid', message: 'The Authorization header is not "Bearer <token>".' };
+  const bearer = readBearer(ctx.req.headers.authorization);
+  if (bearer.kind === 'none') return { kind: 'anonymous' };
+  if (bearer.kind === 'malformed') return { kind: 'invalid', message: 'The Authorization header is not "Bearer <token>".' };
   try {
-    return { kind: 'account', account: await ctx.services.tokens.resolve(m[1]) };
+    return { kind: 'account', account: await ctx.services.tokens.resolve(bearer.token) };
   } catch (e) {
     if (e instanceof AuthError) return { kind: 'invalid', message: e.message };
     throw e;

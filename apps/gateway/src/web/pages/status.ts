@@ -1,8 +1,8 @@
-import { type ChainReconciliationReport, readChainReconciliationReport } from '@acg/payments';
+import { type ChainReconciliationReport, readChainReconciliationReport } from '@acg/reconciliation';
 import type { HealthDocument, LatencySeriesDocument, LegacyRegistryEntry } from '@acg/schemas';
 import { html, jsonScript, type SafeHtml } from '../html.js';
 import { layout } from '../layout.js';
-import type { PageContext, PageResult, WebPage } from '../routes.js';
+import type { PageContext, PageResult, WebPage } from '../page.js';
 import { formatMs, healthBadge, operationalBadge, statusBadge, timeTag } from './components.js';
 
 /** Seconds between the page's own refreshes (its script fetches the page again; without script, a meta refresh at twice this); `?refresh=<2..3600>` sets another. */

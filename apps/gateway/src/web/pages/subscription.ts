@@ -7,7 +7,7 @@ import {
   SubscriptionNotFoundError,
 } from '@acg/wallet-monitor';
 import { html, type SafeHtml } from '../html.js';
-import type { PageContext, PageResult, WebPage } from '../routes.js';
+import type { PageContext, PageResult, WebPage } from '../page.js';
 import { timeTag } from './components.js';
 import { notFoundPage } from './notFound.js';
 import { accountDocument, scrollTable, signedInBar, signInView, usdc, viewerOf } from './signedInPages.js';

@@ -5,10 +5,10 @@ import type { Logger } from 'pino';
 import { createPublicClient, http, type Account, type Chain, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { RedisKeys } from '@acg/redis';
-import type { PaymentObserver } from './observer.js';
+import type { RefundObserver } from './observer.js';
 import { TreasurySender, type TransferRecord } from './treasury.js';
 import { createRefund } from './commands/index.js';
-import { paymentKeys } from './commands/keys.js';
+import { treasuryKeys } from './commands/keys.js';
 import { trackTreasuryTransfer } from './finality.js';
 import { storedTransferRecord } from './transferRecord.js';
 import { receiptOf } from './chainSender.js';
@@ -26,18 +26,6 @@ export interface RefundRequest {
 /** Refund state as stored in Redis and shown on executions and jobs (docs/decisions.md "x402 payments"). */
 export type { RefundRecord };
 
-/**
- * Undoes what a paid operation credited before its payment is refunded (README "x402 payments":
- * the outcome of a paid call is one decision): called by the paywall when it decides a refund, and
- * by the crash-recovery sweep, before the refund is queued; retried until Redis answers, and
- * idempotent. `already_refunded`: the payer was refunded for this operation another way (a
- * provider dispute), so no second refund is queued. The gateway's composes the provider ledger
- * (`exe_`) and metered accounts (`dep_`).
- */
-export interface CreditReversal {
-  reverse(p: { operationId: string; payer: `0x${string}`; amount: string }): Promise<'reversed' | 'none' | 'already_refunded' | 'paid_out'>;
-}
-
 export const REFUND_QUEUE = 'refunds';
 
 /**
@@ -53,7 +41,7 @@ export class RefundQueue {
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
     connection: Redis,
-    private readonly opts: { observer?: PaymentObserver } = {},
+    private readonly opts: { observer?: RefundObserver } = {},
   ) {
     this.queue = new Queue(REFUND_QUEUE, { connection, prefix: keys.bullPrefix() });
     this.queue.on('error', () => undefined); // a Redis outage surfaces as the failing enqueue
@@ -66,7 +54,7 @@ export class RefundQueue {
    * @throws Redis unavailable (nothing or everything of the record was written: call it again).
    */
   async enqueue(r: RefundRequest): Promise<void> {
-    const key = paymentKeys.refund(this.keys, r.operationId);
+    const key = treasuryKeys.refund(this.keys, r.operationId);
     const created = await createRefund(this.redis, { refundKey: key, amount: r.amount, payer: r.payer, paymentTxHash: r.paymentTxHash });
     if (created) this.opts.observer?.refundQueued?.({ amount: r.amount });
     await this.queue.add('refund', r, {
@@ -90,7 +78,7 @@ export class RefundQueue {
 
 /** Reads the refund of an operation, or undefined when none was needed. */
 export async function readRefund(redis: Redis, keys: RedisKeys, operationId: string): Promise<RefundRecord | undefined> {
-  const h = await redis.hgetall(paymentKeys.refund(keys, operationId));
+  const h = await redis.hgetall(treasuryKeys.refund(keys, operationId));
   if (!h.status) return undefined;
   return {
     status: h.status === 'sent' ? 'sent' : 'pending',
@@ -156,7 +144,7 @@ export interface RefundWorkerOptions {
   asset: `0x${string}`;
   log: Logger;
   /** Told of each refund sent and each failed attempt (metrics). */
-  observer?: PaymentObserver;
+  observer?: RefundObserver;
 }
 
 /**
@@ -164,7 +152,7 @@ export interface RefundWorkerOptions {
  * `nonce`): the {@link TransferRecord} that makes the refund exactly once.
  */
 export function refundTransferRecord(redis: Redis, keys: RedisKeys, operationId: string): TransferRecord {
-  return storedTransferRecord(redis, paymentKeys.refund(keys, operationId));
+  return storedTransferRecord(redis, treasuryKeys.refund(keys, operationId));
 }
 
 /**
@@ -182,7 +170,7 @@ export function startRefundWorker(o: RefundWorkerOptions): Worker {
 
   const process = async (job: Job<RefundRequest>) => {
     const r = job.data;
-    const key = paymentKeys.refund(o.keys, r.operationId);
+    const key = treasuryKeys.refund(o.keys, r.operationId);
     const rec = await o.redis.hgetall(key);
     if (rec.status === 'sent') {
       // sent before a crash stopped this job: watched until final like any other

@@ -4,12 +4,11 @@ import { eip3009ABI } from '@x402/evm';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { encodeFunctionData, parseSignature, parseTransaction, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
-import { paymentKeys } from './commands/keys.js';
-import { AUTHORIZATION_USED, authorizationUsed } from './eip3009.js';
-import type { Eip3009Authorization } from './paymentHeader.js';
-import type { CreditReversal } from './refunds.js';
+import { treasuryKeys } from './commands/keys.js';
+import { AUTHORIZATION_USED, authorizationUsed, type Eip3009Authorization } from './authorization.js';
+import type { CreditReversal } from './reversals.js';
 import { receiptOf } from './chainSender.js';
-import { conflictAnswer } from './replay.js';
+import { conflictAnswer } from './storedAnswer.js';
 import { refundTransferData } from './refundTag.js';
 import { storedTransferRecord } from './transferRecord.js';
 import { TransferWouldRevertError, type TreasurySender } from './treasury.js';
@@ -30,7 +29,7 @@ export type TrackedKind = 'settlement' | 'refund' | 'payout';
 export type FinalityRule = { depth: number } | { tag: 'safe' | 'finalized' };
 
 /**
- * A tracked transfer as stored (`paymentKeys.finality`). `status`: `settled` (a settlement mined,
+ * A tracked transfer as stored (`treasuryKeys.finality`). `status`: `settled` (a settlement mined,
  * not final), `sent` (a refund or payout mined, not final), `final`, or `unpaid` (a settlement
  * reorged out whose authorization expired before it could be resubmitted).
  */
@@ -50,7 +49,7 @@ export interface TrackedTransfer {
 export interface TrackedSettlement {
   operationId: string;
   txHash: Hex;
-  /** the reservation (`paymentKeys.authorization`) whose stored answer is refused if the payment is lost */
+  /** the reservation (`treasuryKeys.authorization`) whose stored answer is refused if the payment is lost */
   authKey: string;
   asset: Hex;
   authorization: Eip3009Authorization;
@@ -77,7 +76,7 @@ export interface TrackedTreasuryTransfer {
  * resolves; idempotent.
  */
 export async function trackSettlement(redis: Redis, keys: RedisKeys, s: TrackedSettlement): Promise<void> {
-  const key = paymentKeys.finality(keys, 'settlement', s.operationId);
+  const key = treasuryKeys.finality(keys, 'settlement', s.operationId);
   await redis
     .multi()
     .hset(key, {
@@ -92,13 +91,13 @@ export async function trackSettlement(redis: Redis, keys: RedisKeys, s: TrackedS
       signature: s.signature,
       resent: '0',
     })
-    .zadd(paymentKeys.finalityOpen(keys), Date.now(), key)
+    .zadd(treasuryKeys.finalityOpen(keys), Date.now(), key)
     .exec();
 }
 
 /** Starts tracking a refund or payout once its transfer is mined (the refund worker and the payout pass call it). Idempotent. */
 export async function trackTreasuryTransfer(redis: Redis, keys: RedisKeys, t: TrackedTreasuryTransfer): Promise<void> {
-  const key = paymentKeys.finality(keys, t.kind, t.id);
+  const key = treasuryKeys.finality(keys, t.kind, t.id);
   if (await redis.exists(key)) return; // tracked already (perhaps re-sent or final since)
   await redis
     .multi()
@@ -113,13 +112,13 @@ export async function trackTreasuryTransfer(redis: Redis, keys: RedisKeys, t: Tr
       ...(t.data ? { data: t.data } : {}),
     })
     .hset(key, 'resent', '0')
-    .zadd(paymentKeys.finalityOpen(keys), Date.now(), key)
+    .zadd(treasuryKeys.finalityOpen(keys), Date.now(), key)
     .exec();
 }
 
 /** The tracked transfer of `kind` `id`, or undefined when it is not tracked (e.g. before this feature, or no payment). */
 export async function trackedTransfer(redis: Redis, keys: RedisKeys, kind: TrackedKind, id: string): Promise<TrackedTransfer | undefined> {
-  const h = await redis.hgetall(paymentKeys.finality(keys, kind, id));
+  const h = await redis.hgetall(treasuryKeys.finality(keys, kind, id));
   if (!h.kind) return undefined;
   return {
     kind: h.kind as TrackedKind,
@@ -208,11 +207,11 @@ export class TransferFinality {
     const { redis, keys, publicClient } = this.o;
     const finalBlock = await this.finalBlock();
     const round: FinalityRound = { finalBlock, final: [], resent: [], moved: [], unpaid: [] };
-    const open = await redis.zrange(paymentKeys.finalityOpen(keys), '0', String((this.o.batch ?? 500) - 1));
+    const open = await redis.zrange(treasuryKeys.finalityOpen(keys), '0', String((this.o.batch ?? 500) - 1));
     for (const key of open) {
       const h = await redis.hgetall(key);
       if (!h.kind || h.status === 'final' || h.status === 'unpaid') {
-        await redis.zrem(paymentKeys.finalityOpen(keys), key);
+        await redis.zrem(treasuryKeys.finalityOpen(keys), key);
         continue;
       }
       const name = `${h.kind}:${h.id}`;
@@ -248,8 +247,8 @@ export class TransferFinality {
   private async markFinal(key: string, h: Record<string, string>): Promise<void> {
     const tx = this.o.redis.multi().hset(key, 'status', 'final', 'final_at', new Date().toISOString()).expire(key, CLOSED_RETENTION_SECONDS);
     if (h.record_key) tx.hset(h.record_key, 'finality', 'final');
-    if (h.kind === 'settlement') tx.expire(paymentKeys.finalityResend(this.o.keys, h.id), CLOSED_RETENTION_SECONDS);
-    await tx.zrem(paymentKeys.finalityOpen(this.o.keys), key).exec();
+    if (h.kind === 'settlement') tx.expire(treasuryKeys.finalityResend(this.o.keys, h.id), CLOSED_RETENTION_SECONDS);
+    await tx.zrem(treasuryKeys.finalityOpen(this.o.keys), key).exec();
   }
 
   /** A refund or payout whose transfer is not on chain: the same signed transaction again, or re-signed once its nonce was taken (`transferOnce`). */
@@ -316,7 +315,7 @@ export class TransferFinality {
       }
     }
     if (!this.o.sender) return undefined;
-    const record = storedTransferRecord(redis, paymentKeys.finalityResend(this.o.keys, h.id));
+    const record = storedTransferRecord(redis, treasuryKeys.finalityResend(this.o.keys, h.id));
     try {
       const { hash, status } = await this.o.sender.transferOnce({
         to: auth.to,
@@ -371,7 +370,7 @@ export class TransferFinality {
     });
     const tx = redis.multi().hset(key, 'status', 'unpaid', 'unpaid_at', new Date().toISOString()).expire(key, CLOSED_RETENTION_SECONDS);
     if (state === 'completed') tx.hset(h.auth_key, 'response', JSON.stringify(answer));
-    await tx.zrem(paymentKeys.finalityOpen(this.o.keys), key).exec();
+    await tx.zrem(treasuryKeys.finalityOpen(this.o.keys), key).exec();
     this.o.log.error(
       { operationId: h.id, payer: auth.from, amount: auth.value, tx_hash: h.tx_hash },
       'a settlement was reorged out and its authorization expired: the call is unpaid',
@@ -404,11 +403,11 @@ export interface RunningFinality {
 /**
  * Runs {@link TransferFinality.check} whenever the payment chain's head block changes (a new
  * block, or a reorg at the same height; polled every `pollingIntervalMs`, default 2 000), one round at a time per process and one process at a time
- * per deployment (the lease `paymentKeys.finalityLock`, 60 s, taken per round).
+ * per deployment (the lease `treasuryKeys.finalityLock`, 60 s, taken per round).
  */
 export function startTransferFinality(o: TransferFinalityOptions & { pollingIntervalMs?: number }): RunningFinality {
   const tracker = new TransferFinality(o);
-  const leaseKey = paymentKeys.finalityLock(o.keys);
+  const leaseKey = treasuryKeys.finalityLock(o.keys);
   let running: Promise<unknown> = Promise.resolve();
   let busy = false;
   const round = () => {

@@ -3,7 +3,7 @@ import { parseSIWxHeader, validateSIWxMessage, verifySIWxSignature, type SIWxPay
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { createPublicClient, custom, getAddress, numberToHex, type PublicClient } from 'viem';
-import { accountKeys } from './commands/keys.js';
+import { identityKeys } from './commands/keys.js';
 import { AuthError } from './errors.js';
 
 /** Where sign-in-with-x proofs are valid: the gateway's public origin and the payment network. */
@@ -72,7 +72,7 @@ export class SignInWithX {
       timeoutMs: limits.timeoutMs ?? SIGN_IN_WITH_X_CALL_TIMEOUT_MS,
       perMinute: limits.perMinute ?? SIGN_IN_WITH_X_CALLS_PER_MINUTE,
     };
-    this.limiter = new RateLimiterRedis({ storeClient: redis, keyPrefix: accountKeys.siwxContractChecks(keys), points: this.limits.perMinute, duration: 60 });
+    this.limiter = new RateLimiterRedis({ storeClient: redis, keyPrefix: identityKeys.siwxContractChecks(keys), points: this.limits.perMinute, duration: 60 });
     this.contractClient = gasCapped(client, this.limits.gas);
   }
 
@@ -81,7 +81,7 @@ export class SignInWithX {
    * for the resource URI it names, for {@link SIGN_IN_WITH_X_NONCE_TTL_SECONDS}.
    */
   async issue(nonce: string, uri: string): Promise<void> {
-    await this.redis.set(accountKeys.siwxNonce(this.keys, nonce), uri, 'EX', SIGN_IN_WITH_X_NONCE_TTL_SECONDS);
+    await this.redis.set(identityKeys.siwxNonce(this.keys, nonce), uri, 'EX', SIGN_IN_WITH_X_NONCE_TTL_SECONDS);
   }
 
   /**
@@ -113,8 +113,8 @@ export class SignInWithX {
     // single use: of the requests carrying this nonce, the one whose DEL removes it is signed in
     const consumed = await this.redis
       .multi()
-      .del(accountKeys.siwxNonce(this.keys, payload.nonce))
-      .set(accountKeys.siwxNonceUsed(this.keys, payload.nonce), getAddress(payload.address), 'EX', SIGN_IN_WITH_X_NONCE_TTL_SECONDS)
+      .del(identityKeys.siwxNonce(this.keys, payload.nonce))
+      .set(identityKeys.siwxNonceUsed(this.keys, payload.nonce), getAddress(payload.address), 'EX', SIGN_IN_WITH_X_NONCE_TTL_SECONDS)
       .exec();
     if (consumed?.[0]?.[1] !== 1) throw usedNonce();
     return getAddress(payload.address);
@@ -122,7 +122,7 @@ export class SignInWithX {
 
   /** The nonce is one the gateway issued, unused, for the proof's `uri`, which is the request's resource. */
   private async checkNonce(payload: SIWxPayload, resourceUrl: string): Promise<void> {
-    const [issuedFor, used] = await this.redis.mget(accountKeys.siwxNonce(this.keys, payload.nonce), accountKeys.siwxNonceUsed(this.keys, payload.nonce));
+    const [issuedFor, used] = await this.redis.mget(identityKeys.siwxNonce(this.keys, payload.nonce), identityKeys.siwxNonceUsed(this.keys, payload.nonce));
     if (used !== null) throw usedNonce();
     if (issuedFor === null) {
       throw new AuthError('unknown_nonce', 'The sign-in-with-x nonce was not issued by this gateway, or it expired; sign the challenge of a new 402.');

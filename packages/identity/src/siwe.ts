@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { getAddress, isAddress, type PublicClient } from 'viem';
 import { createSiweMessage, generateSiweNonce, parseSiweMessage } from 'viem/siwe';
 import { AuthError } from './errors.js';
-import { accountKeys } from './commands/keys.js';
+import { identityKeys } from './commands/keys.js';
 
 /** Where sign-in messages are valid: the gateway's host and URL, and the payment chain. */
 export interface SiweDomain {
@@ -59,7 +59,7 @@ export class SiweAuthenticator {
       issuedAt,
       expirationTime,
     });
-    await this.redis.set(accountKeys.siweNonce(this.keys, nonce), getAddress(address), 'EX', NONCE_TTL_SECONDS);
+    await this.redis.set(identityKeys.siweNonce(this.keys, nonce), getAddress(address), 'EX', NONCE_TTL_SECONDS);
     return { nonce, message, expires_at: expirationTime.toISOString() };
   }
 
@@ -85,7 +85,7 @@ export class SiweAuthenticator {
     if (parsed.expirationTime && parsed.expirationTime.getTime() <= now)
       throw new AuthError('expired', 'The sign-in message has expired; request a new nonce.');
     if (parsed.notBefore && parsed.notBefore.getTime() > now) throw new AuthError('not_yet_valid', 'The sign-in message is not valid yet (notBefore).');
-    const nonceOwner = await this.redis.get(accountKeys.siweNonce(this.keys, parsed.nonce));
+    const nonceOwner = await this.redis.get(identityKeys.siweNonce(this.keys, parsed.nonce));
     if (!nonceOwner || nonceOwner.toLowerCase() !== parsed.address.toLowerCase()) {
       throw new AuthError('unknown_nonce', 'The nonce is unknown, used or expired; request a new one with POST /v1/auth/nonce.');
     }
@@ -97,7 +97,7 @@ export class SiweAuthenticator {
     }
     if (!valid) throw new AuthError('bad_signature', 'The signature does not match the message and address.');
     // single use: only the request that deletes the nonce gets a token
-    const consumed = await this.redis.del(accountKeys.siweNonce(this.keys, parsed.nonce));
+    const consumed = await this.redis.del(identityKeys.siweNonce(this.keys, parsed.nonce));
     if (consumed !== 1) throw new AuthError('unknown_nonce', 'The nonce was already used.');
     return getAddress(parsed.address);
   }

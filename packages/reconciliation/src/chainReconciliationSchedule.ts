@@ -3,6 +3,7 @@ import { releaseLease, takeLease } from '@acg/redis';
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { runChainReconciliation, type ChainReconciliationOptions, type ChainReconciliationRun } from './chainReconciliation.js';
+import { reconciliationKeys } from './commands/keys.js';
 
 export const CHAIN_RECONCILIATION_QUEUE = 'chain-reconciliation';
 
@@ -26,7 +27,7 @@ export async function startChainReconciliation(
 ): Promise<RunningChainReconciliation> {
   const every = o.intervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
   const prefix = o.keys.bullPrefix();
-  const leaseKey = `${o.keys.prefix}pay:chain-reconciliation:lease`;
+  const leaseKey = reconciliationKeys.chainReconciliationLease(o.keys);
   const runNow = async (): Promise<ChainReconciliationRun | undefined> => {
     const holder = randomUUID();
     if (!(await takeLease(o.redis, { leaseKey, holder, leaseMs: 2 * every }))) return undefined;

@@ -19,7 +19,7 @@ import {
   TransactionReceiptNotFoundError,
 } from 'viem';
 import { REPLACEMENT_FEE_BUMP_PERCENT } from './chainSender.js';
-import { paymentKeys } from './commands/keys.js';
+import { treasuryKeys } from './commands/keys.js';
 
 /**
  * A signed treasury transaction as stored before it is broadcast: raw bytes, hash and nonce, and
@@ -113,7 +113,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Sends USDC transfers from the treasury, exactly once per {@link TransferRecord}, safely from any
  * number of processes (the refund worker and the provider payouts both use it).
  *
- * Nonces: every fresh send takes the Redis lease `paymentKeys.treasurySendLock(keys, address)` around
+ * Nonces: every fresh send takes the Redis lease `treasuryKeys.treasurySendLock(keys, address)` around
  * prepare (nonce = the node's `pending` transaction count) → sign → store → broadcast → wait until
  * the node's pending count has moved past that nonce, then releases it. So two senders never sign
  * the same nonce while both are alive; a sender that dies holding the lease blocks others for at
@@ -156,7 +156,7 @@ export class TreasurySender {
     this.wallet = createWalletClient({ account: o.treasury, chain: o.chain, transport });
     this.address = o.treasury.address;
     this.asset = o.asset;
-    this.lockKey = paymentKeys.treasurySendLock(o.keys, o.treasury.address);
+    this.lockKey = treasuryKeys.treasurySendLock(o.keys, o.treasury.address);
   }
 
   /**

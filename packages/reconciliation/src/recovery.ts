@@ -1,12 +1,11 @@
 import type { RedisKeys } from '@acg/redis';
-import { releaseAuthorization, transitionAuthorization, type AuthorizationState } from './commands/index.js';
+import { paymentKeys, releaseAuthorization, transitionAuthorization, type AuthorizationState } from '@acg/payments/commands';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PublicClient } from 'viem';
-import { authorizationTx, authorizationUsed } from './eip3009.js';
-import type { CreditReversal, RefundQueue } from './refunds.js';
-import { paymentKeys } from './commands/keys.js';
-import { settlementInPool } from './reconcile.js';
+import { settlementInPool } from '@acg/payments';
+import { authorizationTx, authorizationUsed, type CreditReversal, type RefundQueue } from '@acg/treasury';
+import { reconciliationKeys } from './commands/keys.js';
 
 export interface PaymentRecoveryOptions {
   redis: Redis;
@@ -175,7 +174,7 @@ export function operationIdFields(op: string): Record<string, string> {
 export function startPaymentRecovery(o: PaymentRecoveryOptions & { intervalMs?: number }): () => void {
   const every = o.intervalMs ?? 60_000;
   const timer = setInterval(async () => {
-    const lock = await o.redis.set(`${o.keys.prefix}pay:recovery-lock`, '1', 'PX', Math.floor(every * 0.9), 'NX').catch(() => null);
+    const lock = await o.redis.set(reconciliationKeys.recoveryLock(o.keys), '1', 'PX', Math.floor(every * 0.9), 'NX').catch(() => null);
     if (!lock) return;
     await recoverOrphanedPayments(o).catch((e) => o.log.error({ err: String((e as Error)?.message ?? e).slice(0, 200) }, 'payment recovery round failed'));
   }, every);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { SerialQueue } from '../src/facilitator.js';
+import { SerialQueue } from '../src/serialQueue.js';
 
-describe('SerialQueue (facilitator sends)', () => {
+describe('SerialQueue (chain sender sends)', () => {
   it('runs steps one at a time in call order, and a failure does not stop the next', async () => {
     const q = new SerialQueue();
     const log: string[] = [];

@@ -1,6 +1,5 @@
-import type { PaymentRequiredContext } from '@x402/core/types';
+import type { PaymentRequired, PaymentRequiredContext } from '@x402/core/types';
 import { createSIWxResourceServerExtension, declareSIWxExtension, SIGN_IN_WITH_X, type SIWxExtension } from '@x402/extensions/sign-in-with-x';
-import { type PaymentRequiredResponse, withPaymentRequiredExtension } from './paymentRequiredExtension.js';
 
 /** How long a sign-in-with-x challenge may be signed and used, seconds (`info.expirationTime`; x402 `sign-in-with-x` default 5 minutes). */
 export const SIGN_IN_WITH_X_VALIDITY_SECONDS = 300;
@@ -10,14 +9,14 @@ export const SIGN_IN_WITH_X_STATEMENT = 'Sign in to the agent capability gateway
 
 /**
  * x402's `sign-in-with-x` extension (CAIP-122; x402 `specs/extensions/sign-in-with-x.md`), the
- * 402 side (packages/payments README "Sign-in-with-x"): every 402 carries a fresh challenge in
+ * 402 side (packages/identity/README.md "Sign-in-with-x"; the paywall of @acg/payments adds it to the 402 with `withPaymentRequiredExtension`): every 402 carries a fresh challenge in
  * `extensions["sign-in-with-x"]` (`info`: domain, uri, version, a 32-hex-character nonce,
  * issuedAt, expirationTime, statement, resources; `supportedChains`: the payment network with
  * `eip191`; `schema`), built by `@x402/extensions/sign-in-with-x`'s own resource server extension
  * for the gateway's public origin. Challenges are never reused between 402s (a nonce is single
  * use), so this runs after the paywall's challenge cache. Each challenge's nonce is recorded as
  * issued for its resource (`issued`) before it is sent. Verifying a signed challenge is the
- * accounts package's (`SignInWithX` of @acg/accounts).
+ * `SignInWithX` (`signInWithX.ts`).
  */
 export class SignInWithXChallenges {
   private readonly declaration: SIWxExtension = declareSIWxExtension({
@@ -29,7 +28,7 @@ export class SignInWithXChallenges {
   /**
    * @param origin the gateway's public origin (`PUBLIC_BASE_URL`, e.g. `https://gateway.example.com`), read at each challenge.
    * @param issued records each challenge's nonce and the resource URI it is for, before the 402
-   *   carries it (`SignInWithX.issue` of @acg/accounts: only issued nonces sign in, on their resource).
+   *   carries it (`SignInWithX.issue`: only issued nonces sign in, on their resource).
    */
   constructor(
     private readonly origin: () => string,
@@ -37,7 +36,7 @@ export class SignInWithXChallenges {
   ) {}
 
   /** The `sign-in-with-x` extension data of a 402 for `paymentRequired` (its resource and networks), its nonce recorded as issued. */
-  async challengeFor(paymentRequired: PaymentRequiredResponse['paymentRequired']): Promise<unknown> {
+  async challengeFor(paymentRequired: PaymentRequired): Promise<unknown> {
     const context: PaymentRequiredContext = {
       requirements: paymentRequired.accepts,
       resourceInfo: paymentRequired.resource,
@@ -46,13 +45,6 @@ export class SignInWithXChallenges {
     const challenge = (await this.serverExtension().enrichPaymentRequiredResponse?.(this.declaration, context)) as Partial<SIWxExtension> | undefined;
     if (challenge?.info && this.issued) await this.issued(challenge.info.nonce, challenge.info.uri);
     return challenge;
-  }
-
-  /** `response` with a fresh sign-in-with-x challenge in its PaymentRequired, its body and its `PAYMENT-REQUIRED` header. */
-  async withChallenge(response: PaymentRequiredResponse): Promise<PaymentRequiredResponse> {
-    const challenge = await this.challengeFor(response.paymentRequired);
-    if (!challenge) return response;
-    return withPaymentRequiredExtension(response, SIGN_IN_WITH_X, challenge);
   }
 
   /** The library's resource server extension for the current origin (rebuilt when the origin changes, e.g. once the port is known). */

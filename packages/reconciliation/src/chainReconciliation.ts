@@ -2,14 +2,19 @@ import { createHash } from 'node:crypto';
 import type { RedisKeys } from '@acg/redis';
 import type { Logger } from 'pino';
 import { BaseError, parseAbiItem, TransactionReceiptNotFoundError } from 'viem';
-import { reserveAuthorization } from './commands/index.js';
-import { paymentKeys } from './commands/keys.js';
-import { AUTHORIZATION_USED } from './eip3009.js';
-import { trackTreasuryTransfer } from './finality.js';
+import { paymentKeys, reserveAuthorization } from '@acg/payments/commands';
+import {
+  AUTHORIZATION_USED,
+  readRefund,
+  refundsOnChain,
+  refundTransferData,
+  refundTransferRecord,
+  trackTreasuryTransfer,
+  treasuryKeys,
+  type TreasurySender,
+} from '@acg/treasury';
 import { recoverPayment, type PaymentRecoveryOptions, type RecoveryOutcome } from './recovery.js';
-import { readRefund, refundTransferRecord } from './refunds.js';
-import type { TreasurySender } from './treasury.js';
-import { refundsOnChain, refundTransferData } from './refundTag.js';
+import { reconciliationKeys } from './commands/keys.js';
 
 /** ERC-20 `Transfer` (USDC emits it next to EIP-3009 `AuthorizationUsed`). */
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
@@ -78,7 +83,7 @@ export function reconciledOperationId(authKey: string): string {
 /** How long the paywall keeps reservations, seconds (its default). */
 const RETENTION_SECONDS = 7 * 24 * 3600;
 
-const reportKey = (keys: RedisKeys) => `${keys.prefix}pay:chain-reconciliation`;
+const reportKey = (keys: RedisKeys) => reconciliationKeys.chainReconciliationReport(keys);
 
 /**
  * The payments into the treasury in blocks `[fromBlock, toBlock]`: each `AuthorizationUsed` log of
@@ -157,8 +162,8 @@ export async function reconcilePayment(o: ChainReconciliationOptions, p: ChainPa
       enqueue: async (r) => {
         if (rest > 0n) return o.refunds.enqueue({ ...r, amount: String(rest) });
         // nothing left to give back: the record says so, so no later run queues the stored answer's refund
-        await o.redis.hsetnx(paymentKeys.refund(o.keys, r.operationId), 'status', 'sent');
-        await o.redis.hset(paymentKeys.refund(o.keys, r.operationId), 'amount', '0', 'payer', r.payer, 'payment_tx_hash', r.paymentTxHash);
+        await o.redis.hsetnx(treasuryKeys.refund(o.keys, r.operationId), 'status', 'sent');
+        await o.redis.hset(treasuryKeys.refund(o.keys, r.operationId), 'amount', '0', 'payer', r.payer, 'payment_tx_hash', r.paymentTxHash);
       },
     };
     return recovered(await recoverPayment({ ...o, refunds }, authKey), undecided);
@@ -190,7 +195,7 @@ async function restoreRefundsOnChain(o: ChainReconciliationOptions, p: ChainPaym
   let total = 0n;
   for (const f of found) {
     total += f.amount;
-    const key = paymentKeys.refund(o.keys, f.tag.operationId);
+    const key = treasuryKeys.refund(o.keys, f.tag.operationId);
     const h = await o.redis.hgetall(key);
     if (h.status === 'sent' && h.tx_hash) continue;
     await o.redis.hset(key, {
@@ -258,7 +263,7 @@ async function checkRefund(
     if (!notFound) throw e;
   }
   if (!o.sender) return undecided(`refund ${refund.tx_hash} is recorded sent but is not on chain, and no treasury sender is configured`, op);
-  const paymentTxHash = (await o.redis.hget(paymentKeys.refund(o.keys, op), 'payment_tx_hash')) as `0x${string}` | null;
+  const paymentTxHash = (await o.redis.hget(treasuryKeys.refund(o.keys, op), 'payment_tx_hash')) as `0x${string}` | null;
   const sent = await o.sender.transferOnce({
     to: refund.payer as `0x${string}`,
     amount: BigInt(refund.amount),
@@ -266,7 +271,7 @@ async function checkRefund(
     ...(paymentTxHash ? { data: refundTransferData({ payer: refund.payer as `0x${string}`, amount: refund.amount, paymentTxHash, operationId: op }) } : {}),
   });
   if (sent.status !== 'success') return undecided(`re-sent refund ${sent.hash} reverted`, op);
-  await o.redis.hset(paymentKeys.refund(o.keys, op), 'status', 'sent', 'tx_hash', sent.hash, 'sent_at', new Date().toISOString());
+  await o.redis.hset(treasuryKeys.refund(o.keys, op), 'status', 'sent', 'tx_hash', sent.hash, 'sent_at', new Date().toISOString());
   // watched until final again (its tracking may have been lost with the rest; idempotent)
   await trackTreasuryTransfer(o.redis, o.keys, {
     kind: 'refund',
@@ -274,7 +279,7 @@ async function checkRefund(
     txHash: sent.hash,
     to: refund.payer as `0x${string}`,
     amount: refund.amount,
-    recordKey: paymentKeys.refund(o.keys, op),
+    recordKey: treasuryKeys.refund(o.keys, op),
   });
   o.log.warn({ operationId: op, tx_hash: sent.hash, vanished: refund.tx_hash }, 're-sent a refund that was recorded sent but was not on chain');
   return 'repaired';

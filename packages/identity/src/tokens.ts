@@ -3,7 +3,7 @@ import type { RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
 import { AuthError } from './errors.js';
 import { newAccessToken } from './siwe.js';
-import { accountKeys } from './commands/keys.js';
+import { identityKeys } from './commands/keys.js';
 
 /** `POST /v1/auth/token` response (docs/decisions.md "Accounts and bearer tokens"). */
 export interface IssuedToken {
@@ -33,9 +33,9 @@ export class TokenStore {
     const hash = sha256(token);
     await this.redis
       .multi()
-      .set(accountKeys.bearerToken(this.keys, hash), address, 'EX', this.ttlSeconds)
-      .sadd(accountKeys.walletTokens(this.keys, address), hash)
-      .expire(accountKeys.walletTokens(this.keys, address), this.ttlSeconds)
+      .set(identityKeys.bearerToken(this.keys, hash), address, 'EX', this.ttlSeconds)
+      .sadd(identityKeys.walletTokens(this.keys, address), hash)
+      .expire(identityKeys.walletTokens(this.keys, address), this.ttlSeconds)
       .exec();
     return { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds };
   }
@@ -43,7 +43,7 @@ export class TokenStore {
   /** The wallet a token belongs to. Throws AuthError `invalid_token` for unknown, expired or revoked tokens. */
   async resolve(token: string): Promise<`0x${string}`> {
     if (!/^acg_[A-Za-z0-9_-]{43}$/.test(token)) throw new AuthError('invalid_token', 'The bearer token is malformed.');
-    const address = await this.redis.get(accountKeys.bearerToken(this.keys, sha256(token)));
+    const address = await this.redis.get(identityKeys.bearerToken(this.keys, sha256(token)));
     if (!address) throw new AuthError('invalid_token', 'The bearer token is unknown, expired or revoked; sign in again.');
     return address as `0x${string}`;
   }
@@ -51,8 +51,8 @@ export class TokenStore {
   /** Revokes one token (idempotent). */
   async revoke(token: string): Promise<void> {
     const hash = sha256(token);
-    const address = await this.redis.get(accountKeys.bearerToken(this.keys, hash));
-    await this.redis.del(accountKeys.bearerToken(this.keys, hash));
-    if (address) await this.redis.srem(accountKeys.walletTokens(this.keys, address), hash);
+    const address = await this.redis.get(identityKeys.bearerToken(this.keys, hash));
+    await this.redis.del(identityKeys.bearerToken(this.keys, hash));
+    if (address) await this.redis.srem(identityKeys.walletTokens(this.keys, address), hash);
   }
 }

@@ -1,0 +1,31 @@
+export {
+  DEFAULT_RECONCILE_CONFIRMATIONS,
+  paymentsToTreasury,
+  readChainReconciliationReport,
+  reconcileBlocks,
+  reconciledOperationId,
+  reconcilePayment,
+  runChainReconciliation,
+  type ChainPayment,
+  type ChainReconciliationOptions,
+  type ChainReconciliationReport,
+  type ChainReconciliationRun,
+  type ReconciliationCounts,
+  type ReconciliationOutcome,
+} from './chainReconciliation.js';
+export {
+  CHAIN_RECONCILIATION_QUEUE,
+  DEFAULT_RECONCILE_INTERVAL_MS,
+  startChainReconciliation,
+  type RunningChainReconciliation,
+} from './chainReconciliationSchedule.js';
+export {
+  operationIdFields,
+  recoverOrphanedPayments,
+  recoverPayment,
+  type RecoveryOutcome,
+  startPaymentRecovery,
+  type PaymentRecoveryOptions,
+  type RecoveredAnswer,
+  type RecoveryRound,
+} from './recovery.js';
