@@ -4,7 +4,7 @@ import { redisHealth } from '@acg/redis';
 import { pino } from 'pino';
 import { chainReconciliationOptions, createWorkerServices, type WorkerServices } from '../../../worker/src/index.js';
 import { treasurySender, type TestGateway } from '../harness.js';
-import { sweep } from './commands.js';
+import { sweep } from './sweep.js';
 import type { MoneyTruth, Scope } from './conservation.js';
 import type { RestartableRedis } from './restartableRedis.js';
 

@@ -6,11 +6,9 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
 import { registerProvider, startTestProvider, type Answer, type ReceivedCall } from '../providerServer.js';
+import { FAULT_COMMANDS, moneyCommands } from './commandSet.js';
 import {
-  FAULT_COMMANDS,
   HOLE_COMMANDS,
-  moneyCommands,
-  sweep,
   type MoneyCommand,
   type Model,
   type OfferName,
@@ -23,6 +21,7 @@ import { checkConservation, MoneyTruth } from './conservation.js';
 import { saveModel } from './faultCommands.js';
 import { FaultKit, refundsMined } from './faults.js';
 import { RestartableRedis } from './restartableRedis.js';
+import { sweep } from './sweep.js';
 
 /**
  * The money invariant suite (issue 23 "Done when"; docs/money-invariants.md): model-based
