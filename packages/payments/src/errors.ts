@@ -19,7 +19,12 @@ export class PaymentError extends Error {
 export class PaymentInProgressError extends ProblemError {
   override name = 'PaymentInProgressError';
   constructor() {
-    super(409, 'This payment authorization is being processed by another request; retry shortly to get its result.', { reason: 'payment_in_progress' }, { 'Retry-After': '1' });
+    super(
+      409,
+      'This payment authorization is being processed by another request; retry shortly to get its result.',
+      { reason: 'payment_in_progress' },
+      { 'Retry-After': '1' },
+    );
   }
 }
 

@@ -493,7 +493,9 @@ export class Paywall {
       .catch((e: unknown) => this.failedOutcome(e, payment.operationId))
       // span `store`: the refund queued for a failure, then the answer stored with the reservation
       .then((o) =>
-        inSpan('@acg/payments', 'store', { 'acg.operation_id': payment.operationId, 'acg.outcome': o.ok ? 'succeeded' : 'failed' }, () => this.store(record, o)),
+        inSpan('@acg/payments', 'store', { 'acg.operation_id': payment.operationId, 'acg.outcome': o.ok ? 'succeeded' : 'failed' }, () =>
+          this.store(record, o),
+        ),
       );
     // settled: while Redis is down the client gets a 503 at once and the answer is stored in the background (issue 28)
     return answerWithinStoreOutage(work, this.opts.redis, payment, this.opts.log);
@@ -570,7 +572,10 @@ export class Paywall {
    * paywall's problems are thrown (ProblemError).
    */
   async handle(
-    req: Omit<PaidRequest, 'paymentHeaders' | 'caller'> & { getHeader?: (name: string) => string | undefined; payerAccount?: () => Promise<string | undefined> },
+    req: Omit<PaidRequest, 'paymentHeaders' | 'caller'> & {
+      getHeader?: (name: string) => string | undefined;
+      payerAccount?: () => Promise<string | undefined>;
+    },
     run: (payment: SettledPayment) => Promise<Outcome>,
   ): Promise<PaidResponse> {
     const { getHeader, payerAccount, ...rest } = req;
@@ -580,7 +585,11 @@ export class Paywall {
     const decision = await this.decide(request);
     if (decision.kind === 'proceed') {
       const settled = await decision.plan.settlement;
-      if (settled.kind === 'settled') return this.complete(settled, Promise.resolve().then(() => run(settled.payment)));
+      if (settled.kind === 'settled')
+        return this.complete(
+          settled,
+          Promise.resolve().then(() => run(settled.payment)),
+        );
       if ('problem' in settled) throw settled.problem;
       return settled.response;
     }
@@ -640,7 +649,13 @@ export class Paywall {
       if (r.kind === 'settled') {
         // a settlement whose outcome was not seen, found on chain: counted now
         this.opts.observer?.settled?.({ route: req.route, amount: r.payment.amount });
-        const settled = this.settledStep({ payment: r.payment, authKey: ref.authKey, settle: r.settle, marked: Promise.resolve(true), resourceUrl: req.resourceUrl });
+        const settled = this.settledStep({
+          payment: r.payment,
+          authKey: ref.authKey,
+          settle: r.settle,
+          marked: Promise.resolve(true),
+          resourceUrl: req.resourceUrl,
+        });
         const plan: SettlementPlan = {
           operationId: r.payment.operationId,
           payer: r.payment.payer,

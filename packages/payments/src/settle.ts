@@ -26,7 +26,12 @@ export type SettleResult = { kind: 'settled'; settle: SettleResponse } | { kind:
 export class PaymentVerificationUnavailableError extends ProblemError {
   override name = 'PaymentVerificationUnavailableError';
   constructor() {
-    super(503, 'Payment verification is temporarily unavailable; retry shortly. Nothing was charged.', { reason: 'payment_verification_unavailable' }, { 'Retry-After': '5' });
+    super(
+      503,
+      'Payment verification is temporarily unavailable; retry shortly. Nothing was charged.',
+      { reason: 'payment_verification_unavailable' },
+      { 'Retry-After': '5' },
+    );
   }
 }
 

@@ -48,12 +48,7 @@ export async function runPaidExecution(
   /** The call's one Executor (the one that started `early`); a new one by default. */
   executor: Executor = new Executor(services),
 ): Promise<PaidExecutionResult> {
-  const { record, failure } = await executor.run(
-    operationId,
-    capability,
-    { tx_hash: payment.txHash, amount: payment.amount, payer: payment.payer },
-    early,
-  );
+  const { record, failure } = await executor.run(operationId, capability, { tx_hash: payment.txHash, amount: payment.amount, payer: payment.payer }, early);
   if (failure) {
     const status = failure.status >= 500 ? failure.status : 502;
     return {

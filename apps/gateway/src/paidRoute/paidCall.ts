@@ -1,5 +1,14 @@
 import type { EarlyRun } from '@acg/execution';
-import { PAYMENT_HEADERS, requestHash, type Outcome, type PaidAnswer, type PaidRequest, type PaidResponse, type Paywall, type SettledPayment } from '@acg/payments';
+import {
+  PAYMENT_HEADERS,
+  requestHash,
+  type Outcome,
+  type PaidAnswer,
+  type PaidRequest,
+  type PaidResponse,
+  type Paywall,
+  type SettledPayment,
+} from '@acg/payments';
 import type { ProblemError } from '@acg/schemas';
 import { inSpan } from '@acg/tracing';
 import type { Services } from '../services.js';
