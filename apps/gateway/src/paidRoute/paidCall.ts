@@ -11,7 +11,6 @@ import {
 } from '@acg/payments';
 import type { ProblemError } from '@acg/schemas';
 import { inSpan } from '@acg/tracing';
-import type { Services } from '../services.js';
 
 /**
  * What a paid call ended with, whatever the transport (each edge maps it once: REST and /trpc in
@@ -22,6 +21,11 @@ import type { Services } from '../services.js';
  *   facilitator unavailable, with `Retry-After`): the paywall's ProblemError as it made it.
  */
 export type PaidCallResult = Extract<PaidResponse, { kind: 'payment_required' }> | PaidAnswer | { kind: 'problem'; error: ProblemError };
+
+/** Where the gateway is reached (`Services.publicBaseUrl`): the origin of every paid resource's URL. */
+export interface PublicOrigin {
+  publicBaseUrl(): string;
+}
 
 /** What an edge knows of a paid call, for {@link paidRequest}. */
 export interface PaidCallSpec {
@@ -45,12 +49,12 @@ export interface PaidCallSpec {
 }
 
 /** The public URL of a paid resource at `path` (`PaymentRequired.resource.url`). */
-export function resourceUrl(services: Pick<Services, 'publicBaseUrl'>, path: string): string {
+export function resourceUrl(services: PublicOrigin, path: string): string {
   return `${services.publicBaseUrl()}${path}`;
 }
 
 /** The paywall's view of a paid call, built the same way for REST, /trpc and MCP (docs/architecture.md "The paid path"). */
-export function paidRequest(services: Pick<Services, 'publicBaseUrl'>, spec: PaidCallSpec): PaidRequest {
+export function paidRequest(services: PublicOrigin, spec: PaidCallSpec): PaidRequest {
   const { payment } = spec;
   return {
     resourceUrl: resourceUrl(services, spec.path),

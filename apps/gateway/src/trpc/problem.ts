@@ -105,7 +105,22 @@ function namedLimitIssue(issues: readonly ZodIssue[], base: PropertyKey[] = []):
  * message; server errors get a fixed sentence, so no stack, key, calldata or upstream text leaks.
  * Redis unavailable (a connection error, see `isRedisUnavailable`) is 503 with `Retry-After`.
  */
-export function problemOf(error: TRPCError): { status: number; body: Record<string, unknown>; headers: Record<string, string> } {
+export function problemOf(error: TRPCError): Answered {
+  // mapped once per error: the error formatter (body) and responseMeta (status, headers) both ask
+  let answered = mapped.get(error);
+  if (!answered) {
+    answered = mapProblem(error);
+    mapped.set(error, answered);
+  }
+  return answered;
+}
+
+/** A problem answer: status, body and headers. */
+type Answered = { status: number; body: Record<string, unknown>; headers: Record<string, string> };
+
+const mapped = new WeakMap<TRPCError, Answered>();
+
+function mapProblem(error: TRPCError): Answered {
   const cause = error.cause;
   if (cause instanceof ProblemError) return { status: cause.status, body: cause.body, headers: cause.headers };
   const unavailable = redisUnavailableProblem(cause);
