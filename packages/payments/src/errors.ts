@@ -1,3 +1,5 @@
+import { ProblemError } from '@acg/schemas';
+
 /**
  * A payment that cannot be accepted. `reason` is a stable machine code (x402 `invalidReason`
  * style, e.g. `invalid_exact_evm_payload_signature`), `message` is safe to show the caller:
@@ -14,15 +16,20 @@ export class PaymentError extends Error {
 }
 
 /** The same payment is being settled or executed by another request right now. */
-export class PaymentInProgressError extends Error {
+export class PaymentInProgressError extends ProblemError {
   override name = 'PaymentInProgressError';
   constructor() {
-    super('This payment authorization is being processed by another request; retry shortly to get its result.');
+    super(
+      409,
+      'This payment authorization is being processed by another request; retry shortly to get its result.',
+      { reason: 'payment_in_progress' },
+      { 'Retry-After': '1' },
+    );
   }
 }
 
-/** A payment authorization already used for a different request (another body or resource). */
-export class PaymentConflictError extends Error {
+/** A payment authorization already used for a different request (another body or resource): 409 with its `reason`. */
+export class PaymentConflictError extends ProblemError {
   override name = 'PaymentConflictError';
   /** Stable machine code for the problem's `reason`. */
   readonly reason: 'payment_conflict' | 'idempotency_key_conflict' | 'payment_identifier_conflict';
@@ -33,6 +40,7 @@ export class PaymentConflictError extends Error {
    */
   constructor(readonly kind: 'payment' | 'idempotency' | 'payment_identifier') {
     super(
+      409,
       kind === 'payment'
         ? 'This payment authorization was already used for a different request; sign a new payment.'
         : kind === 'idempotency'
@@ -40,6 +48,10 @@ export class PaymentConflictError extends Error {
           : 'This payment identifier was already used with a different payment; send the same payment to get its result, or a new identifier for a new payment.',
     );
     this.reason = kind === 'payment' ? 'payment_conflict' : kind === 'idempotency' ? 'idempotency_key_conflict' : 'payment_identifier_conflict';
+  }
+
+  protected override members(): Record<string, unknown> {
+    return { reason: this.reason };
   }
 }
 
@@ -51,7 +63,7 @@ export class PaymentConflictError extends Error {
  * result or nothing is charged; the crash-recovery sweep refunds a settled payment whose request
  * never completed). `reason` is the stable code `payment_chain_unavailable`.
  */
-export class PaymentChainUnavailableError extends Error {
+export class PaymentChainUnavailableError extends ProblemError {
   override name = 'PaymentChainUnavailableError';
   readonly reason: 'payment_chain_unavailable' | 'settlement_pending' = 'payment_chain_unavailable';
   constructor(
@@ -59,10 +71,20 @@ export class PaymentChainUnavailableError extends Error {
     readonly retryAfterSeconds = 10,
   ) {
     super(
+      503,
       payment === 'not_charged'
         ? 'The payment chain is unreachable, so the payment could not be verified; nothing was charged. Retry later.'
         : 'The payment chain became unreachable while the payment was being settled; its outcome is unknown. Retry later with the same payment: it is charged at most once, and the gateway answers with the result or refunds it.',
     );
+  }
+
+  /** 503 `payment_chain_unavailable` with `payment.status` (`not_charged` or `unknown`). */
+  protected override members(): Record<string, unknown> {
+    return { reason: this.reason, payment: { status: this.payment } };
+  }
+
+  protected override answerHeaders(): Record<string, string> {
+    return { 'Retry-After': String(this.retryAfterSeconds) };
   }
 }
 
@@ -81,5 +103,11 @@ export class PaymentSettlementPendingError extends PaymentChainUnavailableError 
   constructor(readonly settlement: { txHash?: `0x${string}`; authorization: { from: `0x${string}`; nonce: `0x${string}` } }) {
     super('unknown');
     this.message = `The settlement transaction ${settlement.txHash ?? '(not yet known)'} of authorization ${settlement.authorization.nonce} from ${settlement.authorization.from} was broadcast but is not confirmed yet; its outcome is unknown. Retry later with the same payment: it is charged at most once, and the gateway answers with the result or refunds it.`;
+  }
+
+  /** 503 `settlement_pending` naming the settlement: `payment: {status: "unknown", tx_hash, authorization: {from, nonce}}`. */
+  protected override members(): Record<string, unknown> {
+    const { txHash, authorization } = this.settlement;
+    return { reason: this.reason, payment: { status: this.payment, ...(txHash ? { tx_hash: txHash } : {}), authorization } };
   }
 }

@@ -10,14 +10,17 @@ export { PAYMENT_IDENTIFIER, PAYMENT_IDENTIFIER_DECLARATION, readPaymentIdentifi
 export {
   Paywall,
   PaymentVerificationUnavailableError,
+  type Decision,
   type Outcome,
+  type PaidAnswer,
   type PaidRequest,
+  type Refused,
+  type SettlementPlan,
   type ChallengedResource,
   type PaidResponse,
   type PaymentChallengeBody,
   type PaymentTerms,
   type PaywallOptions,
-  type PaywallStep,
   type Settled,
   type SettledPayment,
 } from './paywall.js';

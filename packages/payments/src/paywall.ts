@@ -1,4 +1,4 @@
-import { encodePaymentResponseHeader } from '@x402/core/http';
+import { decodePaymentResponseHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import { OFFER_RECEIPT } from '@x402/extensions/offer-receipt';
 import type { OfferReceipts } from './offerReceipt.js';
 import { SIGN_IN_WITH_X } from '@x402/extensions/sign-in-with-x';
@@ -16,11 +16,12 @@ import { authorizationWindowProblem } from './authorizationWindow.js';
 import type { PaymentChainMonitor } from './chainHealth.js';
 import { Challenges, type ChallengedResource, type PaidResponse, type PaymentTerms } from './challenge.js';
 import { PaymentChainUnavailableError, PaymentConflictError, PaymentError } from './errors.js';
+import { ProblemError } from '@acg/schemas';
 import type { PaymentObserver } from './observer.js';
 import { signedByPayer } from './eip3009.js';
 import { canonicalHash } from './hashing.js';
 import { type CreditReversal, type RefundQueue, trackSettlement } from '@acg/treasury';
-import { eip3009Authorization, parsePaymentPayload, readPaymentPayload } from './paymentHeader.js';
+import { eip3009Authorization, parsePaymentPayload, PAYMENT_HEADERS, readPaymentPayload, type Eip3009Authorization } from './paymentHeader.js';
 import { PaymentIdentifiers, readPaymentIdentifier } from './paymentIdentifier.js';
 import { reconcile } from './reconcile.js';
 import { Replays, type StoredResponse } from './replay.js';
@@ -67,7 +68,7 @@ export interface PaywallOptions {
   replicaAcks?: ReplicaAcks;
 }
 
-/** A paid request as the paywall sees it. */
+/** A paid request as the paywall sees it (built by the edge: apps/gateway/src/paidRoute/paidCall.ts `paidRequest`). */
 export interface PaidRequest extends ChallengedResource {
   /** Route name, scoping Idempotency-Key. */
   route: string;
@@ -77,8 +78,8 @@ export interface PaidRequest extends ChallengedResource {
   idempotencyKey?: string;
   /** Operation id created for this request (e.g. `exe_...`); a replay returns the stored one. */
   operationId: string;
-  /** Request header reader (case-insensitive names): `PAYMENT-SIGNATURE` / `X-PAYMENT` when no {@link paymentPayload} is given. */
-  getHeader: (name: string) => string | undefined;
+  /** The request's payment headers by lower-case name (`payment-signature`, `x-payment`), read when no {@link paymentPayload} is given. */
+  paymentHeaders?: Partial<Record<(typeof PAYMENT_HEADERS)[number], string>>;
   /**
    * The payment as an object from a transport that carries it decoded, e.g. MCP's
    * `_meta["x402/payment"]` (x402 transports-v2/mcp.md); when present (not undefined) the headers
@@ -86,19 +87,11 @@ export interface PaidRequest extends ChallengedResource {
    */
   paymentPayload?: unknown;
   /**
-   * Called once, with the payer, when this request holds the payment exclusively (reserved in
-   * Redis, identifiers bound; verified by the facilitator in the `authorization` flow, its signature
-   * recovered to the payer in the `upfront` flow) and settlement is about to start. A read-only operation
-   * may start here and overlap the on-chain settlement; its result must be used only once
-   * {@link Paywall.begin} returns `settled` (and dropped otherwise: nothing was charged).
+   * The wallet the request's credentials prove (its bearer token, Sign-In with Ethereum, or its
+   * `SIGN-IN-WITH-X` proof), resolved by the edge; undefined without valid ones. A proof of being
+   * the payer when a settled payment is sent again (README "x402 payments": replays).
    */
-  onReserved?: (payer: `0x${string}`) => void;
-  /**
-   * The wallet of the request's bearer token (`Authorization: Bearer`, Sign-In with Ethereum), or
-   * undefined without a valid one: a proof of being the payer when a settled payment is sent again
-   * ({@link Paywall.begin}, README "x402 payments": replays). Called only for replays.
-   */
-  payerAccount?: () => Promise<string | undefined>;
+  caller?: string;
 }
 
 /** What the paid operation produced; `refund: true` on failure returns the payment. */
@@ -106,30 +99,62 @@ export type Outcome =
   | { ok: true; status?: number; body: unknown; headers?: Record<string, string> }
   | { ok: false; status: number; body: Record<string, unknown>; refund: boolean; headers?: Record<string, string> };
 
-/** A payment settled and reserved for one run of the operation: hand it to {@link Paywall.complete}. */
+/** A paid call's answer (fresh or `replayed`), with the settlement its `PAYMENT-RESPONSE` header encodes, when it has one. */
+export type PaidAnswer = Extract<PaidResponse, { kind: 'response' }> & { settlement?: SettleResponse };
+
+/** The payment settled for one run of the operation: run it once with `payment`, then {@link Paywall.complete}. */
 export interface Settled {
   kind: 'settled';
   payment: SettledPayment;
-  /** @internal the reservation, the facilitator's answer, and the `settled` mark being written */
-  readonly authKey: string;
-  readonly settle: SettleResponse;
-  readonly marked: Promise<unknown>;
-  /** the paid resource (the receipt names it) */
-  readonly resourceUrl?: string;
+}
+
+/** A payment refused: the 402 to answer (`response`, with the x402 reason), or a problem (409 conflict or in progress, 503 chain or facilitator unavailable). Nothing was charged, unless the problem says so (`payment.status`). */
+export type Refused = { kind: 'refused'; response: PaymentRequiredResponse } | { kind: 'refused'; problem: ProblemError };
+
+/**
+ * The settlement plan of a payment the paywall lets through ({@link Decision} `proceed`): the
+ * reserved authorization's payer and price, the operation id reserved with it, whether a
+ * read-only operation may start now, and the settlement in flight.
+ */
+export interface SettlementPlan {
+  /** The operation id reserved with the payment: the request's own, or the first request's when a replay reconciles a stale payment. */
+  readonly operationId: string;
+  /** The payer (the EIP-3009 authorization's `from`). */
+  readonly payer: `0x${string}`;
+  /** The price charged, integer string in USDC base units. */
+  readonly amount: string;
+  /**
+   * Whether a read-only operation may start now and overlap the on-chain settlement: the payment
+   * is reserved for this request (identifiers bound) and verified by the facilitator
+   * (`authorization` flow) or signed by the payer (`upfront` flow). Its result is used only once
+   * {@link settlement} is `settled` (dropped otherwise: nothing was charged).
+   */
+  readonly earlyStart: boolean;
+  /** The settlement: `settled` (run once, then {@link Paywall.complete}) or `refused` (answer it). Rejects only for a store error. */
+  readonly settlement: Promise<Settled | Refused>;
 }
 
 /**
- * What {@link Paywall.begin} decided (x402's `processHTTPRequest` shape):
+ * What {@link Paywall.decide} decided (x402's `processHTTPRequest` shape):
  * - `challenge`: no payment: answer the 402;
- * - `refused`: a payment that cannot be accepted: answer the 402 (with `reason`);
+ * - `refused`: a payment that cannot be accepted: the 402 with its reason, or a problem (409, 503);
  * - `replay`: this payment or Idempotency-Key ran before: answer its stored response;
- * - `settled`: run the operation once with `payment`, then {@link Paywall.complete}.
+ * - `proceed`: the payment is reserved for this request: act on the {@link SettlementPlan}.
  */
-export type PaywallStep =
+export type Decision =
   | { kind: 'challenge'; response: PaymentRequiredResponse }
-  | { kind: 'refused'; response: PaymentRequiredResponse }
-  | { kind: 'replay'; response: Extract<PaidResponse, { kind: 'response' }> }
-  | Settled;
+  | Refused
+  | { kind: 'replay'; response: PaidAnswer }
+  | { kind: 'proceed'; plan: SettlementPlan };
+
+/** What {@link Paywall.complete} needs of a settled payment besides the plan: the reservation, the facilitator's answer, the `settled` mark being written, the paid resource. */
+interface SettledRecord {
+  payment: SettledPayment;
+  authKey: string;
+  settle: SettleResponse;
+  marked: Promise<unknown>;
+  resourceUrl?: string;
+}
 
 /** How long the 402 of an unpaid request is reused, ms (see {@link Paywall.plainChallenge}). */
 const CHALLENGE_CACHE_MS = 30_000;
@@ -167,6 +192,8 @@ export class Paywall {
   private initialized?: Promise<void>;
   private ready = false;
   private readonly challengeCache = new Map<string, { response: Promise<PaymentRequiredResponse>; expiresAt: number }>();
+  /** What {@link complete} needs of each settled payment handed out (released with it). */
+  private readonly settledRecords = new WeakMap<SettledPayment, SettledRecord>();
 
   constructor(private readonly opts: PaywallOptions) {
     this.server = new x402ResourceServer(opts.facilitator);
@@ -264,8 +291,21 @@ export class Paywall {
     }
   }
 
-  /** Step 1: decides what to do with a paid request (see {@link PaywallStep}). */
-  async begin(req: PaidRequest): Promise<PaywallStep> {
+  /**
+   * Step 1: decides what to do with a paid request (see {@link Decision}). The paywall's typed
+   * errors (ProblemError: 409 conflict or in progress, 503 chain or facilitator unavailable) come
+   * back as `refused` with their problem; a store error is thrown.
+   */
+  async decide(req: PaidRequest): Promise<Decision> {
+    try {
+      return await this.decision(req);
+    } catch (e) {
+      if (e instanceof ProblemError) return { kind: 'refused', problem: e };
+      throw e;
+    }
+  }
+
+  private async decision(req: PaidRequest): Promise<Decision> {
     if (!this.ready) await this.init();
     const requirements = this.challenges.requirements(req.price);
 
@@ -274,7 +314,7 @@ export class Paywall {
     try {
       payload =
         req.paymentPayload === undefined
-          ? readPaymentPayload(req.getHeader, [requirements])
+          ? readPaymentPayload((name) => req.paymentHeaders?.[name as (typeof PAYMENT_HEADERS)[number]], [requirements])
           : req.paymentPayload === null
             ? undefined
             : parsePaymentPayload(req.paymentPayload, [requirements]);
@@ -368,67 +408,106 @@ export class Paywall {
     // a read-only operation may start before settlement on a payment the facilitator verified
     // (`authorization` flow), or, in the `upfront` flow, whose signature is the payer's (checked
     // here; settle verifies the rest). Its result is used only once settlement succeeded.
-    if (req.onReserved && (!upfront || signedByPayer(payload, matched, auth))) {
-      try {
-        req.onReserved(auth.from);
-      } catch (e) {
-        this.opts.log.warn({ err: String((e as Error)?.message).slice(0, 200), operationId: req.operationId }, 'onReserved threw; ignored');
-      }
-    }
-    const settled = await this.settlement.settle(ref, req.operationId, payload, matched).catch(async (e: unknown) => {
-      // released without a charge (chain down before anything was broadcast): the identifier and the key are free again
-      if (e instanceof PaymentChainUnavailableError && e.payment === 'not_charged') await this.reservations.unbind(bindings, ref.authKey);
-      throw e;
-    });
-    if (settled.kind === 'refused') {
-      // nothing was charged: the identifier and the key may be used again
-      await this.reservations.unbind(bindings, ref.authKey);
-      return this.refuse(req, settled.reason);
-    }
-    const payment: SettledPayment = {
-      operationId: req.operationId,
-      payer: auth.from,
-      amount: matched.amount,
-      txHash: settled.settle.transaction as `0x${string}`,
-      network: matched.network,
-    };
-    // The `settled` mark is written while the operation runs; complete() waits for it.
-    const marking = this.reservations.transition(ref.authKey, req.operationId, ['pending'], 'settled', {
-      tx_hash: payment.txHash,
-      payer: payment.payer,
-      amount: payment.amount,
-    });
-    // and the settlement is watched until final, with what it takes to resubmit it after a reorg (finality.ts)
-    const tracked = retryWhileRedisUnavailable(() =>
-      trackSettlement(this.opts.redis, this.opts.keys, {
-        operationId: req.operationId,
-        txHash: payment.txHash,
-        authKey: ref.authKey,
-        asset: ref.asset,
-        authorization: auth,
-        signature: (payload.payload as { signature: `0x${string}` }).signature,
-      }),
-    );
-    const marked = Promise.all([marking, tracked]).then(([ok]) => ok);
-    marked.catch(() => undefined);
-    this.opts.observer?.settled?.({ route: req.route, amount: payment.amount });
-    return { kind: 'settled', payment, authKey: ref.authKey, settle: settled.settle, marked, resourceUrl: req.resourceUrl };
+    const earlyStart = !upfront || signedByPayer(payload, matched, auth);
+    const settlement = this.settleReserved(req, ref, bindings, payload, matched, auth);
+    return { kind: 'proceed', plan: { operationId: req.operationId, payer: auth.from, amount: matched.amount, earlyStart, settlement } };
   }
 
   /**
-   * Step 3: records what the operation produced and gives the answer: a failure with `refund`
-   * enqueues the durable refund first; the response is stored with the reservation (`completed`)
-   * before it is returned, retried through a Redis outage. When the crash-recovery sweep took the
-   * payment over meanwhile, its stored answer is returned (`replayed: true`).
+   * Settles a payment reserved for `req` (settle.ts; refused → the identifier and the key are
+   * unbound again): `settled` with the payment, its `settled` mark being written and its settlement
+   * watched until final (finality.ts); `refused` with the 402 or the problem (chain unavailable).
    */
-  complete(settled: Settled, outcome: Outcome): Promise<Extract<PaidResponse, { kind: 'response' }>> {
-    // span `store`: the refund queued for a failure, then the answer stored with the reservation
-    return inSpan('@acg/payments', 'store', { 'acg.operation_id': settled.payment.operationId, 'acg.outcome': outcome.ok ? 'succeeded' : 'failed' }, () =>
-      this.store(settled, outcome),
-    );
+  private settleReserved(
+    req: PaidRequest,
+    ref: AuthorizationRef,
+    bindings: string[],
+    payload: PaymentPayload,
+    matched: PaymentRequirements,
+    auth: Eip3009Authorization,
+  ): Promise<Settled | Refused> {
+    const settling = (async (): Promise<Settled | Refused> => {
+      const settled = await this.settlement.settle(ref, req.operationId, payload, matched).catch(async (e: unknown) => {
+        // released without a charge (chain down before anything was broadcast): the identifier and the key are free again
+        if (e instanceof PaymentChainUnavailableError && e.payment === 'not_charged') await this.reservations.unbind(bindings, ref.authKey);
+        throw e;
+      });
+      if (settled.kind === 'refused') {
+        // nothing was charged: the identifier and the key may be used again
+        await this.reservations.unbind(bindings, ref.authKey);
+        return this.refuse(req, settled.reason);
+      }
+      const payment: SettledPayment = {
+        operationId: req.operationId,
+        payer: auth.from,
+        amount: matched.amount,
+        txHash: settled.settle.transaction as `0x${string}`,
+        network: matched.network,
+      };
+      // The `settled` mark is written while the operation runs; complete() waits for it.
+      const marking = this.reservations.transition(ref.authKey, req.operationId, ['pending'], 'settled', {
+        tx_hash: payment.txHash,
+        payer: payment.payer,
+        amount: payment.amount,
+      });
+      // and the settlement is watched until final, with what it takes to resubmit it after a reorg (finality.ts)
+      const tracked = retryWhileRedisUnavailable(() =>
+        trackSettlement(this.opts.redis, this.opts.keys, {
+          operationId: req.operationId,
+          txHash: payment.txHash,
+          authKey: ref.authKey,
+          asset: ref.asset,
+          authorization: auth,
+          signature: (payload.payload as { signature: `0x${string}` }).signature,
+        }),
+      );
+      const marked = Promise.all([marking, tracked]).then(([ok]) => ok);
+      marked.catch(() => undefined);
+      this.opts.observer?.settled?.({ route: req.route, amount: payment.amount });
+      return this.settledStep({ payment, authKey: ref.authKey, settle: settled.settle, marked, resourceUrl: req.resourceUrl });
+    })().catch((e: unknown): Refused => {
+      if (e instanceof ProblemError) return { kind: 'refused', problem: e };
+      throw e;
+    });
+    // the edge may be busy with an early start when a store error rejects this: never unhandled
+    settling.catch(() => undefined);
+    return settling;
   }
 
-  private async store(settled: Settled, outcome: Outcome): Promise<Extract<PaidResponse, { kind: 'response' }>> {
+  /** The `settled` step handed to the edge, its record kept for {@link complete}. */
+  private settledStep(record: SettledRecord): Settled {
+    const step: Settled = { kind: 'settled', payment: record.payment };
+    this.settledRecords.set(step.payment, record);
+    return step;
+  }
+
+  /**
+   * Step 2, after the edge ran the operation once with the settled payment: records what it
+   * produced and gives the answer. `outcome` is the operation's run (a rejection is a refunded
+   * failure: {@link failedOutcome}). A failure with `refund` reverses what it credited and enqueues
+   * the durable refund first; the response, with a signed receipt when configured, is stored with
+   * the reservation (`completed`) before it is returned, retried through a Redis outage. When the
+   * crash-recovery sweep took the payment over meanwhile, its stored answer is returned
+   * (`replayed: true`). Within the Redis outage bound: once Redis is down the answer is a 503 at
+   * once and the rest goes on in the background (`answerWithinStoreOutage`, docs/operating.md).
+   */
+  async complete(settled: Settled, outcome: Promise<Outcome>): Promise<PaidAnswer> {
+    const record = this.settledRecords.get(settled.payment);
+    if (!record) throw new Error('complete: not a payment settled by this paywall');
+    const { payment } = record;
+    const work = outcome
+      .catch((e: unknown) => this.failedOutcome(e, payment.operationId))
+      // span `store`: the refund queued for a failure, then the answer stored with the reservation
+      .then((o) =>
+        inSpan('@acg/payments', 'store', { 'acg.operation_id': payment.operationId, 'acg.outcome': o.ok ? 'succeeded' : 'failed' }, () =>
+          this.store(record, o),
+        ),
+      );
+    // settled: while Redis is down the client gets a 503 at once and the answer is stored in the background (issue 28)
+    return answerWithinStoreOutage(work, this.opts.redis, payment, this.opts.log);
+  }
+
+  private async store(settled: SettledRecord, outcome: Outcome): Promise<PaidAnswer> {
     const { payment, authKey } = settled;
     // a successful answer's settlement response carries a signed receipt (x402 offer-receipt)
     const settle =
@@ -468,7 +547,7 @@ export class Paywall {
     }
     // the `completed` mark is the call's last money write: on a replicated store the answer waits for the replicas
     await this.replicated(payment.operationId);
-    return { kind: 'response', ...stored, replayed: false };
+    return { kind: 'response', ...stored, replayed: false, settlement: settle };
   }
 
   /**
@@ -492,29 +571,36 @@ export class Paywall {
   }
 
   /**
-   * begin → `run` → complete in one call, for callers without a pipeline of their own (tests,
-   * scripts). `run` is called at most once per payment, only after the payment settled; a throw
-   * is a refunded failure ({@link failedOutcome}). Once the payment settled, the answer comes within the Redis
-   * outage bound: a 503 while Redis is down, the answer stored in the background (`answerWithinStoreOutage`).
+   * decide → `run` → complete in one call, for tests and scripts (the gateway's edges drive the
+   * steps themselves: apps/gateway/src/paidRoute/paidCall.ts). `payerAccount` is read first (the
+   * request's {@link PaidRequest.caller}), `getHeader` gives the payment headers; `run` is called at
+   * most once per payment, only after the payment settled; a throw is a refunded failure. The
+   * paywall's problems are thrown (ProblemError).
    */
-  handle(req: PaidRequest, run: (payment: SettledPayment) => Promise<Outcome>): Promise<PaidResponse> {
-    // span `paywall`, the parent of `verify`, `settle`, the operation's spans (`execute`) and `store`
-    return inSpan('@acg/payments', 'paywall', { 'acg.route': req.route, 'acg.operation_id': req.operationId }, async (span) => {
-      const step = await this.begin(req);
-      span.setAttribute('acg.paywall.step', step.kind);
-      if (step.kind !== 'settled') return step.response;
-      const work = (async () => {
-        let outcome: Outcome;
-        try {
-          outcome = await run(step.payment);
-        } catch (e) {
-          outcome = this.failedOutcome(e, step.payment.operationId);
-        }
-        return this.complete(step, outcome);
-      })();
-      // settled: while Redis is down the client gets a 503 at once and the answer is stored in the background (issue 28)
-      return answerWithinStoreOutage(work, this.opts.redis, step.payment, this.opts.log);
-    });
+  async handle(
+    req: Omit<PaidRequest, 'paymentHeaders' | 'caller'> & {
+      getHeader?: (name: string) => string | undefined;
+      payerAccount?: () => Promise<string | undefined>;
+    },
+    run: (payment: SettledPayment) => Promise<Outcome>,
+  ): Promise<PaidResponse> {
+    const { getHeader, payerAccount, ...rest } = req;
+    const caller = payerAccount ? await payerAccount().catch(() => undefined) : undefined;
+    const paymentHeaders = getHeader ? Object.fromEntries(PAYMENT_HEADERS.map((n) => [n, getHeader(n)])) : undefined;
+    const request: PaidRequest = { ...rest, ...(paymentHeaders ? { paymentHeaders } : {}), ...(caller ? { caller } : {}) };
+    const decision = await this.decide(request);
+    if (decision.kind === 'proceed') {
+      const settled = await decision.plan.settlement;
+      if (settled.kind === 'settled')
+        return this.complete(
+          settled,
+          Promise.resolve().then(() => run(settled.payment)),
+        );
+      if ('problem' in settled) throw settled.problem;
+      return settled.response;
+    }
+    if (decision.kind === 'refused' && 'problem' in decision) throw decision.problem;
+    return decision.response;
   }
 
   /** The refunded failure of an operation that threw after payment: 503 (Retry-After) when Redis was unavailable, else 500. */
@@ -548,7 +634,7 @@ export class Paywall {
     payloadHash: string,
     amount: string,
     proof: ReplayProof,
-  ): Promise<PaywallStep> {
+  ): Promise<Decision> {
     if (prior.payloadHash !== payloadHash) return this.refuse(req, 'invalid_exact_evm_nonce_already_used');
     if (prior.requestHash !== req.requestHash) throw new PaymentConflictError('payment');
     // a settled EIP-3009 authorization is public on-chain: without proof of being the payer, the
@@ -569,7 +655,21 @@ export class Paywall {
       if (r.kind === 'settled') {
         // a settlement whose outcome was not seen, found on chain: counted now
         this.opts.observer?.settled?.({ route: req.route, amount: r.payment.amount });
-        return { kind: 'settled', payment: r.payment, authKey: ref.authKey, settle: r.settle, marked: Promise.resolve(true), resourceUrl: req.resourceUrl };
+        const settled = this.settledStep({
+          payment: r.payment,
+          authKey: ref.authKey,
+          settle: r.settle,
+          marked: Promise.resolve(true),
+          resourceUrl: req.resourceUrl,
+        });
+        const plan: SettlementPlan = {
+          operationId: r.payment.operationId,
+          payer: r.payment.payer,
+          amount: r.payment.amount,
+          earlyStart: false,
+          settlement: Promise.resolve(settled),
+        };
+        return { kind: 'proceed', plan };
       }
     }
     return replay(await this.replays.waitForStored(ref.authKey));
@@ -596,11 +696,10 @@ export class Paywall {
    */
   private async provenPayer(req: PaidRequest, proof: ReplayProof): Promise<boolean> {
     if (proof.paymentId && (await this.identifiers.boundTo(proof.paymentId)) === proof.authKey) return true;
-    const account = req.payerAccount ? await req.payerAccount().catch(() => undefined) : undefined;
-    return account !== undefined && account.toLowerCase() === proof.payer.toLowerCase();
+    return req.caller !== undefined && req.caller.toLowerCase() === proof.payer.toLowerCase();
   }
 
-  private async refuse(req: ChallengedResource, reason: string | undefined): Promise<PaywallStep> {
+  private async refuse(req: ChallengedResource, reason: string | undefined): Promise<Refused> {
     this.opts.observer?.refused?.({ reason: reason ?? 'invalid_payment' });
     return { kind: 'refused', response: await this.signInOffered(this.offered(this.challenges.refuse(req, reason))) };
   }
@@ -620,6 +719,19 @@ interface ReplayProof {
  */
 export const IDEMPOTENT_REPLAYED = 'Idempotent-Replayed';
 
-function replay(stored: StoredResponse): { kind: 'replay'; response: Extract<PaidResponse, { kind: 'response' }> } {
-  return { kind: 'replay', response: { kind: 'response', ...stored, replayed: true } };
+/** A stored answer as a `replay`, with the settlement its `PAYMENT-RESPONSE` header carries (decoded here, once, for transports that answer it as an object). */
+function replay(stored: StoredResponse): { kind: 'replay'; response: PaidAnswer } {
+  const settlement = settlementOf(stored.headers);
+  return { kind: 'replay', response: { kind: 'response', ...stored, replayed: true, ...(settlement ? { settlement } : {}) } };
+}
+
+/** The SettleResponse of a stored answer's `PAYMENT-RESPONSE` header, if it has one. */
+function settlementOf(headers: Record<string, string>): SettleResponse | undefined {
+  const h = headers['PAYMENT-RESPONSE'];
+  if (!h) return undefined;
+  try {
+    return decodePaymentResponseHeader(h);
+  } catch {
+    return undefined;
+  }
 }

@@ -1,3 +1,4 @@
+import { ProblemError } from '@acg/schemas';
 import type { x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import type { Logger } from 'pino';
@@ -22,10 +23,15 @@ export interface SettledPayment {
 export type SettleResult = { kind: 'settled'; settle: SettleResponse } | { kind: 'refused'; reason: string | undefined };
 
 /** The facilitator or the chain could not be reached to verify a payment (503). */
-export class PaymentVerificationUnavailableError extends Error {
+export class PaymentVerificationUnavailableError extends ProblemError {
   override name = 'PaymentVerificationUnavailableError';
   constructor() {
-    super('Payment verification is temporarily unavailable; retry shortly. Nothing was charged.');
+    super(
+      503,
+      'Payment verification is temporarily unavailable; retry shortly. Nothing was charged.',
+      { reason: 'payment_verification_unavailable' },
+      { 'Retry-After': '5' },
+    );
   }
 }
 

@@ -19,7 +19,13 @@ export const STORE_OUTAGE_RETRY_AFTER_SECONDS = 5;
  * crash-recovery sweep refunds it. Connections without the health check (a Cluster) wait for
  * `work` as before. docs/operating.md "Redis outage tolerance".
  */
-export async function answerWithinStoreOutage(work: Promise<Answer>, redis: object, payment: SettledPayment, log: Logger, pollMs = 100): Promise<Answer> {
+export async function answerWithinStoreOutage<A extends Answer>(
+  work: Promise<A>,
+  redis: object,
+  payment: SettledPayment,
+  log: Logger,
+  pollMs = 100,
+): Promise<A | Answer> {
   const health = redisHealth(redis);
   if (!health) return work;
   let timer: NodeJS.Timeout | undefined;

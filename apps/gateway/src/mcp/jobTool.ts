@@ -1,18 +1,17 @@
 import { gatewayJobs } from '@acg/capabilities';
 import { planJob, PlanError } from '@acg/jobs';
-import { requestHash } from '@acg/payments';
 import { JobCreated, JobRecord, JobRequest, mcpToolName, toJsonSchema, X402PaymentRequired } from '@acg/schemas';
 import type { CreateTaskResult } from '@modelcontextprotocol/sdk/experimental/tasks/types.js';
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ulid } from 'ulid';
 import { startPaidJob } from '../jobs/startJob.js';
 import { embeddable, exampleInput, mcpBazaar } from '../paidRoute/bazaar.js';
-import { payForCall } from '../paidRoute/paidCall.js';
+import { carriesPayment, paidRequest, payForCall } from '../paidRoute/paidCall.js';
 import { stepCapability } from '../routers/jobs.js';
 import type { Services } from '../services.js';
 import { problemDetails } from '../trpc/problem.js';
 import { jobTask, jobTaskId, type TaskCaller } from './jobTasks.js';
-import { MCP_PATH, settlementOf } from './paidTool.js';
+import { MCP_PATH } from './paidTool.js';
 import { PAYMENT_META, paymentRequiredResult, problemResult, settlementMeta, toolResult } from './results.js';
 
 /** MCP name of the job tool (`gateway.jobs` with its dot replaced). */
@@ -112,40 +111,40 @@ export async function callJobsTool(services: Services, call: JobsCall): Promise<
     if (e instanceof PlanError) return fail(problemDetails(e.status, e.message, { ...e.limit, errors: e.issues }));
     throw e;
   }
-  const result = await payForCall(
-    services.paywall,
-    {
-      resourceUrl: `${services.publicBaseUrl()}${MCP_PATH}`,
-      description: `Job budget of ${input.budget_usdc} USDC: ${input.objective.slice(0, 80)}`,
-      price: plan.budget,
-      extensions: jobsBazaar(),
-      paymentRequiredMessage:
-        'Payment required: sign an x402 payment of the budget for one of `accepts` and call gateway_jobs again with the PaymentPayload in _meta["x402/payment"].',
-      route: JOBS_ROUTE,
-      requestHash: requestHash('POST', JOBS_ROUTE, input),
-      operationId: `job_${ulid()}`,
-      getHeader: () => undefined,
-      paymentPayload: call.meta?.[PAYMENT_META] ?? null,
-      // a payer resending its settled payment proves itself with its bearer token, as on REST
-      payerAccount: async () => {
-        const caller = await call.caller();
-        return caller.kind === 'wallet' ? caller.address : undefined;
-      },
+  const request = paidRequest(services, {
+    path: MCP_PATH,
+    route: JOBS_ROUTE,
+    hashed: input,
+    description: `Job budget of ${input.budget_usdc} USDC: ${input.objective.slice(0, 80)}`,
+    price: plan.budget,
+    extensions: jobsBazaar(),
+    paymentRequiredMessage:
+      'Payment required: sign an x402 payment of the budget for one of `accepts` and call gateway_jobs again with the PaymentPayload in _meta["x402/payment"].',
+    operationId: `job_${ulid()}`,
+    payment: { payload: call.meta?.[PAYMENT_META] ?? null },
+  });
+  // a payer resending its settled payment proves itself with its bearer token, as on REST
+  if (carriesPayment(request)) {
+    const caller = await call.caller();
+    if (caller.kind === 'wallet') request.caller = caller.address;
+  }
+  let fresh: JobCreated | undefined;
+  const result = await payForCall(services.paywall, request, {
+    run: async (payment) => {
+      fresh = await startPaidJob(services, { jobId: payment.operationId, input, plan, payment });
+      return { ok: true, status: 202, headers: { Location: fresh.poll_url }, body: fresh };
     },
-    async (payment) => {
-      const body = await startPaidJob(services, { jobId: payment.operationId, input, plan, payment });
-      return { ok: true, status: 202, headers: { Location: body.poll_url }, body };
-    },
-  );
+  });
   if (result.kind === 'payment_required') {
     if (!call.task) return paymentRequiredResult(result.paymentRequired, result.body.reason);
     const data = result.body.reason ? { ...result.paymentRequired, reason: result.body.reason } : { ...result.paymentRequired };
     throw new McpError(X402_PAYMENT_REQUIRED_CODE, result.paymentRequired.error ?? 'Payment required', data);
   }
-  if (result.kind === 'problem') return fail(result.body);
-  const settle = settlementOf(result.headers);
+  if (result.kind === 'problem') return fail(result.error.body);
+  const settle = result.settlement;
   if (result.status >= 400) return fail(result.body as Record<string, unknown>, settlementMeta(settle, { capability_id: gatewayJobs.id }));
-  const created = JobCreated.parse(result.body);
+  // the job this call created, or a replay's stored answer (written by this same code)
+  const created = fresh && !result.replayed ? fresh : JobCreated.parse(result.body);
   const meta = settlementMeta(settle, { capability_id: gatewayJobs.id, job_id: created.job_id, ...(result.replayed ? { replayed: true } : {}) });
   if (!call.task) return toolResult(created, meta);
   const { store } = services.jobs;

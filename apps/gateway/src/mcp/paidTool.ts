@@ -1,16 +1,12 @@
-import type { EarlyRun } from '@acg/execution';
 import type { ExecutableCapability } from '@acg/capabilities';
-import { newExecutionId } from '@acg/execution';
-import { requestHash } from '@acg/payments';
+import { Executor, newExecutionId } from '@acg/execution';
 import { bearerTokenOf } from '@acg/identity';
 import { inputJsonSchema, outputJsonSchema } from '@acg/registry';
-import { ExecutionSucceeded, mcpToolName, Routing } from '@acg/schemas';
+import { mcpToolName, Routing, type ExecutionSucceeded } from '@acg/schemas';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { decodePaymentResponseHeader } from '@x402/core/http';
-import type { SettleResponse } from '@x402/core/types';
 import { exampleInput, exampleResult, mcpBazaar } from '../paidRoute/bazaar.js';
-import { EXECUTE_ROUTE, executeDescription, paidExecutionOutcome, resolveExecution, startEarlyExecution } from '../paidRoute/execution.js';
-import { payForCall } from '../paidRoute/paidCall.js';
+import { EXECUTE_ROUTE, executeDescription, paidOutcome, resolveExecution, runPaidExecution, type PaidExecutionResult } from '../paidRoute/execution.js';
+import { carriesPayment, paidRequest, payForCall } from '../paidRoute/paidCall.js';
 import { routeExecution } from '../paidRoute/routing.js';
 import { problemDetails } from '../trpc/problem.js';
 import type { Services } from '../services.js';
@@ -76,37 +72,37 @@ export async function callCapabilityTool(
   if (!routed.ok) return problemResult(routed.body);
   const resolved = routed.capability;
   const operationId = newExecutionId();
-  // a read-only capability starts while its payment settles (as on REST); released after settlement
-  let early: EarlyRun | undefined;
-  const result = await payForCall(
-    services.paywall,
-    {
-      resourceUrl: `${services.publicBaseUrl()}${MCP_PATH}`,
-      description: executeDescription(d.id),
-      price: resolved.price,
-      extensions: toolBazaar(d),
-      paymentRequiredMessage:
-        'Payment required: sign an x402 exact payment for one of `accepts` and call the tool again with the PaymentPayload in _meta["x402/payment"].',
-      route: EXECUTE_ROUTE,
-      requestHash: requestHash('POST', EXECUTE_ROUTE, { capability_id: d.id, input, ...(routing ? { routing: routing.data } : {}) }),
-      operationId,
-      getHeader: () => undefined,
-      onReserved: (payer) => (early = startEarlyExecution(services, resolved, { executionId: operationId, payer })),
-      // null: no payment (answered with the challenge); never read from HTTP headers here
-      paymentPayload: meta?.[PAYMENT_META] ?? null,
-      // a payer resending its settled payment proves itself with its bearer token, as on REST
-      payerAccount: async () => {
-        const token = bearerTokenOf(authorization);
-        return token ? services.tokens.resolve(token).catch(() => undefined) : undefined;
-      },
+  const request = paidRequest(services, {
+    path: MCP_PATH,
+    route: EXECUTE_ROUTE,
+    hashed: { capability_id: d.id, input, ...(routing ? { routing: routing.data } : {}) },
+    description: executeDescription(d.id),
+    price: resolved.price,
+    extensions: toolBazaar(d),
+    paymentRequiredMessage:
+      'Payment required: sign an x402 exact payment for one of `accepts` and call the tool again with the PaymentPayload in _meta["x402/payment"].',
+    operationId,
+    // null: no payment (answered with the challenge); never read from HTTP headers here
+    payment: { payload: meta?.[PAYMENT_META] ?? null },
+  });
+  // a payer resending its settled payment proves itself with its bearer token, as on REST
+  if (carriesPayment(request)) request.caller = await bearerAccount(services, authorization);
+  // one Executor for the call: a read-only capability starts while its payment settles (as on REST), released after settlement
+  const executor = new Executor(services);
+  let fresh: PaidExecutionResult | undefined;
+  const result = await payForCall(services.paywall, request, {
+    early: (payer, executionId) => executor.startEarly(resolved, { executionId, payer }),
+    run: async (payment, early) => {
+      fresh = await runPaidExecution(services, payment.operationId, resolved, payment, early, executor);
+      return paidOutcome(fresh);
     },
-    (payment) => paidExecutionOutcome(services, resolved, payment, payment.operationId === operationId ? early : undefined),
-  );
+  });
   if (result.kind === 'payment_required') return paymentRequiredResult(result.paymentRequired, result.body.reason);
-  if (result.kind === 'problem') return problemResult(result.body);
-  const settle = settlementOf(result.headers);
+  if (result.kind === 'problem') return problemResult(result.error.body);
+  const settle = result.settlement;
   if (result.status >= 400) return problemResult(result.body as Record<string, unknown>, settlementMeta(settle, { capability_id: d.id }));
-  const execution = ExecutionSucceeded.parse(result.body);
+  // the answer this call produced, or a replay's stored one (written by this same code)
+  const execution = fresh?.ok && !result.replayed ? fresh.body : (result.body as ExecutionSucceeded);
   return toolResult(
     execution.result,
     settlementMeta(settle, {
@@ -123,13 +119,8 @@ export async function callCapabilityTool(
   );
 }
 
-/** The SettleResponse of a stored answer's `PAYMENT-RESPONSE` header, if it has one. */
-export function settlementOf(headers: Record<string, string>): SettleResponse | undefined {
-  const h = headers['PAYMENT-RESPONSE'];
-  if (!h) return undefined;
-  try {
-    return decodePaymentResponseHeader(h);
-  } catch {
-    return undefined;
-  }
+/** The wallet of an MCP request's `Authorization: Bearer` token, undefined without a valid one. */
+async function bearerAccount(services: Services, authorization: string | undefined): Promise<string | undefined> {
+  const token = bearerTokenOf(authorization);
+  return token ? services.tokens.resolve(token).catch(() => undefined) : undefined;
 }

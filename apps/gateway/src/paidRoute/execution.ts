@@ -45,13 +45,10 @@ export async function runPaidExecution(
   capability: Pick<ResolvedCapability, 'definition' | 'input'> & { route?: readonly string[] },
   payment: SettledPayment,
   early?: EarlyRun,
+  /** The call's one Executor (the one that started `early`); a new one by default. */
+  executor: Executor = new Executor(services),
 ): Promise<PaidExecutionResult> {
-  const { record, failure } = await new Executor(services).run(
-    operationId,
-    capability,
-    { tx_hash: payment.txHash, amount: payment.amount, payer: payment.payer },
-    early,
-  );
+  const { record, failure } = await executor.run(operationId, capability, { tx_hash: payment.txHash, amount: payment.amount, payer: payment.payer }, early);
   if (failure) {
     const status = failure.status >= 500 ? failure.status : 502;
     return {
@@ -97,6 +94,11 @@ async function refundAboveAnswer(services: Services, record: ExecutionRecord, pa
   return { status: 'pending' as const, amount };
 }
 
+/** A {@link runPaidExecution} result as the paywall's outcome (a failure is refunded). */
+export function paidOutcome(r: PaidExecutionResult): Outcome {
+  return r.ok ? { ok: true, status: 200, body: r.body } : { ok: false, status: r.status, body: r.body, refund: true };
+}
+
 /** {@link runPaidExecution} as the paywall's outcome (a failure is refunded). */
 export async function paidExecutionOutcome(
   services: Services,
@@ -104,17 +106,7 @@ export async function paidExecutionOutcome(
   payment: SettledPayment,
   early?: EarlyRun,
 ): Promise<Outcome> {
-  const r = await runPaidExecution(services, payment.operationId, capability, payment, early);
-  return r.ok ? { ok: true, status: 200, body: r.body } : { ok: false, status: r.status, body: r.body, refund: true };
-}
-
-/** Starts a read-only capability while its payment settles (`Executor.startEarly`); undefined for others. */
-export function startEarlyExecution(
-  services: Services,
-  capability: Pick<ResolvedCapability, 'definition' | 'input'>,
-  call: { executionId: string; payer: string },
-): EarlyRun | undefined {
-  return new Executor(services).startEarly(capability, call);
+  return paidOutcome(await runPaidExecution(services, payment.operationId, capability, payment, early));
 }
 
 /** The paywall's route name of an execution: REST `POST /api/v1/execute` and MCP tools share it, so one payment buys one execution on either. */

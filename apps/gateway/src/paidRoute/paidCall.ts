@@ -1,79 +1,124 @@
+import type { EarlyRun } from '@acg/execution';
 import {
-  PaymentChainUnavailableError,
-  PaymentSettlementPendingError,
-  PaymentConflictError,
-  PaymentInProgressError,
-  PaymentVerificationUnavailableError,
+  PAYMENT_HEADERS,
+  requestHash,
   type Outcome,
+  type PaidAnswer,
   type PaidRequest,
   type PaidResponse,
   type Paywall,
   type SettledPayment,
 } from '@acg/payments';
-import { problemDetails, type Problem } from '../trpc/problem.js';
-
-/** A problem answer: status, RFC 9457 body, headers (e.g. `Retry-After`). */
-export interface PaymentProblem {
-  kind: 'problem';
-  status: number;
-  body: Problem;
-  headers: Record<string, string>;
-}
+import type { ProblemError } from '@acg/schemas';
+import { inSpan } from '@acg/tracing';
 
 /**
- * What a paid call ended with, whatever the transport:
+ * What a paid call ended with, whatever the transport (each edge maps it once: REST and /trpc in
+ * `../trpc/paid.ts`, MCP tools in `../mcp/paidTool.ts` and `../mcp/jobTool.ts`):
  * - `payment_required`: the 402 challenge (no payment, or a refused one: `body.reason`);
- * - `response`: the operation's stored answer (fresh, or `replayed` for a payment seen before);
+ * - `response`: the operation's stored answer (fresh, or `replayed` for a payment seen before), with its settlement;
  * - `problem`: the payment could not be taken now (409 conflict or in progress, 503 chain or
- *   facilitator unavailable, with `Retry-After`).
+ *   facilitator unavailable, with `Retry-After`): the paywall's ProblemError as it made it.
  */
-export type PaidCallResult = Extract<PaidResponse, { kind: 'payment_required' }> | Extract<PaidResponse, { kind: 'response' }> | PaymentProblem;
+export type PaidCallResult = Extract<PaidResponse, { kind: 'payment_required' }> | PaidAnswer | { kind: 'problem'; error: ProblemError };
 
-/**
- * The problem for one of the paywall's typed errors (docs/decisions.md "Errors"): PaymentConflictError 409
- * with its `reason` (`payment_conflict`, `idempotency_key_conflict`, `payment_identifier_conflict`),
- * PaymentInProgressError 409 with `Retry-After: 1`, PaymentChainUnavailableError 503
- * `payment_chain_unavailable` (with `payment.status`), PaymentSettlementPendingError 503 `settlement_pending`
- * (with `payment: {status: "unknown", tx_hash, authorization: {from, nonce}}`), PaymentVerificationUnavailableError 503.
- * Undefined for any other error.
- */
-export function paymentProblem(e: unknown): PaymentProblem | undefined {
-  const of = (status: number, detail: string, extensions: Record<string, unknown> = {}, headers: Record<string, string> = {}): PaymentProblem => ({
-    kind: 'problem',
-    status,
-    body: problemDetails(status, detail, extensions),
-    headers,
-  });
-  if (e instanceof PaymentConflictError) return of(409, e.message, { reason: e.reason });
-  if (e instanceof PaymentInProgressError) return of(409, e.message, { reason: 'payment_in_progress' }, { 'Retry-After': '1' });
-  if (e instanceof PaymentSettlementPendingError) {
-    // the settlement is named: its transaction and the authorization it spends (issue 33)
-    const { txHash, authorization } = e.settlement;
-    const payment = { status: e.payment, ...(txHash ? { tx_hash: txHash } : {}), authorization };
-    return of(503, e.message, { reason: e.reason, payment }, { 'Retry-After': String(e.retryAfterSeconds) });
-  }
-  if (e instanceof PaymentChainUnavailableError) {
-    return of(503, e.message, { reason: e.reason, payment: { status: e.payment } }, { 'Retry-After': String(e.retryAfterSeconds) });
-  }
-  if (e instanceof PaymentVerificationUnavailableError) return of(503, e.message, { reason: 'payment_verification_unavailable' }, { 'Retry-After': '5' });
-  return undefined;
+/** Where the gateway is reached (`Services.publicBaseUrl`): the origin of every paid resource's URL. */
+export interface PublicOrigin {
+  publicBaseUrl(): string;
+}
+
+/** What an edge knows of a paid call, for {@link paidRequest}. */
+export interface PaidCallSpec {
+  /** Path of the paid resource at the gateway's public origin (`PaymentRequired.resource.url`), e.g. `/api/v1/execute` or `/mcp`. */
+  path: string;
+  /** Paywall route name scoping Idempotency-Key and request hashes (`execute`, `jobs`, ...). */
+  route: string;
+  /** The request as hashed (`requestHash('POST', route, hashed)`): one payment buys one call of exactly this. */
+  hashed: unknown;
+  description: string;
+  /** USDC base units. */
+  price: bigint;
+  extensions: Record<string, unknown>;
+  operationId: string;
+  /** The payment: HTTP headers by lower-case name (REST, /trpc), or MCP's decoded `_meta["x402/payment"]` (null: none). */
+  payment: { headers: (name: string) => string | undefined } | { payload: unknown };
+  idempotencyKey?: string;
+  /** The wallet the request's credentials prove (a replay's proof of being the payer). */
+  caller?: string;
+  paymentRequiredMessage?: string;
+}
+
+/** The public URL of a paid resource at `path` (`PaymentRequired.resource.url`). */
+export function resourceUrl(services: PublicOrigin, path: string): string {
+  return `${services.publicBaseUrl()}${path}`;
+}
+
+/** The paywall's view of a paid call, built the same way for REST, /trpc and MCP (docs/architecture.md "The paid path"). */
+export function paidRequest(services: PublicOrigin, spec: PaidCallSpec): PaidRequest {
+  const { payment } = spec;
+  return {
+    resourceUrl: resourceUrl(services, spec.path),
+    description: spec.description,
+    price: spec.price,
+    extensions: spec.extensions,
+    route: spec.route,
+    requestHash: requestHash('POST', spec.route, spec.hashed),
+    operationId: spec.operationId,
+    ...('payload' in payment
+      ? { paymentPayload: payment.payload ?? null }
+      : { paymentHeaders: Object.fromEntries(PAYMENT_HEADERS.map((n) => [n, payment.headers(n)])) }),
+    ...(spec.idempotencyKey ? { idempotencyKey: spec.idempotencyKey } : {}),
+    ...(spec.caller ? { caller: spec.caller } : {}),
+    ...(spec.paymentRequiredMessage ? { paymentRequiredMessage: spec.paymentRequiredMessage } : {}),
+  };
+}
+
+/** Whether a paid request carries a payment at all (the caller's credentials are resolved only then). */
+export function carriesPayment(request: Pick<PaidRequest, 'paymentHeaders' | 'paymentPayload'>): boolean {
+  if (request.paymentPayload !== undefined) return request.paymentPayload !== null;
+  return PAYMENT_HEADERS.some((n) => request.paymentHeaders?.[n] !== undefined);
+}
+
+/** How an edge runs its capability: at most once, with the settled payment and the early run started while it settled. */
+export interface PaidOperation {
+  /** Starts a read-only capability while the payment settles (the plan's `earlyStart`); undefined: it runs after settlement. */
+  early?(payer: `0x${string}`, operationId: string): EarlyRun | undefined;
+  run(payment: SettledPayment, early: EarlyRun | undefined): Promise<Outcome>;
 }
 
 /**
- * One paid call, transport-independent (REST and tRPC through `paid()`, MCP tools): the paywall's
- * begin → `run` once with the settled payment → complete (store the answer, refund a failure),
- * docs/decisions.md "x402 payments". The payment comes from `request.getHeader` (`PAYMENT-SIGNATURE`,
- * `X-PAYMENT`) or `request.paymentPayload` (MCP `_meta["x402/payment"]`). `run` is called at most
- * once per payment; a throw is a refunded 500/503 failure. The paywall's typed errors come back as
- * a {@link PaymentProblem}; anything else (e.g. Redis unavailable before settlement) is rethrown.
+ * One paid call, in one direction (docs/architecture.md "The paid path"): the paywall decides
+ * (challenge, refused, replay, or proceed with a settlement plan); on proceed the edge starts a
+ * read-only capability early when the plan allows it, waits for the settlement, runs the
+ * capability once and hands its outcome to the paywall's `complete` (store, refund, receipt).
+ * Span `paywall` (scope @acg/payments) is the parent of `verify`, `settle`, `execute` and `store`.
  */
-export async function payForCall(paywall: Paywall, request: PaidRequest, run: (payment: SettledPayment) => Promise<Outcome>): Promise<PaidCallResult> {
+export function payForCall(paywall: Paywall, request: PaidRequest, op: PaidOperation): Promise<PaidCallResult> {
+  return inSpan('@acg/payments', 'paywall', { 'acg.route': request.route, 'acg.operation_id': request.operationId }, async (span) => {
+    const decision = await paywall.decide(request);
+    if (decision.kind !== 'proceed') {
+      span.setAttribute('acg.paywall.step', decision.kind);
+      if (decision.kind === 'refused' && 'problem' in decision) return { kind: 'problem', error: decision.problem };
+      return decision.response;
+    }
+    const { plan } = decision;
+    // the operation id reserved with the payment (a reconciled replay runs under the first request's id, never early)
+    const early = plan.earlyStart && plan.operationId === request.operationId ? startEarly(op, plan.payer, plan.operationId) : undefined;
+    const settled = await plan.settlement;
+    span.setAttribute('acg.paywall.step', settled.kind);
+    if (settled.kind === 'refused') return 'problem' in settled ? { kind: 'problem', error: settled.problem } : settled.response;
+    return paywall.complete(
+      settled,
+      Promise.resolve().then(() => op.run(settled.payment, early)),
+    );
+  });
+}
+
+/** {@link PaidOperation.early}, a throw ignored (the capability then runs after settlement). */
+function startEarly(op: PaidOperation, payer: `0x${string}`, operationId: string): EarlyRun | undefined {
   try {
-    const response = await paywall.handle(request, run);
-    return response;
-  } catch (e) {
-    const p = paymentProblem(e);
-    if (p) return p;
-    throw e;
+    return op.early?.(payer, operationId);
+  } catch {
+    return undefined;
   }
 }

@@ -1,11 +1,11 @@
-import { newExecutionId } from '@acg/execution';
+import { Executor, newExecutionId } from '@acg/execution';
 import { settlementState } from '@acg/treasury';
 import type { StoredQuote } from '@acg/provider-directory';
 import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
 import { executeBazaar } from '../paidRoute/bazaar.js';
 import { routeExecution, type RoutedCapability } from '../paidRoute/routing.js';
-import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution, startEarlyExecution } from '../paidRoute/execution.js';
+import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution } from '../paidRoute/execution.js';
 import { carriedAuthorization, quotedExecution } from '../paidRoute/quotes.js';
 import { header } from '../trpc/context.js';
 import type { Context } from '../trpc/context.js';
@@ -20,18 +20,22 @@ import { problem, rawError } from '../trpc/problem.js';
  * `offer_suspended` when every fitting offer is suspended); with `quote_id`, checks the quote and
  * prices the call at the quoted price on the quoted provider ({@link quotedExecution}: 404 / 409 / 410).
  */
-async function prepareExecution(input: ExecuteRequest, ctx: Context): Promise<{ capability: RoutedCapability; quote?: StoredQuote; quotePayment?: string }> {
+async function prepareExecution(
+  input: ExecuteRequest,
+  ctx: Context,
+): Promise<{ capability: RoutedCapability; executor: Executor; quote?: StoredQuote; quotePayment?: string }> {
   const resolved = resolveExecution(ctx.services, input.capability_id, input.input);
   if (!resolved.ok) throw rawError(resolved.status, resolved.body);
   if (input.quote_id) {
     const payment = carriedAuthorization(ctx.services, (name) => header(ctx, name));
     const quoted = await quotedExecution(ctx.services, resolved, input.quote_id, input.input, payment);
     if (!quoted.ok) throw rawError(quoted.status, quoted.body);
-    return { capability: quoted.capability, quote: quoted.quote, quotePayment: payment };
+    return { capability: quoted.capability, executor: new Executor(ctx.services), quote: quoted.quote, quotePayment: payment };
   }
   const routed = await routeExecution(ctx.services, resolved, input.routing);
   if (!routed.ok) throw rawError(routed.status, routed.body);
-  return { capability: routed.capability };
+  // one Executor for the call: the early start and the run
+  return { capability: routed.capability, executor: new Executor(ctx.services) };
 }
 
 /**
@@ -40,12 +44,12 @@ async function prepareExecution(input: ExecuteRequest, ctx: Context): Promise<{ 
  * quote is refused before payment ({@link prepareExecution}); an execution that raced past that
  * check finds it used here and is refused 409 `quote_used`, its payment refunded, so a quote never charges twice.
  */
-async function runExecution(ctx: Context & PaidContext & { capability: RoutedCapability; quote?: StoredQuote; quotePayment?: string }) {
+async function runExecution(ctx: Context & PaidContext & { capability: RoutedCapability; executor: Executor; quote?: StoredQuote; quotePayment?: string }) {
   if (ctx.replay) return ExecutionSucceeded.parse(ctx.replay);
   if (ctx.quote && !(await ctx.services.providers.quotes.use(ctx.quote.quote_id, ctx.operationId, ctx.quotePayment ?? ''))) {
     throw problem(409, 'The quote has been used by another execution; this payment is refunded.', { reason: 'quote_used', quote_id: ctx.quote.quote_id });
   }
-  const r = await runPaidExecution(ctx.services, ctx.operationId, ctx.capability, ctx.payment!, ctx.early);
+  const r = await runPaidExecution(ctx.services, ctx.operationId, ctx.capability, ctx.payment!, ctx.early, ctx.executor);
   if (!r.ok) throw rawError(r.status, r.body);
   return r.body;
 }
@@ -66,7 +70,7 @@ export const executeRouter = router({
     newOperationId: newExecutionId,
     // a read-only capability runs while its payment settles; its result is released after settlement
     // (not a quoted call: its quote is used up first, after settlement)
-    early: (_input, ctx, call) => (ctx.quote ? undefined : startEarlyExecution(ctx.services, ctx.capability, call)),
+    early: (_input, ctx, call) => (ctx.quote ? undefined : ctx.executor.startEarly(ctx.capability, call)),
   })
     .meta({
       openapi: {

@@ -1,10 +1,10 @@
 import type { EarlyRun } from '@acg/execution';
-import { requestHash, type PaidRequest, type SettledPayment } from '@acg/payments';
+import type { SettledPayment } from '@acg/payments';
 import { bearerTokenOf } from '@acg/identity';
 import type { TRPCError } from '@trpc/server';
-import { payForCall } from '../paidRoute/paidCall.js';
+import { carriesPayment, paidRequest, payForCall, resourceUrl } from '../paidRoute/paidCall.js';
 import { header, type Context } from './context.js';
-import { problemOf, rawError } from './problem.js';
+import { problemOf, rawError, trpcErrorOf } from './problem.js';
 import { authenticationInfo, optionalSignInWithX, signInWithXSession } from './signInWithX.js';
 
 /** What a paid procedure declares: its route name, price and description for the challenge. */
@@ -48,23 +48,7 @@ type NextResult = { ok: true; data: unknown } | { ok: false; error: TRPCError };
 
 /** The public URL of a paid route's resource (`PaymentRequired.resource.url`, and the resource its sign-in-with-x challenges are issued for). */
 export function resourceUrlOf(spec: Pick<PaidSpec<never>, 'path'>, ctx: Pick<Context, 'services'>): string {
-  return `${ctx.services.publicBaseUrl()}${spec.path}`;
-}
-
-/** The paywall's view of this request: resource, price, extensions, request hash, Idempotency-Key, payment headers. */
-export function paidRequestOf<I>(spec: PaidSpec<I>, input: I, ctx: Context, operationId: string): PaidRequest {
-  return {
-    resourceUrl: resourceUrlOf(spec, ctx),
-    description: spec.description(input),
-    price: spec.price(input, ctx),
-    extensions: spec.extensions(input, ctx),
-    route: spec.route,
-    requestHash: requestHash('POST', spec.route, input),
-    idempotencyKey: header(ctx, 'idempotency-key')?.slice(0, 200),
-    operationId,
-    getHeader: (name) => header(ctx, name),
-    payerAccount: () => bearerAccount(ctx, resourceUrlOf(spec, ctx)),
-  };
+  return resourceUrl(ctx.services, spec.path);
 }
 
 /**
@@ -83,7 +67,7 @@ async function bearerAccount(ctx: Context, resource: string): Promise<string | u
  * payment. The transport-independent part is {@link payForCall} (shared with MCP tools): the
  * resolver runs once with the settled payment, its answer is stored (a failure refunded), and a
  * resent payment gets the stored answer only with proof of being the payer (its x402 payment
- * identifier, or the payer's bearer token: `PaidRequest.payerAccount`), anyone else the receipt
+ * identifier, or the payer's bearer token: `PaidRequest.caller`), anyone else the receipt
  * (409 `payment_already_used`); an Idempotency-Key is the payer's and read after the payment
  * (packages/payments README "Replays, Idempotency-Key and one decision per paid call").
  * Errors: 402 challenge (with `PAYMENT-REQUIRED`), 409 conflict or in-progress, 503 facilitator
@@ -94,21 +78,32 @@ export function paid<I>(spec: PaidSpec<I>) {
   return async <R extends NextResult>(opts: { ctx: Context; input: I; next: (o: { ctx: PaidContext }) => Promise<R> }): Promise<R> => {
     const { ctx, input } = opts;
     const operationId = spec.newOperationId();
-    let fresh: R | undefined;
-    let early: EarlyRun | undefined;
-    const request = paidRequestOf(spec, input, ctx, operationId);
-    if (spec.early) request.onReserved = (payer) => (early = spec.early?.(input, ctx, { executionId: operationId, payer }));
-    const result = await payForCall(ctx.services.paywall, request, async (payment) => {
-      // the operation id reserved with the payment (a reconciled replay runs under the first request's id)
-      const started = payment.operationId === operationId ? early : undefined;
-      const next = await opts.next({ ctx: { payment, operationId: payment.operationId, ...(started ? { early: started } : {}) } satisfies PaidContext });
-      fresh = next;
-      // the resolver's status (e.g. 202) and headers (e.g. Location) are stored with the body, so replays match
-      if (next.ok) return { ok: true, status: ctx.response.status ?? 200, headers: { ...ctx.responseHeaders }, body: next.data };
-      const { status, body, headers } = problemOf(next.error);
-      return { ok: false, status, body, headers, refund: true };
+    const request = paidRequest(ctx.services, {
+      path: spec.path,
+      route: spec.route,
+      hashed: input,
+      description: spec.description(input),
+      price: spec.price(input, ctx),
+      extensions: spec.extensions(input, ctx),
+      operationId,
+      payment: { headers: (name) => header(ctx, name) },
+      idempotencyKey: header(ctx, 'idempotency-key')?.slice(0, 200),
     });
-    if (result.kind === 'problem') throw rawError(result.status, result.body, result.headers);
+    // the caller's credentials prove the payer of a settled payment sent again (read only with a payment)
+    if (carriesPayment(request)) request.caller = await bearerAccount(ctx, resourceUrlOf(spec, ctx));
+    let fresh: R | undefined;
+    const result = await payForCall(ctx.services.paywall, request, {
+      early: spec.early && ((payer, executionId) => spec.early?.(input, ctx, { executionId, payer })),
+      run: async (payment, early) => {
+        const next = await opts.next({ ctx: { payment, operationId: payment.operationId, ...(early ? { early } : {}) } satisfies PaidContext });
+        fresh = next;
+        // the resolver's status (e.g. 202) and headers (e.g. Location) are stored with the body, so replays match
+        if (next.ok) return { ok: true, status: ctx.response.status ?? 200, headers: { ...ctx.responseHeaders }, body: next.data };
+        const { status, body, headers } = problemOf(next.error);
+        return { ok: false, status, body, headers, refund: true };
+      },
+    });
+    if (result.kind === 'problem') throw trpcErrorOf(result.error);
     if (result.kind === 'payment_required') throw rawError(402, { ...result.body }, result.headers);
     // a SIGN-IN-WITH-X sent with the payment gets its session token (Authentication-Info), never stored with the answer
     const signedIn = await optionalSignInWithX(ctx, resourceUrlOf(spec, ctx));

@@ -1,19 +1,10 @@
 import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/unstable-core-do-not-import';
 import { isRedisUnavailable } from '@acg/redis';
-import { namedLimitOf } from '@acg/schemas';
-import { ZodError } from 'zod';
+import { namedLimitOf, problemDetails, ProblemError, statusTitle, type Problem } from '@acg/schemas';
 
-/** An RFC 9457 problem body: `type, title, status, detail`, optional `instance`, `errors` and extension members. */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance?: string;
-  errors?: { path: (string | number)[]; message: string; code?: string }[];
-  [extension: string]: unknown;
-}
+export { problemDetails, ProblemError, statusTitle, type Problem };
+import { ZodError } from 'zod';
 
 const CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
   400: 'BAD_REQUEST',
@@ -39,28 +30,6 @@ STATUS_BY_CODE.PARSE_ERROR = 400;
 STATUS_BY_CODE.TIMEOUT = 408;
 STATUS_BY_CODE.PRECONDITION_FAILED = 412;
 STATUS_BY_CODE.CLIENT_CLOSED_REQUEST = 499;
-
-const TITLES: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  402: 'Payment Required',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  408: 'Request Timeout',
-  409: 'Conflict',
-  412: 'Precondition Failed',
-  413: 'Content Too Large',
-  415: 'Unsupported Media Type',
-  422: 'Unprocessable Content',
-  429: 'Too Many Requests',
-  499: 'Client Closed Request',
-  500: 'Internal Server Error',
-  501: 'Not Implemented',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-  504: 'Gateway Timeout',
-};
 
 /** Seconds a caller is told to wait (`Retry-After`) when Redis is briefly unavailable. */
 export const REDIS_RETRY_AFTER_SECONDS = 5;
@@ -88,24 +57,6 @@ export function redisUnavailableProblem(err: unknown): { status: 503; body: Prob
   };
 }
 
-/** Carries a finished problem body through tRPC to the error formatter. */
-export class ProblemCause extends Error {
-  override name = 'ProblemCause';
-  constructor(
-    readonly body: Problem | Record<string, unknown>,
-    readonly headers: Record<string, string> = {},
-    /** HTTP status; defaults to the body's `status` member. */
-    readonly status = Number((body as Problem).status ?? 500),
-  ) {
-    super(String((body as Problem).detail ?? (body as Problem).title ?? 'problem'));
-  }
-}
-
-/** Title of an HTTP status. */
-export function statusTitle(status: number): string {
-  return TITLES[status] ?? 'Error';
-}
-
 /**
  * A TRPCError whose REST body is the given RFC 9457 problem (docs/decisions.md "Errors").
  * `type` defaults to `about:blank`; `extensions` become extension members (e.g. `execution_id`).
@@ -114,22 +65,18 @@ export function problem(status: number, detail: string, extensions: Record<strin
   return new TRPCError({
     code: CODE_BY_STATUS[status] ?? 'INTERNAL_SERVER_ERROR',
     message: detail,
-    cause: new ProblemCause(problemDetails(status, detail, extensions), headers),
+    cause: new ProblemError(status, detail, extensions, headers),
   });
-}
-
-/** The RFC 9457 body of {@link problem}, for transports other than tRPC (e.g. an MCP tool's error text). */
-export function problemDetails(status: number, detail: string, extensions: Record<string, unknown> = {}): Problem {
-  return { ...extensions, type: String(extensions.type ?? 'about:blank'), title: statusTitle(status), status, detail };
 }
 
 /** A TRPCError carrying a finished body as-is (stored problems, the 402 challenge). */
 export function rawError(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): TRPCError {
-  return new TRPCError({
-    code: CODE_BY_STATUS[status] ?? 'INTERNAL_SERVER_ERROR',
-    message: String(body.detail ?? body.error ?? statusTitle(status)),
-    cause: new ProblemCause(body, headers, status),
-  });
+  return trpcErrorOf(ProblemError.answer(status, body, headers));
+}
+
+/** The TRPCError carrying `e` to the error formatter, which answers its status, headers and body (the REST edge's one mapping). */
+export function trpcErrorOf(e: ProblemError): TRPCError {
+  return new TRPCError({ code: CODE_BY_STATUS[e.status] ?? 'INTERNAL_SERVER_ERROR', message: e.message, cause: e });
 }
 
 /** zod issues as problem `errors` (path and message of each). */
@@ -158,9 +105,24 @@ function namedLimitIssue(issues: readonly ZodIssue[], base: PropertyKey[] = []):
  * message; server errors get a fixed sentence, so no stack, key, calldata or upstream text leaks.
  * Redis unavailable (a connection error, see `isRedisUnavailable`) is 503 with `Retry-After`.
  */
-export function problemOf(error: TRPCError): { status: number; body: Record<string, unknown>; headers: Record<string, string> } {
+export function problemOf(error: TRPCError): Answered {
+  // mapped once per error: the error formatter (body) and responseMeta (status, headers) both ask
+  let answered = mapped.get(error);
+  if (!answered) {
+    answered = mapProblem(error);
+    mapped.set(error, answered);
+  }
+  return answered;
+}
+
+/** A problem answer: status, body and headers. */
+type Answered = { status: number; body: Record<string, unknown>; headers: Record<string, string> };
+
+const mapped = new WeakMap<TRPCError, Answered>();
+
+function mapProblem(error: TRPCError): Answered {
   const cause = error.cause;
-  if (cause instanceof ProblemCause) return { status: cause.status, body: cause.body, headers: cause.headers };
+  if (cause instanceof ProblemError) return { status: cause.status, body: cause.body, headers: cause.headers };
   const unavailable = redisUnavailableProblem(cause);
   if (unavailable) return unavailable;
   const status = STATUS_BY_CODE[error.code] ?? 500;
