@@ -25,3 +25,23 @@ export {
   type ProtocolAdapter,
   type ProtocolDeployment,
 } from './types.js';
+export {
+  aavePlanner,
+  aavePlannerWith,
+  isPlanRefusal,
+  nextBaseFee,
+  planGasLimit,
+  planLiquidation,
+  PLANNERS,
+  prepareLiquidationPlan,
+  simulatePlanCalls,
+  simulatePreparedPlan,
+  type AavePlannerOptions,
+  type PlanContext,
+  type PlanLiquidationOptions,
+  type PlannedCall,
+  type PlanRefusal,
+  type PreparedPlan,
+  type ProtocolPlan,
+  type ProtocolPlanner,
+} from './plans/index.js';
