@@ -198,7 +198,9 @@ async function main() {
         }
       }
     }
-    console.log(`\nBlocks from "position becomes liquidatable" (WETH feed moved in block B) to "liquidated" (block L), through index → search → plan → eth_sendBundle → builder:\n`);
+    console.log(
+      `\nBlocks from "position becomes liquidatable" (WETH feed moved in block B) to "liquidated" (block L), through index → search → plan → eth_sendBundle → builder:\n`,
+    );
     console.log(table(['position', 'B', 'L', 'L − B (wall ms)'], rows));
     const worst = blocks.length ? Math.max(...blocks) : Number.NaN;
     console.log(`  blocks: worst ${worst} vs best possible 1 (the next block): ${fmtRatio(ratio(worst, 1))}; ${blocks.length} positions liquidated`);

@@ -25,7 +25,12 @@ describe('BUILTIN_CAPABILITIES', () => {
 
   it('is executable exactly where a run is given', () => {
     for (const d of BUILTIN_CAPABILITIES) expect(d.executable, d.id).toBe(typeof d.run === 'function');
-    expect(executableCapabilities().map((d) => d.id)).toEqual(['builder.send_bundle', 'mev.liquidation_plan', 'mev.liquidation_search', 'intelligence.wallet_balances']);
+    expect(executableCapabilities().map((d) => d.id)).toEqual([
+      'builder.send_bundle',
+      'mev.liquidation_plan',
+      'mev.liquidation_search',
+      'intelligence.wallet_balances',
+    ]);
   });
 
   it('has the spec prices in USDC base units', () => {

@@ -44,7 +44,7 @@ async function execute(plan: LiquidationPlan) {
   const wallet = createWalletClient({ account: privateKeyToAccount(devPrivateKey(DEV_ROLES.searcher)), transport: http(anvil.rpcUrl) });
   const receipts = [];
   for (const tx of plan.transactions) {
-    const hash = await wallet.sendTransaction({ chain: null, to: tx.to, data: tx.data as Hex, value: BigInt(tx.value), gas: BigInt(tx.gas) });
+    const hash = await wallet.sendTransaction({ chain: null, to: tx.to as Address, data: tx.data as Hex, value: BigInt(tx.value), gas: BigInt(tx.gas) });
     receipts.push(await client.waitForTransactionReceipt({ hash }));
   }
   return receipts;
@@ -81,7 +81,8 @@ describe.each(['aave_v3', 'spark'] as const)('%s planner', (protocol) => {
     expect(plan.simulation).toEqual({ method: 'eth_simulateV1', block: plan.target_block });
 
     // 50% of the reserve debt at the planned block (percentMul, half up)
-    const variableDebt = (await client.readContract({ address: poolOf(p), abi: aavePoolAbi, functionName: 'getReserveData', args: [debtToken] })).variableDebtTokenAddress;
+    const variableDebt = (await client.readContract({ address: poolOf(p), abi: aavePoolAbi, functionName: 'getReserveData', args: [debtToken] }))
+      .variableDebtTokenAddress;
     const debtAtBlock = await client.readContract({
       address: variableDebt,
       abi: erc20Abi,
@@ -113,14 +114,20 @@ describe.each(['aave_v3', 'spark'] as const)('%s planner', (protocol) => {
     const plan = await planLiquidation(opts(), requestFor(p));
     if (isPlanRefusal(plan)) throw new Error(`refused: ${plan.refused} ${plan.detail}`);
     const debtToken = dev.deployment.tokens[p.debt].address;
-    const variableDebt = (await client.readContract({ address: poolOf(p), abi: aavePoolAbi, functionName: 'getReserveData', args: [debtToken] })).variableDebtTokenAddress;
-    const debtAtBlock = await client.readContract({ address: variableDebt, abi: erc20Abi, functionName: 'balanceOf', args: [p.borrower], blockNumber: BigInt(plan.based_on_block) });
+    const variableDebt = (await client.readContract({ address: poolOf(p), abi: aavePoolAbi, functionName: 'getReserveData', args: [debtToken] }))
+      .variableDebtTokenAddress;
+    const debtAtBlock = await client.readContract({
+      address: variableDebt,
+      abi: erc20Abi,
+      functionName: 'balanceOf',
+      args: [p.borrower],
+      blockNumber: BigInt(plan.based_on_block),
+    });
     expect(plan.repay.amount).toBe(debtAtBlock.toString());
     for (const r of await execute(plan)) expect(r.status).toBe('success');
     const again = await planLiquidation(opts(), requestFor(p));
     expect(again).toMatchObject({ refused: 'not_liquidatable' });
   });
-
 });
 
 describe('plan simulation refusals', () => {
@@ -133,7 +140,11 @@ describe('plan simulation refusals', () => {
       calls: [
         {
           to: dev.deployment.aave.pool,
-          data: encodeFunctionData({ abi: aavePoolAbi, functionName: 'liquidationCall', args: [dev.deployment.tokens.WETH.address, debt, healthy.borrower, 1_000_000n, false] }),
+          data: encodeFunctionData({
+            abi: aavePoolAbi,
+            functionName: 'liquidationCall',
+            args: [dev.deployment.tokens.WETH.address, debt, healthy.borrower, 1_000_000n, false],
+          }),
           value: 0n,
           purpose: 'liquidationCall',
         },
@@ -151,7 +162,9 @@ describe('plan simulation refusals', () => {
     // only an approval: no tokens move, the gas is a loss
     const idle: ProtocolPlanner = async () => ({
       protocol: 'aave_v3',
-      calls: [{ to: debt, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [dev.deployment.aave.pool, 1n] }), value: 0n, purpose: 'approve' }],
+      calls: [
+        { to: debt, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [dev.deployment.aave.pool, 1n] }), value: 0n, purpose: 'approve' },
+      ],
       repay: { token: debt, amount: 0n },
       expectedSeize: [],
     });

@@ -76,7 +76,7 @@ export const LiquidationPlan = z.object({
   target_block: z.int().nonnegative().describe('The block the transactions must land in: based_on_block + 1'),
   transactions: z.array(PlannedTransaction).min(1).describe('Unsigned transactions to sign and send in this order, in one bundle'),
   repay: PlanTokenFlow.describe('The debt the plan repays (base units)'),
-  tokens_in: z.array(PlanTokenFlow).describe("ERC-20 transfers to the searcher in the simulation, summed per token (base units)"),
+  tokens_in: z.array(PlanTokenFlow).describe('ERC-20 transfers to the searcher in the simulation, summed per token (base units)'),
   tokens_out: z.array(PlanTokenFlow).describe('ERC-20 transfers from the searcher in the simulation, summed per token (base units)'),
   gas_used: BaseUnits.describe('Gas used by all transactions in the simulation, gas units (integer string)'),
   base_fee_per_gas: BaseUnits.describe("The target block's EIP-1559 base fee, wei (integer string)"),

@@ -38,7 +38,9 @@ async function main() {
     }
     throw e;
   }
-  console.log(`Searcher ${searcher.address}; liquidation search at block ${search.block_number}: ${search.opportunities.length} liquidatable on ${PLANNED.join(', ')}`);
+  console.log(
+    `Searcher ${searcher.address}; liquidation search at block ${search.block_number}: ${search.opportunities.length} liquidatable on ${PLANNED.join(', ')}`,
+  );
 
   let plan;
   for (const o of search.opportunities) {

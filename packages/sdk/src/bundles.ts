@@ -60,8 +60,11 @@ export async function signPlanTransactions(plan: LiquidationPlan, signer: PlanSi
   const maxFee = opts.maxFeePerGas ?? 2n * BigInt(plan.base_fee_per_gas) + tip;
   let nonce = opts.nonce;
   if (nonce === undefined) {
-    if (opts.ethereumRpcUrl) nonce = await createPublicClient({ transport: http(opts.ethereumRpcUrl) }).getTransactionCount({ address: from, blockTag: 'pending' });
-    else if (!isLocalAccount(signer)) nonce = Number(BigInt(await signer.request({ method: 'eth_getTransactionCount', params: [from, 'pending'] })));
+    if (opts.ethereumRpcUrl)
+      nonce = await createPublicClient({ transport: http(opts.ethereumRpcUrl) }).getTransactionCount({ address: from, blockTag: 'pending' });
+    // a wallet client's transport reaches a node, which answers the nonce
+    else if (!isLocalAccount(signer))
+      nonce = Number(BigInt((await signer.request({ method: 'eth_getTransactionCount' as never, params: [from, 'pending'] as never })) as string));
     else throw new AcgError('Signing a plan needs the nonce: pass `nonce` or `ethereumRpcUrl`.');
   }
   const txs: Hex[] = [];

@@ -3,7 +3,14 @@ import { createGatewayContext } from './context.js';
 import { planLiquidation } from './actions/planLiquidation.js';
 import { searchLiquidations } from './actions/searchLiquidations.js';
 import type { SpendLedger } from './spend.js';
-import type { LiquidationOpportunity, LiquidationPlan, LiquidationPlanOpportunity, LiquidationSearchParams, LiquidationSearchResult, WalletMonitorChain } from './types.js';
+import type {
+  LiquidationOpportunity,
+  LiquidationPlan,
+  LiquidationPlanOpportunity,
+  LiquidationSearchParams,
+  LiquidationSearchResult,
+  WalletMonitorChain,
+} from './types.js';
 
 export { liquidationSearchQuery } from './actions/searchLiquidations.js';
 export type {

@@ -33,7 +33,12 @@ export function capabilityPath(definition: ExecutableCapability): `/${string}` {
 function failureProblem(e: unknown): unknown {
   if (!(e instanceof CapabilityFailure)) return e;
   if (isRedisUnavailable(e.cause)) return e.cause;
-  return problem(e.status, e.shortMessage, e.status === 422 ? { reason: e.code } : {}, e.status === 503 ? { 'Retry-After': String(CAPABILITY_RETRY_AFTER_SECONDS) } : {});
+  return problem(
+    e.status,
+    e.shortMessage,
+    e.status === 422 ? { reason: e.code } : {},
+    e.status === 503 ? { 'Retry-After': String(CAPABILITY_RETRY_AFTER_SECONDS) } : {},
+  );
 }
 
 /**

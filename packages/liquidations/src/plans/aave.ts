@@ -37,20 +37,23 @@ export function aavePlannerWith(options: AavePlannerOptions = {}): ProtocolPlann
     const debt = getAddress(opp.debt_token);
     const rctx: BlockContext = { client: ctx.client, blockNumber: ctx.blockNumber, timestamp: ctx.timestamp, prices: new Map(), batchSize: 24_576 };
 
-    const [acct, collData, debtData, collConfig, userConfig, userEMode, provider, deficit, collDecimals, debtDecimals, balance, allowance] = await readAll(rctx, [
-      { address: pool, abi: aavePoolAbi, functionName: 'getUserAccountData', args: [user] },
-      { address: pool, abi: aavePoolAbi, functionName: 'getReserveData', args: [collateral] },
-      { address: pool, abi: aavePoolAbi, functionName: 'getReserveData', args: [debt] },
-      { address: pool, abi: aavePoolAbi, functionName: 'getConfiguration', args: [collateral] },
-      { address: pool, abi: aavePoolAbi, functionName: 'getUserConfiguration', args: [user] },
-      { address: pool, abi: aavePoolAbi, functionName: 'getUserEMode', args: [user] },
-      { address: pool, abi: aavePoolAbi, functionName: 'ADDRESSES_PROVIDER' },
-      { address: pool, abi: aavePoolV33Abi, functionName: 'getReserveDeficit', args: [debt] },
-      { address: collateral, abi: erc20Abi, functionName: 'decimals' },
-      { address: debt, abi: erc20Abi, functionName: 'decimals' },
-      { address: debt, abi: erc20Abi, functionName: 'balanceOf', args: [ctx.searcher] },
-      { address: debt, abi: erc20Abi, functionName: 'allowance', args: [ctx.searcher, pool] },
-    ] as Read[]);
+    const [acct, collData, debtData, collConfig, userConfig, userEMode, provider, deficit, collDecimals, debtDecimals, balance, allowance] = await readAll(
+      rctx,
+      [
+        { address: pool, abi: aavePoolAbi, functionName: 'getUserAccountData', args: [user] },
+        { address: pool, abi: aavePoolAbi, functionName: 'getReserveData', args: [collateral] },
+        { address: pool, abi: aavePoolAbi, functionName: 'getReserveData', args: [debt] },
+        { address: pool, abi: aavePoolAbi, functionName: 'getConfiguration', args: [collateral] },
+        { address: pool, abi: aavePoolAbi, functionName: 'getUserConfiguration', args: [user] },
+        { address: pool, abi: aavePoolAbi, functionName: 'getUserEMode', args: [user] },
+        { address: pool, abi: aavePoolAbi, functionName: 'ADDRESSES_PROVIDER' },
+        { address: pool, abi: aavePoolV33Abi, functionName: 'getReserveDeficit', args: [debt] },
+        { address: collateral, abi: erc20Abi, functionName: 'decimals' },
+        { address: debt, abi: erc20Abi, functionName: 'decimals' },
+        { address: debt, abi: erc20Abi, functionName: 'balanceOf', args: [ctx.searcher] },
+        { address: debt, abi: erc20Abi, functionName: 'allowance', args: [ctx.searcher, pool] },
+      ] as Read[],
+    );
     if (!acct || !provider) return refuse('unknown_position', `${pool} is not an Aave v3 Pool at block ${ctx.blockNumber}`);
     const cd = collData as ReserveData | undefined;
     const dd = debtData as ReserveData | undefined;

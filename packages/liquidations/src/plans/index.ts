@@ -7,7 +7,15 @@ import { nextBaseFee, simulatePlanCalls, type PlanSimulation } from './simulate.
 import type { PlanContext, PlanRefusal, ProtocolPlan, ProtocolPlanner } from './types.js';
 
 export { aavePlanner, aavePlannerWith, type AavePlannerOptions } from './aave.js';
-export { nextBaseFee, simulatePlanCalls, type PlanSimulation, type PlanSimulationTarget, type SimulatedCall, type SimulatedCallResult, type SimulatedTransfer } from './simulate.js';
+export {
+  nextBaseFee,
+  simulatePlanCalls,
+  type PlanSimulation,
+  type PlanSimulationTarget,
+  type SimulatedCall,
+  type SimulatedCallResult,
+  type SimulatedTransfer,
+} from './simulate.js';
 export type { PlanContext, PlannedCall, PlanRefusal, ProtocolPlan, ProtocolPlanner } from './types.js';
 
 /**
@@ -67,7 +75,11 @@ export async function prepareLiquidationPlan(opts: PlanLiquidationOptions, reque
   const ctx: PlanContext = { client: opts.client, blockNumber: block.number, timestamp, searcher: getAddress(request.searcher) };
   const plan = await planner(ctx, request.opportunity);
   if (isPlanRefusal(plan)) return plan;
-  return { ctx, parent: { number: block.number, timestamp: block.timestamp, baseFeePerGas: block.baseFeePerGas, gasUsed: block.gasUsed, gasLimit: block.gasLimit }, plan };
+  return {
+    ctx,
+    parent: { number: block.number, timestamp: block.timestamp, baseFeePerGas: block.baseFeePerGas, gasUsed: block.gasUsed, gasLimit: block.gasLimit },
+    plan,
+  };
 }
 
 /** Gas limit given to each planned transaction: the simulated gas plus 25% (units). */
@@ -92,7 +104,11 @@ export async function planLiquidation(opts: PlanLiquidationOptions, request: Liq
 }
 
 /** The simulation and pricing half of {@link planLiquidation}, for a plan {@link prepareLiquidationPlan} made. */
-export async function simulatePreparedPlan(opts: PlanLiquidationOptions, request: LiquidationPlanRequest, prepared: PreparedPlan): Promise<LiquidationPlan | PlanRefusal> {
+export async function simulatePreparedPlan(
+  opts: PlanLiquidationOptions,
+  request: LiquidationPlanRequest,
+  prepared: PreparedPlan,
+): Promise<LiquidationPlan | PlanRefusal> {
   const { ctx, plan, parent } = prepared;
   const searcher = ctx.searcher;
   let sim: PlanSimulation;
@@ -127,7 +143,9 @@ export async function simulatePreparedPlan(opts: PlanLiquidationOptions, request
       { address: token, abi: erc20Abi, functionName: 'decimals' },
     ]),
   );
-  const info = new Map(tokens.map((t, i) => [t, { symbol: typeof meta[2 * i] === 'string' ? (meta[2 * i] as string) : '?', decimals: Number(meta[2 * i + 1] ?? 18) }]));
+  const info = new Map(
+    tokens.map((t, i) => [t, { symbol: typeof meta[2 * i] === 'string' ? (meta[2 * i] as string) : '?', decimals: Number(meta[2 * i + 1] ?? 18) }]),
+  );
   const priceOf = (token: Address) => plan.usdPrices?.[token.toLowerCase()] ?? opts.usdPrice?.(token) ?? 0;
   const flow = (token: Address, amount: bigint): PlanTokenFlow => {
     const m = info.get(token)!;
@@ -137,7 +155,7 @@ export async function simulatePreparedPlan(opts: PlanLiquidationOptions, request
   const tokensOut = [...outflow].map(([t, a]) => flow(t as Address, a));
 
   const baseFee = nextBaseFee(parent);
-  const gasCostUsd = round6((toNumber(sim.gasUsed * baseFee, 18) * opts.ethUsd) || 0);
+  const gasCostUsd = round6(toNumber(sim.gasUsed * baseFee, 18) * opts.ethUsd || 0);
   const profit = round6(tokensIn.reduce((s, f) => s + f.usd, 0) - tokensOut.reduce((s, f) => s + f.usd, 0) - gasCostUsd);
   if (!(profit > 0))
     return { refused: 'unprofitable', detail: `profit after gas is ${profit} USD (gas ${sim.gasUsed} units at ${baseFee} wei, ${gasCostUsd} USD)` };

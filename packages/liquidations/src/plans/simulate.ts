@@ -61,8 +61,19 @@ function revertReason(data: Hex | undefined, fallback: string | undefined): stri
  * `Transfer` log of the successful calls. A reverted call stops nothing in the node; the caller
  * decides (a plan with a reverted call is refused). Throws when the node refuses the request.
  */
-export async function simulatePlanCalls(client: PublicClient, from: Address, calls: readonly SimulatedCall[], target: PlanSimulationTarget): Promise<PlanSimulation> {
-  type RpcCallResult = { status: Hex; gasUsed: Hex; returnData: Hex; logs?: { address: Address; topics: Hex[]; data: Hex }[]; error?: { message?: string; data?: Hex } };
+export async function simulatePlanCalls(
+  client: PublicClient,
+  from: Address,
+  calls: readonly SimulatedCall[],
+  target: PlanSimulationTarget,
+): Promise<PlanSimulation> {
+  type RpcCallResult = {
+    status: Hex;
+    gasUsed: Hex;
+    returnData: Hex;
+    logs?: { address: Address; topics: Hex[]; data: Hex }[];
+    error?: { message?: string; data?: Hex };
+  };
   const res = (await client.request({
     method: 'eth_simulateV1' as never,
     params: [

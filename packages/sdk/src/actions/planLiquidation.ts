@@ -1,5 +1,12 @@
 import type { GatewayContext } from '../context.js';
-import { AcgError, GatewayRequestError, type GatewayError, type PaymentRequiredError, type PaymentTermsMismatchError, type SpendLimitExceededError } from '../errors.js';
+import {
+  AcgError,
+  GatewayRequestError,
+  type GatewayError,
+  type PaymentRequiredError,
+  type PaymentTermsMismatchError,
+  type SpendLimitExceededError,
+} from '../errors.js';
 import { request } from '../http.js';
 import { parseJson } from '../protocol.js';
 import { payAndRetry } from '../payAndRetry.js';
@@ -25,7 +32,13 @@ export interface PlanLiquidationParameters {
 }
 
 /** Errors of {@link planLiquidation}: a 422 {@link GatewayError} carries the refusal in `problem.reason`. */
-export type PlanLiquidationErrorType = GatewayError | PaymentRequiredError | PaymentTermsMismatchError | SpendLimitExceededError | GatewayRequestError | AcgError;
+export type PlanLiquidationErrorType =
+  | GatewayError
+  | PaymentRequiredError
+  | PaymentTermsMismatchError
+  | SpendLimitExceededError
+  | GatewayRequestError
+  | AcgError;
 
 /** The fields of a search opportunity that name the position (`market` is required: the contract the plan calls). */
 export function planOpportunityOf(o: LiquidationOpportunity | LiquidationPlanOpportunity): LiquidationPlanOpportunity {
