@@ -21,19 +21,6 @@ export type LiquidationPlanErrorType = CapabilityFailure;
 /** The price of one plan: 0.05 USDC (docs/liquidation-plans.md "Pricing"). */
 export const LIQUIDATION_PLAN_PRICE_BASE_UNITS = 50_000n;
 
-/** The planning options of a deployment: its chain client and the liquidation index's ETH/USD (prices gas). */
-async function planOptions(input: LiquidationPlanRequest, deps: CapabilityDeps): Promise<PlanLiquidationOptions> {
-  const client = deps.chainClient(input.chain);
-  if (!client) throw new CapabilityFailure('chain_unavailable', `The chain ${input.chain} is not configured on this gateway.`, 503);
-  const meta = await new LiquidationIndexStore(deps.redis!, deps.keys!, input.chain as LiquidationChain).meta();
-  if (!meta) throw new CapabilityFailure('index_not_ready', `The liquidation index of ${input.chain} is not ready; nothing was charged. Retry later.`, 503);
-  return { client, chain: input.chain, ethUsd: meta.eth_usd };
-}
-
-/** A chain read that failed (not a refusal): 503, nothing charged or refunded. */
-const unavailable = (e: unknown) =>
-  e instanceof CapabilityFailure ? e : new CapabilityFailure('chain_unavailable', 'The chain could not be read to plan this liquidation.', 503, e);
-
 /**
  * `mev.liquidation_plan`, 0.05 USDC (50000 base units) per plan: the unsigned transactions that
  * liquidate one opportunity of `mev.liquidation_search` at the next block, simulated there with
@@ -157,3 +144,16 @@ export const liquidationPlan = defineCapability({
     return plan;
   },
 });
+
+/** The planning options of a deployment: its chain client and the liquidation index's ETH/USD (prices gas). */
+async function planOptions(input: LiquidationPlanRequest, deps: CapabilityDeps): Promise<PlanLiquidationOptions> {
+  const client = deps.chainClient(input.chain);
+  if (!client) throw new CapabilityFailure('chain_unavailable', `The chain ${input.chain} is not configured on this gateway.`, 503);
+  const meta = await new LiquidationIndexStore(deps.redis!, deps.keys!, input.chain as LiquidationChain).meta();
+  if (!meta) throw new CapabilityFailure('index_not_ready', `The liquidation index of ${input.chain} is not ready; nothing was charged. Retry later.`, 503);
+  return { client, chain: input.chain, ethUsd: meta.eth_usd };
+}
+
+/** A chain read that failed (not a refusal): 503, nothing charged or refunded. */
+const unavailable = (e: unknown) =>
+  e instanceof CapabilityFailure ? e : new CapabilityFailure('chain_unavailable', 'The chain could not be read to plan this liquidation.', 503, e);
