@@ -50,6 +50,65 @@ async function execute(plan: LiquidationPlan) {
   return receipts;
 }
 
+// before the per-protocol cases, which liquidate the seeded positions
+describe('plan simulation and pricing', () => {
+  it('would_revert names the transaction and the Pool reason when a call reverts at the target block', async () => {
+    const healthy = seeded('aave_v3', 'healthy');
+    const debt = dev.deployment.tokens.USDC.address;
+    // a planner that liquidates a healthy position: Aave v3.0 reverts with error 45 (HEALTH_FACTOR_NOT_BELOW_THRESHOLD)
+    const reckless: ProtocolPlanner = async () => ({
+      protocol: 'aave_v3',
+      calls: [
+        {
+          to: dev.deployment.aave.pool,
+          data: encodeFunctionData({
+            abi: aavePoolAbi,
+            functionName: 'liquidationCall',
+            args: [dev.deployment.tokens.WETH.address, debt, healthy.borrower, 1_000_000n, false],
+          }),
+          value: 0n,
+          purpose: 'liquidationCall',
+        },
+      ],
+      repay: { token: debt, amount: 1_000_000n },
+      expectedSeize: [],
+    });
+    const r = await planLiquidation(opts({ planners: { ...PLANNERS, aave_v3: reckless } }), requestFor(healthy));
+    expect(r).toMatchObject({ refused: 'would_revert', detail: expect.stringMatching(/^transactions\[0\] \(liquidationCall\) reverts at block \d+: 45$/) });
+  });
+
+  it("prices the flows with usdPrice (the index's price book) for tokens the planner's oracle did not price", async () => {
+    const p = seeded('aave_v3', 'liquidatable');
+    const unpriced: ProtocolPlanner = async (ctx, o) => {
+      const plan = await PLANNERS.aave_v3!(ctx, o);
+      if ('refused' in plan) return plan;
+      const { usdPrices: _, ...rest } = plan;
+      return rest;
+    };
+    const book: Record<string, number> = { [dev.deployment.tokens.WETH.address.toLowerCase()]: 3000, [dev.deployment.tokens.USDC.address.toLowerCase()]: 0.5 };
+    const r = await planLiquidation(opts({ planners: { aave_v3: unpriced }, usdPrice: (t) => book[t.toLowerCase()] }), requestFor(p));
+    if (isPlanRefusal(r)) throw new Error(`refused: ${r.refused} ${r.detail}`);
+    expect(r.tokens_in[0].usd).toBeCloseTo((Number(r.tokens_in[0].amount) / 1e18) * 3000, 4);
+    expect(r.tokens_out[0].usd).toBeCloseTo((Number(r.tokens_out[0].amount) / 1e6) * 0.5, 4);
+  });
+
+  it('unprofitable when the simulated flows do not pay for the gas', async () => {
+    const p = seeded('aave_v3', 'at_risk');
+    const debt = dev.deployment.tokens.USDC.address;
+    // only an approval: no tokens move, the gas is a loss
+    const idle: ProtocolPlanner = async () => ({
+      protocol: 'aave_v3',
+      calls: [
+        { to: debt, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [dev.deployment.aave.pool, 1n] }), value: 0n, purpose: 'approve' },
+      ],
+      repay: { token: debt, amount: 0n },
+      expectedSeize: [],
+    });
+    const r = await planLiquidation(opts({ planners: { aave_v3: idle } }), requestFor(p));
+    expect(r).toMatchObject({ refused: 'unprofitable', detail: expect.stringMatching(/^profit after gas is (0|-\d[\d.]*) USD \(gas \d+ units at \d+ wei/) });
+  });
+});
+
 describe.each(['aave_v3', 'spark'] as const)('%s planner', (protocol) => {
   it('refuses a healthy position (not_liquidatable), a searcher without the debt asset (insufficient_balance) and an unknown market (unknown_position)', async () => {
     expect(await planLiquidation(opts(), requestFor(seeded(protocol, 'healthy')))).toMatchObject({
@@ -127,48 +186,5 @@ describe.each(['aave_v3', 'spark'] as const)('%s planner', (protocol) => {
     for (const r of await execute(plan)) expect(r.status).toBe('success');
     const again = await planLiquidation(opts(), requestFor(p));
     expect(again).toMatchObject({ refused: 'not_liquidatable' });
-  });
-});
-
-describe('plan simulation refusals', () => {
-  it('would_revert names the transaction and the Pool reason when a call reverts at the target block', async () => {
-    const healthy = seeded('aave_v3', 'healthy');
-    const debt = dev.deployment.tokens.USDC.address;
-    // a planner that liquidates a healthy position: Aave v3.0 reverts with error 45 (HEALTH_FACTOR_NOT_BELOW_THRESHOLD)
-    const reckless: ProtocolPlanner = async () => ({
-      protocol: 'aave_v3',
-      calls: [
-        {
-          to: dev.deployment.aave.pool,
-          data: encodeFunctionData({
-            abi: aavePoolAbi,
-            functionName: 'liquidationCall',
-            args: [dev.deployment.tokens.WETH.address, debt, healthy.borrower, 1_000_000n, false],
-          }),
-          value: 0n,
-          purpose: 'liquidationCall',
-        },
-      ],
-      repay: { token: debt, amount: 1_000_000n },
-      expectedSeize: [],
-    });
-    const r = await planLiquidation(opts({ planners: { ...PLANNERS, aave_v3: reckless } }), requestFor(healthy));
-    expect(r).toMatchObject({ refused: 'would_revert', detail: expect.stringMatching(/^transactions\[0\] \(liquidationCall\) reverts at block \d+: 45$/) });
-  });
-
-  it('unprofitable when the simulated flows do not pay for the gas', async () => {
-    const p = seeded('aave_v3', 'at_risk');
-    const debt = dev.deployment.tokens.USDC.address;
-    // only an approval: no tokens move, the gas is a loss
-    const idle: ProtocolPlanner = async () => ({
-      protocol: 'aave_v3',
-      calls: [
-        { to: debt, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [dev.deployment.aave.pool, 1n] }), value: 0n, purpose: 'approve' },
-      ],
-      repay: { token: debt, amount: 0n },
-      expectedSeize: [],
-    });
-    const r = await planLiquidation(opts({ planners: { aave_v3: idle } }), requestFor(p));
-    expect(r).toMatchObject({ refused: 'unprofitable', detail: expect.stringMatching(/^profit after gas is (0|-\d[\d.]*) USD \(gas \d+ units at \d+ wei/) });
   });
 });

@@ -145,13 +145,15 @@ export const liquidationPlan = defineCapability({
   },
 });
 
-/** The planning options of a deployment: its chain client and the liquidation index's ETH/USD (prices gas). */
+/** The planning options of a deployment: its chain client, the liquidation index's ETH/USD (prices gas) and price book. */
 async function planOptions(input: LiquidationPlanRequest, deps: CapabilityDeps): Promise<PlanLiquidationOptions> {
   const client = deps.chainClient(input.chain);
   if (!client) throw new CapabilityFailure('chain_unavailable', `The chain ${input.chain} is not configured on this gateway.`, 503);
   const meta = await new LiquidationIndexStore(deps.redis!, deps.keys!, input.chain as LiquidationChain).meta();
   if (!meta) throw new CapabilityFailure('index_not_ready', `The liquidation index of ${input.chain} is not ready; nothing was charged. Retry later.`, 503);
-  return { client, chain: input.chain, ethUsd: meta.eth_usd };
+  // tokens the planner's oracle did not price: the index's price book of its last block
+  const book = meta.usd_prices ?? {};
+  return { client, chain: input.chain, ethUsd: meta.eth_usd, usdPrice: (token) => book[token.toLowerCase()] };
 }
 
 /** A chain read that failed (not a refusal): 503, nothing charged or refunded. */
