@@ -177,6 +177,31 @@ describe('plans refused before payment cost nothing', () => {
   });
 });
 
+describe('through POST /api/v1/execute the refusal comes from the run, after payment, and is refunded', () => {
+  it('a plan for a healthy position fails with its reason as the error code and a refund of the whole payment', async () => {
+    const gateway = createGatewayClient({ baseUrl: gw.url, account: gw.stack.payment.buyers[6] });
+    const healthy = dev.positions.find((p) => p.protocol === 'spark' && p.label === 'healthy')!;
+    const input = {
+      searcher: searcher.address,
+      opportunity: {
+        protocol: 'spark',
+        borrower: healthy.borrower,
+        market: dev.deployment.spark.pool,
+        collateral_token: dev.deployment.tokens.WETH.address,
+        debt_token: dev.deployment.tokens.DAI.address,
+      },
+    };
+    const e = await gateway.execute('mev.liquidation_plan', input).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(GatewayError);
+    const err = e as GatewayError;
+    // the execute path's failure after payment: 502 with the capability's error code, and the payment refunded
+    expect(err.status, JSON.stringify(err.problem)).toBe(502);
+    expect(err.problem.error).toMatchObject({ code: 'not_liquidatable', message: expect.stringMatching(/health_factor 1\.\d+ is not below 1/) });
+    expect(err.executionId).toMatch(/^exe_/);
+    expect(err.refund).toMatchObject({ amount: '50000' });
+  });
+});
+
 function buyerIsSearcher(): boolean {
   return gw.stack.payment.buyers[7].address === searcher.address;
 }

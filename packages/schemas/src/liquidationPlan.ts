@@ -40,21 +40,21 @@ export type LiquidationPlanRequest = z.infer<typeof LiquidationPlanRequest>;
  * `absorb`, `buyCollateral`, `liquidate`).
  */
 export const PlannedTransaction = z.object({
-  from: ChecksumAddress.describe('The searcher: the sender of the transaction'),
+  from: ChecksumAddress,
   to: ChecksumAddress,
-  data: HexData.describe('Calldata, 0x-prefixed hex'),
-  value: BaseUnits.describe('ETH sent, wei (integer string)'),
-  gas: BaseUnits.describe('Gas limit, gas units (integer string): the simulated gas plus 25% and 21000'),
-  purpose: z.string().describe('The protocol call: approve, liquidationCall, absorb, buyCollateral or liquidate'),
+  data: HexData,
+  value: BaseUnits.describe('wei (integer string)'),
+  gas: BaseUnits.describe('gas units (integer string)'),
+  purpose: z.string(),
 });
 export type PlannedTransaction = z.infer<typeof PlannedTransaction>;
 
 /** A token amount moved into or out of the searcher's address by the simulated plan (base units). */
 export const PlanTokenFlow = z.object({
-  token: ChecksumAddress.describe('ERC-20 token address'),
+  token: ChecksumAddress,
   symbol: z.string(),
-  amount: BaseUnits.describe("Token base units (integer string, the token's decimals)"),
-  usd: z.number().describe('USD value at the protocol oracle price of the planned block (JSON number)'),
+  amount: BaseUnits.describe('base units (integer string)'),
+  usd: z.number().describe('USD (number)'),
 });
 export type PlanTokenFlow = z.infer<typeof PlanTokenFlow>;
 
@@ -72,19 +72,17 @@ export const LiquidationPlan = z.object({
   searcher: ChecksumAddress,
   market: ChecksumAddress,
   market_id: Bytes32.optional(),
-  based_on_block: z.int().nonnegative().describe('The block whose state the plan read (the latest when planned)'),
-  target_block: z.int().nonnegative().describe('The block the transactions must land in: based_on_block + 1'),
-  transactions: z.array(PlannedTransaction).min(1).describe('Unsigned transactions to sign and send in this order, in one bundle'),
-  repay: PlanTokenFlow.describe('The debt the plan repays (base units)'),
-  tokens_in: z.array(PlanTokenFlow).describe('ERC-20 transfers to the searcher in the simulation, summed per token (base units)'),
-  tokens_out: z.array(PlanTokenFlow).describe('ERC-20 transfers from the searcher in the simulation, summed per token (base units)'),
-  gas_used: BaseUnits.describe('Gas used by all transactions in the simulation, gas units (integer string)'),
-  base_fee_per_gas: BaseUnits.describe("The target block's EIP-1559 base fee, wei (integer string)"),
-  gas_cost_usd: z.number().nonnegative().describe('gas_used × base_fee_per_gas in USD (JSON number; no priority fee)'),
-  profit_usd: z.number().describe('USD of tokens_in − USD of tokens_out − gas_cost_usd (JSON number)'),
-  simulation: z
-    .object({ method: z.enum(['eth_simulateV1', 'eth_callBundle']), block: z.int().nonnegative() })
-    .describe('How and at which block number the plan was simulated'),
+  based_on_block: z.int().nonnegative(),
+  target_block: z.int().nonnegative().describe('based_on_block + 1'),
+  transactions: z.array(PlannedTransaction).min(1),
+  repay: PlanTokenFlow,
+  tokens_in: z.array(PlanTokenFlow).describe('simulated transfers to the searcher, per token'),
+  tokens_out: z.array(PlanTokenFlow).describe('simulated transfers from the searcher, per token'),
+  gas_used: BaseUnits.describe('gas units (integer string)'),
+  base_fee_per_gas: BaseUnits.describe('wei (integer string)'),
+  gas_cost_usd: z.number().nonnegative().describe('USD (number)'),
+  profit_usd: z.number().describe('USD (number), after gas'),
+  simulation: z.object({ method: z.enum(['eth_simulateV1', 'eth_callBundle']), block: z.int().nonnegative() }),
 });
 export type LiquidationPlan = z.infer<typeof LiquidationPlan>;
 

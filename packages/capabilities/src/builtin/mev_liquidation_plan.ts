@@ -83,14 +83,6 @@ export const liquidationPlan = defineCapability({
         transactions: [
           {
             from: '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720',
-            to: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
-            data: '0x095ea7b300000000000000000000000087870bca3f3fd6335c3f4ce8392d69350b4fa4e2000000000000000000000000000000000000000000000000000000079ba33b5d',
-            value: '0',
-            gas: '78562',
-            purpose: 'approve',
-          },
-          {
-            from: '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720',
             to: '0x87870Bca3F3fD6335C3F4ce8392D69350B4fA4E2',
             data: '0x00a718a9',
             value: '0',
