@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- registry|execute|jobs|builder|liquidations|wallet-monitor] [--connections=N] [--duration=S] [--calls=N] [--buyers=N]`
+ * `npm run bench [-- registry|execute|jobs|builder|liquidations|liquidation-plans|wallet-monitor] [--connections=N] [--duration=S] [--calls=N] [--buyers=N]`
  *
  * Starts a private dev stack (anvil with chain id 8453, real USDC, Multicall3; a private
  * redis-server) and the gateway on it, runs the benchmarks, prints each one's table and the
@@ -18,9 +18,14 @@ import { fmt, fmtRatio, machine, ratio } from './lib/stats.js';
 
 /** Hang guard (not a speed assertion): the whole run is stopped and cleaned up after this. */
 const WATCHDOG_MS = 600_000;
-const NAMES = ['registry', 'execute', 'jobs', 'builder', 'liquidations', 'wallet-monitor'] as const;
+const NAMES = ['registry', 'execute', 'jobs', 'builder', 'liquidations', 'liquidation-plans', 'wallet-monitor'] as const;
 /** Benchmarks that start their own stack: run as child processes after the gateway ones. */
-const STANDALONE: Partial<Record<Name, string>> = { builder: 'builder.ts', liquidations: 'liquidations.ts', 'wallet-monitor': 'walletMonitor.ts' };
+const STANDALONE: Partial<Record<Name, string>> = {
+  builder: 'builder.ts',
+  liquidations: 'liquidations.ts',
+  'liquidation-plans': 'liquidationPlans.ts',
+  'wallet-monitor': 'walletMonitor.ts',
+};
 type Name = (typeof NAMES)[number];
 
 function parseArgs(argv: string[]) {
@@ -32,7 +37,7 @@ function parseArgs(argv: string[]) {
     else if ((NAMES as readonly string[]).includes(arg)) names.push(arg as Name);
     else {
       console.error(
-        `unknown argument ${JSON.stringify(arg)}\nusage: npm run bench -- [registry] [execute] [jobs] [builder] [liquidations] [wallet-monitor] [--connections=10] [--duration=5] [--warmup=1] [--calls=100] [--buyers=4]`,
+        `unknown argument ${JSON.stringify(arg)}\nusage: npm run bench -- [registry] [execute] [jobs] [builder] [liquidations] [liquidation-plans] [wallet-monitor] [--connections=10] [--duration=5] [--warmup=1] [--calls=100] [--buyers=4]`,
       );
       process.exit(2);
     }

@@ -330,8 +330,8 @@ describe('one implementation per capability (packages/capabilities README)', () 
       .flatMap((f) => stringLiteralsOf(f))
       .filter((s) => s.startsWith('{base_url}/v1/'))
       .map((s) => s.slice('{base_url}'.length));
-    expect(paths).toContain('/v1/liquidation-search');
-    const bound = ['/v1/liquidation-search'];
+    expect(paths).toEqual(expect.arrayContaining(['/v1/liquidation-search', '/v1/liquidation-plans']));
+    const bound = ['/v1/liquidation-search', '/v1/liquidation-plans'];
     const offences = SOURCE_FILES.filter((f) => f.startsWith('apps/')).flatMap((file) =>
       stringLiteralsOf(file)
         .filter((s) => bound.some((p) => s === p || s.startsWith(`${p}?`)))

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Services } from './services.js';
-import { gatewayJobs, liquidationSearch, type CapabilityCatalog, type ExecutableCapability } from '@acg/capabilities';
+import { gatewayJobs, liquidationPlan, liquidationSearch, type CapabilityCatalog, type ExecutableCapability } from '@acg/capabilities';
 import { CapabilityResolutionError, executableDefinition } from '@acg/execution';
 import { inputJsonSchema, outputJsonSchema } from '@acg/registry';
 import type { DiscoveryResource, DiscoveryResourcesQuery, DiscoveryResourcesResponse, JsonSchema, PaymentRequirements } from '@acg/schemas';
@@ -16,7 +16,7 @@ import { executeDescription } from './paidRoute/execution.js';
  * - `POST /api/v1/execute`, once per executable capability (its price, its body and result schemas);
  * - `POST /api/v1/jobs` (accepts: the example budget; a job pays the budget it asks for);
  * - `POST /v1/account/deposit` (accepts: the example amount; a deposit pays the amount it asks for);
- * - `GET /v1/liquidation-search` (its price per query);
+ * - `GET /v1/liquidation-search` (its price per query) and `POST /v1/liquidation-plans` (its price per plan);
  * - one MCP tool per executable capability (type `mcp`, resource `/mcp`, `metadata.toolName`).
  * The list is built once per catalog version (a provider coming or going rebuilds it), its
  * `lastUpdated` is when that version was first listed; pages are cut from it per request.
@@ -98,6 +98,11 @@ export class DiscoveryResources {
         capability_id: liquidationSearch.id,
         method: 'GET',
         ...schemasOf(liquidationSearch),
+      }),
+      http(capabilityPath(liquidationPlan), liquidationPlan.price.base_units, liquidationPlan.description, routeBazaar(liquidationPlan), {
+        capability_id: liquidationPlan.id,
+        method: 'POST',
+        ...schemasOf(liquidationPlan),
       }),
       ...executables.map((d) => {
         const bazaar = toolBazaar(d);

@@ -6,6 +6,9 @@ import type { ProbeSpec } from './probes.js';
 import { capabilityPath } from './routers/capabilityRoute.js';
 import type { Services } from './services.js';
 
+/** An address without code on any chain (checksummed): the plan probe's market, which no planner accepts. */
+const NO_CODE_ADDRESS = '0x000000000000000000000000000000000000dEaD';
+
 /** A 402 body that carries docs/spec-notes.md 2.9's fields and an x402 v2 `accepts` list. */
 function isChallenge(body: unknown): boolean {
   const b = body as Record<string, unknown>;
@@ -42,6 +45,26 @@ export function probeSpecs(services: Services): ProbeSpec[] {
       check: isChallenge,
       // the search itself, on the gateway: a read of the liquidation index, free
       direct: () => runDirectly(services, builtin.liquidationSearch, { chain: 'ethereum' }),
+    },
+    {
+      // the plan route before payment: the planner reads the chain and refuses a market that is no
+      // Pool (422 unknown_position, free); needs the index ready (503 before) and the chain reachable
+      capabilityId: builtin.liquidationPlan.id,
+      method: 'POST',
+      path: capabilityPath(builtin.liquidationPlan),
+      body: {
+        chain: 'ethereum',
+        searcher: NO_CODE_ADDRESS,
+        opportunity: {
+          protocol: 'aave_v3',
+          borrower: NO_CODE_ADDRESS,
+          market: NO_CODE_ADDRESS,
+          collateral_token: NO_CODE_ADDRESS,
+          debt_token: NO_CODE_ADDRESS,
+        },
+      },
+      expectStatus: 422,
+      check: (body) => (body as { reason?: unknown })?.reason === 'unknown_position',
     },
     {
       // the builder's JSON-RPC answers an unsigned eth_sendBundle with -32600 (signature required),

@@ -77,7 +77,13 @@ describe('a capability added with one defineCapability call', () => {
     expect(media.schema.properties.capability_id.description).toContain('`intelligence.echo_test` (0.001 USDC per call)');
     expect(execute.description).toContain('intelligence.echo_test');
     // the built-ins are documented the same way
-    expect(Object.keys(media.examples)).toEqual(['builder.send_bundle', 'mev.liquidation_search', 'intelligence.echo_test', 'intelligence.wallet_balances']);
+    expect(Object.keys(media.examples)).toEqual([
+      'builder.send_bundle',
+      'mev.liquidation_plan',
+      'mev.liquidation_search',
+      'intelligence.echo_test',
+      'intelligence.wallet_balances',
+    ]);
   });
 
   it('refuses input that does not match its schema before any payment (400, with the path)', async () => {

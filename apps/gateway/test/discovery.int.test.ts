@@ -30,6 +30,7 @@ describe('discovery documents', () => {
       'gateway.health',
       'gateway.providers',
       'builder.send_bundle',
+      'mev.liquidation_plan',
       'mev.liquidation_search',
       'intelligence.wallet_monitor',
       'intelligence.wallet_balances',

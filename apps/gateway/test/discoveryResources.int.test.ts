@@ -38,7 +38,7 @@ async function allPages(limit: number, type?: string): Promise<DiscoveryResource
 const key = (r: DiscoveryResource) => `${r.type} ${r.resource} ${JSON.stringify((r as { metadata?: unknown }).metadata)}`;
 
 describe('GET /discovery/resources with the official bazaar client', () => {
-  it('lists every paid resource: execute and an MCP tool per executable capability, jobs, deposit, liquidation search', async () => {
+  it('lists every paid resource: execute and an MCP tool per executable capability, jobs, deposit, liquidation search and plans', async () => {
     const page = await client.extensions.bazaar.listResources({ limit: 100 });
     expect(page.x402Version).toBe(2);
     expect(page.pagination).toEqual({ limit: 100, offset: 0, total: page.items.length });
@@ -50,13 +50,13 @@ describe('GET /discovery/resources with the official bazaar client', () => {
     const tools = page.items.filter((r) => r.type === 'mcp');
     expect(tools.map((r) => meta(r).toolName).sort()).toEqual(executables.map((id) => mcpToolName(id)).sort());
     for (const r of tools) expect(r.resource).toBe(`${t.url}/mcp`);
-    for (const path of ['/api/v1/jobs', '/v1/account/deposit', '/v1/liquidation-search']) {
+    for (const path of ['/api/v1/jobs', '/v1/account/deposit', '/v1/liquidation-search', '/v1/liquidation-plans']) {
       expect(
         page.items.filter((r) => r.resource === `${t.url}${path}`),
         path,
       ).toHaveLength(1);
     }
-    expect(page.items).toHaveLength(2 * executables.length + 3);
+    expect(page.items).toHaveLength(2 * executables.length + 4);
     for (const r of page.items) {
       expect(r.x402Version).toBe(2);
       expect(Number.isNaN(Date.parse(r.lastUpdated))).toBe(false);

@@ -25,12 +25,18 @@ describe('BUILTIN_CAPABILITIES', () => {
 
   it('is executable exactly where a run is given', () => {
     for (const d of BUILTIN_CAPABILITIES) expect(d.executable, d.id).toBe(typeof d.run === 'function');
-    expect(executableCapabilities().map((d) => d.id)).toEqual(['builder.send_bundle', 'mev.liquidation_search', 'intelligence.wallet_balances']);
+    expect(executableCapabilities().map((d) => d.id)).toEqual([
+      'builder.send_bundle',
+      'mev.liquidation_plan',
+      'mev.liquidation_search',
+      'intelligence.wallet_balances',
+    ]);
   });
 
   it('has the spec prices in USDC base units', () => {
     expect(findCapability('builder.send_bundle')!.price).toEqual({ base_units: 100_000n, unit: 'bundle' });
     expect(findCapability('mev.liquidation_search')!.price).toEqual({ base_units: 20_000n, unit: 'call' });
+    expect(findCapability('mev.liquidation_plan')!.price).toEqual({ base_units: 50_000n, unit: 'call' });
     expect(findCapability('intelligence.wallet_monitor')!.price).toEqual({ base_units: 1_000n, unit: 'event' });
     expect(findCapability('intelligence.wallet_balances')!.price).toEqual({ base_units: 1_000n, unit: 'call' });
     expect(findCapability('gateway.execute')!.price).toBeNull();
@@ -49,6 +55,8 @@ describe('BUILTIN_CAPABILITIES', () => {
     expect(wb.precondition!(wb.input!.parse({ address: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC' }), noDeps)).toMatch(/not configured/);
     const ls = findCapability('mev.liquidation_search')!;
     expect(ls.precondition!(ls.input!.parse({}), noDeps)).toMatch(/not configured/);
+    const lp = findCapability('mev.liquidation_plan')!;
+    expect(lp.precondition!(lp.input!.parse((lp.example.request as { input: unknown }).input), noDeps)).toMatch(/not configured/);
   });
 });
 
@@ -64,7 +72,7 @@ describe('findCapability / executableCapabilities', () => {
   it('lists only what runs through POST /api/v1/execute, in catalog order, each with schemas and a price', () => {
     const all = [echo, ...BUILTIN_CAPABILITIES];
     const ids = executableCapabilities(all).map((d) => d.id);
-    expect(ids).toEqual(['builder.send_bundle', 'mev.liquidation_search', 'intelligence.echo_unit', 'intelligence.wallet_balances']);
+    expect(ids).toEqual(['builder.send_bundle', 'mev.liquidation_plan', 'mev.liquidation_search', 'intelligence.echo_unit', 'intelligence.wallet_balances']);
     for (const d of executableCapabilities(all)) {
       expect(d.input).not.toBeNull();
       expect(d.output).not.toBeNull();

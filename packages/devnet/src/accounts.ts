@@ -18,6 +18,9 @@ export const DEV_ACCOUNT_COUNT = 10;
  *   and the buyers stay buyers.
  * - `secondProvider` (11): the second provider `npm start` runs (the example provider again, joining
  *   one of its contracts at another price and speed); unfunded for the same reasons.
+ * - `searcher` (9): the liquidation searcher of the Ethereum dev chain (docs/liquidation-plans.md):
+ *   the lending seed gives it {@link SEARCHER_DEBT_FUNDS} of each debt asset (USDC, DAI), so the
+ *   plans of `mev.liquidation_plan` can repay; on the payment chain it is also the last buyer.
  */
 export const DEV_ROLES = {
   facilitator: 0,
@@ -25,7 +28,11 @@ export const DEV_ROLES = {
   buyers: [2, 3, 4, 5, 6, 7, 8, 9],
   provider: 10,
   secondProvider: 11,
-} as const satisfies { facilitator: number; treasury: number; buyers: readonly number[]; provider: number; secondProvider: number };
+  searcher: 9,
+} as const satisfies { facilitator: number; treasury: number; buyers: readonly number[]; provider: number; secondProvider: number; searcher: number };
+
+/** Whole tokens of each lending debt asset (USDC, DAI) the lending seed mints to `DEV_ROLES.searcher`. */
+export const SEARCHER_DEBT_FUNDS = 5_000_000;
 
 const cache = new Map<number, HDAccount>();
 

@@ -5,7 +5,7 @@
  * Redis found or spawned. A library for tests, the bench and the `npm start` launcher (apps/launcher);
  * it imports no app.
  */
-export { DEV_ACCOUNT_COUNT, DEV_MNEMONIC, DEV_ROLES, devAccount, devPrivateKey } from './accounts.js';
+export { DEV_ACCOUNT_COUNT, DEV_MNEMONIC, DEV_ROLES, devAccount, devPrivateKey, SEARCHER_DEBT_FUNDS } from './accounts.js';
 export { resolveAnvilCommand, startAnvil, type AnvilInstance, type StartAnvilOptions } from './anvil.js';
 export { linkBytecode, loadFiatTokenArtifacts, type HardhatArtifact, type LinkReferences } from './artifacts.js';
 export { DEV_POLLING_INTERVAL_MS, devChain, devClients, type DevClients } from './clients.js';

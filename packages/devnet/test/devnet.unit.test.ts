@@ -16,7 +16,10 @@ describe('dev accounts', () => {
   });
 
   it('have the roles of docs/decisions.md', () => {
-    expect(DEV_ROLES).toEqual({ facilitator: 0, treasury: 1, buyers: [2, 3, 4, 5, 6, 7, 8, 9], provider: 10, secondProvider: 11 });
+    expect(DEV_ROLES).toEqual({ facilitator: 0, treasury: 1, buyers: [2, 3, 4, 5, 6, 7, 8, 9], provider: 10, secondProvider: 11, searcher: 9 });
+    // the liquidation searcher signs on the Ethereum dev chain and pays the gateway as the last buyer (docs/liquidation-plans.md)
+    expect(DEV_ROLES.buyers).toContain(DEV_ROLES.searcher);
+    expect(devAccount(DEV_ROLES.searcher).address).toBe('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720');
     expect(DEV_ACCOUNT_COUNT).toBe(10);
     // the example provider's wallet is outside anvil's funded accounts and no other role
     expect(DEV_ROLES.provider).toBeGreaterThanOrEqual(DEV_ACCOUNT_COUNT);

@@ -27,6 +27,12 @@ export const aavePoolAbi = parseAbi([
   'event ReserveUsedAsCollateralDisabled(address indexed reserve, address indexed user)',
 ]);
 
+/**
+ * Aave v3.3+ only (aave-v3-origin `IPool.getReserveDeficit`, added with the v3.3 liquidation rules):
+ * a Pool answering it runs the v3.3 close factor and dust rule; one that reverts runs v3.0's.
+ */
+export const aavePoolV33Abi = parseAbi(['function getReserveDeficit(address asset) view returns (uint256)']);
+
 export const aaveAddressesProviderAbi = parseAbi(['function getPriceOracle() view returns (address)']);
 
 export const aaveOracleAbi = parseAbi([

@@ -25,6 +25,26 @@ export {
   type ProtocolAdapter,
   type ProtocolDeployment,
 } from './types.js';
+export {
+  aavePlanner,
+  aavePlannerWith,
+  isPlanRefusal,
+  nextBaseFee,
+  planGasLimit,
+  planLiquidation,
+  PLANNERS,
+  prepareLiquidationPlan,
+  simulatePlanCalls,
+  simulatePreparedPlan,
+  type AavePlannerOptions,
+  type PlanContext,
+  type PlanLiquidationOptions,
+  type PlannedCall,
+  type PlanRefusal,
+  type PreparedPlan,
+  type ProtocolPlan,
+  type ProtocolPlanner,
+} from './plans/index.js';
 export { cometPlanner } from './plans/comet.js';
 export { MORPHO_APPROVAL_SLACK_SECONDS, morphoPlanner } from './plans/morpho.js';
 export { readAtTarget } from './plans/atTarget.js';

@@ -229,6 +229,7 @@ export async function startLiquidationIndexer(config: LiquidationIndexerConfig):
         base_fee_wei: baseFee.toString(),
         eth_usd: ethUsd,
         updated_at: new Date().toISOString(),
+        usd_prices: Object.fromEntries(ctx.prices),
       },
       cursors,
       writes,

@@ -15,6 +15,12 @@ export interface IndexMeta {
   base_fee_wei: string;
   eth_usd: number;
   updated_at: string;
+  /**
+   * The block's price book: USD per whole token by lowercase address (the protocols' oracles and
+   * the configured feeds; `0x000…0` is the native token when a native feed is set). It prices the
+   * token flows of liquidation plans whose planner gave no price (docs/liquidation-plans.md).
+   */
+  usd_prices?: Record<string, number>;
 }
 
 /** One position's stored state after an evaluation. */
@@ -77,6 +83,7 @@ export class LiquidationIndexStore {
       base_fee_wei: h.base_fee_wei,
       eth_usd: Number(h.eth_usd),
       updated_at: h.updated_at,
+      ...(h.usd_prices ? { usd_prices: JSON.parse(h.usd_prices) as Record<string, number> } : {}),
     };
   }
 
@@ -134,6 +141,7 @@ export class LiquidationIndexStore {
       base_fee_wei: meta.base_fee_wei,
       eth_usd: String(meta.eth_usd),
       updated_at: meta.updated_at,
+      ...(meta.usd_prices ? { usd_prices: JSON.stringify(meta.usd_prices) } : {}),
     });
     const res = await m.exec();
     const failed = res?.find(([err]) => err);

@@ -110,7 +110,7 @@ function bearerSection(base: string): string[] {
     `1. \`POST ${base}/v1/auth/nonce\` with \`{"address": "0x..."}\` returns \`{nonce, message, expires_at}\`: an EIP-4361 message for this gateway.`,
     '2. Sign `message` with the wallet (EIP-191 `personal_sign`).',
     `3. \`POST ${base}/v1/auth/token\` with \`{"message", "signature"}\` returns \`{access_token, token_type: "Bearer", expires_in}\`; send \`Authorization: Bearer <access_token>\`. \`POST ${base}/v1/auth/revoke\` revokes it.`,
-    `4. Bearer calls (liquidation search, wallet monitor) debit the metered account: top it up with the x402-paid \`POST ${base}/v1/account/deposit\` \`{"amount_usdc": "1"}\` and read it at \`GET ${base}/v1/account\`. The liquidation search also takes x402 per call, and over MCP every tool is paid per call with x402.`,
+    `4. Bearer calls (liquidation search and plans, wallet monitor) debit the metered account: top it up with the x402-paid \`POST ${base}/v1/account/deposit\` \`{"amount_usdc": "1"}\` and read it at \`GET ${base}/v1/account\`. The liquidation search and plans also take x402 per call (a plan refused as 422 is never charged: docs/liquidation-plans.md), and over MCP every tool is paid per call with x402.`,
     '',
     '### Or sign in with x402 sign-in-with-x (no extra round trip)',
     '',
@@ -124,7 +124,7 @@ function sdkSection(): string[] {
   return [
     '## SDKs',
     '',
-    '- JavaScript / TypeScript: `agent-capability-gateway-sdk` on npm (`npm install agent-capability-gateway-sdk viem`; `packages/sdk` of the gateway repository; ESM and CommonJS, Node 20.11+): `createGatewayClient({ baseUrl, account, spendLimits })` discovers, pays x402 challenges with the official x402 client within spend limits, and covers jobs, liquidation search, bundles, sign-in, deposits and the wallet monitor; `client.mcp.callTool(mcpClient, { name, arguments })` pays x402 over MCP with the official MCP client.',
+    '- JavaScript / TypeScript: `agent-capability-gateway-sdk` on npm (`npm install agent-capability-gateway-sdk viem`; `packages/sdk` of the gateway repository; ESM and CommonJS, Node 20.11+): `createGatewayClient({ baseUrl, account, spendLimits })` discovers, pays x402 challenges with the official x402 client within spend limits, and covers jobs, liquidation search and plans (`client.liquidations.plan`), bundles (`client.bundles.send(plan, signer)`), sign-in, deposits and the wallet monitor; `client.mcp.callTool(mcpClient, { name, arguments })` pays x402 over MCP with the official MCP client.',
     '- Python: `acg_gateway` (`sdk-python-stub/` of the repository; standard library only): discovery, execute, x402 challenges, spend limits; with an optional extra, `signer` (eth-account) or `signer-light` (coincurve, pycryptodome), `local_signer(private_key)` signs payments by itself, else you pass your own signer.',
     '- Any x402 client works against REST directly (`@x402/fetch`, `@x402/axios`), and any MCP client against the MCP endpoint.',
     '',

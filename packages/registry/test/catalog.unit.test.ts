@@ -75,7 +75,7 @@ describe('buildCatalog (docs/spec-notes.md 2.1/2.2)', () => {
   it('keeps the static catalog data in catalog order, and merges run-time providers into place', () => {
     expect(CATALOG.map((d) => d.id)).toEqual(SPEC_CAPABILITIES);
     const ids = buildCatalog(context({ extra: [providerCapability] })).capabilities.map((c) => c.id);
-    expect(ids).toEqual([...SPEC_CAPABILITIES.slice(0, 8), 'intelligence.token_prices', ...SPEC_CAPABILITIES.slice(8)]);
+    expect(ids).toEqual([...SPEC_CAPABILITIES.slice(0, 9), 'intelligence.token_prices', ...SPEC_CAPABILITIES.slice(9)]);
   });
 
   it('never says LIVE without a probe: built capabilities are PILOT, the rest PLANNED', () => {

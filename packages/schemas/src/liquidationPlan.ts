@@ -43,8 +43,8 @@ export const PlannedTransaction = z.object({
   from: ChecksumAddress,
   to: ChecksumAddress,
   data: HexData,
-  value: BaseUnits,
-  gas: BaseUnits,
+  value: BaseUnits.describe('wei (integer string)'),
+  gas: BaseUnits.describe('gas units (integer string)'),
   purpose: z.string(),
 });
 export type PlannedTransaction = z.infer<typeof PlannedTransaction>;
@@ -53,8 +53,8 @@ export type PlannedTransaction = z.infer<typeof PlannedTransaction>;
 export const PlanTokenFlow = z.object({
   token: ChecksumAddress,
   symbol: z.string(),
-  amount: BaseUnits,
-  usd: z.number(),
+  amount: BaseUnits.describe('base units (integer string)'),
+  usd: z.number().describe('USD (number)'),
 });
 export type PlanTokenFlow = z.infer<typeof PlanTokenFlow>;
 
@@ -73,21 +73,22 @@ export const LiquidationPlan = z.object({
   market: ChecksumAddress,
   market_id: Bytes32.optional(),
   based_on_block: z.int().nonnegative(),
-  target_block: z.int().nonnegative(),
+  target_block: z.int().nonnegative().describe('based_on_block + 1'),
   transactions: z.array(PlannedTransaction).min(1),
   repay: PlanTokenFlow,
-  tokens_in: z.array(PlanTokenFlow),
-  tokens_out: z.array(PlanTokenFlow),
-  gas_used: BaseUnits,
-  base_fee_per_gas: BaseUnits,
-  gas_cost_usd: z.number().nonnegative(),
-  profit_usd: z.number(),
+  tokens_in: z.array(PlanTokenFlow).describe('simulated transfers to the searcher, per token'),
+  tokens_out: z.array(PlanTokenFlow).describe('simulated transfers from the searcher, per token'),
+  gas_used: BaseUnits.describe('gas units (integer string)'),
+  base_fee_per_gas: BaseUnits.describe('wei (integer string)'),
+  gas_cost_usd: z.number().nonnegative().describe('USD (number)'),
+  profit_usd: z.number().describe('USD (number), after gas'),
   simulation: z.object({ method: z.enum(['eth_simulateV1', 'eth_callBundle']), block: z.int().nonnegative() }),
 });
 export type LiquidationPlan = z.infer<typeof LiquidationPlan>;
 
 /**
- * Why no plan was made (answered as a 422 problem, never charged): `not_liquidatable` (healthy,
+ * Why no plan was made: the `reason` member of the 422 problem (never charged: refused before
+ * payment, or refunded when only the simulation after payment could tell): `not_liquidatable` (healthy,
  * already liquidated, or no debt), `would_revert` (the simulation reverted; `detail` says where),
  * `unprofitable` (profit after gas ≤ 0), `insufficient_balance` (the searcher lacks the debt asset),
  * `unknown_position`.

@@ -11,7 +11,11 @@ import { waitForJob, type WaitForJobParameters } from './actions/waitForJob.js';
 import { createBuilderClient, type BuilderClient } from './builder.js';
 import { createGatewayContext, type GatewayContext } from './context.js';
 import { AcgError } from './errors.js';
-import type { LiquidationsClient } from './liquidations.js';
+import { planParams, type LiquidationsClient } from './liquidations.js';
+import { planLiquidation } from './actions/planLiquidation.js';
+import { sendPlanBundle, type PlanSigner, type SendPlanOptions } from './bundles.js';
+import type { SendBundleReturnType } from './builder.js';
+import type { LiquidationPlan } from './types.js';
 import type { RegistryReadOptions } from './registryCache.js';
 import type { SpendLimits } from './spend.js';
 import { deposit, type DepositParameters, type DepositReturnType } from './actions/deposit.js';
@@ -159,8 +163,16 @@ export interface GatewayClient {
   walletMonitor: WalletMonitorClient;
   /** Bundle submission signed the Flashbots way with the account (needs `account`). */
   builder: BuilderClient;
-  /** The liquidation search: bearer-billed with `accessToken`, else x402 per query with `account`, within the spend limits. */
+  /** The liquidation search and plans: bearer-billed with `accessToken`, else x402 per call with `account`, within the spend limits. */
   liquidations: LiquidationsClient;
+  /**
+   * Bundles from plans: `send(plan, signer, opts)` signs the plan's transactions with `signer` (a
+   * viem local account or wallet client; the plan's searcher) and sends them with `eth_sendBundle`
+   * for `plan.target_block` to the builder (`builderRpcUrl`, else the `builder.send_bundle` endpoint
+   * of /registry), the request signed the Flashbots way by `opts.authSigner`, else the signer, else
+   * the client's account. Nonce: `opts.nonce` or read from `opts.ethereumRpcUrl`. See {@link sendPlanBundle}.
+   */
+  bundles: { send(plan: LiquidationPlan, signer: PlanSigner, opts?: SendPlanOptions): Promise<SendBundleReturnType & { txs: `0x${string}`[] }> };
   /**
    * Tops up the metered account of the paying address: `POST /v1/account/deposit`, paid with x402
    * (the payment is exactly `amount_usdc`, within the spend limits). See {@link deposit}.
@@ -256,6 +268,14 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   };
   const liquidations: LiquidationsClient = {
     search: (params = {}, opts = {}) => searchLiquidations(ctx, { ...params, accessToken: meteredBearer(), signal: opts.signal }),
+    plan: (opportunity, opts = {}) => planLiquidation(ctx, { opportunity, ...planParams(opts, account?.address), accessToken: meteredBearer() }),
+  };
+  const bundles = {
+    send: async (plan: LiquidationPlan, signer: PlanSigner, opts: SendPlanOptions = {}) => {
+      const rpcUrl = options.builderRpcUrl ?? (await ctx.registry.capability('builder.send_bundle')).endpoint;
+      const authSigner = opts.authSigner ?? ((signer as { type?: string }).type === 'local' ? undefined : account);
+      return sendPlanBundle({ rpcUrl, plan, signer, opts: { fetch: options.fetch, ...opts, ...(authSigner ? { authSigner } : {}) } });
+    },
   };
 
   return {
@@ -265,6 +285,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     walletMonitor,
     builder,
     liquidations,
+    bundles,
     providers: { onboard: (params) => onboardProvider(ctx, params) },
     mcp: { callTool: (client, params) => callPaidTool(ctx, { ...params, client }) },
     jobs: {

@@ -96,8 +96,22 @@ export {
   type SendBundleReturnType,
 } from './builder.js';
 export {
+  PLAN_CHAIN_IDS,
+  sendPlanBundle,
+  signPlanTransactions,
+  type PlanSigner,
+  type SendPlanOptions,
+  type SignPlanOptions,
+} from './bundles.js';
+export {
   createLiquidationsClient,
   liquidationSearchQuery,
+  type LiquidationPlan,
+  type LiquidationPlanOpportunity,
+  type LiquidationPlanRefusalReason,
+  type LiquidationPlanRequest,
+  type PlannedTransaction,
+  type PlanOptions,
   type LendingProtocol,
   type LiquidationOpportunity,
   type LiquidationsClient,

@@ -113,6 +113,21 @@ export type LiquidationOpportunity = W.WireLiquidationOpportunity;
 /** Answer of the liquidation search (schema `LiquidationSearchResponse`): opportunities sorted by `estimated_profit_usd` descending. */
 export type LiquidationSearchResult = W.WireLiquidationSearchResponse;
 
+/** Which position a plan liquidates (schema `LiquidationPlanOpportunity`): the identifying fields of a search opportunity (`market_id` for Morpho Blue). */
+export type LiquidationPlanOpportunity = W.WireLiquidationPlanOpportunity;
+/** Body of `POST /v1/liquidation-plans` (schema `LiquidationPlanRequest`): `chain` (default `ethereum`), `opportunity`, `searcher`. */
+export type LiquidationPlanRequest = W.WireLiquidationPlanRequest;
+/**
+ * A liquidation plan (schema `LiquidationPlan`, docs/liquidation-plans.md): unsigned `transactions` for
+ * `target_block`; `tokens_in`/`tokens_out`/`repay` amounts and `gas_used`, `base_fee_per_gas` are
+ * integer strings (base units, gas units, wei); `gas_cost_usd`, `profit_usd` and each flow's `usd` are USD numbers.
+ */
+export type LiquidationPlan = W.WireLiquidationPlan;
+/** One unsigned transaction of a plan (schema `PlannedTransaction`): `value` wei and `gas` units as integer strings. */
+export type PlannedTransaction = W.WirePlannedTransaction;
+/** Why a plan was refused (422 `code`): `not_liquidatable`, `unknown_position`, `insufficient_balance` (before payment), `would_revert`, `unprofitable` (refunded). */
+export type LiquidationPlanRefusalReason = W.WireLiquidationPlanRefusalReason;
+
 /** Chains the wallet monitor watches (schema `ChainName`). */
 export type WalletMonitorChain = W.WireChainName;
 /** Subscribable events (schema `WalletEventName`). */

@@ -153,8 +153,12 @@ export function routeBazaar(d: CapabilityDefinition): Record<string, unknown> {
     hit = httpBazaar({
       method: d.method,
       input: { schema: inputJsonSchema(d) ?? { type: 'object' }, example: exampleInput(d) },
-      // a route answering the capability's own result (GET) or its response document (POST)
-      output: { schema: outputJsonSchema(d) ?? { type: 'object' }, example: d.method === 'GET' ? exampleResult(d) : (d.example.response ?? undefined) },
+      // a route answering the capability's own result (GET, and a POST whose example is in execute
+      // form: a `capabilityRoute` such as POST /v1/liquidation-plans) or its response document (POST /rpc)
+      output: {
+        schema: outputJsonSchema(d) ?? { type: 'object' },
+        example: d.method === 'GET' || isExecution(d.example.response) ? exampleResult(d) : (d.example.response ?? undefined),
+      },
     });
     routeCache.set(d, hit);
   }

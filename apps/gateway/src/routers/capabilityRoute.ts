@@ -26,11 +26,19 @@ export function capabilityPath(definition: ExecutableCapability): `/${string}` {
   return definition.endpoint.slice('{base_url}'.length) as `/${string}`;
 }
 
-/** A capability's failure as the route's problem: its status and safe message (503 with `Retry-After`); a Redis outage keeps the gateway's own 503. */
+/**
+ * A capability's failure as the route's problem: its status and safe message (503 with `Retry-After`;
+ * a 422 refusal also carries its stable `reason` code, e.g. `not_liquidatable`); a Redis outage keeps the gateway's own 503.
+ */
 function failureProblem(e: unknown): unknown {
   if (!(e instanceof CapabilityFailure)) return e;
   if (isRedisUnavailable(e.cause)) return e.cause;
-  return problem(e.status, e.shortMessage, {}, e.status === 503 ? { 'Retry-After': String(CAPABILITY_RETRY_AFTER_SECONDS) } : {});
+  return problem(
+    e.status,
+    e.shortMessage,
+    e.status === 422 ? { reason: e.code } : {},
+    e.status === 503 ? { 'Retry-After': String(CAPABILITY_RETRY_AFTER_SECONDS) } : {},
+  );
 }
 
 /**

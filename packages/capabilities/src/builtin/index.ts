@@ -8,6 +8,7 @@ import { gatewayProviders } from './gateway_providers.js';
 import { gatewayRegistry } from './gateway_registry.js';
 import { walletBalances } from './intelligence_wallet_balances.js';
 import { walletMonitor } from './intelligence_wallet_monitor.js';
+import { liquidationPlan } from './mev_liquidation_plan.js';
 import { liquidationSearch } from './mev_liquidation_search.js';
 
 export {
@@ -37,6 +38,13 @@ export {
 } from './intelligence_wallet_balances.js';
 export { walletMonitor, type WalletMonitorErrorType, type WalletMonitorParameters, type WalletMonitorReturnType } from './intelligence_wallet_monitor.js';
 export {
+  LIQUIDATION_PLAN_PRICE_BASE_UNITS,
+  liquidationPlan,
+  type LiquidationPlanErrorType,
+  type LiquidationPlanParameters,
+  type LiquidationPlanReturnType,
+} from './mev_liquidation_plan.js';
+export {
   liquidationSearch,
   type LiquidationSearchErrorType,
   type LiquidationSearchParameters,
@@ -56,6 +64,7 @@ export const BUILTIN_CAPABILITIES: readonly CapabilityDefinition[] = [
   gatewayProviders,
   gatewayRegistry,
   sendBundle,
+  liquidationPlan,
   liquidationSearch,
   walletBalances,
   walletMonitor,

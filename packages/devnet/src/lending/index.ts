@@ -27,7 +27,7 @@ export {
   type LendingDeployment,
   type MorphoMarketInfo,
 } from './deploy.js';
-export { SEED_PLAN, SEED_PRICES, seedBorrower, seedLendingPositions, setDevPrice, type SeededPosition, type SeedLabel } from './seed.js';
+export { fundSearcher, SEED_PLAN, SEED_PRICES, seedBorrower, seedLendingPositions, setDevPrice, type SeededPosition, type SeedLabel } from './seed.js';
 export { aaveArtifact, aaveCoreVersion } from './artifacts.js';
 export { DevSender } from './tx.js';
 

@@ -1,5 +1,6 @@
 import { erc20Abi, getAddress, keccak256, parseUnits, stringToHex, type Address, type Hex } from 'viem';
 import type { LendingProtocol } from '@acg/schemas';
+import { devAccount, DEV_ROLES, SEARCHER_DEBT_FUNDS } from '../accounts.js';
 import { aaveArtifact } from './artifacts.js';
 import { compileLendingContracts } from './compile.js';
 import { AAVE_RESERVES, COMET_ASSETS, INITIAL_PRICES, MORPHO_LLTV, SPARK_RESERVES, type DevTokenSymbol, type LendingDeployment } from './deploy.js';
@@ -79,6 +80,9 @@ export async function seedLendingPositions(rpcUrl: string, dep: LendingDeploymen
     await tx.write(lender, dep.morpho.address, C.Morpho.abi, 'supply', [m.params, liquidity('USDC'), 0n, lender, '0x']);
   }
 
+  // The dev liquidation searcher holds the debt assets it repays with (mev.liquidation_plan, docs/liquidation-plans.md).
+  await fundSearcher(rpcUrl, dep);
+
   const positions: SeededPosition[] = [];
   for (const protocol of ['aave_v3', 'spark', 'compound_v3', 'morpho_blue'] as const) {
     for (const [i, plan] of SEED_PLAN.entries()) {
@@ -124,6 +128,22 @@ export async function seedLendingPositions(rpcUrl: string, dep: LendingDeploymen
   }
   await setDevPrice(rpcUrl, dep, 'WETH', SEED_PRICES.WETH);
   return positions;
+}
+
+/**
+ * Tops `searcher` (default `DEV_ROLES.searcher`) up to {@link SEARCHER_DEBT_FUNDS} whole tokens of
+ * each debt asset of the lending dev data (USDC: Aave, Comet, Morpho; DAI: Spark), minted by the
+ * deployer. Idempotent: a second call mints only what was spent.
+ */
+export async function fundSearcher(rpcUrl: string, dep: LendingDeployment, searcher: Address = devAccount(DEV_ROLES.searcher).address): Promise<void> {
+  const tx = new DevSender(rpcUrl);
+  const tokenAbi = compileLendingContracts().DevToken.abi;
+  for (const symbol of ['USDC', 'DAI'] as const) {
+    const t = dep.tokens[symbol];
+    const want = units(SEARCHER_DEBT_FUNDS, t.decimals);
+    const has = (await tx.client.readContract({ address: t.address, abi: erc20Abi, functionName: 'balanceOf', args: [searcher] })) as bigint;
+    if (has < want) await tx.write(dep.deployer, t.address, tokenAbi, 'mint', [searcher, want - has]);
+  }
 }
 
 /** The threshold each protocol's health factor uses for `collateral` (unitless fraction). */

@@ -31,6 +31,12 @@ export interface ProtocolPlan {
   calls: PlannedCall[];
   repay: { token: Address; amount: bigint };
   expectedSeize: { token: Address; amount: bigint }[];
+  /**
+   * USD per whole token, by lowercase token address, as the protocol's own oracle gives them at
+   * `ctx.blockNumber` (Aave/Spark AaveOracle, Comet `getPrice`, ...): they price the plan's token
+   * flows. Optional: a token missing here is priced by `planLiquidation`'s `usdPrice` fallback.
+   */
+  usdPrices?: Record<string, number>;
 }
 
 /** A planner's refusal: the reason code and a human sentence. */

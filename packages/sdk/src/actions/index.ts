@@ -5,6 +5,13 @@ export { execute, type ExecuteErrorType, type ExecuteParameters, type ExecuteRet
 export { getExecution, type GetExecutionErrorType, type GetExecutionParameters, type GetExecutionReturnType } from './getExecution.js';
 export { getJob, type GetJobErrorType, type GetJobParameters, type GetJobReturnType } from './getJob.js';
 export {
+  LIQUIDATION_PLAN_ID,
+  planLiquidation,
+  planOpportunityOf,
+  type PlanLiquidationErrorType,
+  type PlanLiquidationParameters,
+} from './planLiquidation.js';
+export {
   LIQUIDATION_SEARCH_ID,
   searchLiquidations,
   type SearchLiquidationsErrorType,

@@ -32,6 +32,12 @@ export type WireLiquidationOpportunity = z.output<typeof S.LiquidationOpportunit
 /** Query parameters are coerced from strings by the gateway: the SDK takes the parsed types, each optional. */
 export type WireLiquidationSearchQuery = Partial<z.output<typeof S.LiquidationSearchQuery>>;
 export type WireLiquidationSearchResponse = z.output<typeof S.LiquidationSearchResponse>;
+export type WireLiquidationPlanOpportunity = z.input<typeof S.LiquidationPlanOpportunity>;
+export type WireLiquidationPlanRequest = z.input<typeof S.LiquidationPlanRequest>;
+export type WireLiquidationPlan = z.output<typeof S.LiquidationPlan>;
+export type WirePlannedTransaction = z.output<typeof S.PlannedTransaction>;
+export type WirePlanTokenFlow = z.output<typeof S.PlanTokenFlow>;
+export type WireLiquidationPlanRefusalReason = z.output<typeof S.LiquidationPlanRefusalReason>;
 export type WireChainName = z.output<typeof S.ChainName>;
 export type WireWalletEventName = z.output<typeof S.WalletEventName>;
 export type WireSubscriptionRequest = z.input<typeof S.WalletMonitorSubscriptionRequest>;

@@ -429,6 +429,91 @@ export type WireLiquidationSearchResponse = {
     }[];
 };
 
+export type WireLiquidationPlanOpportunity = {
+    protocol: "aave_v3" | "spark" | "compound_v3" | "morpho_blue";
+    borrower: string;
+    market: string;
+    collateral_token: string;
+    debt_token: string;
+    market_id?: string | undefined;
+};
+
+export type WireLiquidationPlanRequest = {
+    opportunity: {
+        protocol: "aave_v3" | "spark" | "compound_v3" | "morpho_blue";
+        borrower: string;
+        market: string;
+        collateral_token: string;
+        debt_token: string;
+        market_id?: string | undefined;
+    };
+    searcher: string;
+    chain?: "ethereum" | "base" | "arbitrum" | undefined;
+};
+
+export type WireLiquidationPlan = {
+    chain: "ethereum" | "base" | "arbitrum";
+    protocol: "aave_v3" | "spark" | "compound_v3" | "morpho_blue";
+    borrower: string;
+    searcher: string;
+    market: string;
+    based_on_block: number;
+    target_block: number;
+    transactions: {
+        from: string;
+        to: string;
+        data: string;
+        value: string;
+        gas: string;
+        purpose: string;
+    }[];
+    repay: {
+        token: string;
+        symbol: string;
+        amount: string;
+        usd: number;
+    };
+    tokens_in: {
+        token: string;
+        symbol: string;
+        amount: string;
+        usd: number;
+    }[];
+    tokens_out: {
+        token: string;
+        symbol: string;
+        amount: string;
+        usd: number;
+    }[];
+    gas_used: string;
+    base_fee_per_gas: string;
+    gas_cost_usd: number;
+    profit_usd: number;
+    simulation: {
+        method: "eth_simulateV1" | "eth_callBundle";
+        block: number;
+    };
+    market_id?: string | undefined;
+};
+
+export type WirePlannedTransaction = {
+    from: string;
+    to: string;
+    data: string;
+    value: string;
+    gas: string;
+    purpose: string;
+};
+
+export type WirePlanTokenFlow = {
+    token: string;
+    symbol: string;
+    amount: string;
+    usd: number;
+};
+
+export type WireLiquidationPlanRefusalReason = "not_liquidatable" | "would_revert" | "unprofitable" | "insufficient_balance" | "unknown_position";
+
 export type WireChainName = "ethereum" | "base" | "arbitrum";
 
 export type WireWalletEventName = "transfer_in" | "transfer_out";
