@@ -17,7 +17,7 @@ import { paidPost, walletBalancesRequest } from '../x402.js';
  * private Redis restarted without its last writes, after a refund was sent, refunded the payer a
  * second time: `[RoutedCall(payer 0, cheap invalid_output, dear http_500), LoseLastWrites]`, payer
  * refunded 400000 twice for one payment of 400000. A refund now says on chain what it refunds
- * (its payment and operation, appended to the transfer: packages/payments/src/refundTag.ts), so
+ * (its payment and operation, appended to the transfer: packages/treasury/src/refundTag.ts), so
  * the refund worker and the chain reconciliation find it instead of sending it again. A real
  * redis-server, restarted from an RDB checkpoint; real anvil.
  */
