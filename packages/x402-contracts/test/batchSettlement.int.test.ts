@@ -15,7 +15,6 @@ import {
   hashTypedData,
   keccak256,
   parseEventLogs,
-  parseSignature,
   publicActions,
   type Abi,
   type Address,
@@ -486,28 +485,10 @@ async function permit2Deposit(
   });
   let eip2612: Hex = '0x';
   if (o.eip2612Value !== undefined) {
-    const permitNonce = await chain
-      .publicClientOf(env.pay)
-      .readContract({ address: env.pay.usdc, abi: usdcAbi, functionName: 'nonces', args: [buyer.address] });
-    const sig = parseSignature(
-      await buyer.signTypedData({
-        domain: chain.usdcDomain(env.pay),
-        types: {
-          Permit: [
-            { name: 'owner', type: 'address' },
-            { name: 'spender', type: 'address' },
-            { name: 'value', type: 'uint256' },
-            { name: 'nonce', type: 'uint256' },
-            { name: 'deadline', type: 'uint256' },
-          ],
-        },
-        primaryType: 'Permit',
-        message: { owner: buyer.address, spender: PERMIT2_ADDRESS, value: o.eip2612Value, nonce: permitNonce, deadline },
-      }),
-    );
+    const p = await chain.signPermitToPermit2(env.pay, buyer, o.eip2612Value, deadline);
     eip2612 = encodeAbiParameters(
       [{ type: 'uint256' }, { type: 'uint256' }, { type: 'uint8' }, { type: 'bytes32' }, { type: 'bytes32' }],
-      [o.eip2612Value, deadline, Number(sig.v), sig.r, sig.s],
+      [p.value, p.deadline, p.v, p.r, p.s],
     );
   }
   return encodeAbiParameters([{ type: 'uint256' }, { type: 'uint256' }, { type: 'bytes' }, { type: 'bytes' }], [nonce, deadline, signature, eip2612]);

@@ -18,6 +18,7 @@ import {
   createWalletClient,
   http,
   maxUint256,
+  parseSignature,
   type Abi,
   type Address,
   type LocalAccount,
@@ -50,6 +51,32 @@ export const usdcDomain = (pay: PaymentChainInfo) => ({
   chainId: pay.chainId,
   verifyingContract: pay.usdc,
 });
+/**
+ * The buyer's EIP-2612 permit giving Permit2 (the spender) an allowance of `value` USDC base units
+ * until `deadline` (unix seconds), signed with the buyer's current USDC permit nonce: `{value,
+ * deadline, r, s, v}`, the shape the proxies' `settleWithPermit` and the deposit collector's
+ * EIP-2612 extension take.
+ */
+export async function signPermitToPermit2(pay: PaymentChainInfo, buyer: LocalAccount, value: bigint, deadline: bigint) {
+  const nonce = await publicClientOf(pay).readContract({ address: pay.usdc, abi: usdcAbi, functionName: 'nonces', args: [buyer.address] });
+  const sig = parseSignature(
+    await buyer.signTypedData({
+      domain: usdcDomain(pay),
+      types: {
+        Permit: [
+          { name: 'owner', type: 'address' },
+          { name: 'spender', type: 'address' },
+          { name: 'value', type: 'uint256' },
+          { name: 'nonce', type: 'uint256' },
+          { name: 'deadline', type: 'uint256' },
+        ],
+      },
+      primaryType: 'Permit',
+      message: { owner: buyer.address, spender: PERMIT2_ADDRESS, value, nonce, deadline },
+    }),
+  );
+  return { value, deadline, r: sig.r, s: sig.s, v: Number(sig.v) };
+}
 export const chainNow = async (pay: PaymentChainInfo) => (await publicClientOf(pay).getBlock()).timestamp;
 
 /**

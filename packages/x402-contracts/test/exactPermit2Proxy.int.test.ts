@@ -10,7 +10,7 @@ import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402
 import { permit2WitnessTypes, toClientEvmSigner, toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/facilitator';
-import { parseSignature, publicActions, toFunctionSelector, zeroAddress, type Abi, type Address, type Hex, type LocalAccount } from 'viem';
+import { publicActions, toFunctionSelector, zeroAddress, type Abi, type Address, type Hex, type LocalAccount } from 'viem';
 import { describe, expect, it } from 'vitest';
 import {
   exactPermit2ProxyRuntimeCode,
@@ -59,26 +59,7 @@ function settle(s: Signed, caller: LocalAccount = env.pay.facilitator): Promise<
 }
 
 /** The buyer's EIP-2612 permit giving Permit2 an allowance of `value` USDC, as `settleWithPermit` takes it. */
-async function sign2612(buyer: LocalAccount, value: bigint, deadline: bigint) {
-  const nonce = await publicClient().readContract({ address: env.pay.usdc, abi: usdcAbi, functionName: 'nonces', args: [buyer.address] });
-  const sig = parseSignature(
-    await buyer.signTypedData({
-      domain: chain.usdcDomain(env.pay),
-      types: {
-        Permit: [
-          { name: 'owner', type: 'address' },
-          { name: 'spender', type: 'address' },
-          { name: 'value', type: 'uint256' },
-          { name: 'nonce', type: 'uint256' },
-          { name: 'deadline', type: 'uint256' },
-        ],
-      },
-      primaryType: 'Permit',
-      message: { owner: buyer.address, spender: PERMIT2_ADDRESS, value, nonce, deadline },
-    }),
-  );
-  return { value, deadline, r: sig.r, s: sig.s, v: Number(sig.v) };
-}
+const sign2612 = (buyer: LocalAccount, value: bigint, deadline: bigint) => chain.signPermitToPermit2(env.pay, buyer, value, deadline);
 
 describe('x402ExactPermit2Proxy on the dev payment chain', () => {
   it('is placed at the canonical address, bound to canonical Permit2, with the exact witness type; placing it again writes nothing', async () => {

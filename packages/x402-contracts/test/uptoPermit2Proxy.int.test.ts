@@ -9,7 +9,7 @@ import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402
 import { toClientEvmSigner, toFacilitatorEvmSigner, uptoPermit2WitnessTypes } from '@x402/evm';
 import { UptoEvmScheme as UptoEvmClientScheme } from '@x402/evm/upto/client';
 import { UptoEvmScheme as UptoEvmFacilitatorScheme } from '@x402/evm/upto/facilitator';
-import { parseSignature, publicActions, type Abi, type Address, type Hex, type LocalAccount } from 'viem';
+import { publicActions, type Abi, type Address, type Hex, type LocalAccount } from 'viem';
 import { describe, expect, it } from 'vitest';
 import {
   installUptoPermit2Proxy,
@@ -144,26 +144,7 @@ describe('x402UptoPermit2Proxy on the dev payment chain', () => {
     expect(await allowanceToPermit2(buyer.address)).toBe(0n);
     const s = await signUpto(buyer, { ceiling: 30_000n, to: env.pay.treasury.address });
     const deadline = s.permit.deadline;
-    const nonce = await publicClient().readContract({ address: env.pay.usdc, abi: usdcAbi, functionName: 'nonces', args: [buyer.address] });
-    const sign2612 = async (value: bigint) => {
-      const sig = parseSignature(
-        await buyer.signTypedData({
-          domain: chain.usdcDomain(env.pay),
-          types: {
-            Permit: [
-              { name: 'owner', type: 'address' },
-              { name: 'spender', type: 'address' },
-              { name: 'value', type: 'uint256' },
-              { name: 'nonce', type: 'uint256' },
-              { name: 'deadline', type: 'uint256' },
-            ],
-          },
-          primaryType: 'Permit',
-          message: { owner: buyer.address, spender: PERMIT2_ADDRESS, value, nonce, deadline },
-        }),
-      );
-      return { value, deadline, r: sig.r, s: sig.s, v: Number(sig.v) };
-    };
+    const sign2612 = (value: bigint) => chain.signPermitToPermit2(env.pay, buyer, value, deadline);
     const args = (p: Awaited<ReturnType<typeof sign2612>>, amount: bigint) => [p, s.permit, amount, s.owner, s.witness, s.signature] as const;
     const before = await usdcBalance(env.pay.rpcUrl, buyer.address);
 
