@@ -57,7 +57,8 @@ describe('confirmations and reorgs of outgoing transfers', () => {
       functionName: 'transfer',
       args: [t.stack.payment.treasury.address, 1_000_000n],
     });
-    expect((await receipt(hash))?.status).toBe('success');
+    // waited for: on a loaded machine the receipt may not be readable the instant the send returns
+    expect((await t.gateway.services.paymentClient.waitForTransactionReceipt({ hash })).status).toBe('success');
   });
   const execute = async (buyer: LocalAccount) => {
     const r = await paidPost(buyer, t.executeUrl, walletBalancesRequest(buyer.address));
