@@ -74,7 +74,7 @@ export {
 export { RelaySubmitter, SUBMISSION_ENCODINGS, SUBMIT_BLOCK_PATH, type RelaySubmission, type SubmissionEncoding } from './relay/submitter.js';
 export type { ExecutionPayloadJson, ExecutionRequestsJson, SubmitBlockRequest, ValidatorRegistrationEntry } from './relay/types.js';
 export { decodeSubmitBlockRequest, encodeSubmitBlockRequestSsz, SubmitBlockRequestElectra, verifyPayloadBlockHash } from './relay/wire.js';
-export { RPC_ERRORS, RpcError, invalidParams, type JsonRpcErrorObject } from '@acg/bundles';
+export { RPC_ERRORS, RpcError, invalidParams, jsonRpcErrorOf, type JsonRpcErrorObject } from '@acg/bundles';
 export { RPC_METHODS } from './rpc/server.js';
 export { simulateBlock, type BlockSimulation, type SimTx, type SimulatedTx } from './simulate.js';
 export { bundleSignatureMessage, SIGNATURE_HEADERS, verifyBundleSignature } from './signature.js';

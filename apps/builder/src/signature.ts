@@ -1,5 +1,5 @@
 import { getAddress, isAddress, type Address, type Hex } from 'viem';
-import { RPC_ERRORS, RpcError } from '@acg/bundles';
+import { invalidRequest } from '@acg/bundles';
 import { keccak256Bytes, keccak256Hex, recoverAddressFromSignature } from '@acg/secp256k1';
 
 /** Request headers carrying the searcher signature; the first is docs/spec-notes.md 4's name, the second the Flashbots alias. */
@@ -29,11 +29,11 @@ export function bundleSignatureDigest(body: Uint8Array | string): Uint8Array {
  *
  * @param rawBody - The request body exactly as received (never re-serialized JSON).
  * @param header - The header value, or undefined when absent.
- * @throws {RpcError} -32600 with a message saying what is wrong: missing header, malformed value,
+ * @throws {RpcError} an invalid request (-32600, status 401) with a message saying what is wrong: missing header, malformed value,
  *   signature without `0x`, unrecoverable signature, or signer ≠ claimed address (body tampered or wrong key).
  */
 export async function verifyBundleSignature(rawBody: Uint8Array, header: string | undefined): Promise<Address> {
-  const fail = (message: string, reason: string) => new RpcError(RPC_ERRORS.INVALID_REQUEST, message, { reason });
+  const fail = (message: string, reason: string) => invalidRequest(message, { reason }, 401);
   if (!header)
     throw fail('Missing X-Bundle-Signature header: send "<address>:<signature>", an EIP-191 signature of 0x+hex(keccak256(body)).', 'signature_missing');
   const sep = header.indexOf(':');

@@ -106,6 +106,32 @@ describe('paid execute', () => {
     expect(other.contentType).toContain('application/problem+json');
   });
 
+  it("a bad or expired bearer token never blocks a payment: it pays and runs once; the payer's valid token then gets the stored answer", async () => {
+    const buyer = t.stack.payment.buyers[6];
+    const body = walletBalancesRequest(buyer.address);
+    // the payment identifier is left out (as read from the chain), so only the bearer token can prove the payer
+    const payment = async () => paymentHeader(asReadOnChain(await officialPayload(buyer, await challenge(t.executeUrl, body))));
+    const [expiredPaid, malformedPaid] = [await payment(), await payment()];
+    const before = await t.usdc(buyer.address);
+    const expired = await post(t.executeUrl, body, { 'PAYMENT-SIGNATURE': expiredPaid, authorization: `Bearer acg_${'x'.repeat(43)}` });
+    expect(expired.status, JSON.stringify(expired.body)).toBe(200);
+    expect(expired.body.status).toBe('SUCCEEDED');
+    const malformed = await post(t.executeUrl, body, { 'PAYMENT-SIGNATURE': malformedPaid, authorization: 'Basic Zm9vOmJhcg==' });
+    expect(malformed.status, JSON.stringify(malformed.body)).toBe(200);
+    expect(malformed.body.execution_id).not.toBe(expired.body.execution_id);
+    expect(before - (await t.usdc(buyer.address))).toBe(2n * PRICE);
+    // resent with the bad token again: no proof of the payer, the receipt only
+    const stranger = await post(t.executeUrl, body, { 'PAYMENT-SIGNATURE': expiredPaid, authorization: `Bearer acg_${'x'.repeat(43)}` });
+    expect(stranger.status).toBe(409);
+    expect(stranger.body).toMatchObject({ reason: 'payment_already_used', execution_id: expired.body.execution_id });
+    expect(stranger.body).not.toHaveProperty('result');
+    // resent with the payer's valid token: the stored answer, charged nothing more
+    const payer = await post(t.executeUrl, body, { 'PAYMENT-SIGNATURE': expiredPaid, authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
+    expect(payer.status).toBe(200);
+    expect(payer.body).toEqual(expired.body);
+    expect(before - (await t.usdc(buyer.address))).toBe(2n * PRICE);
+  });
+
   it('concurrent duplicates of one payment run the capability once and charge once', async () => {
     const buyer = t.stack.payment.buyers[4];
     const pr = await challenge(t.executeUrl, walletBalancesRequest(buyer.address));

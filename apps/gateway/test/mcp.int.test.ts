@@ -235,6 +235,28 @@ describe('x402 over MCP', () => {
     expect(text(other)).toMatchObject({ status: 409, reason: 'payment_conflict' });
   });
 
+  it("a bad bearer token on the connection never blocks a payment; the payer's valid token then gets the stored result", async () => {
+    const badToken = await connectListed({ authorization: `Bearer acg_${'x'.repeat(43)}` });
+    const buyer = t.stack.payment.buyers[7];
+    const args = { address: buyer.address, chain: 'base' };
+    // no payment identifier: only the bearer token can prove the payer of a resent payment
+    const { extensions: _id, ...onChain } = await officialPayload(buyer, await paymentRequired(badToken, TOOL, args));
+    const payload = onChain as PaymentPayload;
+    const before = await balanceOf(buyer.address);
+    const paid = await call(badToken, TOOL, args, payload);
+    expect(paid.isError, JSON.stringify(paid.content)).toBeFalsy();
+    expect(paid.structuredContent).toMatchObject({ address: buyer.address, chain_id: 8453 });
+    expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
+    const again = await call(badToken, TOOL, args, payload);
+    expect(again.isError).toBe(true);
+    expect(text(again)).toMatchObject({ status: 409, reason: 'payment_already_used', execution_id: paid._meta?.execution_id });
+    const asPayer = await connectListed({ authorization: `Bearer ${await bearerToken(t.url, buyer)}` });
+    const proven = await call(asPayer, TOOL, args, payload);
+    expect(proven.isError, JSON.stringify(proven.content)).toBeFalsy();
+    expect(proven.structuredContent).toEqual(paid.structuredContent);
+    expect(before - (await balanceOf(buyer.address))).toBe(PRICE);
+  });
+
   it('shares the execute path with REST: a payment made over REST replays over MCP', async () => {
     const client = await connectListed();
     const buyer = t.stack.payment.buyers[2];

@@ -1,45 +1,69 @@
+import { ProblemError } from '@acg/schemas';
+import { jsonRpcErrorOf, RPC_PROBLEM_TYPES, type RpcErrorCode } from './problemToJsonRpc.js';
+
+export { RPC_ERRORS, RPC_PROBLEM_TYPES, jsonRpcCodeOf, jsonRpcErrorOf, type JsonRpcErrorObject, type RpcErrorCode } from './problemToJsonRpc.js';
+
+/** The kinds of builder failure, each an RFC 9457 problem `type` of {@link RPC_PROBLEM_TYPES}. */
+export type RpcProblemKind = keyof typeof RPC_PROBLEM_TYPES;
+
 /**
- * JSON-RPC error codes of the builder (docs/decisions.md "Errors"; EIP-1474 for -32005).
- * `message` is human-readable; `data` holds details (e.g. the bad field). Never a stack trace or
- * an upstream error string verbatim.
+ * A failure of a bundle or of a JSON-RPC request, as the one problem type of `@acg/schemas`
+ * (`ProblemError`, RFC 9457; docs/architecture.md "Errors"): created where the failure is known
+ * with its `kind` (a problem `type` of {@link RPC_PROBLEM_TYPES}), HTTP `status`, `detail` (a
+ * sentence for people, never upstream text verbatim) and extension members (`field`, `reason`,
+ * ...). The builder's JSON-RPC edge maps it once with `jsonRpcErrorOf`; `code` and `data` read
+ * that mapping, `shortMessage` is the detail (as `CodedFailure`'s).
  */
-export const RPC_ERRORS = {
-  PARSE_ERROR: -32700,
-  INVALID_REQUEST: -32600,
-  METHOD_NOT_FOUND: -32601,
-  INVALID_PARAMS: -32602,
-  INTERNAL_ERROR: -32603,
-  LIMIT_EXCEEDED: -32005,
-} as const;
-
-export type RpcErrorCode = (typeof RPC_ERRORS)[keyof typeof RPC_ERRORS];
-
-/** The body of a JSON-RPC 2.0 error object. */
-export interface JsonRpcErrorObject {
-  code: number;
-  message: string;
-  data?: Record<string, unknown>;
-}
-
-/** A JSON-RPC error a method or the HTTP route answers with; `shortMessage` is the message sent. */
-export class RpcError extends Error {
+export class RpcError extends ProblemError {
   override name = 'RpcError';
-  constructor(
-    readonly code: RpcErrorCode,
-    readonly shortMessage: string,
-    readonly data?: Record<string, unknown>,
-  ) {
-    super(shortMessage);
+  readonly shortMessage: string;
+  constructor(kind: RpcProblemKind, status: number, detail: string, members: Record<string, unknown> = {}) {
+    super(status, detail, { ...members, type: RPC_PROBLEM_TYPES[kind] });
+    this.shortMessage = detail;
   }
-  toJSON(): JsonRpcErrorObject {
-    return this.data === undefined ? { code: this.code, message: this.shortMessage } : { code: this.code, message: this.shortMessage, data: this.data };
+
+  /** The JSON-RPC code the edge answers (`jsonRpcErrorOf`). */
+  get code(): RpcErrorCode {
+    return jsonRpcErrorOf(this).code as RpcErrorCode;
+  }
+
+  /** The JSON-RPC `data`: the problem's extension members. */
+  get data(): Record<string, unknown> | undefined {
+    return jsonRpcErrorOf(this).data;
   }
 }
 
 /**
- * -32602 naming the bad field, e.g. `invalidParams('txs[2]', 'not a signed transaction (bad RLP)')`
- * → message `Invalid params: txs[2]: not a signed transaction (bad RLP)`, data `{field, reason}`.
+ * Invalid params (JSON-RPC -32602, HTTP status 400) naming the bad field, e.g.
+ * `invalidParams('txs[2]', 'not a signed transaction (bad RLP)')` → detail
+ * `Invalid params: txs[2]: not a signed transaction (bad RLP)`, members `{field, reason, ...extra}`.
  */
 export function invalidParams(field: string, reason: string, extra: Record<string, unknown> = {}): RpcError {
-  return new RpcError(RPC_ERRORS.INVALID_PARAMS, `Invalid params: ${field}: ${reason}`, { field, reason, ...extra });
+  return new RpcError('invalidParams', 400, `Invalid params: ${field}: ${reason}`, { field, reason, ...extra });
+}
+
+/**
+ * Invalid request (JSON-RPC -32600): a request the builder refuses as a whole (a missing or bad
+ * signature: status 401; a batch or body over a limit, a body that is not a request: 400 or 413).
+ */
+export function invalidRequest(detail: string, members: Record<string, unknown> = {}, status = 400): RpcError {
+  return new RpcError('invalidRequest', status, detail, members);
+}
+
+/** Parse error (JSON-RPC -32700, HTTP status 400): the body is not JSON. */
+export function parseError(detail: string): RpcError {
+  return new RpcError('parseError', 400, detail);
+}
+
+/** Limit exceeded (JSON-RPC -32005, EIP-1474; HTTP status 429): the caller's rate limit. */
+export function limitExceeded(detail: string, members: Record<string, unknown> = {}): RpcError {
+  return new RpcError('limitExceeded', 429, detail, members);
+}
+
+/**
+ * Internal error (JSON-RPC -32603): `status` 500 (a bug, logged; the detail says only that), 502
+ * (the node refused a call) or 503 (a store briefly unavailable).
+ */
+export function internalError(detail: string, members: Record<string, unknown> = {}, status = 500): RpcError {
+  return new RpcError('internal', status, detail, members);
 }

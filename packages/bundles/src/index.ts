@@ -24,7 +24,21 @@ export {
   type BundleTx,
   type ValidBundleParams,
 } from './bundle.js';
-export { RPC_ERRORS, RpcError, invalidParams, type JsonRpcErrorObject, type RpcErrorCode } from './errors.js';
+export {
+  RPC_ERRORS,
+  RPC_PROBLEM_TYPES,
+  RpcError,
+  internalError,
+  invalidParams,
+  invalidRequest,
+  jsonRpcCodeOf,
+  jsonRpcErrorOf,
+  limitExceeded,
+  parseError,
+  type JsonRpcErrorObject,
+  type RpcErrorCode,
+  type RpcProblemKind,
+} from './errors.js';
 export { BundleIntake, bundleIntakeFor, type BundleIntakeOptions, type SubmitBundleResult } from './intake.js';
 export { OrderflowPool, POOL_TTL_SECONDS, type BundleVia, type Charged, type MempoolTx, type StoredBundle } from './pool.js';
 export { MAX_MEV_BLOCK_RANGE, MEV_SHARE_HINTS, MEV_SHARE_VERSION, validateMevSendBundleParams, type ValidMevBundle } from './mevShare.js';

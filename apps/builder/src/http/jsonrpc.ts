@@ -1,7 +1,8 @@
 import type jayson from 'jayson';
 import type { Logger } from 'pino';
 import type { RpcContext } from '../rpc/context.js';
-import { RPC_ERRORS, type JsonRpcErrorObject } from '../rpc/errors.js';
+import type { ProblemError } from '@acg/schemas';
+import { internalError, invalidRequest, jsonRpcErrorOf, type JsonRpcErrorObject } from '../rpc/errors.js';
 
 /** A JSON-RPC 2.0 id as this route answers it. */
 export type JsonRpcId = string | number | null;
@@ -14,8 +15,11 @@ export interface JsonRpcResponse {
   error?: JsonRpcErrorObject;
 }
 
-/** A response object carrying `error` (id null unless given). */
-export const errorResponse = (error: JsonRpcErrorObject, id: JsonRpcId = null): JsonRpcResponse => ({ jsonrpc: '2.0', id, error });
+/**
+ * A response object carrying the JSON-RPC error of `problem` (id null unless given): the route's
+ * own failures go through the same `jsonRpcErrorOf` as the methods' (docs/architecture.md "Errors").
+ */
+export const errorResponse = (problem: ProblemError, id: JsonRpcId = null): JsonRpcResponse => ({ jsonrpc: '2.0', id, error: jsonRpcErrorOf(problem) });
 
 /**
  * Deepest array/object nesting accepted in a body (a batch of `eth_sendBundle` calls needs 4).
@@ -54,7 +58,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
  * object (a number, string, boolean, null or array): -32600 with id null.
  */
 const notARequest = (): JsonRpcResponse =>
-  errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: 'Invalid Request: a JSON-RPC 2.0 request is an object {jsonrpc: "2.0", method, params?, id?}.' });
+  errorResponse(invalidRequest('Invalid Request: a JSON-RPC 2.0 request is an object {jsonrpc: "2.0", method, params?, id?}.'));
 
 /**
  * Runs one parsed request object through jayson and resolves with its response, or `undefined`
@@ -78,10 +82,7 @@ function callOne(server: jayson.Server, request: unknown, context: RpcContext, l
     } catch (e) {
       log.error({ err: e }, 'JSON-RPC dispatch failed');
       resolve(
-        errorResponse(
-          { code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' },
-          typeof request.id === 'string' || typeof request.id === 'number' ? request.id : null,
-        ),
+        errorResponse(internalError('Internal error; it was logged.'), typeof request.id === 'string' || typeof request.id === 'number' ? request.id : null),
       );
     }
   });
@@ -107,7 +108,7 @@ export async function dispatchJsonRpc(
   log: Logger,
 ): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
   if (!Array.isArray(body)) return callOne(server, body, context, log);
-  if (body.length === 0) return errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: 'Invalid Request: an empty batch.' });
+  if (body.length === 0) return errorResponse(invalidRequest('Invalid Request: an empty batch.'));
   const responses = await Promise.all(body.map((element) => callOne(server, element, context, log)));
   const answered = responses.filter((r): r is JsonRpcResponse => r !== undefined);
   return answered.length > 0 ? answered : undefined;

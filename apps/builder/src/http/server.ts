@@ -4,10 +4,10 @@ import type jayson from 'jayson';
 import { createRequestObserver, METRICS_PATH, metricsHandler, setRoute, traceRequest, writeProblem, type HttpMetrics, type Registry } from '@acg/observability';
 import type { Logger } from 'pino';
 import { isRedisUnavailable } from '@acg/redis';
-import { JsonNumberError, parseStrictJson } from '@acg/schemas';
+import { JsonNumberError, parseStrictJson, ProblemError } from '@acg/schemas';
 import type { TokenBucket } from '../ratelimit.js';
 import type { RpcContext } from '../rpc/context.js';
-import { RPC_ERRORS, RpcError } from '../rpc/errors.js';
+import { internalError, invalidRequest, limitExceeded, parseError, RpcError } from '../rpc/errors.js';
 import { SIGNATURE_HEADERS, verifyBundleSignature } from '../signature.js';
 import { dispatchJsonRpc, errorResponse, jsonNestingDepth, MAX_JSON_DEPTH, type JsonRpcId } from './jsonrpc.js';
 
@@ -112,11 +112,11 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
     send(
       res,
       429,
-      errorResponse({
-        code: RPC_ERRORS.LIMIT_EXCEEDED,
-        message: `Rate limit exceeded: ${ratePerSecond} requests per second per IP, burst ${burst}. Retry after ${retryAfterMs} ms.`,
-        data: { retry_after_ms: retryAfterMs },
-      }),
+      errorResponse(
+        limitExceeded(`Rate limit exceeded: ${ratePerSecond} requests per second per IP, burst ${burst}. Retry after ${retryAfterMs} ms.`, {
+          retry_after_ms: retryAfterMs,
+        }),
+      ),
       { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
     );
   };
@@ -139,9 +139,8 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
         return metrics(req, res);
       }
       if (path === '/rpc') setRoute(req, '/rpc');
-      if (path !== '/rpc') return send(res, 404, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Not found: JSON-RPC is served at POST /rpc.` }));
-      if (req.method !== 'POST')
-        return send(res, 405, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: 'Use POST with a JSON-RPC 2.0 body.' }), { allow: 'POST' });
+      if (path !== '/rpc') return send(res, 404, errorResponse(invalidRequest('Not found: JSON-RPC is served at POST /rpc.', {}, 404)));
+      if (req.method !== 'POST') return send(res, 405, errorResponse(invalidRequest('Use POST with a JSON-RPC 2.0 body.', {}, 405)), { allow: 'POST' });
       const ip = clientIp(req, opts.trustProxy);
       const first = await bucket.take(ip, 1);
       if (!first.allowed) {
@@ -157,7 +156,7 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
         return send(
           res,
           413,
-          errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body of ${declared} bytes is larger than ${opts.maxBodyBytes} bytes.` }),
+          errorResponse(invalidRequest(`Request body of ${declared} bytes is larger than ${opts.maxBodyBytes} bytes.`, {}, 413)),
           closeAfter ? { connection: 'close' } : {},
         );
       }
@@ -165,8 +164,7 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
       try {
         raw = await readBody(req, opts.maxBodyBytes);
       } catch (e) {
-        if (e instanceof BodyTooLarge)
-          return send(res, 413, errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: `Request body is larger than ${opts.maxBodyBytes} bytes.` }));
+        if (e instanceof BodyTooLarge) return send(res, 413, errorResponse(invalidRequest(`Request body is larger than ${opts.maxBodyBytes} bytes.`, {}, 413)));
         return;
       }
       const text = raw.toString('utf8');
@@ -177,23 +175,17 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
         body = parseStrictJson(text);
       } catch (e) {
         if (e instanceof JsonNumberError) {
-          return send(
-            res,
-            200,
-            errorResponse({ code: RPC_ERRORS.INVALID_PARAMS, message: `Invalid params: ${e.message}`, data: { reason: 'number_not_representable' } }),
-          );
+          return send(res, 200, errorResponse(new RpcError('invalidParams', 400, `Invalid params: ${e.message}`, { reason: 'number_not_representable' })));
         }
-        return send(res, 200, errorResponse({ code: RPC_ERRORS.PARSE_ERROR, message: 'Parse error: the body is not valid JSON.' }));
+        return send(res, 200, errorResponse(parseError('Parse error: the body is not valid JSON.')));
       }
       if (jsonNestingDepth(text) > MAX_JSON_DEPTH) {
         return send(
           res,
           200,
-          errorResponse({
-            code: RPC_ERRORS.INVALID_REQUEST,
-            message: `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels.`,
-            data: { reason: 'nesting_too_deep', limit: MAX_JSON_DEPTH },
-          }),
+          errorResponse(
+            invalidRequest(`Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels.`, { reason: 'nesting_too_deep', limit: MAX_JSON_DEPTH }),
+          ),
         );
       }
       const singleId: JsonRpcId =
@@ -205,19 +197,12 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
       try {
         searcher = await verifyBundleSignature(raw, Array.isArray(sigHeader) ? sigHeader[0] : sigHeader);
       } catch (e) {
-        if (e instanceof RpcError) return send(res, 200, errorResponse(e.toJSON(), singleId));
+        if (e instanceof ProblemError) return send(res, 200, errorResponse(e, singleId));
         throw e;
       }
       if (Array.isArray(body)) {
         if (body.length > bucket.opts.burst) {
-          return send(
-            res,
-            200,
-            errorResponse({
-              code: RPC_ERRORS.INVALID_REQUEST,
-              message: `Batch of ${body.length} calls is over the limit of ${bucket.opts.burst} calls per request.`,
-            }),
-          );
+          return send(res, 200, errorResponse(invalidRequest(`Batch of ${body.length} calls is over the limit of ${bucket.opts.burst} calls per request.`)));
         }
         if (body.length > 1) {
           const more = await bucket.take(ip, body.length - 1);
@@ -232,19 +217,12 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
       if (isRedisUnavailable(e)) {
         // Redis down or frozen (answered within its bounds, @acg/redis): retry later, nothing was taken
         log.warn({ err: (e as Error)?.message?.slice(0, 200) }, 'redis unavailable');
-        return send(
-          res,
-          503,
-          errorResponse({
-            code: RPC_ERRORS.INTERNAL_ERROR,
-            message: 'The service is briefly unavailable; retry after 5 s.',
-            data: { reason: 'service_unavailable' },
-          }),
-          { 'retry-after': '5' },
-        );
+        return send(res, 503, errorResponse(internalError('The service is briefly unavailable; retry after 5 s.', { reason: 'service_unavailable' }, 503)), {
+          'retry-after': '5',
+        });
       }
       log.error({ err: e }, 'rpc route failed');
-      send(res, 500, errorResponse({ code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' }));
+      send(res, 500, errorResponse(internalError('Internal error; it was logged.')));
     });
   }
 }
@@ -254,7 +232,7 @@ export function createRpcListener(opts: RpcListenerOptions): RequestListener {
  * when nobody listens) with 405 and `Allow: POST`, as the route answers every other method.
  */
 export function refuseConnect(_req: IncomingMessage, socket: Duplex): void {
-  const body = JSON.stringify(errorResponse({ code: RPC_ERRORS.INVALID_REQUEST, message: 'Use POST with a JSON-RPC 2.0 body.' }));
+  const body = JSON.stringify(errorResponse(invalidRequest('Use POST with a JSON-RPC 2.0 body.', {}, 405)));
   socket.on('error', () => {});
   socket.end(
     `HTTP/1.1 405 Method Not Allowed\r\nAllow: POST\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

@@ -1,5 +1,20 @@
 /**
- * The builder's JSON-RPC error codes and `RpcError` (docs/decisions.md "Errors"; EIP-1474 for -32005) live in
- * @acg/bundles, whose bundle validation throws them; re-exported here for the RPC host's modules.
+ * The builder's failures and their one mapping to JSON-RPC (docs/architecture.md "Errors"; apps/builder
+ * README "Errors"): `RpcError` is a `ProblemError` (@acg/schemas) made where the failure is known
+ * (`invalidParams`, `invalidRequest`, `parseError`, `limitExceeded`, `internalError`), and
+ * `jsonRpcErrorOf` turns a `ProblemError` into a JSON-RPC error object at the edge (the jayson
+ * methods' wrapper in `server.ts` and the HTTP route). They live in @acg/bundles, whose bundle
+ * validation throws them; re-exported here for the RPC host's modules.
  */
-export { RPC_ERRORS, RpcError, invalidParams, type JsonRpcErrorObject, type RpcErrorCode } from '@acg/bundles';
+export {
+  RPC_ERRORS,
+  RpcError,
+  internalError,
+  invalidParams,
+  invalidRequest,
+  jsonRpcErrorOf,
+  limitExceeded,
+  parseError,
+  type JsonRpcErrorObject,
+  type RpcErrorCode,
+} from '@acg/bundles';

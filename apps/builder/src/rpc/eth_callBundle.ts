@@ -3,7 +3,7 @@ import { bundleHash, decodeBundleTx, MAX_BUNDLE_BYTES, MAX_BUNDLE_TXS, singlePar
 import type { BundleIntake } from '@acg/bundles';
 import { simulateBlock } from '../simulate.js';
 import type { RpcContext } from './context.js';
-import { invalidParams, RpcError, RPC_ERRORS } from '@acg/bundles';
+import { internalError, invalidParams } from '@acg/bundles';
 
 /** One transaction's outcome in `eth_callBundle` (Flashbots shape; wei amounts as decimal strings). */
 export interface CallBundleTxResult {
@@ -74,7 +74,7 @@ export async function eth_callBundle(
     },
     txs,
   );
-  if (!sim.ok) throw new RpcError(RPC_ERRORS.INTERNAL_ERROR, 'The node refused to simulate this bundle.', { reason: sim.error });
+  if (!sim.ok) throw internalError('The node refused to simulate this bundle.', { reason: sim.error }, 502);
   let fees = 0n;
   let sent = 0n;
   let gas = 0n;

@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { Address, Hex, PublicClient } from 'viem';
 import type { BundleIntake } from '@acg/bundles';
 import type { RpcContext } from './context.js';
-import { RPC_ERRORS, RpcError, type JsonRpcErrorObject } from '@acg/bundles';
+import { ProblemError } from '@acg/schemas';
+import { internalError, jsonRpcErrorOf, type JsonRpcErrorObject } from './errors.js';
 import { eth_callBundle } from './eth_callBundle.js';
 import { eth_cancelBundle } from './eth_cancelBundle.js';
 import { eth_sendBundle } from './eth_sendBundle.js';
@@ -44,10 +45,15 @@ export const RPC_METHODS = [
   'buildernet_getDelayedRefundTotalsByRecipient',
 ] as const;
 
+/**
+ * The JSON-RPC edge of a method's failure, the one place it is mapped (docs/architecture.md
+ * "Errors"): a `ProblemError` (every `RpcError` of @acg/bundles, any other problem) →
+ * `jsonRpcErrorOf`; anything else is a bug, logged, and answered as -32603 without its text.
+ */
 function toJsonRpcError(e: unknown, log: Logger, method: string): JsonRpcErrorObject {
-  if (e instanceof RpcError) return e.toJSON();
+  if (e instanceof ProblemError) return jsonRpcErrorOf(e);
   log.error({ method, err: e }, 'JSON-RPC method failed');
-  return { code: RPC_ERRORS.INTERNAL_ERROR, message: 'Internal error; it was logged.' };
+  return jsonRpcErrorOf(internalError('Internal error; it was logged.'));
 }
 
 type Handler = (params: unknown, ctx: RpcContext) => Promise<unknown>;

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { cancelEffect, JOB_ENDED, jobView, type StoredJob } from '@acg/jobs';
 import { readRefund, settlementState } from '@acg/treasury';
-import { readBearer } from '@acg/identity';
+import { accountOf, bearerIdentity } from '../caller.js';
 import { JobId, type JobRecord } from '@acg/schemas';
 import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { ErrorCode, McpError, type CallToolResult, type Result, type Task } from '@modelcontextprotocol/sdk/types.js';
@@ -72,13 +72,13 @@ export type TaskCaller = { kind: 'wallet'; address: string } | { kind: 'invalid'
 
 /**
  * The caller of one MCP request from its HTTP `Authorization` header (`Bearer <token>` from
- * Sign-In with Ethereum, `POST /v1/auth/token`).
+ * Sign-In with Ethereum, `POST /v1/auth/token`), through the one identity step (`bearerIdentity`):
+ * a header that is malformed or whose token does not resolve (or cannot be read) is `invalid`.
  */
 export async function taskCaller(services: Services, authorization: string | undefined): Promise<TaskCaller> {
-  const bearer = readBearer(authorization);
-  if (bearer.kind === 'none') return { kind: 'none' };
-  if (bearer.kind === 'malformed') return { kind: 'invalid' };
-  const address = await services.tokens.resolve(bearer.token).catch(() => undefined);
+  const identity = await bearerIdentity(services, authorization).catch(() => ({ kind: 'refused' as const, detail: '' }));
+  if (identity === undefined) return { kind: 'none' };
+  const address = accountOf(identity);
   return address ? { kind: 'wallet', address } : { kind: 'invalid' };
 }
 

@@ -1,6 +1,5 @@
 import type { ExecutableCapability } from '@acg/capabilities';
 import { Executor, newExecutionId } from '@acg/execution';
-import { bearerTokenOf } from '@acg/identity';
 import { inputJsonSchema, outputJsonSchema } from '@acg/registry';
 import { mcpToolName, Routing, type ExecutionSucceeded } from '@acg/schemas';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -9,6 +8,7 @@ import { EXECUTE_ROUTE, executeDescription, paidOutcome, resolveExecution, runPa
 import { carriesPayment, paidRequest, payForCall } from '../paidRoute/paidCall.js';
 import { routeExecution } from '../paidRoute/routing.js';
 import { problemDetails } from '../trpc/problem.js';
+import { accountOf, bearerIdentity } from '../caller.js';
 import type { Services } from '../services.js';
 import { PAYMENT_META, paymentRequiredResult, problemResult, settlementMeta, toolResult } from './results.js';
 
@@ -85,8 +85,10 @@ export async function callCapabilityTool(
     // null: no payment (answered with the challenge); never read from HTTP headers here
     payment: { payload: meta?.[PAYMENT_META] ?? null },
   });
-  // a payer resending its settled payment proves itself with its bearer token, as on REST
-  if (carriesPayment(request)) request.caller = await bearerAccount(services, authorization);
+  // a payer resending its settled payment proves itself with its bearer token, as on REST: the one
+  // identity step (its Bearer part: MCP has no tRPC context), leniently: a bad token, or a token store that
+  // does not answer, is no caller and never blocks the payment
+  if (carriesPayment(request)) request.caller = accountOf(await bearerIdentity(services, authorization).catch(() => undefined));
   // one Executor for the call: a read-only capability starts while its payment settles (as on REST), released after settlement
   const executor = new Executor(services);
   let fresh: PaidExecutionResult | undefined;
@@ -117,10 +119,4 @@ export async function callCapabilityTool(
       ...(result.replayed ? { replayed: true } : {}),
     }),
   );
-}
-
-/** The wallet of an MCP request's `Authorization: Bearer` token, undefined without a valid one. */
-async function bearerAccount(services: Services, authorization: string | undefined): Promise<string | undefined> {
-  const token = bearerTokenOf(authorization);
-  return token ? services.tokens.resolve(token).catch(() => undefined) : undefined;
 }

@@ -1,6 +1,6 @@
 import { CapabilityResolutionError, checkPrecondition, executableDefinition, parseCapabilityInput } from '@acg/execution';
 import { readRefund, settlementState } from '@acg/treasury';
-import { readBearer } from '@acg/identity';
+import { accountOf, bearerIdentity } from '../caller.js';
 import { cancelEffect, jobView, planJob, PlanError } from '@acg/jobs';
 import { JobCreated, JobId, JobRecord, JobRequest, JobStatus } from '@acg/schemas';
 import { ulid } from 'ulid';
@@ -153,13 +153,10 @@ export const jobsRouter = router({
       const job = await store.get(input.job_id);
       if (!job) throw problem(404, `No job ${input.job_id}.`);
       let caller: string | undefined;
-      const bearer = readBearer(header(ctx, 'authorization'));
-      if (bearer.kind !== 'none') {
-        try {
-          caller = bearer.kind === 'bearer' ? await ctx.services.tokens.resolve(bearer.token) : undefined;
-        } catch {
-          caller = undefined;
-        }
+      // the one identity step's Bearer part: a header that is malformed, or a token that does not resolve, is a 401
+      const bearer = await bearerIdentity(ctx.services, header(ctx, 'authorization')).catch(() => ({ kind: 'refused' as const, detail: '' }));
+      if (bearer !== undefined) {
+        caller = accountOf(bearer);
         if (!caller) throw problem(401, 'The bearer token is invalid or expired.', {}, { 'WWW-Authenticate': 'Bearer realm="gateway"' });
       } else if (input.signature) {
         caller = await recoverAddress({ hash: hashMessage(cancelMessage(job.job_id)), signature: input.signature as `0x${string}` }).catch(() => undefined);

@@ -1,11 +1,11 @@
 import type { EarlyRun } from '@acg/execution';
 import type { SettledPayment } from '@acg/payments';
-import { bearerTokenOf } from '@acg/identity';
 import type { TRPCError } from '@trpc/server';
 import { carriesPayment, paidRequest, payForCall, resourceUrl } from '../paidRoute/paidCall.js';
+import { accountOf, identify } from './authenticate.js';
 import { header, type Context } from './context.js';
 import { problemOf, rawError, trpcErrorOf } from './problem.js';
-import { authenticationInfo, optionalSignInWithX, signInWithXSession } from './signInWithX.js';
+import { authenticationInfo, optionalSignInWithX } from './signInWithX.js';
 
 /** What a paid procedure declares: its route name, price and description for the challenge. */
 export interface PaidSpec<I> {
@@ -52,16 +52,6 @@ export function resourceUrlOf(spec: Pick<PaidSpec<never>, 'path'>, ctx: Pick<Con
 }
 
 /**
- * The wallet of the request's `Authorization: Bearer` token, undefined without a valid one: a
- * payer's proof when it resends a settled payment (the paywall answers the result only to its payer).
- */
-async function bearerAccount(ctx: Context, resource: string): Promise<string | undefined> {
-  const token = bearerTokenOf(header(ctx, 'authorization'));
-  if (!token) return (await signInWithXSession(ctx, resource).catch(() => undefined))?.account;
-  return ctx.services.tokens.resolve(token).catch(() => undefined);
-}
-
-/**
  * The x402 paywall as a tRPC middleware (docs/code-style.md "Procedures built from procedures"): every paid
  * route does `.use(paid({...}))` after its input validation, so bad input is refused before any
  * payment. The transport-independent part is {@link payForCall} (shared with MCP tools): the
@@ -89,8 +79,9 @@ export function paid<I>(spec: PaidSpec<I>) {
       payment: { headers: (name) => header(ctx, name) },
       idempotencyKey: header(ctx, 'idempotency-key')?.slice(0, 200),
     });
-    // the caller's credentials prove the payer of a settled payment sent again (read only with a payment)
-    if (carriesPayment(request)) request.caller = await bearerAccount(ctx, resourceUrlOf(spec, ctx));
+    // the caller's credentials prove the payer of a settled payment sent again (read only with a payment);
+    // the one identity step, lenient: a bad or expired credential is no caller and never blocks the payment
+    if (carriesPayment(request)) request.caller = accountOf(await identify(ctx, { lenient: true, signInWithX: () => resourceUrlOf(spec, ctx) }));
     let fresh: R | undefined;
     const result = await payForCall(ctx.services.paywall, request, {
       early: spec.early && ((payer, executionId) => spec.early?.(input, ctx, { executionId, payer })),

@@ -1,4 +1,4 @@
-import { AuthError, readBearer } from '@acg/identity';
+import { accountOf, bearerIdentity } from '../../caller.js';
 import { formatUnits } from 'viem';
 import { html, type HtmlValue, type SafeHtml } from '../html.js';
 import { layout } from '../layout.js';
@@ -20,15 +20,12 @@ export type Viewer = { kind: 'anonymous' } | { kind: 'invalid'; message: string 
 
 /** Resolves the request's `Authorization: Bearer` token to its wallet (the same token store as the JSON API). */
 export async function viewerOf(ctx: PageContext): Promise<Viewer> {
-  const bearer = readBearer(ctx.req.headers.authorization);
-  if (bearer.kind === 'none') return { kind: 'anonymous' };
-  if (bearer.kind === 'malformed') return { kind: 'invalid', message: 'The Authorization header is not "Bearer <token>".' };
-  try {
-    return { kind: 'account', account: await ctx.services.tokens.resolve(bearer.token) };
-  } catch (e) {
-    if (e instanceof AuthError) return { kind: 'invalid', message: e.message };
-    throw e;
-  }
+  // the one identity step's Bearer part (`bearerIdentity`): no header → anonymous; refused → invalid with its sentence
+  const identity = await bearerIdentity(ctx.services, ctx.req.headers.authorization);
+  if (identity === undefined) return { kind: 'anonymous' };
+  if (identity.kind === 'refused') return { kind: 'invalid', message: identity.detail };
+  const account = accountOf(identity);
+  return account ? { kind: 'account', account } : { kind: 'invalid', message: 'This token does not name a wallet.' };
 }
 
 /** USDC base units (integer string or bigint, 6 decimals) as `1.25 USDC`. */
