@@ -16,8 +16,9 @@ export interface AuthenticateOptions extends BearerOptions {
   signInWithX?: (ctx: Context) => string | false | undefined;
   /**
    * For a request that pays (x402): a credential never blocks it. A malformed `Authorization`, an
-   * unknown, expired or revoked token, a refused sign-in-with-x proof, or a token store that does
-   * not answer is no caller (`anonymous`) instead of a 401/429; and a sign-in-with-x session is not
+   * unknown, expired or revoked token, or a token store that does not answer is ignored (the
+   * `SIGN-IN-WITH-X` proof is read next), a refused sign-in-with-x proof is no caller (`anonymous`),
+   * never a 401/429; and a sign-in-with-x session is not
    * announced here (no `Authentication-Info`: the paid route announces it after the answer is
    * stored, never with it). Default false.
    */
@@ -38,14 +39,13 @@ export const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Bearer realm="gateway", e
  */
 export async function identify(ctx: Context, o: AuthenticateOptions = {}): Promise<Identity> {
   const byBearer = await bearerIdentity(ctx.services, header(ctx, 'authorization'), o).catch((e: unknown) => {
-    if (o.lenient) return ANONYMOUS;
+    if (o.lenient) return undefined;
     throw e;
   });
   if (byBearer?.kind === 'refused') {
-    if (o.lenient) return ANONYMOUS;
-    throw problem(401, byBearer.detail, byBearer.reason ? { reason: byBearer.reason } : {}, WWW_AUTHENTICATE);
-  }
-  if (byBearer) return byBearer;
+    // lenient: the refused credential is ignored, and a sign-in-with-x proof beside it may still name the caller
+    if (!o.lenient) throw problem(401, byBearer.detail, byBearer.reason ? { reason: byBearer.reason } : {}, WWW_AUTHENTICATE);
+  } else if (byBearer) return byBearer;
   const resource = o.signInWithX ? o.signInWithX(ctx) : undefined;
   if (resource === false) return ANONYMOUS;
   // lenient (a paying request): the session is only read, and announced by the paid route after its answer is stored
