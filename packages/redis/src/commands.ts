@@ -33,3 +33,12 @@ export async function countInWindow(redis: Redis, p: { key: string; windowMs: nu
   const [count, msLeft] = (await withScripts(redis, SCRIPTS).count_in_window(p.key, p.windowMs)) as [number, number];
   return { count, msLeft };
 }
+
+/**
+ * `set_unlogged.lua`: `SET key value PX ttlMs`, kept out of the AOF and the replicas: no fsync of its
+ * own under `appendfsync always`, and lost on a restart or failover. Only for markers whose loss
+ * fails closed (docs/durability.md "What is not fsynced").
+ */
+export async function setUnlogged(redis: Redis, p: { key: string; value: string; ttlMs: number }): Promise<void> {
+  await withScripts(redis, SCRIPTS).set_unlogged(p.key, p.value, p.ttlMs);
+}

@@ -1,7 +1,7 @@
 import { resolveRedis, startRedisCluster, type RedisHandle, type RedisPersistence } from '@acg/devnet';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { connectRedis, countInWindow, readStoreDurability, ReplicaAcks } from '../src/index.js';
+import { connectRedis, countInWindow, readStoreDurability, ReplicaAcks, setUnlogged } from '../src/index.js';
 
 // docs/durability.md: the start check reads the store's AOF setting; WAIT after the money writes on a replicated setup
 const handles: RedisHandle[] = [];
@@ -95,5 +95,15 @@ describe('count_in_window', () => {
     expect(await aofSize(redis)).toBe(before);
     await redis.set('written', '1');
     expect(await aofSize(redis)).toBeGreaterThan(before);
+  });
+
+  it('set_unlogged sets the key with its time to live, and writes nothing to the AOF', async () => {
+    const { redis } = await privateRedis({ persistence: 'always' });
+    await redis.set('warm', '1');
+    const before = await aofSize(redis);
+    await setUnlogged(redis, { key: 'siwx:test', value: 'https://gw.example/api/v1/execute', ttlMs: 60_000 });
+    expect(await redis.get('siwx:test')).toBe('https://gw.example/api/v1/execute');
+    expect(await redis.pttl('siwx:test')).toBeGreaterThan(50_000);
+    expect(await aofSize(redis)).toBe(before);
   });
 });
