@@ -55,6 +55,9 @@ export interface ExecuteSide {
   throughput: number;
   p50Ms: number;
   p99Ms: number;
+  /** p50 of the 402 round trip alone, and of the paid retry alone (client side), ms: where a call's time goes. */
+  challengeP50Ms: number;
+  paidP50Ms: number;
   /** Payments that reached the treasury on-chain during this side's run (warm-up included). */
   settledOnChain: bigint;
   /**
@@ -77,7 +80,7 @@ export interface ExecuteBenchResult {
  * The reference server: express 5 + `@x402/express` `paymentMiddleware` guarding
  * `POST /api/v1/execute` at the same price, and a handler that reads the same two balances.
  */
-async function startReference(stack: DevStack): Promise<{ url: string; server: Server }> {
+export async function startReference(stack: DevStack): Promise<{ url: string; server: Server }> {
   const { rpcUrl, treasury, network } = stack.payment;
   const chain = paymentChain(rpcUrl);
   const facilitator = createInProcessFacilitator({ rpcUrl, chain, signer: devPrivateKey(0), networks: [network] });
@@ -184,6 +187,14 @@ function summarize(side: Side): ExecuteSide {
     throughput: ok / (wallMs / 1000),
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
+    challengeP50Ms: percentile(
+      side.runs.flatMap((r) => r.challengeMs),
+      50,
+    ),
+    paidP50Ms: percentile(
+      side.runs.flatMap((r) => r.paidMs),
+      50,
+    ),
     settledOnChain: side.settled,
     serverCpuMsPerCall: ok > 0 ? side.cpuMicros / 1000 / ok : Number.NaN,
   };
@@ -315,18 +326,30 @@ function failureLines(sides: readonly ExecuteSide[]): string[] {
 export function formatExecute(r: ExecuteBenchResult): string {
   const s = r.settings;
   const perSide = r.callsPerSide;
-  const row = (x: ExecuteSide) => [...sideCells(x, perSide), String(x.settledOnChain), fmt(x.serverCpuMsPerCall, 1)];
+  const row = (x: ExecuteSide) => [
+    ...sideCells(x, perSide),
+    fmt(x.challengeP50Ms, 0),
+    fmt(x.paidP50Ms, 0),
+    String(x.settledOnChain),
+    fmt(x.serverCpuMsPerCall, 1),
+  ];
   const lines = [
     `POST /api/v1/execute (${CAPABILITY}, 0.001 USDC), paid with @x402/fetch: ${s.buyers} buyers concurrently,`,
     `  ${perSide} measured paid calls per side (2 halves, order G R R G) after ${s.warmupPerBuyer * s.buyers} warm-up calls each;`,
     '  one call = 402 challenge + EIP-3009 signature + paid retry (verify, settle on anvil, multicall read)',
     '',
     table(
-      ['', 'paid calls/s', 'p50 ms', 'p99 ms', 'ok', 'settled on-chain*', 'server CPU ms/call**'],
+      ['', 'paid calls/s', 'p50 ms', 'p99 ms', 'ok', '402 p50 ms', 'paid retry p50 ms', 'settled on-chain*', 'server CPU ms/call**'],
       [
         row(r.gateway),
         row(r.reference),
-        [...ratioCells('ratio gateway/reference', r.gateway, r.reference), '', fmtRatio(ratio(r.gateway.serverCpuMsPerCall, r.reference.serverCpuMsPerCall))],
+        [
+          ...ratioCells('ratio gateway/reference', r.gateway, r.reference),
+          fmtRatio(ratio(r.gateway.challengeP50Ms, r.reference.challengeP50Ms)),
+          fmtRatio(ratio(r.gateway.paidP50Ms, r.reference.paidP50Ms)),
+          '',
+          fmtRatio(ratio(r.gateway.serverCpuMsPerCall, r.reference.serverCpuMsPerCall)),
+        ],
       ],
     ),
     "* payments that reached the treasury in USDC during that side's runs, warm-up included.",

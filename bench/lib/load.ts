@@ -48,6 +48,10 @@ export interface PaidCall {
   ms: number;
   ok: boolean;
   detail?: string;
+  /** the unpaid request's round trip (the 402 challenge), ms */
+  challengeMs?: number;
+  /** the paid retry's round trip (settle, run, answer), ms */
+  paidMs?: number;
 }
 
 export interface PaidSummary {
@@ -55,6 +59,10 @@ export interface PaidSummary {
   wallMs: number;
   /** Latency of each successful call (402 round trip + signing + paid retry), ms. */
   latenciesMs: number[];
+  /** Of each successful call: the 402 round trip alone, ms (client side, headers received). */
+  challengeMs: number[];
+  /** Of each successful call: the paid retry's round trip alone, ms (client side, headers received). */
+  paidMs: number[];
   ok: number;
   failed: number;
   /** Up to 3 failure descriptions (status and start of body, or the error). */

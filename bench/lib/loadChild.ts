@@ -45,15 +45,23 @@ async function runAutocannon(job: AutocannonJob): Promise<AutocannonSummary> {
   };
 }
 
-/** One official x402 client per buyer, kept across jobs. */
-const callers = new Map<number, { address: `0x${string}`; pay: typeof fetch }>();
+/** One official x402 client per buyer, kept across jobs; `phases` holds the round trips of its current call (402, then the paid retry), ms. */
+const callers = new Map<number, { address: `0x${string}`; pay: typeof fetch; phases: number[] }>();
 function caller(index: number) {
   let c = callers.get(index);
   if (!c) {
     const account = devAccount(index);
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: account });
-    c = { address: account.address, pay: wrapFetchWithPayment(fetch, client) };
+    const phases: number[] = [];
+    // the fetch under the x402 wrapper: times each HTTP round trip of a call (up to its headers)
+    const timed: typeof fetch = async (input, init) => {
+      const t = performance.now();
+      const res = await fetch(input, init);
+      phases.push(performance.now() - t);
+      return res;
+    };
+    c = { address: account.address, pay: wrapFetchWithPayment(timed, client), phases };
     callers.set(index, c);
   }
   return c;
@@ -63,6 +71,7 @@ async function runPaid(job: PaidJob): Promise<PaidSummary> {
   const call = async (c: ReturnType<typeof caller>): Promise<PaidCall> => {
     const body = JSON.stringify({ capability_id: job.capabilityId, input: { address: c.address, chain: 'base' } });
     const t0 = performance.now();
+    c.phases.length = 0;
     try {
       const res = await c.pay(job.url, {
         method: 'POST',
@@ -73,7 +82,8 @@ async function runPaid(job: PaidJob): Promise<PaidSummary> {
       const text = await res.text();
       const ms = performance.now() - t0;
       const ok = res.status === 200 && res.headers.get('payment-response') !== null;
-      return ok ? { ms, ok } : { ms, ok, detail: `HTTP ${res.status} ${text.slice(0, 200)}` };
+      const [challengeMs, paidMs] = c.phases.length === 2 ? c.phases : [undefined, undefined];
+      return ok ? { ms, ok, challengeMs, paidMs } : { ms, ok, detail: `HTTP ${res.status} ${text.slice(0, 200)}` };
     } catch (e) {
       return { ms: performance.now() - t0, ok: false, detail: String((e as Error)?.message ?? e).slice(0, 200) };
     }
@@ -94,6 +104,8 @@ async function runPaid(job: PaidJob): Promise<PaidSummary> {
   return {
     wallMs,
     latenciesMs: calls.filter((c) => c.ok).map((c) => c.ms),
+    challengeMs: calls.flatMap((c) => (c.ok && c.challengeMs !== undefined ? [c.challengeMs] : [])),
+    paidMs: calls.flatMap((c) => (c.ok && c.paidMs !== undefined ? [c.paidMs] : [])),
     ok: calls.filter((c) => c.ok).length,
     failed: calls.filter((c) => !c.ok).length,
     failures: calls

@@ -172,7 +172,12 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     log: log.child({ module: 'paywall' }),
     observer: metrics.payments,
     // every 402 carries a fresh x402 sign-in-with-x challenge (apps/gateway README "Sign-in-with-x")
-    signInWithX: new SignInWithXChallenges(publicBaseUrl, (nonce, uri) => signInWithX.issue(nonce, uri)),
+    // (its nonce's write is not awaited: a lost one fails closed, packages/identity README "Sign-in-with-x")
+    signInWithX: new SignInWithXChallenges(publicBaseUrl, (nonce, uri) =>
+      signInWithX.issue(nonce, uri).catch((e: unknown) => {
+        log.warn({ err: String((e as Error)?.message ?? e).slice(0, 200) }, 'sign-in-with-x nonce not recorded; its proof will be refused');
+      }),
+    ),
     ...(waitRedis
       ? { replicaAcks: new ReplicaAcks(waitRedis, `${keys.prefix}durability:barrier`, config.store.waitReplicas, config.store.waitTimeoutMs) }
       : {}),

@@ -1,4 +1,4 @@
-import type { RedisKeys } from '@acg/redis';
+import { setUnlogged, type RedisKeys } from '@acg/redis';
 import { parseSIWxHeader, validateSIWxMessage, verifySIWxSignature, type SIWxPayload } from '@x402/extensions/sign-in-with-x';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
@@ -78,10 +78,12 @@ export class SignInWithX {
 
   /**
    * Records a challenge the gateway issued (the `sign-in-with-x` extension of a 402): its nonce,
-   * for the resource URI it names, for {@link SIGN_IN_WITH_X_NONCE_TTL_SECONDS}.
+   * for the resource URI it names, for {@link SIGN_IN_WITH_X_NONCE_TTL_SECONDS}. Kept out of the AOF
+   * and the replicas (`setUnlogged` of @acg/redis: no fsync per 402): a nonce lost to a restart or a
+   * failover fails closed, its proof refused `unknown_nonce` (docs/durability.md "What is not fsynced").
    */
   async issue(nonce: string, uri: string): Promise<void> {
-    await this.redis.set(identityKeys.siwxNonce(this.keys, nonce), uri, 'EX', SIGN_IN_WITH_X_NONCE_TTL_SECONDS);
+    await setUnlogged(this.redis, { key: identityKeys.siwxNonce(this.keys, nonce), value: uri, ttlMs: SIGN_IN_WITH_X_NONCE_TTL_SECONDS * 1000 });
   }
 
   /**

@@ -15,8 +15,13 @@ export const SIGN_IN_WITH_X_STATEMENT = 'Sign in to the agent capability gateway
  * `eip191`; `schema`), built by `@x402/extensions/sign-in-with-x`'s own resource server extension
  * for the gateway's public origin. Challenges are never reused between 402s (a nonce is single
  * use), so this runs after the paywall's challenge cache. Each challenge's nonce is recorded as
- * issued for its resource (`issued`) before it is sent. Verifying a signed challenge is the
- * `SignInWithX` (`signInWithX.ts`).
+ * issued for its resource (`issued`): the write is sent before the 402 is, on the store's
+ * connection, so a proof signed from that 402 is checked after it (commands on one connection run
+ * in order), but its acknowledgement (with `appendfsync always`, an fsync: one of the slowest steps
+ * of a 402 under disk load, bench/README.md "Paid execute") is not awaited. A nonce the store lost
+ * or never took (a crash, an outage) fails closed: its proof is refused `unknown_nonce` and the
+ * client signs the challenge of its next 402. Verifying a signed challenge is the `SignInWithX`
+ * (`signInWithX.ts`).
  */
 export class SignInWithXChallenges {
   private readonly declaration: SIWxExtension = declareSIWxExtension({
@@ -27,15 +32,16 @@ export class SignInWithXChallenges {
 
   /**
    * @param origin the gateway's public origin (`PUBLIC_BASE_URL`, e.g. `https://gateway.example.com`), read at each challenge.
-   * @param issued records each challenge's nonce and the resource URI it is for, before the 402
-   *   carries it (`SignInWithX.issue`: only issued nonces sign in, on their resource).
+   * @param issued records each challenge's nonce and the resource URI it is for (`SignInWithX.issue`:
+   *   only issued nonces sign in, on their resource); called before the 402 is sent, not awaited,
+   *   and expected to report its own failure (a rejection here is ignored).
    */
   constructor(
     private readonly origin: () => string,
     private readonly issued?: (nonce: string, uri: string) => Promise<void>,
   ) {}
 
-  /** The `sign-in-with-x` extension data of a 402 for `paymentRequired` (its resource and networks), its nonce recorded as issued. */
+  /** The `sign-in-with-x` extension data of a 402 for `paymentRequired` (its resource and networks), its nonce sent to be recorded as issued. */
   async challengeFor(paymentRequired: PaymentRequired): Promise<unknown> {
     const context: PaymentRequiredContext = {
       requirements: paymentRequired.accepts,
@@ -43,7 +49,7 @@ export class SignInWithXChallenges {
       paymentRequiredResponse: paymentRequired,
     };
     const challenge = (await this.serverExtension().enrichPaymentRequiredResponse?.(this.declaration, context)) as Partial<SIWxExtension> | undefined;
-    if (challenge?.info && this.issued) await this.issued(challenge.info.nonce, challenge.info.uri);
+    if (challenge?.info && this.issued) this.issued(challenge.info.nonce, challenge.info.uri).catch(() => undefined);
     return challenge;
   }
 

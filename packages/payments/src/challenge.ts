@@ -1,5 +1,5 @@
 import type { PaymentChallenge } from '@acg/schemas';
-import { encodePaymentRequiredHeader } from '@x402/core/http';
+import { encodePaymentRequiredHeader } from './headerCodec.js';
 import { LRUCache } from 'lru-cache';
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { PAYMENT_IDENTIFIER, PAYMENT_IDENTIFIER_DECLARATION } from './paymentIdentifier.js';

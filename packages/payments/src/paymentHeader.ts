@@ -1,4 +1,4 @@
-import { decodePaymentSignatureHeader } from '@x402/core/http';
+import { decodePaymentSignatureHeader } from './headerCodec.js';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { getEvmChainIdV1 } from '@x402/evm/v1';
 import type { Eip3009Authorization } from '@acg/treasury';

@@ -1,4 +1,4 @@
-import { encodePaymentRequiredHeader } from '@x402/core/http';
+import { encodePaymentRequiredHeader } from './headerCodec.js';
 import type { PaidResponse } from './challenge.js';
 
 /** A 402 answer of the paywall: `PaidResponse` of kind `payment_required`. */

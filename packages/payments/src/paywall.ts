@@ -1,4 +1,4 @@
-import { decodePaymentResponseHeader, encodePaymentResponseHeader } from '@x402/core/http';
+import { decodePaymentResponseHeader, encodePaymentResponseHeader } from './headerCodec.js';
 import { OFFER_RECEIPT } from '@x402/extensions/offer-receipt';
 import type { OfferReceipts } from './offerReceipt.js';
 import { SIGN_IN_WITH_X } from '@x402/extensions/sign-in-with-x';

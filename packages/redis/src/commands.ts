@@ -21,3 +21,24 @@ export async function releaseLease(redis: Redis, p: { leaseKey: string; holder: 
 export async function deleteFieldsIfEqual(redis: Redis, p: { key: string; field: string; expected: string; fields: readonly string[] }): Promise<boolean> {
   return (await withScripts(redis, SCRIPTS).hdel_if_equal(p.key, p.field, p.expected, ...p.fields)) === 1;
 }
+
+/**
+ * `count_in_window.lua`: counts one event under `key` (a fixed window named by the caller, e.g.
+ * `<ip>:<unix second>`, living `windowMs` from its first count). Returns the count including this
+ * one and the milliseconds until the window's key expires. The counter is kept out of the AOF and
+ * the replicas (a lost count only reopens a window of `windowMs`), so under `appendfsync always`
+ * counting costs no fsync of its own (docs/durability.md "What is not fsynced").
+ */
+export async function countInWindow(redis: Redis, p: { key: string; windowMs: number }): Promise<{ count: number; msLeft: number }> {
+  const [count, msLeft] = (await withScripts(redis, SCRIPTS).count_in_window(p.key, p.windowMs)) as [number, number];
+  return { count, msLeft };
+}
+
+/**
+ * `set_unlogged.lua`: `SET key value PX ttlMs`, kept out of the AOF and the replicas: no fsync of its
+ * own under `appendfsync always`, and lost on a restart or failover. Only for markers whose loss
+ * fails closed (docs/durability.md "What is not fsynced").
+ */
+export async function setUnlogged(redis: Redis, p: { key: string; value: string; ttlMs: number }): Promise<void> {
+  await withScripts(redis, SCRIPTS).set_unlogged(p.key, p.value, p.ttlMs);
+}

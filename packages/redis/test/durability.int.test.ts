@@ -1,7 +1,7 @@
 import { resolveRedis, startRedisCluster, type RedisHandle, type RedisPersistence } from '@acg/devnet';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { connectRedis, readStoreDurability, ReplicaAcks } from '../src/index.js';
+import { connectRedis, countInWindow, readStoreDurability, ReplicaAcks, setUnlogged } from '../src/index.js';
 
 // docs/durability.md: the start check reads the store's AOF setting; WAIT after the money writes on a replicated setup
 const handles: RedisHandle[] = [];
@@ -75,5 +75,35 @@ describe('ReplicaAcks', () => {
     // concurrent callers share rounds; each is answered once its writes reached the replica
     expect(await Promise.all([acks.wait(), acks.wait(), acks.wait()])).toEqual([1, 1, 1]);
     expect(await replica.redis.get('acg:test:money')).toBe('2');
+  });
+});
+
+// docs/durability.md "What is not fsynced": the rate limit's counter stays out of the AOF
+describe('count_in_window', () => {
+  const aofSize = async (redis: Redis) => Number(/aof_current_size:(\d+)/.exec(await redis.info('persistence'))?.[1]);
+
+  it('counts in a window that expires, and writes nothing to the AOF (a SET does)', async () => {
+    const { redis } = await privateRedis({ persistence: 'always' });
+    await redis.set('warm', '1');
+    const before = await aofSize(redis);
+    const counts = [];
+    for (let i = 0; i < 3; i++) counts.push(await countInWindow(redis, { key: 'rl:test:1', windowMs: 1_000 }));
+    expect(counts.map((c) => c.count)).toEqual([1, 2, 3]);
+    for (const c of counts) expect(c.msLeft).toBeGreaterThan(0);
+    for (const c of counts) expect(c.msLeft).toBeLessThanOrEqual(1_000);
+    expect(await redis.get('rl:test:1')).toBe('3');
+    expect(await aofSize(redis)).toBe(before);
+    await redis.set('written', '1');
+    expect(await aofSize(redis)).toBeGreaterThan(before);
+  });
+
+  it('set_unlogged sets the key with its time to live, and writes nothing to the AOF', async () => {
+    const { redis } = await privateRedis({ persistence: 'always' });
+    await redis.set('warm', '1');
+    const before = await aofSize(redis);
+    await setUnlogged(redis, { key: 'siwx:test', value: 'https://gw.example/api/v1/execute', ttlMs: 60_000 });
+    expect(await redis.get('siwx:test')).toBe('https://gw.example/api/v1/execute');
+    expect(await redis.pttl('siwx:test')).toBeGreaterThan(50_000);
+    expect(await aofSize(redis)).toBe(before);
   });
 });

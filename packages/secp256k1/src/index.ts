@@ -4,6 +4,7 @@
  * through the native libsecp256k1 binding (pure-JS @noble/curves where it does not load), EIP-712
  * on top of them, and WebAssembly keccak256.
  */
+export { hashTypedDataFast, hashTypedDataFastHex } from './eip712.js';
 export { keccak256Bytes, keccak256Hex, keccakReady } from './keccak.js';
 export {
   nativeSecp256k1Available,
