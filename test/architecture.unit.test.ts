@@ -359,7 +359,7 @@ const DOMAIN_KEYS: Record<string, string[]> = {
   'pl:': ['packages/provider-ledger'],
 };
 /** The common Lua scripts @acg/redis keeps; every other script lives in its domain's `src/commands/lua`. */
-const COMMON_LUA = ['count_in_window.lua', 'hdel_if_equal.lua', 'release_lease.lua', 'set_unlogged.lua', 'take_lease.lua'];
+const COMMON_LUA = ['hdel_if_equal.lua', 'rate_limit_incr.lua', 'release_lease.lua', 'set_unlogged.lua', 'take_lease.lua'];
 
 /** Lua scripts under `dir`. */
 const luaFiles = (dir: string) => filesUnder(dir, (n) => n.endsWith('.lua'));

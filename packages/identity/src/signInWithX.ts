@@ -1,4 +1,4 @@
-import { setUnlogged, type RedisKeys } from '@acg/redis';
+import { rateLimitIncrScript, setUnlogged, type RedisKeys } from '@acg/redis';
 import { parseSIWxHeader, validateSIWxMessage, verifySIWxSignature, type SIWxPayload } from '@x402/extensions/sign-in-with-x';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
@@ -72,7 +72,14 @@ export class SignInWithX {
       timeoutMs: limits.timeoutMs ?? SIGN_IN_WITH_X_CALL_TIMEOUT_MS,
       perMinute: limits.perMinute ?? SIGN_IN_WITH_X_CALLS_PER_MINUTE,
     };
-    this.limiter = new RateLimiterRedis({ storeClient: redis, keyPrefix: identityKeys.siwxContractChecks(keys), points: this.limits.perMinute, duration: 60 });
+    // the increment every RateLimiterRedis on a shared connection uses (@acg/redis `rateLimitIncrScript`)
+    this.limiter = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: identityKeys.siwxContractChecks(keys),
+      points: this.limits.perMinute,
+      duration: 60,
+      customIncrTtlLuaScript: rateLimitIncrScript(),
+    });
     this.contractClient = gasCapped(client, this.limits.gas);
   }
 

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { withScripts, COMMON_SCRIPTS as SCRIPTS } from './scripts.js';
+import { luaSource, withScripts, COMMON_SCRIPTS as SCRIPTS } from './scripts.js';
 
 /**
  * The common Lua commands every domain may use (leases and a compare-and-delete), in `./lua`, each
@@ -23,15 +23,15 @@ export async function deleteFieldsIfEqual(redis: Redis, p: { key: string; field:
 }
 
 /**
- * `count_in_window.lua`: counts one event under `key` (a fixed window named by the caller, e.g.
- * `<ip>:<unix second>`, living `windowMs` from its first count). Returns the count including this
- * one and the milliseconds until the window's key expires. The counter is kept out of the AOF and
- * the replicas (a lost count only reopens a window of `windowMs`), so under `appendfsync always`
- * counting costs no fsync of its own (docs/durability.md "What is not fsynced").
+ * The source of `rate_limit_incr.lua`, for rate-limiter-flexible's `customIncrTtlLuaScript` option
+ * of `RateLimiterRedis`: the library's own increment contract (KEYS[1]; ARGV[1] points, ARGV[2]
+ * seconds; returns {consumed, ms to expiry}), kept out of the AOF and the replicas, so under
+ * `appendfsync always` counting a request costs no fsync (docs/durability.md "What is not
+ * fsynced"). The library defines its increment as one command per connection (`rlflxIncr`): every
+ * `RateLimiterRedis` on a connection must pass this same script.
  */
-export async function countInWindow(redis: Redis, p: { key: string; windowMs: number }): Promise<{ count: number; msLeft: number }> {
-  const [count, msLeft] = (await withScripts(redis, SCRIPTS).count_in_window(p.key, p.windowMs)) as [number, number];
-  return { count, msLeft };
+export function rateLimitIncrScript(): string {
+  return luaSource(SCRIPTS, 'rate_limit_incr');
 }
 
 /**

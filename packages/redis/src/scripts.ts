@@ -28,12 +28,12 @@ export function scriptSet<N extends string>(dir: URL, numberOfKeys: Record<N, nu
   return Object.freeze({ dir, numberOfKeys: Object.freeze({ ...numberOfKeys }) });
 }
 
-/** The common scripts of this package (`./lua`): leases (`take_lease`, `release_lease`), `hdel_if_equal`, and the unlogged `count_in_window` and `set_unlogged`. */
+/** The common scripts of this package (`./lua`): leases (`take_lease`, `release_lease`), `hdel_if_equal`, and the unlogged `rate_limit_incr` (rate-limiter-flexible's increment) and `set_unlogged`. */
 export const COMMON_SCRIPTS = scriptSet(new URL('./lua/', import.meta.url), {
   take_lease: 1,
   release_lease: 1,
   hdel_if_equal: 1,
-  count_in_window: 1,
+  rate_limit_incr: 1,
   set_unlogged: 1,
 });
 

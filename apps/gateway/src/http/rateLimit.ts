@@ -1,26 +1,34 @@
 import type { IncomingMessage } from 'node:http';
-import { countInWindow, type RedisKeys } from '@acg/redis';
+import { rateLimitIncrScript, type RedisKeys } from '@acg/redis';
 import type { Redis } from 'ioredis';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 /**
  * Per-IP request limit of the gateway's own endpoints (docs/spec-notes.md 8 leaves them "not shown"; docs/decisions.md
- * "Errors": 429 with Retry-After). A fixed-window counter on the shared Redis (`countInWindow` of
- * @acg/redis: `<prefix>rl:gateway:<ip>:<unix second>`), so every replica counts the same requests:
- * `perSecond` requests per IP per second. The counter is kept out of the AOF (`redis.set_repl`):
- * under `appendfsync always` every request waited for an fsync before anything else ran, a
- * rate-limiter-flexible `INCRBY` that Redis answers only once it is on disk (bench/README.md "Paid
- * execute"). The cached discovery documents are not limited (docs/spec-notes.md 8: "reasonable
+ * "Errors": 429 with Retry-After). `rate-limiter-flexible` on the shared Redis, so every replica
+ * counts the same requests: `perSecond` requests per IP per second (fixed window). Its increment is
+ * `rateLimitIncrScript()` of @acg/redis (the library's `customIncrTtlLuaScript` option): the same
+ * counting, kept out of the AOF, since under `appendfsync always` every request otherwise waited for
+ * an fsync before anything else ran (bench/README.md "Paid execute"). The cached discovery documents are not limited (docs/spec-notes.md 8: "reasonable
  * use; response cached 60 s"); the bundle RPC has its own token bucket. `perSecond` 0 disables the limit.
  */
 export class GatewayRateLimit {
-  private readonly keyPrefix: string;
+  private readonly limiter?: RateLimiterRedis;
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     keys: RedisKeys,
     readonly perSecond: number,
     private readonly trustProxy = false,
   ) {
-    this.keyPrefix = `${keys.prefix}rl:gateway:`;
+    if (perSecond > 0) {
+      this.limiter = new RateLimiterRedis({
+        storeClient: redis,
+        keyPrefix: `${keys.prefix}rl:gateway`,
+        points: perSecond,
+        duration: 1,
+        customIncrTtlLuaScript: rateLimitIncrScript(),
+      });
+    }
   }
 
   /** The client IP: the socket peer, or with TRUST_PROXY the last X-Forwarded-For hop. */
@@ -46,14 +54,12 @@ export class GatewayRateLimit {
    * after the outage (docs/operating.md "Redis outage tolerance").
    */
   async take(req: IncomingMessage): Promise<number | undefined> {
-    if (this.perSecond <= 0) return undefined;
+    if (!this.limiter) return undefined;
     try {
-      const { count, msLeft } = await countInWindow(this.redis, {
-        key: `${this.keyPrefix}${this.clientIp(req)}:${Math.floor(Date.now() / 1000)}`,
-        windowMs: 1_000,
-      });
-      return count > this.perSecond ? Math.max(1, Math.ceil(msLeft / 1000)) : undefined;
-    } catch {
+      await this.limiter.consume(`${this.clientIp(req)}:${Math.floor(Date.now() / 1000)}`, 1);
+      return undefined;
+    } catch (e) {
+      if (e instanceof RateLimiterRes) return Math.max(1, Math.ceil(e.msBeforeNext / 1000));
       return undefined;
     }
   }
