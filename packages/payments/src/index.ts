@@ -26,6 +26,8 @@ export {
 } from './paywall.js';
 export { describePaymentFailure } from './sanitize.js';
 export { ExactScheme } from './schemes/exact.js';
+export { UptoScheme, uptoScheme, uptoPermit2Authorization, permit2NonceHex, type UptoPermit2Authorization } from './schemes/upto.js';
+export { payloadAuthorization } from './schemes/authorizationOf.js';
 export type {
   AuthorizeResult,
   PaymentScheme,

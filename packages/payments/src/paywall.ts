@@ -13,14 +13,14 @@ import type { Logger } from 'pino';
 import type { PublicClient } from 'viem';
 import type { PaymentChainMonitor } from './chainHealth.js';
 import { Challenges, type ChallengedResource, type PaidResponse, type PaymentTerms } from './challenge.js';
-import { PaymentChainUnavailableError, PaymentConflictError, PaymentError } from './errors.js';
+import { PaymentChainUnavailableError, PaymentConflictError, PaymentError, PaymentInProgressError, PaymentSettlementPendingError } from './errors.js';
 import { ProblemError } from '@acg/schemas';
 import type { PaymentObserver } from './observer.js';
 import { canonicalHash } from './hashing.js';
 import type { CreditReversal, RefundQueue } from '@acg/treasury';
 import { parsePaymentPayload, PAYMENT_HEADERS, readPaymentPayload } from './paymentHeader.js';
 import { PaymentIdentifiers, readPaymentIdentifier } from './paymentIdentifier.js';
-import { reconcile } from './reconcile.js';
+import { reconcile, settlementInPool } from './reconcile.js';
 import { Replays, type StoredResponse } from './replay.js';
 import { Reservations, type AuthorizationRef } from './reservation.js';
 import { Settlement, type SettledPayment } from './settle.js';
@@ -188,6 +188,8 @@ interface DeferredSettlement {
   matched: PaymentRequirements;
   bindings: string[];
   req: PaidRequest;
+  /** The settlement once started ({@link Paywall.settleUsed} or `complete`): the answer of a refusal, or undefined once settled. */
+  settling?: Promise<PaidAnswer | undefined>;
 }
 
 /** How long the 402 of an unpaid request is reused, ms (see {@link Paywall.plainChallenge}). */
@@ -458,7 +460,13 @@ export class Paywall {
       if (!verified.v.isValid) return this.refuse(req, verified.v.invalidReason);
     }
 
-    const reserved = await this.reservations.reserve(ref, { requestHash: req.requestHash, payloadHash, operationId: req.operationId, amount: matched.amount });
+    const reserved = await this.reservations.reserve(ref, {
+      requestHash: req.requestHash,
+      payloadHash,
+      operationId: req.operationId,
+      amount: matched.amount,
+      scheme: scheme.scheme,
+    });
     if (!reserved.reserved) return this.resume(scheme, ref, reserved.existing, req, payloadHash, matched.amount, proof);
 
     // bind the payment identifier and the Idempotency-Key to this payment before it is charged
@@ -603,7 +611,10 @@ export class Paywall {
 
   private async store(settled: SettledRecord, outcome: Outcome): Promise<PaidAnswer> {
     if (settled.deferred) {
-      const refused = await this.settleDeferred(settled, settled.deferred, outcome);
+      const d = settled.deferred;
+      // settled already by the operation (settleUsed), or now with what the outcome says it used
+      d.settling ??= this.settleDeferred(settled, d, chargeOf(outcome, settled.payment.amount));
+      const refused = await d.settling;
       if (refused) return refused;
     }
     const { payment, authKey } = settled;
@@ -622,9 +633,10 @@ export class Paywall {
       if (outcome.refund) {
         // one decision: whatever the operation credited is reversed before the refund is queued
         // (a crash in between: the reservation is still open, and the recovery sweep does both);
-        // a deferred payment was not settled for a failure: nothing to refund
+        // a deferred payment is not settled for a failure (0): nothing to refund, unless the
+        // operation settled what it used (settleUsed) before it failed
         const reversal = await this.reverseCredits(payment.operationId, payment.payer, payment.amount);
-        if (reversal !== 'already_refunded' && !settled.deferred) {
+        if (reversal !== 'already_refunded' && BigInt(payment.amount) > 0n) {
           await retryWhileRedisUnavailable(() =>
             this.opts.refunds.enqueue({ operationId: payment.operationId, payer: payment.payer, amount: payment.amount, paymentTxHash: payment.txHash }),
           );
@@ -651,6 +663,26 @@ export class Paywall {
   }
 
   /**
+   * Settles a deferred payment ({@link SettlementPlan.deferred}) now, with `amount` (integer USDC
+   * base units, 0..the authorized ceiling) the operation used, for an operation that must name the
+   * settlement in its answer (e.g. an execution's `payment.tx_hash`). Idempotent per payment: later
+   * calls, and {@link complete}, reuse the first settlement. Returns `payment` with the settlement's
+   * `txHash` and `amount`; throws a ProblemError for a refused settlement (402 body: nothing
+   * charged, the result must be withheld) or a chain problem (503), which `complete` then answers.
+   * A payment settled before the run (`exact`) is returned as it is.
+   */
+  async settleUsed(payment: SettledPayment, amount: bigint | string): Promise<SettledPayment> {
+    const record = this.settledRecords.get(payment);
+    if (!record) throw new Error('settleUsed: not a payment of this paywall');
+    const d = record.deferred;
+    if (!d) return payment;
+    d.settling ??= this.settleDeferred(record, d, BigInt(amount));
+    const refused = await d.settling;
+    if (refused) throw ProblemError.answer(refused.status, refused.body as Record<string, unknown>, refused.headers);
+    return payment;
+  }
+
+  /**
    * Settles a deferred payment ({@link SettlementPlan.deferred}) once its operation ran, before its
    * answer is stored: the amount is `outcome.charge` (default the authorized ceiling; a refunded
    * failure settles 0), at most the ceiling. 0 → nothing is settled on chain (the authorization is
@@ -663,19 +695,27 @@ export class Paywall {
    * answered with its problem (503), the reservation kept `settle_unknown` for reconciliation.
    * Returns the answer of a refusal, undefined once settled.
    */
-  private async settleDeferred(record: SettledRecord, d: DeferredSettlement, outcome: Outcome): Promise<PaidAnswer | undefined> {
+  private async settleDeferred(record: SettledRecord, d: DeferredSettlement, charge: bigint): Promise<PaidAnswer | undefined> {
     const { payment } = record;
     const ceiling = BigInt(payment.amount);
-    const charge = outcome.ok || !outcome.refund ? BigInt(outcome.charge ?? payment.amount) : 0n;
     if (charge < 0n || charge > ceiling) throw new Error(`deferred charge ${charge} outside 0..${ceiling} for ${payment.operationId}`);
     const amount = charge.toString();
     let settle: SettleResponse;
     if (charge === 0n) {
       settle = { success: true, transaction: '', network: d.matched.network as SettleResponse['network'], payer: payment.payer, amount: '0' };
     } else {
+      const requirements = { ...d.matched, amount };
+      // the intent first: a crash from here on leaves `settling` with what to settle, which the
+      // deferred recovery settles (never twice: the Permit2 nonce is spent once)
+      const intent = await this.reservations.transition(d.ref.authKey, payment.operationId, ['pending'], 'settling', {
+        settle_amount: amount,
+        payload: JSON.stringify(d.payload),
+        requirements: JSON.stringify(requirements),
+      });
+      if (!intent) throw new Error(`deferred settlement of ${payment.operationId}: its reservation is no longer pending`);
       let result: Awaited<ReturnType<Settlement['settle']>>;
       try {
-        result = await this.settlement.settle(d.ref, payment.operationId, d.payload, { ...d.matched, amount });
+        result = await this.settlement.settle(d.ref, payment.operationId, d.payload, requirements, ['settling']);
       } catch (e) {
         if (e instanceof ProblemError) {
           if (e instanceof PaymentChainUnavailableError && e.payment === 'not_charged') await this.reservations.unbind(d.bindings, d.ref.authKey);
@@ -697,7 +737,7 @@ export class Paywall {
     payment.txHash = (settle.transaction || '0x') as `0x${string}`;
     record.settle = settle;
     if (charge > 0n) {
-      const marking = this.reservations.transition(d.ref.authKey, payment.operationId, ['pending'], 'settled', {
+      const marking = this.reservations.transition(d.ref.authKey, payment.operationId, ['settling'], 'settled', {
         tx_hash: payment.txHash,
         payer: payment.payer,
         amount,
@@ -807,6 +847,15 @@ export class Paywall {
       if (prior.state !== 'settle_unknown' && !stale) await this.replays.waitForStored(ref.authKey);
       return replay(await this.replays.receipt(ref.authKey, req.resourceUrl));
     }
+    if (scheme.settles === 'deferred') {
+      // a deferred payment settles after its operation ran: never "settled, run now". A settlement
+      // it recorded and did not finish is finished here (then completed by the recovery sweep)
+      if (prior.state === 'settle_unknown' || (prior.state === 'settling' && stale)) {
+        await this.finishDeferred(scheme, ref, prior.operationId);
+        throw new PaymentInProgressError();
+      }
+      return replay(await this.replays.waitForStored(ref.authKey));
+    }
     if (prior.state === 'settle_unknown' || ((prior.state === 'pending' || prior.state === 'settled') && stale)) {
       const r = await reconcile(
         { redis: this.opts.redis, publicClient: this.opts.publicClient, reservations: this.reservations, log: this.opts.log, network: this.opts.terms.network },
@@ -837,6 +886,82 @@ export class Paywall {
       }
     }
     return replay(await this.replays.waitForStored(ref.authKey));
+  }
+
+  /**
+   * Finishes the settlement a deferred payment recorded (`settling`: `settle_amount`, `payload`,
+   * `requirements`) but did not see through (a crash, or an outcome not seen: `settle_unknown`):
+   * its nonce used on chain → it settled: `settled` (with the stored `tx_hash`, if any); unused
+   * while its transaction may still be mined → PaymentSettlementPendingError; unused → settled
+   * again through the scheme's facilitator. Never twice: the nonce is spent once. Once `settled`,
+   * the crash-recovery sweep of `@acg/reconciliation` completes it with the operation's stored
+   * answer, or refunds it. Returns the reservation's state afterwards.
+   */
+  private async finishDeferred(scheme: PaymentScheme, ref: AuthorizationRef, operationId: string): Promise<string | undefined> {
+    const h = await this.opts.redis.hgetall(ref.authKey);
+    if (!h.settle_amount || !h.payload || !h.requirements || h.operation_id !== operationId) return h.state;
+    let used: boolean;
+    try {
+      used = await scheme.nonceUsed(ref);
+    } catch {
+      throw new PaymentChainUnavailableError('unknown');
+    }
+    if (used) {
+      await this.reservations.transition(ref.authKey, operationId, ['settling', 'settle_unknown'], 'settled', {
+        amount: h.settle_amount,
+        ...(h.tx_hash ? {} : { tx_hash: '0x' }),
+      });
+      return 'settled';
+    }
+    if (h.tx_hash && (await settlementInPool(this.opts.publicClient, h.tx_hash as `0x${string}`)))
+      throw new PaymentSettlementPendingError({ txHash: h.tx_hash as `0x${string}`, authorization: { from: ref.from, nonce: ref.nonce } });
+    const payload = JSON.parse(h.payload) as PaymentPayload;
+    const requirements = JSON.parse(h.requirements) as PaymentRequirements;
+    const result = await this.settlement.settle(ref, operationId, payload, requirements, ['settling', 'settle_unknown']);
+    if (result.kind === 'refused') {
+      this.opts.log.error({ operationId, reason: result.reason }, 'a recorded deferred settlement was refused: nothing charged');
+      return undefined;
+    }
+    const txHash = (result.settle.transaction || '0x') as `0x${string}`;
+    await this.reservations.transition(ref.authKey, operationId, ['settling', 'settle_unknown'], 'settled', { tx_hash: txHash, amount: h.settle_amount });
+    await retryWhileRedisUnavailable(() => scheme.track({ operationId, txHash, amount: h.settle_amount, ref, payload }));
+    this.opts.observer?.settled?.({ route: 'recovered', amount: h.settle_amount });
+    return 'settled';
+  }
+
+  /**
+   * The deferred recovery (packages/payments README "Payment schemes"): finishes the settlement of
+   * every deferred payment that recorded what to settle (`settling`) and made no progress for
+   * `olderThanMs` (default 2 minutes), or whose outcome was not seen (`settle_unknown`): see
+   * {@link finishDeferred}. Run by the gateway (it holds the facilitator the payer's witness
+   * names) on a schedule, under a lock; the EIP-3009 crash-recovery sweep leaves these to it.
+   * Returns the operation ids it moved to `settled`.
+   */
+  async recoverDeferred(o: { olderThanMs?: number; batch?: number } = {}): Promise<string[]> {
+    const inflight = paymentKeys.authorizationsInFlight(this.opts.keys);
+    const cutoff = Date.now() - (o.olderThanMs ?? STALE_PENDING_MS);
+    const keys = await this.opts.redis.zrangebyscore(inflight, '-inf', cutoff, 'LIMIT', 0, o.batch ?? 100);
+    const settled: string[] = [];
+    for (const authKey of keys) {
+      const [schemeName, state, operationId, asset, payer, nonce] = await this.opts.redis.hmget(
+        authKey,
+        'scheme',
+        'state',
+        'operation_id',
+        'asset',
+        'payer',
+        'nonce',
+      );
+      const scheme = schemeName ? this.schemes.get(schemeName) : undefined;
+      if (scheme?.settles !== 'deferred' || (state !== 'settling' && state !== 'settle_unknown') || !operationId || !payer || !nonce) continue;
+      const ref: AuthorizationRef = { authKey, asset: asset as `0x${string}`, from: payer as `0x${string}`, nonce: nonce as `0x${string}` };
+      try {
+        if ((await this.finishDeferred(scheme, ref, operationId)) === 'settled') settled.push(operationId);
+      } catch (e) {
+        this.opts.log.warn({ operationId, err: String((e as Error)?.message).slice(0, 200) }, 'deferred settlement not finished; retried next round');
+      }
+    }
+    return settled;
   }
 
   /** {@link CreditReversal.reverse} of the operation, retried through a Redis outage; `none` without reversals. */
@@ -887,6 +1012,12 @@ export const IDEMPOTENT_REPLAYED = 'Idempotent-Replayed';
 function replay(stored: StoredResponse): { kind: 'replay'; response: PaidAnswer } {
   const settlement = settlementOf(stored.headers);
   return { kind: 'replay', response: { kind: 'response', ...stored, replayed: true, ...(settlement ? { settlement } : {}) } };
+}
+
+/** What a deferred payment settles for `outcome` (integer base units): `charge`, else the whole `ceiling`; a refunded failure 0. */
+function chargeOf(outcome: Outcome, ceiling: string): bigint {
+  if (!outcome.ok && outcome.refund) return 0n;
+  return BigInt(outcome.charge ?? ceiling);
 }
 
 /** The SettleResponse of a stored answer's `PAYMENT-RESPONSE` header, if it has one. */
