@@ -97,7 +97,7 @@ beforeAll(async () => {
   await join(sellers.dear, 'Dear Co', '0.003');
   await t.gateway.services.providers.directory.reload();
   for (const s of Object.values(sellers)) for (let i = 0; i < 3; i++) await t.gateway.prober.probeProvider(s.id);
-  for (const buyer of t.stack.payment.buyers.slice(3, 7)) await approvePermit2(buyer);
+  for (const buyer of t.stack.payment.buyers.slice(3, 8)) await approvePermit2(buyer);
 });
 afterAll(async () => {
   await t?.close();
@@ -196,6 +196,37 @@ describe('upto on a routed call', () => {
     const swapped = await post(executeUrl(), routedBody('second'), { 'PAYMENT-SIGNATURE': paymentHeader(first.payload) });
     expect(swapped.status).toBe(409);
     expect(calls(sellers.cheap)).toBe(cheapCalls + 2);
+  });
+});
+
+describe('upto on a quoted call', () => {
+  it('settles exactly the quoted price, once, with no refund; the quote then refuses another payment before it is settled', async () => {
+    const buyer = t.stack.payment.buyers[7];
+    const input = { text: 'quoted' };
+    const q = await post(`${t.url}/api/v1/quotes`, { capability_id: ID, input, routing: { prefer: 'cheapest' } });
+    expect(q.status).toBe(201);
+    expect(q.body).toMatchObject({ provider_id: sellers.cheap.id, price_base_units: '1000' });
+    const body = { capability_id: ID, input, quote_id: q.body.quote_id };
+    const { required, payload } = await uptoPayload(buyer, body);
+    expect(required.accepts.map((a) => [a.scheme, a.amount])).toEqual([
+      ['exact', '1000'],
+      ['upto', '1000'],
+    ]);
+    const [buyerBefore, treasuryBefore, cheapCalls] = await Promise.all([usdc(buyer.address), usdc(t.stack.payment.treasury.address), calls(sellers.cheap)]);
+    const r = await post(executeUrl(), body, { 'PAYMENT-SIGNATURE': paymentHeader(payload) });
+    expect(r.status).toBe(200);
+    expect(r.body.payment.amount).toBe('1000');
+    expect(r.body.refund).toBeUndefined();
+    expect(buyerBefore - (await usdc(buyer.address))).toBe(1000n);
+    expect((await usdc(t.stack.payment.treasury.address)) - treasuryBefore).toBe(1000n);
+    expect(await readRefund(t.gateway.services.redis, t.gateway.services.keys, r.body.execution_id)).toBeUndefined();
+    // a second upto payment naming the used quote is refused before anything is settled or run
+    const again = await uptoPayload(buyer, { capability_id: ID, input, routing: { prefer: 'cheapest' } });
+    const refused = await post(executeUrl(), body, { 'PAYMENT-SIGNATURE': paymentHeader(again.payload) });
+    expect(refused.status).toBe(409);
+    expect(refused.body.reason).toBe('quote_used');
+    expect(calls(sellers.cheap)).toBe(cheapCalls + 1);
+    expect(buyerBefore - (await usdc(buyer.address))).toBe(1000n);
   });
 });
 
