@@ -3,7 +3,7 @@ import type { Ledger } from '@acg/accounts';
 import { SignInWithX, SignInWithXChallenges, SiweAuthenticator, TokenStore } from '@acg/identity';
 import { readBuilderHealth } from '@acg/bundles';
 import { JobQueue, JobStore } from '@acg/jobs';
-import { createInProcessFacilitator, createRemoteFacilitator, type PaymentChainMonitor, Paywall } from '@acg/payments';
+import { createInProcessFacilitator, createRemoteFacilitator, type PaymentChainMonitor, Paywall, uptoScheme } from '@acg/payments';
 import { type CreditReversal, type RefundQueue, startRefundsFromConfig } from '@acg/treasury';
 import type { Worker } from 'bullmq';
 import type { ProviderLedger } from '@acg/provider-ledger';
@@ -171,6 +171,8 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     chain: paymentChain,
     log: log.child({ module: 'paywall' }),
     observer: metrics.payments,
+    // x402 `upto` beside `exact` for calls whose cost is known only afterwards (docs/decisions.md "Payment schemes")
+    schemes: [uptoScheme],
     // every 402 carries a fresh x402 sign-in-with-x challenge (apps/gateway README "Sign-in-with-x")
     // (its nonce's write is not awaited: a lost one fails closed, packages/identity README "Sign-in-with-x")
     signInWithX: new SignInWithXChallenges(publicBaseUrl, (nonce, uri) =>

@@ -26,7 +26,20 @@ export interface ExecutionCharge {
   /** set when a job step pays from its budget */
   job_id?: string;
   payer: string;
+  /**
+   * A deferred payment (x402 `upto`, docs/decisions.md "Payment schemes"): settles what the call
+   * used once it succeeded and before its record is written: `price`, the answering offer's price
+   * (undefined: the capability's own price, the whole authorized `amount`). Resolves with the
+   * settlement's transaction and amount, which become the record's `payment`; no `refund` intent is
+   * written (nothing above the price was taken). Throws when the settlement is refused: the call
+   * then fails after its credit (the paywall reverses it). A failed call settles nothing: its
+   * record's payment is the zero hash and amount "0" ({@link NOT_SETTLED_TX_HASH}).
+   */
+  settle?: (price: bigint | undefined) => Promise<{ tx_hash: string; amount: string }>;
 }
+
+/** The `payment.tx_hash` of an execution whose deferred payment settled nothing (a failed `upto` call): no transaction. */
+export const NOT_SETTLED_TX_HASH = `0x${'0'.repeat(64)}`;
 
 /**
  * A read-only capability's run started before its payment settled ({@link Executor.startEarly}):
@@ -215,7 +228,8 @@ export class Executor {
     const base = {
       execution_id: executionId,
       capability_id: capabilityId,
-      payment: { tx_hash: charge.tx_hash, amount: charge.amount },
+      // a deferred payment is settled only on success (below): until then, nothing was charged
+      payment: charge.settle ? { tx_hash: NOT_SETTLED_TX_HASH, amount: '0' } : { tx_hash: charge.tx_hash, amount: charge.amount },
       ...(charge.job_id ? { job_id: charge.job_id } : {}),
       payer: charge.payer,
       created_at,
@@ -256,6 +270,9 @@ export class Executor {
       return { record, failure };
     }
     const duration_ms = await runTime();
+    // a deferred payment settles what was used (the answering offer's price) before the proof names it
+    const settled = charge.settle ? await charge.settle(proofOf?.evidence?.price) : undefined;
+    const paid = settled ? { tx_hash: settled.tx_hash || NOT_SETTLED_TX_HASH, amount: settled.amount } : { tx_hash: charge.tx_hash, amount: charge.amount };
     const proof =
       proofOf && this.deps.proofs
         ? await this.deps.proofs.sign({
@@ -263,7 +280,7 @@ export class Executor {
             capability_id: capabilityId,
             input: proofOf.input,
             result,
-            payment: { payer: charge.payer, tx_hash: charge.tx_hash, amount: charge.amount },
+            payment: { payer: charge.payer, ...paid },
             provider: proofOf.evidence?.provider ?? proofOf.provider,
           })
         : undefined;
@@ -275,9 +292,11 @@ export class Executor {
     // written with the SUCCEEDED record itself, so a crash before the refund is queued cannot lose
     // it (the recovery sweep queues it from the record; issue 33)
     const price = proofOf?.evidence?.price;
-    const above = price === undefined || charge.job_id ? 0n : BigInt(charge.amount) - price;
+    // (a deferred payment settled only what was used: nothing is owed back)
+    const above = price === undefined || charge.job_id || settled ? 0n : BigInt(charge.amount) - price;
     const record: ExecutionRecord = {
       ...base,
+      payment: paid,
       status: 'SUCCEEDED',
       result,
       ...(above > 0n ? { refund: { status: 'pending' as const, amount: above.toString(), payer: charge.payer } } : {}),

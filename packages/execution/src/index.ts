@@ -4,7 +4,16 @@
  * (`Executor`, `ExecutionStore`) and its latency (`Telemetry`). Used by the gateway's execute and
  * jobs routes and by the worker's job steps.
  */
-export { Executor, isTransient, type EarlyRun, type ExecutionCharge, type ExecutionObserver, type ExecutionOutcome, type ExecutorDeps } from './executor.js';
+export {
+  Executor,
+  isTransient,
+  NOT_SETTLED_TX_HASH,
+  type EarlyRun,
+  type ExecutionCharge,
+  type ExecutionObserver,
+  type ExecutionOutcome,
+  type ExecutorDeps,
+} from './executor.js';
 export { ExecutionStore, newExecutionId, succeededExecutionAnswer, type ExecutionRecord } from './executions.js';
 export {
   CapabilityResolutionError,

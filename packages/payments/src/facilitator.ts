@@ -3,6 +3,7 @@ import { HTTPFacilitatorClient, type FacilitatorClient } from '@x402/core/server
 import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
+import { UptoEvmScheme } from '@x402/evm/upto/facilitator';
 import { createWalletClient, encodeFunctionData, http, publicActions, type Abi, type Chain, type PublicClient } from 'viem';
 import { ChainSender } from '@acg/treasury';
 import { isTransportError, type PaymentChainMonitor } from './chainHealth.js';
@@ -41,7 +42,8 @@ export type InProcessFacilitator = FacilitatorClient & { address: `0x${string}`;
 
 /**
  * An x402 facilitator running inside this process (docs/decisions.md "x402 payments"): `x402Facilitator`
- * with the exact EVM scheme (EIP-3009 `transferWithAuthorization`), sending through a
+ * with the exact EVM scheme (EIP-3009 `transferWithAuthorization`) and the upto EVM scheme (Permit2
+ * through `x402UptoPermit2Proxy.settle`, docs/decisions.md "Payment schemes"), sending through a
  * {@link ChainSender}: one send at a time at the chain's `pending` nonce (never a nonce kept in
  * memory, so a reorg or a dropped transaction cannot wedge later settlements behind a gap), and a
  * receipt wait that rebroadcasts or replaces (same nonce, higher fee) a settlement the node dropped.
@@ -86,6 +88,9 @@ export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): I
   );
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: opts.networks, simulateInSettle: opts.simulateInSettle ?? false });
+  // x402 `upto` (Permit2 through x402UptoPermit2Proxy): settled by this same wallet, named in the
+  // payer's witness (its address is the `facilitatorAddress` of the scheme's /supported extra)
+  facilitator.register(opts.networks, new UptoEvmScheme(signer));
   return {
     address: account.address,
     sender,

@@ -25,5 +25,16 @@ export {
   type SettledPayment,
 } from './paywall.js';
 export { describePaymentFailure } from './sanitize.js';
+export { ExactScheme } from './schemes/exact.js';
+export { UptoScheme, uptoScheme, uptoPermit2Authorization, permit2NonceHex, type UptoPermit2Authorization } from './schemes/upto.js';
+export { payloadAuthorization } from './schemes/authorizationOf.js';
+export type {
+  AuthorizeResult,
+  PaymentScheme,
+  PaymentSchemeFactory,
+  SchemeAuthorization,
+  SchemeContext,
+  SettledOnChain,
+} from './schemes/strategy.js';
 export type { PaymentObserver } from './observer.js';
 export { OFFER_VALIDITY_SECONDS, OfferReceipts } from './offerReceipt.js';

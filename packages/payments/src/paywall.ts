@@ -6,30 +6,29 @@ import type { SignInWithXChallenges } from '@acg/identity';
 import { type PaymentRequiredResponse, withPaymentRequiredExtension } from './paymentRequiredExtension.js';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { isRedisUnavailable, retryWhileRedisUnavailable, type RedisKeys, type ReplicaAcks } from '@acg/redis';
 import type { AuthorizationRecord } from './commands/index.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PublicClient } from 'viem';
-import { authorizationWindowProblem } from './authorizationWindow.js';
 import type { PaymentChainMonitor } from './chainHealth.js';
 import { Challenges, type ChallengedResource, type PaidResponse, type PaymentTerms } from './challenge.js';
-import { PaymentChainUnavailableError, PaymentConflictError, PaymentError } from './errors.js';
+import { PaymentChainUnavailableError, PaymentConflictError, PaymentError, PaymentInProgressError, PaymentSettlementPendingError } from './errors.js';
 import { ProblemError } from '@acg/schemas';
 import type { PaymentObserver } from './observer.js';
-import { signedByPayer } from './eip3009.js';
 import { canonicalHash } from './hashing.js';
-import { type CreditReversal, type RefundQueue, trackSettlement } from '@acg/treasury';
-import { eip3009Authorization, parsePaymentPayload, PAYMENT_HEADERS, readPaymentPayload, type Eip3009Authorization } from './paymentHeader.js';
+import type { CreditReversal, RefundQueue } from '@acg/treasury';
+import { parsePaymentPayload, PAYMENT_HEADERS, readPaymentPayload } from './paymentHeader.js';
 import { PaymentIdentifiers, readPaymentIdentifier } from './paymentIdentifier.js';
-import { reconcile } from './reconcile.js';
+import { reconcile, settlementInPool } from './reconcile.js';
 import { Replays, type StoredResponse } from './replay.js';
 import { Reservations, type AuthorizationRef } from './reservation.js';
 import { Settlement, type SettledPayment } from './settle.js';
 import { inSpan } from '@acg/tracing';
 import { answerWithinStoreOutage } from './storeOutage.js';
 import { paymentKeys } from './commands/keys.js';
+import { ExactScheme } from './schemes/exact.js';
+import type { PaymentScheme, PaymentSchemeFactory, SchemeAuthorization, SchemeContext } from './schemes/strategy.js';
 
 export type { ChallengedResource, PaidResponse, PaymentChallengeBody, PaymentTerms } from './challenge.js';
 export { PaymentVerificationUnavailableError, type SettledPayment } from './settle.js';
@@ -66,6 +65,12 @@ export interface PaywallOptions {
    * docs/durability.md "Replicas". Unset: no WAIT (`appendfsync always` makes each write durable).
    */
   replicaAcks?: ReplicaAcks;
+  /**
+   * Payment schemes offered besides `exact` (always registered, always first in `accepts`), each a
+   * strategy behind the same decision (schemes/strategy.ts, README "Payment schemes"), e.g.
+   * `uptoScheme`. A resource offers the ones its {@link ChallengedResource.schemes} names.
+   */
+  schemes?: readonly PaymentSchemeFactory[];
 }
 
 /** A paid request as the paywall sees it (built by the edge: apps/gateway/src/paidRoute/paidCall.ts `paidRequest`). */
@@ -94,10 +99,16 @@ export interface PaidRequest extends ChallengedResource {
   caller?: string;
 }
 
-/** What the paid operation produced; `refund: true` on failure returns the payment. */
+/**
+ * What the paid operation produced; `refund: true` on failure returns the payment (a refund
+ * transaction for a payment settled before the run; for a deferred one, nothing is settled).
+ * `charge` (integer string, USDC base units) is what a deferred payment settles
+ * ({@link SettlementPlan.deferred}: the amount the operation used, at most the authorized amount;
+ * "0" settles nothing); default the whole authorized amount. Ignored for a payment settled before the run.
+ */
 export type Outcome =
-  | { ok: true; status?: number; body: unknown; headers?: Record<string, string> }
-  | { ok: false; status: number; body: Record<string, unknown>; refund: boolean; headers?: Record<string, string> };
+  | { ok: true; status?: number; body: unknown; headers?: Record<string, string>; charge?: string }
+  | { ok: false; status: number; body: Record<string, unknown>; refund: boolean; headers?: Record<string, string>; charge?: string };
 
 /** A paid call's answer (fresh or `replayed`), with the settlement its `PAYMENT-RESPONSE` header encodes, when it has one. */
 export type PaidAnswer = Extract<PaidResponse, { kind: 'response' }> & { settlement?: SettleResponse };
@@ -121,8 +132,16 @@ export interface SettlementPlan {
   readonly operationId: string;
   /** The payer (the EIP-3009 authorization's `from`). */
   readonly payer: `0x${string}`;
-  /** The price charged, integer string in USDC base units. */
+  /** The price charged, integer string in USDC base units: for a {@link deferred} payment, the authorized ceiling (the most `complete` may settle). */
   readonly amount: string;
+  /**
+   * Whether the settlement is deferred (a `deferred` scheme, e.g. `upto`): the payment is verified
+   * and reserved, {@link settlement} is `settled` at once (`payment.deferred`, no transaction yet),
+   * and {@link Paywall.complete} settles the amount the operation used (`Outcome.charge`); 0, or a
+   * failure, settles nothing and releases the authorization (no refund transaction). false: settled
+   * before the run (`exact`).
+   */
+  readonly deferred: boolean;
   /**
    * Whether a read-only operation may start now and overlap the on-chain settlement: the payment
    * is reserved for this request (identifiers bound) and verified by the facilitator
@@ -147,13 +166,30 @@ export type Decision =
   | { kind: 'replay'; response: PaidAnswer }
   | { kind: 'proceed'; plan: SettlementPlan };
 
-/** What {@link Paywall.complete} needs of a settled payment besides the plan: the reservation, the facilitator's answer, the `settled` mark being written, the paid resource. */
+/**
+ * What {@link Paywall.complete} needs of a settled payment besides the plan: the reservation, the
+ * facilitator's answer (undefined while a deferred payment is not settled), the `settled` mark
+ * being written, the paid resource, and for a deferred payment what its settlement needs.
+ */
 interface SettledRecord {
   payment: SettledPayment;
   authKey: string;
-  settle: SettleResponse;
+  settle?: SettleResponse;
   marked: Promise<unknown>;
   resourceUrl?: string;
+  deferred?: DeferredSettlement;
+}
+
+/** A payment verified and reserved whose settlement waits for the operation's outcome (`PaymentScheme.settles` `deferred`). */
+interface DeferredSettlement {
+  scheme: PaymentScheme;
+  ref: AuthorizationRef;
+  payload: PaymentPayload;
+  matched: PaymentRequirements;
+  bindings: string[];
+  req: PaidRequest;
+  /** The settlement once started ({@link Paywall.settleUsed} or `complete`): the answer of a refusal, or undefined once settled. */
+  settling?: Promise<PaidAnswer | undefined>;
 }
 
 /** How long the 402 of an unpaid request is reused, ms (see {@link Paywall.plainChallenge}). */
@@ -194,15 +230,49 @@ export class Paywall {
   private readonly challengeCache = new Map<string, { response: Promise<PaymentRequiredResponse>; expiresAt: number }>();
   /** What {@link complete} needs of each settled payment handed out (released with it). */
   private readonly settledRecords = new WeakMap<SettledPayment, SettledRecord>();
+  /** The payment schemes by x402 name, each a strategy (schemes/strategy.ts); `exact` first. */
+  private readonly schemes = new Map<string, PaymentScheme>();
 
   constructor(private readonly opts: PaywallOptions) {
     this.server = new x402ResourceServer(opts.facilitator);
-    this.server.register(opts.terms.network, new ExactEvmScheme());
     this.challenges = new Challenges(opts.terms);
     this.replays = new Replays(opts.redis, opts.keys, opts.duplicateWaitMs);
     this.reservations = new Reservations(opts.redis, opts.keys, opts.log, opts.retentionSeconds ?? 7 * 24 * 3600);
     this.identifiers = new PaymentIdentifiers(opts.redis, opts.keys, this.reservations.retentionSeconds);
     this.settlement = new Settlement(this.server, this.reservations, opts.log, opts.chain, opts.terms.paymentFlow === 'upfront');
+    const ctx: SchemeContext = {
+      terms: opts.terms,
+      server: this.server,
+      settlement: this.settlement,
+      redis: opts.redis,
+      keys: opts.keys,
+      publicClient: opts.publicClient,
+      log: opts.log,
+      facilitatorExtra: (scheme) => this.server.getSupportedKind(2, opts.terms.network, scheme)?.extra,
+    };
+    // `exact` always, first; then the configured schemes, each registered with the resource server
+    const schemes = [new ExactScheme(ctx, (price) => this.challenges.requirements(price)), ...(opts.schemes ?? []).map((f) => f(ctx))];
+    for (const scheme of schemes) {
+      if (this.schemes.has(scheme.scheme)) throw new Error(`payment scheme ${scheme.scheme} registered twice`);
+      this.schemes.set(scheme.scheme, scheme);
+      this.server.register(opts.terms.network, scheme.server);
+    }
+  }
+
+  /** The schemes this paywall accepts, by x402 name (`exact` first). */
+  get schemeNames(): string[] {
+    return [...this.schemes.keys()];
+  }
+
+  /** The requirements `req` offers: `exact` first, then each of `req.schemes` this paywall has a strategy for and whose facilitator supports it. */
+  private accepts(req: ChallengedResource): PaymentRequirements[] {
+    const accepts = [this.challenges.requirements(req.price)];
+    for (const name of req.schemes ?? []) {
+      if (name === 'exact') continue;
+      const r = this.schemes.get(name)?.requirements(req.price);
+      if (r) accepts.push(r);
+    }
+    return accepts;
   }
 
   /** Fetches the facilitator's supported kinds; call once at startup (idempotent). */
@@ -224,7 +294,7 @@ export class Paywall {
 
   /** Builds the 402 answer for `req`, with an optional x402 `error` code and its sentence, and signed offers when configured. */
   challenge(req: ChallengedResource, error?: { reason: string; message: string }): Promise<PaidResponse> {
-    return this.signInOffered(error ? this.offered(this.challenges.challenge(req, error)) : this.plainChallenge(req));
+    return this.signInOffered(error ? this.offered(this.challenges.challenge(req, error, this.accepts(req))) : this.plainChallenge(req));
   }
 
   /** `response` with a fresh sign-in-with-x challenge when configured (after the challenge cache: a nonce is for one 402). */
@@ -246,11 +316,11 @@ export class Paywall {
    * (5 min) well beyond the reuse (their own cache refreshes them after 150 s).
    */
   private plainChallenge(req: ChallengedResource): Promise<PaymentRequiredResponse> {
-    const key = `${req.resourceUrl}\n${req.price}\n${req.description}\n${req.paymentRequiredMessage ?? ''}\n${JSON.stringify(req.extensions ?? {})}`;
+    const key = `${req.resourceUrl}\n${req.price}\n${req.description}\n${req.paymentRequiredMessage ?? ''}\n${req.schemes?.join(',') ?? ''}\n${JSON.stringify(req.extensions ?? {})}`;
     const now = Date.now();
     const hit = this.challengeCache.get(key);
     if (hit && hit.expiresAt > now) return hit.response;
-    const response = this.offered(this.challenges.challenge(req));
+    const response = this.offered(this.challenges.challenge(req, undefined, this.accepts(req)));
     if (this.challengeCache.size >= 1_000) this.challengeCache.clear();
     this.challengeCache.set(key, { response, expiresAt: now + CHALLENGE_CACHE_MS });
     // a 402 whose offers could not be signed is not reused: the next request tries again
@@ -307,22 +377,25 @@ export class Paywall {
 
   private async decision(req: PaidRequest): Promise<Decision> {
     if (!this.ready) await this.init();
-    const requirements = this.challenges.requirements(req.price);
+    const accepts = this.accepts(req);
 
     let payload: PaymentPayload | undefined;
     let paymentId: string | undefined;
     try {
       payload =
         req.paymentPayload === undefined
-          ? readPaymentPayload((name) => req.paymentHeaders?.[name as (typeof PAYMENT_HEADERS)[number]], [requirements])
+          ? readPaymentPayload((name) => req.paymentHeaders?.[name as (typeof PAYMENT_HEADERS)[number]], accepts)
           : req.paymentPayload === null
             ? undefined
-            : parsePaymentPayload(req.paymentPayload, [requirements]);
+            : parsePaymentPayload(req.paymentPayload, accepts);
       if (payload) paymentId = readPaymentIdentifier(payload);
     } catch (e) {
       if (e instanceof PaymentError) {
         this.opts.observer?.refused?.({ reason: e.reason });
-        return { kind: 'refused', response: await this.signInOffered(this.offered(this.challenges.challenge(req, { reason: e.reason, message: e.message }))) };
+        return {
+          kind: 'refused',
+          response: await this.signInOffered(this.offered(this.challenges.challenge(req, { reason: e.reason, message: e.message }, accepts))),
+        };
       }
       throw e;
     }
@@ -332,32 +405,33 @@ export class Paywall {
     const identifierHash = paymentId ? canonicalHash(payload) : undefined;
     if (paymentId) await this.identifiers.check(paymentId, identifierHash!);
 
-    const matched = this.server.findMatchingRequirements([requirements], payload);
-    if (!matched) return this.refuse(req, 'requirements_mismatch');
-    const auth = eip3009Authorization(payload);
-    if (!auth) return this.refuse(req, 'unsupported_transfer_method');
-    const windowProblem = authorizationWindowProblem(auth, matched.maxTimeoutSeconds, { skewSeconds: this.opts.terms.clockSkewSeconds });
-    if (windowProblem) return this.refuse(req, windowProblem);
+    // dispatch by scheme: the payload matched one offered entry (`accepted`), whose strategy reads it
+    const matched = this.server.findMatchingRequirements(accepts, payload);
+    const scheme = matched && this.schemes.get(matched.scheme);
+    if (!matched || !scheme) return this.refuse(req, 'requirements_mismatch');
+    const authorized = scheme.authorize(payload, matched);
+    if (!authorized.ok) return this.refuse(req, authorized.reason);
+    const auth: SchemeAuthorization = authorized.auth;
 
     const ref: AuthorizationRef = {
-      authKey: paymentKeys.authorization(this.opts.keys, matched.network, matched.asset, auth.from, auth.nonce),
+      authKey: paymentKeys.authorization(this.opts.keys, matched.network, auth.nonceSpace, auth.payer, auth.nonce),
       asset: matched.asset as `0x${string}`,
-      from: auth.from,
+      from: auth.payer,
       nonce: auth.nonce,
     };
     const payloadHash = canonicalHash(payload.payload);
-    const proof: ReplayProof = { paymentId, payer: auth.from, authKey: ref.authKey };
+    const proof: ReplayProof = { paymentId, payer: auth.payer, authKey: ref.authKey };
 
     // Idempotency-Key: scoped to the payer, looked up only once the payment is read. A key bound
     // to this very authorization goes on like any replay of it (below: the stored answer only with
     // proof of being the payer); a key bound to another of this payer's payments answers that
     // payment's stored response only to a fresh authorization signed by the payer (never seen
     // here, so never public), which is not charged.
-    const idempotencyKey = req.idempotencyKey ? this.idempotencyKeyOf(req.route, auth.from, req.idempotencyKey) : undefined;
+    const idempotencyKey = req.idempotencyKey ? this.idempotencyKeyOf(req.route, auth.payer, req.idempotencyKey) : undefined;
     if (idempotencyKey) {
       const bound = await this.replays.byIdempotencyKey(idempotencyKey, req.requestHash);
       if (bound && bound.authKey !== ref.authKey) {
-        if (!signedByPayer(payload, matched, auth)) return this.refuse(req, 'invalid_exact_evm_signature');
+        if (!scheme.signedByPayer(payload, matched, auth)) return this.refuse(req, scheme.reasons.invalidSignature);
         if (!(await this.reservations.read(ref.authKey))) {
           // the fresh authorization only proved the payer: it is never settled, and the answer says
           // so (`Idempotent-Replayed: true`) so that a client does not count it as spent
@@ -370,22 +444,30 @@ export class Paywall {
     // `authorization` flow: the replay lookup and the facilitator's verify are both read-only, so
     // they run side by side; a payment seen before is answered from its reservation (never run or
     // charged twice), and the verdict of its verify is ignored. `upfront` flow: no verify (settle
-    // verifies and simulates); the reservation below finds a payment seen before.
-    const upfront = this.opts.terms.paymentFlow === 'upfront';
+    // verifies and simulates); the reservation below finds a payment seen before. A deferred scheme
+    // (`upto`) is always verified first: it is settled only after the operation ran.
+    const deferred = scheme.settles === 'deferred';
+    const upfront = this.opts.terms.paymentFlow === 'upfront' && !deferred;
     if (!upfront) {
       const verifying = this.settlement.verify(payload, matched).then(
         (v) => ({ v }),
         (e: unknown) => ({ e }),
       );
       const prior = await this.reservations.read(ref.authKey);
-      if (prior) return this.resume(ref, prior, req, payloadHash, matched.amount, proof);
+      if (prior) return this.resume(scheme, ref, prior, req, payloadHash, matched.amount, proof);
       const verified = await verifying;
       if ('e' in verified) throw verified.e;
       if (!verified.v.isValid) return this.refuse(req, verified.v.invalidReason);
     }
 
-    const reserved = await this.reservations.reserve(ref, { requestHash: req.requestHash, payloadHash, operationId: req.operationId, amount: matched.amount });
-    if (!reserved.reserved) return this.resume(ref, reserved.existing, req, payloadHash, matched.amount, proof);
+    const reserved = await this.reservations.reserve(ref, {
+      requestHash: req.requestHash,
+      payloadHash,
+      operationId: req.operationId,
+      amount: matched.amount,
+      scheme: scheme.scheme,
+    });
+    if (!reserved.reserved) return this.resume(scheme, ref, reserved.existing, req, payloadHash, matched.amount, proof);
 
     // bind the payment identifier and the Idempotency-Key to this payment before it is charged
     const bindings: string[] = [];
@@ -408,9 +490,36 @@ export class Paywall {
     // a read-only operation may start before settlement on a payment the facilitator verified
     // (`authorization` flow), or, in the `upfront` flow, whose signature is the payer's (checked
     // here; settle verifies the rest). Its result is used only once settlement succeeded.
-    const earlyStart = !upfront || signedByPayer(payload, matched, auth);
-    const settlement = this.settleReserved(req, ref, bindings, payload, matched, auth);
-    return { kind: 'proceed', plan: { operationId: req.operationId, payer: auth.from, amount: matched.amount, earlyStart, settlement } };
+    const earlyStart = !upfront || scheme.signedByPayer(payload, matched, auth);
+    if (deferred) {
+      // verified and reserved: the operation runs now, and complete() settles what it used
+      const payment: SettledPayment = {
+        operationId: req.operationId,
+        payer: auth.payer,
+        amount: matched.amount,
+        txHash: '0x',
+        network: matched.network,
+        deferred: true,
+      };
+      const settled = this.settledStep({
+        payment,
+        authKey: ref.authKey,
+        marked: Promise.resolve(true),
+        resourceUrl: req.resourceUrl,
+        deferred: { scheme, ref, payload, matched, bindings, req },
+      });
+      const plan: SettlementPlan = {
+        operationId: req.operationId,
+        payer: auth.payer,
+        amount: matched.amount,
+        earlyStart,
+        deferred: true,
+        settlement: Promise.resolve(settled),
+      };
+      return { kind: 'proceed', plan };
+    }
+    const settlement = this.settleReserved(scheme, req, ref, bindings, payload, matched);
+    return { kind: 'proceed', plan: { operationId: req.operationId, payer: auth.payer, amount: matched.amount, earlyStart, deferred: false, settlement } };
   }
 
   /**
@@ -419,12 +528,12 @@ export class Paywall {
    * watched until final (finality.ts); `refused` with the 402 or the problem (chain unavailable).
    */
   private settleReserved(
+    scheme: PaymentScheme,
     req: PaidRequest,
     ref: AuthorizationRef,
     bindings: string[],
     payload: PaymentPayload,
     matched: PaymentRequirements,
-    auth: Eip3009Authorization,
   ): Promise<Settled | Refused> {
     const settling = (async (): Promise<Settled | Refused> => {
       const settled = await this.settlement.settle(ref, req.operationId, payload, matched).catch(async (e: unknown) => {
@@ -439,7 +548,7 @@ export class Paywall {
       }
       const payment: SettledPayment = {
         operationId: req.operationId,
-        payer: auth.from,
+        payer: ref.from,
         amount: matched.amount,
         txHash: settled.settle.transaction as `0x${string}`,
         network: matched.network,
@@ -452,14 +561,7 @@ export class Paywall {
       });
       // and the settlement is watched until final, with what it takes to resubmit it after a reorg (finality.ts)
       const tracked = retryWhileRedisUnavailable(() =>
-        trackSettlement(this.opts.redis, this.opts.keys, {
-          operationId: req.operationId,
-          txHash: payment.txHash,
-          authKey: ref.authKey,
-          asset: ref.asset,
-          authorization: auth,
-          signature: (payload.payload as { signature: `0x${string}` }).signature,
-        }),
+        scheme.track({ operationId: req.operationId, txHash: payment.txHash, amount: payment.amount, ref, payload }),
       );
       const marked = Promise.all([marking, tracked]).then(([ok]) => ok);
       marked.catch(() => undefined);
@@ -508,12 +610,20 @@ export class Paywall {
   }
 
   private async store(settled: SettledRecord, outcome: Outcome): Promise<PaidAnswer> {
+    if (settled.deferred) {
+      const d = settled.deferred;
+      // settled already by the operation (settleUsed), or now with what the outcome says it used
+      d.settling ??= this.settleDeferred(settled, d, chargeOf(outcome, settled.payment.amount));
+      const refused = await d.settling;
+      if (refused) return refused;
+    }
     const { payment, authKey } = settled;
+    const settledResponse = settled.settle as SettleResponse;
     // a successful answer's settlement response carries a signed receipt (x402 offer-receipt)
     const settle =
       outcome.ok && this.opts.offerReceipts && settled.resourceUrl
-        ? await this.opts.offerReceipts.withReceipt(settled.resourceUrl, settled.settle).catch(() => settled.settle)
-        : settled.settle;
+        ? await this.opts.offerReceipts.withReceipt(settled.resourceUrl, settledResponse).catch(() => settledResponse)
+        : settledResponse;
     const headers: Record<string, string> = { 'PAYMENT-RESPONSE': encodePaymentResponseHeader(settle), 'Cache-Control': 'no-store' };
     let stored: StoredResponse;
     if (outcome.ok) {
@@ -522,9 +632,11 @@ export class Paywall {
       let body = outcome.body;
       if (outcome.refund) {
         // one decision: whatever the operation credited is reversed before the refund is queued
-        // (a crash in between: the reservation is still open, and the recovery sweep does both)
+        // (a crash in between: the reservation is still open, and the recovery sweep does both);
+        // a deferred payment is not settled for a failure (0): nothing to refund, unless the
+        // operation settled what it used (settleUsed) before it failed
         const reversal = await this.reverseCredits(payment.operationId, payment.payer, payment.amount);
-        if (reversal !== 'already_refunded') {
+        if (reversal !== 'already_refunded' && BigInt(payment.amount) > 0n) {
           await retryWhileRedisUnavailable(() =>
             this.opts.refunds.enqueue({ operationId: payment.operationId, payer: payment.payer, amount: payment.amount, paymentTxHash: payment.txHash }),
           );
@@ -548,6 +660,95 @@ export class Paywall {
     // the `completed` mark is the call's last money write: on a replicated store the answer waits for the replicas
     await this.replicated(payment.operationId);
     return { kind: 'response', ...stored, replayed: false, settlement: settle };
+  }
+
+  /**
+   * Settles a deferred payment ({@link SettlementPlan.deferred}) now, with `amount` (integer USDC
+   * base units, 0..the authorized ceiling) the operation used, for an operation that must name the
+   * settlement in its answer (e.g. an execution's `payment.tx_hash`). Idempotent per payment: later
+   * calls, and {@link complete}, reuse the first settlement. Returns `payment` with the settlement's
+   * `txHash` and `amount`; throws a ProblemError for a refused settlement (402 body: nothing
+   * charged, the result must be withheld) or a chain problem (503), which `complete` then answers.
+   * A payment settled before the run (`exact`) is returned as it is.
+   */
+  async settleUsed(payment: SettledPayment, amount: bigint | string): Promise<SettledPayment> {
+    const record = this.settledRecords.get(payment);
+    if (!record) throw new Error('settleUsed: not a payment of this paywall');
+    const d = record.deferred;
+    if (!d) return payment;
+    d.settling ??= this.settleDeferred(record, d, BigInt(amount));
+    const refused = await d.settling;
+    if (refused) throw ProblemError.answer(refused.status, refused.body as Record<string, unknown>, refused.headers);
+    return payment;
+  }
+
+  /**
+   * Settles a deferred payment ({@link SettlementPlan.deferred}) once its operation ran, before its
+   * answer is stored: the amount is `outcome.charge` (default the authorized ceiling; a refunded
+   * failure settles 0), at most the ceiling. 0 → nothing is settled on chain (the authorization is
+   * never used; the reservation still holds it, so the payload cannot run again) and the answer
+   * carries a settlement of amount 0. Otherwise the scheme's facilitator settles that amount
+   * (settle.ts, as for `exact`), the `settled` mark is written and the settlement tracked until
+   * final. A refused settlement (e.g. the payer's balance or allowance is gone) reverses the
+   * operation's credits, unbinds the payment identifier and Idempotency-Key, and is answered with
+   * the 402 (the result is withheld; nothing was charged). A chain or facilitator problem is
+   * answered with its problem (503), the reservation kept `settle_unknown` for reconciliation.
+   * Returns the answer of a refusal, undefined once settled.
+   */
+  private async settleDeferred(record: SettledRecord, d: DeferredSettlement, charge: bigint): Promise<PaidAnswer | undefined> {
+    const { payment } = record;
+    const ceiling = BigInt(payment.amount);
+    if (charge < 0n || charge > ceiling) throw new Error(`deferred charge ${charge} outside 0..${ceiling} for ${payment.operationId}`);
+    const amount = charge.toString();
+    let settle: SettleResponse;
+    if (charge === 0n) {
+      settle = { success: true, transaction: '', network: d.matched.network as SettleResponse['network'], payer: payment.payer, amount: '0' };
+    } else {
+      const requirements = { ...d.matched, amount };
+      // the intent first: a crash from here on leaves `settling` with what to settle, which the
+      // deferred recovery settles (never twice: the Permit2 nonce is spent once)
+      const intent = await this.reservations.transition(d.ref.authKey, payment.operationId, ['pending'], 'settling', {
+        settle_amount: amount,
+        payload: JSON.stringify(d.payload),
+        requirements: JSON.stringify(requirements),
+      });
+      if (!intent) throw new Error(`deferred settlement of ${payment.operationId}: its reservation is no longer pending`);
+      let result: Awaited<ReturnType<Settlement['settle']>>;
+      try {
+        result = await this.settlement.settle(d.ref, payment.operationId, d.payload, requirements, ['settling']);
+      } catch (e) {
+        if (e instanceof ProblemError) {
+          if (e instanceof PaymentChainUnavailableError && e.payment === 'not_charged') await this.reservations.unbind(d.bindings, d.ref.authKey);
+          return { kind: 'response', status: e.status, headers: e.headers, body: e.body, replayed: false };
+        }
+        throw e;
+      }
+      if (result.kind === 'refused') {
+        await this.reverseCredits(payment.operationId, payment.payer, amount);
+        await this.reservations.unbind(d.bindings, d.ref.authKey);
+        const refused = await this.refuse(d.req, result.reason);
+        const r = refused.kind === 'refused' && 'response' in refused ? refused.response : undefined;
+        return { kind: 'response', status: 402, headers: r?.headers ?? {}, body: r?.body ?? {}, replayed: false };
+      }
+      settle = result.settle;
+      this.opts.observer?.settled?.({ route: d.req.route, amount });
+    }
+    payment.amount = amount;
+    payment.txHash = (settle.transaction || '0x') as `0x${string}`;
+    record.settle = settle;
+    if (charge > 0n) {
+      const marking = this.reservations.transition(d.ref.authKey, payment.operationId, ['settling'], 'settled', {
+        tx_hash: payment.txHash,
+        payer: payment.payer,
+        amount,
+      });
+      const tracked = retryWhileRedisUnavailable(() =>
+        d.scheme.track({ operationId: payment.operationId, txHash: payment.txHash, amount, ref: d.ref, payload: d.payload }),
+      );
+      record.marked = Promise.all([marking, tracked]).then(([ok]) => ok);
+      record.marked.catch(() => undefined);
+    }
+    return undefined;
   }
 
   /**
@@ -628,6 +829,7 @@ export class Paywall {
    * (waiting while the first request runs).
    */
   private async resume(
+    scheme: PaymentScheme,
     ref: AuthorizationRef,
     prior: AuthorizationRecord,
     req: PaidRequest,
@@ -635,7 +837,7 @@ export class Paywall {
     amount: string,
     proof: ReplayProof,
   ): Promise<Decision> {
-    if (prior.payloadHash !== payloadHash) return this.refuse(req, 'invalid_exact_evm_nonce_already_used');
+    if (prior.payloadHash !== payloadHash) return this.refuse(req, scheme.reasons.nonceUsed);
     if (prior.requestHash !== req.requestHash) throw new PaymentConflictError('payment');
     // a settled EIP-3009 authorization is public on-chain: without proof of being the payer, the
     // replay gets the receipt only (never the result, never a run taken over)
@@ -645,9 +847,19 @@ export class Paywall {
       if (prior.state !== 'settle_unknown' && !stale) await this.replays.waitForStored(ref.authKey);
       return replay(await this.replays.receipt(ref.authKey, req.resourceUrl));
     }
+    if (scheme.settles === 'deferred') {
+      // a deferred payment settles after its operation ran: never "settled, run now". A settlement
+      // it recorded and did not finish is finished here (then completed by the recovery sweep)
+      if (prior.state === 'settle_unknown' || (prior.state === 'settling' && stale)) {
+        await this.finishDeferred(scheme, ref, prior.operationId);
+        throw new PaymentInProgressError();
+      }
+      return replay(await this.replays.waitForStored(ref.authKey));
+    }
     if (prior.state === 'settle_unknown' || ((prior.state === 'pending' || prior.state === 'settled') && stale)) {
       const r = await reconcile(
         { redis: this.opts.redis, publicClient: this.opts.publicClient, reservations: this.reservations, log: this.opts.log, network: this.opts.terms.network },
+        scheme,
         ref,
         prior.operationId,
         amount,
@@ -667,12 +879,89 @@ export class Paywall {
           payer: r.payment.payer,
           amount: r.payment.amount,
           earlyStart: false,
+          deferred: false,
           settlement: Promise.resolve(settled),
         };
         return { kind: 'proceed', plan };
       }
     }
     return replay(await this.replays.waitForStored(ref.authKey));
+  }
+
+  /**
+   * Finishes the settlement a deferred payment recorded (`settling`: `settle_amount`, `payload`,
+   * `requirements`) but did not see through (a crash, or an outcome not seen: `settle_unknown`):
+   * its nonce used on chain → it settled: `settled` (with the stored `tx_hash`, if any); unused
+   * while its transaction may still be mined → PaymentSettlementPendingError; unused → settled
+   * again through the scheme's facilitator. Never twice: the nonce is spent once. Once `settled`,
+   * the crash-recovery sweep of `@acg/reconciliation` completes it with the operation's stored
+   * answer, or refunds it. Returns the reservation's state afterwards.
+   */
+  private async finishDeferred(scheme: PaymentScheme, ref: AuthorizationRef, operationId: string): Promise<string | undefined> {
+    const h = await this.opts.redis.hgetall(ref.authKey);
+    if (!h.settle_amount || !h.payload || !h.requirements || h.operation_id !== operationId) return h.state;
+    let used: boolean;
+    try {
+      used = await scheme.nonceUsed(ref);
+    } catch {
+      throw new PaymentChainUnavailableError('unknown');
+    }
+    if (used) {
+      await this.reservations.transition(ref.authKey, operationId, ['settling', 'settle_unknown'], 'settled', {
+        amount: h.settle_amount,
+        ...(h.tx_hash ? {} : { tx_hash: '0x' }),
+      });
+      return 'settled';
+    }
+    if (h.tx_hash && (await settlementInPool(this.opts.publicClient, h.tx_hash as `0x${string}`)))
+      throw new PaymentSettlementPendingError({ txHash: h.tx_hash as `0x${string}`, authorization: { from: ref.from, nonce: ref.nonce } });
+    const payload = JSON.parse(h.payload) as PaymentPayload;
+    const requirements = JSON.parse(h.requirements) as PaymentRequirements;
+    const result = await this.settlement.settle(ref, operationId, payload, requirements, ['settling', 'settle_unknown']);
+    if (result.kind === 'refused') {
+      this.opts.log.error({ operationId, reason: result.reason }, 'a recorded deferred settlement was refused: nothing charged');
+      return undefined;
+    }
+    const txHash = (result.settle.transaction || '0x') as `0x${string}`;
+    await this.reservations.transition(ref.authKey, operationId, ['settling', 'settle_unknown'], 'settled', { tx_hash: txHash, amount: h.settle_amount });
+    await retryWhileRedisUnavailable(() => scheme.track({ operationId, txHash, amount: h.settle_amount, ref, payload }));
+    this.opts.observer?.settled?.({ route: 'recovered', amount: h.settle_amount });
+    return 'settled';
+  }
+
+  /**
+   * The deferred recovery (packages/payments README "Payment schemes"): finishes the settlement of
+   * every deferred payment that recorded what to settle (`settling`) and made no progress for
+   * `olderThanMs` (default 2 minutes), or whose outcome was not seen (`settle_unknown`): see
+   * {@link finishDeferred}. Run by the gateway (it holds the facilitator the payer's witness
+   * names) on a schedule, under a lock; the EIP-3009 crash-recovery sweep leaves these to it.
+   * Returns the operation ids it moved to `settled`.
+   */
+  async recoverDeferred(o: { olderThanMs?: number; batch?: number } = {}): Promise<string[]> {
+    const inflight = paymentKeys.authorizationsInFlight(this.opts.keys);
+    const cutoff = Date.now() - (o.olderThanMs ?? STALE_PENDING_MS);
+    const keys = await this.opts.redis.zrangebyscore(inflight, '-inf', cutoff, 'LIMIT', 0, o.batch ?? 100);
+    const settled: string[] = [];
+    for (const authKey of keys) {
+      const [schemeName, state, operationId, asset, payer, nonce] = await this.opts.redis.hmget(
+        authKey,
+        'scheme',
+        'state',
+        'operation_id',
+        'asset',
+        'payer',
+        'nonce',
+      );
+      const scheme = schemeName ? this.schemes.get(schemeName) : undefined;
+      if (scheme?.settles !== 'deferred' || (state !== 'settling' && state !== 'settle_unknown') || !operationId || !payer || !nonce) continue;
+      const ref: AuthorizationRef = { authKey, asset: asset as `0x${string}`, from: payer as `0x${string}`, nonce: nonce as `0x${string}` };
+      try {
+        if ((await this.finishDeferred(scheme, ref, operationId)) === 'settled') settled.push(operationId);
+      } catch (e) {
+        this.opts.log.warn({ operationId, err: String((e as Error)?.message).slice(0, 200) }, 'deferred settlement not finished; retried next round');
+      }
+    }
+    return settled;
   }
 
   /** {@link CreditReversal.reverse} of the operation, retried through a Redis outage; `none` without reversals. */
@@ -701,7 +990,7 @@ export class Paywall {
 
   private async refuse(req: ChallengedResource, reason: string | undefined): Promise<Refused> {
     this.opts.observer?.refused?.({ reason: reason ?? 'invalid_payment' });
-    return { kind: 'refused', response: await this.signInOffered(this.offered(this.challenges.refuse(req, reason))) };
+    return { kind: 'refused', response: await this.signInOffered(this.offered(this.challenges.refuse(req, reason, this.accepts(req)))) };
   }
 }
 
@@ -723,6 +1012,12 @@ export const IDEMPOTENT_REPLAYED = 'Idempotent-Replayed';
 function replay(stored: StoredResponse): { kind: 'replay'; response: PaidAnswer } {
   const settlement = settlementOf(stored.headers);
   return { kind: 'replay', response: { kind: 'response', ...stored, replayed: true, ...(settlement ? { settlement } : {}) } };
+}
+
+/** What a deferred payment settles for `outcome` (integer base units): `charge`, else the whole `ceiling`; a refunded failure 0. */
+function chargeOf(outcome: Outcome, ceiling: string): bigint {
+  if (!outcome.ok && outcome.refund) return 0n;
+  return BigInt(outcome.charge ?? ceiling);
 }
 
 /** The SettleResponse of a stored answer's `PAYMENT-RESPONSE` header, if it has one. */

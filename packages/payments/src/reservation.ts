@@ -43,7 +43,7 @@ export class Reservations {
   /** Reserves `ref` in state `pending` for `operationId`, or returns the reservation that exists. */
   reserve(
     ref: AuthorizationRef,
-    p: { requestHash: string; payloadHash: string; operationId: string; amount: string },
+    p: { requestHash: string; payloadHash: string; operationId: string; amount: string; scheme?: string },
   ): Promise<ReserveAuthorizationReturnType> {
     return this.beforeSettlement(ref.authKey, p.operationId, () =>
       reserveAuthorization(this.redis, {
@@ -58,6 +58,7 @@ export class Reservations {
         from: ref.from,
         nonce: ref.nonce,
         amount: p.amount,
+        scheme: p.scheme,
       }),
     );
   }

@@ -4,6 +4,7 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyRespons
 import type { Logger } from 'pino';
 import { chainFailedDuring, unlessChainLost, type PaymentChainMonitor } from './chainHealth.js';
 import { PaymentChainUnavailableError, PaymentInProgressError, PaymentSettlementPendingError } from './errors.js';
+import type { AuthorizationState } from './commands/index.js';
 import type { AuthorizationRef, Reservations } from './reservation.js';
 import { inSpan } from '@acg/tracing';
 
@@ -14,9 +15,14 @@ export interface SettledPayment {
   payer: `0x${string}`;
   /** integer string, USDC base units */
   amount: string;
-  /** settlement transaction hash on the payment chain */
+  /** settlement transaction hash on the payment chain; `0x` while a {@link deferred} payment is not settled */
   txHash: `0x${string}`;
   network: string;
+  /**
+   * A deferred payment (`upto`): verified and reserved, settled only by `Paywall.complete` with the
+   * amount used; `amount` is then the authorized ceiling and `txHash` `0x` while the operation runs.
+   */
+  deferred?: boolean;
 }
 
 /** What {@link Settlement.settle} found: settled on chain, or refused with an x402 reason (reservation released). */
@@ -89,14 +95,24 @@ export class Settlement {
     }
   }
 
-  /** Settles a payment reserved by `operationId` (see the class comment for each outcome; span `settle`). */
-  settle(ref: AuthorizationRef, operationId: string, payload: PaymentPayload, matched: PaymentRequirements): Promise<SettleResult> {
+  /**
+   * Settles a payment reserved by `operationId` (see the class comment for each outcome; span
+   * `settle`). `holding`: the reservation's states while it settles (`pending`; a deferred
+   * payment's `settling`, and `settle_unknown` when its recovery settles it again).
+   */
+  settle(
+    ref: AuthorizationRef,
+    operationId: string,
+    payload: PaymentPayload,
+    matched: PaymentRequirements,
+    holding: Exclude<AuthorizationState, 'completed'>[] = ['pending'],
+  ): Promise<SettleResult> {
     return inSpan(
       '@acg/payments',
       'settle',
       { 'x402.network': matched.network, 'acg.operation_id': operationId, 'x402.amount': matched.amount },
       async (span) => {
-        const result = await this.settleOnce(ref, operationId, payload, matched);
+        const result = await this.settleOnce(ref, operationId, payload, matched, holding);
         if (result.kind === 'settled') span.setAttribute('x402.transaction', result.settle.transaction);
         else span.setAttribute('x402.reason', result.reason ?? 'refused');
         return result;
@@ -104,35 +120,41 @@ export class Settlement {
     );
   }
 
-  private async settleOnce(ref: AuthorizationRef, operationId: string, payload: PaymentPayload, matched: PaymentRequirements): Promise<SettleResult> {
+  private async settleOnce(
+    ref: AuthorizationRef,
+    operationId: string,
+    payload: PaymentPayload,
+    matched: PaymentRequirements,
+    holding: Exclude<AuthorizationState, 'completed'>[],
+  ): Promise<SettleResult> {
     const { authKey } = ref;
     const started = Date.now();
     let settle: SettleResponse;
     try {
       // a node that dies mid-settle leaves the facilitator polling for a receipt (60 s and more): stop waiting once it is gone
       const first = await unlessChainLost(this.chain, started, this.server.settlePayment(payload, matched));
-      if (!first) return this.unknown(authKey, operationId, 'payment chain lost during settlement');
+      if (!first) return this.unknown(authKey, operationId, 'payment chain lost during settlement', holding);
       settle = first;
     } catch (e) {
       const reason = (e as { errorReason?: string }).errorReason;
-      if (reason && (await chainFailedDuring(this.chain, started))) return this.chainFailed(authKey, operationId, reason, started);
+      if (reason && (await chainFailedDuring(this.chain, started))) return this.chainFailed(authKey, operationId, reason, started, holding);
       if (reason) {
-        await this.reservations.release(authKey, operationId, ['pending']);
+        await this.reservations.release(authKey, operationId, holding);
         return { kind: 'refused', reason };
       }
       // Unknown outcome (RPC or facilitator unreachable): keep the reservation; a retry reconciles on-chain.
       this.log.error({ err: (e as Error).message?.slice(0, 200), operationId }, 'settlement outcome unknown');
-      await this.reservations.transition(authKey, operationId, ['pending'], 'settle_unknown');
+      await this.reservations.transition(authKey, operationId, holding, 'settle_unknown');
       throw new PaymentInProgressError();
     }
     if (!settle.success) {
       // broadcast but unconfirmed, or failed while the node was unreachable: the outcome is unknown, keep the reservation
       if (settle.errorReason === 'settlement_pending') {
-        if (await chainFailedDuring(this.chain, started)) return this.unknown(authKey, operationId, settle.errorReason);
-        return this.pending(ref, operationId, settle.transaction);
+        if (await chainFailedDuring(this.chain, started)) return this.unknown(authKey, operationId, settle.errorReason, holding);
+        return this.pending(ref, operationId, settle.transaction, holding);
       }
-      if (await chainFailedDuring(this.chain, started)) return this.chainFailed(authKey, operationId, settle.errorReason, started);
-      await this.reservations.release(authKey, operationId, ['pending']);
+      if (await chainFailedDuring(this.chain, started)) return this.chainFailed(authKey, operationId, settle.errorReason, started, holding);
+      await this.reservations.release(authKey, operationId, holding);
       return { kind: 'refused', reason: settle.errorReason };
     }
     return { kind: 'settled', settle };
@@ -143,13 +165,19 @@ export class Settlement {
    * handed to the node since `started`, nothing was broadcast (the facilitator's settle has
    * returned, so it will not broadcast later): released, 503 `not_charged`. Otherwise unknown.
    */
-  private async chainFailed(authKey: string, operationId: string, why: string | undefined, started: number): Promise<never> {
+  private async chainFailed(
+    authKey: string,
+    operationId: string,
+    why: string | undefined,
+    started: number,
+    holding: Exclude<AuthorizationState, 'completed'>[],
+  ): Promise<never> {
     if (this.upfront && this.chain && !this.chain.broadcastSince(started)) {
       this.log.warn({ operationId, reason: why?.slice(0, 100) }, 'payment not settled: payment chain unreachable, nothing broadcast');
-      await this.reservations.release(authKey, operationId, ['pending']);
+      await this.reservations.release(authKey, operationId, holding);
       throw new PaymentChainUnavailableError('not_charged');
     }
-    return this.unknown(authKey, operationId, why);
+    return this.unknown(authKey, operationId, why, holding);
   }
 
   /**
@@ -157,17 +185,22 @@ export class Settlement {
    * settlement): kept for reconciliation like {@link unknown}, answered 503 `settlement_pending`
    * naming the settlement transaction and the authorization (issue 33), not "chain unreachable".
    */
-  private async pending(ref: AuthorizationRef, operationId: string, transaction: string | undefined): Promise<never> {
+  private async pending(
+    ref: AuthorizationRef,
+    operationId: string,
+    transaction: string | undefined,
+    holding: Exclude<AuthorizationState, 'completed'>[],
+  ): Promise<never> {
     const txHash = /^0x[0-9a-fA-F]{64}$/.test(transaction ?? '') ? (transaction as `0x${string}`) : undefined;
     this.log.error({ operationId, tx_hash: txHash, payer: ref.from }, 'settlement broadcast but not confirmed; kept for reconciliation');
-    await this.reservations.transition(ref.authKey, operationId, ['pending'], 'settle_unknown', txHash ? { tx_hash: txHash } : undefined);
+    await this.reservations.transition(ref.authKey, operationId, holding, 'settle_unknown', txHash ? { tx_hash: txHash } : undefined);
     throw new PaymentSettlementPendingError({ txHash, authorization: { from: ref.from, nonce: ref.nonce } });
   }
 
   /** Settlement outcome not seen (chain lost, or broadcast but unconfirmed): keep the reservation for reconciliation, answer 503. */
-  private async unknown(authKey: string, operationId: string, why: string | undefined): Promise<never> {
+  private async unknown(authKey: string, operationId: string, why: string | undefined, holding: Exclude<AuthorizationState, 'completed'>[]): Promise<never> {
     this.log.error({ operationId, reason: why?.slice(0, 100) }, 'settlement outcome unknown: payment chain unreachable');
-    await this.reservations.transition(authKey, operationId, ['pending'], 'settle_unknown');
+    await this.reservations.transition(authKey, operationId, holding, 'settle_unknown');
     throw new PaymentChainUnavailableError('unknown');
   }
 }

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PublicClient } from 'viem';
 import { settlementInPool } from '@acg/payments';
-import { authorizationTx, authorizationUsed, type CreditReversal, type RefundQueue } from '@acg/treasury';
+import { authorizationTx, authorizationUsed, permit2NonceUsed, type CreditReversal, type RefundQueue } from '@acg/treasury';
 import { reconciliationKeys } from './commands/keys.js';
 
 export interface PaymentRecoveryOptions {
@@ -102,6 +102,13 @@ export async function recoverPayment(o: PaymentRecoveryOptions, authKey: string)
     return skipped;
   }
   const op = h.operation_id;
+  // x402 `upto` (a deferred scheme: settled after its operation ran, Permit2 nonce): a recorded
+  // settlement not seen through (`settling`, `settle_unknown`) is the gateway's deferred recovery's
+  // (`Paywall.recoverDeferred`: it holds the facilitator the payer's witness names); once settled
+  // it is completed or refunded here like `exact`
+  const upto = h.scheme === 'upto';
+  if (h.scheme && h.scheme !== 'exact' && !upto) return skipped;
+  if (upto && (h.state === 'settling' || h.state === 'settle_unknown')) return skipped;
   const cas = (from: AuthorizationState[], to: AuthorizationState, fields?: Record<string, string>) =>
     transitionAuthorization(redis, { authKey, inFlightKey: inflight, operationId: op, from, to, nowMs: Date.now(), fields });
   if (!h.asset || !h.payer || !h.nonce || !h.amount) {
@@ -110,19 +117,25 @@ export async function recoverPayment(o: PaymentRecoveryOptions, authKey: string)
   }
   let used: boolean;
   try {
-    used = await authorizationUsed(o.publicClient, h.asset as `0x${string}`, h.payer as `0x${string}`, h.nonce as `0x${string}`);
+    used = upto
+      ? await permit2NonceUsed(o.publicClient, h.payer as `0x${string}`, h.nonce as `0x${string}`)
+      : await authorizationUsed(o.publicClient, h.asset as `0x${string}`, h.payer as `0x${string}`, h.nonce as `0x${string}`);
   } catch {
     return skipped; // chain unreachable: try again next round
   }
   if (!used) {
     // a settlement still waiting in the node may yet be mined: left for a later round
     if (h.tx_hash && (await settlementInPool(o.publicClient, h.tx_hash as `0x${string}`))) return skipped;
+    // an `upto` operation may have run (and credited) before it recorded what to settle: its
+    // credit is reversed with the release (nothing was charged)
+    if (upto) await o.reversals.reverse({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount });
     const released = await releaseAuthorization(redis, { authKey, inFlightKey: inflight, operationId: op, from: ['pending', 'settle_unknown'] });
     return released ? { outcome: 'released', operationId: op } : skipped;
   }
   if (h.state !== 'recovering' && !(await cas(['pending', 'settle_unknown', 'settled'], 'recovering'))) return skipped;
   let txHash = h.tx_hash as `0x${string}` | undefined;
-  txHash ??= (await authorizationTx(o.publicClient, h.asset as `0x${string}`, h.payer as `0x${string}`, h.nonce as `0x${string}`)) ?? ('0x' as `0x${string}`);
+  if (!upto) txHash ??= await authorizationTx(o.publicClient, h.asset as `0x${string}`, h.payer as `0x${string}`, h.nonce as `0x${string}`);
+  txHash ??= '0x';
   // an operation that finished (its record stored) is delivered, not refunded: one outcome per payment
   const finished = await o.finishedAnswer?.(op, { txHash, amount: h.amount });
   if (finished) {

@@ -46,3 +46,30 @@ export async function authorizationTx(
   const logs = await client.getLogs({ address: asset, event: AUTHORIZATION_USED, args: { authorizer: from, nonce }, fromBlock: 'earliest' }).catch(() => []);
   return logs[0]?.transactionHash ?? undefined;
 }
+
+/** Canonical Permit2 (the same address on every EVM chain; `PERMIT2_ADDRESS` of `@x402/evm`). */
+export const PERMIT2 = '0x000000000022D473030F116dDEE9F6B43aC78BA3' as const;
+
+/** Permit2's `nonceBitmap(owner, wordPos)`: bit `nonce & 0xff` of word `nonce >> 8` is set once the nonce is used. */
+export const PERMIT2_NONCE_BITMAP_ABI = [
+  {
+    type: 'function',
+    name: 'nonceBitmap',
+    stateMutability: 'view',
+    inputs: [
+      { name: 'owner', type: 'address' },
+      { name: 'wordPos', type: 'uint256' },
+    ],
+    outputs: [{ name: '', type: 'uint256' }],
+  },
+] as const;
+
+/**
+ * Whether the Permit2 unordered nonce `nonce` (a uint256, as a bigint or `0x` hex) of `owner` was
+ * used (an x402 `upto` settlement, whatever its amount). Throws on RPC failure.
+ */
+export async function permit2NonceUsed(client: PublicClient, owner: `0x${string}`, nonce: bigint | `0x${string}`): Promise<boolean> {
+  const n = BigInt(nonce);
+  const word = await client.readContract({ address: PERMIT2, abi: PERMIT2_NONCE_BITMAP_ABI, functionName: 'nonceBitmap', args: [owner, n >> 8n] });
+  return ((word >> (n & 0xffn)) & 1n) === 1n;
+}

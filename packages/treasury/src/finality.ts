@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { encodeFunctionData, parseSignature, parseTransaction, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import { treasuryKeys } from './commands/keys.js';
-import { AUTHORIZATION_USED, authorizationUsed, type Eip3009Authorization } from './authorization.js';
+import { AUTHORIZATION_USED, authorizationUsed, permit2NonceUsed, type Eip3009Authorization } from './authorization.js';
 import type { CreditReversal } from './reversals.js';
 import { receiptOf } from './chainSender.js';
 import { conflictAnswer } from './storedAnswer.js';
@@ -45,16 +45,36 @@ export interface TrackedTransfer {
   resent: number;
 }
 
-/** A settlement to track: the paid call's operation, its reservation and the signed EIP-3009 authorization (to resubmit it). */
-export interface TrackedSettlement {
+/**
+ * A settlement to track: the paid call's operation, its reservation, and either the signed EIP-3009
+ * authorization (`exact`: resubmitted by the treasury after a reorg) or the Permit2 permit an
+ * `upto` settlement used (`permit2`: only its facilitator may settle it, so after a reorg only the
+ * facilitator's own signed transaction is broadcast again).
+ */
+export type TrackedSettlement = {
   operationId: string;
   txHash: Hex;
   /** the reservation (`treasuryKeys.authorization`) whose stored answer is refused if the payment is lost */
   authKey: string;
   asset: Hex;
-  authorization: Eip3009Authorization;
-  /** the payer's signature over the authorization (65-byte EOA signature, or bytes for a smart wallet) */
-  signature: Hex;
+} & (
+  | {
+      authorization: Eip3009Authorization;
+      /** the payer's signature over the authorization (65-byte EOA signature, or bytes for a smart wallet) */
+      signature: Hex;
+    }
+  | { permit2: Permit2Settlement }
+);
+
+/** An x402 `upto` settlement through Permit2 (`x402UptoPermit2Proxy.settle`), as tracked until final. */
+export interface Permit2Settlement {
+  owner: Hex;
+  /** the Permit2 unordered nonce, uint256 as `0x` + 64 hex digits */
+  nonce: Hex;
+  /** integer string, unix seconds: after it the permit can no longer be settled */
+  deadline: string;
+  /** integer string, USDC base units: the amount settled (at most the permitted ceiling) */
+  amount: string;
 }
 
 /** A treasury transfer to track: a refund (`id` = operation id) or a payout (`id` = payout id), whose record (`recordKey`) holds its signed transaction. */
@@ -84,12 +104,12 @@ export async function trackSettlement(redis: Redis, keys: RedisKeys, s: TrackedS
       id: s.operationId,
       status: 'settled',
       tx_hash: s.txHash,
-      amount: s.authorization.value,
       auth_key: s.authKey,
       asset: s.asset,
-      authorization: JSON.stringify(s.authorization),
-      signature: s.signature,
       resent: '0',
+      ...('permit2' in s
+        ? { method: 'permit2', amount: s.permit2.amount, permit2: JSON.stringify(s.permit2) }
+        : { amount: s.authorization.value, authorization: JSON.stringify(s.authorization), signature: s.signature }),
     })
     .zadd(treasuryKeys.finalityOpen(keys), Date.now(), key)
     .exec();
@@ -281,6 +301,7 @@ export class TransferFinality {
 
   /** A settlement whose transaction is not on chain (see the class comment for the order of what is tried). */
   private async recoverSettlement(key: string, h: Record<string, string>, finalBlock: bigint): Promise<'resent' | 'moved' | 'unpaid' | undefined> {
+    if (h.method === 'permit2') return this.recoverPermit2Settlement(key, h);
     const { redis, publicClient } = this.o;
     const auth = JSON.parse(h.authorization) as Eip3009Authorization;
     const asset = h.asset as Hex;
@@ -303,7 +324,7 @@ export class TransferFinality {
     }
     // unused and expired: no transaction can ever move it again
     const head = await publicClient.getBlock({ blockTag: 'latest' });
-    if (head.timestamp >= BigInt(auth.validBefore)) return this.markUnpaid(key, h, auth);
+    if (head.timestamp >= BigInt(auth.validBefore)) return this.markUnpaid(key, h, { payer: auth.from, amount: auth.value });
     const rebroadcasts = Number(h.rebroadcasts ?? 0);
     if (h.raw_tx && rebroadcasts < (this.o.rebroadcastRounds ?? 3)) {
       await redis.hincrby(key, 'rebroadcasts', 1);
@@ -336,6 +357,26 @@ export class TransferFinality {
     }
   }
 
+  /**
+   * An `upto` settlement (Permit2) whose transaction is not on chain. Its nonce used → mined again
+   * (or in a transaction the node has not indexed): waited for, as Permit2 logs no event per nonce.
+   * Unused and past the permit's `deadline` → `unpaid`. Otherwise the facilitator's own signed
+   * transaction is broadcast again while its nonce is free; the treasury cannot resubmit it (only
+   * the witness's facilitator may call `settle`).
+   */
+  private async recoverPermit2Settlement(key: string, h: Record<string, string>): Promise<'resent' | 'unpaid' | undefined> {
+    const permit = JSON.parse(h.permit2) as Permit2Settlement;
+    if (await permit2NonceUsed(this.o.publicClient, permit.owner, permit.nonce)) return undefined;
+    const head = await this.o.publicClient.getBlock({ blockTag: 'latest' });
+    if (head.timestamp >= BigInt(permit.deadline)) return this.markUnpaid(key, h, { payer: permit.owner, amount: permit.amount });
+    if (h.raw_tx && (await this.rebroadcastWhileNonceFree(h))) {
+      await this.o.redis.hincrby(key, 'resent', 1);
+      this.o.log.warn({ operationId: h.id, tx_hash: h.tx_hash }, 'an upto settlement was reorged out; its signed transaction was broadcast again');
+      return 'resent';
+    }
+    return undefined;
+  }
+
   /** Broadcasts the settlement's stored signed transaction (`raw_tx`) again when its signer's nonce is still free on chain; true when the node took it. */
   private async rebroadcastWhileNonceFree(h: Record<string, string>): Promise<boolean> {
     const { publicClient } = this.o;
@@ -354,11 +395,11 @@ export class TransferFinality {
    * `payment_reversed` problem, so a resend (or an Idempotency-Key replay) no longer returns the
    * result. Waits while the paid call is still running (its answer not stored yet).
    */
-  private async markUnpaid(key: string, h: Record<string, string>, auth: Eip3009Authorization): Promise<'unpaid' | undefined> {
+  private async markUnpaid(key: string, h: Record<string, string>, paid: { payer: Hex; amount: string }): Promise<'unpaid' | undefined> {
     const { redis } = this.o;
     const state = await redis.hget(h.auth_key, 'state');
     if (state && state !== 'completed') return undefined; // still running: its answer would overwrite ours
-    const reversal = await this.o.reversals?.reverse({ operationId: h.id, payer: auth.from, amount: auth.value });
+    const reversal = await this.o.reversals?.reverse({ operationId: h.id, payer: paid.payer, amount: paid.amount });
     if (reversal === 'paid_out') this.o.log.error({ operationId: h.id }, "an unpaid settlement's credit was paid out already; for an operator");
     const answer = conflictAnswer({
       reason: 'payment_reversed',
@@ -372,7 +413,7 @@ export class TransferFinality {
     if (state === 'completed') tx.hset(h.auth_key, 'response', JSON.stringify(answer));
     await tx.zrem(treasuryKeys.finalityOpen(this.o.keys), key).exec();
     this.o.log.error(
-      { operationId: h.id, payer: auth.from, amount: auth.value, tx_hash: h.tx_hash },
+      { operationId: h.id, payer: paid.payer, amount: paid.amount, tx_hash: h.tx_hash },
       'a settlement was reorged out and its authorization expired: the call is unpaid',
     );
     return 'unpaid';

@@ -1,4 +1,13 @@
-export { AUTHORIZATION_STATE_ABI, AUTHORIZATION_USED, authorizationTx, authorizationUsed, type Eip3009Authorization } from './authorization.js';
+export {
+  AUTHORIZATION_STATE_ABI,
+  AUTHORIZATION_USED,
+  authorizationTx,
+  authorizationUsed,
+  PERMIT2,
+  PERMIT2_NONCE_BITMAP_ABI,
+  permit2NonceUsed,
+  type Eip3009Authorization,
+} from './authorization.js';
 export {
   ChainSender,
   REPLACEMENT_FEE_BUMP_PERCENT,
@@ -20,6 +29,7 @@ export {
   type FinalityRule,
   type RunningFinality,
   type TrackedKind,
+  type Permit2Settlement,
   type TrackedSettlement,
   type TrackedTransfer,
   type TrackedTreasuryTransfer,

@@ -1,4 +1,4 @@
-import { Executor, resolveCapability, type EarlyRun, type ResolvedCapability } from '@acg/execution';
+import { Executor, resolveCapability, type EarlyRun, type ExecutionCharge, type ResolvedCapability } from '@acg/execution';
 import type { Outcome, SettledPayment } from '@acg/payments';
 import { retryWhileRedisUnavailable } from '@acg/redis';
 import type { ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
@@ -42,13 +42,23 @@ export type PaidExecutionResult = { ok: true; body: ExecutionSucceeded } | { ok:
 export async function runPaidExecution(
   services: Services,
   operationId: string,
-  capability: Pick<ResolvedCapability, 'definition' | 'input'> & { route?: readonly string[] },
+  capability: Pick<ResolvedCapability, 'definition' | 'input'> & { route?: readonly string[]; fixedCharge?: boolean },
   payment: SettledPayment,
   early?: EarlyRun,
   /** The call's one Executor (the one that started `early`); a new one by default. */
   executor: Executor = new Executor(services),
 ): Promise<PaidExecutionResult> {
-  const { record, failure } = await executor.run(operationId, capability, { tx_hash: payment.txHash, amount: payment.amount, payer: payment.payer }, early);
+  const charge: ExecutionCharge = { tx_hash: payment.txHash, amount: payment.amount, payer: payment.payer };
+  // x402 `upto`: the call settles what it used (the answering offer's price) before its record
+  // names the settlement; nothing above it is taken, so no refund (docs/decisions.md "Payment schemes")
+  if (payment.deferred) {
+    charge.settle = async (price) => {
+      // `fixedCharge` (a quoted call): the whole authorized amount, the quoted price
+      const settled = await services.paywall.settleUsed(payment, capability.fixedCharge || price === undefined ? BigInt(payment.amount) : price);
+      return { tx_hash: settled.txHash, amount: settled.amount };
+    };
+  }
+  const { record, failure } = await executor.run(operationId, capability, charge, early);
   if (failure) {
     const status = failure.status >= 500 ? failure.status : 502;
     return {

@@ -39,6 +39,8 @@ export interface PaidCallSpec {
   /** USDC base units. */
   price: bigint;
   extensions: Record<string, unknown>;
+  /** The x402 schemes offered, `exact` first (`ChallengedResource.schemes`; default `exact` alone). */
+  schemes?: readonly string[];
   operationId: string;
   /** The payment: HTTP headers by lower-case name (REST, /trpc), or MCP's decoded `_meta["x402/payment"]` (null: none). */
   payment: { headers: (name: string) => string | undefined } | { payload: unknown };
@@ -61,6 +63,7 @@ export function paidRequest(services: PublicOrigin, spec: PaidCallSpec): PaidReq
     description: spec.description,
     price: spec.price,
     extensions: spec.extensions,
+    ...(spec.schemes ? { schemes: spec.schemes } : {}),
     route: spec.route,
     requestHash: requestHash('POST', spec.route, spec.hashed),
     operationId: spec.operationId,

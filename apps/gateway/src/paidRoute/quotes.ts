@@ -1,5 +1,5 @@
 import type { ResolvedCapability } from '@acg/execution';
-import { eip3009Authorization, readPaymentPayload } from '@acg/payments';
+import { payloadAuthorization, readPaymentPayload } from '@acg/payments';
 import { QuoteStore, usdcBaseUnits, type StoredQuote } from '@acg/provider-directory';
 import { signDocument } from '@acg/receipts';
 import type { Quote, QuoteRequest } from '@acg/schemas';
@@ -109,15 +109,16 @@ const QUOTE_DETAIL: Record<string, string> = {
 };
 
 /**
- * The payment a request carries, as a quote records it: the EIP-3009 authorization of its x402
- * payload (`PAYMENT-SIGNATURE` or `X-PAYMENT`) as `<from>:<nonce>` in lowercase hex; undefined
+ * The payment a request carries, as a quote records it: the payer and nonce of its x402 payload
+ * (`PAYMENT-SIGNATURE` or `X-PAYMENT`; EIP-3009 for `exact`, Permit2 for `upto`:
+ * `payloadAuthorization`) as `<from>:<nonce>` in lowercase hex; undefined
  * without a payment or when it cannot be read (the paywall then refuses it as it would anyway).
  */
 export function carriedAuthorization(services: Services, getHeader: (name: string) => string | undefined): string | undefined {
   try {
     const payload = readPaymentPayload(getHeader, [services.paywall.requirements(0n)]);
-    const auth = payload && eip3009Authorization(payload);
-    return auth ? `${auth.from}:${auth.nonce}`.toLowerCase() : undefined;
+    const auth = payload && payloadAuthorization(payload);
+    return auth ? `${auth.payer}:${auth.nonce}`.toLowerCase() : undefined;
   } catch {
     return undefined;
   }

@@ -5,8 +5,15 @@ import type { Services } from '../services.js';
 import { problemDetails } from '../trpc/problem.js';
 import type { ExecutionRefusal } from './execution.js';
 
-/** A resolved capability with the offers to try, in order (provider ids), when providers offer it. */
-export type RoutedCapability = ResolvedCapability & { route?: readonly string[] };
+/**
+ * A resolved capability with the offers to try, in order (provider ids), when providers offer it;
+ * `priceVaries` when they ask different prices: the cost is known only once one answers, so the
+ * 402 also offers x402 `upto` with `price` (the highest) as its ceiling ({@link ROUTED_SCHEMES}).
+ */
+export type RoutedCapability = ResolvedCapability & { route?: readonly string[]; priceVaries?: boolean };
+
+/** The schemes of a call whose cost is known only afterwards (docs/decisions.md "Payment schemes"): `exact` first, then `upto`. */
+export const ROUTED_SCHEMES = ['exact', 'upto'] as const;
 
 const NO_ROUTE: Record<NoRouteReason, string> = {
   no_live_offer: 'No offer of this capability is live now.',
@@ -17,8 +24,9 @@ const NO_ROUTE: Record<NoRouteReason, string> = {
 /**
  * Applies a request's `routing` before any payment (docs/marketplace.md "Routing"): for a
  * capability offered by providers, the live offers are ranked (`ProviderDirectory.route`) and the
- * price becomes the highest price among them, the most this route may need (the difference to the
- * answering offer's price is refunded after the call). A built-in is a contract with one offer,
+ * price becomes the highest price among them, the most this route may need (paid with `exact`, the
+ * difference to the answering offer's price is refunded after the call; with `upto`, offered when
+ * the prices differ, only the answering offer's price is settled). A built-in is a contract with one offer,
  * the gateway's own: `max_price_usdc` below its price or a `providers` allow list leaves no route.
  * No route is a 422 problem with `reason: "no_route"` and `cause` (`no_live_offer`, `excluded`,
  * `over_max_price`); nothing is paid.
@@ -60,5 +68,7 @@ export async function routeExecution(
   }
   if (!ranked.ok) return refuse(ranked.reason);
   const offers = ranked.offers;
-  return { ok: true, capability: { ...resolved, price: routePrice(offers), route: offers.map((o) => o.provider_id) } };
+  const price = routePrice(offers);
+  const priceVaries = offers.some((o) => o.price !== price);
+  return { ok: true, capability: { ...resolved, price, route: offers.map((o) => o.provider_id), ...(priceVaries ? { priceVaries } : {}) } };
 }

@@ -4,7 +4,7 @@ import type { StoredQuote } from '@acg/provider-directory';
 import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
 import { executeBazaar } from '../paidRoute/bazaar.js';
-import { routeExecution, type RoutedCapability } from '../paidRoute/routing.js';
+import { ROUTED_SCHEMES, routeExecution, type RoutedCapability } from '../paidRoute/routing.js';
 import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution } from '../paidRoute/execution.js';
 import { carriedAuthorization, quotedExecution } from '../paidRoute/quotes.js';
 import { header } from '../trpc/context.js';
@@ -49,7 +49,9 @@ async function runExecution(ctx: Context & PaidContext & { capability: RoutedCap
   if (ctx.quote && !(await ctx.services.providers.quotes.use(ctx.quote.quote_id, ctx.operationId, ctx.quotePayment ?? ''))) {
     throw problem(409, 'The quote has been used by another execution; this payment is refunded.', { reason: 'quote_used', quote_id: ctx.quote.quote_id });
   }
-  const r = await runPaidExecution(ctx.services, ctx.operationId, ctx.capability, ctx.payment!, ctx.early, ctx.executor);
+  // a quoted call settles the quoted price (the whole authorized amount), whatever the offer asks now
+  const capability = ctx.quote ? { ...ctx.capability, fixedCharge: true } : ctx.capability;
+  const r = await runPaidExecution(ctx.services, ctx.operationId, capability, ctx.payment!, ctx.early, ctx.executor);
   if (!r.ok) throw rawError(r.status, r.body);
   return r.body;
 }
@@ -67,6 +69,9 @@ export const executeRouter = router({
     description: (input) => executeDescription(input.capability_id),
     // Bazaar: this capability's input and output schemas (docs/decisions.md "Agents: MCP and x402 extensions")
     extensions: (_input, ctx) => executeBazaar(ctx.capability.definition),
+    // x402 `upto` beside `exact` where the cost is known only afterwards: a route whose offers ask
+    // different prices (settles the answering offer's price), or a quote (settles the quoted price)
+    schemes: (_input, ctx) => (ctx.quote || ctx.capability.priceVaries ? ROUTED_SCHEMES : undefined),
     newOperationId: newExecutionId,
     // a read-only capability runs while its payment settles; its result is released after settlement
     // (not a quoted call: its quote is used up first, after settlement)
@@ -79,7 +84,7 @@ export const executeRouter = router({
         tags: ['execute'],
         summary: 'Execute a capability, paid per call with x402',
         description:
-          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and docs/spec-notes.md 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway reserves the authorization, settles it on-chain (USDC, EIP-3009 transferWithAuthorization; the settlement verifies and simulates it first: x402 paymentFlow upfront) and executes once. A settled payment sent again returns the stored execution to its payer only (proved by the payment identifier it was first sent with, or the payer's bearer token); anyone else gets 409 payment_already_used with the execution id, tx hash and result_url (GET /api/v1/executions/{id} with the payer's token). Idempotency-Key is per payer and read after the payment: the payer's fresh signed authorization with the same key and body replays the stored execution without being charged; a payment identifier reused with another payment is 409. A failure after settlement is refunded. With quote_id (POST /api/v1/quotes) the 402 asks exactly the quoted price and the call runs once on the quoted provider (404 quote_not_found, 409 quote_input_mismatch / quote_used, 410 quote_expired). An offer whose trust score fell under the routing threshold is refused before payment (503 offer_suspended; docs/trust-v1.md). A capability offered by several providers (docs/marketplace.md) takes an optional `routing` {max_price_usdc, prefer: cheapest|fastest|trusted, providers, exclude}: the 402 asks for the highest price among the offers the route may use, offers are tried in order until one answers validly, and the payment minus the answering offer's price is refunded on-chain (`refund` on the answer, which names `provider` and `attempts`).",
+          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and docs/spec-notes.md 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway reserves the authorization, settles it on-chain (USDC, EIP-3009 transferWithAuthorization; the settlement verifies and simulates it first: x402 paymentFlow upfront) and executes once. A settled payment sent again returns the stored execution to its payer only (proved by the payment identifier it was first sent with, or the payer's bearer token); anyone else gets 409 payment_already_used with the execution id, tx hash and result_url (GET /api/v1/executions/{id} with the payer's token). Idempotency-Key is per payer and read after the payment: the payer's fresh signed authorization with the same key and body replays the stored execution without being charged; a payment identifier reused with another payment is 409. A failure after settlement is refunded. With quote_id (POST /api/v1/quotes) the 402 asks exactly the quoted price and the call runs once on the quoted provider (404 quote_not_found, 409 quote_input_mismatch / quote_used, 410 quote_expired). An offer whose trust score fell under the routing threshold is refused before payment (503 offer_suspended; docs/trust-v1.md). A capability offered by several providers (docs/marketplace.md) takes an optional `routing` {max_price_usdc, prefer: cheapest|fastest|trusted, providers, exclude}: the 402 asks for the highest price among the offers the route may use, offers are tried in order until one answers validly, and the payment minus the answering offer's price is refunded on-chain (`refund` on the answer, which names `provider` and `attempts`). When those offers ask different prices, and for a quoted call, `accepts` also offers x402 `upto` after `exact` (Permit2, the same amount as a ceiling; the payer needs a Permit2 allowance on USDC): paid that way, only the answering offer's price (a quote: the quoted price) is settled, once, after the call answered, and nothing is refunded; a failed call settles nothing.",
         requestHeaders: z.object({
           'PAYMENT-SIGNATURE': z.string().optional().describe('base64 JSON x402 PaymentPayload (v2)'),
           'X-PAYMENT': z.string().optional().describe('legacy header: base64 JSON PaymentPayload (v1 or v2)'),

@@ -21,6 +21,12 @@ export interface PaidSpec<I> {
    * carries): `{bazaar}` from `../paidRoute/bazaar.ts`, so an x402 Bazaar indexer can list it.
    */
   extensions(input: I, ctx: Context): Record<string, unknown>;
+  /**
+   * The x402 schemes the 402 offers, `exact` first (default: `exact` alone). `upto` where the cost
+   * is known only afterwards: `price` is then its ceiling and the resolver settles what it used
+   * (`Paywall.settleUsed`; docs/decisions.md "Payment schemes").
+   */
+  schemes?(input: I, ctx: Context): readonly string[] | undefined;
   /** Creates the id of the operation this payment buys (e.g. `exe_...`). */
   newOperationId(): string;
   /**
@@ -75,6 +81,7 @@ export function paid<I>(spec: PaidSpec<I>) {
       description: spec.description(input),
       price: spec.price(input, ctx),
       extensions: spec.extensions(input, ctx),
+      ...(spec.schemes ? { schemes: spec.schemes(input, ctx) } : {}),
       operationId,
       payment: { headers: (name) => header(ctx, name) },
       idempotencyKey: header(ctx, 'idempotency-key')?.slice(0, 200),

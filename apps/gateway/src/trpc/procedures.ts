@@ -117,6 +117,7 @@ export interface PaidProcedureSpec<TInput, TPrepared extends object> extends Pai
   prepare(input: TInput, ctx: Context): TPrepared | Promise<TPrepared>;
   price(input: TInput, ctx: Context & TPrepared): bigint;
   extensions(input: TInput, ctx: Context & TPrepared): Record<string, unknown>;
+  schemes?(input: TInput, ctx: Context & TPrepared): readonly string[] | undefined;
   early?(input: TInput, ctx: Context & TPrepared, call: { executionId: string; payer: string }): EarlyRun | undefined;
 }
 

@@ -23,11 +23,15 @@ const SCRIPTS = scriptSet(new URL('./lua/', import.meta.url), {
  * `pending` → `settle_unknown` (settlement outcome not seen; reconciled on chain);
  * `settled` (settlement seen, operation running: set when a replay reconciles a settled payment);
  * `recovering` (the crash-recovery sweep took it over to refund it) → `completed`.
+ * A deferred scheme (`upto`, field `scheme`): `pending` (verified, reserved, operation running) →
+ * `settling` (the operation ran: the amount to settle `settle_amount`, the answer `response` and
+ * the signed `payload` recorded before settling) → `completed`; `settling` → `settle_unknown`
+ * (outcome not seen; finished by the paywall's deferred recovery, never by a refund).
  * A reservation released (nothing charged) is deleted, see {@link releaseAuthorization}.
  */
-export type AuthorizationState = 'pending' | 'settle_unknown' | 'settled' | 'recovering' | 'completed';
+export type AuthorizationState = 'pending' | 'settle_unknown' | 'settled' | 'settling' | 'recovering' | 'completed';
 
-export const AUTHORIZATION_STATES: readonly AuthorizationState[] = ['pending', 'settle_unknown', 'settled', 'recovering', 'completed'];
+export const AUTHORIZATION_STATES: readonly AuthorizationState[] = ['pending', 'settle_unknown', 'settled', 'settling', 'recovering', 'completed'];
 
 /** A reservation as stored in its hash (the fields the paywall reads back). */
 export interface AuthorizationRecord {
@@ -59,6 +63,8 @@ export interface ReserveAuthorizationParameters {
   from: string;
   nonce: string;
   amount: string;
+  /** the x402 scheme (`exact` when absent): a reservation of another scheme is recovered by that scheme, not by the EIP-3009 sweep */
+  scheme?: string;
 }
 
 export type ReserveAuthorizationReturnType = { reserved: true } | { reserved: false; existing: AuthorizationRecord };
@@ -80,6 +86,7 @@ export async function reserveAuthorization(redis: Redis, p: ReserveAuthorization
     p.from,
     p.nonce,
     p.amount,
+    p.scheme ?? 'exact',
   )) as string[];
   if (r[0] === 'reserved') return { reserved: true };
   return {

@@ -10,6 +10,8 @@ export const paymentKeys = {
     `${keys.prefix}pay:auth:${network}:${asset.toLowerCase()}:${from.toLowerCase()}:${nonce.toLowerCase()}`,
   /** Authorizations reserved but not completed (sorted set by last progress, unix ms): the crash-recovery sweep reads it. */
   authorizationsInFlight: (keys: RedisKeys): string => `${keys.prefix}pay:inflight`,
+  /** The lock one gateway of a deployment takes for a round of the deferred (`upto`) settlement recovery. */
+  deferredRecoveryLock: (keys: RedisKeys): string => `${keys.prefix}pay:deferred-recovery-lock`,
   /** A client's Idempotency-Key, scoped by route. */
   idempotency: (keys: RedisKeys, route: string, key: string): string => `${keys.prefix}idem:${route}:${key}`,
   /**

@@ -281,7 +281,7 @@ export type WirePaymentChallenge = {
         mimeType?: string | undefined;
     };
     accepts: {
-        scheme: "exact";
+        scheme: "exact" | "upto";
         network: string;
         amount: string;
         asset: string;

@@ -8,6 +8,7 @@
 -- ARGV[4]  now, unix milliseconds
 -- ARGV[5]  ttl, seconds
 -- ARGV[6..9] asset, payer (from), EIP-3009 nonce, amount (integer base units): what a recovery needs
+-- ARGV[10] x402 scheme (`exact`, `upto`): which recovery applies
 -- Returns {"reserved"} when this call took the reservation, else
 -- {"exists", state, request_hash, payload_hash, operation_id, updated_at}.
 if redis.call('EXISTS', KEYS[1]) == 1 then
@@ -24,7 +25,8 @@ redis.call('HSET', KEYS[1],
   'asset', ARGV[6] or '',
   'payer', ARGV[7] or '',
   'nonce', ARGV[8] or '',
-  'amount', ARGV[9] or '')
+  'amount', ARGV[9] or '',
+  'scheme', ARGV[10] or 'exact')
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
 redis.call('ZADD', KEYS[2], tonumber(ARGV[4]), KEYS[1])
 return {'reserved'}
