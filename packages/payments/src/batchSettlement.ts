@@ -3,7 +3,7 @@ import { retryWhileRedisUnavailable } from '@acg/redis';
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import { BatchSettlementEvmScheme, type Channel, type ChannelStorage } from '@x402/evm/batch-settlement/server';
+import { BatchSettlementEvmScheme, type ChannelStorage } from '@x402/evm/batch-settlement/server';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { releaseAuthorization, reserveAuthorization, transitionAuthorization, type AuthorizationRecord } from './commands/index.js';
@@ -104,9 +104,8 @@ export interface ChannelPayment {
   readonly channelId: `0x${string}`;
   /** The voucher's cumulative `maxClaimableAmount`, integer string (base units). */
   readonly cumulative: string;
-  /** `deposit`: the channel was opened or topped up on chain (its `txHash`) and the call charged; `voucher`: charged only by {@link BatchSettlementPayments.complete} on success. */
+  /** `deposit`: opens or tops up the channel on chain (by {@link BatchSettlementPayments.complete}, with the charge); `voucher`: off-chain only. */
   readonly kind: 'deposit' | 'voucher';
-  readonly txHash?: `0x${string}`;
 }
 
 /**
@@ -135,17 +134,17 @@ export interface ChannelAnswer {
   headers: Record<string, string>;
   body: unknown;
   settlement?: SettleResponse;
-  /** Whether the call was charged (a failed run, or a commit refused, is not). */
+  /** Whether the call was charged (a failed run, or a settlement refused, is not). */
   charged: boolean;
+  /** The x402 reason when the settlement was refused after the run (answer the 402 with it). */
+  refusal?: string;
 }
 
-/** What {@link BatchSettlementPayments.complete} needs of an accepted voucher. */
+/** What {@link BatchSettlementPayments.complete} needs of an accepted voucher (the very payload object: the official scheme keys its request state by it). */
 interface Accepted {
   payload: PaymentPayload;
   requirements: PaymentRequirements;
   authKey: string;
-  /** The deposit's settlement (deposits settle before the run). */
-  deposit?: SettleResponse;
 }
 
 /**
@@ -157,9 +156,9 @@ interface Accepted {
  *   while the mirror is fresh), the channel reserved for this call (`pendingRequest`); the operation
  *   runs; on success the charge is committed (`chargedCumulativeAmount += price`), on failure the
  *   reservation is cancelled and nothing is charged (x402: "on failure, state unchanged").
- * - `deposit`: opens or tops up the channel on chain through the facilitator before the run (the
- *   first voucher is charged with it); a failed run rolls that charge back in the channel record
- *   (`chargedCumulativeAmount -= price`), so the same cumulative is signed again by the client.
+ * - `deposit` (opens or tops up the channel, with the first voucher): verified by the facilitator
+ *   (signature, balance, simulation), the operation runs, then the deposit goes on chain and the
+ *   charge is committed; a deposit refused on chain drops the result (402), nothing charged.
  * - Each voucher is also reserved under (channel, cumulative) in Redis: a resend of the same voucher
  *   for the same request waits for, and gets, the stored answer (never a second run); a reused
  *   (another request), reordered or over-deposit voucher is refused by the official scheme with its
@@ -287,38 +286,22 @@ export class BatchSettlementPayments {
       amount: requirements.amount,
       channelId,
       cumulative: maxClaimableAmount,
-      kind: raw.type === 'deposit' ? 'deposit' : 'voucher',
+      kind: raw.type,
     };
-    if (raw.type === 'voucher') {
-      this.accepted.set(payment, { payload, requirements, authKey });
-      return { kind: 'proceed', payment };
-    }
-    // a deposit: on chain first (the channel is opened or topped up and this call charged), then the run
-    const deposit = await this.server.settlePayment(payload, requirements).catch((e: unknown) => {
-      this.opts.log.warn({ err: String((e as Error)?.message).slice(0, 200), channelId }, 'batch-settlement deposit failed');
-      return {
-        success: false,
-        errorReason: (e as { errorReason?: string }).errorReason ?? 'invalid_payment',
-        transaction: '',
-        network: requirements.network,
-      } as SettleResponse;
-    });
-    if (!deposit.success) {
-      await this.cancel(payload, requirements, 'handler_failed');
-      return refuse(deposit.errorReason);
-    }
-    const deposited: ChannelPayment = { ...payment, txHash: deposit.transaction as `0x${string}` };
-    this.accepted.set(deposited, { payload, requirements, authKey, deposit });
-    return { kind: 'proceed', payment: deposited };
+    this.accepted.set(payment, { payload, requirements, authKey });
+    return { kind: 'proceed', payment };
   }
 
   /**
-   * After the operation ran once with `payment`: on success the voucher's charge is committed
-   * (off-chain; a deposit's was committed with it) and the answer stored with its
-   * `PAYMENT-RESPONSE` (the official shape: `transaction` "" for a voucher, `extra.chargedAmount`,
-   * `extra.channelState`); on failure nothing is charged (voucher: the reservation cancelled;
-   * deposit: the charge rolled back) and the voucher's reservation is released, so the client
-   * sends the same cumulative again (x402: "client can retry the same voucher").
+   * After the operation ran once with `payment` (x402 batch-settlement: "must not update voucher
+   * state until the resource handler has succeeded"): on success the payment is settled through the
+   * official scheme (a voucher: the charge committed off-chain; a deposit: the deposit sent on chain
+   * by the facilitator, then the charge committed) and the answer stored with its `PAYMENT-RESPONSE`
+   * (the official shape: `transaction` "" for a voucher, the deposit's hash for a deposit,
+   * `extra.chargedAmount`, `extra.channelState`). On failure, or when the settlement is refused
+   * (a deposit that fails on chain: the operation's result is dropped, 402 with the reason), the
+   * channel's reservation is cancelled, nothing is charged, and the voucher's reservation is
+   * released, so the client sends the same cumulative again (x402: "client can retry the same voucher").
    */
   async complete(payment: ChannelPayment, outcome: ChannelOutcome): Promise<ChannelAnswer> {
     const a = this.accepted.get(payment);
@@ -330,26 +313,25 @@ export class BatchSettlementPayments {
         releaseAuthorization(this.opts.redis, { authKey: a.authKey, inFlightKey, operationId: payment.operationId, from: ['pending'] }),
       );
     if (!outcome.ok) {
-      if (payment.kind === 'voucher') await this.cancel(a.payload, a.requirements, 'handler_failed');
-      else await this.rollBack(payment);
+      await this.cancel(a.payload, a.requirements, 'handler_failed');
       await release();
       return { status: outcome.status, headers: { ...outcome.headers, 'Cache-Control': 'no-store' }, body: outcome.body, charged: false };
     }
-    let settlement = a.deposit;
-    if (!settlement) {
-      settlement = await this.server.settlePayment(a.payload, a.requirements).catch((e: unknown) => ({
+    const settlement: SettleResponse = await this.server.settlePayment(a.payload, a.requirements).catch((e: unknown) => {
+      this.opts.log.warn({ err: String((e as Error)?.message).slice(0, 200), channelId: payment.channelId }, 'batch-settlement settlement refused');
+      return {
         success: false,
         errorReason: (e as { errorReason?: string }).errorReason ?? 'invalid_payment',
         transaction: '',
         network: a.requirements.network,
-      }));
-    }
+      };
+    });
     if (!settlement.success) {
-      // the charge was not committed (the channel changed under the call): not charged, not answered
+      // not charged (a deposit refused on chain, or the channel changed under the call): the result is dropped
       await this.cancel(a.payload, a.requirements, 'handler_failed');
       await release();
       const reason = settlement.errorReason ?? 'invalid_payment';
-      return { status: 402, headers: { 'Cache-Control': 'no-store' }, body: { reason }, charged: false };
+      return { status: 402, headers: { 'Cache-Control': 'no-store' }, body: { reason }, charged: false, refusal: reason };
     }
     const headers = { ...outcome.headers, 'PAYMENT-RESPONSE': encodePaymentResponseHeader(settlement), 'Cache-Control': 'no-store' };
     const stored: StoredResponse = { status: outcome.status ?? 200, body: outcome.body, headers };
@@ -426,30 +408,6 @@ export class BatchSettlementPayments {
       .createPaymentCancellationDispatcher(payload, requirements)
       .cancel({ reason })
       .catch((e: unknown) => this.opts.log.warn({ err: String((e as Error)?.message).slice(0, 200) }, 'batch-settlement cancel failed'));
-  }
-
-  /**
-   * Takes a failed deposit call's charge back (`chargedCumulativeAmount -= price`) unless a claim
-   * already took it on chain (`totalClaimed` above the rest): then it stays charged and is logged
-   * as an error for the operator (the refund path of docs/decisions.md "batch-settlement").
-   */
-  private async rollBack(payment: ChannelPayment): Promise<void> {
-    const price = BigInt(payment.amount);
-    let claimed = false;
-    await this.opts.storage.updateChannel(payment.channelId, (current: Channel | undefined) => {
-      if (!current || BigInt(current.chargedCumulativeAmount) < price) return current;
-      const rest = BigInt(current.chargedCumulativeAmount) - price;
-      if (BigInt(current.totalClaimed) > rest) {
-        claimed = true;
-        return current;
-      }
-      return { ...current, chargedCumulativeAmount: rest.toString() };
-    });
-    if (claimed)
-      this.opts.log.error(
-        { channelId: payment.channelId, operationId: payment.operationId },
-        'a failed call on a deposit was claimed before its charge could be rolled back',
-      );
   }
 
   /** Whether the channel's timed withdrawal (the verify result's mirrored `withdrawRequestedAt`) completes within the margin. */

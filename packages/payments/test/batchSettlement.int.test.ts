@@ -1,28 +1,34 @@
 // The paywall's `batch-settlement` side (src/batchSettlement.ts) on a real anvil payment chain (our
-// x402BatchSettlement at its canonical address, @acg/devnet) and a private Redis, with the official
-// @x402/evm batch-settlement client, server scheme and facilitator, unchanged: a burst over one
+// x402BatchSettlement at its canonical address, @acg/devnet) and a private Redis holding the channels
+// (@acg/channels), with the official @x402/evm batch-settlement client, server scheme and facilitator
+// (in the gateway's in-process facilitator), unchanged: a burst over one
 // channel, replays and duplicates, reused, reordered and over-deposit vouchers, a failed run, a
 // withdrawal about to complete. Balances are read on chain after the official channel manager claims.
 import { resolveRedis, setupPaymentChain, startAnvil, usdcBalance, type AnvilInstance, type PaymentChainInfo, type RedisHandle } from '@acg/devnet';
 import { RedisKeys } from '@acg/redis';
-import { x402BatchSettlementAbi } from '@acg/x402-contracts';
 import { x402Client } from '@x402/core/client';
-import { x402Facilitator } from '@x402/core/facilitator';
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import type { FacilitatorClient } from '@x402/core/server';
-import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
-import { toClientEvmSigner, toFacilitatorEvmSigner } from '@x402/evm';
+import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
+import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme as BatchClientScheme, signVoucher } from '@x402/evm/batch-settlement/client';
-import { BatchSettlementEvmScheme as BatchFacilitatorScheme } from '@x402/evm/batch-settlement/facilitator';
-import { InMemoryChannelStorage } from '@x402/evm/batch-settlement/server';
+import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
+import { createChannelStorage } from '@acg/channels';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { createPublicClient, createWalletClient, http, publicActions, type HDAccount } from 'viem';
+import { createPublicClient, createWalletClient, http, parseAbi, publicActions, type HDAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchSettlementPayments, BatchSettlementReasons, type ChannelDecision } from '../src/batchSettlement.js';
+import { createInProcessFacilitator } from '../src/facilitator.js';
 import { requestHash } from '../src/hashing.js';
 
 const PRICE = 1_000n; // 0.001 USDC per call
+/** The two x402BatchSettlement functions read or called here (the interface x402 publishes). */
+const x402BatchSettlementAbi = parseAbi([
+  'struct ChannelConfig { address payer; address payerAuthorizer; address receiver; address receiverAuthorizer; address token; uint40 withdrawDelay; bytes32 salt; }',
+  'function channels(bytes32 channelId) view returns (uint128 balance, uint128 totalClaimed)',
+  'function initiateWithdraw(ChannelConfig config, uint128 amount)',
+]);
 
 let anvil: AnvilInstance;
 let pay: PaymentChainInfo;
@@ -39,22 +45,19 @@ beforeAll(async () => {
   pay = await setupPaymentChain(anvil.rpcUrl);
   handle = await resolveRedis({ preferPrivate: true, log: () => undefined });
   redis = new Redis(handle.url);
-  const wallet = createWalletClient({ account: pay.facilitator, chain: pay.chain, transport: http(pay.rpcUrl) }).extend(publicActions);
-  // viem's verifyTypedData accepts a wider union than @x402/evm's signer type declares: cast.
-  type SignerInput = Parameters<typeof toFacilitatorEvmSigner>[0];
-  const signer = toFacilitatorEvmSigner({ ...wallet, address: pay.facilitator.address } as unknown as SignerInput);
-  // the facilitator account also signs as receiverAuthorizer (claims, refunds), advertised in getSupported
-  const official = new x402Facilitator().register(pay.network, new BatchFacilitatorScheme(signer, pay.facilitator));
+  // the gateway's in-process facilitator (exact and batch-settlement; the facilitator account is the
+  // channels' receiverAuthorizer), counting the calls the paywall makes to it
+  const official = createInProcessFacilitator({ rpcUrl: pay.rpcUrl, chain: pay.chain, signer: pay.facilitator, networks: [pay.network] });
   facilitator = {
     verify: (p: PaymentPayload, r: PaymentRequirements) => {
       facilitatorCalls.verify++;
-      return official.verify(p, r) as Promise<VerifyResponse>;
+      return official.verify(p, r);
     },
     settle: (p: PaymentPayload, r: PaymentRequirements) => {
       facilitatorCalls.settle++;
-      return official.settle(p, r) as Promise<SettleResponse>;
+      return official.settle(p, r);
     },
-    getSupported: async () => official.getSupported() as SupportedResponse,
+    getSupported: () => official.getSupported(),
   };
 }, 120_000);
 
@@ -64,7 +67,11 @@ afterAll(async () => {
   await anvil?.stop();
 });
 
-function payments(storage = new InMemoryChannelStorage(), over: Partial<ConstructorParameters<typeof BatchSettlementPayments>[0]> = {}) {
+let storages = 0;
+/** A fresh channel storage in Redis (the gateways' and the worker's, @acg/channels), under a key prefix of its own. */
+const channelStorage = (): ChannelStorage => createChannelStorage({ redis, keys: new RedisKeys(`${keys.prefix}ch${++storages}:`) });
+
+function payments(storage = channelStorage(), over: Partial<ConstructorParameters<typeof BatchSettlementPayments>[0]> = {}) {
   return new BatchSettlementPayments({
     facilitator,
     storage,
@@ -104,7 +111,7 @@ function proceeded(d: ChannelDecision) {
 describe('batch-settlement vouchers on the paywall', () => {
   it('a burst over one channel: the first call deposits, the rest are vouchers checked off-chain; the claims add up to the prices', async () => {
     const buyer = pay.buyers[0];
-    const storage = new InMemoryChannelStorage();
+    const storage = channelStorage();
     const p = payments(storage);
     const client = buyerClient(buyer);
     const requirements = await p.requirements(PRICE);
@@ -196,7 +203,7 @@ describe('batch-settlement vouchers on the paywall', () => {
 
   it('a reordered voucher and an over-deposit voucher are refused with x402 reasons; the official client resyncs from the corrective 402', async () => {
     const buyer = pay.buyers[2];
-    const storage = new InMemoryChannelStorage();
+    const storage = channelStorage();
     const p = payments(storage);
     const client = buyerClient(buyer);
     const requirements = await p.requirements(PRICE);
@@ -242,24 +249,25 @@ describe('batch-settlement vouchers on the paywall', () => {
     expect((await p.complete(proceeded(await p.decide(request(), next)), { ok: true, body: 'ok' })).charged).toBe(true);
   }, 120_000);
 
-  it('a failed run is not charged: the voucher is cancelled (the deposit charge rolled back) and the same cumulative is accepted again', async () => {
+  it('a failed run is not charged: the channel reservation is cancelled (a deposit never sent) and the same voucher is accepted again', async () => {
     const buyer = pay.buyers[3];
-    const storage = new InMemoryChannelStorage();
+    const storage = channelStorage();
     const p = payments(storage);
     const client = buyerClient(buyer);
     const requirements = await p.requirements(PRICE);
-    // the first call's deposit settles on chain, its run fails: the charge is rolled back
+    const buyerBefore = await usdcBalance(pay.rpcUrl, buyer.address);
+    // the first call's run fails: its deposit is never sent, nothing charged
     const first = await client.createPaymentPayload(challenge(requirements));
+    expect(first.payload).toMatchObject({ type: 'deposit', voucher: { maxClaimableAmount: '1000' } });
     const failedDeposit = await p.complete(proceeded(await p.decide(request(), first)), { ok: false, status: 500, body: { title: 'boom' } });
     expect(failedDeposit).toMatchObject({ status: 500, charged: false });
     expect(failedDeposit.headers['PAYMENT-RESPONSE']).toBeUndefined();
-    const [channel] = await storage.list();
-    expect(channel).toMatchObject({ chargedCumulativeAmount: '0' });
-    // the client saw no PAYMENT-RESPONSE: it signs cumulative 1000 again (with another deposit: its local state never saw the first)
-    const again = await client.createPaymentPayload(challenge(requirements));
-    expect(again.payload).toMatchObject({ voucher: { maxClaimableAmount: '1000' } });
-    const ok = await p.complete(proceeded(await p.decide(request(), again)), { ok: true, body: 'ok' });
-    await client.handlePaymentResponse({ paymentPayload: again, requirements, settleResponse: ok.settlement });
+    expect(await usdcBalance(pay.rpcUrl, buyer.address)).toBe(buyerBefore);
+    // the client saw no PAYMENT-RESPONSE: it sends the same deposit again (retry), which now runs and is charged
+    const ok = await p.complete(proceeded(await p.decide(request(), first)), { ok: true, body: 'ok' });
+    expect(ok.charged).toBe(true);
+    await client.handlePaymentResponse({ paymentPayload: first, requirements, settleResponse: ok.settlement });
+    expect((await storage.list())[0]).toMatchObject({ chargedCumulativeAmount: '1000' });
     // a voucher whose run fails: cancelled, not charged, the same voucher runs again (for a retry of the request)
     const v = await client.createPaymentPayload(challenge(requirements));
     const retried = request({ q: 'retry' });
@@ -274,7 +282,7 @@ describe('batch-settlement vouchers on the paywall', () => {
 
   it('stops taking vouchers on a channel whose timed withdrawal completes within the margin', async () => {
     const buyer = pay.buyers[4];
-    const storage = new InMemoryChannelStorage();
+    const storage = channelStorage();
     // a mirror never trusted (every voucher read on chain by the facilitator) so the withdrawal is seen at once
     const margin900 = payments(storage, { onchainStateTtlMs: 0, withdrawalMarginSeconds: 900 });
     const margin0 = payments(storage, { onchainStateTtlMs: 0, withdrawalMarginSeconds: 0 });
