@@ -61,6 +61,13 @@ export interface ChallengedResource {
   extensions?: Record<string, unknown>;
   /** `PaymentRequired.error` of an unpaid call; default: how to retry over HTTP (`PAYMENT-SIGNATURE`). */
   paymentRequiredMessage?: string;
+  /**
+   * The x402 schemes offered for this resource, in `accepts` order (default `['exact']`; `exact` is
+   * always offered and always first). A scheme the paywall has no strategy for, or whose
+   * facilitator does not support it, is left out. `upto` fits a resource whose cost is known only
+   * afterwards: `price` is then its ceiling (docs/decisions.md "Payment schemes").
+   */
+  schemes?: readonly string[];
 }
 
 /**
@@ -105,9 +112,15 @@ export class Challenges {
     return r;
   }
 
-  /** The 402 answer for `req`, with an optional x402 `error` code and its sentence. */
-  challenge(req: ChallengedResource, error?: { reason: string; message: string }): Extract<PaidResponse, { kind: 'payment_required' }> {
-    const accepts = [this.requirements(req.price)];
+  /**
+   * The 402 answer for `req`, with an optional x402 `error` code and its sentence; `accepts`: the
+   * requirements of every offered scheme, `exact` first (default: the exact requirements alone).
+   */
+  challenge(
+    req: ChallengedResource,
+    error?: { reason: string; message: string },
+    accepts: PaymentRequirements[] = [this.requirements(req.price)],
+  ): Extract<PaidResponse, { kind: 'payment_required' }> {
     const paymentRequired: PaymentRequired = {
       x402Version: 2,
       error: error ? error.message : (req.paymentRequiredMessage ?? 'Payment required: sign an x402 exact payment and retry with PAYMENT-SIGNATURE.'),
@@ -124,8 +137,8 @@ export class Challenges {
       payTo: a.payTo,
       maxAmountRequired: a.amount,
       asset: a.asset,
-      // this gateway builds exact-scheme requirements only (see `requirements`)
-      accepts: accepts.map((r) => ({ ...r, scheme: 'exact' as const, extra: r.extra ?? {} })),
+      // `exact` first (the flat spec fields mirror it), then the other offered schemes
+      accepts: accepts.map((r) => ({ ...r, extra: r.extra ?? {} })) as PaymentChallengeBody['accepts'],
       ...(error ? { reason: error.reason } : {}),
     };
     return {
@@ -138,8 +151,8 @@ export class Challenges {
   }
 
   /** A 402 refusing a payment: `reason` is an x402 code (default `invalid_payment`), the message is {@link describePaymentFailure}'s. */
-  refuse(req: ChallengedResource, reason: string | undefined): Extract<PaidResponse, { kind: 'payment_required' }> {
+  refuse(req: ChallengedResource, reason: string | undefined, accepts?: PaymentRequirements[]): Extract<PaidResponse, { kind: 'payment_required' }> {
     const code = reason ?? 'invalid_payment';
-    return this.challenge(req, { reason: code, message: describePaymentFailure(code) });
+    return this.challenge(req, { reason: code, message: describePaymentFailure(code) }, accepts);
   }
 }

@@ -25,5 +25,14 @@ export {
   type SettledPayment,
 } from './paywall.js';
 export { describePaymentFailure } from './sanitize.js';
+export { ExactScheme } from './schemes/exact.js';
+export type {
+  AuthorizeResult,
+  PaymentScheme,
+  PaymentSchemeFactory,
+  SchemeAuthorization,
+  SchemeContext,
+  SettledOnChain,
+} from './schemes/strategy.js';
 export type { PaymentObserver } from './observer.js';
 export { OFFER_VALIDITY_SECONDS, OfferReceipts } from './offerReceipt.js';

@@ -6,22 +6,19 @@ import type { SignInWithXChallenges } from '@acg/identity';
 import { type PaymentRequiredResponse, withPaymentRequiredExtension } from './paymentRequiredExtension.js';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { isRedisUnavailable, retryWhileRedisUnavailable, type RedisKeys, type ReplicaAcks } from '@acg/redis';
 import type { AuthorizationRecord } from './commands/index.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PublicClient } from 'viem';
-import { authorizationWindowProblem } from './authorizationWindow.js';
 import type { PaymentChainMonitor } from './chainHealth.js';
 import { Challenges, type ChallengedResource, type PaidResponse, type PaymentTerms } from './challenge.js';
 import { PaymentChainUnavailableError, PaymentConflictError, PaymentError } from './errors.js';
 import { ProblemError } from '@acg/schemas';
 import type { PaymentObserver } from './observer.js';
-import { signedByPayer } from './eip3009.js';
 import { canonicalHash } from './hashing.js';
-import { type CreditReversal, type RefundQueue, trackSettlement } from '@acg/treasury';
-import { eip3009Authorization, parsePaymentPayload, PAYMENT_HEADERS, readPaymentPayload, type Eip3009Authorization } from './paymentHeader.js';
+import type { CreditReversal, RefundQueue } from '@acg/treasury';
+import { parsePaymentPayload, PAYMENT_HEADERS, readPaymentPayload } from './paymentHeader.js';
 import { PaymentIdentifiers, readPaymentIdentifier } from './paymentIdentifier.js';
 import { reconcile } from './reconcile.js';
 import { Replays, type StoredResponse } from './replay.js';
@@ -30,6 +27,8 @@ import { Settlement, type SettledPayment } from './settle.js';
 import { inSpan } from '@acg/tracing';
 import { answerWithinStoreOutage } from './storeOutage.js';
 import { paymentKeys } from './commands/keys.js';
+import { ExactScheme } from './schemes/exact.js';
+import type { PaymentScheme, PaymentSchemeFactory, SchemeAuthorization, SchemeContext } from './schemes/strategy.js';
 
 export type { ChallengedResource, PaidResponse, PaymentChallengeBody, PaymentTerms } from './challenge.js';
 export { PaymentVerificationUnavailableError, type SettledPayment } from './settle.js';
@@ -66,6 +65,12 @@ export interface PaywallOptions {
    * docs/durability.md "Replicas". Unset: no WAIT (`appendfsync always` makes each write durable).
    */
   replicaAcks?: ReplicaAcks;
+  /**
+   * Payment schemes offered besides `exact` (always registered, always first in `accepts`), each a
+   * strategy behind the same decision (schemes/strategy.ts, README "Payment schemes"), e.g.
+   * `uptoScheme`. A resource offers the ones its {@link ChallengedResource.schemes} names.
+   */
+  schemes?: readonly PaymentSchemeFactory[];
 }
 
 /** A paid request as the paywall sees it (built by the edge: apps/gateway/src/paidRoute/paidCall.ts `paidRequest`). */
@@ -94,10 +99,16 @@ export interface PaidRequest extends ChallengedResource {
   caller?: string;
 }
 
-/** What the paid operation produced; `refund: true` on failure returns the payment. */
+/**
+ * What the paid operation produced; `refund: true` on failure returns the payment (a refund
+ * transaction for a payment settled before the run; for a deferred one, nothing is settled).
+ * `charge` (integer string, USDC base units) is what a deferred payment settles
+ * ({@link SettlementPlan.deferred}: the amount the operation used, at most the authorized amount;
+ * "0" settles nothing); default the whole authorized amount. Ignored for a payment settled before the run.
+ */
 export type Outcome =
-  | { ok: true; status?: number; body: unknown; headers?: Record<string, string> }
-  | { ok: false; status: number; body: Record<string, unknown>; refund: boolean; headers?: Record<string, string> };
+  | { ok: true; status?: number; body: unknown; headers?: Record<string, string>; charge?: string }
+  | { ok: false; status: number; body: Record<string, unknown>; refund: boolean; headers?: Record<string, string>; charge?: string };
 
 /** A paid call's answer (fresh or `replayed`), with the settlement its `PAYMENT-RESPONSE` header encodes, when it has one. */
 export type PaidAnswer = Extract<PaidResponse, { kind: 'response' }> & { settlement?: SettleResponse };
@@ -121,8 +132,16 @@ export interface SettlementPlan {
   readonly operationId: string;
   /** The payer (the EIP-3009 authorization's `from`). */
   readonly payer: `0x${string}`;
-  /** The price charged, integer string in USDC base units. */
+  /** The price charged, integer string in USDC base units: for a {@link deferred} payment, the authorized ceiling (the most `complete` may settle). */
   readonly amount: string;
+  /**
+   * Whether the settlement is deferred (a `deferred` scheme, e.g. `upto`): the payment is verified
+   * and reserved, {@link settlement} is `settled` at once (`payment.deferred`, no transaction yet),
+   * and {@link Paywall.complete} settles the amount the operation used (`Outcome.charge`); 0, or a
+   * failure, settles nothing and releases the authorization (no refund transaction). false: settled
+   * before the run (`exact`).
+   */
+  readonly deferred: boolean;
   /**
    * Whether a read-only operation may start now and overlap the on-chain settlement: the payment
    * is reserved for this request (identifiers bound) and verified by the facilitator
@@ -147,13 +166,28 @@ export type Decision =
   | { kind: 'replay'; response: PaidAnswer }
   | { kind: 'proceed'; plan: SettlementPlan };
 
-/** What {@link Paywall.complete} needs of a settled payment besides the plan: the reservation, the facilitator's answer, the `settled` mark being written, the paid resource. */
+/**
+ * What {@link Paywall.complete} needs of a settled payment besides the plan: the reservation, the
+ * facilitator's answer (undefined while a deferred payment is not settled), the `settled` mark
+ * being written, the paid resource, and for a deferred payment what its settlement needs.
+ */
 interface SettledRecord {
   payment: SettledPayment;
   authKey: string;
-  settle: SettleResponse;
+  settle?: SettleResponse;
   marked: Promise<unknown>;
   resourceUrl?: string;
+  deferred?: DeferredSettlement;
+}
+
+/** A payment verified and reserved whose settlement waits for the operation's outcome (`PaymentScheme.settles` `deferred`). */
+interface DeferredSettlement {
+  scheme: PaymentScheme;
+  ref: AuthorizationRef;
+  payload: PaymentPayload;
+  matched: PaymentRequirements;
+  bindings: string[];
+  req: PaidRequest;
 }
 
 /** How long the 402 of an unpaid request is reused, ms (see {@link Paywall.plainChallenge}). */
@@ -194,15 +228,49 @@ export class Paywall {
   private readonly challengeCache = new Map<string, { response: Promise<PaymentRequiredResponse>; expiresAt: number }>();
   /** What {@link complete} needs of each settled payment handed out (released with it). */
   private readonly settledRecords = new WeakMap<SettledPayment, SettledRecord>();
+  /** The payment schemes by x402 name, each a strategy (schemes/strategy.ts); `exact` first. */
+  private readonly schemes = new Map<string, PaymentScheme>();
 
   constructor(private readonly opts: PaywallOptions) {
     this.server = new x402ResourceServer(opts.facilitator);
-    this.server.register(opts.terms.network, new ExactEvmScheme());
     this.challenges = new Challenges(opts.terms);
     this.replays = new Replays(opts.redis, opts.keys, opts.duplicateWaitMs);
     this.reservations = new Reservations(opts.redis, opts.keys, opts.log, opts.retentionSeconds ?? 7 * 24 * 3600);
     this.identifiers = new PaymentIdentifiers(opts.redis, opts.keys, this.reservations.retentionSeconds);
     this.settlement = new Settlement(this.server, this.reservations, opts.log, opts.chain, opts.terms.paymentFlow === 'upfront');
+    const ctx: SchemeContext = {
+      terms: opts.terms,
+      server: this.server,
+      settlement: this.settlement,
+      redis: opts.redis,
+      keys: opts.keys,
+      publicClient: opts.publicClient,
+      log: opts.log,
+      facilitatorExtra: (scheme) => this.server.getSupportedKind(2, opts.terms.network, scheme)?.extra,
+    };
+    // `exact` always, first; then the configured schemes, each registered with the resource server
+    const schemes = [new ExactScheme(ctx, (price) => this.challenges.requirements(price)), ...(opts.schemes ?? []).map((f) => f(ctx))];
+    for (const scheme of schemes) {
+      if (this.schemes.has(scheme.scheme)) throw new Error(`payment scheme ${scheme.scheme} registered twice`);
+      this.schemes.set(scheme.scheme, scheme);
+      this.server.register(opts.terms.network, scheme.server);
+    }
+  }
+
+  /** The schemes this paywall accepts, by x402 name (`exact` first). */
+  get schemeNames(): string[] {
+    return [...this.schemes.keys()];
+  }
+
+  /** The requirements `req` offers: `exact` first, then each of `req.schemes` this paywall has a strategy for and whose facilitator supports it. */
+  private accepts(req: ChallengedResource): PaymentRequirements[] {
+    const accepts = [this.challenges.requirements(req.price)];
+    for (const name of req.schemes ?? []) {
+      if (name === 'exact') continue;
+      const r = this.schemes.get(name)?.requirements(req.price);
+      if (r) accepts.push(r);
+    }
+    return accepts;
   }
 
   /** Fetches the facilitator's supported kinds; call once at startup (idempotent). */
@@ -224,7 +292,7 @@ export class Paywall {
 
   /** Builds the 402 answer for `req`, with an optional x402 `error` code and its sentence, and signed offers when configured. */
   challenge(req: ChallengedResource, error?: { reason: string; message: string }): Promise<PaidResponse> {
-    return this.signInOffered(error ? this.offered(this.challenges.challenge(req, error)) : this.plainChallenge(req));
+    return this.signInOffered(error ? this.offered(this.challenges.challenge(req, error, this.accepts(req))) : this.plainChallenge(req));
   }
 
   /** `response` with a fresh sign-in-with-x challenge when configured (after the challenge cache: a nonce is for one 402). */
@@ -246,11 +314,11 @@ export class Paywall {
    * (5 min) well beyond the reuse (their own cache refreshes them after 150 s).
    */
   private plainChallenge(req: ChallengedResource): Promise<PaymentRequiredResponse> {
-    const key = `${req.resourceUrl}\n${req.price}\n${req.description}\n${req.paymentRequiredMessage ?? ''}\n${JSON.stringify(req.extensions ?? {})}`;
+    const key = `${req.resourceUrl}\n${req.price}\n${req.description}\n${req.paymentRequiredMessage ?? ''}\n${req.schemes?.join(',') ?? ''}\n${JSON.stringify(req.extensions ?? {})}`;
     const now = Date.now();
     const hit = this.challengeCache.get(key);
     if (hit && hit.expiresAt > now) return hit.response;
-    const response = this.offered(this.challenges.challenge(req));
+    const response = this.offered(this.challenges.challenge(req, undefined, this.accepts(req)));
     if (this.challengeCache.size >= 1_000) this.challengeCache.clear();
     this.challengeCache.set(key, { response, expiresAt: now + CHALLENGE_CACHE_MS });
     // a 402 whose offers could not be signed is not reused: the next request tries again
@@ -307,22 +375,25 @@ export class Paywall {
 
   private async decision(req: PaidRequest): Promise<Decision> {
     if (!this.ready) await this.init();
-    const requirements = this.challenges.requirements(req.price);
+    const accepts = this.accepts(req);
 
     let payload: PaymentPayload | undefined;
     let paymentId: string | undefined;
     try {
       payload =
         req.paymentPayload === undefined
-          ? readPaymentPayload((name) => req.paymentHeaders?.[name as (typeof PAYMENT_HEADERS)[number]], [requirements])
+          ? readPaymentPayload((name) => req.paymentHeaders?.[name as (typeof PAYMENT_HEADERS)[number]], accepts)
           : req.paymentPayload === null
             ? undefined
-            : parsePaymentPayload(req.paymentPayload, [requirements]);
+            : parsePaymentPayload(req.paymentPayload, accepts);
       if (payload) paymentId = readPaymentIdentifier(payload);
     } catch (e) {
       if (e instanceof PaymentError) {
         this.opts.observer?.refused?.({ reason: e.reason });
-        return { kind: 'refused', response: await this.signInOffered(this.offered(this.challenges.challenge(req, { reason: e.reason, message: e.message }))) };
+        return {
+          kind: 'refused',
+          response: await this.signInOffered(this.offered(this.challenges.challenge(req, { reason: e.reason, message: e.message }, accepts))),
+        };
       }
       throw e;
     }
@@ -332,32 +403,33 @@ export class Paywall {
     const identifierHash = paymentId ? canonicalHash(payload) : undefined;
     if (paymentId) await this.identifiers.check(paymentId, identifierHash!);
 
-    const matched = this.server.findMatchingRequirements([requirements], payload);
-    if (!matched) return this.refuse(req, 'requirements_mismatch');
-    const auth = eip3009Authorization(payload);
-    if (!auth) return this.refuse(req, 'unsupported_transfer_method');
-    const windowProblem = authorizationWindowProblem(auth, matched.maxTimeoutSeconds, { skewSeconds: this.opts.terms.clockSkewSeconds });
-    if (windowProblem) return this.refuse(req, windowProblem);
+    // dispatch by scheme: the payload matched one offered entry (`accepted`), whose strategy reads it
+    const matched = this.server.findMatchingRequirements(accepts, payload);
+    const scheme = matched && this.schemes.get(matched.scheme);
+    if (!matched || !scheme) return this.refuse(req, 'requirements_mismatch');
+    const authorized = scheme.authorize(payload, matched);
+    if (!authorized.ok) return this.refuse(req, authorized.reason);
+    const auth: SchemeAuthorization = authorized.auth;
 
     const ref: AuthorizationRef = {
-      authKey: paymentKeys.authorization(this.opts.keys, matched.network, matched.asset, auth.from, auth.nonce),
+      authKey: paymentKeys.authorization(this.opts.keys, matched.network, auth.nonceSpace, auth.payer, auth.nonce),
       asset: matched.asset as `0x${string}`,
-      from: auth.from,
+      from: auth.payer,
       nonce: auth.nonce,
     };
     const payloadHash = canonicalHash(payload.payload);
-    const proof: ReplayProof = { paymentId, payer: auth.from, authKey: ref.authKey };
+    const proof: ReplayProof = { paymentId, payer: auth.payer, authKey: ref.authKey };
 
     // Idempotency-Key: scoped to the payer, looked up only once the payment is read. A key bound
     // to this very authorization goes on like any replay of it (below: the stored answer only with
     // proof of being the payer); a key bound to another of this payer's payments answers that
     // payment's stored response only to a fresh authorization signed by the payer (never seen
     // here, so never public), which is not charged.
-    const idempotencyKey = req.idempotencyKey ? this.idempotencyKeyOf(req.route, auth.from, req.idempotencyKey) : undefined;
+    const idempotencyKey = req.idempotencyKey ? this.idempotencyKeyOf(req.route, auth.payer, req.idempotencyKey) : undefined;
     if (idempotencyKey) {
       const bound = await this.replays.byIdempotencyKey(idempotencyKey, req.requestHash);
       if (bound && bound.authKey !== ref.authKey) {
-        if (!signedByPayer(payload, matched, auth)) return this.refuse(req, 'invalid_exact_evm_signature');
+        if (!scheme.signedByPayer(payload, matched, auth)) return this.refuse(req, scheme.reasons.invalidSignature);
         if (!(await this.reservations.read(ref.authKey))) {
           // the fresh authorization only proved the payer: it is never settled, and the answer says
           // so (`Idempotent-Replayed: true`) so that a client does not count it as spent
@@ -370,22 +442,24 @@ export class Paywall {
     // `authorization` flow: the replay lookup and the facilitator's verify are both read-only, so
     // they run side by side; a payment seen before is answered from its reservation (never run or
     // charged twice), and the verdict of its verify is ignored. `upfront` flow: no verify (settle
-    // verifies and simulates); the reservation below finds a payment seen before.
-    const upfront = this.opts.terms.paymentFlow === 'upfront';
+    // verifies and simulates); the reservation below finds a payment seen before. A deferred scheme
+    // (`upto`) is always verified first: it is settled only after the operation ran.
+    const deferred = scheme.settles === 'deferred';
+    const upfront = this.opts.terms.paymentFlow === 'upfront' && !deferred;
     if (!upfront) {
       const verifying = this.settlement.verify(payload, matched).then(
         (v) => ({ v }),
         (e: unknown) => ({ e }),
       );
       const prior = await this.reservations.read(ref.authKey);
-      if (prior) return this.resume(ref, prior, req, payloadHash, matched.amount, proof);
+      if (prior) return this.resume(scheme, ref, prior, req, payloadHash, matched.amount, proof);
       const verified = await verifying;
       if ('e' in verified) throw verified.e;
       if (!verified.v.isValid) return this.refuse(req, verified.v.invalidReason);
     }
 
     const reserved = await this.reservations.reserve(ref, { requestHash: req.requestHash, payloadHash, operationId: req.operationId, amount: matched.amount });
-    if (!reserved.reserved) return this.resume(ref, reserved.existing, req, payloadHash, matched.amount, proof);
+    if (!reserved.reserved) return this.resume(scheme, ref, reserved.existing, req, payloadHash, matched.amount, proof);
 
     // bind the payment identifier and the Idempotency-Key to this payment before it is charged
     const bindings: string[] = [];
@@ -408,9 +482,36 @@ export class Paywall {
     // a read-only operation may start before settlement on a payment the facilitator verified
     // (`authorization` flow), or, in the `upfront` flow, whose signature is the payer's (checked
     // here; settle verifies the rest). Its result is used only once settlement succeeded.
-    const earlyStart = !upfront || signedByPayer(payload, matched, auth);
-    const settlement = this.settleReserved(req, ref, bindings, payload, matched, auth);
-    return { kind: 'proceed', plan: { operationId: req.operationId, payer: auth.from, amount: matched.amount, earlyStart, settlement } };
+    const earlyStart = !upfront || scheme.signedByPayer(payload, matched, auth);
+    if (deferred) {
+      // verified and reserved: the operation runs now, and complete() settles what it used
+      const payment: SettledPayment = {
+        operationId: req.operationId,
+        payer: auth.payer,
+        amount: matched.amount,
+        txHash: '0x',
+        network: matched.network,
+        deferred: true,
+      };
+      const settled = this.settledStep({
+        payment,
+        authKey: ref.authKey,
+        marked: Promise.resolve(true),
+        resourceUrl: req.resourceUrl,
+        deferred: { scheme, ref, payload, matched, bindings, req },
+      });
+      const plan: SettlementPlan = {
+        operationId: req.operationId,
+        payer: auth.payer,
+        amount: matched.amount,
+        earlyStart,
+        deferred: true,
+        settlement: Promise.resolve(settled),
+      };
+      return { kind: 'proceed', plan };
+    }
+    const settlement = this.settleReserved(scheme, req, ref, bindings, payload, matched);
+    return { kind: 'proceed', plan: { operationId: req.operationId, payer: auth.payer, amount: matched.amount, earlyStart, deferred: false, settlement } };
   }
 
   /**
@@ -419,12 +520,12 @@ export class Paywall {
    * watched until final (finality.ts); `refused` with the 402 or the problem (chain unavailable).
    */
   private settleReserved(
+    scheme: PaymentScheme,
     req: PaidRequest,
     ref: AuthorizationRef,
     bindings: string[],
     payload: PaymentPayload,
     matched: PaymentRequirements,
-    auth: Eip3009Authorization,
   ): Promise<Settled | Refused> {
     const settling = (async (): Promise<Settled | Refused> => {
       const settled = await this.settlement.settle(ref, req.operationId, payload, matched).catch(async (e: unknown) => {
@@ -439,7 +540,7 @@ export class Paywall {
       }
       const payment: SettledPayment = {
         operationId: req.operationId,
-        payer: auth.from,
+        payer: ref.from,
         amount: matched.amount,
         txHash: settled.settle.transaction as `0x${string}`,
         network: matched.network,
@@ -452,14 +553,7 @@ export class Paywall {
       });
       // and the settlement is watched until final, with what it takes to resubmit it after a reorg (finality.ts)
       const tracked = retryWhileRedisUnavailable(() =>
-        trackSettlement(this.opts.redis, this.opts.keys, {
-          operationId: req.operationId,
-          txHash: payment.txHash,
-          authKey: ref.authKey,
-          asset: ref.asset,
-          authorization: auth,
-          signature: (payload.payload as { signature: `0x${string}` }).signature,
-        }),
+        scheme.track({ operationId: req.operationId, txHash: payment.txHash, amount: payment.amount, ref, payload }),
       );
       const marked = Promise.all([marking, tracked]).then(([ok]) => ok);
       marked.catch(() => undefined);
@@ -508,12 +602,17 @@ export class Paywall {
   }
 
   private async store(settled: SettledRecord, outcome: Outcome): Promise<PaidAnswer> {
+    if (settled.deferred) {
+      const refused = await this.settleDeferred(settled, settled.deferred, outcome);
+      if (refused) return refused;
+    }
     const { payment, authKey } = settled;
+    const settledResponse = settled.settle as SettleResponse;
     // a successful answer's settlement response carries a signed receipt (x402 offer-receipt)
     const settle =
       outcome.ok && this.opts.offerReceipts && settled.resourceUrl
-        ? await this.opts.offerReceipts.withReceipt(settled.resourceUrl, settled.settle).catch(() => settled.settle)
-        : settled.settle;
+        ? await this.opts.offerReceipts.withReceipt(settled.resourceUrl, settledResponse).catch(() => settledResponse)
+        : settledResponse;
     const headers: Record<string, string> = { 'PAYMENT-RESPONSE': encodePaymentResponseHeader(settle), 'Cache-Control': 'no-store' };
     let stored: StoredResponse;
     if (outcome.ok) {
@@ -522,9 +621,10 @@ export class Paywall {
       let body = outcome.body;
       if (outcome.refund) {
         // one decision: whatever the operation credited is reversed before the refund is queued
-        // (a crash in between: the reservation is still open, and the recovery sweep does both)
+        // (a crash in between: the reservation is still open, and the recovery sweep does both);
+        // a deferred payment was not settled for a failure: nothing to refund
         const reversal = await this.reverseCredits(payment.operationId, payment.payer, payment.amount);
-        if (reversal !== 'already_refunded') {
+        if (reversal !== 'already_refunded' && !settled.deferred) {
           await retryWhileRedisUnavailable(() =>
             this.opts.refunds.enqueue({ operationId: payment.operationId, payer: payment.payer, amount: payment.amount, paymentTxHash: payment.txHash }),
           );
@@ -548,6 +648,67 @@ export class Paywall {
     // the `completed` mark is the call's last money write: on a replicated store the answer waits for the replicas
     await this.replicated(payment.operationId);
     return { kind: 'response', ...stored, replayed: false, settlement: settle };
+  }
+
+  /**
+   * Settles a deferred payment ({@link SettlementPlan.deferred}) once its operation ran, before its
+   * answer is stored: the amount is `outcome.charge` (default the authorized ceiling; a refunded
+   * failure settles 0), at most the ceiling. 0 → nothing is settled on chain (the authorization is
+   * never used; the reservation still holds it, so the payload cannot run again) and the answer
+   * carries a settlement of amount 0. Otherwise the scheme's facilitator settles that amount
+   * (settle.ts, as for `exact`), the `settled` mark is written and the settlement tracked until
+   * final. A refused settlement (e.g. the payer's balance or allowance is gone) reverses the
+   * operation's credits, unbinds the payment identifier and Idempotency-Key, and is answered with
+   * the 402 (the result is withheld; nothing was charged). A chain or facilitator problem is
+   * answered with its problem (503), the reservation kept `settle_unknown` for reconciliation.
+   * Returns the answer of a refusal, undefined once settled.
+   */
+  private async settleDeferred(record: SettledRecord, d: DeferredSettlement, outcome: Outcome): Promise<PaidAnswer | undefined> {
+    const { payment } = record;
+    const ceiling = BigInt(payment.amount);
+    const charge = outcome.ok || !outcome.refund ? BigInt(outcome.charge ?? payment.amount) : 0n;
+    if (charge < 0n || charge > ceiling) throw new Error(`deferred charge ${charge} outside 0..${ceiling} for ${payment.operationId}`);
+    const amount = charge.toString();
+    let settle: SettleResponse;
+    if (charge === 0n) {
+      settle = { success: true, transaction: '', network: d.matched.network as SettleResponse['network'], payer: payment.payer, amount: '0' };
+    } else {
+      let result: Awaited<ReturnType<Settlement['settle']>>;
+      try {
+        result = await this.settlement.settle(d.ref, payment.operationId, d.payload, { ...d.matched, amount });
+      } catch (e) {
+        if (e instanceof ProblemError) {
+          if (e instanceof PaymentChainUnavailableError && e.payment === 'not_charged') await this.reservations.unbind(d.bindings, d.ref.authKey);
+          return { kind: 'response', status: e.status, headers: e.headers, body: e.body, replayed: false };
+        }
+        throw e;
+      }
+      if (result.kind === 'refused') {
+        await this.reverseCredits(payment.operationId, payment.payer, amount);
+        await this.reservations.unbind(d.bindings, d.ref.authKey);
+        const refused = await this.refuse(d.req, result.reason);
+        const r = refused.kind === 'refused' && 'response' in refused ? refused.response : undefined;
+        return { kind: 'response', status: 402, headers: r?.headers ?? {}, body: r?.body ?? {}, replayed: false };
+      }
+      settle = result.settle;
+      this.opts.observer?.settled?.({ route: d.req.route, amount });
+    }
+    payment.amount = amount;
+    payment.txHash = (settle.transaction || '0x') as `0x${string}`;
+    record.settle = settle;
+    if (charge > 0n) {
+      const marking = this.reservations.transition(d.ref.authKey, payment.operationId, ['pending'], 'settled', {
+        tx_hash: payment.txHash,
+        payer: payment.payer,
+        amount,
+      });
+      const tracked = retryWhileRedisUnavailable(() =>
+        d.scheme.track({ operationId: payment.operationId, txHash: payment.txHash, amount, ref: d.ref, payload: d.payload }),
+      );
+      record.marked = Promise.all([marking, tracked]).then(([ok]) => ok);
+      record.marked.catch(() => undefined);
+    }
+    return undefined;
   }
 
   /**
@@ -628,6 +789,7 @@ export class Paywall {
    * (waiting while the first request runs).
    */
   private async resume(
+    scheme: PaymentScheme,
     ref: AuthorizationRef,
     prior: AuthorizationRecord,
     req: PaidRequest,
@@ -635,7 +797,7 @@ export class Paywall {
     amount: string,
     proof: ReplayProof,
   ): Promise<Decision> {
-    if (prior.payloadHash !== payloadHash) return this.refuse(req, 'invalid_exact_evm_nonce_already_used');
+    if (prior.payloadHash !== payloadHash) return this.refuse(req, scheme.reasons.nonceUsed);
     if (prior.requestHash !== req.requestHash) throw new PaymentConflictError('payment');
     // a settled EIP-3009 authorization is public on-chain: without proof of being the payer, the
     // replay gets the receipt only (never the result, never a run taken over)
@@ -648,6 +810,7 @@ export class Paywall {
     if (prior.state === 'settle_unknown' || ((prior.state === 'pending' || prior.state === 'settled') && stale)) {
       const r = await reconcile(
         { redis: this.opts.redis, publicClient: this.opts.publicClient, reservations: this.reservations, log: this.opts.log, network: this.opts.terms.network },
+        scheme,
         ref,
         prior.operationId,
         amount,
@@ -667,6 +830,7 @@ export class Paywall {
           payer: r.payment.payer,
           amount: r.payment.amount,
           earlyStart: false,
+          deferred: false,
           settlement: Promise.resolve(settled),
         };
         return { kind: 'proceed', plan };
@@ -701,7 +865,7 @@ export class Paywall {
 
   private async refuse(req: ChallengedResource, reason: string | undefined): Promise<Refused> {
     this.opts.observer?.refused?.({ reason: reason ?? 'invalid_payment' });
-    return { kind: 'refused', response: await this.signInOffered(this.offered(this.challenges.refuse(req, reason))) };
+    return { kind: 'refused', response: await this.signInOffered(this.offered(this.challenges.refuse(req, reason, this.accepts(req)))) };
   }
 }
 

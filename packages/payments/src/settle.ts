@@ -14,9 +14,14 @@ export interface SettledPayment {
   payer: `0x${string}`;
   /** integer string, USDC base units */
   amount: string;
-  /** settlement transaction hash on the payment chain */
+  /** settlement transaction hash on the payment chain; `0x` while a {@link deferred} payment is not settled */
   txHash: `0x${string}`;
   network: string;
+  /**
+   * A deferred payment (`upto`): verified and reserved, settled only by `Paywall.complete` with the
+   * amount used; `amount` is then the authorized ceiling and `txHash` `0x` while the operation runs.
+   */
+  deferred?: boolean;
 }
 
 /** What {@link Settlement.settle} found: settled on chain, or refused with an x402 reason (reservation released). */
