@@ -3,7 +3,8 @@ import type { Ledger } from '@acg/accounts';
 import { SignInWithX, SignInWithXChallenges, SiweAuthenticator, TokenStore } from '@acg/identity';
 import { readBuilderHealth } from '@acg/bundles';
 import { JobQueue, JobStore } from '@acg/jobs';
-import { createInProcessFacilitator, createRemoteFacilitator, type PaymentChainMonitor, Paywall } from '@acg/payments';
+import { batchSettlementScheme, createInProcessFacilitator, createRemoteFacilitator, type PaymentChainMonitor, Paywall } from '@acg/payments';
+import { createChannelStorage } from '@acg/channels';
 import { type CreditReversal, type RefundQueue, startRefundsFromConfig } from '@acg/treasury';
 import type { Worker } from 'bullmq';
 import type { ProviderLedger } from '@acg/provider-ledger';
@@ -176,6 +177,9 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     ...(waitRedis
       ? { replicaAcks: new ReplicaAcks(waitRedis, `${keys.prefix}durability:barrier`, config.store.waitReplicas, config.store.waitTimeoutMs) }
       : {}),
+    // PAYMENT_SCHEMES: `batch-settlement` beside `exact`, its channels in Redis shared with every
+    // gateway and the worker (@acg/channels; docs/decisions.md "batch-settlement")
+    schemes: config.payment.schemes.includes('batch-settlement') ? [batchSettlementScheme({ storage: createChannelStorage({ redis, keys }) })] : [],
     terms: {
       network: `eip155:${config.payment.chain.id}`,
       asset: config.payment.asset,

@@ -19,7 +19,7 @@ export interface ProofSubject {
 
 /** What paid for an execution: an x402 settlement, or a job's budget (internal debit). */
 export interface ExecutionCharge {
-  /** settlement tx hash (x402) or the job's budget payment tx hash */
+  /** settlement tx hash (x402) or the job's budget payment tx hash; `0x` for an off-chain batch-settlement voucher */
   tx_hash: string;
   /** integer string, USDC base units */
   amount: string;
@@ -215,7 +215,8 @@ export class Executor {
     const base = {
       execution_id: executionId,
       capability_id: capabilityId,
-      payment: { tx_hash: charge.tx_hash, amount: charge.amount },
+      // no transaction behind an off-chain batch-settlement voucher (`0x`): no `tx_hash`
+      payment: { ...(charge.tx_hash !== '0x' ? { tx_hash: charge.tx_hash } : {}), amount: charge.amount },
       ...(charge.job_id ? { job_id: charge.job_id } : {}),
       payer: charge.payer,
       created_at,

@@ -26,6 +26,16 @@ export {
 } from './paywall.js';
 export { describePaymentFailure } from './sanitize.js';
 export { ExactScheme } from './schemes/exact.js';
+export {
+  BATCH_SETTLEMENT,
+  BatchSettlementReasons,
+  BatchSettlementScheme,
+  batchSettlementScheme,
+  DEFAULT_VOUCHER_TIMEOUT_SECONDS,
+  DEFAULT_WITHDRAW_DELAY_SECONDS,
+  DEFAULT_WITHDRAWAL_MARGIN_SECONDS,
+  type BatchSettlementSchemeOptions,
+} from './schemes/batchSettlement.js';
 export type {
   AuthorizeResult,
   PaymentScheme,

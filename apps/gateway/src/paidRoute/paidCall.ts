@@ -46,6 +46,8 @@ export interface PaidCallSpec {
   /** The wallet the request's credentials prove (a replay's proof of being the payer). */
   caller?: string;
   paymentRequiredMessage?: string;
+  /** The x402 schemes offered besides `exact` (`ChallengedResource.schemes`), e.g. `batch-settlement` on a fixed-price execution; those the paywall does not accept are left out. */
+  schemes?: readonly string[];
 }
 
 /** The public URL of a paid resource at `path` (`PaymentRequired.resource.url`). */
@@ -70,6 +72,7 @@ export function paidRequest(services: PublicOrigin, spec: PaidCallSpec): PaidReq
     ...(spec.idempotencyKey ? { idempotencyKey: spec.idempotencyKey } : {}),
     ...(spec.caller ? { caller: spec.caller } : {}),
     ...(spec.paymentRequiredMessage ? { paymentRequiredMessage: spec.paymentRequiredMessage } : {}),
+    ...(spec.schemes?.length ? { schemes: spec.schemes } : {}),
   };
 }
 

@@ -1,4 +1,5 @@
 import { Executor, newExecutionId } from '@acg/execution';
+import { BATCH_SETTLEMENT } from '@acg/payments';
 import { settlementState } from '@acg/treasury';
 import type { StoredQuote } from '@acg/provider-directory';
 import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
@@ -68,6 +69,10 @@ export const executeRouter = router({
     // Bazaar: this capability's input and output schemas (docs/decisions.md "Agents: MCP and x402 extensions")
     extensions: (_input, ctx) => executeBazaar(ctx.capability.definition),
     newOperationId: newExecutionId,
+    // x402 `batch-settlement` beside `exact` where the price is fixed before the call: one offer, no
+    // quote (a routed call asks the route's highest price and refunds the rest; a quote is used up
+    // at settlement). Offered when PAYMENT_SCHEMES accepts it (docs/decisions.md "batch-settlement").
+    schemes: (_input, ctx) => (ctx.quote || (ctx.capability.route?.length ?? 1) > 1 ? [] : [BATCH_SETTLEMENT]),
     // a read-only capability runs while its payment settles; its result is released after settlement
     // (not a quoted call: its quote is used up first, after settlement)
     early: (_input, ctx, call) => (ctx.quote ? undefined : ctx.executor.startEarly(ctx.capability, call)),

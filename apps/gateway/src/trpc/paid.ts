@@ -24,6 +24,11 @@ export interface PaidSpec<I> {
   /** Creates the id of the operation this payment buys (e.g. `exe_...`). */
   newOperationId(): string;
   /**
+   * The x402 schemes this call offers besides `exact` (first), when the paywall accepts them
+   * (PAYMENT_SCHEMES): e.g. `batch-settlement` on a fixed-price execution. Undefined: `exact` only.
+   */
+  schemes?(input: I, ctx: Context): readonly string[];
+  /**
    * Starts a read-only operation once the payment is verified and reserved for this request, so
    * it overlaps the on-chain settlement (`Executor.startEarly`); the resolver gets it as
    * `ctx.early` and uses its result only after settlement. Undefined: the operation runs after
@@ -88,6 +93,7 @@ export function paid<I>(spec: PaidSpec<I>) {
       operationId,
       payment: { headers: (name) => header(ctx, name) },
       idempotencyKey: header(ctx, 'idempotency-key')?.slice(0, 200),
+      ...(spec.schemes ? { schemes: spec.schemes(input, ctx) } : {}),
     });
     // the caller's credentials prove the payer of a settled payment sent again (read only with a payment)
     if (carriesPayment(request)) request.caller = await bearerAccount(ctx, resourceUrlOf(spec, ctx));

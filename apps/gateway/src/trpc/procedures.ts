@@ -118,6 +118,7 @@ export interface PaidProcedureSpec<TInput, TPrepared extends object> extends Pai
   price(input: TInput, ctx: Context & TPrepared): bigint;
   extensions(input: TInput, ctx: Context & TPrepared): Record<string, unknown>;
   early?(input: TInput, ctx: Context & TPrepared, call: { executionId: string; payer: string }): EarlyRun | undefined;
+  schemes?(input: TInput, ctx: Context & TPrepared): readonly string[];
 }
 
 /**

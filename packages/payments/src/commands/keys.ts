@@ -10,15 +10,6 @@ export const paymentKeys = {
     `${keys.prefix}pay:auth:${network}:${asset.toLowerCase()}:${from.toLowerCase()}:${nonce.toLowerCase()}`,
   /** Authorizations reserved but not completed (sorted set by last progress, unix ms): the crash-recovery sweep reads it. */
   authorizationsInFlight: (keys: RedisKeys): string => `${keys.prefix}pay:inflight`,
-  /**
-   * A `batch-settlement` voucher's reservation (same hash fields as an authorization's): network,
-   * channel id, cumulative `maxClaimableAmount` (base units). Kept out of {@link authorizationsInFlight}:
-   * the EIP-3009 recovery sweep never reads it (a voucher is charged only in the channel record).
-   */
-  voucher: (keys: RedisKeys, network: string, channelId: string, cumulative: string): string =>
-    `${keys.prefix}pay:voucher:${network}:${channelId.toLowerCase()}:${cumulative}`,
-  /** Voucher reservations not completed (sorted set by last progress, unix ms). */
-  vouchersInFlight: (keys: RedisKeys): string => `${keys.prefix}pay:voucher-inflight`,
   /** A client's Idempotency-Key, scoped by route. */
   idempotency: (keys: RedisKeys, route: string, key: string): string => `${keys.prefix}idem:${route}:${key}`,
   /**
