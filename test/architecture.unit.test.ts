@@ -357,6 +357,8 @@ const DOMAIN_KEYS: Record<string, string[]> = {
   'wm:': ['packages/wallet-monitor'],
   'liq:': ['packages/liquidations'],
   'pl:': ['packages/provider-ledger'],
+  // x402 batch-settlement channels, the channel manager's lease
+  'ch:': ['packages/channels'],
 };
 /** The common Lua scripts @acg/redis keeps; every other script lives in its domain's `src/commands/lua`. */
 const COMMON_LUA = ['hdel_if_equal.lua', 'rate_limit_incr.lua', 'release_lease.lua', 'set_unlogged.lua', 'take_lease.lua'];

@@ -3,7 +3,8 @@ import type { Ledger } from '@acg/accounts';
 import { SignInWithX, SignInWithXChallenges, SiweAuthenticator, TokenStore } from '@acg/identity';
 import { readBuilderHealth } from '@acg/bundles';
 import { JobQueue, JobStore } from '@acg/jobs';
-import { createInProcessFacilitator, createRemoteFacilitator, type PaymentChainMonitor, Paywall, uptoScheme } from '@acg/payments';
+import { batchSettlementScheme, createInProcessFacilitator, createRemoteFacilitator, type PaymentChainMonitor, Paywall, uptoScheme } from '@acg/payments';
+import { createChannelStorage } from '@acg/channels';
 import { type CreditReversal, type RefundQueue, startRefundsFromConfig } from '@acg/treasury';
 import type { Worker } from 'bullmq';
 import type { ProviderLedger } from '@acg/provider-ledger';
@@ -171,8 +172,13 @@ export function createServices(config: GatewayConfig, log: Logger, opts: CreateS
     chain: paymentChain,
     log: log.child({ module: 'paywall' }),
     observer: metrics.payments,
-    // x402 `upto` beside `exact` for calls whose cost is known only afterwards (docs/decisions.md "Payment schemes")
-    schemes: [uptoScheme],
+    // x402 `upto` beside `exact` for calls whose cost is known only afterwards (docs/decisions.md
+    // "Payment schemes"); PAYMENT_SCHEMES: `batch-settlement` too, its channels in Redis shared with
+    // every gateway and the worker (@acg/channels; docs/decisions.md "batch-settlement")
+    schemes: [
+      uptoScheme,
+      ...(config.payment.schemes.includes('batch-settlement') ? [batchSettlementScheme({ storage: createChannelStorage({ redis, keys }) })] : []),
+    ],
     // every 402 carries a fresh x402 sign-in-with-x challenge (apps/gateway README "Sign-in-with-x")
     // (its nonce's write is not awaited: a lost one fails closed, packages/identity README "Sign-in-with-x")
     signInWithX: new SignInWithXChallenges(publicBaseUrl, (nonce, uri) =>

@@ -56,13 +56,15 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
         logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
         probeIntervalSeconds: 0,
         receipts: devReceiptKeys(),
+        ...opts.config,
         payment: {
           rpcUrl: opts.paymentRpcUrl ? await opts.paymentRpcUrl(stack.payment.rpcUrl) : stack.payment.rpcUrl,
           payTo: stack.payment.treasury.address,
           facilitatorPrivateKey: devPrivateKey(0),
           treasuryPrivateKey: devPrivateKey(1),
+          // a test's own payment settings (e.g. `schemes`) go over the stack's
+          ...opts.config?.payment,
         },
-        ...opts.config,
         // webhook signing secrets are encrypted at rest in every test stack
         walletMonitor: { webhookPolicy: 'production', webhookSecretKey: randomBytes(32).toString('hex'), ...opts.config?.walletMonitor },
       },

@@ -71,6 +71,12 @@ export interface GatewayConfig {
      * docs/decisions.md "Confirmations and reorgs").
      */
     finality: { tag: 'safe' | 'finalized' } | { depth: number };
+    /**
+     * The x402 schemes the paywall accepts (PAYMENT_SCHEMES, default `exact` only; `exact` always
+     * first): `batch-settlement` adds vouchers over a channel beside `exact` on fixed-price
+     * executions (docs/decisions.md "batch-settlement").
+     */
+    schemes: readonly ('exact' | 'batch-settlement')[];
   };
   /** RPC URLs of the chains capabilities read (ETHEREUM_RPC_URL, BASE_RPC_URL, ARBITRUM_RPC_URL). */
   chains: Partial<Record<ChainName, string>>;
@@ -241,6 +247,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
       treasuryPrivateKey: v.TREASURY_PRIVATE_KEY ?? defaults.payment?.treasuryPrivateKey,
       rpcTimeoutMs: v.PAYMENT_RPC_TIMEOUT_MS ?? defaults.payment?.rpcTimeoutMs ?? 10_000,
       finality: v.PAYMENT_FINALITY ?? defaults.payment?.finality ?? { tag: 'finalized' },
+      schemes: v.PAYMENT_SCHEMES ?? defaults.payment?.schemes ?? ['exact'],
     },
     chains: {
       base: v.BASE_RPC_URL ?? defaults.chains?.base ?? rpcUrl,

@@ -50,6 +50,21 @@ export const envUsdc = z
     return BigInt(whole) * 1_000_000n + BigInt(fraction.padEnd(6, '0'));
   });
 
+/** The x402 schemes a gateway accepts (docs/decisions.md "batch-settlement"). */
+export const PAYMENT_SCHEME_NAMES = ['exact', 'batch-settlement'] as const;
+
+/**
+ * A comma-separated list of x402 schemes among {@link PAYMENT_SCHEME_NAMES}, e.g.
+ * `exact,batch-settlement`; `exact` is always accepted, named or not.
+ */
+export const envPaymentSchemes = z
+  .string()
+  .refine(
+    (v) => v.split(',').every((s) => (PAYMENT_SCHEME_NAMES as readonly string[]).includes(s.trim())),
+    `must be a comma-separated list of ${PAYMENT_SCHEME_NAMES.join(', ')}`,
+  )
+  .transform((v) => [...new Set(['exact', ...v.split(',').map((s) => s.trim())])] as (typeof PAYMENT_SCHEME_NAMES)[number][]);
+
 /** A switch: `1`, `true`, `0` or `false` (any case). */
 export const envBoolean = z
   .string()
@@ -281,6 +296,8 @@ export const GATEWAY_ENV = {
   PAYMENT_RPC_TIMEOUT_MS: envPositive,
   /** When an outgoing transfer (settlement, refund, payout) is final and no longer watched for reorgs (docs/decisions.md "Confirmations and reorgs"). */
   PAYMENT_FINALITY: envFinality,
+  /** The x402 schemes the paywall accepts besides `exact` (docs/decisions.md "batch-settlement"). */
+  PAYMENT_SCHEMES: envPaymentSchemes,
   LOG_LEVEL: envLogLevel,
   /** Ed25519 seed (32 bytes hex) signing JWS execution proofs (docs/decisions.md "Proofs and receipts"). */
   RECEIPT_JWS_KEY: envHex(32),

@@ -19,7 +19,7 @@ export interface ProofSubject {
 
 /** What paid for an execution: an x402 settlement, or a job's budget (internal debit). */
 export interface ExecutionCharge {
-  /** settlement tx hash (x402) or the job's budget payment tx hash */
+  /** settlement tx hash (x402) or the job's budget payment tx hash; `0x` for an off-chain batch-settlement voucher */
   tx_hash: string;
   /** integer string, USDC base units */
   amount: string;
@@ -228,8 +228,11 @@ export class Executor {
     const base = {
       execution_id: executionId,
       capability_id: capabilityId,
-      // a deferred payment is settled only on success (below): until then, nothing was charged
-      payment: charge.settle ? { tx_hash: NOT_SETTLED_TX_HASH, amount: '0' } : { tx_hash: charge.tx_hash, amount: charge.amount },
+      // a deferred payment is settled only on success (below): until then, nothing was charged;
+      // no transaction behind an off-chain batch-settlement voucher (`0x`): no `tx_hash`
+      payment: charge.settle
+        ? { tx_hash: NOT_SETTLED_TX_HASH, amount: '0' }
+        : { ...(charge.tx_hash !== '0x' ? { tx_hash: charge.tx_hash } : {}), amount: charge.amount },
       ...(charge.job_id ? { job_id: charge.job_id } : {}),
       payer: charge.payer,
       created_at,

@@ -123,7 +123,8 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
       await o.store.save(job);
       await o.beforeStep?.(job, index);
       const out = await o.executor.run(step.execution_id, step.capability_id, step.input, {
-        tx_hash: job.payment.tx_hash,
+        // a job is paid by a settled transfer (never an off-chain voucher): its hash is always there
+        tx_hash: job.payment.tx_hash ?? '0x',
         amount: step.price,
         job_id: job.job_id,
         payer: job.payer,

@@ -2,6 +2,7 @@ import { x402Facilitator } from '@x402/core/facilitator';
 import { HTTPFacilitatorClient, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
 import { toFacilitatorEvmSigner } from '@x402/evm';
+import { BatchSettlementEvmScheme as BatchSettlementFacilitatorScheme } from '@x402/evm/batch-settlement/facilitator';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { UptoEvmScheme } from '@x402/evm/upto/facilitator';
 import { createWalletClient, encodeFunctionData, http, publicActions, type Abi, type Chain, type PublicClient } from 'viem';
@@ -42,8 +43,10 @@ export type InProcessFacilitator = FacilitatorClient & { address: `0x${string}`;
 
 /**
  * An x402 facilitator running inside this process (docs/decisions.md "x402 payments"): `x402Facilitator`
- * with the exact EVM scheme (EIP-3009 `transferWithAuthorization`) and the upto EVM scheme (Permit2
- * through `x402UptoPermit2Proxy.settle`, docs/decisions.md "Payment schemes"), sending through a
+ * with the exact EVM scheme (EIP-3009 `transferWithAuthorization`), the upto EVM scheme (Permit2
+ * through `x402UptoPermit2Proxy.settle`, docs/decisions.md "Payment schemes") and the
+ * `batch-settlement` scheme (channel deposits, claims, settlement, refunds; its account is the
+ * receiverAuthorizer), sending through a
  * {@link ChainSender}: one send at a time at the chain's `pending` nonce (never a nonce kept in
  * memory, so a reorg or a dropped transaction cannot wedge later settlements behind a gap), and a
  * receipt wait that rebroadcasts or replaces (same nonce, higher fee) a settlement the node dropped.
@@ -91,6 +94,10 @@ export function createInProcessFacilitator(opts: InProcessFacilitatorOptions): I
   // x402 `upto` (Permit2 through x402UptoPermit2Proxy): settled by this same wallet, named in the
   // payer's witness (its address is the `facilitatorAddress` of the scheme's /supported extra)
   facilitator.register(opts.networks, new UptoEvmScheme(signer));
+  // `batch-settlement` (docs/decisions.md "batch-settlement channels"): deposits, claims, settlements and
+  // refunds go through the same ChainSender; the facilitator account also signs as the channels'
+  // receiverAuthorizer (`ClaimBatch`, `Refund`), which it advertises in getSupported's `extra`.
+  facilitator.register(opts.networks, new BatchSettlementFacilitatorScheme(signer, account));
   return {
     address: account.address,
     sender,

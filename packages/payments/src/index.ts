@@ -28,6 +28,16 @@ export { describePaymentFailure } from './sanitize.js';
 export { ExactScheme } from './schemes/exact.js';
 export { UptoScheme, uptoScheme, uptoPermit2Authorization, permit2NonceHex, type UptoPermit2Authorization } from './schemes/upto.js';
 export { payloadAuthorization } from './schemes/authorizationOf.js';
+export {
+  BATCH_SETTLEMENT,
+  BatchSettlementReasons,
+  BatchSettlementScheme,
+  batchSettlementScheme,
+  DEFAULT_VOUCHER_TIMEOUT_SECONDS,
+  DEFAULT_WITHDRAW_DELAY_SECONDS,
+  DEFAULT_WITHDRAWAL_MARGIN_SECONDS,
+  type BatchSettlementSchemeOptions,
+} from './schemes/batchSettlement.js';
 export type {
   AuthorizeResult,
   PaymentScheme,

@@ -454,10 +454,10 @@ export class Paywall {
         (e: unknown) => ({ e }),
       );
       const prior = await this.reservations.read(ref.authKey);
-      if (prior) return this.resume(scheme, ref, prior, req, payloadHash, matched.amount, proof);
+      if (prior) return this.resume(scheme, ref, prior, req, payload, payloadHash, matched.amount, proof);
       const verified = await verifying;
       if ('e' in verified) throw verified.e;
-      if (!verified.v.isValid) return this.refuse(req, verified.v.invalidReason);
+      if (!verified.v.isValid) return this.refuse(req, verified.v.invalidReason, { scheme, payload });
     }
 
     const reserved = await this.reservations.reserve(ref, {
@@ -467,7 +467,7 @@ export class Paywall {
       amount: matched.amount,
       scheme: scheme.scheme,
     });
-    if (!reserved.reserved) return this.resume(scheme, ref, reserved.existing, req, payloadHash, matched.amount, proof);
+    if (!reserved.reserved) return this.resume(scheme, ref, reserved.existing, req, payload, payloadHash, matched.amount, proof);
 
     // bind the payment identifier and the Idempotency-Key to this payment before it is charged
     const bindings: string[] = [];
@@ -613,7 +613,7 @@ export class Paywall {
     if (settled.deferred) {
       const d = settled.deferred;
       // settled already by the operation (settleUsed), or now with what the outcome says it used
-      d.settling ??= this.settleDeferred(settled, d, chargeOf(outcome, settled.payment.amount));
+      d.settling ??= this.settleDeferred(settled, d, chargeOf(outcome, settled.payment.amount), outcome);
       const refused = await d.settling;
       if (refused) return refused;
     }
@@ -693,14 +693,28 @@ export class Paywall {
    * operation's credits, unbinds the payment identifier and Idempotency-Key, and is answered with
    * the 402 (the result is withheld; nothing was charged). A chain or facilitator problem is
    * answered with its problem (503), the reservation kept `settle_unknown` for reconciliation.
-   * Returns the answer of a refusal, undefined once settled.
+   * A scheme that takes an unsettled payload back (`PaymentScheme.unsettled`: batch-settlement)
+   * is handed it when the charge is 0 and the operation's `outcome` is known (from
+   * {@link complete}): the reservation is released and the answer carries no PAYMENT-RESPONSE.
+   * Returns the answer of a refusal (or of a payload taken back), undefined once settled.
    */
-  private async settleDeferred(record: SettledRecord, d: DeferredSettlement, charge: bigint): Promise<PaidAnswer | undefined> {
+  private async settleDeferred(record: SettledRecord, d: DeferredSettlement, charge: bigint, outcome?: Outcome): Promise<PaidAnswer | undefined> {
     const { payment } = record;
     const ceiling = BigInt(payment.amount);
     if (charge < 0n || charge > ceiling) throw new Error(`deferred charge ${charge} outside 0..${ceiling} for ${payment.operationId}`);
     const amount = charge.toString();
     let settle: SettleResponse;
+    if (charge === 0n && d.scheme.unsettled && outcome) {
+      // nothing settled and the scheme takes the payload back (batch-settlement: the channel's
+      // reservation cancelled): the reservation is released, not stored, so the same payload runs
+      // again on a retry; the answer carries no PAYMENT-RESPONSE (nothing was charged)
+      await d.scheme.unsettled(d.payload, d.matched);
+      if (!outcome.ok && outcome.refund) await this.reverseCredits(payment.operationId, payment.payer, payment.amount);
+      await this.reservations.release(d.ref.authKey, payment.operationId, ['pending']);
+      await this.reservations.unbind(d.bindings, d.ref.authKey);
+      const headers = { ...outcome.headers, 'Cache-Control': 'no-store', ...(outcome.ok ? {} : { 'Content-Type': 'application/problem+json' }) };
+      return { kind: 'response', status: outcome.status ?? 200, headers, body: outcome.body, replayed: false };
+    }
     if (charge === 0n) {
       settle = { success: true, transaction: '', network: d.matched.network as SettleResponse['network'], payer: payment.payer, amount: '0' };
     } else {
@@ -726,7 +740,7 @@ export class Paywall {
       if (result.kind === 'refused') {
         await this.reverseCredits(payment.operationId, payment.payer, amount);
         await this.reservations.unbind(d.bindings, d.ref.authKey);
-        const refused = await this.refuse(d.req, result.reason);
+        const refused = await this.refuse(d.req, result.reason, { scheme: d.scheme, payload: d.payload });
         const r = refused.kind === 'refused' && 'response' in refused ? refused.response : undefined;
         return { kind: 'response', status: 402, headers: r?.headers ?? {}, body: r?.body ?? {}, replayed: false };
       }
@@ -824,7 +838,8 @@ export class Paywall {
 
   /**
    * An authorization that already has a reservation: another payload with its nonce → 402
-   * `invalid_exact_evm_nonce_already_used`; another request → PaymentConflictError; unknown
+   * `invalid_exact_evm_nonce_already_used`; another request → PaymentConflictError (or the 402 of
+   * the scheme's `reasons.reused`, with its corrective fields); unknown
    * settlement or no progress for 2 minutes → reconciled on chain; otherwise its stored answer
    * (waiting while the first request runs).
    */
@@ -833,12 +848,16 @@ export class Paywall {
     ref: AuthorizationRef,
     prior: AuthorizationRecord,
     req: PaidRequest,
+    payload: PaymentPayload,
     payloadHash: string,
     amount: string,
     proof: ReplayProof,
   ): Promise<Decision> {
-    if (prior.payloadHash !== payloadHash) return this.refuse(req, scheme.reasons.nonceUsed);
-    if (prior.requestHash !== req.requestHash) throw new PaymentConflictError('payment');
+    if (prior.payloadHash !== payloadHash) return this.refuse(req, scheme.reasons.nonceUsed, { scheme, payload });
+    if (prior.requestHash !== req.requestHash) {
+      if (scheme.reasons.reused) return this.refuse(req, scheme.reasons.reused, { scheme, payload });
+      throw new PaymentConflictError('payment');
+    }
     // a settled EIP-3009 authorization is public on-chain: without proof of being the payer, the
     // replay gets the receipt only (never the result, never a run taken over)
     const stale = Date.now() - prior.updatedAtMs > STALE_PENDING_MS;
@@ -988,9 +1007,16 @@ export class Paywall {
     return req.caller !== undefined && req.caller.toLowerCase() === proof.payer.toLowerCase();
   }
 
-  private async refuse(req: ChallengedResource, reason: string | undefined): Promise<Refused> {
+  /** The 402 refusing a payment with `reason`; with the refused `payload` and its scheme, the scheme's corrective fields in `accepts` ({@link PaymentScheme.enrichRefusal}). */
+  private async refuse(req: ChallengedResource, reason: string | undefined, refused?: { scheme: PaymentScheme; payload: PaymentPayload }): Promise<Refused> {
     this.opts.observer?.refused?.({ reason: reason ?? 'invalid_payment' });
-    return { kind: 'refused', response: await this.signInOffered(this.offered(this.challenges.refuse(req, reason, this.accepts(req)))) };
+    const accepts = this.accepts(req);
+    if (reason && refused?.scheme.enrichRefusal) {
+      await refused.scheme
+        .enrichRefusal(reason, refused.payload, accepts)
+        .catch((e: unknown) => this.opts.log.warn({ err: String((e as Error)?.message).slice(0, 200) }, 'corrective 402 fields could not be added'));
+    }
+    return { kind: 'refused', response: await this.signInOffered(this.offered(this.challenges.refuse(req, reason, accepts))) };
   }
 }
 

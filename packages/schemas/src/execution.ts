@@ -21,9 +21,11 @@ export type ExecutionStatus = z.infer<typeof ExecutionStatus>;
 /**
  * Settled payment behind an execution (docs/spec-notes.md 2.7): `tx_hash` of the on-chain settlement and
  * `amount` charged, an integer string in asset base units (USDC: 6 decimals, `"1000"` = 0.001 USDC).
+ * `tx_hash` is absent for an x402 `batch-settlement` voucher: it is charged off-chain in its channel and
+ * claimed later in batches (docs/decisions.md "batch-settlement").
  */
 export const ExecutionPayment = z.object({
-  tx_hash: Hash32,
+  tx_hash: Hash32.optional(),
   amount: UintString,
   /**
    * Where the settlement stands on chain (docs/decisions.md "Confirmations and reorgs"): `settled`

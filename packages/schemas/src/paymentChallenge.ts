@@ -17,13 +17,14 @@ export type ResourceInfo = z.infer<typeof ResourceInfo>;
 
 /**
  * x402 v2 `PaymentRequirements` (one entry of `accepts`, matches `@x402/core`): `scheme` `exact`
- * (always the first entry) or `upto` (a ceiling, for a call whose cost is known only afterwards;
- * docs/decisions.md "Payment schemes"), `network` CAIP-2, `amount` (integer string, asset base units), `asset` (token contract),
+ * (always the first entry), `upto` (a ceiling, for a call whose cost is known only afterwards;
+ * docs/decisions.md "Payment schemes") or `batch-settlement` (a channel voucher; docs/decisions.md
+ * "batch-settlement"), `network` CAIP-2, `amount` (integer string, asset base units), `asset` (token contract),
  * `payTo`, `maxTimeoutSeconds` (validity window of the authorization), `extra` (scheme data, e.g.
  * the EIP-712 domain `{name: "USD Coin", version: "2"}`).
  */
 export const PaymentRequirements = z.object({
-  scheme: z.enum(['exact', 'upto']),
+  scheme: z.enum(['exact', 'upto', 'batch-settlement']),
   network: Caip2Network,
   amount: UintString,
   asset: Address,

@@ -39,7 +39,11 @@ export interface PaidCallSpec {
   /** USDC base units. */
   price: bigint;
   extensions: Record<string, unknown>;
-  /** The x402 schemes offered, `exact` first (`ChallengedResource.schemes`; default `exact` alone). */
+  /**
+   * The x402 schemes offered (`ChallengedResource.schemes`; default `exact` alone; `exact` is always
+   * first, whether named or not), e.g. `upto` on a routed call, `batch-settlement` on a fixed-price
+   * execution; those the paywall does not accept are left out.
+   */
   schemes?: readonly string[];
   operationId: string;
   /** The payment: HTTP headers by lower-case name (REST, /trpc), or MCP's decoded `_meta["x402/payment"]` (null: none). */
@@ -63,7 +67,7 @@ export function paidRequest(services: PublicOrigin, spec: PaidCallSpec): PaidReq
     description: spec.description,
     price: spec.price,
     extensions: spec.extensions,
-    ...(spec.schemes ? { schemes: spec.schemes } : {}),
+    ...(spec.schemes?.length ? { schemes: spec.schemes } : {}),
     route: spec.route,
     requestHash: requestHash('POST', spec.route, spec.hashed),
     operationId: spec.operationId,

@@ -1,4 +1,5 @@
 import { Executor, newExecutionId } from '@acg/execution';
+import { BATCH_SETTLEMENT } from '@acg/payments';
 import { settlementState } from '@acg/treasury';
 import type { StoredQuote } from '@acg/provider-directory';
 import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
@@ -70,8 +71,13 @@ export const executeRouter = router({
     // Bazaar: this capability's input and output schemas (docs/decisions.md "Agents: MCP and x402 extensions")
     extensions: (_input, ctx) => executeBazaar(ctx.capability.definition),
     // x402 `upto` beside `exact` where the cost is known only afterwards: a route whose offers ask
-    // different prices (settles the answering offer's price), or a quote (settles the quoted price)
-    schemes: (_input, ctx) => (ctx.quote || ctx.capability.priceVaries ? ROUTED_SCHEMES : undefined),
+    // different prices (settles the answering offer's price), or a quote (settles the quoted price).
+    // x402 `batch-settlement` beside `exact` where the price is fixed before the call: one offer, no
+    // quote; offered when PAYMENT_SCHEMES accepts it (docs/decisions.md "batch-settlement").
+    schemes: (_input, ctx) => {
+      if (ctx.quote || ctx.capability.priceVaries) return ROUTED_SCHEMES;
+      return (ctx.capability.route?.length ?? 1) > 1 ? undefined : [BATCH_SETTLEMENT];
+    },
     newOperationId: newExecutionId,
     // a read-only capability runs while its payment settles; its result is released after settlement
     // (not a quoted call: its quote is used up first, after settlement)

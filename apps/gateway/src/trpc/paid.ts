@@ -22,9 +22,10 @@ export interface PaidSpec<I> {
    */
   extensions(input: I, ctx: Context): Record<string, unknown>;
   /**
-   * The x402 schemes the 402 offers, `exact` first (default: `exact` alone). `upto` where the cost
-   * is known only afterwards: `price` is then its ceiling and the resolver settles what it used
-   * (`Paywall.settleUsed`; docs/decisions.md "Payment schemes").
+   * The x402 schemes the 402 offers, `exact` always first (default: `exact` alone). `upto` where the
+   * cost is known only afterwards: `price` is then its ceiling and the resolver settles what it used
+   * (`Paywall.settleUsed`; docs/decisions.md "Payment schemes"). `batch-settlement` where the price is
+   * fixed, when the paywall accepts it (PAYMENT_SCHEMES; docs/decisions.md "batch-settlement").
    */
   schemes?(input: I, ctx: Context): readonly string[] | undefined;
   /** Creates the id of the operation this payment buys (e.g. `exe_...`). */

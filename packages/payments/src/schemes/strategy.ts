@@ -104,8 +104,24 @@ export interface PaymentScheme {
    * `upfront` flow. false for anything it cannot check; never throws.
    */
   signedByPayer(payload: PaymentPayload, matched: PaymentRequirements, auth: SchemeAuthorization): boolean;
-  /** The x402 reasons this scheme answers with: another payload with a reserved nonce, and a signature that is not the payer's. */
-  readonly reasons: { nonceUsed: string; invalidSignature: string };
+  /**
+   * The x402 reasons this scheme answers with: another payload with a reserved nonce, and a signature
+   * that is not the payer's; `reused`, when set: the same payload sent for another request is refused
+   * (402) with it instead of 409 `payment_conflict` (a `batch-settlement` voucher: the official scheme's
+   * cumulative mismatch, whose corrective 402 lets the client resync).
+   */
+  readonly reasons: { nonceUsed: string; invalidSignature: string; reused?: string };
+  /**
+   * Optional, deferred schemes: a payment that settles nothing (a failed run) is handed back here
+   * (e.g. `batch-settlement` cancels its channel reservation), and the paywall then releases its
+   * reservation instead of storing the answer, so the same payload may be sent again.
+   */
+  unsettled?(payload: PaymentPayload, matched: PaymentRequirements): Promise<void>;
+  /**
+   * Optional: adds the scheme's corrective fields to the `accepts` of a 402 refusing `payload` with
+   * `reason` (in place; e.g. `batch-settlement`'s channel state on a cumulative mismatch).
+   */
+  enrichRefusal?(reason: string, payload: PaymentPayload, accepts: PaymentRequirements[]): Promise<void>;
   /** Starts watching a settlement until final (`trackSettlement` of `@acg/treasury`, finality.ts); durable before it resolves. */
   track(settled: SettledOnChain): Promise<void>;
   /**

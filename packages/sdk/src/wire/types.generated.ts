@@ -157,8 +157,8 @@ export type WireAuth = "none" | "bearer" | "bundle_signature" | "x402" | "custom
 export type WireHealthStatus = "up" | "degraded" | "down" | "planned";
 
 export type WireExecutionPayment = {
-    tx_hash: string;
     amount: string;
+    tx_hash?: string | undefined;
     status?: "settled" | "final" | "unpaid" | undefined;
 };
 
@@ -167,8 +167,8 @@ export type WireExecutionSucceeded = {
     status: "SUCCEEDED";
     result: Record<string, unknown>;
     payment: {
-        tx_hash: string;
         amount: string;
+        tx_hash?: string | undefined;
         status?: "settled" | "final" | "unpaid" | undefined;
     };
     proof?: string | undefined;
@@ -215,8 +215,8 @@ export type WireExecutionRecord = {
     status: "SUCCEEDED" | "FAILED";
     result: Record<string, unknown> | null;
     payment: {
-        tx_hash: string;
         amount: string;
+        tx_hash?: string | undefined;
         status?: "settled" | "final" | "unpaid" | undefined;
     };
     created_at: string;
@@ -281,7 +281,7 @@ export type WirePaymentChallenge = {
         mimeType?: string | undefined;
     };
     accepts: {
-        scheme: "exact" | "upto";
+        scheme: "exact" | "upto" | "batch-settlement";
         network: string;
         amount: string;
         asset: string;
@@ -343,8 +343,8 @@ export type WireJobRecord = {
     } | null;
     payer: string;
     payment: {
-        tx_hash: string;
         amount: string;
+        tx_hash?: string | undefined;
         status?: "settled" | "final" | "unpaid" | undefined;
     };
     cancel_requested: boolean;

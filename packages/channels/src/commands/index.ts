@@ -1,0 +1,1 @@
+export { channelKeys } from './keys.js';

@@ -1,0 +1,18 @@
+import type { RedisKeys } from '@acg/redis';
+
+/**
+ * Redis key names of batch-settlement channels (packages/channels README). Each takes the deployment's
+ * {@link RedisKeys} first (its prefix, `acg:` or `{acg}:` on a Redis Cluster), so every key of a
+ * deployment shares its prefix.
+ */
+export const channelKeys = {
+  /**
+   * The `keyPrefix` given to `RedisChannelStorage` of `@x402/evm`: it stores each channel as one JSON
+   * string at `<this>:server:channel:<channelId>` (lower-case `bytes32` hex).
+   */
+  storagePrefix: (keys: RedisKeys): string => `${keys.prefix}ch`,
+  /** The channel manager's lease (string: holder id, with a TTL): one worker claims, settles and refunds at a time. */
+  managerLease: (keys: RedisKeys): string => `${keys.prefix}ch:manager:lease`,
+  /** The manager's last pass (hash: `claimed_ms`, `settled_ms`, `refunded_ms`, unix ms). */
+  managerState: (keys: RedisKeys): string => `${keys.prefix}ch:manager:state`,
+};

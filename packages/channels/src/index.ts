@@ -1,0 +1,3 @@
+export { channelKeys } from './commands/keys.js';
+export { ioredisChannelStorageClient } from './redisClient.js';
+export { createChannelStorage, type ChannelStorageOptions } from './storage.js';
