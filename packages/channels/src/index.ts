@@ -1,3 +1,13 @@
+export { channelChainViews, type ChannelChainViews } from './chainViews.js';
 export { channelKeys } from './commands/keys.js';
 export { ioredisChannelStorageClient } from './redisClient.js';
+export {
+  CHANNEL_SETTLEMENT_DEFAULTS,
+  ChannelSettlement,
+  nearWithdrawalDeadline,
+  unclaimedOf,
+  withdrawalDeadline,
+  type ChannelPassReport,
+  type ChannelSettlementOptions,
+} from './settlement.js';
 export { createChannelStorage, type ChannelStorageOptions } from './storage.js';
