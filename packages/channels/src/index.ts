@@ -1,5 +1,6 @@
 export { channelChainViews, type ChannelChainViews } from './chainViews.js';
 export { channelKeys } from './commands/keys.js';
+export { recordChannelCredit, releaseClaimedCredits, type ChannelCredit } from './credits.js';
 export { ioredisChannelStorageClient } from './redisClient.js';
 export {
   CHANNEL_SETTLEMENT_DEFAULTS,

@@ -175,8 +175,10 @@ export class ChannelSettlement {
       }
       // with the chain views: whenever the chain holds claimed funds not yet settled (this pass's claims, a
       // refund's final claim, or an earlier pass's that died before settling); without: after a claim or refund
+      // (no channel in storage and nothing done: nothing to read either)
       const settleDue = this.o.chain
-        ? await this.o.chain.receiver(this.o.scheme.getReceiverAddress(), this.o.token).then((r) => r.totalClaimed > r.totalSettled)
+        ? (channels.length > 0 || report.refunds.length > 0) &&
+          (await this.o.chain.receiver(this.o.scheme.getReceiverAddress(), this.o.token).then((r) => r.totalClaimed > r.totalSettled))
         : report.claims.length > 0 || report.refunds.length > 0;
       if (settleDue) {
         try {

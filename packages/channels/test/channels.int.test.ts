@@ -18,7 +18,14 @@ import type { Redis } from 'ioredis';
 import pino from 'pino';
 import { createPublicClient, http, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { channelChainViews, ChannelSettlement, createChannelStorage, type ChannelSettlementOptions } from '../src/index.js';
+import {
+  channelChainViews,
+  ChannelSettlement,
+  createChannelStorage,
+  recordChannelCredit,
+  releaseClaimedCredits,
+  type ChannelSettlementOptions,
+} from '../src/index.js';
 
 const PRICE = 1_000n; // 0.001 USDC per call, base units
 const CALLS = 1_000;
@@ -104,7 +111,20 @@ describe('batch-settlement channels: 1,000 vouchers, claimed by the worker in a 
       log,
       ...over,
     });
-    const worker = new ChannelSettlement(passOptions());
+    // providers' shares: recorded per call (as voucher acceptance does), credited only once claimed and settled
+    const credited: { execution_id: string; price: bigint; payment_tx_hash: string }[] = [];
+    const onSettled = async ({ transaction }: { transaction: string }) => {
+      await releaseClaimedCredits({ redis, keys, chain: views, settlement: transaction as Hex, credit: async (c) => credited.push(c) });
+    };
+    const creditFor = (i: number) => ({
+      execution_id: `exe_${i}`,
+      provider_id: 'prov_1',
+      provider_address: '0x00000000000000000000000000000000000000d4' as const,
+      capability_id: 'test.echo',
+      payer: buyer.address,
+      price: PRICE.toString(),
+    });
+    const worker = new ChannelSettlement(passOptions({ onSettled }));
     const claimTxs: string[] = [];
     const settleTxs: string[] = [];
     const record = (r: Awaited<ReturnType<ChannelSettlement['pass']>>) => {
@@ -124,6 +144,8 @@ describe('batch-settlement channels: 1,000 vouchers, claimed by the worker in a 
       expect(verified).toMatchObject({ isValid: true, payer: buyer.address });
       const settled = await g.server.settlePayment(payload, accepted);
       expect(settled.success).toBe(true);
+      // every 50th call is a provider capability's: its credit waits for the claim of its cumulative amount
+      if (i % 50 === 0) await recordChannelCredit(redis, keys, { channelId, cumulative: BigInt(i + 1) * PRICE, credit: creditFor(i) });
       await updateChannelFromSettle(clientStorage, {
         server: settled.extra as { chargedCumulativeAmount?: string },
         local: { channelId, requestAmount: PRICE.toString(), depositAmount: p.deposit?.amount },
@@ -139,6 +161,10 @@ describe('batch-settlement channels: 1,000 vouchers, claimed by the worker in a 
     const id = channelId as Hex;
     expect(await views.channel(id)).toEqual({ balance: DEPOSIT, totalClaimed: 300n * PRICE });
     expect(await usdcBalance(pay.rpcUrl, pay.treasury.address)).toBe(before.receiver + 300n * PRICE);
+    // calls 0, 50 ... 250 are covered by the claim of 300 and were settled: credited with that settlement (call 300 is not)
+    expect(credited.map((c) => c.execution_id)).toEqual(['exe_0', 'exe_50', 'exe_100', 'exe_150', 'exe_200', 'exe_250']);
+    expect(new Set(credited.map((c) => c.payment_tx_hash)).size).toBe(1);
+    expect(credited.every((c) => c.price === PRICE)).toBe(true);
 
     // 2. only one worker passes at a time: a second one started at the same moment skips
     const other = new ChannelSettlement(passOptions());
@@ -172,7 +198,7 @@ describe('batch-settlement channels: 1,000 vouchers, claimed by the worker in a 
     // storage still says 300 claimed (the last claim recorded): the bookkeeping of 700 never happened
     expect((await gw.scheme.getStorage().get(id))?.totalClaimed).toBe((300n * PRICE).toString());
     // the dead worker's lease holds until it expires; then a restarted worker takes over
-    const restarted = new ChannelSettlement(passOptions());
+    const restarted = new ChannelSettlement(passOptions({ onSettled }));
     let r = await restarted.pass();
     while (r.skipped) {
       await new Promise((res) => setTimeout(res, 200));
@@ -197,6 +223,8 @@ describe('batch-settlement channels: 1,000 vouchers, claimed by the worker in a 
     expect(after.escrow - before.escrow).toBe(DEPOSIT - charged);
     // the money equation: what the buyer paid in = what the receiver got + what is still in escrow
     expect(before.buyer - after.buyer).toBe(after.receiver - before.receiver + (after.escrow - before.escrow));
+    // every recorded credit was credited once, from claimed and settled funds only
+    expect(credited.map((c) => c.execution_id).sort()).toEqual(Array.from({ length: CALLS / 50 }, (_, k) => `exe_${k * 50}`).sort());
     // 1,000 vouchers in a few claim transactions (the killed worker's claim, on chain, is not in this list)
     expect(claimTxs.length).toBeGreaterThanOrEqual(3);
     expect(claimTxs.length).toBeLessThanOrEqual(6);
