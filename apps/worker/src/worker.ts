@@ -38,6 +38,8 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { PublicClient } from 'viem';
+import type { ChannelSettlement, ChannelSettlementOptions } from '@acg/channels';
+import { channelSettlementOf } from './channels.js';
 import { stepExecutor } from './stepExecutor.js';
 import { liquidationsFromEnv } from './liquidationsConfig.js';
 import { providerCreditRestorer } from './providerCredits.js';
@@ -146,6 +148,8 @@ export interface RunningWorker {
   finality?: RunningFinality;
   /** the reconciliation of payments with the chain (`runNow()` runs once on demand), unless turned off */
   chainReconciliation?: RunningChainReconciliation;
+  /** the pass over x402 `batch-settlement` channels (`pass()` runs one on demand), unless turned off */
+  channels?: ChannelSettlement;
   /** The registry, and its `GET /metrics` listener when WORKER_METRICS_PORT (`config.metrics.workerPort`) is set. */
   metrics: { registry: Registry; server?: MetricsServer };
   close(): Promise<void>;
@@ -194,6 +198,12 @@ export interface StartWorkerOptions {
    * {@link reconcileConfirmations}: PAYMENT_FINALITY's depth when it is one, else 12) blocks below the head, from the cursor on (none: PAYMENT_RECONCILE_LOOKBACK_BLOCKS below, default 0).
    */
   chainReconciliation?: boolean | ChainReconciliationSettings;
+  /**
+   * Claim, settle and refund x402 `batch-settlement` channels (default true; packages/channels README
+   * "Claims and settlement"): a pass every CHANNEL_CHECK_INTERVAL_SECONDS, one at a time across all
+   * workers. Options replace the configured ones (tests).
+   */
+  channels?: boolean | Partial<ChannelSettlementOptions>;
 }
 
 /** The settings of the chain reconciliation a worker runs (see {@link chainReconciliationFromEnv}). */
@@ -459,6 +469,12 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
           log: log.child({ module: 'finality' }),
           ...(typeof opts.finality === 'object' ? opts.finality : {}),
         });
+  // x402 batch-settlement channels: claims, settlement, cooperative refunds
+  let channels: ChannelSettlement | undefined;
+  if (opts.channels !== false) {
+    channels = channelSettlementOf(services, log.child({ module: 'channels' }), typeof opts.channels === 'object' ? opts.channels : {});
+    channels.start(config.channels.checkIntervalSeconds);
+  }
   let monitor: RunningWalletMonitor | undefined;
   if (opts.walletMonitor !== false && Object.keys(config.chains).length > 0) {
     if (config.walletMonitor?.webhookPolicy === 'production' && !config.walletMonitor.webhookSecretKey) {
@@ -495,6 +511,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
     payouts,
     finality,
     chainReconciliation,
+    channels,
     metrics: { registry: services.metrics.registry, server: metricsServer },
     async close() {
       await metricsServer?.close();
@@ -503,6 +520,7 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
       await payouts?.stop();
       await finality?.stop();
       await chainReconciliation?.close();
+      await channels?.stop();
       await indexer?.stop();
       await monitor?.stop();
       await Promise.all(workers.map((w) => w.close()));

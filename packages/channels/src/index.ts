@@ -1,3 +1,14 @@
+export { channelChainViews, type ChannelChainViews } from './chainViews.js';
 export { channelKeys } from './commands/keys.js';
+export { recordChannelCredit, releaseClaimedCredits, type ChannelCredit } from './credits.js';
 export { ioredisChannelStorageClient } from './redisClient.js';
+export {
+  CHANNEL_SETTLEMENT_DEFAULTS,
+  ChannelSettlement,
+  nearWithdrawalDeadline,
+  unclaimedOf,
+  withdrawalDeadline,
+  type ChannelPassReport,
+  type ChannelSettlementOptions,
+} from './settlement.js';
 export { createChannelStorage, type ChannelStorageOptions } from './storage.js';

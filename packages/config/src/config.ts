@@ -117,6 +117,8 @@ export interface GatewayConfig {
   };
   /** Providers' money (docs/decisions.md "Providers": money and disputes; @acg/provider-ledger). */
   providers: ProvidersConfig;
+  /** x402 `batch-settlement` channels: the worker's claims, settlement and refunds (packages/channels README). */
+  channels: ChannelsConfig;
   /** The store's durability (docs/durability.md): the start check and `WAIT` after a paid call's money writes. */
   store: StoreConfig;
   /**
@@ -163,6 +165,29 @@ export interface ProvidersConfig {
   /** How long a quote's price holds, seconds (QUOTE_TTL_SECONDS, default 60; apps/gateway README "Quotes"). */
   quoteTtlSeconds: number;
 }
+
+/** The worker's pass over x402 `batch-settlement` channels (packages/channels README "Claims and settlement"). */
+export interface ChannelsConfig {
+  /** Seconds between passes (CHANNEL_CHECK_INTERVAL_SECONDS, default 5). */
+  checkIntervalSeconds: number;
+  /** Unclaimed amount of a channel that triggers its claim: integer USDC base units as a decimal string (CHANNEL_CLAIM_THRESHOLD_USDC as a decimal, default 1.00 = `"1000000"`). */
+  claimThresholdBaseUnits: string;
+  /** Every unclaimed channel is claimed at least this often, seconds (CHANNEL_CLAIM_INTERVAL_SECONDS, default 3600). */
+  claimIntervalSeconds: number;
+  /** Claim a channel whose pending withdrawal can be finalized within this many seconds (CHANNEL_WITHDRAW_MARGIN_SECONDS, default 600). */
+  withdrawMarginSeconds: number;
+  /** Refund cooperatively a channel idle this long, seconds; 0 never (CHANNEL_REFUND_IDLE_SECONDS, default 86400). */
+  refundIdleSeconds: number;
+}
+
+/** {@link ChannelsConfig} defaults (the same as `CHANNEL_SETTLEMENT_DEFAULTS` of @acg/channels). */
+export const CHANNELS_DEFAULTS: ChannelsConfig = {
+  checkIntervalSeconds: 5,
+  claimThresholdBaseUnits: '1000000',
+  claimIntervalSeconds: 3600,
+  withdrawMarginSeconds: 600,
+  refundIdleSeconds: 86_400,
+};
 
 /** {@link ProvidersConfig} defaults (docs/decisions.md "Providers"). */
 export const PROVIDERS_DEFAULTS: ProvidersConfig = {
@@ -278,6 +303,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
       disputeAutoResolveSeconds:
         v.PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS ?? defaults.providers?.disputeAutoResolveSeconds ?? PROVIDERS_DEFAULTS.disputeAutoResolveSeconds,
       quoteTtlSeconds: v.QUOTE_TTL_SECONDS ?? defaults.providers?.quoteTtlSeconds ?? PROVIDERS_DEFAULTS.quoteTtlSeconds,
+    },
+    channels: {
+      checkIntervalSeconds: v.CHANNEL_CHECK_INTERVAL_SECONDS ?? defaults.channels?.checkIntervalSeconds ?? CHANNELS_DEFAULTS.checkIntervalSeconds,
+      claimThresholdBaseUnits:
+        v.CHANNEL_CLAIM_THRESHOLD_USDC?.toString() ?? defaults.channels?.claimThresholdBaseUnits ?? CHANNELS_DEFAULTS.claimThresholdBaseUnits,
+      claimIntervalSeconds: v.CHANNEL_CLAIM_INTERVAL_SECONDS ?? defaults.channels?.claimIntervalSeconds ?? CHANNELS_DEFAULTS.claimIntervalSeconds,
+      withdrawMarginSeconds: v.CHANNEL_WITHDRAW_MARGIN_SECONDS ?? defaults.channels?.withdrawMarginSeconds ?? CHANNELS_DEFAULTS.withdrawMarginSeconds,
+      refundIdleSeconds: v.CHANNEL_REFUND_IDLE_SECONDS ?? defaults.channels?.refundIdleSeconds ?? CHANNELS_DEFAULTS.refundIdleSeconds,
     },
     store: {
       devDefaults: defaults.store?.devDefaults ?? false,

@@ -314,6 +314,12 @@ export const GATEWAY_ENV = {
   // quotes: how long a quoted price holds (apps/gateway README "Quotes")
   QUOTE_TTL_SECONDS: envPositive,
   PROVIDER_DISPUTE_AUTO_RESOLVE_SECONDS: envNonNegative,
+  // x402 batch-settlement channels: the worker's claims, settlement and refunds (packages/channels README)
+  CHANNEL_CHECK_INTERVAL_SECONDS: envPositive,
+  CHANNEL_CLAIM_INTERVAL_SECONDS: envPositive,
+  CHANNEL_CLAIM_THRESHOLD_USDC: envUsdc,
+  CHANNEL_WITHDRAW_MARGIN_SECONDS: envNonNegative,
+  CHANNEL_REFUND_IDLE_SECONDS: envNonNegative,
   ADMIN_TOKEN: envBearerToken,
   ...OTEL_ENV,
 } satisfies EnvSpec;

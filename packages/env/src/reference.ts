@@ -304,6 +304,37 @@ export const ENV_REFERENCE: readonly EnvReferenceEntry[] = [
     meaning: 'an open dispute this old is released if the provider answered, refunded if not',
   },
   {
+    group: 'payments',
+    names: ['CHANNEL_CHECK_INTERVAL_SECONDS'],
+    default: '`5`',
+    meaning:
+      'worker: seconds between passes over the x402 `batch-settlement` channels (one pass at a time across all workers, under a Redis lease; packages/channels README "Claims and settlement")',
+  },
+  {
+    group: 'payments',
+    names: ['CHANNEL_CLAIM_THRESHOLD_USDC'],
+    default: '`1.00`',
+    meaning: "a channel whose vouchers not yet claimed on chain reach this much (decimal USDC) is claimed at the worker's next pass",
+  },
+  {
+    group: 'payments',
+    names: ['CHANNEL_CLAIM_INTERVAL_SECONDS'],
+    default: '`3600`',
+    meaning: 'every channel with anything unclaimed is claimed at least this often, whatever its amount; claimed funds are settled to `PAY_TO_ADDRESS`',
+  },
+  {
+    group: 'payments',
+    names: ['CHANNEL_WITHDRAW_MARGIN_SECONDS'],
+    default: '`600`',
+    meaning: "a channel whose payer's timed withdrawal can be finalized within this many seconds is claimed at the next pass",
+  },
+  {
+    group: 'payments',
+    names: ['CHANNEL_REFUND_IDLE_SECONDS'],
+    default: '`86400`',
+    meaning: 'a channel without a paid call for this long is refunded cooperatively (the rest of its deposit back to the payer); `0` never',
+  },
+  {
     group: 'gateway',
     names: ['QUOTE_TTL_SECONDS'],
     default: '`60`',

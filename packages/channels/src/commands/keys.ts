@@ -13,6 +13,13 @@ export const channelKeys = {
   storagePrefix: (keys: RedisKeys): string => `${keys.prefix}ch`,
   /** The channel manager's lease (string: holder id, with a TTL): one worker claims, settles and refunds at a time. */
   managerLease: (keys: RedisKeys): string => `${keys.prefix}ch:manager:lease`,
+  /**
+   * Provider credits waiting for a channel's claim (sorted set: JSON credit → the channel's cumulative charged
+   * amount after that call, base units). `channelId` lower-case `bytes32`.
+   */
+  credits: (keys: RedisKeys, channelId: string): string => `${keys.prefix}ch:credits:${channelId.toLowerCase()}`,
+  /** Channels with credits waiting (set of channel ids). */
+  creditChannels: (keys: RedisKeys): string => `${keys.prefix}ch:credits-due`,
   /** The manager's last pass (hash: `claimed_ms`, `settled_ms`, `refunded_ms`, unix ms). */
   managerState: (keys: RedisKeys): string => `${keys.prefix}ch:manager:state`,
 };

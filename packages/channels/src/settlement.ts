@@ -1,0 +1,223 @@
+import { randomUUID } from 'node:crypto';
+import { releaseLease, takeLease, type RedisKeys } from '@acg/redis';
+import type { FacilitatorClient } from '@x402/core/server';
+import type { Network } from '@x402/core/types';
+import { BatchSettlementChannelManager, type BatchSettlementEvmScheme, type Channel } from '@x402/evm/batch-settlement/server';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Address } from 'viem';
+import type { ChannelChainViews } from './chainViews.js';
+import { channelKeys } from './commands/keys.js';
+
+/** Defaults of the worker's channel pass (docs/configuration.md, CHANNEL_* variables). */
+export const CHANNEL_SETTLEMENT_DEFAULTS = {
+  /** Seconds between passes (each checks thresholds and deadlines). */
+  checkIntervalSeconds: 5,
+  /** Seconds between claims of everything unclaimed, whatever its amount. */
+  claimIntervalSeconds: 3_600,
+  /** Unclaimed charged amount of one channel that triggers its claim at the next pass: 1 USDC, base units. */
+  claimThreshold: 1_000_000n,
+  /** A channel whose withdrawal deadline is this close (or past) is claimed at the next pass, seconds. */
+  withdrawMarginSeconds: 600,
+  /** A channel without a request for this long is refunded cooperatively, seconds (0: never). */
+  refundIdleSeconds: 86_400,
+  /** Vouchers per claim transaction. */
+  maxClaimsPerBatch: 100,
+  /** The pass's lease: another worker takes over this long after a holder died mid-pass, ms. */
+  leaseMs: 120_000,
+} as const;
+
+/** Options of {@link ChannelSettlement}. */
+export interface ChannelSettlementOptions {
+  redis: Redis;
+  keys: RedisKeys;
+  /** The `batch-settlement` server scheme whose storage holds the channels (`createChannelStorage`) and whose receiver is paid. */
+  scheme: BatchSettlementEvmScheme;
+  /** The facilitator that sends claims, settlements and refunds (ours: `createInProcessFacilitator` of @acg/payments). */
+  facilitator: FacilitatorClient;
+  /** CAIP-2 network of the channels, e.g. `eip155:8453`. */
+  network: Network;
+  /** The channels' token (USDC). */
+  token: Address;
+  /** On-chain views: with them a pass settles what an earlier pass claimed but did not settle (a crash in between). */
+  chain?: ChannelChainViews;
+  claimThreshold?: bigint;
+  claimIntervalSeconds?: number;
+  withdrawMarginSeconds?: number;
+  refundIdleSeconds?: number;
+  maxClaimsPerBatch?: number;
+  leaseMs?: number;
+  /** Called after a settlement succeeded (every claim made so far is paid to the receiver): provider credits hang here. */
+  onSettled?: (settled: { transaction: string }) => Promise<void>;
+  log: Logger;
+  /** Clock, unix ms (tests). */
+  now?: () => number;
+}
+
+/** What one {@link ChannelSettlement.pass} did; `skipped` when another worker held the lease. */
+export interface ChannelPassReport {
+  skipped: boolean;
+  /** Claim transactions sent, and the vouchers in them. */
+  claims: { vouchers: number; transaction: string }[];
+  /** Channels refunded cooperatively (their outstanding voucher claimed in the same transaction). */
+  refunds: { channel: string; transaction: string }[];
+  /** The settlement transaction, when one was sent. */
+  settle?: string;
+  /** Failures that did not stop the pass (one channel's refund), as messages. */
+  errors: string[];
+}
+
+/** Unclaimed charged amount of a channel as the storage knows it, base units. */
+export const unclaimedOf = (c: Channel): bigint => BigInt(c.chargedCumulativeAmount) - BigInt(c.totalClaimed);
+
+/**
+ * When a channel's pending timed withdrawal can be finalized by its payer, unix seconds
+ * (`withdrawRequestedAt + withdrawDelay`), or undefined when none is pending. Past it, vouchers not yet
+ * claimed may be lost: the gateway stops taking vouchers near it, the worker claims before it.
+ */
+export function withdrawalDeadline(c: Channel): number | undefined {
+  return c.withdrawRequestedAt > 0 ? c.withdrawRequestedAt + c.channelConfig.withdrawDelay : undefined;
+}
+
+/** True when `c`'s withdrawal deadline ({@link withdrawalDeadline}) is within `marginSeconds` of `nowMs`, or past. */
+export function nearWithdrawalDeadline(c: Channel, nowMs: number, marginSeconds: number): boolean {
+  const deadline = withdrawalDeadline(c);
+  return deadline !== undefined && nowMs / 1000 + marginSeconds >= deadline;
+}
+
+/**
+ * Claims, settlement and cooperative refunds of `batch-settlement` channels, run by the worker
+ * (packages/channels README "Claims and settlement"; docs/decisions.md "batch-settlement channels"), with
+ * the official `BatchSettlementChannelManager` of `@x402/evm` doing each operation. One pass at a time
+ * across all workers (a Redis lease, `channelKeys.managerLease`). A pass:
+ *
+ * 1. claims every channel whose unclaimed charged amount reaches `claimThreshold`, or whose withdrawal
+ *    deadline is within `withdrawMarginSeconds`, and, once per `claimIntervalSeconds`, every channel with
+ *    anything unclaimed (claims are cumulative: `totalClaimed` is the voucher total, so a claim sent twice,
+ *    or after a crash, moves only the difference);
+ * 2. refunds cooperatively channels idle for `refundIdleSeconds` (their last voucher claimed in the same
+ *    transaction; the rest of the escrow goes back to the payer; the record is deleted);
+ * 3. settles (`settle(receiver, token)`: all claimed funds to the receiver in one transfer) when the chain
+ *    shows claimed funds not yet settled (`chain`: this pass's claims, a refund's last claim, or those of a pass
+ *    that died before settling), or, without `chain`, when it claimed or refunded anything.
+ *
+ * A failed claim or settlement throws (the next pass retries: nothing is lost, the vouchers stay in
+ * storage); a failed refund of one channel is reported in `errors` and the others go on.
+ */
+export class ChannelSettlement {
+  readonly manager: BatchSettlementChannelManager;
+  private readonly o: Required<
+    Pick<ChannelSettlementOptions, 'claimThreshold' | 'claimIntervalSeconds' | 'withdrawMarginSeconds' | 'refundIdleSeconds' | 'maxClaimsPerBatch' | 'leaseMs'>
+  > &
+    ChannelSettlementOptions;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+
+  constructor(o: ChannelSettlementOptions) {
+    const d = CHANNEL_SETTLEMENT_DEFAULTS;
+    this.o = {
+      claimThreshold: d.claimThreshold,
+      claimIntervalSeconds: d.claimIntervalSeconds,
+      withdrawMarginSeconds: d.withdrawMarginSeconds,
+      refundIdleSeconds: d.refundIdleSeconds,
+      maxClaimsPerBatch: d.maxClaimsPerBatch,
+      leaseMs: d.leaseMs,
+      ...o,
+    };
+    this.manager = new BatchSettlementChannelManager({
+      scheme: o.scheme,
+      facilitator: o.facilitator,
+      receiver: o.scheme.getReceiverAddress(),
+      token: o.token,
+      network: o.network,
+    });
+  }
+
+  private now(): number {
+    return this.o.now?.() ?? Date.now();
+  }
+
+  /**
+   * One pass under the lease (see the class). `full: true` claims everything unclaimed now, whatever the
+   * interval (a shutdown flush, tests). Throws the claim's or settlement's error (lease released).
+   */
+  async pass(opts: { full?: boolean } = {}): Promise<ChannelPassReport> {
+    const report: ChannelPassReport = { skipped: false, claims: [], refunds: [], errors: [] };
+    const { redis, keys } = this.o;
+    const leaseKey = channelKeys.managerLease(keys);
+    const holder = randomUUID();
+    if (!(await takeLease(redis, { leaseKey, holder, leaseMs: this.o.leaseMs }))) return { ...report, skipped: true };
+    try {
+      const now = this.now();
+      const stateKey = channelKeys.managerState(keys);
+      // the interval counts from the first pass ever (HSETNX), not from 1970
+      await redis.hsetnx(stateKey, 'claimed_ms', String(now));
+      const lastFull = Number((await redis.hget(stateKey, 'claimed_ms')) ?? now);
+      const full = opts.full === true || now - lastFull >= this.o.claimIntervalSeconds * 1000;
+      const channels = await this.o.scheme.getStorage().list();
+      const targets = channels.filter(
+        (c) => unclaimedOf(c) > 0n && (full || unclaimedOf(c) >= this.o.claimThreshold || nearWithdrawalDeadline(c, now, this.o.withdrawMarginSeconds)),
+      );
+      if (targets.length > 0) {
+        report.claims = await this.manager.claim({ selectClaimChannels: () => targets, maxClaimsPerBatch: this.o.maxClaimsPerBatch });
+      }
+      if (full) await redis.hset(stateKey, 'claimed_ms', String(now));
+      if (this.o.refundIdleSeconds > 0) {
+        const idleMs = this.o.refundIdleSeconds * 1000;
+        const idle = (await this.o.scheme.getStorage().list()).filter((c) => BigInt(c.balance) > 0n && now - c.lastRequestTimestamp >= idleMs);
+        for (const c of idle) {
+          try {
+            report.refunds.push(...(await this.manager.refund([c.channelId])));
+          } catch (e) {
+            report.errors.push(`refund ${c.channelId}: ${(e as Error).message.slice(0, 200)}`);
+          }
+        }
+      }
+      // with the chain views: whenever the chain holds claimed funds not yet settled (this pass's claims, a
+      // refund's final claim, or an earlier pass's that died before settling); without: after a claim or refund
+      // (no channel in storage and nothing done: nothing to read either)
+      const settleDue = this.o.chain
+        ? (channels.length > 0 || report.refunds.length > 0) &&
+          (await this.o.chain.receiver(this.o.scheme.getReceiverAddress(), this.o.token).then((r) => r.totalClaimed > r.totalSettled))
+        : report.claims.length > 0 || report.refunds.length > 0;
+      if (settleDue) {
+        try {
+          report.settle = (await this.manager.settle()).transaction;
+        } catch (e) {
+          // a refund whose voucher was already claimed leaves nothing to settle: the facilitator says so
+          if (!/nothing_to_settle/.test((e as Error).message)) throw e;
+        }
+      }
+      if (report.settle) {
+        await redis.hset(stateKey, 'settled_ms', String(now));
+        await this.o.onSettled?.({ transaction: report.settle });
+      }
+      if (report.claims.length || report.refunds.length || report.settle || report.errors.length) this.o.log.info(report, 'channel pass');
+      return report;
+    } finally {
+      await releaseLease(redis, { leaseKey, holder }).catch(() => undefined);
+    }
+  }
+
+  /** Runs {@link pass} every `checkIntervalSeconds` (never two at once in this process); errors are logged, the next pass retries. */
+  start(checkIntervalSeconds: number = CHANNEL_SETTLEMENT_DEFAULTS.checkIntervalSeconds): void {
+    if (this.timer) return;
+    const tick = () => {
+      if (this.running) return;
+      this.running = this.pass()
+        .catch((e: unknown) => this.o.log.error({ err: (e as Error).message?.slice(0, 300) }, 'channel pass failed; the next pass retries'))
+        .finally(() => {
+          this.running = undefined;
+        });
+    };
+    this.timer = setInterval(tick, checkIntervalSeconds * 1000);
+    this.timer.unref?.();
+  }
+
+  /** Stops the timer and waits for a pass in progress. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}
