@@ -46,9 +46,11 @@ const tempDir = () => {
 /** A context on the reference server that records the PAYMENT-SIGNATURE payloads it sends. */
 function client(account: LocalAccount, opts: Partial<GatewayContextOptions> = {}) {
   const sent: { type?: string; maxClaimableAmount?: string; scheme: string; deposit?: string }[] = [];
+  let last = '';
   const recording: typeof fetch = async (input, init) => {
     const sig = new Headers(init?.headers).get('payment-signature');
     if (sig) {
+      last = sig;
       const p = decodePaymentSignatureHeader(sig);
       const inner = p.payload as { type?: string; voucher?: { maxClaimableAmount?: string }; deposit?: { amount?: string } };
       sent.push({ scheme: p.accepted.scheme, type: inner.type, maxClaimableAmount: inner.voucher?.maxClaimableAmount, deposit: inner.deposit?.amount });
@@ -65,7 +67,7 @@ function client(account: LocalAccount, opts: Partial<GatewayContextOptions> = {}
       label: 'reference.paid',
       terms: { payTo: ref.payTo },
     });
-  return { ctx, sent, pay };
+  return { ctx, sent, pay, lastSignature: () => last };
 }
 
 async function approvePermit2(buyer: LocalAccount) {
@@ -216,5 +218,36 @@ describe('batch-settlement', () => {
     const info = await getChannel(c.ctx, { path: '/paid', body: '{}', headers: { 'content-type': 'application/json' } });
     expect(info.state).toMatchObject({ chargedCumulativeAmount: '5000', balance: '24000' });
     expect(info.escrowBaseUnits).toBe(19_000n);
+  });
+
+  it("a crash before the answer was stored: the stale voucher gets the server's corrective 402, the client resyncs and pays once; a replayed voucher is refused", async () => {
+    const buyer = ref.payment.buyers[5];
+    const dir = tempDir();
+    const a = client(buyer, { schemes: ['batch-settlement'], channelStorage: dir });
+    await a.pay();
+    const storage = await a.ctx.channels.storage();
+    const info = await getChannel(a.ctx, { path: '/paid', body: '{}', headers: { 'content-type': 'application/json' } });
+    const afterFirst = await storage.get(info.channelId);
+    await a.pay();
+    // the process "crashed" after the second voucher was accepted but before its answer was stored
+    await storage.set(info.channelId, afterFirst!);
+    const before = await balance(buyer.address);
+    const b = client(buyer, { schemes: ['batch-settlement'], channelStorage: dir });
+    const r = await b.pay();
+    expect(r.response.status).toBe(200);
+    // the stale voucher (2000, already charged) was refused, the re-signed one claims 3000
+    expect(b.sent.map((s) => s.maxClaimableAmount)).toEqual(['2000', '3000']);
+    expect(b.ctx.ledger.totals().baseUnits).toBe(1_000n);
+    expect((await ref.channelStorage.get(info.channelId))?.chargedCumulativeAmount).toBe('3000');
+    expect(await balance(buyer.address)).toBe(before);
+
+    // the same signed voucher sent again (a replay): refused, nothing charged twice
+    const replayed = await fetch(`${ref.url}/paid`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'payment-signature': b.lastSignature() },
+      body: '{}',
+    });
+    expect(replayed.status).toBe(402);
+    expect((await ref.channelStorage.get(info.channelId))?.chargedCumulativeAmount).toBe('3000');
   });
 });
