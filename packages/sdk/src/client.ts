@@ -137,7 +137,7 @@ export interface GatewayClient {
    * On a 402 challenge with an `account`: picks the requirement that matches the registry's x402
    * terms for the capability (else {@link PaymentTermsMismatchError}), checks the spend limits
    * (else {@link SpendLimitExceededError}), and only then signs with the official x402 client
-   * (`@x402/core` client + `@x402/evm` exact scheme) and retries with `PAYMENT-SIGNATURE`.
+   * (`@x402/core` client + the `@x402/evm` client scheme of the chosen requirement) and retries with `PAYMENT-SIGNATURE`.
    *
    * Returns `{execution_id, status: "SUCCEEDED", result, payment: {tx_hash, amount}}` where
    * `amount` is an integer string of USDC base units (6 decimals).

@@ -1,8 +1,9 @@
 /**
  * The one x402 transport of the SDK (docs/spec-notes.md 2.9, docs/decisions.md "x402 payments"): request → 402
- * `PaymentRequired` → choose a requirement this client can pay → sign an EIP-3009
- * `transferWithAuthorization` with the official x402 client (`@x402/core` client + `@x402/evm`
- * exact scheme) → retry with `PAYMENT-SIGNATURE` → read `PAYMENT-RESPONSE`. Execute, jobs, the
+ * `PaymentRequired` → choose a requirement this client can pay, in its preferred scheme → sign it
+ * with the official x402 client (`@x402/core` client + the `@x402/evm` `exact` scheme: an EIP-3009
+ * `transferWithAuthorization`; `upto` and `batch-settlement`: schemePayment.ts, README "Schemes")
+ * → retry with `PAYMENT-SIGNATURE` → read `PAYMENT-RESPONSE`. Execute, jobs, the
  * liquidation search and account deposits all pay through {@link payAndRetry}, so the spend
  * limits and the `spent()` accounting are applied here and nowhere else.
  */
@@ -136,11 +137,15 @@ async function chooseWithTerms(ctx: GatewayContext, p: PayAndRetryParameters, pr
  *    {@link PaymentRequiredError}. Picks a requirement with {@link chooseRequirement} and reserves
  *    its amount in `ctx.ledger` (the spend limits; concurrent calls cannot pass the total together).
  *    Nothing is signed before this point.
- * 3. Signs one EIP-3009 authorization and re-sends with `PAYMENT-SIGNATURE`. After a network
+ * 3. Signs one payment (`exact`: an EIP-3009 authorization; `upto`: a Permit2 ceiling;
+ *    `batch-settlement`: a voucher, with a deposit when the channel needs one, one channel payment
+ *    of this client at a time, signed again once after a 402 that resynchronised the channel) and
+ *    re-sends with `PAYMENT-SIGNATURE`. After a network
  *    error, or a 409 (payment in progress) / 503 (verification unavailable) with `Retry-After`, it
  *    re-sends the SAME signed payment (idempotent replay; waits `Retry-After`, at most 5 s), at most
  *    `ctx.maxRetries` times. It never signs a second payment for one call.
- * 4. Accounting: a 2xx is counted as spent, except one marked `Idempotent-Replayed: true` (the
+ * 4. Accounting (README "Spend limits": an `upto` ceiling counts what was settled, a deposit goes to
+ *    the channel's escrow, a voucher counts what was charged): a 2xx is counted as spent, except one marked `Idempotent-Replayed: true` (the
  *    stored answer of an earlier payment for the same Idempotency-Key: this authorization was not
  *    settled); a 402 refusal is released and thrown as
  *    {@link PaymentRequiredError} (`reason`); a 5xx, a 409 still in progress, or a problem naming
