@@ -127,6 +127,30 @@ describe('upto', () => {
   });
 });
 
+describe('upto with EIP-2612 gas sponsoring', () => {
+  it('a buyer who never approved Permit2 pays: the official client adds an EIP-2612 permit when the 402 declares the extension', async () => {
+    const sponsored = await startReferenceX402Server({ payment: ref.payment, schemes: ['upto'], ceiling: 10_000n, eip2612GasSponsoring: true });
+    try {
+      const buyer = ref.payment.buyers[6]; // no Permit2 allowance
+      const before = await balance(buyer.address);
+      const ctx = createGatewayContext({ baseUrl: sponsored.url, account: buyer, rpcUrl: ref.payment.rpcUrl, schemes: ['upto'] });
+      const r = await payAndRetry(ctx, {
+        path: '/paid',
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json', 'x-charge': '2500' },
+        label: 'reference.paid',
+      });
+      expect(r.response.status).toBe(200);
+      expect(r.payment?.settlement).toMatchObject({ success: true, amount: '2500' });
+      expect(await balance(buyer.address)).toBe(before - 2_500n);
+      expect(ctx.ledger.totals().baseUnits).toBe(2_500n);
+    } finally {
+      await sponsored.close();
+    }
+  });
+});
+
 describe('batch-settlement', () => {
   it('opens a channel with one deposit, then pays with cumulative vouchers; a restarted client with the same file goes on with the same channel', async () => {
     const buyer = ref.payment.buyers[2];
