@@ -6,7 +6,10 @@
 // result and the payment tx hash; then runs the same capability as a budgeted job (refund of the
 // rest), the same job again as an MCP task (the official MCP client's experimental task API, paid
 // with x402 over MCP, polled with tasks/get, its record read with tasks/result), and a paid
-// liquidation search (DEMO_SKIP_EXTRAS=1 skips those).
+// liquidation search (DEMO_SKIP_EXTRAS=1 skips those). Then, when the gateway's 402 offers the x402
+// `batch-settlement` scheme, a burst of DEMO_BURST calls (default 20) over one payment channel: one
+// deposit, then a voucher per call signed off-chain, and a cooperative refund of what is left; when it
+// does not, it says so (DEMO_BURST=0 skips it).
 //
 // `npm run demo` builds the SDK quietly first (tsup --silent, packages/sdk/tsup.config.ts only).
 //
@@ -19,7 +22,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { x402Client } from '@x402/core/client';
 import { registerExactEvmScheme } from '@x402/evm/exact/client';
 import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
-import { GatewayRequestError, createGatewayClient, formatUsdc } from '../dist/index.js';
+import { GatewayRequestError, PaymentTermsMismatchError, createGatewayClient, formatUsdc } from '../dist/index.js';
 
 const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
 const CAPABILITY = 'intelligence.wallet_balances';
@@ -73,6 +76,8 @@ async function main() {
   console.log(`payment tx:   ${execution.payment.tx_hash}`);
   console.log(`spent by this client: ${gateway.spent().usdc} USDC`);
 
+  await channelBurst();
+
   // The same capability as a 2-step job with a 0.003 USDC budget: 0.002 spent, 0.001 refunded on-chain.
   if (process.env.DEMO_SKIP_EXTRAS) return;
   console.log('\nA job of two steps with a budget of 0.003 USDC...');
@@ -102,6 +107,40 @@ async function main() {
     }
   }
   console.log(`\nspent by this client: ${gateway.spent().usdc} USDC (limit 0.05)`);
+}
+
+// A burst of paid calls over one batch-settlement channel (README "Channels"), with a client of its
+// own that prefers that scheme: the first call deposits (counted towards its 0.05 USDC total), each
+// call after it only signs a cumulative voucher, and the gateway claims them on-chain in batches.
+async function channelBurst() {
+  const calls = Number(process.env.DEMO_BURST ?? 20);
+  if (!(calls > 0)) return;
+  const channelClient = createGatewayClient({ baseUrl, account, schemes: ['batch-settlement'], spendLimits: { perCallUsdc: '0.01', totalUsdc: '0.05' } });
+  const paid = { path: '/api/v1/execute', method: 'POST', body: JSON.stringify({ capability_id: CAPABILITY, input: { address: account.address } }) };
+  let channel;
+  try {
+    channel = await channelClient.channels.get(paid);
+  } catch (e) {
+    const why = e instanceof PaymentTermsMismatchError ? 'its 402 does not offer batch-settlement' : (e?.message ?? String(e));
+    console.log(`\nbatch-settlement: not offered by this gateway (${why}); skipping the channel burst.`);
+    return;
+  }
+  console.log(`\n${calls} calls of ${CAPABILITY} over one batch-settlement channel ${channel.channelId.slice(0, 10)}…`);
+  const started = Date.now();
+  for (let i = 0; i < calls; i++) await channelClient.execute(CAPABILITY, { address: account.address });
+  const ms = Date.now() - started;
+  const after = await channelClient.channels.get(paid);
+  const spent = channelClient.spent();
+  console.log(`  ${calls} calls in ${ms} ms; vouchers charged ${formatUsdc(BigInt(after.state?.chargedCumulativeAmount ?? '0'))} USDC in total`);
+  console.log(
+    `  channel balance ${formatUsdc(BigInt(after.state?.balance ?? '0'))} USDC; spent ${spent.usdc} USDC, in escrow ${formatUsdc(spent.escrowBaseUnits ?? 0n)} USDC`,
+  );
+  try {
+    const refund = await channelClient.channels.refund(paid);
+    console.log(`  cooperative refund of the rest: tx ${refund.settlement.transaction || '(pending)'}`);
+  } catch (e) {
+    console.log(`  cooperative refund: ${e?.message ?? e}`);
+  }
 }
 
 // A one-step job run as an MCP task (apps/gateway docs/mcp-tasks.md): the unpaid tools/call of

@@ -3,6 +3,23 @@ import type { SpendLedger } from './spend.js';
 import type { Capability, PaymentRequired, PaymentRequirements } from './types.js';
 
 /**
+ * The x402 schemes the SDK pays with (README "Schemes"): `exact` (EIP-3009, the price), `upto`
+ * (Permit2, a ceiling of which the server settles what was used), `batch-settlement` (a channel
+ * deposit, then cumulative vouchers signed off-chain).
+ */
+export type PaymentScheme = 'exact' | 'upto' | 'batch-settlement';
+
+/** Every scheme the SDK can pay with. */
+export const PAYMENT_SCHEMES: readonly PaymentScheme[] = ['exact', 'upto', 'batch-settlement'];
+
+/**
+ * The default: `exact` only, as before `upto` and `batch-settlement` existed. The other schemes are
+ * opt-in (`schemes` option): `upto` needs a Permit2 allowance (or a 402 offering EIP-2612 gas
+ * sponsoring), and a channel locks a deposit.
+ */
+export const DEFAULT_SCHEMES: readonly PaymentScheme[] = ['exact'];
+
+/**
  * Terms a requirement must also meet, beyond the client's own (scheme `exact`, its network, a
  * known asset, the spend limits). Amounts are integer USDC base units. For execute they are the
  * x402 terms `/registry` advertises for the capability.
@@ -33,6 +50,8 @@ export interface ChooseRequirementParameters {
   ledger?: SpendLedger;
   /** Names the paid call in errors (capability id, e.g. `mev.liquidation_search`). */
   label: string;
+  /** Schemes this client pays with, most preferred first (default {@link DEFAULT_SCHEMES}, `exact` first). */
+  schemes?: readonly PaymentScheme[];
 }
 
 /** What {@link chooseRequirement} picked: the requirement and its amount in integer USDC base units. */
@@ -49,10 +68,12 @@ function sameAddress(a: unknown, b: unknown): boolean {
 }
 
 /**
- * Picks the first requirement of `paymentRequired.accepts` this client can pay: x402Version 2,
- * scheme `exact`, the client's `network`, an asset in `assets`, the `terms` (asset, payTo, amount
- * ceiling or exact amount), and an integer `amount` within the spend limits of `ledger`. Pure: no
- * I/O, nothing reserved.
+ * Picks the requirement of `paymentRequired.accepts` this client prefers and can pay: the first
+ * one of the most preferred scheme of `schemes` (default `exact` only), x402Version 2, the client's `network`, an asset in `assets`, the `terms` (asset, payTo, amount
+ * ceiling or exact amount), and an integer `amount` within the spend limits of `ledger` (for
+ * `batch-settlement` the per-call limit only: whether the channel's deposit fits the total is known
+ * when the payment is built). `amount` is the price (`exact`), the ceiling (`upto`) or the voucher
+ * increment (`batch-settlement`). Pure: no I/O, nothing reserved.
  *
  * @returns the requirement and its amount (integer USDC base units).
  * @throws {SpendLimitExceededError} when the only payable requirements break a spend limit.
@@ -69,11 +90,18 @@ export function chooseRequirement(p: ChooseRequirementParameters): ChooseRequire
   }
   if (accepts.length === 0) throw new PaymentTermsMismatchError(p.label, accepts, ['the challenge has no accepts']);
   const known = p.assets.map((a) => a.toLowerCase());
+  const schemes = p.schemes ?? DEFAULT_SCHEMES;
   const problems: string[] = [];
   let overLimit: SpendLimitExceededError | undefined;
-  for (const [i, r] of accepts.entries()) {
+  // most preferred scheme first; within a scheme, the 402's order
+  const rank = (r: PaymentRequirements) => {
+    const i = schemes.indexOf(r.scheme as PaymentScheme);
+    return i < 0 ? schemes.length : i;
+  };
+  const ordered = [...accepts.entries()].sort(([i, a], [j, b]) => rank(a) - rank(b) || i - j);
+  for (const [i, r] of ordered) {
     const why: string[] = [];
-    if (r.scheme !== 'exact') why.push(`scheme "${r.scheme}" is not "exact"`);
+    if (!schemes.includes(r.scheme as PaymentScheme)) why.push(`scheme "${r.scheme}" is not one of ${schemes.map((x) => `"${x}"`).join(', ')}`);
     if (r.network !== p.network) why.push(`network "${r.network}" is not ${p.network}`);
     else if (terms.network !== undefined && terms.network !== r.network) why.push(`network "${r.network}" differs from the registry's "${terms.network}"`);
     if (typeof r.asset !== 'string' || !known.includes(r.asset.toLowerCase())) why.push(`asset ${r.asset} is not a known asset on ${p.network}`);
@@ -87,7 +115,8 @@ export function chooseRequirement(p: ChooseRequirementParameters): ChooseRequire
       why.push(`amount ${r.amount} is not the expected ${terms.exactAmount} (base units)`);
     if (why.length === 0 && p.ledger) {
       try {
-        p.ledger.check(BigInt(r.amount), p.label);
+        if (r.scheme === 'batch-settlement') p.ledger.checkPerCall(BigInt(r.amount), p.label);
+        else p.ledger.check(BigInt(r.amount), p.label);
       } catch (e) {
         if (!(e instanceof SpendLimitExceededError)) throw e;
         overLimit ??= e;
@@ -97,6 +126,7 @@ export function chooseRequirement(p: ChooseRequirementParameters): ChooseRequire
     if (why.length === 0) return { requirement: r, amount: BigInt(r.amount) };
     problems.push(`accepts[${i}]: ${why.join('; ')}`);
   }
+  problems.sort((a, b) => Number(a.slice(8, a.indexOf(']'))) - Number(b.slice(8, b.indexOf(']'))));
   if (overLimit) throw overLimit;
   throw new PaymentTermsMismatchError(p.label, accepts, problems);
 }

@@ -3,13 +3,14 @@ import { cancelJob } from './actions/cancelJob.js';
 import { createJob } from './actions/createJob.js';
 import { callPaidTool, type CallPaidToolParameters, type McpToolResult } from './actions/callPaidTool.js';
 import { execute } from './actions/execute.js';
+import { getChannel, refundChannel, topUpChannel, type ChannelInfo, type ChannelRequestParameters, type RefundChannelReturnType } from './actions/channels.js';
 import { getExecution } from './actions/getExecution.js';
 import { quote, type QuoteParameters, type QuoteReturnType } from './actions/quote.js';
 import { getJob } from './actions/getJob.js';
 import { searchLiquidations } from './actions/searchLiquidations.js';
 import { waitForJob, type WaitForJobParameters } from './actions/waitForJob.js';
 import { createBuilderClient, type BuilderClient } from './builder.js';
-import { createGatewayContext, type GatewayContext } from './context.js';
+import { createGatewayContext, type GatewayContext, type GatewayContextOptions } from './context.js';
 import { AcgError } from './errors.js';
 import { planParams, type LiquidationsClient } from './liquidations.js';
 import { planLiquidation } from './actions/planLiquidation.js';
@@ -78,6 +79,14 @@ export interface GatewayClientOptions {
   maxRetries?: number;
   /** Extra headers sent with every request (e.g. a tracing header). */
   headers?: Record<string, string>;
+  /** x402 schemes to pay with, most preferred first (default `['exact']`); see README "Schemes". */
+  schemes?: GatewayContextOptions['schemes'];
+  /** Channel state storage: a directory (official file storage) or a `ClientChannelStorage`; default in memory. README "Channels". */
+  channelStorage?: GatewayContextOptions['channelStorage'];
+  /** Channel deposit size, decimal USDC (default: the 402's `minDeposit`, else 5x the price). */
+  channelDepositUsdc?: GatewayContextOptions['channelDepositUsdc'];
+  /** Payment chain JSON-RPC URL (reads only: channel recovery, Permit2 allowance for EIP-2612 gas sponsoring). */
+  rpcUrl?: string;
 }
 
 /** Options of one {@link GatewayClient.execute} call. */
@@ -128,7 +137,7 @@ export interface GatewayClient {
    * On a 402 challenge with an `account`: picks the requirement that matches the registry's x402
    * terms for the capability (else {@link PaymentTermsMismatchError}), checks the spend limits
    * (else {@link SpendLimitExceededError}), and only then signs with the official x402 client
-   * (`@x402/core` client + `@x402/evm` exact scheme) and retries with `PAYMENT-SIGNATURE`.
+   * (`@x402/core` client + the `@x402/evm` client scheme of the chosen requirement) and retries with `PAYMENT-SIGNATURE`.
    *
    * Returns `{execution_id, status: "SUCCEEDED", result, payment: {tx_hash, amount}}` where
    * `amount` is an integer string of USDC base units (6 decimals).
@@ -193,6 +202,18 @@ export interface GatewayClient {
    * within its spend limits and counted in `spent()`. See {@link callPaidTool}.
    */
   mcp: { callTool(client: CallPaidToolParameters['client'], params: Omit<CallPaidToolParameters, 'client'>): Promise<McpToolResult> };
+  /**
+   * Batch-settlement channels (README "Channels"), each named by a paid request whose 402 offers
+   * `batch-settlement` (`{path, method?, body?}`, e.g. `{path: '/api/v1/execute', body: JSON.stringify({capability_id, input})}`):
+   * `get` what the client knows of it, `topUp({amountUsdc})` (the next channel payment deposits that
+   * much more), `refund` (cooperative: what is not charged comes back; `amountUsdc` for part of it).
+   * Opening and automatic top-ups happen inside paid calls when `schemes` includes `batch-settlement`.
+   */
+  channels: {
+    get(request: ChannelRequestParameters): Promise<ChannelInfo>;
+    topUp(params: { amountUsdc: string | number }): void;
+    refund(request: ChannelRequestParameters & { amountUsdc?: string | number }): Promise<RefundChannelReturnType>;
+  };
   /** Asynchronous jobs with a USDC budget (docs/spec-notes.md 2.8, docs/decisions.md "Jobs"). */
   jobs: {
     create(request: JobRequest, opts?: ExecuteOptions): Promise<JobCreated>;
@@ -288,6 +309,11 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     bundles,
     providers: { onboard: (params) => onboardProvider(ctx, params) },
     mcp: { callTool: (client, params) => callPaidTool(ctx, { ...params, client }) },
+    channels: {
+      get: (req) => getChannel(ctx, req),
+      topUp: (params) => topUpChannel(ctx, params),
+      refund: (req) => refundChannel(ctx, req),
+    },
     jobs: {
       create: (request, opts = {}) => createJob(ctx, { request, ...opts }),
       get: async (jobId) => getJob(ctx, { jobId, accessToken: await payerBearer() }),

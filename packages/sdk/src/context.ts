@@ -1,4 +1,7 @@
+import type { ClientChannelStorage } from '@x402/evm/batch-settlement/client';
 import type { LocalAccount } from 'viem';
+import { DEFAULT_SCHEMES, PAYMENT_SCHEMES, type PaymentScheme } from './chooseRequirement.js';
+import { ChannelBook } from './channelBook.js';
 import { PAYMENT_NETWORK } from './protocol.js';
 import { RegistryCache } from './registryCache.js';
 import { SpendLedger, type SpendLimits } from './spend.js';
@@ -38,6 +41,32 @@ export interface GatewayContextOptions {
   idempotency?: boolean;
   /** How long the `/registry` document is reused, milliseconds (default 60 000, as the gateway caches it). */
   registryTtlMs?: number;
+  /**
+   * x402 schemes to pay with, most preferred first (README "Schemes"): any of `exact`, `upto`,
+   * `batch-settlement`. Default `['exact']`. E.g. `['batch-settlement', 'upto', 'exact']` pays over a
+   * channel when the 402 offers one, else with an `upto` ceiling, else `exact`.
+   */
+  schemes?: readonly PaymentScheme[];
+  /**
+   * Where batch-settlement channel state (the cumulative charged amount and the balance the client
+   * knows of, by channel id) is kept: a directory (the official `@x402/evm` `FileClientChannelStorage`,
+   * files `<dir>/client/<channelId>.json`, Node only), or your own `ClientChannelStorage`
+   * (`get`/`set`/`delete` of `@x402/evm/batch-settlement/client`). Default: in memory, lost with the client.
+   * Keep it across restarts to go on with the same channel and cumulative vouchers.
+   */
+  channelStorage?: string | ClientChannelStorage;
+  /**
+   * Size of a channel deposit (opening and each automatic top-up), decimal USDC, at least what the
+   * next voucher needs. Default: the 402's `extra.minDeposit`, else 5x the price (the official client's).
+   * A deposit counts towards `totalUsdc` when it is made, and is made smaller to fit it when it can.
+   */
+  channelDepositUsdc?: string | number;
+  /**
+   * JSON-RPC URL of the payment chain, optional: lets the official clients read the chain (a
+   * channel's on-chain balance when no local state exists, the Permit2 allowance behind EIP-2612
+   * gas sponsoring of `upto`). Nothing is ever sent to it.
+   */
+  rpcUrl?: string;
 }
 
 /**
@@ -61,6 +90,12 @@ export interface GatewayContext {
   readonly registry: RegistryCache;
   /** The bearer session a paid answer announced after x402 sign-in-with-x (`Authentication-Info`), if any (signInWithX.ts). */
   readonly session: { token?: BearerToken };
+  /** Schemes paid with, most preferred first. */
+  readonly schemes: readonly PaymentScheme[];
+  /** Batch-settlement channels of this client: storage, deposit sizing, one payment at a time per context. */
+  readonly channels: ChannelBook;
+  /** Payment chain JSON-RPC URL, when given (reads only). */
+  readonly rpcUrl: string | undefined;
 }
 
 /**
@@ -78,6 +113,11 @@ export function createGatewayContext(options: GatewayContextOptions, caller = 'c
   const doFetch = options.fetch ?? globalThis.fetch;
   if (typeof doFetch !== 'function') throw new TypeError(`${caller}: no fetch implementation; pass options.fetch`);
   const network = options.network ?? PAYMENT_NETWORK;
+  const schemes = options.schemes ?? DEFAULT_SCHEMES;
+  const unknown = schemes.filter((s) => !PAYMENT_SCHEMES.includes(s));
+  if (schemes.length === 0 || unknown.length > 0) {
+    throw new TypeError(`${caller}: schemes must list one or more of ${PAYMENT_SCHEMES.join(', ')}${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`);
+  }
   const ctx: Omit<GatewayContext, 'registry'> & { registry?: RegistryCache } = {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     fetch: doFetch,
@@ -89,6 +129,9 @@ export function createGatewayContext(options: GatewayContextOptions, caller = 'c
     maxRetries: Math.max(0, options.maxRetries ?? 2),
     idempotency: options.idempotency ?? true,
     session: {},
+    schemes,
+    channels: new ChannelBook({ storage: options.channelStorage, depositUsdc: options.channelDepositUsdc }),
+    rpcUrl: options.rpcUrl,
   };
   ctx.registry = new RegistryCache(ctx as GatewayContext, options.registryTtlMs);
   return ctx as GatewayContext;

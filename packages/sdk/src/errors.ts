@@ -203,7 +203,7 @@ export class SpendLimitExceededError extends AcgError {
 
 /**
  * Thrown before signing when no requirement in the 402 challenge's `accepts` can be paid: scheme
- * not `exact`, a network other than the client's, an asset the client does not know, or not the
+ * not one of the client's `schemes` (default `exact`), a network other than the client's, an asset the client does not know, or not the
  * call's terms (for execute the x402 terms `/registry` advertises: asset, payTo, an amount not
  * above the price; for a job or deposit exactly its amount), or when the registry advertises no
  * x402 payment for the capability. `problems` says why each entry was refused. Nothing was

@@ -27,8 +27,11 @@ export { KNOWN_USDC, createGatewayContext, type GatewayContext, type GatewayCont
 export { request, jsonOf, type GatewayResponse, type RequestOptions } from './http.js';
 export { RegistryCache, fetchRegistry } from './registryCache.js';
 export {
+  DEFAULT_SCHEMES,
+  PAYMENT_SCHEMES,
   chooseRequirement,
   registryTerms,
+  type PaymentScheme,
   type ChooseRequirementErrorType,
   type ChooseRequirementParameters,
   type ChooseRequirementReturnType,

@@ -1,8 +1,9 @@
 /**
  * The one x402 transport of the SDK (docs/spec-notes.md 2.9, docs/decisions.md "x402 payments"): request → 402
- * `PaymentRequired` → choose a requirement this client can pay → sign an EIP-3009
- * `transferWithAuthorization` with the official x402 client (`@x402/core` client + `@x402/evm`
- * exact scheme) → retry with `PAYMENT-SIGNATURE` → read `PAYMENT-RESPONSE`. Execute, jobs, the
+ * `PaymentRequired` → choose a requirement this client can pay, in its preferred scheme → sign it
+ * with the official x402 client (`@x402/core` client + the `@x402/evm` `exact` scheme: an EIP-3009
+ * `transferWithAuthorization`; `upto` and `batch-settlement`: schemePayment.ts, README "Schemes")
+ * → retry with `PAYMENT-SIGNATURE` → read `PAYMENT-RESPONSE`. Execute, jobs, the
  * liquidation search and account deposits all pay through {@link payAndRetry}, so the spend
  * limits and the `spent()` accounting are applied here and nowhere else.
  */
@@ -16,7 +17,7 @@ import { chooseRequirement, type ChooseRequirementReturnType, type PaymentTerms 
 import { AcgError, GatewayRequestError, PaymentRequiredError, PaymentTermsMismatchError, type SpendLimitExceededError } from './errors.js';
 import { parseJson, parseProblem, readPaymentRequired } from './protocol.js';
 import { sessionFromAuthenticationInfo, signInWithXHeaders } from './signInWithX.js';
-import type { SpendReservation } from './spend.js';
+import { prepareBatchPayment, settleReservation, signUptoPayload, type SchemePayment } from './schemePayment.js';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from './types.js';
 
 /** Parameters of {@link payAndRetry}. */
@@ -117,7 +118,7 @@ function settlementOf(r: GatewayResponse): SettleResponse | undefined {
 }
 
 async function chooseWithTerms(ctx: GatewayContext, p: PayAndRetryParameters, pr: PaymentRequired): Promise<ChooseRequirementReturnType> {
-  const base = { paymentRequired: pr, network: ctx.network, assets: ctx.assets, ledger: ctx.ledger, label: p.label };
+  const base = { paymentRequired: pr, network: ctx.network, assets: ctx.assets, ledger: ctx.ledger, label: p.label, schemes: ctx.schemes };
   const terms = typeof p.terms === 'function' ? await p.terms() : p.terms;
   try {
     return chooseRequirement({ ...base, terms });
@@ -136,11 +137,15 @@ async function chooseWithTerms(ctx: GatewayContext, p: PayAndRetryParameters, pr
  *    {@link PaymentRequiredError}. Picks a requirement with {@link chooseRequirement} and reserves
  *    its amount in `ctx.ledger` (the spend limits; concurrent calls cannot pass the total together).
  *    Nothing is signed before this point.
- * 3. Signs one EIP-3009 authorization and re-sends with `PAYMENT-SIGNATURE`. After a network
+ * 3. Signs one payment (`exact`: an EIP-3009 authorization; `upto`: a Permit2 ceiling;
+ *    `batch-settlement`: a voucher, with a deposit when the channel needs one, one channel payment
+ *    of this client at a time, signed again once after a 402 that resynchronised the channel) and
+ *    re-sends with `PAYMENT-SIGNATURE`. After a network
  *    error, or a 409 (payment in progress) / 503 (verification unavailable) with `Retry-After`, it
  *    re-sends the SAME signed payment (idempotent replay; waits `Retry-After`, at most 5 s), at most
  *    `ctx.maxRetries` times. It never signs a second payment for one call.
- * 4. Accounting: a 2xx is counted as spent, except one marked `Idempotent-Replayed: true` (the
+ * 4. Accounting (README "Spend limits": an `upto` ceiling counts what was settled, a deposit goes to
+ *    the channel's escrow, a voucher counts what was charged): a 2xx is counted as spent, except one marked `Idempotent-Replayed: true` (the
  *    stored answer of an earlier payment for the same Idempotency-Key: this authorization was not
  *    settled); a 402 refusal is released and thrown as
  *    {@link PaymentRequiredError} (`reason`); a 5xx, a 409 still in progress, or a problem naming
@@ -165,51 +170,96 @@ export async function payAndRetry(ctx: GatewayContext, p: PayAndRetryParameters)
   const pr = readPaymentRequired(first.response.headers.get('payment-required'), challenge);
   if (!pr) throw new GatewayRequestError(url, 'The gateway answered 402 without a readable x402 PaymentRequired.', { status: 402 });
   if (!ctx.account) throw new PaymentRequiredError(p.label, pr, { challenge });
+  const account = ctx.account;
 
   const { requirement, amount } = await chooseWithTerms(ctx, p, pr);
+  if (requirement.scheme === 'batch-settlement') {
+    // one channel payment at a time: each voucher builds on the cumulative amount the last answer confirmed
+    return ctx.channels.exclusive(async () => {
+      for (let attempt = 0; ; attempt++) {
+        const payment = await prepareBatchPayment(ctx, account, pr, requirement, p.label);
+        const done = await sendPaid(ctx, p, pr, url, payment.headers, { requirement, amount }, payment.finish);
+        // a 402 that resynchronised the channel state (the official client's recovery): sign again, once
+        if (done.recovered && attempt === 0) continue;
+        if (done.refusal) throw done.refusal;
+        return done.result;
+      }
+    });
+  }
+
   const reservation = ctx.ledger.reserve(amount, p.label); // throws SpendLimitExceededError (a concurrent call got there first)
   let paymentHeaders: Record<string, string>;
   try {
-    paymentHeaders = await signPayment(ctx.account, pr, requirement, amount);
+    paymentHeaders =
+      requirement.scheme === 'upto'
+        ? new x402HTTPClient(new x402Client()).encodePaymentSignatureHeader(await signUptoPayload(ctx, account, pr, requirement))
+        : await signPayment(account, pr, requirement, amount);
   } catch (e) {
     reservation.release();
     throw e;
   }
+  const done = await sendPaid(ctx, p, pr, url, paymentHeaders, { requirement, amount }, async (outcome, answer) => {
+    settleReservation(reservation, outcome, answer?.settlement, requirement.scheme);
+    return { recovered: false };
+  });
+  if (done.refusal) throw done.refusal;
+  return done.result;
+}
 
+/**
+ * Sends the signed payment (with sign-in-with-x), keeps the session it brings, and settles the
+ * spend accounting through `finish`: a 2xx is `paid` (a replayed answer, `Idempotent-Replayed: true`,
+ * is `refused`: that authorization was never settled), a 402 `refused` (returned as a
+ * {@link PaymentRequiredError}), a 5xx, a 409 still in progress or a problem naming an
+ * `execution_id` / `refund` `charged`, anything else `refused`.
+ */
+async function sendPaid(
+  ctx: GatewayContext,
+  p: PayAndRetryParameters,
+  pr: PaymentRequired,
+  url: string,
+  paymentHeaders: Record<string, string>,
+  made: { requirement: PaymentRequirements; amount: bigint },
+  finish: SchemePayment['finish'],
+): Promise<{ result: PayAndRetryReturnType; refusal?: PaymentRequiredError; recovered: boolean }> {
+  const account = ctx.account!;
   // x402 sign-in-with-x beside the payment: the answer carries the payer's bearer session (signInWithX.ts)
-  const signInHeaders = await signInWithXHeaders(ctx.account, pr, url, ctx.network);
-  const r = await resendPaid(ctx, p, { ...headers, ...paymentHeaders, ...signInHeaders }, reservation);
-  const session = sessionFromAuthenticationInfo(r.response.headers, ctx.account.address);
+  const signInHeaders = await signInWithXHeaders(account, pr, url, ctx.network);
+  const r = await resendPaid(ctx, p, { ...(p.headers ?? {}), ...paymentHeaders, ...signInHeaders }, () => finish('charged'));
+  const session = sessionFromAuthenticationInfo(r.response.headers, account.address);
   if (session) ctx.session.token = session;
   const status = r.response.status;
-  const payment: PaymentMade = { requirement, amount, settlement: settlementOf(r) };
+  const settlement = settlementOf(r);
+  const answer = { status, getHeader: (name: string) => r.response.headers.get(name), settlement };
+  const payment: PaymentMade = { ...made, settlement };
   if (r.response.ok) {
     // an Idempotency-Key bound to an earlier payment: this authorization only proved the payer and
     // was never settled (docs/decisions.md "Idempotency-Key replays"), so it is not spent
     if (r.response.headers.get('idempotent-replayed') === 'true') {
-      reservation.release();
-      return r;
+      await finish('refused');
+      return { result: r, recovered: false };
     }
-    reservation.commit();
-    return { ...r, payment };
+    await finish('paid', answer);
+    return { result: { ...r, payment }, recovered: false };
   }
   if (status === 402) {
-    reservation.release(); // refused before settlement: nothing charged
+    const { recovered } = await finish('refused', answer); // refused before settlement: nothing charged
     const refusal = parseJson(r.text) as Record<string, unknown> | undefined;
     const refusedPr = readPaymentRequired(r.response.headers.get('payment-required'), refusal) ?? pr;
-    throw new PaymentRequiredError(p.label, refusedPr, {
-      challenge: refusal,
-      reason: typeof refusal?.reason === 'string' ? refusal.reason : undefined,
-      refused: true,
-    });
+    const reason = typeof refusal?.reason === 'string' ? refusal.reason : typeof refusedPr.error === 'string' ? refusedPr.error : undefined;
+    return {
+      result: r,
+      recovered,
+      refusal: new PaymentRequiredError(p.label, refusedPr, { challenge: refusal, reason, refused: true }),
+    };
   }
   const problem = parseProblem(status, r.text);
   // Charged when the operation failed after settlement (refunded later), or the outcome is unclear
   // (5xx, or a 409 "payment in progress" still unsettled after the retries).
   const inProgress = status === 409 && r.response.headers.get('retry-after') !== null;
-  if (status >= 500 || inProgress || problem.execution_id !== undefined || problem.refund !== undefined) reservation.commit();
-  else reservation.release();
-  return { ...r, payment };
+  const charged = status >= 500 || inProgress || problem.execution_id !== undefined || problem.refund !== undefined;
+  await finish(charged ? 'charged' : 'refused', answer);
+  return { result: { ...r, payment }, recovered: false };
 }
 
 /** Sends the signed payment; re-sends the same one after a network error or a 409/503 with Retry-After. */
@@ -217,7 +267,7 @@ async function resendPaid(
   ctx: GatewayContext,
   p: PayAndRetryParameters,
   headers: Record<string, string>,
-  reservation: SpendReservation,
+  lost: () => Promise<unknown>,
 ): Promise<GatewayResponse> {
   for (let attempt = 0; ; attempt++) {
     let r: GatewayResponse;
@@ -225,7 +275,7 @@ async function resendPaid(
       r = await request(ctx, p.path, { method: p.method, headers, body: p.body, signal: p.signal });
     } catch (e) {
       if (attempt < ctx.maxRetries && !p.signal?.aborted) continue;
-      reservation.commit(); // the gateway may have settled it: keep it counted
+      await lost(); // the gateway may have settled it: keep it counted
       throw new GatewayRequestError(`${ctx.baseUrl}${p.path}`, `No answer from the gateway after sending a signed payment for "${p.label}".`, {
         cause: (e as GatewayRequestError).cause ?? e,
         paymentOutcome: 'unknown',

@@ -86,6 +86,11 @@ export interface SpendTotals {
   usdc: string;
   /** integer, USDC base units reserved by payments still in flight */
   pendingBaseUnits: bigint;
+  /**
+   * integer, USDC base units deposited into batch-settlement channels and not yet charged by a
+   * voucher (present only when above zero); counts towards `totalUsdc`, not in `baseUnits`.
+   */
+  escrowBaseUnits?: bigint;
 }
 
 /** `POST /api/v1/jobs` body (docs/spec-notes.md 2.8; schema `JobRequest`). `budget_usdc`: whole USDC, at most 6 decimals. */

@@ -74,4 +74,34 @@ describe('SpendLedger', () => {
     expect(() => l.reserve(1n)).toThrow(SpendLimitExceededError);
     expect(() => l.check(0n)).not.toThrow();
   });
+
+  it('upto: the ceiling is held until the settlement; commit(settled) counts what was settled, never more than the ceiling', () => {
+    const l = new SpendLedger({ totalUsdc: '0.02' });
+    const r = l.reserve(10_000n);
+    expect(l.totals().pendingBaseUnits).toBe(10_000n);
+    expect(() => l.reserve(10_001n)).toThrow(SpendLimitExceededError);
+    r.commit(4_200n);
+    expect(l.totals()).toEqual({ baseUnits: 4_200n, usdc: '0.0042', pendingBaseUnits: 0n });
+    l.reserve(10_000n).commit(99_999n); // a settlement above the ceiling counts the ceiling
+    expect(l.totals().baseUnits).toBe(14_200n);
+  });
+
+  it('channels: a deposit counts towards the total when made, vouchers take their increment from it, a refund gives it back', () => {
+    const l = new SpendLedger({ perCallUsdc: '0.001', totalUsdc: '0.01' });
+    expect(() => l.reserveDeposit('0xAB', 10_001n)).toThrow(SpendLimitExceededError);
+    const d = l.reserveDeposit('0xAB', 6_000n); // deposits are not held to the per-call limit
+    d.commit();
+    expect(l.totals()).toEqual({ baseUnits: 0n, usdc: '0', pendingBaseUnits: 0n, escrowBaseUnits: 6_000n });
+    expect(l.remainingTotal()).toBe(4_000n);
+    expect(() => l.reserveVoucher('0xab', 1_001n)).toThrow(/per-call/);
+    l.reserveVoucher('0xab', 1_000n).commit(400n); // charged 400 of 1000: 600 back to the escrow
+    expect(l.totals()).toEqual({ baseUnits: 400n, usdc: '0.0004', pendingBaseUnits: 0n, escrowBaseUnits: 5_600n });
+    l.reserveVoucher('0xab', 1_000n).release();
+    expect(l.escrowOf('0xAB')).toBe(5_600n);
+    // a voucher on a channel this ledger never funded counts against the total in full
+    l.reserveDeposit('0xef', 4_000n).commit();
+    expect(() => l.reserveVoucher('0xcd', 1n)).toThrow(SpendLimitExceededError);
+    l.refunded('0xab', 10_000n); // at most what the escrow holds
+    expect(l.totals()).toEqual({ baseUnits: 400n, usdc: '0.0004', pendingBaseUnits: 0n, escrowBaseUnits: 4_000n });
+  });
 });

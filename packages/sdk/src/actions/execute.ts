@@ -67,7 +67,7 @@ export type ExecuteErrorType =
 /**
  * Runs a capability: `POST /api/v1/execute {capability_id, input}` (docs/spec-notes.md 2.7), paying the x402
  * challenge with {@link payAndRetry} against the terms `/registry` advertises for the capability
- * (scheme `exact`, network, USDC asset, payTo, amount not above the advertised price; the registry
+ * (a scheme of `schemes`, network, USDC asset, payTo, amount not above the advertised price; the registry
  * is read again once on a mismatch).
  *
  * @returns the execution; `payment.amount` is an integer string of USDC base units (6 decimals).

@@ -69,3 +69,12 @@ export {
   type McpToolResult,
 } from './callPaidTool.js';
 export { quote, type QuoteErrorType, type QuoteParameters, type QuoteReturnType } from './quote.js';
+export {
+  getChannel,
+  refundChannel,
+  topUpChannel,
+  type ChannelErrorType,
+  type ChannelInfo,
+  type ChannelRequestParameters,
+  type RefundChannelReturnType,
+} from './channels.js';
