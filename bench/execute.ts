@@ -43,7 +43,7 @@ export interface ExecuteBenchOptions {
   callTimeoutMs?: number;
   /** The schemes to measure, in this order (default all three). */
   schemes?: PaymentScheme[];
-  /** `batch-settlement`: measured paid calls per side (default 2,000). */
+  /** `batch-settlement`: measured paid calls per side (default 1,000). */
   batchCalls?: number;
   /** `batch-settlement`: concurrent callers, each on its own channel, spread over the buyers (default 16). */
   connections?: number;
@@ -231,7 +231,7 @@ function executeSettings(stack: DevStack, opts: ExecuteBenchOptions): Required<E
     warmupPerBuyer: 5,
     callTimeoutMs: 30_000,
     schemes: [...PAYMENT_SCHEMES],
-    batchCalls: 2000,
+    batchCalls: 1000,
     connections: 16,
     ...definedOnly(opts),
   };

@@ -26,7 +26,7 @@ import { benchRegistry, formatRegistry, sizeSpread, type RegistryBenchResult } f
 import { fmt, fmtRatio, machine, ratio } from './lib/stats.js';
 
 /** Hang guard (not a speed assertion): the whole run is stopped and cleaned up after this. */
-const WATCHDOG_MS = 600_000;
+const WATCHDOG_MS = 900_000;
 const NAMES = ['registry', 'execute', 'jobs', 'builder', 'liquidations', 'liquidation-plans', 'wallet-monitor'] as const;
 /** Benchmarks that start their own stack: run as child processes after the gateway ones. */
 const STANDALONE: Partial<Record<Name, string>> = {
@@ -61,7 +61,7 @@ function parseArgs(argv: string[]) {
     else if ((NAMES as readonly string[]).includes(arg)) names.push(arg as Name);
     else {
       console.error(
-        `unknown argument ${JSON.stringify(arg)}\nusage: npm run bench -- [registry] [execute] [jobs] [builder] [liquidations] [liquidation-plans] [wallet-monitor] [--connections=10] [--duration=5] [--warmup=1] [--calls=100] [--buyers=4] [--batch-calls=2000] [--schemes=exact,upto,batch-settlement]`,
+        `unknown argument ${JSON.stringify(arg)}\nusage: npm run bench -- [registry] [execute] [jobs] [builder] [liquidations] [liquidation-plans] [wallet-monitor] [--connections=10] [--duration=5] [--warmup=1] [--calls=100] [--buyers=4] [--batch-calls=1000] [--schemes=exact,upto,batch-settlement]`,
       );
       process.exit(2);
     }
