@@ -174,7 +174,7 @@ async function main(): Promise<number> {
   }
   for (const x of execute?.schemes ?? []) {
     const { gateway: g, reference: r } = x;
-    const label = `  paid execute [${x.scheme}] vs @x402/express [${x.scheme}]:`.padEnd(58);
+    const label = `${`  paid execute [${x.scheme}] vs @x402/express [${x.scheme}]:`.padEnd(57)} `;
     const ref = `reference ${fmt(r.throughput, 1)} calls/s, p50 ${fmt(r.p50Ms, 1)} ms, p99 ${fmt(r.p99Ms, 1)} ms, ${fmt(r.serverCpuMsPerCall, 2)} CPU ms/call`;
     console.log(
       g
