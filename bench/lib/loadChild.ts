@@ -3,7 +3,8 @@
  * each with one message, exits when the parent disconnects.
  */
 import autocannon from 'autocannon';
-import { devAccount } from '@acg/devnet';
+import { devAccount, devPrivateKey } from '@acg/devnet';
+import { signTypedDataWith } from '@acg/secp256k1';
 import type { PaymentRequired } from '@x402/core/types';
 import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme, InMemoryClientChannelStorage } from '@x402/evm/batch-settlement/client';
@@ -72,7 +73,11 @@ function caller(job: PaidJob, index: number, lane: number): Caller {
     if (scheme === 'exact') registerExactEvmScheme(client, { signer: account });
     else {
       const reader = job.rpcUrl ? createPublicClient({ transport: http(job.rpcUrl) }) : undefined;
-      const signer = toClientEvmSigner(account, reader as Parameters<typeof toClientEvmSigner>[1]);
+      // The buyer's key signs natively (libsecp256k1 through @acg/secp256k1, byte-for-byte viem's signature), so
+      // the load process's signing (a voucher per call) is not what limits either side; same signer for both.
+      const key = devPrivateKey(index);
+      const native = { address: account.address, signTypedData: async (m: Parameters<typeof account.signTypedData>[0]) => signTypedDataWith(key, m as never) };
+      const signer = toClientEvmSigner(native, reader as Parameters<typeof toClientEvmSigner>[1]);
       if (scheme === 'upto') client.register('eip155:*', new UptoEvmScheme(signer));
       else
         client.register(
