@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- registry|execute|jobs|builder|liquidations|liquidation-plans|wallet-monitor] [--connections=N] [--duration=S] [--calls=N] [--buyers=N]`
+ * `npm run bench [-- registry|execute|jobs|builder|liquidations|liquidation-plans|wallet-monitor] [--connections=N] [--duration=S] [--calls=N] [--buyers=N] [--batch-calls=N] [--schemes=exact,upto,batch-settlement]`
  *
  * Starts a private dev stack (anvil with chain id 8453, real USDC, Multicall3; a private
  * redis-server) and the gateway on it, runs the benchmarks, prints each one's table and the
@@ -11,13 +11,22 @@ import { fileURLToPath } from 'node:url';
 import { asyncLogDestination, createLogger } from '@acg/observability';
 import { startTestGateway, type TestGateway } from '../apps/gateway/test/harness.js';
 import { resolveRedis, type RedisHandle } from '@acg/devnet';
-import { benchDurableWrites, benchExecute, formatDurableWrites, formatExecute, type DurableWritesBenchResult, type ExecuteBenchResult } from './execute.js';
+import {
+  benchDurableWrites,
+  benchExecute,
+  formatDurableWrites,
+  formatExecute,
+  PAYMENT_SCHEMES,
+  type DurableWritesBenchResult,
+  type ExecuteBenchResult,
+  type PaymentScheme,
+} from './execute.js';
 import { benchJobs, formatJobs, type JobsBenchResult } from './jobs.js';
 import { benchRegistry, formatRegistry, sizeSpread, type RegistryBenchResult } from './registry.js';
 import { fmt, fmtRatio, machine, ratio } from './lib/stats.js';
 
 /** Hang guard (not a speed assertion): the whole run is stopped and cleaned up after this. */
-const WATCHDOG_MS = 600_000;
+const WATCHDOG_MS = 900_000;
 const NAMES = ['registry', 'execute', 'jobs', 'builder', 'liquidations', 'liquidation-plans', 'wallet-monitor'] as const;
 /** Benchmarks that start their own stack: run as child processes after the gateway ones. */
 const STANDALONE: Partial<Record<Name, string>> = {
@@ -31,18 +40,33 @@ type Name = (typeof NAMES)[number];
 function parseArgs(argv: string[]) {
   const names: Name[] = [];
   const flags: Record<string, number> = {};
-  for (const arg of argv) {
+  let schemes: PaymentScheme[] | undefined;
+  const args = [...argv];
+  for (let k = 0; k < args.length; k++) {
+    const arg = args[k];
+    // `--schemes exact,upto` or `--schemes=exact,upto` (paid execute only)
+    const sm = /^--schemes(?:=(.*))?$/.exec(arg);
+    if (sm) {
+      const list = (sm[1] ?? args[++k] ?? '').split(',').filter(Boolean);
+      const bad = list.filter((x) => !(PAYMENT_SCHEMES as readonly string[]).includes(x));
+      if (list.length === 0 || bad.length > 0) {
+        console.error(`--schemes takes a comma-separated list of ${PAYMENT_SCHEMES.join(', ')}; got ${JSON.stringify(sm[1] ?? args[k])}`);
+        process.exit(2);
+      }
+      schemes = list as PaymentScheme[];
+      continue;
+    }
     const m = /^--([a-z-]+)=(\d+(?:\.\d+)?)$/.exec(arg);
-    if (m && ['connections', 'duration', 'warmup', 'calls', 'buyers'].includes(m[1])) flags[m[1]] = Number(m[2]);
+    if (m && ['connections', 'duration', 'warmup', 'calls', 'buyers', 'batch-calls'].includes(m[1])) flags[m[1]] = Number(m[2]);
     else if ((NAMES as readonly string[]).includes(arg)) names.push(arg as Name);
     else {
       console.error(
-        `unknown argument ${JSON.stringify(arg)}\nusage: npm run bench -- [registry] [execute] [jobs] [builder] [liquidations] [liquidation-plans] [wallet-monitor] [--connections=10] [--duration=5] [--warmup=1] [--calls=100] [--buyers=4]`,
+        `unknown argument ${JSON.stringify(arg)}\nusage: npm run bench -- [registry] [execute] [jobs] [builder] [liquidations] [liquidation-plans] [wallet-monitor] [--connections=10] [--duration=5] [--warmup=1] [--calls=100] [--buyers=4] [--batch-calls=1000] [--schemes=exact,upto,batch-settlement]`,
       );
       process.exit(2);
     }
   }
-  return { names: names.length > 0 ? names : [...NAMES], flags };
+  return { names: names.length > 0 ? names : [...NAMES], flags, schemes };
 }
 
 /** A gateway's logger as deployed: `info` (BENCH_LOG_LEVEL) through the asynchronous destination production uses, to /dev/null. */
@@ -51,7 +75,7 @@ function benchLog() {
 }
 
 async function main(): Promise<number> {
-  const { names, flags } = parseArgs(process.argv.slice(2));
+  const { names, flags, schemes } = parseArgs(process.argv.slice(2));
   const t0 = performance.now();
   console.log(`bench: ${machine()}; ${new Date().toISOString()}`);
 
@@ -98,9 +122,17 @@ async function main(): Promise<number> {
       console.log(`${formatRegistry(registry)}\n  machine: ${machine()}\n`);
     }
     if (gw && names.includes('execute')) {
-      execute = await benchExecute(gw.url, gw.stack, { calls: flags.calls, buyers: flags.buyers });
+      execute = await benchExecute(gw.url, gw.stack, {
+        calls: flags.calls,
+        buyers: flags.buyers,
+        schemes,
+        batchCalls: flags['batch-calls'],
+        connections: flags.connections,
+      });
       console.log(`${formatExecute(execute)}\n  machine: ${machine()}\n`);
-      // the cost of durable writes (docs/durability.md): the same gateway on a Redis with appendfsync everysec, same chain
+    }
+    // the cost of durable writes (docs/durability.md): the same gateway on a Redis with appendfsync everysec, same chain (exact payments)
+    if (gw && names.includes('execute') && (schemes ?? PAYMENT_SCHEMES).includes('exact')) {
       everysecRedis = await resolveRedis({ preferPrivate: true, persistence: 'everysec' });
       everysecGw = await startTestGateway({
         stack: gw.stack,
@@ -140,10 +172,14 @@ async function main(): Promise<number> {
     );
     if (registry.documents.length > 1) console.log(`    cached documents by body size: ${sizeSpread(registry.documents)}`);
   }
-  if (execute) {
-    const { gateway: g, reference: r } = execute;
+  for (const x of execute?.schemes ?? []) {
+    const { gateway: g, reference: r } = x;
+    const label = `${`  paid execute [${x.scheme}] vs @x402/express [${x.scheme}]:`.padEnd(57)} `;
+    const ref = `reference ${fmt(r.throughput, 1)} calls/s, p50 ${fmt(r.p50Ms, 1)} ms, p99 ${fmt(r.p99Ms, 1)} ms, ${fmt(r.serverCpuMsPerCall, 2)} CPU ms/call`;
     console.log(
-      `  paid execute vs @x402/express reference: paid calls/s ${fmtRatio(ratio(g.throughput, r.throughput))}, p50 ${fmtRatio(ratio(g.p50Ms, r.p50Ms))}, p99 ${fmtRatio(ratio(g.p99Ms, r.p99Ms))}`,
+      g
+        ? `${label}paid calls/s ${fmtRatio(ratio(g.throughput, r.throughput))}, p50 ${fmtRatio(ratio(g.p50Ms, r.p50Ms))}, p99 ${fmtRatio(ratio(g.p99Ms, r.p99Ms))}, CPU/call ${fmtRatio(ratio(g.serverCpuMsPerCall, r.serverCpuMsPerCall))} (gateway ${fmt(g.throughput, 1)} calls/s, p99 ${fmt(g.p99Ms, 1)} ms; ${ref})`
+        : `${label}gateway: not offered yet (${ref})`,
     );
   }
   if (durable) {

@@ -22,12 +22,30 @@ export type PaidJob = {
   /** URL of the paid endpoint (POST, JSON body `{capability_id, input: {address, chain: "base"}}`). */
   url: string;
   capabilityId: string;
-  /** Dev account indexes of the buyers; one concurrent caller each. */
+  /**
+   * The x402 scheme the client pays with (`PaymentRequirements.scheme`): only this scheme's official
+   * client is registered, so the client picks that entry of the 402's `accepts` (default `exact`).
+   */
+  scheme?: 'exact' | 'upto' | 'batch-settlement';
+  /** Dev account indexes of the buyers. */
   buyerIndexes: number[];
-  /** Sequential paid calls per buyer in this job. */
+  /**
+   * Concurrent callers per buyer (default 1). For `batch-settlement` each is its own channel (the client's
+   * `salt`), since one channel's cumulative vouchers are sequential.
+   */
+  lanesPerBuyer?: number;
+  /** Sequential paid calls per caller (buyer x lane) in this job. */
   callsPerBuyer: number;
   /** Bound on one paid call (both HTTP round trips), ms. */
   callTimeoutMs: number;
+  /**
+   * `false` (default): every call is `@x402/fetch` `wrapFetchWithPayment`, 402 challenge then paid retry.
+   * `true`: each caller keeps the last 402 it got for the URL and pays every later call directly with it
+   * (one HTTP round trip; a corrective 402 replaces it and the call is retried once), as a channel client does.
+   */
+  reuseChallenge?: boolean;
+  /** JSON-RPC URL of the payment chain (the `batch-settlement` client reads its channel's on-chain state). */
+  rpcUrl?: string;
 };
 
 export type LoadJob = AutocannonJob | PaidJob;
@@ -48,10 +66,6 @@ export interface PaidCall {
   ms: number;
   ok: boolean;
   detail?: string;
-  /** the unpaid request's round trip (the 402 challenge), ms */
-  challengeMs?: number;
-  /** the paid retry's round trip (settle, run, answer), ms */
-  paidMs?: number;
 }
 
 export interface PaidSummary {
@@ -59,10 +73,6 @@ export interface PaidSummary {
   wallMs: number;
   /** Latency of each successful call (402 round trip + signing + paid retry), ms. */
   latenciesMs: number[];
-  /** Of each successful call: the 402 round trip alone, ms (client side, headers received). */
-  challengeMs: number[];
-  /** Of each successful call: the paid retry's round trip alone, ms (client side, headers received). */
-  paidMs: number[];
   ok: number;
   failed: number;
   /** Up to 3 failure descriptions (status and start of body, or the error). */

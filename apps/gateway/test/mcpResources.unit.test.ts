@@ -66,6 +66,29 @@ describe('capability page (acg://capabilities/{id})', () => {
       '### Response',
     ]);
   });
+
+  it('says which x402 scheme suits which caller when the capability takes x402, and not otherwise', () => {
+    expect(md).not.toContain('**Which scheme**');
+    const paid = capabilityMarkdown(
+      {
+        ...entry,
+        x402: {
+          x402Version: 2,
+          scheme: 'exact',
+          network: 'eip155:8453',
+          asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+          payTo: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+          resource: 'http://127.0.0.1:8080/api/v1/execute',
+        },
+      },
+      true,
+    );
+    const line = paid.split('\n').find((l) => l.startsWith('- **Which scheme**')) ?? '';
+    expect(line).toContain('`exact` for one-off calls');
+    expect(line).toContain('where the 402 offers them');
+    expect(line).toContain('`upto` for calls whose cost is known only afterwards');
+    expect(line).toContain('`batch-settlement` for many small calls from one agent');
+  });
 });
 
 describe('resources/list and resources/read', () => {

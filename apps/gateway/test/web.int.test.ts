@@ -219,4 +219,12 @@ describe('a capability page after a probe', () => {
     expect(execute).toContain('no paid call was made');
     expect(execute).not.toContain('the capability itself ran');
   });
+
+  it('says on a paid capability page which x402 scheme suits which caller', async () => {
+    const page = (await send('GET', '/capabilities/intelligence.wallet_balances', { accept: BROWSER_ACCEPT })).text;
+    const schemes = /<dd data-field="payment-schemes">([\s\S]*?)<\/dd>/.exec(page)?.[1] ?? '';
+    expect(schemes).toContain('<code>exact</code> for one-off calls');
+    expect(schemes).toContain('<code>upto</code> (where the 402 offers it) for calls whose cost is known only afterwards');
+    expect(schemes).toContain('<code>batch-settlement</code> (where the 402 offers it) for many small calls from one agent');
+  });
 });

@@ -20,4 +20,5 @@ export {
 export { deriveStatus, rollupOperationalStatus, type DerivedStatus, type OperationalRollup } from './status.js';
 export { USDC_DECIMALS, formatUsdc, toBaseUnits } from './price.js';
 export { DISCOVERY_DOCUMENTS, renderLlmsTxt } from './llmsTxt.js';
+export { PAYMENT_SCHEME_GUIDE, paymentSchemeBullets, paymentSchemeSentence, type PaymentSchemeGuide } from './paymentSchemes.js';
 export { SITEMAP_MAX_URLS, SITEMAP_PATHS, discoverySitemapEntries, escapeXml, renderSitemap, type DiscoveryTimes, type SitemapEntry } from './sitemap.js';

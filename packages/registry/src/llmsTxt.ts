@@ -2,6 +2,7 @@ import type { Capability, RegistryDocument } from '@acg/schemas';
 import type { BuildContext } from './build.js';
 import { allDescriptors } from './build.js';
 import type { CapabilityDescriptor } from './descriptor.js';
+import { paymentSchemeBullets } from './paymentSchemes.js';
 import { formatUsdc, toBaseUnits } from './price.js';
 
 /** The discovery documents every gateway serves, relative to {base_url} (docs/spec-notes.md 4 "Discovery"). */
@@ -153,7 +154,7 @@ function bundleSection(builderUrl: string): string[] {
  * llms.txt (llmstxt.org format) for the gateway: an H1 title, a blockquote summary, a Discovery
  * section linking /gateway-catalog.json, /registry, /openapi.json and /status/health, a
  * Capabilities section (one line each: id, status, price, how to call it), the x402 payment flow
- * in three lines and the 402's extensions, an MCP section (the endpoint, host configuration
+ * in three lines, which scheme suits which caller (./paymentSchemes.ts), the 402's extensions, an MCP section (the endpoint, host configuration
  * snippets, x402 over MCP), how to get a bearer token (SIWE), the SDKs, and an Optional section
  * (sitemap). Capabilities come from `doc` (already built
  * by `buildCatalog`); prices and call examples from the definitions (`ctx.capabilities` + `ctx.extra`).
@@ -182,9 +183,13 @@ export function renderLlmsTxt(doc: RegistryDocument, ctx: BuildContext): string 
     '',
     '## Paying with x402',
     '',
-    `1. Call \`POST ${base}/api/v1/execute\` with \`{"capability_id": ..., "input": ...}\`; without payment it answers 402 with a challenge (JSON body and \`PAYMENT-REQUIRED\` header): scheme \`exact\`, network \`${ctx.payment.network}\`, USDC \`asset\` ${ctx.payment.asset}, \`payTo\` ${ctx.payment.payTo}, \`maxAmountRequired\` in USDC base units (6 decimals).`,
+    `1. Call \`POST ${base}/api/v1/execute\` with \`{"capability_id": ..., "input": ...}\`; without payment it answers 402 with a challenge (JSON body and \`PAYMENT-REQUIRED\` header): its \`accepts\` offer scheme \`exact\` (and, where listed, \`upto\` or \`batch-settlement\`: see below), network \`${ctx.payment.network}\`, USDC \`asset\` ${ctx.payment.asset}, \`payTo\` ${ctx.payment.payTo}, \`maxAmountRequired\` in USDC base units (6 decimals).`,
     '2. Sign an EIP-3009 `transferWithAuthorization` for that amount with your wallet and retry the same request with the signed payment in the `PAYMENT-SIGNATURE` header (`X-PAYMENT` is accepted too).',
     '3. The gateway settles on-chain, then executes, and returns `execution_id`, `status`, `result` and `payment {tx_hash, amount}` with a `PAYMENT-RESPONSE` header; one payment never runs twice, and a failed run is refunded.',
+    '',
+    'Which scheme suits which caller (pick the entry of `accepts` whose `scheme` fits; the official `@x402/evm` clients sign all three):',
+    '',
+    ...paymentSchemeBullets(),
     '',
     'Every 402 carries x402 `extensions`: `bazaar` (how to call the resource, with input and output JSON Schemas) and `payment-identifier`: put an `id` (16-128 characters of letters, digits, `-`, `_`) in your PaymentPayload `extensions["payment-identifier"].info.id`; the same id with the same payload returns the stored response, the same id with another payload is 409.',
     '',

@@ -74,6 +74,20 @@ describe('renderLlmsTxt (llmstxt.org)', () => {
     expect(steps[1]).toContain('PAYMENT-SIGNATURE');
   });
 
+  it('says which x402 scheme suits which caller: exact always, upto and batch-settlement where the 402 offers them', () => {
+    const section = linesBetween('## Paying with x402', '## MCP');
+    const bullet = (scheme: string) => section.find((l) => l.startsWith(`- \`${scheme}\``)) ?? '';
+    expect(bullet('exact')).toContain('one-off calls');
+    expect(bullet('exact')).toContain('EIP-3009');
+    expect(bullet('exact')).not.toContain('where the 402 offers it');
+    expect(bullet('upto')).toContain('where the 402 offers it');
+    expect(bullet('upto')).toContain('known only afterwards');
+    expect(bullet('upto')).toContain('ceiling');
+    expect(bullet('batch-settlement')).toContain('where the 402 offers it');
+    expect(bullet('batch-settlement')).toContain('many small calls from one agent');
+    expect(bullet('batch-settlement')).toContain('voucher');
+  });
+
   it('explains the MCP endpoint with host configuration snippets and x402 over MCP', () => {
     const mcp = linesBetween('## MCP', '## Bearer tokens (Sign-In with Ethereum)').join('\n');
     expect(mcp).toContain('[MCP server](http://127.0.0.1:8080/mcp)');

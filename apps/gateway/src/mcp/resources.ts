@@ -8,6 +8,7 @@ import {
   type Resource,
   type ResourceTemplate,
 } from '@modelcontextprotocol/sdk/types.js';
+import { paymentSchemeSentence } from '@acg/registry';
 import type { Services } from '../services.js';
 import { STATUS_MEANING } from '../web/pages/capability.js';
 import { priceText } from '../web/pages/components.js';
@@ -166,6 +167,7 @@ export function capabilityMarkdown(c: LegacyRegistryEntry, executable: boolean):
     c.x402
       ? `- **Payment**: x402 v${c.x402.x402Version} \`${c.x402.scheme}\` on \`${c.x402.network}\`, USDC \`${c.x402.asset}\`, pay to \`${c.x402.payTo}\`.`
       : `- **Authentication**: ${c.auth}.`,
+    ...(c.x402 ? [`- **Which scheme**: ${paymentSchemeSentence()}`] : []),
     executable
       ? `- **MCP tool**: \`${mcpToolName(c.id)}\`. Call it without \`_meta["x402/payment"]\` to get the x402 PaymentRequired, sign one of its \`accepts\`, call again with the PaymentPayload in \`_meta["x402/payment"]\`.`
       : '- **MCP tool**: none (not callable through MCP).',

@@ -1,4 +1,5 @@
 import { offerCapabilityId, offerSubject, trustFormulaText } from '@acg/provider-directory';
+import { PAYMENT_SCHEME_GUIDE } from '@acg/registry';
 import type { CapabilityOffer, LegacyRegistryEntry } from '@acg/schemas';
 import { html, type SafeHtml } from '../html.js';
 import { layout } from '../layout.js';
@@ -99,6 +100,7 @@ ${c.description ? html`<p class="lead">${c.description}</p>` : ''}
 <dt>Authentication</dt><dd>${c.auth}</dd>
 <dt>Provider</dt><dd>${c.provider}</dd>
 ${c.x402 ? html`<dt>x402</dt><dd>${c.x402.scheme} on <code>${c.x402.network}</code>, USDC <code>${c.x402.asset}</code>, pay to <code>${c.x402.payTo}</code></dd>` : ''}
+${c.x402 ? html`<dt>Which scheme</dt><dd data-field="payment-schemes">${PAYMENT_SCHEME_GUIDE.map((g, i) => html`${i > 0 ? '; ' : ''}<code>${g.scheme}</code>${g.scheme === 'exact' ? '' : ' (where the 402 offers it)'} for ${g.suits}`)}</dd>` : ''}
 ${c.proof ? html`<dt>Proof</dt><dd>${c.proof}${c.jwks_url ? html` (keys: <a href="${new URL(c.jwks_url).pathname}">JWKS</a>)` : ''}</dd>` : ''}
 ${c.docs_url ? html`<dt>Docs</dt><dd><a href="${c.docs_url}">${c.docs_url}</a></dd>` : ''}
 </dl>
