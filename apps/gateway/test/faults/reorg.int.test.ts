@@ -302,6 +302,9 @@ describe('confirmations and reorgs of outgoing transfers', () => {
     const buyer = t.stack.payment.buyers[4];
     const body = walletBalancesRequest(buyer.address);
     const pr = await challenge(t.executeUrl, body);
+    // a block first, so the chain's clock is not behind the wall clock the paywall checks the window
+    // against (on a loaded machine, minutes can pass without a block)
+    await mine(1);
     const head = await services.paymentClient.getBlock();
     // a short validity window (the chain's clock), so it can expire while the block is gone
     const payload = await craftPayload(buyer, pr.accepts[0], 8453, { validBefore: head.timestamp + 20n });
