@@ -7,8 +7,9 @@
  * the dev payment chain (`@acg/devnet` `setupPaymentChain`: USDC, Permit2 and our dev builds of the x402
  * contracts at their canonical addresses; packages/x402-contracts/README.md).
  *
- * - `exact`: `registerExactEvmScheme` (`@x402/evm/exact/server`) and `createInProcessFacilitator` of
- *   `@acg/payments` (the exact EVM facilitator scheme, EIP-3009 `transferWithAuthorization`).
+ * - the facilitator of every scheme: `createInProcessFacilitator` of `@acg/payments` (`x402Facilitator`
+ *   with the official exact, upto and batch-settlement EVM facilitator schemes, unchanged).
+ * - `exact`: `registerExactEvmScheme` (`@x402/evm/exact/server`; EIP-3009 `transferWithAuthorization`).
  * - `upto`: `UptoEvmScheme` of `@x402/evm/upto/server` and `@x402/evm/upto/facilitator` (Permit2
  *   `permitWitnessTransferFrom` through `x402UptoPermit2Proxy`); the route authorizes a ceiling and the
  *   handler settles what it used with `setSettlementOverrides` (`@x402/express`).
@@ -18,26 +19,19 @@
  *   {@link X402Reference.claimAndSettle} claims them on chain in batches (the scheme's
  *   `BatchSettlementChannelManager`).
  *
- * The facilitators of `upto` and `batch-settlement` send through the same {@link ChainSender} as
- * `createInProcessFacilitator` (one send at a time at the chain's `pending` nonce), from the same account.
+ * The facilitator sends through `ChainSender` of `@acg/treasury` (one send at a time at the chain's
+ * `pending` nonce) from dev account 0.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { devPrivateKey, type DevStack } from '@acg/devnet';
 import { createInProcessFacilitator } from '@acg/payments';
-import { ChainSender } from '@acg/treasury';
-import { x402Facilitator } from '@x402/core/facilitator';
-import type { FacilitatorClient } from '@x402/core/server';
-import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
-import { toFacilitatorEvmSigner } from '@x402/evm';
-import { BatchSettlementEvmScheme as BatchFacilitatorScheme } from '@x402/evm/batch-settlement/facilitator';
 import { BatchSettlementEvmScheme as BatchServerScheme, InMemoryChannelStorage } from '@x402/evm/batch-settlement/server';
 import { registerExactEvmScheme } from '@x402/evm/exact/server';
-import { UptoEvmScheme as UptoFacilitatorScheme } from '@x402/evm/upto/facilitator';
 import { UptoEvmScheme as UptoServerScheme } from '@x402/evm/upto/server';
 import { paymentMiddleware, setSettlementOverrides, x402ResourceServer } from '@x402/express';
 import express, { type Request, type Response } from 'express';
-import { createWalletClient, encodeFunctionData, http, maxUint256, publicActions, type Abi, type PublicClient } from 'viem';
+import { createWalletClient, http, maxUint256, publicActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 
 /** The x402 payment schemes the bench compares (x402 `PaymentRequirements.scheme`). */
@@ -85,45 +79,6 @@ function dollars(units: bigint): string {
 }
 
 /**
- * A `FacilitatorClient` over `x402Facilitator` with the official `upto` or `batch-settlement` EVM
- * facilitator scheme, sending as dev account 0 through a {@link ChainSender} (as `createInProcessFacilitator`
- * of `@acg/payments` does for `exact`). Throws nothing at creation; chain errors surface from settle.
- */
-export function officialFacilitator(stack: DevStack, scheme: 'upto' | 'batch-settlement'): FacilitatorClient & { address: `0x${string}` } {
-  const { rpcUrl, network } = stack.payment;
-  const chain = stack.payment.chain;
-  const account = privateKeyToAccount(devPrivateKey(0));
-  const client = createWalletClient({ account, chain, transport: http(rpcUrl, { retryCount: 0 }), pollingInterval: 250 }).extend(publicActions);
-  const sender = new ChainSender({ publicClient: client as unknown as PublicClient, wallet: client, account, chain });
-  const signer = toFacilitatorEvmSigner(
-    {
-      address: account.address,
-      readContract: (args) => client.readContract(args as never),
-      verifyTypedData: (args) => client.verifyTypedData(args as never),
-      writeContract: (args) => {
-        const a = args as { address: `0x${string}`; abi: Abi; functionName: string; args?: readonly unknown[]; gas?: bigint };
-        return sender.send({ to: a.address, data: encodeFunctionData({ abi: a.abi, functionName: a.functionName, args: a.args } as never), gas: a.gas });
-      },
-      sendTransaction: (args) => sender.send({ to: args.to, data: args.data }),
-      waitForTransactionReceipt: (args) => sender.waitForReceipt({ hash: args.hash, timeout: (args as { timeout?: number }).timeout }),
-      getCode: (args) => client.getCode(args),
-    },
-    { confirmationTimeoutMs: 60_000 },
-  );
-  const facilitator = new x402Facilitator().register(
-    network,
-    scheme === 'upto' ? new UptoFacilitatorScheme(signer) : new BatchFacilitatorScheme(signer, account),
-  );
-  return {
-    address: account.address,
-    verify: (payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> => facilitator.verify(payload, requirements),
-    settle: async (payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> =>
-      (await facilitator.settle(payload, requirements)) as SettleResponse,
-    getSupported: async (): Promise<SupportedResponse> => facilitator.getSupported() as SupportedResponse,
-  };
-}
-
-/**
  * Starts the reference server for `opts.scheme` on 127.0.0.1 (a free port), guarding `opts.route` at the
  * given price on the dev payment chain, paid to the treasury (dev account 1).
  *
@@ -132,18 +87,16 @@ export function officialFacilitator(stack: DevStack, scheme: 'upto' | 'batch-set
 export async function startX402Reference(opts: X402ReferenceOptions): Promise<X402Reference> {
   const { stack, scheme } = opts;
   const { rpcUrl, treasury, network, usdc } = stack.payment;
-  let facilitator: FacilitatorClient & { address: `0x${string}` };
+  // x402Facilitator with the official exact, upto and batch-settlement EVM facilitator schemes
+  const facilitator = createInProcessFacilitator({ rpcUrl, chain: stack.payment.chain, signer: devPrivateKey(0), networks: [network] });
   let resourceServer: x402ResourceServer;
   let batch: BatchServerScheme | undefined;
   if (scheme === 'exact') {
-    facilitator = createInProcessFacilitator({ rpcUrl, chain: stack.payment.chain, signer: devPrivateKey(0), networks: [network] });
     resourceServer = new x402ResourceServer(facilitator);
     registerExactEvmScheme(resourceServer, { networks: [network] });
   } else if (scheme === 'upto') {
-    facilitator = officialFacilitator(stack, 'upto');
     resourceServer = new x402ResourceServer(facilitator).register(network, new UptoServerScheme());
   } else {
-    facilitator = officialFacilitator(stack, 'batch-settlement');
     batch = new BatchServerScheme(treasury.address, { storage: new InMemoryChannelStorage() });
     resourceServer = new x402ResourceServer(facilitator).register(network, batch);
   }
