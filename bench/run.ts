@@ -107,7 +107,15 @@ async function main(): Promise<number> {
     // As deployed: the limiter stays on (one Redis call per request) with room for one load
     // generator, and every request writes its `info` log line to /dev/null through the destination
     // createLogger gives production (sonic-boom, asynchronous, batched: asyncLogDestination).
-    if (names.some((n) => !STANDALONE[n])) gw = await startTestGateway({ prober: false, config: { rateLimitPerSecond: 100_000 }, log: benchLog() });
+    // With `batch-settlement` among the schemes measured, the gateway accepts it as an operator turns it on
+    // (PAYMENT_SCHEMES=exact,batch-settlement): its 402 then offers it beside `exact` (docs/decisions.md "batch-settlement").
+    const acceptBatch = names.includes('execute') && (schemes ?? PAYMENT_SCHEMES).includes('batch-settlement');
+    if (names.some((n) => !STANDALONE[n]))
+      gw = await startTestGateway({
+        prober: false,
+        config: { rateLimitPerSecond: 100_000, ...(acceptBatch ? { payment: { schemes: ['exact', 'batch-settlement'] } } : {}) },
+        log: benchLog(),
+      });
     if (gw)
       console.log(
         `bench: dev stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (anvil ${gw.stack.payment.rpcUrl}, private redis, gateway ${gw.url})\n`,
