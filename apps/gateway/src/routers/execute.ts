@@ -72,11 +72,13 @@ export const executeRouter = router({
     extensions: (_input, ctx) => executeBazaar(ctx.capability.definition),
     // x402 `upto` beside `exact` where the cost is known only afterwards: a route whose offers ask
     // different prices (settles the answering offer's price), or a quote (settles the quoted price).
-    // x402 `batch-settlement` beside `exact` where the price is fixed before the call: one offer, no
-    // quote; offered when PAYMENT_SCHEMES accepts it (docs/decisions.md "batch-settlement").
+    // x402 `batch-settlement` beside `exact` where the price is fixed before the call and no provider
+    // shares it: the gateway's own capabilities (no route), no quote; offered when PAYMENT_SCHEMES
+    // accepts it. A provider's share must come from claimed funds, and a voucher is claimed later
+    // (docs/decisions.md "batch-settlement").
     schemes: (_input, ctx) => {
       if (ctx.quote || ctx.capability.priceVaries) return ROUTED_SCHEMES;
-      return (ctx.capability.route?.length ?? 1) > 1 ? undefined : [BATCH_SETTLEMENT];
+      return ctx.capability.route ? undefined : [BATCH_SETTLEMENT];
     },
     newOperationId: newExecutionId,
     // a read-only capability runs while its payment settles; its result is released after settlement
