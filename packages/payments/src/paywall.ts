@@ -449,13 +449,17 @@ export class Paywall {
     const deferred = scheme.settles === 'deferred';
     const upfront = this.opts.terms.paymentFlow === 'upfront' && !deferred;
     if (!upfront) {
-      const verifying = this.settlement.verify(payload, matched).then(
-        (v) => ({ v }),
-        (e: unknown) => ({ e }),
-      );
+      // a scheme whose verify takes a hold (PaymentScheme.verifyHolds) is verified only once no
+      // reservation was found: a resent copy never holds what the first request's settlement needs
+      const verify = () =>
+        this.settlement.verify(payload, matched).then(
+          (v) => ({ v }),
+          (e: unknown) => ({ e }),
+        );
+      const verifying = scheme.verifyHolds ? undefined : verify();
       const prior = await this.reservations.read(ref.authKey);
       if (prior) return this.resume(scheme, ref, prior, req, payload, payloadHash, matched.amount, proof);
-      const verified = await verifying;
+      const verified = await (verifying ?? verify());
       if ('e' in verified) throw verified.e;
       if (!verified.v.isValid) return this.refuse(req, verified.v.invalidReason, { scheme, payload });
     }

@@ -100,6 +100,8 @@ export function batchSettlementScheme(o: BatchSettlementSchemeOptions): PaymentS
 export class BatchSettlementScheme implements PaymentScheme {
   readonly scheme = BATCH_SETTLEMENT;
   readonly settles = 'deferred' as const;
+  /** The official scheme's verify marks a pending request on the channel: a payment seen before is not verified again. */
+  readonly verifyHolds = true;
   readonly server: BatchSettlementEvmScheme;
   readonly reasons = {
     nonceUsed: BatchSettlementReasons.cumulativeAmountMismatch,

@@ -84,6 +84,14 @@ export interface PaymentScheme {
    * the amount used, at most the authorized amount; a failure is simply not settled).
    */
   readonly settles: 'before_run' | 'deferred';
+  /**
+   * Whether this scheme's verify takes a hold (batch-settlement: the official server scheme marks a
+   * pending request on the channel until the charge is committed or cancelled). The paywall then looks
+   * the payment up first and never verifies a payment it has seen: a resent copy must not hold the
+   * channel that the first request's settlement needs. Default false (verify is read-only, and runs
+   * beside the lookup).
+   */
+  readonly verifyHolds?: boolean;
   /** The official x402 server scheme (`SchemeNetworkServer` of `@x402/evm`), registered on the resource server for the terms' network. */
   readonly server: SchemeNetworkServer;
   /**
