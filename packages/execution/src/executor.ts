@@ -276,6 +276,8 @@ export class Executor {
     // a deferred payment settles what was used (the answering offer's price) before the proof names it
     const settled = charge.settle ? await charge.settle(proofOf?.evidence?.price) : undefined;
     const paid = settled ? { tx_hash: settled.tx_hash || NOT_SETTLED_TX_HASH, amount: settled.amount } : { tx_hash: charge.tx_hash, amount: charge.amount };
+    // no transaction behind an off-chain batch-settlement voucher (`0x`): the record names none
+    const recorded = paid.tx_hash === '0x' ? { amount: paid.amount } : paid;
     const proof =
       proofOf && this.deps.proofs
         ? await this.deps.proofs.sign({
@@ -299,7 +301,7 @@ export class Executor {
     const above = price === undefined || charge.job_id || settled ? 0n : BigInt(charge.amount) - price;
     const record: ExecutionRecord = {
       ...base,
-      payment: paid,
+      payment: recorded,
       status: 'SUCCEEDED',
       result,
       ...(above > 0n ? { refund: { status: 'pending' as const, amount: above.toString(), payer: charge.payer } } : {}),

@@ -49,9 +49,12 @@ export async function runPaidExecution(
   executor: Executor = new Executor(services),
 ): Promise<PaidExecutionResult> {
   const charge: ExecutionCharge = { tx_hash: payment.txHash, amount: payment.amount, payer: payment.payer };
-  // x402 `upto`: the call settles what it used (the answering offer's price) before its record
-  // names the settlement; nothing above it is taken, so no refund (docs/decisions.md "Payment schemes")
-  if (payment.deferred) {
+  // x402 `upto` (a cost known only afterwards: a routed call or a quote): the call settles what it
+  // used (the answering offer's price) before its record names the settlement; nothing above it is
+  // taken, so no refund (docs/decisions.md "Payment schemes"). A fixed-price deferred payment (a
+  // batch-settlement voucher on one of the gateway's own capabilities) has no transaction to name:
+  // the paywall's `complete` commits it after the run (docs/decisions.md "batch-settlement").
+  if (payment.deferred && (capability.route !== undefined || capability.fixedCharge)) {
     charge.settle = async (price) => {
       // `fixedCharge` (a quoted call): the whole authorized amount, the quoted price
       const settled = await services.paywall.settleUsed(payment, capability.fixedCharge || price === undefined ? BigInt(payment.amount) : price);
