@@ -168,7 +168,14 @@ describe('confirmations and reorgs of outgoing transfers', () => {
     await reorg(1);
     expect(await t.usdc(buyer.address)).toBe(before);
     expect((await check()).resent).toContain(`settlement:${operationId}`);
-    expect(before - (await t.usdc(buyer.address))).toBe(1000n);
+    // anvil mines a sent transaction just after answering eth_sendRawTransaction: wait for its block
+    expect(
+      before -
+        (await waitFor(
+          () => t.usdc(buyer.address),
+          (b) => before - b === 1000n,
+        )),
+    ).toBe(1000n);
     await mine(DEPTH);
     expect((await check()).final).toContain(`settlement:${operationId}`);
     expect(before - (await t.usdc(buyer.address))).toBe(1000n);
@@ -194,7 +201,12 @@ describe('confirmations and reorgs of outgoing transfers', () => {
     await reorg(1);
     expect(await t.usdc(a)).toBe(one.before);
     expect(refunds((await check()).resent)).toEqual([`refund:${one.operationId}`]);
-    expect(await t.usdc(a)).toBe(one.before + 700n);
+    expect(
+      await waitFor(
+        () => t.usdc(a),
+        (x) => x === one.before + 700n,
+      ),
+    ).toBe(one.before + 700n);
     expect(await readRefund(services.redis, services.keys, one.operationId)).toMatchObject({ status: 'sent', tx_hash: one.tx, finality: 'unconfirmed' });
 
     // 2. reorged out, and another treasury transfer takes its nonce before the tracker looks: re-signed
@@ -250,7 +262,12 @@ describe('confirmations and reorgs of outgoing transfers', () => {
     expect((await ledger.payouts(providerId))[0]).toMatchObject({ status: 'sent', finality: 'unconfirmed' });
 
     expect((await check()).resent).toContain(`payout:${payout.payout_id}`);
-    expect(await t.usdc(provider.address)).toBe(payout.amount);
+    expect(
+      await waitFor(
+        () => t.usdc(provider.address),
+        (b) => b === payout.amount,
+      ),
+    ).toBe(payout.amount);
     await mine(DEPTH);
     expect((await check()).final).toContain(`payout:${payout.payout_id}`);
     const [view] = await ledger.payouts(providerId);
