@@ -1,4 +1,4 @@
-import { parseAbiItem, type PublicClient } from 'viem';
+import { parseAbi, parseAbiItem, type PublicClient } from 'viem';
 
 /** EIP-3009 `transferWithAuthorization` fields carried by an exact-scheme EVM payload. */
 export interface Eip3009Authorization {
@@ -51,18 +51,7 @@ export async function authorizationTx(
 export const PERMIT2 = '0x000000000022D473030F116dDEE9F6B43aC78BA3' as const;
 
 /** Permit2's `nonceBitmap(owner, wordPos)`: bit `nonce & 0xff` of word `nonce >> 8` is set once the nonce is used. */
-export const PERMIT2_NONCE_BITMAP_ABI = [
-  {
-    type: 'function',
-    name: 'nonceBitmap',
-    stateMutability: 'view',
-    inputs: [
-      { name: 'owner', type: 'address' },
-      { name: 'wordPos', type: 'uint256' },
-    ],
-    outputs: [{ name: '', type: 'uint256' }],
-  },
-] as const;
+export const PERMIT2_NONCE_BITMAP_ABI = parseAbi(['function nonceBitmap(address owner, uint256 wordPos) view returns (uint256)']);
 
 /**
  * Whether the Permit2 unordered nonce `nonce` (a uint256, as a bigint or `0x` hex) of `owner` was
