@@ -32,7 +32,12 @@ const dirs: string[] = [];
 beforeAll(async () => {
   anvil = await startAnvil({ chainId: 8453 });
   // exact first in the 402: the client's preference, not the 402's order, picks the scheme
-  ref = await startX402Reference({ payment: await setupPaymentChain(anvil.rpcUrl), schemes: ['exact', 'upto', 'batch-settlement'], price: 1_000n, ceiling: 10_000n });
+  ref = await startX402Reference({
+    payment: await setupPaymentChain(anvil.rpcUrl),
+    schemes: ['exact', 'upto', 'batch-settlement'],
+    price: 1_000n,
+    ceiling: 10_000n,
+  });
 });
 afterAll(async () => {
   await ref?.close();
