@@ -25,6 +25,7 @@
  * The server process is shared, so the JIT warm-up of shared code (viem, @x402/core) helps
  * whichever side runs second; the interleaving cancels that and other drift.
  */
+import { walletBalances } from '@acg/capabilities';
 import { devAccount, usdcBalance, type DevStack } from '@acg/devnet';
 import {
   REFERENCE_SCHEMES as PAYMENT_SCHEMES,
@@ -121,9 +122,11 @@ function walletBalancesHandler(stack: DevStack, capabilityId: string, charge?: b
   const work = walletBalancesWork(stack);
   return async (req: { body?: unknown }): Promise<ReferenceAnswer> => {
     const body = req.body as { capability_id?: unknown; input?: unknown } | undefined;
-    if (body?.capability_id !== capabilityId) return { status: 400, body: { error: 'bad input' } };
+    const input = walletBalances.input.safeParse(body?.input);
+    if (body?.capability_id !== capabilityId || !input.success) return { status: 400, body: { error: 'bad input' } };
     try {
-      return { body: { capability_id: capabilityId, status: 'SUCCEEDED', result: await work(body.input) }, charge };
+      const result = walletBalances.output.parse(await work(input.data));
+      return { body: { capability_id: capabilityId, status: 'SUCCEEDED', result }, charge };
     } catch {
       return { status: 503, body: { error: 'chain_unavailable' } };
     }

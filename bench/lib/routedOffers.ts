@@ -16,7 +16,7 @@
  *
  * The gateway must accept http endpoints on loopback (`walletMonitor.webhookPolicy: 'development'`).
  */
-import { walletBalances } from '@acg/capabilities';
+import { walletBalances, type WalletBalancesInput, type WalletBalancesOutput } from '@acg/capabilities';
 import type { DevStack } from '@acg/devnet';
 import { createProvider, defineProviderCapability, onboard, toOffer, type RunningProvider } from '@acg/provider-kit';
 import { createPublicClient, http, type PublicClient } from 'viem';
@@ -32,12 +32,15 @@ export const ROUTED_CEILING_UNITS = 2000n;
 /** The request body's routing: the cheapest offer answers (docs/marketplace.md "Routing"). */
 export const ROUTED_ROUTING = { prefer: 'cheapest' } as const;
 
-/** The work both providers (and the reference's handler) run: `intelligence.wallet_balances`'s `run` on the bench's payment chain. */
-export function walletBalancesWork(stack: DevStack) {
+/**
+ * The work both providers (and the reference's handler) run: `intelligence.wallet_balances`'s `run` (one
+ * Multicall3 read at one block) on the bench's payment chain, for an input its schema already parsed.
+ */
+export function walletBalancesWork(stack: DevStack): (input: WalletBalancesInput) => Promise<WalletBalancesOutput> {
   const { rpcUrl, chain } = stack.payment;
   const client = createPublicClient({ chain, transport: http(rpcUrl, { timeout: 10_000, retryCount: 1 }), batch: { multicall: false } });
   const deps = { chainClient: () => client as unknown as PublicClient };
-  return (input: unknown) => walletBalances.run(walletBalances.input.parse(input), deps);
+  return (input) => walletBalances.run(input, deps);
 }
 
 /** The two providers of {@link ROUTED_CAPABILITY}, registered and live at the gateway. */
