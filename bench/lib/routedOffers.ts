@@ -92,7 +92,10 @@ export async function startRoutedOffers(gw: TestGateway): Promise<RoutedOffers> 
     // a joined offer is routed once its probes make it live (docs/trust-v1.md "Probes")
     for (const id of ids) for (let i = 0; i < 3; i++) await gw.gateway.prober.probeProvider(id);
     const offers = await gw.gateway.services.providers.directory.route(ROUTED_CAPABILITY, { ...ROUTED_ROUTING, max_price: null });
-    if (!offers?.ok || offers.offers.length !== 2) throw new Error(`the routed capability's two offers are not both live: ${JSON.stringify(offers)}`);
+    if (!offers?.ok || offers.offers.length !== 2) {
+      const why = !offers ? 'no such contract' : offers.ok ? `${offers.offers.length} routable offer(s)` : offers.reason;
+      throw new Error(`the routed capability's two offers are not both live after their probes: ${why}`);
+    }
     return {
       capabilityId: ROUTED_CAPABILITY,
       providerIds: [ids[0], ids[1]],
