@@ -1,15 +1,23 @@
 /**
- * Paid `POST /api/v1/execute` (capability `intelligence.wallet_balances`) through the gateway vs the
- * reference x402 server **on the same payment scheme**, for each scheme of `--schemes` (`exact`, `upto`,
- * `batch-settlement`): `@x402/express` `paymentMiddleware` + `x402ResourceServer` with that scheme's
- * official EVM server scheme and an in-process facilitator with its official facilitator scheme
- * (./lib/x402Reference.ts), on an express 5 app whose handler does the same work (native + USDC balance
- * at one block, viem multicall). Both sides run on the same anvil chain with the same price, asset,
- * network and payTo. The load comes from the official x402 clients of the scheme in a separate process
- * (./lib/loadChild.ts), with the same client code for both sides.
+ * Paid `POST /api/v1/execute` through the gateway vs the reference x402 server **on the same payment
+ * scheme**, for each scheme of `--schemes` (`exact`, `upto`, `batch-settlement`): `@x402/express`
+ * `paymentMiddleware` + `x402ResourceServer` with that scheme's official EVM server scheme and the
+ * in-process facilitator with its official facilitator scheme (`@acg/devnet/x402Reference`, the one the
+ * SDK's scheme tests pay too), on an express 5 app whose handler does the same work (native + USDC balance
+ * at one block, viem multicall). Both sides run on the same anvil chain with the same price (for `upto`:
+ * the same ceiling and the same settled amount), asset, network and payTo. The load comes from the
+ * official x402 clients of the scheme in a separate process (./lib/loadChild.ts), with the same client
+ * code for both sides.
+ *
+ * - `exact` and `batch-settlement`: the gateway's own fixed-price capability `intelligence.wallet_balances`.
+ * - `upto`: the gateway offers it only where a call's cost is known afterwards (docs/decisions.md "Payment
+ *   schemes"), so the row pays a routed capability (./lib/routedOffers.ts): two providers offer
+ *   `intelligence.bench_wallet_balances` at 0.001 and 0.002 USDC; the buyer authorizes the 0.002 ceiling, the
+ *   cheapest offer answers and 0.001 is settled. The reference authorizes the same ceiling and settles the
+ *   same 0.001.
  *
  * Whether the gateway offers a scheme is read from its own 402 (`accepts[].scheme`); a scheme it does not
- * offer yet is measured on the reference only and reported as "gateway: not offered yet".
+ * offer is measured on the reference only and reported as "gateway: not offered".
  *
  * The two sides never run at the same time: both are warmed up, then measured in the order
  * gateway, reference, reference, gateway (half the calls each), on one chain with one facilitator
@@ -17,14 +25,22 @@
  * The server process is shared, so the JIT warm-up of shared code (viem, @x402/core) helps
  * whichever side runs second; the interleaving cancels that and other drift.
  */
-import { devAccount, usdcBalance, type DevStack } from '@acg/devnet';
 import { walletBalances } from '@acg/capabilities';
+import { devAccount, usdcBalance, type DevStack } from '@acg/devnet';
+import {
+  REFERENCE_SCHEMES as PAYMENT_SCHEMES,
+  startX402Reference,
+  type ReferenceAnswer,
+  type ReferenceScheme as PaymentScheme,
+  type X402Reference,
+} from '@acg/devnet/x402Reference';
 import { x402HTTPClient } from '@x402/core/client';
+import { createPermit2ApprovalTx } from '@x402/evm/upto/client';
 import { x402Client } from '@x402/fetch';
-import { createPublicClient, http, type PublicClient } from 'viem';
+import { createWalletClient, http, publicActions } from 'viem';
 import { LoadGenerator, type PaidJob, type PaidSummary } from './lib/load.js';
+import { ROUTED_CEILING_UNITS, ROUTED_ROUTING, ROUTED_USED_UNITS, walletBalancesWork, type RoutedOffers } from './lib/routedOffers.js';
 import { definedOnly, fmt, fmtRatio, percentile, ratio, table } from './lib/stats.js';
-import { approvePermit2, PAYMENT_SCHEMES, startX402Reference, type PaymentScheme, type X402Reference } from './lib/x402Reference.js';
 
 export { PAYMENT_SCHEMES, type PaymentScheme };
 
@@ -75,6 +91,10 @@ export interface ExecuteSide {
 /** One scheme's comparison. */
 export interface SchemeBenchResult {
   scheme: PaymentScheme;
+  /** The capability paid for (`upto`: the routed one, when the bench has it). */
+  capabilityId: string;
+  /** What one call authorizes and settles, for the table's header. */
+  pricing: string;
   /** The gateway's side; undefined when its 402 does not offer the scheme (then only the reference ran). */
   gateway?: ExecuteSide;
   reference: ExecuteSide;
@@ -94,51 +114,82 @@ export interface ExecuteBenchResult {
   settings: Required<ExecuteBenchOptions>;
 }
 
-/** The paid handler both sides run: the gateway's own `intelligence.wallet_balances` handler (input schema, multicall read, output schema). */
-function walletBalancesHandler(stack: DevStack) {
-  const { rpcUrl, chain } = stack.payment;
-  const client = createPublicClient({ chain, transport: http(rpcUrl, { timeout: 10_000, retryCount: 1 }), batch: { multicall: false } });
-  const deps = { chainClient: () => client as unknown as PublicClient };
-  return async (req: { body?: unknown }, res: { status(n: number): { json(b: unknown): void }; json(b: unknown): void }) => {
+/**
+ * The reference's paid handler: the work of `intelligence.wallet_balances` (input schema, multicall read,
+ * output schema) for `capabilityId`; `charge` (`upto`: what the call used) is settled.
+ */
+function walletBalancesHandler(stack: DevStack, capabilityId: string, charge?: bigint) {
+  const work = walletBalancesWork(stack);
+  return async (req: { body?: unknown }): Promise<ReferenceAnswer> => {
     const body = req.body as { capability_id?: unknown; input?: unknown } | undefined;
     const input = walletBalances.input.safeParse(body?.input);
-    if (body?.capability_id !== CAPABILITY || !input.success) {
-      res.status(400).json({ error: 'bad input' });
-      return;
-    }
+    if (body?.capability_id !== capabilityId || !input.success) return { status: 400, body: { error: 'bad input' } };
     try {
-      const result = walletBalances.output.parse(await walletBalances.run(input.data, deps));
-      res.json({ capability_id: CAPABILITY, status: 'SUCCEEDED', result });
+      const result = walletBalances.output.parse(await work(input.data));
+      return { body: { capability_id: capabilityId, status: 'SUCCEEDED', result }, charge };
     } catch {
-      res.status(503).json({ error: 'chain_unavailable' });
+      return { status: 503, body: { error: 'chain_unavailable' } };
     }
-    // upto: the call used the catalog price (the reference settles it, below the authorized ceiling)
-    return PRICE_UNITS;
   };
 }
 
-/** The reference server for `scheme`: see ./lib/x402Reference.ts. */
-function startReference(stack: DevStack, scheme: PaymentScheme): Promise<X402Reference> {
+/** What a paid call of `scheme` pays for in this bench: the capability, extra body fields, the price or ceiling and the amount settled. */
+interface Paid {
+  capabilityId: string;
+  /** Request body fields beside `capability_id` and `input` (the routed call's `routing`). */
+  body?: Record<string, unknown>;
+  /** `exact`, `batch-settlement`: the price; `upto`: the ceiling the buyer authorizes. */
+  amount: bigint;
+  /** What one call settles (`upto`: the answering offer's price). */
+  settled: bigint;
+}
+
+function paidOf(scheme: PaymentScheme, routed: RoutedOffers | undefined): Paid {
+  if (scheme === 'upto' && routed)
+    return { capabilityId: routed.capabilityId, body: { routing: ROUTED_ROUTING }, amount: ROUTED_CEILING_UNITS, settled: ROUTED_USED_UNITS };
+  // without the routed capability `upto` pays the fixed-price one (the gateway does not offer it there)
+  return { capabilityId: CAPABILITY, amount: scheme === 'upto' ? 2n * PRICE_UNITS : PRICE_UNITS, settled: PRICE_UNITS };
+}
+
+/** The reference server for `scheme` (`@acg/devnet/x402Reference`): the same route, capability, price or ceiling, and settled amount as the gateway's side. */
+function startReference(stack: DevStack, scheme: PaymentScheme, paid: Paid): Promise<X402Reference> {
   return startX402Reference({
-    stack,
-    scheme,
-    route: 'POST /api/v1/execute',
-    priceUnits: PRICE_UNITS,
-    ceilingUnits: 2n * PRICE_UNITS,
-    description: CAPABILITY,
-    handler: walletBalancesHandler(stack),
+    payment: stack.payment,
+    schemes: [scheme],
+    routes: ['POST /api/v1/execute'],
+    price: paid.amount,
+    ceiling: paid.amount,
+    description: paid.capabilityId,
+    maxTimeoutSeconds: scheme === 'batch-settlement' ? 3600 : 300,
+    handler: walletBalancesHandler(stack, paid.capabilityId, scheme === 'upto' ? paid.settled : undefined),
   });
 }
 
 /**
- * The schemes the server at `url` offers for an unpaid paid call (`accepts[].scheme` of its 402, read as
- * the official client reads it). Empty when it does not answer 402.
+ * Each buyer's one-time ERC-20 `approve(Permit2, max)` of USDC (the official helper's transaction,
+ * `createPermit2ApprovalTx`), which the `upto` scheme needs before its first payment; waits for the
+ * receipts. Idempotent.
  */
-export async function offeredSchemes(url: string, capabilityId: string, payer: `0x${string}`): Promise<string[]> {
+async function approvePermit2(stack: DevStack, buyerIndexes: readonly number[]): Promise<void> {
+  const { rpcUrl, chain, usdc } = stack.payment;
+  await Promise.all(
+    buyerIndexes.map(async (i) => {
+      const wallet = createWalletClient({ account: devAccount(i), chain, transport: http(rpcUrl) }).extend(publicActions);
+      await wallet.waitForTransactionReceipt({ hash: await wallet.sendTransaction(createPermit2ApprovalTx(usdc)) });
+    }),
+  );
+}
+
+/**
+ * The schemes the server at `url` offers for an unpaid paid call (`accepts[].scheme` of its 402, read as
+ * the official client reads it). Empty when it does not answer 402. `extra`: body fields beside
+ * `capability_id` and `input` (e.g. `routing`).
+ */
+export async function offeredSchemes(url: string, capabilityId: string, payer: `0x${string}`, extra: Record<string, unknown> = {}): Promise<string[]> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ capability_id: capabilityId, input: { address: payer, chain: 'base' } }),
+    body: JSON.stringify({ capability_id: capabilityId, input: { address: payer, chain: 'base' }, ...extra }),
     signal: AbortSignal.timeout(10_000),
   });
   const text = await res.text();
@@ -167,6 +218,7 @@ interface Side {
 /** How the load client pays in one comparison: scheme, callers and their mode (same for both sides). */
 interface PaidPlan {
   scheme: PaymentScheme;
+  paid: Paid;
   buyers: number;
   lanesPerBuyer: number;
   reuseChallenge: boolean;
@@ -184,7 +236,8 @@ async function paidRun(load: LoadGenerator, stack: DevStack, side: Side, plan: P
   const job: PaidJob = {
     kind: 'paid',
     url: side.url,
-    capabilityId: CAPABILITY,
+    capabilityId: plan.paid.capabilityId,
+    ...(plan.paid.body ? { body: plan.paid.body } : {}),
     scheme: plan.scheme,
     buyerIndexes: Array.from({ length: plan.buyers }, (_, i) => 2 + i),
     lanesPerBuyer: plan.lanesPerBuyer,
@@ -199,7 +252,7 @@ async function paidRun(load: LoadGenerator, stack: DevStack, side: Side, plan: P
   const used = process.cpuUsage(cpu);
   if (!warmup) side.cpuMicros += used.user + used.system;
   const after = await usdcBalance(rpcUrl, treasury.address, usdc);
-  side.settled += (after - before) / PRICE_UNITS;
+  side.settled += (after - before) / plan.paid.settled;
   (warmup ? side.warmup : side.runs).push(summary);
 }
 
@@ -249,10 +302,12 @@ function executeSettings(stack: DevStack, opts: ExecuteBenchOptions): Required<E
  * `connections` callers over the buyers, each on its own channel (opened by its first call's deposit,
  * in the warm-up), each later call one request carrying the next voucher.
  */
-function planOf(scheme: PaymentScheme, s: Required<ExecuteBenchOptions>): PaidPlan {
+function planOf(scheme: PaymentScheme, s: Required<ExecuteBenchOptions>, routed?: RoutedOffers): PaidPlan {
+  const paid = paidOf(scheme, routed);
   if (scheme !== 'batch-settlement') {
     return {
       scheme,
+      paid,
       buyers: s.buyers,
       lanesPerBuyer: 1,
       reuseChallenge: false,
@@ -265,6 +320,7 @@ function planOf(scheme: PaymentScheme, s: Required<ExecuteBenchOptions>): PaidPl
   const callers = lanesPerBuyer * s.buyers;
   return {
     scheme,
+    paid,
     buyers: s.buyers,
     lanesPerBuyer,
     reuseChallenge: true,
@@ -309,20 +365,23 @@ async function measurePair(
 /**
  * Runs the paid-execute benchmark for each scheme of `opts.schemes`: the gateway (when its 402 offers the
  * scheme) against the reference server on the same scheme, warm-up on both sides, then the measured calls
- * in the order gateway, reference, reference, gateway (half each).
+ * in the order gateway, reference, reference, gateway (half each). `routed`: the routed capability the
+ * `upto` row pays (./lib/routedOffers.ts); without it that row pays the fixed-price capability, which the
+ * gateway does not offer `upto` for, so only the reference is measured.
  */
-export async function benchExecute(gatewayUrl: string, stack: DevStack, opts: ExecuteBenchOptions = {}): Promise<ExecuteBenchResult> {
+export async function benchExecute(gatewayUrl: string, stack: DevStack, opts: ExecuteBenchOptions = {}, routed?: RoutedOffers): Promise<ExecuteBenchResult> {
   const settings = executeSettings(stack, opts);
-  const gatewayOffers = await offeredSchemes(`${gatewayUrl}/api/v1/execute`, CAPABILITY, stack.payment.buyers[0].address);
   const schemes: SchemeBenchResult[] = [];
   for (const scheme of settings.schemes) {
-    const plan = planOf(scheme, settings);
+    const plan = planOf(scheme, settings, routed);
+    const { paid } = plan;
+    const gatewayOffers = await offeredSchemes(`${gatewayUrl}/api/v1/execute`, paid.capabilityId, stack.payment.buyers[0].address, paid.body);
     if (scheme === 'upto')
       await approvePermit2(
         stack,
         Array.from({ length: plan.buyers }, (_, i) => 2 + i),
       );
-    const reference = await startReference(stack, scheme);
+    const reference = await startReference(stack, scheme, paid);
     try {
       const offered = gatewayOffers.includes(scheme);
       const m = await measurePair(stack, plan, offered ? { name: 'gateway', url: gatewayUrl } : undefined, {
@@ -333,13 +392,18 @@ export async function benchExecute(gatewayUrl: string, stack: DevStack, opts: Ex
       if (scheme === 'batch-settlement') {
         const { rpcUrl, usdc, treasury } = stack.payment;
         const before = await usdcBalance(rpcUrl, treasury.address, usdc);
-        const claimed = await reference.claimAndSettle();
-        const settledCalls = ((await usdcBalance(rpcUrl, treasury.address, usdc)) - before) / PRICE_UNITS;
-        referenceClaims = { vouchers: claimed.vouchers, transactions: claimed.transactions.length, settledCalls };
+        // the official channel manager claims every channel's last voucher in batches, then settles to payTo
+        const claimed = await reference.channels.claimAndSettle();
+        const settledCalls = ((await usdcBalance(rpcUrl, treasury.address, usdc)) - before) / paid.settled;
+        const vouchers = claimed.claims.reduce((n, c) => n + c.vouchers, 0);
+        referenceClaims = { vouchers, transactions: claimed.claims.length + (claimed.settle ? 1 : 0), settledCalls };
         m.b.settledOnChain += settledCalls;
       }
+      const usdcOf = (units: bigint) => `${fmt(Number(units) / 1e6, 3)} USDC`;
       schemes.push({
         scheme,
+        capabilityId: paid.capabilityId,
+        pricing: scheme === 'upto' ? `ceiling ${usdcOf(paid.amount)}, settles ${usdcOf(paid.settled)}` : usdcOf(paid.amount),
         gateway: m.a,
         reference: m.b,
         gatewayOffers,
@@ -424,7 +488,10 @@ function formatScheme(r: SchemeBenchResult, s: Required<ExecuteBenchOptions>): s
   const row = (x: ExecuteSide) => [...sideCells(x, perSide), String(x.settledOnChain), fmt(x.serverCpuMsPerCall, 2)];
   const how: Record<PaymentScheme, string> = {
     exact: 'one call = 402 challenge + EIP-3009 signature + paid retry (verify, settle on anvil, multicall read)',
-    upto: `one call = 402 challenge + Permit2 signature for the ceiling (${fmt(Number(2n * PRICE_UNITS) / 1e6, 3)} USDC) + paid retry; settles the 0.001 used`,
+    upto:
+      r.capabilityId === CAPABILITY
+        ? 'one call = 402 challenge + Permit2 signature for the ceiling + paid retry; settles the amount used'
+        : 'one call = 402 challenge + Permit2 signature for the route ceiling + paid retry; the gateway routes to the cheapest of 2 provider offers (0.001, 0.002; providers in the bench process), settles its price',
     'batch-settlement': 'one call = one request carrying the next cumulative voucher (channel opened by a deposit in the warm-up); claims batched on chain',
   };
   const rows = r.gateway
@@ -433,9 +500,9 @@ function formatScheme(r: SchemeBenchResult, s: Required<ExecuteBenchOptions>): s
         row(r.reference),
         [...ratioCells('ratio gateway/reference', r.gateway, r.reference), '', fmtRatio(ratio(r.gateway.serverCpuMsPerCall, r.reference.serverCpuMsPerCall))],
       ]
-    : [['gateway: not offered yet', '', '', '', '', '', ''], row(r.reference)];
+    : [['gateway: not offered', '', '', '', '', '', ''], row(r.reference)];
   const lines = [
-    `[${r.scheme}] POST /api/v1/execute (${CAPABILITY}, 0.001 USDC), ${r.concurrency} concurrent callers, ${perSide} measured paid calls per side`,
+    `[${r.scheme}] POST /api/v1/execute (${r.capabilityId}, ${r.pricing}), ${r.concurrency} concurrent callers, ${perSide} measured paid calls per side`,
     `  (order G R R G) after ${r.warmupCalls} warm-up calls each; ${how[r.scheme]}`,
     `  gateway's 402 offers: ${r.gatewayOffers.join(', ') || 'nothing (no 402)'}`,
     '',
@@ -457,10 +524,11 @@ export function formatExecute(r: ExecuteBenchResult): string {
     'Paid execute vs @x402/express on the same scheme, paid with the official @x402/evm client of that scheme',
     '',
     ...r.schemes.flatMap((x) => [formatScheme(x, r.settings), '']),
-    "* payments that reached the treasury in USDC during that side's runs (warm-up included), in calls of 0.001;",
-    '  batch-settlement: the reference after claiming its vouchers (the gateway: what its claims moved during its runs).',
-    '** CPU of the bench process (server + the in-process facilitator; not anvil, Redis or the clients)',
-    '   per successful measured call.',
+    "* payments that reached the treasury in USDC during that side's runs (warm-up included), in calls of what one",
+    '  call settles (0.001); batch-settlement: the reference after claiming its vouchers (the gateway: what its claims',
+    '  moved during its runs).',
+    '** CPU of the bench process (server + the in-process facilitator; upto: the gateway side also has its two',
+    '   providers, which run in this process; not anvil, Redis or the clients) per successful measured call.',
     '',
     'Note: happy path only. The reference middleware verifies, runs the handler, then settles: a payment sent',
     'twice concurrently runs its handler twice (one settlement then reverts, gas paid for nothing). The gateway',

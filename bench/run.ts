@@ -23,6 +23,7 @@ import {
 } from './execute.js';
 import { benchJobs, formatJobs, type JobsBenchResult } from './jobs.js';
 import { benchRegistry, formatRegistry, sizeSpread, type RegistryBenchResult } from './registry.js';
+import { startRoutedOffers, type RoutedOffers } from './lib/routedOffers.js';
 import { fmt, fmtRatio, machine, ratio } from './lib/stats.js';
 
 /** Hang guard (not a speed assertion): the whole run is stopped and cleaned up after this. */
@@ -83,9 +84,12 @@ async function main(): Promise<number> {
   /** The durable-writes comparison's second gateway (same chain) and its private Redis with `appendfsync everysec`. */
   let everysecRedis: RedisHandle | undefined;
   let everysecGw: TestGateway | undefined;
+  /** The `upto` row's routed capability: two providers in this process (./lib/routedOffers.ts). */
+  let routed: RoutedOffers | undefined;
   let closing: Promise<void> | undefined;
   const cleanup = () =>
     (closing ??= (async () => {
+      await routed?.close();
       await everysecGw?.close();
       await everysecRedis?.stop();
       await gw?.close();
@@ -110,10 +114,17 @@ async function main(): Promise<number> {
     // With `batch-settlement` among the schemes measured, the gateway accepts it as an operator turns it on
     // (PAYMENT_SCHEMES=exact,batch-settlement): its 402 then offers it beside `exact` (docs/decisions.md "batch-settlement").
     const acceptBatch = names.includes('execute') && (schemes ?? PAYMENT_SCHEMES).includes('batch-settlement');
+    // With `upto` measured, the gateway gets a routed capability (the only kind, beside quotes, it offers
+    // `upto` for): two providers on 127.0.0.1, so it accepts http endpoints on loopback, as in development.
+    const routeUpto = names.includes('execute') && (schemes ?? PAYMENT_SCHEMES).includes('upto');
     if (names.some((n) => !STANDALONE[n]))
       gw = await startTestGateway({
         prober: false,
-        config: { rateLimitPerSecond: 100_000, ...(acceptBatch ? { payment: { schemes: ['exact', 'batch-settlement'] } } : {}) },
+        config: {
+          rateLimitPerSecond: 100_000,
+          ...(acceptBatch ? { payment: { schemes: ['exact', 'batch-settlement'] } } : {}),
+          ...(routeUpto ? { walletMonitor: { webhookPolicy: 'development' } } : {}),
+        },
         log: benchLog(),
       });
     if (gw)
@@ -130,13 +141,19 @@ async function main(): Promise<number> {
       console.log(`${formatRegistry(registry)}\n  machine: ${machine()}\n`);
     }
     if (gw && names.includes('execute')) {
-      execute = await benchExecute(gw.url, gw.stack, {
-        calls: flags.calls,
-        buyers: flags.buyers,
-        schemes,
-        batchCalls: flags['batch-calls'],
-        connections: flags.connections,
-      });
+      if (routeUpto) routed = await startRoutedOffers(gw);
+      execute = await benchExecute(
+        gw.url,
+        gw.stack,
+        {
+          calls: flags.calls,
+          buyers: flags.buyers,
+          schemes,
+          batchCalls: flags['batch-calls'],
+          connections: flags.connections,
+        },
+        routed,
+      );
       console.log(`${formatExecute(execute)}\n  machine: ${machine()}\n`);
     }
     // the cost of durable writes (docs/durability.md): the same gateway on a Redis with appendfsync everysec, same chain (exact payments)
@@ -187,7 +204,7 @@ async function main(): Promise<number> {
     console.log(
       g
         ? `${label}paid calls/s ${fmtRatio(ratio(g.throughput, r.throughput))}, p50 ${fmtRatio(ratio(g.p50Ms, r.p50Ms))}, p99 ${fmtRatio(ratio(g.p99Ms, r.p99Ms))}, CPU/call ${fmtRatio(ratio(g.serverCpuMsPerCall, r.serverCpuMsPerCall))} (gateway ${fmt(g.throughput, 1)} calls/s, p99 ${fmt(g.p99Ms, 1)} ms; ${ref})`
-        : `${label}gateway: not offered yet (${ref})`,
+        : `${label}gateway: not offered (${ref})`,
     );
   }
   if (durable) {

@@ -19,9 +19,11 @@ export type AutocannonJob = {
 
 export type PaidJob = {
   kind: 'paid';
-  /** URL of the paid endpoint (POST, JSON body `{capability_id, input: {address, chain: "base"}}`). */
+  /** URL of the paid endpoint (POST, JSON body `{capability_id, input: {address, chain: "base"}, ...body}`). */
   url: string;
   capabilityId: string;
+  /** Request body fields beside `capability_id` and `input` (e.g. a routed call's `routing`). */
+  body?: Record<string, unknown>;
   /**
    * The x402 scheme the client pays with (`PaymentRequirements.scheme`): only this scheme's official
    * client is registered, so the client picks that entry of the 402's `accepts` (default `exact`).

@@ -136,7 +136,7 @@ async function payReusingChallenge(c: Caller, url: string, init: () => RequestIn
 
 async function runPaid(job: PaidJob): Promise<PaidSummary> {
   const call = async (c: Caller): Promise<PaidCall> => {
-    const body = JSON.stringify({ capability_id: job.capabilityId, input: { address: c.address, chain: 'base' } });
+    const body = JSON.stringify({ capability_id: job.capabilityId, input: { address: c.address, chain: 'base' }, ...job.body });
     const init = (): RequestInit => ({
       method: 'POST',
       headers: { 'content-type': 'application/json' },

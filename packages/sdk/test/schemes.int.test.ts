@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { usdcBalance } from '@acg/devnet';
+import { setupPaymentChain, startAnvil, usdcBalance, type AnvilInstance } from '@acg/devnet';
+import { startX402Reference, type X402Reference } from '@acg/devnet/x402Reference';
 import { decodePaymentSignatureHeader } from '@x402/core/http';
 import { createPermit2ApprovalTx } from '@x402/evm/upto/client';
 import { createPublicClient, createWalletClient, http, type LocalAccount } from 'viem';
@@ -15,24 +16,32 @@ import {
   topUpChannel,
   type GatewayContextOptions,
 } from '../src/index.js';
-import { startReferenceX402Server, type ReferenceX402Server } from './referenceX402Server.js';
 
 /**
- * The SDK paying `upto` and `batch-settlement` (and `exact`) against the official x402 resource server
- * (`@x402/express` + `x402ResourceServer`, the official `@x402/evm` server schemes and facilitator,
- * unchanged; test/referenceX402Server.ts) on a real anvil payment chain, channels in a real Redis.
- * Balances are read on chain. Each test uses its own buyer (dev accounts 2-9).
+ * The SDK paying `upto` and `batch-settlement` (and `exact`) against the reference x402 resource server
+ * (`@acg/devnet/x402Reference`: `@x402/express` + `x402ResourceServer`, the official `@x402/evm` server
+ * schemes, the official `x402Facilitator` and `@x402/evm` facilitator schemes, unchanged, channels in
+ * the official in-memory server storage) on a real anvil payment chain. Balances are read on chain.
+ * Each test uses its own buyer (dev accounts 2-9).
  */
 const BATCH = '0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003' as const;
-let ref: ReferenceX402Server;
+let anvil: AnvilInstance | undefined;
+let ref: X402Reference;
 const dirs: string[] = [];
 
 beforeAll(async () => {
+  anvil = await startAnvil({ chainId: 8453 });
   // exact first in the 402: the client's preference, not the 402's order, picks the scheme
-  ref = await startReferenceX402Server({ schemes: ['exact', 'upto', 'batch-settlement'], price: 1_000n, ceiling: 10_000n });
+  ref = await startX402Reference({
+    payment: await setupPaymentChain(anvil.rpcUrl),
+    schemes: ['exact', 'upto', 'batch-settlement'],
+    price: 1_000n,
+    ceiling: 10_000n,
+  });
 });
 afterAll(async () => {
   await ref?.close();
+  await anvil?.stop();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -129,7 +138,7 @@ describe('upto', () => {
 
 describe('upto with EIP-2612 gas sponsoring', () => {
   it('a buyer who never approved Permit2 pays: the official client adds an EIP-2612 permit when the 402 declares the extension', async () => {
-    const sponsored = await startReferenceX402Server({ payment: ref.payment, schemes: ['upto'], ceiling: 10_000n, eip2612GasSponsoring: true });
+    const sponsored = await startX402Reference({ payment: ref.payment, schemes: ['upto'], ceiling: 10_000n, eip2612GasSponsoring: true });
     try {
       const buyer = ref.payment.buyers[6]; // no Permit2 allowance
       const before = await balance(buyer.address);
