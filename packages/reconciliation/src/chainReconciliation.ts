@@ -301,7 +301,7 @@ export async function reconcilePayment(o: ChainReconciliationOptions, p: ChainPa
     // a request reserved it meanwhile (a resend of the payment): that request, or the sweep, answers it
     if (!reserved.reserved && reserved.existing.operationId !== op) return 'deferred';
     // an `upto` settlement is known from the proxy's call: the refund names it (Permit2 logs no event to find it by)
-    if (upto) await o.redis.hsetnx(authKey, 'tx_hash', p.txHash);
+    if (upto) await o.redis.hset(authKey, 'tx_hash', p.txHash, CHAIN_CHECK, `${p.txHash}:${p.blockNumber}`);
     o.log.warn({ operationId: op, payer: p.payer, tx_hash: p.txHash }, 'a settled payment has no reservation: recovering it');
     // refunds of it already on chain (tagged, refundTag.ts; their records lost with the reservation):
     // their records are restored, and only what they did not give back is refunded
@@ -321,7 +321,11 @@ export async function reconcilePayment(o: ChainReconciliationOptions, p: ChainPa
   const op = h.operation_id;
   if (upto) {
     const mismatch = uptoMismatch(h, p);
-    if (mismatch) return undecided(mismatch, op);
+    if (mismatch) {
+      // reported here: the record pass (reconcileUptoRecords) does not report it a second time
+      await o.redis.hset(authKey, CHAIN_CHECK, 'undecided');
+      return undecided(mismatch, op);
+    }
   } else if (h.amount && h.amount !== p.amount) return undecided(`the reservation's amount ${h.amount} is not the amount transferred`, op);
   if (h.state !== 'completed') {
     if (op.startsWith('rcn_')) return recovered(await recoverPayment(o, authKey), undecided);
