@@ -2,7 +2,7 @@ import { createChannelStorage, channelChainViews } from '@acg/channels';
 import { PERMIT2_ADDRESS, usdcAbi } from '@acg/devnet';
 import { paymentKeys } from '@acg/payments/commands';
 import { type ChainReconciliationOptions, reconcileBlocks, reconciledOperationId } from '@acg/reconciliation';
-import { readRefund } from '@acg/treasury';
+import { readRefund, treasuryKeys } from '@acg/treasury';
 import { x402Client } from '@x402/core/client';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { toClientEvmSigner, BATCH_SETTLEMENT_ADDRESS } from '@x402/evm';
@@ -117,6 +117,8 @@ beforeAll(async () => {
     payouts: false,
     refunds: false,
     chainReconciliation: false,
+    // the channel passes are run by hand below
+    channels: false,
   });
   options = {
     ...chainReconciliationOptions(
@@ -210,6 +212,42 @@ describe('reconciliation of upto and batch-settlement from the chain', () => {
     // B's record put back: it matches
     await redis.hset(bKey, 'amount', '1000');
     expect(await reconcileBlocks(options, from, to)).toEqual({ matched: 3, repaired: 0, deferred: 0, undecided: 0 });
+  });
+
+  it('upto: a settlement reorged out is left to the finality tracker, never reported, and matches once its transaction is mined again', async () => {
+    const { redis, keys } = worker.services;
+    const buyer = t.stack.payment.buyers[3];
+    const from = (await head()) + 1n;
+    const snapshot = await rpc('evm_snapshot');
+    const e = await uptoCall(buyer, 'reorged');
+    const eKey = await reservationOf(redis, keys.prefix, e.execution_id);
+    const paid = await t.usdc(buyer.address);
+    // the worker's finality tracker keeps the facilitator's signed transaction (to broadcast it again) once it saw it mined
+    await waitFor(
+      () => redis.hget(treasuryKeys.finality(keys, 'settlement', e.execution_id), 'raw_tx'),
+      (raw) => raw !== null,
+    );
+    // the block holding the settlement leaves the chain; Redis still records it settled
+    await rpc('evm_revert', [snapshot]);
+    expect(await redis.hget(eKey, 'state')).toBe('completed');
+    // each run until the tracker has broadcast it again and it is confirmed: nothing undecided, nothing moved by the reconciliation
+    const { log, alerts } = alertLog();
+    const counts = { matched: 0, repaired: 0, deferred: 0, undecided: 0 };
+    await waitFor(
+      async () => {
+        await rpc('anvil_mine', ['0x1']);
+        const run = await reconcileBlocks({ ...options, log }, from, (await head()) - 2n);
+        for (const k of Object.keys(counts) as (keyof typeof counts)[]) counts[k] += run[k];
+        return redis.hget(eKey, 'chain_check');
+      },
+      (checked) => checked !== null,
+    );
+    expect(alerts()).toEqual([]);
+    expect(counts).toMatchObject({ repaired: 0, undecided: 0 });
+    expect(counts.matched).toBeGreaterThanOrEqual(1);
+    // charged once: the same settlement, mined again
+    expect(await t.usdc(buyer.address)).toBe(paid);
+    expect(await redis.hget(eKey, 'chain_check')).toMatch(new RegExp(`^${e.payment.tx_hash}:`));
   });
 
   it('batch-settlement: a channel claimed and settled matches the contract; a recorded claim raised in Redis is set back; a lost channel record is reported', async () => {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RedisKeys } from '@acg/redis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { BaseError, decodeFunctionData, isAddressEqual, parseAbiItem, TransactionReceiptNotFoundError, type Hex } from 'viem';
 import { PERMIT2_ADDRESS, x402UptoPermit2ProxyABI, x402UptoPermit2ProxyAddress } from '@x402/evm';
@@ -11,6 +12,7 @@ import {
   refundsOnChain,
   refundTransferData,
   refundTransferRecord,
+  settlementState,
   trackTreasuryTransfer,
   treasuryKeys,
   type TreasurySender,
@@ -187,67 +189,85 @@ export async function uptoSettlementsToTreasury(o: ChainReconciliationOptions, f
  * and a `tx_hash`) but that no run found on chain yet ({@link reconcilePayment} marks those it matched):
  * each one's transaction is looked up: mined at or below `toBlock` and its decoded `settle` call moving
  * the recorded charge from the payer's Permit2 nonce to the treasury → matched; not mined, reverted, or
- * another payment → undecided (a record without its settlement: a forged or corrupted record, or a
- * settlement reorged out for good), once; mined above `toBlock`, or younger than `olderThanMs`
- * (default 10 minutes: the finality tracker's): left for a later run, not counted. A scan of the
- * reservations under the deployment's prefix (one node: the `{acg}:` hash tag keeps them in one slot).
+ * another payment: while the finality tracker still tracks it (`settlementState` `settled`: a reorg, its
+ * signed transaction being broadcast again) left to it; marked `unpaid` by the tracker → matched (the
+ * record says nothing was charged); otherwise undecided (a record without its settlement: a forged or
+ * corrupted record), once; mined above `toBlock`, or younger than `olderThanMs`
+ * (default 10 minutes: the finality tracker's): left for a later run, not counted. A SCAN of the
+ * deployment's `upto` reservation keys (on every master of a Redis Cluster).
  */
 export async function reconcileUptoRecords(o: ChainReconciliationOptions, toBlock: bigint): Promise<ReconciliationCounts> {
   const counts = zero();
   const proxy = o.uptoProxy ?? x402UptoPermit2ProxyAddress;
   const match = `${paymentKeys.authorization(o.keys, o.network, PERMIT2_ADDRESS, '', '').replace(/::$/, '')}:*`;
   const cutoff = Date.now() - (o.olderThanMs ?? 600_000);
-  let cursor = '0';
-  do {
-    const [next, authKeys] = await o.redis.scan(cursor, 'MATCH', match, 'COUNT', 500);
-    cursor = next;
-    for (const authKey of authKeys) {
-      const h = await o.redis.hgetall(authKey);
-      if (h.scheme !== 'upto' || h[CHAIN_CHECK] || (h.state !== 'settled' && h.state !== 'completed')) continue;
-      if (!h.amount || h.amount === '0' || !h.tx_hash || h.tx_hash === '0x') continue;
-      if (Number(h.updated_at ?? 0) > cutoff) continue;
-      const txHash = h.tx_hash as Hex;
-      let reason: string | undefined;
-      try {
-        const receipt = await o.publicClient.getTransactionReceipt({ hash: txHash });
-        if (receipt.blockNumber > toBlock) continue;
-        const s = receipt.status === 'success' ? decodeUptoSettle((await o.publicClient.getTransaction({ hash: txHash })).input) : undefined;
-        const ours =
-          s &&
-          receipt.to &&
-          isAddressEqual(receipt.to, proxy) &&
-          isAddressEqual(s.owner, h.payer as `0x${string}`) &&
-          permit2NonceHex(String(s.nonce)) === h.nonce &&
-          isAddressEqual(s.to, o.treasury) &&
-          String(s.amount) === h.amount;
-        if (ours) {
-          await o.redis.hset(authKey, CHAIN_CHECK, `${txHash}:${receipt.blockNumber}`);
-          counts.matched++;
-          continue;
-        }
-        reason = receipt.status === 'success' ? `its settlement ${txHash} is not a settlement of this payment and charge` : `its settlement ${txHash} reverted`;
-      } catch (e) {
-        const notFound =
-          e instanceof TransactionReceiptNotFoundError || (e instanceof BaseError && e.walk((x) => x instanceof TransactionReceiptNotFoundError));
-        if (!notFound) throw e;
-        reason = `its settlement ${txHash} is not on chain`;
+  // every master of a Redis Cluster in turn (a Cluster client's own SCAN reaches one node)
+  const nodes: Redis[] = o.redis.isCluster ? (o.redis as unknown as Cluster).nodes('master') : [o.redis];
+  const authKeys: string[] = [];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, found] = await node.scan(cursor, 'MATCH', match, 'COUNT', 500);
+      cursor = next;
+      authKeys.push(...found);
+    } while (cursor !== '0');
+  }
+  for (const authKey of authKeys) {
+    const h = await o.redis.hgetall(authKey);
+    if (h.scheme !== 'upto' || h[CHAIN_CHECK] || (h.state !== 'settled' && h.state !== 'completed')) continue;
+    if (!h.amount || h.amount === '0' || !h.tx_hash || h.tx_hash === '0x') continue;
+    if (Number(h.updated_at ?? 0) > cutoff) continue;
+    const txHash = h.tx_hash as Hex;
+    let reason: string | undefined;
+    let missing = false;
+    try {
+      const receipt = await o.publicClient.getTransactionReceipt({ hash: txHash });
+      if (receipt.blockNumber > toBlock) continue;
+      const s = receipt.status === 'success' ? decodeUptoSettle((await o.publicClient.getTransaction({ hash: txHash })).input) : undefined;
+      const ours =
+        s &&
+        receipt.to &&
+        isAddressEqual(receipt.to, proxy) &&
+        isAddressEqual(s.owner, h.payer as `0x${string}`) &&
+        permit2NonceHex(String(s.nonce)) === h.nonce &&
+        isAddressEqual(s.to, o.treasury) &&
+        String(s.amount) === h.amount;
+      if (ours) {
+        await o.redis.hset(authKey, CHAIN_CHECK, `${txHash}:${receipt.blockNumber}`);
+        counts.matched++;
+        continue;
       }
-      o.log.error(
-        {
-          alert: 'chain_reconciliation_undecided',
-          reason: `an upto reservation records a settlement, but ${reason}`,
-          operationId: h.operation_id,
-          payer: h.payer,
-          nonce: h.nonce,
-          tx_hash: txHash,
-          amount: h.amount,
-        },
-        'chain reconciliation cannot decide a payment; an operator must',
-      );
-      await o.redis.hset(authKey, CHAIN_CHECK, 'undecided');
-      counts.undecided++;
+      reason = receipt.status === 'success' ? `its settlement ${txHash} is not a settlement of this payment and charge` : `its settlement ${txHash} reverted`;
+    } catch (e) {
+      const notFound = e instanceof TransactionReceiptNotFoundError || (e instanceof BaseError && e.walk((x) => x instanceof TransactionReceiptNotFoundError));
+      if (!notFound) throw e;
+      reason = `its settlement ${txHash} is not on chain`;
+      missing = true;
     }
-  } while (cursor !== '0');
+    // a settlement reorged out is the finality tracker's while it tracks it (the facilitator's signed
+    // transaction is broadcast again); once it gave up (`unpaid`: the permit expired) the record says so
+    const tracked = missing && h.operation_id ? await settlementState(o.redis, o.keys, h.operation_id) : undefined;
+    if (tracked?.status === 'settled') continue;
+    if (tracked?.status === 'unpaid') {
+      await o.redis.hset(authKey, CHAIN_CHECK, 'unpaid');
+      counts.matched++;
+      continue;
+    }
+    o.log.error(
+      {
+        alert: 'chain_reconciliation_undecided',
+        reason: `an upto reservation records a settlement, but ${reason}`,
+        operationId: h.operation_id,
+        payer: h.payer,
+        nonce: h.nonce,
+        tx_hash: txHash,
+        amount: h.amount,
+      },
+      'chain reconciliation cannot decide a payment; an operator must',
+    );
+    await o.redis.hset(authKey, CHAIN_CHECK, 'undecided');
+    counts.undecided++;
+  }
   return counts;
 }
 
