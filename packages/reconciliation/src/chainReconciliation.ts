@@ -152,7 +152,8 @@ function decodeUptoSettle(
  * carry no arguments), its `settle`/`settleWithPermit` call decoded with the official ABI (owner,
  * Permit2 nonce, signed ceiling, amount, `witness.to`), kept when it pays the treasury in the asset
  * and paired with the USDC `Transfer` of the same transaction from the owner to the treasury (the
- * amount that moved). A settlement sent through another contract (its call is not the proxy's) is
+ * amount that moved; a transaction without one is not read, so only settlements into the treasury
+ * cost a transaction lookup). A settlement sent through another contract (its call is not the proxy's) is
  * logged and left out.
  */
 export async function uptoSettlementsToTreasury(o: ChainReconciliationOptions, fromBlock: bigint, toBlock: bigint): Promise<ChainPayment[]> {
@@ -160,8 +161,11 @@ export async function uptoSettlementsToTreasury(o: ChainReconciliationOptions, f
   const settled = await o.publicClient.getLogs({ address: proxy, events: UPTO_SETTLED_EVENTS, fromBlock, toBlock });
   if (settled.length === 0) return [];
   const transfers = await o.publicClient.getLogs({ address: o.asset, event: TRANSFER, args: { to: o.treasury }, fromBlock, toBlock });
+  // only transactions that also paid the treasury are read (the proxy is shared: most of its settlements pay others)
+  const paidTreasury = new Set(transfers.map((t) => t.transactionHash));
   const payments: ChainPayment[] = [];
   for (const txHash of new Set(settled.map((l) => l.transactionHash))) {
+    if (!paidTreasury.has(txHash)) continue;
     const log = settled.find((l) => l.transactionHash === txHash)!;
     const tx = await o.publicClient.getTransaction({ hash: txHash });
     const s = tx.to && isAddressEqual(tx.to, proxy) ? decodeUptoSettle(tx.input) : undefined;
@@ -171,10 +175,11 @@ export async function uptoSettlementsToTreasury(o: ChainReconciliationOptions, f
     }
     if (!isAddressEqual(s.to, o.treasury) || !isAddressEqual(s.token, o.asset)) continue;
     const transfer = transfers.find((t) => t.transactionHash === txHash && t.args.from !== undefined && isAddressEqual(t.args.from, s.owner));
+    if (!transfer) continue; // the treasury was paid by someone else in this transaction: not this settlement
     payments.push({
       payer: s.owner,
       nonce: permit2NonceHex(String(s.nonce)),
-      amount: String(transfer?.args.value ?? 0n),
+      amount: String(transfer.args.value),
       txHash,
       blockNumber: log.blockNumber,
       scheme: 'upto',

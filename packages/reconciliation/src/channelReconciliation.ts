@@ -1,6 +1,7 @@
 import { channelChainViews, createChannelStorage } from '@acg/channels';
 import { BATCH_SETTLEMENT_ADDRESS } from '@x402/evm';
-import { isAddressEqual, parseAbi, parseAbiItem, type Hex } from 'viem';
+import { computeChannelId } from '@x402/evm/batch-settlement/client';
+import { decodeFunctionData, isAddressEqual, parseAbi, parseAbiItem, type Hex } from 'viem';
 import type { ChainReconciliationOptions, ReconciliationCounts, ReconciliationOutcome } from './chainReconciliation.js';
 
 /**
@@ -12,9 +13,18 @@ const EVENTS = parseAbi([
   'event Claimed(bytes32 indexed channelId, uint128 amount, uint128 totalClaimed)',
   'event Settled(address indexed receiver, address indexed token, address indexed sender, uint128 amount)',
 ]);
-const CHANNEL_CREATED = parseAbiItem(
-  'event ChannelCreated(bytes32 indexed channelId, (address payer, address payerAuthorizer, address receiver, address receiverAuthorizer, address token, uint40 withdrawDelay, bytes32 salt) config)',
-);
+/**
+ * The claim calls the official facilitator sends (`claimWithSignature`, alone or in a `multicall` with a
+ * refund), from the contract's interface: the rows name each channel's config (receiver, token).
+ */
+const CLAIM_CALLS = parseAbi([
+  'struct ChannelConfig { address payer; address payerAuthorizer; address receiver; address receiverAuthorizer; address token; uint40 withdrawDelay; bytes32 salt; }',
+  'struct Voucher { ChannelConfig channel; uint128 maxClaimableAmount; }',
+  'struct VoucherClaim { Voucher voucher; bytes signature; uint128 totalClaimed; }',
+  'function claim(VoucherClaim[] voucherClaims)',
+  'function claimWithSignature(VoucherClaim[] voucherClaims, bytes authorizerSignature)',
+  'function multicall(bytes[] data) returns (bytes[] results)',
+]);
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
 /** One channel's claims as the chain's `Claimed` logs show them in a block range. */
@@ -45,8 +55,8 @@ const zero = (): ReconciliationCounts => ({ matched: 0, repaired: 0, deferred: 0
  *   between its claim and its bookkeeping; the next pass's cumulative claim moves nothing and records
  *   it). Above the chain → repaired: the storage is set back to the chain's total (a compare-and-set),
  *   so the next pass claims those vouchers again (a claim reorged out, or a record that says more than
- *   the contract holds). A channel of the treasury (`ChannelCreated` names it the receiver) without a
- *   record whose escrow still holds unclaimed funds → undecided (its vouchers are lost with the record);
+ *   the contract holds). A channel of the treasury (a row of its claim transaction's decoded call pays
+ *   the treasury and hashes to the channel id, `computeChannelId`) without a record whose escrow still holds unclaimed funds → undecided (its vouchers are lost with the record);
  *   one with nothing left to claim (refunded, its record deleted) → matched; a channel of another
  *   receiver is not counted;
  * - each `Settled` log to the treasury for the asset: the contract's USDC `Transfer` to the treasury of
@@ -67,7 +77,10 @@ export async function reconcileChannels(o: ChainReconciliationOptions, fromBlock
     const id = log.args.channelId!.toLowerCase() as Hex;
     claims.set(id, { channelId: id, totalClaimed: log.args.totalClaimed!, txHash: log.transactionHash, blockNumber: log.blockNumber });
   }
-  for (const claim of claims.values()) counts[await reconcileChannelClaim(o, claim, toBlock)]++;
+  for (const claim of claims.values()) {
+    const outcome = await reconcileChannelClaim(o, claim);
+    if (outcome) counts[outcome]++;
+  }
   for (const log of settledLogs) {
     counts[await reconcileChannelSettlement(o, { amount: log.args.amount!, txHash: log.transactionHash, blockNumber: log.blockNumber })]++;
   }
@@ -75,16 +88,14 @@ export async function reconcileChannels(o: ChainReconciliationOptions, fromBlock
 }
 
 /** One channel's recorded claims against the contract's `channels(id)` view (see {@link reconcileChannels}). */
-export async function reconcileChannelClaim(o: ChainReconciliationOptions, c: ChainChannelClaim, toBlock: bigint): Promise<ReconciliationOutcome> {
+export async function reconcileChannelClaim(o: ChainReconciliationOptions, c: ChainChannelClaim): Promise<ReconciliationOutcome | undefined> {
   const address = o.batchSettlement ?? BATCH_SETTLEMENT_ADDRESS;
   const storage = createChannelStorage({ redis: o.redis, keys: o.keys });
   const onChain = await channelChainViews(o.publicClient, address).channel(c.channelId);
   const record = await storage.get(c.channelId);
   const context = { channelId: c.channelId, tx_hash: c.txHash, chain_total_claimed: String(onChain.totalClaimed) };
   if (!record) {
-    const [created] = await o.publicClient.getLogs({ address, event: CHANNEL_CREATED, args: { channelId: c.channelId }, fromBlock: 0n, toBlock });
-    const config = created?.args.config;
-    if (!config || !isAddressEqual(config.receiver, o.treasury)) return 'matched';
+    if (!(await claimedForTreasury(o, c))) return undefined; // another receiver's channel: not ours to count
     if (onChain.balance <= onChain.totalClaimed) return 'matched'; // nothing left to claim: refunded, its record deleted
     o.log.error(
       { alert: 'chain_reconciliation_undecided', reason: 'claims on chain for a channel of the treasury without a record, unclaimed escrow left', ...context },
@@ -101,6 +112,32 @@ export async function reconcileChannelClaim(o: ChainReconciliationOptions, c: Ch
   );
   o.log.warn({ ...context, recorded_total_claimed: String(recorded), status: result.status }, 'a channel recorded more claimed than the chain shows: set back');
   return 'repaired';
+}
+
+/**
+ * Whether the claim transaction of `c` claimed it for the treasury in the asset: its call (a claim, or a
+ * `multicall` holding claims) decoded, and a row whose config pays the treasury in the asset hashes to
+ * the channel id (`computeChannelId` of `@x402/evm`). A call it cannot decode is not the treasury's.
+ */
+async function claimedForTreasury(o: ChainReconciliationOptions, c: ChainChannelClaim): Promise<boolean> {
+  const tx = await o.publicClient.getTransaction({ hash: c.txHash });
+  const rows: { voucher: { channel: Parameters<typeof computeChannelId>[0] } }[] = [];
+  const read = (data: Hex, depth: number) => {
+    try {
+      const call = decodeFunctionData({ abi: CLAIM_CALLS, data });
+      if (call.functionName === 'multicall' && depth === 0) for (const inner of call.args[0]) read(inner, 1);
+      else if (call.functionName === 'claim' || call.functionName === 'claimWithSignature') rows.push(...(call.args[0] as unknown as typeof rows));
+    } catch {
+      // another call (a refund in the same multicall): no claim rows
+    }
+  };
+  read(tx.input, 0);
+  return rows.some(
+    (r) =>
+      isAddressEqual(r.voucher.channel.receiver, o.treasury) &&
+      isAddressEqual(r.voucher.channel.token, o.asset) &&
+      computeChannelId(r.voucher.channel, o.network).toLowerCase() === c.channelId,
+  );
 }
 
 /** One `Settled` log to the treasury against its USDC transfer and the `receivers` view (see {@link reconcileChannels}). */
