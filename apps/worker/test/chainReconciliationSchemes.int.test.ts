@@ -109,7 +109,7 @@ function alertLog() {
 beforeAll(async () => {
   await seller('Cheap Co', '0.001', true);
   await seller('Dear Co', '0.003', false);
-  for (const buyer of t.stack.payment.buyers.slice(3, 6)) await approvePermit2(buyer);
+  for (const buyer of t.stack.payment.buyers.slice(3, 8)) await approvePermit2(buyer);
   worker = await startWorker(t.config, {
     log: pino({ level: 'silent' }),
     walletMonitor: false,
@@ -137,15 +137,21 @@ afterAll(async () => {
 });
 
 describe('reconciliation of upto and batch-settlement from the chain', () => {
-  it('upto: a settlement with its record matches; a removed record is recovered once; a changed amount and a forged record are reported and move no money but a refund of the removed one', async () => {
+  it('upto: a settlement with its record matches; a removed record is recovered once; a changed amount (reservation or execution record) and a forged record are reported and move no money but a refund of the removed one', async () => {
     const { redis, keys } = worker.services;
     const [intact, changed, removed] = t.stack.payment.buyers.slice(3, 6);
+    const recordChanged = t.stack.payment.buyers[7];
     const treasury = t.stack.payment.treasury.address;
     const from = (await head()) + 1n;
 
     const a = await uptoCall(intact, 'intact');
     const b = await uptoCall(changed, 'changed');
     const c = await uptoCall(removed, 'removed');
+    const g = await uptoCall(recordChanged, 'record');
+    // G: its execution record's payment amount changed in Redis
+    const gRecord = JSON.parse((await redis.get(keys.execution(g.execution_id)))!);
+    expect(gRecord.payment).toMatchObject({ amount: '1000', tx_hash: g.payment.tx_hash });
+    await redis.set(keys.execution(g.execution_id), JSON.stringify({ ...gRecord, payment: { ...gRecord.payment, amount: '500' } }));
     const aKey = await reservationOf(redis, keys.prefix, a.execution_id);
     expect(aKey).toContain(`:${PERMIT2_ADDRESS.toLowerCase()}:`);
     expect(await redis.hget(aKey, 'scheme')).toBe('upto');
@@ -175,7 +181,7 @@ describe('reconciliation of upto and batch-settlement from the chain', () => {
     const [changedBefore, removedBefore] = [await t.usdc(changed.address), await t.usdc(removed.address)];
 
     const { log, alerts } = alertLog();
-    expect(await reconcileBlocks({ ...options, log }, from, to)).toEqual({ matched: 1, repaired: 1, deferred: 0, undecided: 2 });
+    expect(await reconcileBlocks({ ...options, log }, from, to)).toEqual({ matched: 1, repaired: 1, deferred: 0, undecided: 3 });
     // A's record now says it was seen on chain
     expect(await redis.hget(aKey, 'chain_check')).toBe(
       `${a.payment.tx_hash}:${(await worker.services.paymentClient.getTransactionReceipt({ hash: a.payment.tx_hash })).blockNumber}`,
@@ -187,7 +193,8 @@ describe('reconciliation of upto and batch-settlement from the chain', () => {
     expect(await readRefund(redis, keys, op)).toMatchObject({ amount: '1000', payer: removed.address });
     // B and D: reported as alerts, nothing moved
     const reasons = alerts().map((l) => String(l.reason));
-    expect(reasons).toHaveLength(2);
+    expect(reasons).toHaveLength(3);
+    expect(reasons.some((r) => /execution record's payment 500 .* is not the amount settled 1000/.test(r))).toBe(true);
     expect(reasons.some((r) => /charge 2000 is not the amount settled 1000/.test(r))).toBe(true);
     expect(reasons.some((r) => /records a settlement, but its settlement 0x(cd){32} is not on chain/.test(r))).toBe(true);
     expect(await t.usdc(changed.address)).toBe(changedBefore);
@@ -202,16 +209,17 @@ describe('reconciliation of upto and batch-settlement from the chain', () => {
     );
     expect(await t.usdc(treasury)).toBe(treasuryBefore - 1000n);
 
-    // a second run: A and C match, B is reported again (its range), the forged record once only; C's refund is not queued twice
+    // a second run: A and C match, B and G are reported again (their range), the forged record once only; C's refund is not queued twice
     const again = alertLog();
-    expect(await reconcileBlocks({ ...options, log: again.log }, from, to)).toEqual({ matched: 2, repaired: 0, deferred: 0, undecided: 1 });
-    expect(again.alerts()).toHaveLength(1);
+    expect(await reconcileBlocks({ ...options, log: again.log }, from, to)).toEqual({ matched: 2, repaired: 0, deferred: 0, undecided: 2 });
+    expect(again.alerts()).toHaveLength(2);
     expect((await readRefund(redis, keys, op))?.amount).toBe('1000');
     expect(await t.usdc(removed.address)).toBe(removedBefore + 1000n);
     expect(await t.usdc(treasury)).toBe(treasuryBefore - 1000n);
-    // B's record put back: it matches
+    // B's and G's records put back: they match
     await redis.hset(bKey, 'amount', '1000');
-    expect(await reconcileBlocks(options, from, to)).toEqual({ matched: 3, repaired: 0, deferred: 0, undecided: 0 });
+    await redis.set(keys.execution(g.execution_id), JSON.stringify(gRecord));
+    expect(await reconcileBlocks(options, from, to)).toEqual({ matched: 4, repaired: 0, deferred: 0, undecided: 0 });
   });
 
   it('upto: a settlement reorged out is left to the finality tracker, never reported, and matches once its transaction is mined again', async () => {

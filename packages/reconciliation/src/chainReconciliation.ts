@@ -67,6 +67,12 @@ export interface ChainReconciliationOptions extends PaymentRecoveryOptions {
   restoreCredit?(operationId: string): Promise<'matched' | 'repaired' | 'undecided'>;
   /** Re-sends a refund recorded `sent` whose transaction is not on chain; without it such a refund is undecided. */
   sender?: Pick<TreasurySender, 'transferOnce'>;
+  /**
+   * The payment an operation's execution record names (`payment.amount`, `payment.tx_hash`), or undefined
+   * without one: an `upto` settlement's record must name this settlement and its amount. Without it,
+   * execution records are not compared (their absence is `restoreCredit`'s to report).
+   */
+  executionPayment?(operationId: string): Promise<{ amount: string; tx_hash: string } | undefined>;
   /** the x402 `upto` proxy whose settlements are read (default the canonical `x402UptoPermit2ProxyAddress` of `@x402/evm`) */
   uptoProxy?: `0x${string}`;
   /** the x402 `batch-settlement` contract whose claims and settlements are read (default `BATCH_SETTLEMENT_ADDRESS` of `@x402/evm`) */
@@ -289,7 +295,10 @@ export async function reconcileUptoRecords(o: ChainReconciliationOptions, toBloc
  * - a reservation in flight: the crash-recovery sweep's (deferred), unless this reconciliation
  *   created it (then it is recovered now);
  * - completed: its refund, when its answer names one, is queued if missing and re-sent if recorded
- *   `sent` but not on chain; the provider credit of a finished operation is restored if missing.
+ *   `sent` but not on chain; the provider credit of a finished operation is restored if missing;
+ * - x402 `upto` (`p.scheme`): keyed by (Permit2, payer, nonce); a recreated reservation names the
+ *   settlement; the reservation's charge and signed ceiling, and the execution record's payment
+ *   (`executionPayment`), must be the settlement's, else undecided.
  */
 export async function reconcilePayment(o: ChainReconciliationOptions, p: ChainPayment): Promise<ReconciliationOutcome> {
   const upto = p.scheme === 'upto';
@@ -355,6 +364,16 @@ export async function reconcilePayment(o: ChainReconciliationOptions, p: ChainPa
   if (h.state !== 'completed') {
     if (op.startsWith('rcn_')) return recovered(await recoverPayment(o, authKey), undecided);
     return 'deferred';
+  }
+  if (upto && o.executionPayment) {
+    const recorded = await o.executionPayment(op);
+    if (recorded && (recorded.amount !== p.amount || recorded.tx_hash.toLowerCase() !== p.txHash.toLowerCase())) {
+      await o.redis.hset(authKey, CHAIN_CHECK, 'undecided');
+      return undecided(
+        `the execution record's payment ${recorded.amount} in ${recorded.tx_hash} is not the amount settled ${p.amount} in this transaction`,
+        op,
+      );
+    }
   }
   const outcomes: ReconciliationOutcome[] = [await ensureRefund(o, op, p, h.response, undecided)];
   if (o.restoreCredit) outcomes.push(await o.restoreCredit(op));
