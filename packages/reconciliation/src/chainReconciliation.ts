@@ -72,7 +72,7 @@ export interface ChainReconciliationOptions extends PaymentRecoveryOptions {
    * without one: an `upto` settlement's record must name this settlement and its amount. Without it,
    * execution records are not compared (their absence is `restoreCredit`'s to report).
    */
-  executionPayment?(operationId: string): Promise<{ amount: string; tx_hash: string } | undefined>;
+  executionPayment?(operationId: string): Promise<{ amount: string; tx_hash?: string } | undefined>;
   /** the x402 `upto` proxy whose settlements are read (default the canonical `x402UptoPermit2ProxyAddress` of `@x402/evm`) */
   uptoProxy?: `0x${string}`;
   /** the x402 `batch-settlement` contract whose claims and settlements are read (default `BATCH_SETTLEMENT_ADDRESS` of `@x402/evm`) */
@@ -367,7 +367,7 @@ export async function reconcilePayment(o: ChainReconciliationOptions, p: ChainPa
   }
   if (upto && o.executionPayment) {
     const recorded = await o.executionPayment(op);
-    if (recorded && (recorded.amount !== p.amount || recorded.tx_hash.toLowerCase() !== p.txHash.toLowerCase())) {
+    if (recorded && (recorded.amount !== p.amount || (recorded.tx_hash ?? '').toLowerCase() !== p.txHash.toLowerCase())) {
       await o.redis.hset(authKey, CHAIN_CHECK, 'undecided');
       return undecided(
         `the execution record's payment ${recorded.amount} in ${recorded.tx_hash} is not the amount settled ${p.amount} in this transaction`,
