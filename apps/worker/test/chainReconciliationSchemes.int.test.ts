@@ -296,6 +296,17 @@ describe('reconciliation of upto and batch-settlement from the chain', () => {
     expect(await reconcileBlocks(options, from, to)).toEqual({ matched: 1, repaired: 1, deferred: 0, undecided: 0 });
     expect((await storage.get(id))?.totalClaimed).toBe('3000');
 
+    // raised again, and only the settlement's block reconciled (no claim of the channel in it): the
+    // receivers view shows less claimed for the treasury than the channel records add up to
+    const settleBlock = (await worker.services.paymentClient.getTransactionReceipt({ hash: pass.settle as `0x${string}` })).blockNumber;
+    const claimBlock = (await worker.services.paymentClient.getTransactionReceipt({ hash: pass.claims[0].transaction as `0x${string}` })).blockNumber;
+    expect(settleBlock).not.toBe(claimBlock);
+    await redis.set(`${keys.prefix}ch:server:channel:${id.toLowerCase()}`, JSON.stringify({ ...json, totalClaimed: '3500' }));
+    const raised = alertLog();
+    expect(await reconcileBlocks({ ...options, log: raised.log }, settleBlock, settleBlock)).toEqual({ matched: 0, repaired: 0, deferred: 0, undecided: 1 });
+    expect(raised.alerts()).toContainEqual(expect.objectContaining({ reason: expect.stringMatching(/channel records say \d+ claimed for the treasury/) }));
+    await redis.set(`${keys.prefix}ch:server:channel:${id.toLowerCase()}`, JSON.stringify(json));
+
     // the channel's record lost while its escrow still holds unclaimed funds: reported, nothing moved
     expect((await views.channel(id)).balance).toBeGreaterThan(3000n);
     await storage.updateChannel(id, () => undefined);

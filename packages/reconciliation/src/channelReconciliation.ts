@@ -61,7 +61,9 @@ const zero = (): ReconciliationCounts => ({ matched: 0, repaired: 0, deferred: 0
  *   receiver is not counted;
  * - each `Settled` log to the treasury for the asset: the contract's USDC `Transfer` to the treasury of
  *   the same amount in the same transaction → matched, else undecided; and the contract's
- *   `receivers(treasury, asset)` must not show more settled than claimed (else undecided).
+ *   `receivers(treasury, asset)` must not show more settled than claimed, nor less claimed than the
+ *   channel records of the treasury add up to (else undecided; claims are read first, so a record a
+ *   claim check set back is already back).
  * Only confirmed blocks are read (the caller's range), as for `exact`: a claim or settlement reorged out
  * is not in the logs, and its effect on the views is what is compared.
  */
@@ -152,11 +154,17 @@ export async function reconcileChannelSettlement(o: ChainReconciliationOptions, 
   });
   const paid = transfers.some((t) => t.transactionHash === s.txHash && t.args.value === s.amount);
   const receiver = await channelChainViews(o.publicClient, address).receiver(o.treasury, o.asset);
+  // what the worker recorded claimed over the channels it still holds (deleted ones, refunded, only add to the chain's total)
+  const recorded = (await createChannelStorage({ redis: o.redis, keys: o.keys }).list())
+    .filter((c) => isAddressEqual(c.channelConfig.receiver, o.treasury) && isAddressEqual(c.channelConfig.token, o.asset))
+    .reduce((sum, c) => sum + BigInt(c.totalClaimed), 0n);
   const reason = !paid
     ? 'a channel settlement to the treasury without its USDC transfer of the same amount'
     : receiver.totalSettled > receiver.totalClaimed
       ? 'the contract shows more settled to the treasury than claimed'
-      : undefined;
+      : recorded > receiver.totalClaimed
+        ? `the channel records say ${recorded} claimed for the treasury, the contract's receivers view ${receiver.totalClaimed}`
+        : undefined;
   if (!reason) return 'matched';
   o.log.error(
     { alert: 'chain_reconciliation_undecided', reason, tx_hash: s.txHash, amount: String(s.amount) },
