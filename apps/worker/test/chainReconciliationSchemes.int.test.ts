@@ -220,6 +220,17 @@ describe('reconciliation of upto and batch-settlement from the chain', () => {
     await redis.hset(bKey, 'amount', '1000');
     await redis.set(keys.execution(g.execution_id), JSON.stringify(gRecord));
     expect(await reconcileBlocks(options, from, to)).toEqual({ matched: 4, repaired: 0, deferred: 0, undecided: 0 });
+
+    // A's stored payload says another ceiling than the one its settlement was made against: reported
+    const aPayload = (await redis.hget(aKey, 'payload'))!;
+    const raised = JSON.parse(aPayload);
+    expect(raised.payload.permit2Authorization.permitted.amount).toBe('3000');
+    raised.payload.permit2Authorization.permitted.amount = '2000';
+    await redis.hset(aKey, 'payload', JSON.stringify(raised));
+    const ceiling = alertLog();
+    expect(await reconcileBlocks({ ...options, log: ceiling.log }, from, to)).toEqual({ matched: 3, repaired: 0, deferred: 0, undecided: 1 });
+    expect(ceiling.alerts()).toContainEqual(expect.objectContaining({ reason: 'the signed ceiling 2000 is not the ceiling settled against (3000)' }));
+    await redis.hset(aKey, 'payload', aPayload);
   });
 
   it('upto: a settlement reorged out is left to the finality tracker, never reported, and matches once its transaction is mined again', async () => {
