@@ -324,6 +324,8 @@ export function chainReconciliationOptions(
       store: services.providerStore,
       log,
     }),
+    // an upto settlement's execution record must name it (docs/decisions.md "Reconciliation from the chain")
+    executionPayment: async (operationId) => (await services.executions.get(operationId))?.payment ?? undefined,
     ...(sender ? { sender } : {}),
   };
 }

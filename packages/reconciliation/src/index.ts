@@ -5,7 +5,9 @@ export {
   reconcileBlocks,
   reconciledOperationId,
   reconcilePayment,
+  reconcileUptoRecords,
   runChainReconciliation,
+  uptoSettlementsToTreasury,
   type ChainPayment,
   type ChainReconciliationOptions,
   type ChainReconciliationReport,
@@ -29,3 +31,10 @@ export {
   type RecoveredAnswer,
   type RecoveryRound,
 } from './recovery.js';
+export {
+  reconcileChannelClaim,
+  reconcileChannels,
+  reconcileChannelSettlement,
+  type ChainChannelClaim,
+  type ChainChannelSettlement,
+} from './channelReconciliation.js';
