@@ -96,7 +96,7 @@ afterAll(async () => {
 
 /** The worker's channel pass on the deployment (the gateways' cluster, keys and config), `over` replacing options. */
 function workerPass(over: Parameters<typeof channelSettlementOf>[2] = {}) {
-  return channelSettlementOf({ config: g1.config, ...g1.gateway.services }, log, {
+  return channelSettlementOf({ ...g1.gateway.services, config: g1.config }, log, {
     claimThreshold: 100n * PRICE,
     claimIntervalSeconds: 86_400,
     refundIdleSeconds: 0,
@@ -187,7 +187,7 @@ describe('batch-settlement on a 3-master Redis Cluster with two gateways', () =>
     const settled = decodePaymentResponseHeader(onFirst.headers.get('payment-response')!);
     accepted.push({ body: onFirst.body, settlement: settled, gateway: g1 });
     // the client records the charge as the official fetch client does after an answer
-    const p = payload.payload as { voucher: { channelId: string } };
+    const p = payload.payload as { voucher: { channelId: Hex } };
     await updateChannelFromSettle(mainBuyer.storage, {
       server: { chargedAmount: settled.extra?.chargedAmount as string },
       local: { channelId: p.voucher.channelId, requestAmount: PRICE.toString() },
