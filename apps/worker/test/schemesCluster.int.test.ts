@@ -133,7 +133,9 @@ function channelBuyer(buyer: LocalAccount) {
 }
 
 describe('batch-settlement on a 3-master Redis Cluster with two gateways', () => {
-  it('200 calls over one channel alternating between the gateways, with three channels at once: each voucher charged once, claimed in a few transactions, nothing lost to a killed worker, and the money adds up to the base unit', async () => {
+  it('200 calls over one channel alternating between the gateways, with three channels at once: each voucher charged once, claimed in a few transactions, nothing lost to a killed worker, and the money adds up to the base unit', {
+    timeout: 300_000,
+  }, async () => {
     const storage = createChannelStorage({ redis: g1.gateway.services.redis, keys: g1.gateway.services.keys });
     const views = channelChainViews(g1.gateway.services.paymentClient);
     const [main, ...side] = [pay.buyers[0], pay.buyers[1], pay.buyers[2], pay.buyers[3]];
