@@ -2,11 +2,9 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createChannelStorage } from '@acg/channels';
-import { RedisKeys } from '@acg/redis';
-import { Redis } from 'ioredis';
 import { mnemonicToAccount } from 'viem/accounts';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { channelsOfPayer } from '../../../apps/gateway/test/channels.js';
 import { useTestGateway } from '../../../apps/gateway/test/useTestGateway.js';
 
 /**
@@ -21,8 +19,6 @@ const DEMO_ACCOUNT = mnemonicToAccount('test test test test test test test test 
 const BURST = 12;
 
 const t = useTestGateway({ config: { chains: { ethereum: 'http://127.0.0.1:1' }, payment: { schemes: ['exact', 'batch-settlement'] } } });
-let redis: Redis | undefined;
-afterAll(() => redis?.disconnect());
 
 /** Runs `npm run demo` (it builds the SDK first) against `t` and resolves with its output; rejects when it exits non-zero. */
 async function runDemo(env: Record<string, string> = {}): Promise<string> {
@@ -36,11 +32,7 @@ async function runDemo(env: Record<string, string> = {}): Promise<string> {
   return stdout;
 }
 
-async function demoChannel() {
-  redis ??= new Redis(t.config.redisUrl);
-  const all = await createChannelStorage({ redis, keys: new RedisKeys(t.config.keyPrefix) }).list();
-  return all.filter((c) => c.channelConfig.payer.toLowerCase() === DEMO_ACCOUNT.address.toLowerCase());
-}
+const demoChannel = () => channelsOfPayer(t, DEMO_ACCOUNT.address);
 
 describe('npm run demo', () => {
   it('pays one call, then a burst over one batch-settlement channel; run again, it charges the same channel on', { timeout: 300_000 }, async () => {
