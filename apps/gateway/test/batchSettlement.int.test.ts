@@ -111,4 +111,30 @@ describe('batch-settlement on POST /api/v1/execute', () => {
     expect(reordered.body.reason).toBe('invalid_batch_settlement_evm_cumulative_amount_mismatch');
     expect(await charged()).toBe('2000');
   });
+
+  it('a client that lost its channel state (restarted without storage) resynchronises from the corrective 402 and pays on', async () => {
+    const first = buyerClient(7);
+    for (let i = 0; i < 2; i++) expect((await paidCall(first.fetch, walletBalancesRequest(first.buyer.address))).status).toBe(200);
+    // a fresh official client: it knows nothing of the channel, so it signs as if it were new
+    const restarted = buyerClient(7);
+    const body = walletBalancesRequest(restarted.buyer.address);
+    const pr: PaymentRequired = decodePaymentRequiredHeader((await post(t.executeUrl, body)).headers.get('payment-required')!);
+    const stale = await restarted.client.createPaymentPayload(pr);
+    const refused = await post(t.executeUrl, body, { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(stale) });
+    expect(refused.status).toBe(402);
+    expect(refused.body.reason).toBe('invalid_batch_settlement_evm_cumulative_amount_mismatch');
+    // the corrective 402: its PaymentRequired names the x402 code in `error` (what the official client
+    // compares) and carries the channel's state in the batch-settlement entry
+    const corrective: PaymentRequired = decodePaymentRequiredHeader(refused.headers.get('payment-required')!);
+    expect(corrective.error).toBe('invalid_batch_settlement_evm_cumulative_amount_mismatch');
+    expect(corrective.accepts.find((a) => a.scheme === 'batch-settlement')?.extra).toMatchObject({
+      channelState: { chargedCumulativeAmount: '2000' },
+      voucherState: { signedMaxClaimable: '2000' },
+    });
+    // so the official fetch client recovers (reads the channel on chain, checks its own voucher) and pays on
+    const r = await paidCall(restarted.fetch, body);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const charged = (await channels().list()).find((c) => c.channelConfig.payer.toLowerCase() === restarted.buyer.address.toLowerCase())!;
+    expect(charged.chargedCumulativeAmount).toBe('3000');
+  });
 });

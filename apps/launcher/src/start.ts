@@ -8,7 +8,9 @@
  *   says what the gateway read of its persistence; on the dev payment chain a setting that can lose
  *   writes is only warned about, with `PAYMENT_RPC_URL` it is refused (docs/durability.md).
  * - Gateway on `GATEWAY_PORT` (default 8080) with the dev accounts: index 0 facilitator (pays gas),
- *   index 1 treasury (payTo, sends refunds), indexes 2-9 funded buyers.
+ *   index 1 treasury (payTo, sends refunds), indexes 2-9 funded buyers. With the dev payment chain it
+ *   takes x402 `batch-settlement` beside `exact` (PAYMENT_SCHEMES overrides), so `npm run demo` shows a
+ *   burst of calls over one channel.
  * - The example provider (apps/example-provider) as its own child process on `EXAMPLE_PROVIDER_PORT`
  *   (default 8090, or a free one if taken), wallet dev account 10 (`DEV_ROLES.provider`) unless
  *   `EXAMPLE_PROVIDER_PRIVATE_KEY` is set, reading the dev chains; it onboards itself through the
@@ -260,6 +262,10 @@ try {
       // anvil mines only when a transaction arrives, so its `finalized` tag lags far behind: a
       // transfer is final two blocks under the head (PAYMENT_FINALITY overrides)
       finality: { depth: 2 },
+      // the dev chain has our x402BatchSettlement at its canonical address and this process runs the
+      // worker's channel pass: channels are offered beside `exact` (PAYMENT_SCHEMES overrides; the
+      // gateway's own default, with PAYMENT_RPC_URL, stays `exact`; docs/decisions.md "batch-settlement")
+      schemes: ['exact', 'batch-settlement'],
     };
   }
   if (!env.ETHEREUM_RPC_URL) {
@@ -486,6 +492,10 @@ try {
   process.stdout.write('Chains:\n');
   line('payment chain', `${config.payment.rpcUrl} (eip155:${config.payment.chain.id}${anvil ? ', local anvil' : ''})`);
   line('USDC', config.payment.asset);
+  line(
+    'x402 schemes',
+    `${config.payment.schemes.join(', ')}${config.payment.schemes.includes('batch-settlement') ? '' : ' (PAYMENT_SCHEMES=exact,batch-settlement adds payment channels)'}; upto where the cost is known only afterwards`,
+  );
   line('ethereum chain', `${config.chains.ethereum ?? 'not configured'}${ethereum ? ' (chain 1, local anvil)' : ''}`);
   line('arbitrum chain', `${config.chains.arbitrum ?? 'not configured'}${arbitrum ? ' (chain 42161, local anvil)' : ''}`);
   line('relays', relays ? `${relays.relays.length} local dev relays: ${relays.relayUrls}` : 'RELAY_URLS');
@@ -523,7 +533,7 @@ try {
   const url = gateway.url;
   process.stdout.write('\nTry (each pays from the dev account above):\n');
   process.stdout.write(
-    `  ${demoCommand(url, Boolean(anvil))}      # JS SDK: 0.001 USDC for one call, then a job, an MCP task and a liquidation search (0.024 USDC in all)\n`,
+    `  ${demoCommand(url, Boolean(anvil), 'demo', config.payment.rpcUrl)}      # JS SDK: 0.001 USDC for one call, 20 calls over a batch-settlement channel, then a job, an MCP task and a liquidation search (0.044 USDC in all)\n`,
   );
   process.stdout.write(`  ${demoCommand(url, Boolean(anvil), 'demo:mcp')}  # MCP: lists the tools, pays one tool call (0.001 USDC)\n`);
   if (anvil) {

@@ -105,10 +105,15 @@ describe('npm start', () => {
       expect(launcher.output()).toMatch(/ {2}payment chain \(anvil, chain id 8453\) \.\.\. \d+\.\d s: http:\/\/127\.0\.0\.1:\d+/);
       expect(launcher.output()).toMatch(/ {2}lending dev data: .* \.\.\. \d+\.\d s: \d+ positions/);
       // both demos for this gateway port (not 8080), and a funded dev-chain-only key
-      expect(launcher.output()).toContain(`  GATEWAY_URL=http://127.0.0.1:${ports.GATEWAY_PORT} npm run demo `);
+      // (the JS demo also names the payment chain, not on its default port here: its channel reads)
+      expect(launcher.output()).toContain(
+        `  GATEWAY_URL=http://127.0.0.1:${ports.GATEWAY_PORT} DEMO_RPC_URL=http://127.0.0.1:${ports.DEVNET_PAYMENT_PORT} npm run demo `,
+      );
       expect(launcher.output()).toContain(`  GATEWAY_URL=http://127.0.0.1:${ports.GATEWAY_PORT} npm run demo:mcp `);
       expect(launcher.output()).toContain('DEV CHAIN ONLY');
       expect(bannerLine('private key')).toContain(devPrivateKey(2));
+      // the dev defaults take x402 batch-settlement beside exact (the demo's channel burst)
+      expect(bannerLine('x402 schemes')).toMatch(/^\s*x402 schemes\s+exact, batch-settlement;/);
       // one-click dev sign-in: the example provider's dashboard, its session in the URL fragment
       expect(bannerLine('provider (dev)')).toMatch(/\/providers\/prv_[0-9A-Z]{26}#dev-session=acg_[A-Za-z0-9_-]{43}\.0x[0-9a-fA-F]{40}\.\d+$/);
       // the store's durability as the gateway read it at start (this test's private Redis: appendfsync always)

@@ -150,9 +150,28 @@ export class Challenges {
     };
   }
 
-  /** A 402 refusing a payment: `reason` is an x402 code (default `invalid_payment`), the message is {@link describePaymentFailure}'s. */
-  refuse(req: ChallengedResource, reason: string | undefined, accepts?: PaymentRequirements[]): Extract<PaidResponse, { kind: 'payment_required' }> {
+  /**
+   * A 402 refusing a payment: `reason` is an x402 code (default `invalid_payment`), the message is
+   * {@link describePaymentFailure}'s. `errorIsCode`: a corrective 402 (its `accepts` carry the scheme's
+   * state to resynchronise from, e.g. a batch-settlement channel's): the `PAYMENT-REQUIRED` header's
+   * `PaymentRequired.error` is the code itself, as the official x402 server writes it and as the official
+   * client (which reads the header) compares it to recover; the body keeps the sentence in `error`, the
+   * code in `reason` (docs/decisions.md "batch-settlement").
+   */
+  refuse(
+    req: ChallengedResource,
+    reason: string | undefined,
+    accepts?: PaymentRequirements[],
+    opts: { errorIsCode?: boolean } = {},
+  ): Extract<PaidResponse, { kind: 'payment_required' }> {
     const code = reason ?? 'invalid_payment';
-    return this.challenge(req, { reason: code, message: describePaymentFailure(code) }, accepts);
+    const r = this.challenge(req, { reason: code, message: describePaymentFailure(code) }, accepts);
+    if (!opts.errorIsCode) return r;
+    const paymentRequired: PaymentRequired = { ...r.paymentRequired, error: code };
+    return {
+      ...r,
+      headers: { ...r.headers, 'PAYMENT-REQUIRED': encodePaymentRequiredHeader(paymentRequired) },
+      paymentRequired,
+    };
   }
 }

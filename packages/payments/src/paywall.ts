@@ -1015,12 +1015,14 @@ export class Paywall {
   private async refuse(req: ChallengedResource, reason: string | undefined, refused?: { scheme: PaymentScheme; payload: PaymentPayload }): Promise<Refused> {
     this.opts.observer?.refused?.({ reason: reason ?? 'invalid_payment' });
     const accepts = this.accepts(req);
+    let corrective = false;
     if (reason && refused?.scheme.enrichRefusal) {
-      await refused.scheme
-        .enrichRefusal(reason, refused.payload, accepts)
-        .catch((e: unknown) => this.opts.log.warn({ err: String((e as Error)?.message).slice(0, 200) }, 'corrective 402 fields could not be added'));
+      corrective = await refused.scheme.enrichRefusal(reason, refused.payload, accepts).catch((e: unknown) => {
+        this.opts.log.warn({ err: String((e as Error)?.message).slice(0, 200) }, 'corrective 402 fields could not be added');
+        return false;
+      });
     }
-    return { kind: 'refused', response: await this.signInOffered(this.offered(this.challenges.refuse(req, reason, accepts))) };
+    return { kind: 'refused', response: await this.signInOffered(this.offered(this.challenges.refuse(req, reason, accepts, { errorIsCode: corrective }))) };
   }
 }
 

@@ -46,7 +46,8 @@ export class Replays {
       operation_id: operationId,
       ...(operationId.startsWith('exe_') ? { execution_id: operationId } : {}),
       ...(operationId.startsWith('job_') ? { job_id: operationId } : {}),
-      payment: { tx_hash: txHash ?? null, amount: amount ?? null },
+      // a batch-settlement voucher moved nothing on chain: its reservation's `0x` is no transaction (null)
+      payment: { tx_hash: txHash && txHash !== '0x' ? txHash : null, amount: amount ?? null },
       ...(read ? { result_url: `${base}${read.path}` } : {}),
     });
   }

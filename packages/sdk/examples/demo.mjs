@@ -6,15 +6,16 @@
 // result and the payment tx hash; then runs the same capability as a budgeted job (refund of the
 // rest), the same job again as an MCP task (the official MCP client's experimental task API, paid
 // with x402 over MCP, polled with tasks/get, its record read with tasks/result), and a paid
-// liquidation search (DEMO_SKIP_EXTRAS=1 skips those). Then, when the gateway's 402 offers the x402
-// `batch-settlement` scheme, a burst of DEMO_BURST calls (default 20) over one payment channel: one
-// deposit, then a voucher per call signed off-chain, and a cooperative refund of what is left; when it
-// does not, it says so (DEMO_BURST=0 skips it).
+// liquidation search (DEMO_SKIP_EXTRAS=1 skips those). Before those, when the gateway's 402 offers the
+// x402 `batch-settlement` scheme (`npm start` on its dev chain does; else PAYMENT_SCHEMES=exact,batch-settlement),
+// a burst of DEMO_BURST calls (default 20) over one payment channel: one deposit, then a voucher per
+// call signed off-chain; when it does not, it says how to enable it (DEMO_BURST=0 skips it).
 //
 // `npm run demo` builds the SDK quietly first (tsup --silent, packages/sdk/tsup.config.ts only).
 //
 // Environment: GATEWAY_URL (default http://127.0.0.1:8080; `npm start` prints the exact command);
-// DEMO_PRIVATE_KEY (0x... hex) to pay with your own key, else dev account 2 of anvil's standard mnemonic (funded with 10,000 USDC on
+// DEMO_RPC_URL (default http://127.0.0.1:8545, the dev payment chain; the banner names it when it is elsewhere)
+// for the channel's on-chain reads; DEMO_PRIVATE_KEY (0x... hex) to pay with your own key, else dev account 2 of anvil's standard mnemonic (funded with 10,000 USDC on
 // the embedded dev chain).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -27,6 +28,8 @@ import { GatewayRequestError, PaymentTermsMismatchError, createGatewayClient, fo
 const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
 const CAPABILITY = 'intelligence.wallet_balances';
 const baseUrl = process.env.GATEWAY_URL ?? 'http://127.0.0.1:8080';
+// the payment chain's JSON-RPC (reads only: the channel's on-chain state); `npm start`'s dev chain by default
+const rpcUrl = process.env.DEMO_RPC_URL ?? 'http://127.0.0.1:8545';
 
 const account = process.env.DEMO_PRIVATE_KEY ? privateKeyToAccount(process.env.DEMO_PRIVATE_KEY) : mnemonicToAccount(DEV_MNEMONIC, { addressIndex: 2 });
 
@@ -76,7 +79,7 @@ async function main() {
   console.log(`payment tx:   ${execution.payment.tx_hash}`);
   console.log(`spent by this client: ${gateway.spent().usdc} USDC`);
 
-  await channelBurst();
+  await channelBurst(price);
 
   // The same capability as a 2-step job with a 0.003 USDC budget: 0.002 spent, 0.001 refunded on-chain.
   if (process.env.DEMO_SKIP_EXTRAS) return;
@@ -109,13 +112,28 @@ async function main() {
   console.log(`\nspent by this client: ${gateway.spent().usdc} USDC (limit 0.05)`);
 }
 
-// A burst of paid calls over one batch-settlement channel (README "Channels"), with a client of its
-// own that prefers that scheme: the first call deposits (counted towards its 0.05 USDC total), each
-// call after it only signs a cumulative voucher, and the gateway claims them on-chain in batches.
-async function channelBurst() {
+// A burst of paid calls over one batch-settlement channel (README "Which x402 scheme suits which
+// caller"), with a client of its own that prefers that scheme: the first call deposits enough for the
+// whole burst (counted towards its total limit), each call after it only signs a cumulative voucher
+// (no transaction), and the gateway's worker claims the vouchers on-chain in batches. The deposit's
+// unspent rest stays in escrow for later calls; the worker returns it cooperatively once the channel
+// is idle (CHANNEL_REFUND_IDLE_SECONDS), or the payer withdraws it after the channel's withdrawDelay.
+async function channelBurst(price) {
   const calls = Number(process.env.DEMO_BURST ?? 20);
   if (!(calls > 0)) return;
-  const channelClient = createGatewayClient({ baseUrl, account, schemes: ['batch-settlement'], spendLimits: { perCallUsdc: '0.01', totalUsdc: '0.05' } });
+  const priceUnits = BigInt(Math.round(Number(price) * 1e6));
+  // one deposit for the whole burst, at least the 402's minDeposit (10 calls' worth)
+  const depositUnits = priceUnits * BigInt(Math.max(calls, 10));
+  const totalUsdc = formatUsdc(depositUnits > 50_000n ? depositUnits : 50_000n);
+  const channelClient = createGatewayClient({
+    baseUrl,
+    account,
+    schemes: ['batch-settlement'],
+    channelDepositUsdc: formatUsdc(depositUnits),
+    // chain reads let the client resynchronise a channel an earlier run left open (x402's corrective 402)
+    rpcUrl,
+    spendLimits: { perCallUsdc: '0.01', totalUsdc },
+  });
   const paid = { path: '/api/v1/execute', method: 'POST', body: JSON.stringify({ capability_id: CAPABILITY, input: { address: account.address } }) };
   let channel;
   try {
@@ -123,24 +141,25 @@ async function channelBurst() {
   } catch (e) {
     const why = e instanceof PaymentTermsMismatchError ? 'its 402 does not offer batch-settlement' : (e?.message ?? String(e));
     console.log(`\nbatch-settlement: not offered by this gateway (${why}); skipping the channel burst.`);
+    console.log('  Start the gateway with PAYMENT_SCHEMES=exact,batch-settlement (`npm start` on its dev chain offers it by default).');
     return;
   }
-  console.log(`\n${calls} calls of ${CAPABILITY} over one batch-settlement channel ${channel.channelId.slice(0, 10)}…`);
+  console.log(
+    `\n${calls} calls of ${CAPABILITY} over one batch-settlement channel ${channel.channelId.slice(0, 10)}… (deposit ${formatUsdc(depositUnits)} USDC)`,
+  );
   const started = Date.now();
   for (let i = 0; i < calls; i++) await channelClient.execute(CAPABILITY, { address: account.address });
   const ms = Date.now() - started;
   const after = await channelClient.channels.get(paid);
   const spent = channelClient.spent();
-  console.log(`  ${calls} calls in ${ms} ms; vouchers charged ${formatUsdc(BigInt(after.state?.chargedCumulativeAmount ?? '0'))} USDC in total`);
+  const balance = BigInt(after.state?.balance ?? '0');
+  console.log(`  ${calls} calls in ${ms} ms: one deposit on-chain, then a voucher per call signed off-chain (no transaction)`);
   console.log(
-    `  channel balance ${formatUsdc(BigInt(after.state?.balance ?? '0'))} USDC; spent ${spent.usdc} USDC, in escrow ${formatUsdc(spent.escrowBaseUnits ?? 0n)} USDC`,
+    `  the channel so far (every run): vouchers charged ${formatUsdc(BigInt(after.state?.chargedCumulativeAmount ?? '0'))} USDC, balance ${formatUsdc(balance)} USDC`,
   );
-  try {
-    const refund = await channelClient.channels.refund(paid);
-    console.log(`  cooperative refund of the rest: tx ${refund.settlement.transaction || '(pending)'}`);
-  } catch (e) {
-    console.log(`  cooperative refund: ${e?.message ?? e}`);
-  }
+  console.log(
+    `  spent by this run ${spent.usdc} USDC, in escrow ${formatUsdc(spent.escrowBaseUnits ?? 0n)} USDC (the gateway's worker claims the vouchers in batches)`,
+  );
 }
 
 // A one-step job run as an MCP task (apps/gateway docs/mcp-tasks.md): the unpaid tools/call of

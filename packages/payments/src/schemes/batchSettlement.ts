@@ -225,11 +225,13 @@ export class BatchSettlementScheme implements PaymentScheme {
    * The corrective requirements of a 402 refusing `payload` with `reason` (x402: a cumulative mismatch
    * carries the channel's `channelState` and `voucherState`, from which the official client resyncs),
    * as the official scheme writes them into the batch-settlement entry of `accepts` (in place).
+   * Resolves `true` when it wrote them (the 402 is corrective: its `error` is then the code, which the
+   * official client's recovery compares).
    */
-  async enrichRefusal(reason: string, payload: PaymentPayload, accepts: PaymentRequirements[]): Promise<void> {
-    if (reason !== BatchSettlementReasons.cumulativeAmountMismatch) return;
+  async enrichRefusal(reason: string, payload: PaymentPayload, accepts: PaymentRequirements[]): Promise<boolean> {
+    if (reason !== BatchSettlementReasons.cumulativeAmountMismatch) return false;
     const i = accepts.findIndex((a) => a.scheme === BATCH_SETTLEMENT);
-    if (i < 0) return;
+    if (i < 0) return false;
     accepts[i] = { ...accepts[i], extra: { ...accepts[i].extra } };
     const resource = { url: '', description: '', mimeType: 'application/json' };
     await this.server.enrichPaymentRequiredResponse({
@@ -239,6 +241,7 @@ export class BatchSettlementScheme implements PaymentScheme {
       error: reason,
       paymentRequiredResponse: { x402Version: 2, resource, accepts },
     });
+    return true;
   }
 
   /** Nothing to watch on chain for a voucher (off-chain); a deposit is final when the facilitator saw its receipt. */

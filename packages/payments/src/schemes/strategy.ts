@@ -127,9 +127,11 @@ export interface PaymentScheme {
   unsettled?(payload: PaymentPayload, matched: PaymentRequirements): Promise<void>;
   /**
    * Optional: adds the scheme's corrective fields to the `accepts` of a 402 refusing `payload` with
-   * `reason` (in place; e.g. `batch-settlement`'s channel state on a cumulative mismatch).
+   * `reason` (in place; e.g. `batch-settlement`'s channel state on a cumulative mismatch). Resolves
+   * `true` when it did: that 402 is corrective, and its `PaymentRequired.error` is then the x402 code
+   * itself, which an x402 client compares to recover (x402 batch-settlement EVM "corrective 402").
    */
-  enrichRefusal?(reason: string, payload: PaymentPayload, accepts: PaymentRequirements[]): Promise<void>;
+  enrichRefusal?(reason: string, payload: PaymentPayload, accepts: PaymentRequirements[]): Promise<boolean>;
   /** Starts watching a settlement until final (`trackSettlement` of `@acg/treasury`, finality.ts); durable before it resolves. */
   track(settled: SettledOnChain): Promise<void>;
   /**
