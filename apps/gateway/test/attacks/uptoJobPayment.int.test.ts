@@ -1,4 +1,8 @@
 import { CapabilityFailure, defineCapability } from '@acg/capabilities';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/tasks/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { PERMIT2_ADDRESS, usdcAbi } from '@acg/devnet';
 import { permit2NonceHex, uptoPermit2Authorization } from '@acg/payments';
 import { paymentKeys, recordDeferredCharge } from '@acg/payments/commands';
@@ -373,6 +377,36 @@ describe('upto on a job', () => {
     } finally {
       jumpAfterFirstStep.delete(buyer.address.toLowerCase());
       clockOffsetMs = 0;
+    }
+  });
+
+  it('the MCP job tool (as a task) offers the same upto entry and settles what the steps spent', async () => {
+    const buyer = t.stack.payment.buyers[0];
+    const client = new Client({ name: 'acg-upto-job', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`)));
+    try {
+      const body = jobBody('over MCP', 0.004, echoSteps(2, 'mcp'));
+      const unpaid = (await client.callTool({ name: 'gateway_jobs', arguments: body })) as CallToolResult;
+      const required = unpaid.structuredContent as unknown as PaymentRequired;
+      expect(required.accepts.map((a) => [a.scheme, a.amount, a.maxTimeoutSeconds])).toEqual([
+        ['exact', '4000', 300],
+        ['upto', '4000', 3600],
+      ]);
+      const payload = await new x402Client().register('eip155:*', new UptoEvmScheme(toClientEvmSigner(buyer as never))).createPaymentPayload(required);
+      const before = await balances(buyer);
+      const created = await client.request(
+        { method: 'tools/call', params: { name: 'gateway_jobs', arguments: body, task: { ttl: 60_000 }, _meta: { 'x402/payment': payload } } },
+        CreateTaskResultSchema,
+      );
+      const jobId = created.task.taskId.split('.')[0];
+      const job = await waitForJob(jobId, buyer, settledJob);
+      expect(job.payment).toMatchObject({ scheme: 'upto', ceiling: '4000', amount: '2000', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+      expect(job.refund).toBeNull();
+      const after = await balances(buyer);
+      expect(before.buyer - after.buyer).toBe(2000n);
+      expect(after.treasury - before.treasury).toBe(2000n);
+    } finally {
+      await client.close().catch(() => undefined);
     }
   });
 

@@ -27,6 +27,10 @@ const SCRIPTS = scriptSet(new URL('./lua/', import.meta.url), {
  * `settling` (the operation ran: the amount to settle `settle_amount`, the answer `response` and
  * the signed `payload` recorded before settling) → `completed`; `settling` → `settle_unknown`
  * (outcome not seen; finished by the paywall's deferred recovery, never by a refund).
+ * A deferred payment answered before it is settled (a job, `Outcome.settleLater`): `pending` held
+ * with the answer `response`, `payload`, `requirements` and `hold_until` (the deadline) while the
+ * job runs → `settling` ({@link recordDeferredCharge}) → `completed` once settled; 0 spent:
+ * `pending` → `completed` with amount 0.
  * A reservation released (nothing charged) is deleted, see {@link releaseAuthorization}.
  */
 export type AuthorizationState = 'pending' | 'settle_unknown' | 'settled' | 'settling' | 'recovering' | 'completed';
