@@ -7,13 +7,14 @@ import { PERMIT2_ADDRESS, usdcAbi } from '@acg/devnet';
 import { permit2NonceHex, uptoPermit2Authorization } from '@acg/payments';
 import { paymentKeys, recordDeferredCharge } from '@acg/payments/commands';
 import { recoverPayment } from '@acg/reconciliation';
-import { permit2NonceUsed, readRefund } from '@acg/treasury';
+import { permit2NonceUsed, readRefund, TransferFinality } from '@acg/treasury';
+import pino from 'pino';
 import { x402Client } from '@x402/core/client';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { toClientEvmSigner, x402UptoPermit2ProxyAddress } from '@x402/evm';
 import { UptoEvmScheme } from '@x402/evm/upto/client';
-import { createPublicClient, createWalletClient, http, maxUint256, type LocalAccount } from 'viem';
+import { createPublicClient, createTestClient, createWalletClient, http, maxUint256, type LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoCapabilityParameters } from '../../../../packages/capabilities/test/echoCapability.js';
 import { recordJobSettlement } from '../../../worker/src/deferredSettlement.js';
@@ -125,6 +126,8 @@ beforeAll(async () => {
     chainReconciliation: false,
     paymentRecovery: false,
     channels: false,
+    // finality rounds are the test's own (a depth rule on anvil)
+    finality: false,
     jobs: {
       backoffMs: 50,
       lockDurationMs: 2_000,
@@ -190,6 +193,20 @@ describe('upto on a job', () => {
     expect(await permit2NonceUsed(t.gateway.services.paymentClient, buyer.address, BigInt(permit.nonce))).toBe(true);
     const reservation = await t.gateway.services.redis.hgetall(authKeyOf(buyer, payload));
     expect(reservation).toMatchObject({ state: 'completed', amount: '3000', tx_hash: job.payment.tx_hash });
+
+    // the settlement is tracked until final, as a routed call's is (Permit2's variant of trackSettlement)
+    const { services } = t.gateway;
+    await createTestClient({ mode: 'anvil', transport: http(t.stack.payment.rpcUrl) }).mine({ blocks: 4 });
+    const finality = new TransferFinality({
+      redis: services.redis,
+      keys: services.keys,
+      publicClient: services.paymentClient,
+      rule: { depth: 4 },
+      reversals: services.creditReversal,
+      log: pino({ level: 'silent' }),
+    });
+    expect((await finality.check()).final).toContain(`settlement:${jobId}`);
+    expect((await readJob(t.url, jobId, buyer)).payment).toEqual({ ...job.payment, status: 'final' });
   });
 
   it('a deadline beyond the jobs window is refused before anything is reserved', async () => {
@@ -344,9 +361,12 @@ describe('upto on a job', () => {
     expect(await t.gateway.services.paywall.recoverDeferred({ olderThanMs: 0 })).toEqual([]);
     expect(await recoverPayments(t, { olderThanMs: 0 })).toEqual({ refunded: [], released: [], completed: [] });
     const { redis, keys } = t.gateway.services;
-    expect(await recordDeferredCharge(redis, { authKey, inFlightKey: paymentKeys.authorizationsInFlight(keys), operationId: jobId, amount: '3000' })).toBe(
-      'settled',
-    );
+    const record = (amount: string) =>
+      recordDeferredCharge(redis, { authKey, inFlightKey: paymentKeys.authorizationsInFlight(keys), operationId: jobId, amount });
+    expect(await record('3000')).toBe('settled');
+    // another amount for the same job is never recorded
+    expect(await record('3999')).toBe('refused');
+    expect(await record('0')).toBe('refused');
     expect(await redis.publish(paymentKeys.deferredSettlements(keys), authKey)).toBeGreaterThanOrEqual(1);
     const job = await waitForJob(jobId, buyer, settledJob);
     expect(job.payment).toMatchObject({ scheme: 'upto', amount: '3000', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
