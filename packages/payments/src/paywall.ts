@@ -6,7 +6,8 @@ import type { SignInWithXChallenges } from '@acg/identity';
 import { type PaymentRequiredResponse, withPaymentRequiredExtension } from './paymentRequiredExtension.js';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import { isRedisUnavailable, retryWhileRedisUnavailable, type RedisKeys, type ReplicaAcks } from '@acg/redis';
+import { isRedisUnavailable, releaseLease, retryWhileRedisUnavailable, takeLease, type RedisKeys, type ReplicaAcks } from '@acg/redis';
+import { randomUUID } from 'node:crypto';
 import type { AuthorizationRecord, AuthorizationState } from './commands/index.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -967,13 +968,12 @@ export class Paywall {
   private async finishDeferred(scheme: PaymentScheme, ref: AuthorizationRef, operationId: string): Promise<string | undefined> {
     // one settlement at a time per reservation (a nudge, a recovery round and a replay may meet):
     // a second facilitator call for a spent nonce would be refused and release the reservation
-    const lock = paymentKeys.deferredSettleLock(ref.authKey);
-    const token = `${process.pid}:${Math.random()}`;
-    if ((await this.opts.redis.set(lock, token, 'PX', DEFERRED_SETTLE_LOCK_MS, 'NX')) !== 'OK') return 'busy';
+    const lease = { leaseKey: paymentKeys.deferredSettleLock(ref.authKey), holder: randomUUID() };
+    if (!(await takeLease(this.opts.redis, { ...lease, leaseMs: DEFERRED_SETTLE_LOCK_MS }))) return 'busy';
     try {
       return await this.finishDeferredLocked(scheme, ref, operationId);
     } finally {
-      if ((await this.opts.redis.get(lock).catch(() => null)) === token) await this.opts.redis.del(lock).catch(() => undefined);
+      await releaseLease(this.opts.redis, lease).catch(() => undefined);
     }
   }
 

@@ -377,6 +377,35 @@ describe('upto on a job', () => {
     silent.delete(buyer.address.toLowerCase());
   });
 
+  it('a recorded settlement nudged twice at once and met by a recovery round settles once', async () => {
+    const buyer = t.stack.payment.buyers[1];
+    silent.add(buyer.address.toLowerCase());
+    try {
+      const body = jobBody('settled by whoever comes first', 0.004, echoSteps(2, 'race'));
+      const { payload } = await uptoPayload(buyer, body);
+      const before = await balances(buyer);
+      const created = await createJob(body, payload);
+      expect(created.status).toBe(202);
+      const jobId: string = created.body.job_id;
+      const authKey = authKeyOf(buyer, payload);
+      await waitFor(
+        () => t.gateway.services.redis.hget(authKey, 'state'),
+        (s) => s === 'settling',
+      );
+      const { paywall } = t.gateway.services;
+      const results = await Promise.all([paywall.settleRecorded(authKey), paywall.settleRecorded(authKey), paywall.recoverDeferred({ olderThanMs: 0 })]);
+      expect(results.flat().filter(Boolean)).toEqual([jobId]);
+      expect(await t.gateway.services.redis.hget(authKey, 'state')).toBe('completed');
+      const job = await waitForJob(jobId, buyer, settledJob);
+      expect(job.payment.amount).toBe('2000');
+      const after = await balances(buyer);
+      expect(before.buyer - after.buyer).toBe(2000n);
+      expect(after.treasury - before.treasury).toBe(2000n);
+    } finally {
+      silent.delete(buyer.address.toLowerCase());
+    }
+  });
+
   it("the payment's deadline comes near: the job stops before its next step, says why, and settles what ran", async () => {
     const buyer = t.stack.payment.buyers[6];
     jumpAfterFirstStep.add(buyer.address.toLowerCase());
