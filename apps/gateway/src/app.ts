@@ -13,7 +13,7 @@ import { answerOutsideRequests, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TIMEOUT_
 import { probeSpecs } from './probeSpecs.js';
 import { Prober } from './probes.js';
 import { createServices, startRefunds, type Services } from './services.js';
-import { startDeferredRecovery } from './paidRoute/deferredRecovery.js';
+import { startDeferredRecovery, startDeferredSettlements } from './paidRoute/deferredRecovery.js';
 import { checkStoreDurability, type StoreDurabilityCheck } from './storeDurability.js';
 
 /** A running gateway: its URL, services, and `close()` that stops everything it started. */
@@ -83,6 +83,8 @@ export async function startGateway(config: GatewayConfig, opts: StartGatewayOpti
   const refundWorker: Worker | undefined = (opts.refundWorker ?? true) ? startRefunds(services) : undefined;
   // x402 `upto` settlements a crashed gateway recorded but did not send (packages/payments README "Payment schemes")
   const stopDeferredRecovery = startDeferredRecovery(services);
+  // an ended `upto` job's settlement, settled as soon as the worker recorded it (docs/decisions.md "Payment schemes", jobs)
+  const stopDeferredSettlements = await startDeferredSettlements(services, services.redis.duplicate());
 
   // slow clients are bounded: the head within 10 s, the whole request within 30 s, else 408 (docs/operating.md: HTTP timeouts)
   const server = createServer(
@@ -129,6 +131,7 @@ export async function startGateway(config: GatewayConfig, opts: StartGatewayOpti
     async close() {
       prober.stop();
       stopDeferredRecovery();
+      stopDeferredSettlements();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

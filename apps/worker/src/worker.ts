@@ -41,6 +41,7 @@ import type { PublicClient } from 'viem';
 import type { ChannelSettlement, ChannelSettlementOptions } from '@acg/channels';
 import { channelSettlementOf } from './channels.js';
 import { stepExecutor } from './stepExecutor.js';
+import { recordJobSettlement } from './deferredSettlement.js';
 import { liquidationsFromEnv } from './liquidationsConfig.js';
 import { providerCreditRestorer } from './providerCredits.js';
 
@@ -166,7 +167,12 @@ export interface StartWorkerOptions {
   /** Where provider shares of job steps are credited; default `WorkerServices.providerLedger` (a test may capture credits instead). */
   earnings?: ProviderEarnings;
   /** Job runner tuning (retries, backoff, lock duration, a beforeStep hook). */
-  jobs?: Partial<Pick<JobRunnerOptions, 'stepAttempts' | 'backoffMs' | 'lockDurationMs' | 'concurrency' | 'beforeStep' | 'afterStep'>>;
+  jobs?: Partial<
+    Pick<
+      JobRunnerOptions,
+      'stepAttempts' | 'backoffMs' | 'lockDurationMs' | 'concurrency' | 'beforeStep' | 'afterStep' | 'deadlineMarginSeconds' | 'settleDeferred' | 'now'
+    >
+  >;
   /** Run the refund worker here (default true when TREASURY_PRIVATE_KEY is set). */
   refunds?: boolean;
   /** Sweep paid requests orphaned by a crash (default true; every 60 s, after 10 minutes without progress). */
@@ -392,6 +398,8 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
       }),
       refunds: services.refunds,
       reverseCredit: (executionId) => services.providerLedger.reverseCredit(executionId),
+      // an `upto` job's spend is recorded for the gateway to settle (it holds the witness's facilitator)
+      settleDeferred: (job) => recordJobSettlement(services.redis, services.keys, log, job),
       observer: services.metrics.jobs,
       log: log.child({ module: 'jobs' }),
       ...opts.jobs,

@@ -156,7 +156,11 @@ describe('jobs as MCP tasks', () => {
       );
     expect(error).toBeInstanceOf(McpError);
     expect((error as McpError).code).toBe(402);
-    expect((error as McpError).data).toMatchObject({ x402Version: 2, accepts: [expect.objectContaining({ amount: '2000' })] });
+    // `exact` first, then `upto` with the budget as its ceiling (docs/decisions.md "Payment schemes", jobs)
+    expect((error as McpError).data).toMatchObject({
+      x402Version: 2,
+      accepts: [expect.objectContaining({ scheme: 'exact', amount: '2000' }), expect.objectContaining({ scheme: 'upto', amount: '2000' })],
+    });
   });
 
   it('a replayed or concurrent payment returns the same task and charges once, on MCP and on REST; a stranger replaying it gets no task', async () => {

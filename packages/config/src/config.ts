@@ -77,6 +77,12 @@ export interface GatewayConfig {
      * executions (docs/decisions.md "batch-settlement").
      */
     schemes: readonly ('exact' | 'batch-settlement')[];
+    /**
+     * The Permit2 window of a job paid with x402 `upto`, seconds (JOB_UPTO_MAX_TIMEOUT_SECONDS, default
+     * 3600): the `maxTimeoutSeconds` of the jobs 402's `upto` entry, so the longest an `upto` job may
+     * run (docs/decisions.md "Payment schemes", jobs).
+     */
+    jobUptoMaxTimeoutSeconds: number;
   };
   /** RPC URLs of the chains capabilities read (ETHEREUM_RPC_URL, BASE_RPC_URL, ARBITRUM_RPC_URL). */
   chains: Partial<Record<ChainName, string>>;
@@ -273,6 +279,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, defaults: ConfigDefaults =
       rpcTimeoutMs: v.PAYMENT_RPC_TIMEOUT_MS ?? defaults.payment?.rpcTimeoutMs ?? 10_000,
       finality: v.PAYMENT_FINALITY ?? defaults.payment?.finality ?? { tag: 'finalized' },
       schemes: v.PAYMENT_SCHEMES ?? defaults.payment?.schemes ?? ['exact'],
+      jobUptoMaxTimeoutSeconds: v.JOB_UPTO_MAX_TIMEOUT_SECONDS ?? defaults.payment?.jobUptoMaxTimeoutSeconds ?? 3600,
     },
     chains: {
       base: v.BASE_RPC_URL ?? defaults.chains?.base ?? rpcUrl,

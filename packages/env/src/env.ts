@@ -298,6 +298,8 @@ export const GATEWAY_ENV = {
   PAYMENT_FINALITY: envFinality,
   /** The x402 schemes the paywall accepts besides `exact` (docs/decisions.md "batch-settlement"). */
   PAYMENT_SCHEMES: envPaymentSchemes,
+  /** The Permit2 window a job paid with x402 `upto` may ask for, seconds (docs/decisions.md "Payment schemes", jobs). */
+  JOB_UPTO_MAX_TIMEOUT_SECONDS: envIntRange(900, 7 * 24 * 3600),
   LOG_LEVEL: envLogLevel,
   /** Ed25519 seed (32 bytes hex) signing JWS execution proofs (docs/decisions.md "Proofs and receipts"). */
   RECEIPT_JWS_KEY: envHex(32),

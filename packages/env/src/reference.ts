@@ -101,6 +101,13 @@ export const ENV_REFERENCE: readonly EnvReferenceEntry[] = [
   },
   {
     group: 'payments',
+    names: ['JOB_UPTO_MAX_TIMEOUT_SECONDS'],
+    default: '`3600`',
+    meaning:
+      'the `maxTimeoutSeconds` of the `upto` entry in the 402 of `POST /api/v1/jobs` and the MCP job tool (900 to 604800): the official upto client signs its Permit2 `deadline` as now plus this, and a job is settled when it ends, so this bounds how long an `upto` job may run. The worker stops a job 300 s before the deadline (error `payment_deadline`, charged for the steps that ran). Other `upto` calls keep 300 s (docs/decisions.md "Payment schemes")',
+  },
+  {
+    group: 'payments',
     names: ['PAYMENT_RPC_TIMEOUT_MS'],
     default: '`10000`',
     meaning:

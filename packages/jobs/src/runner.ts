@@ -55,7 +55,32 @@ export interface JobRunnerOptions {
    * a new execution id, so a provider is never left credited for an execution nobody was charged for.
    */
   reverseCredit?(executionId: string): Promise<unknown>;
+  /**
+   * Has the budget payment of an ended job paid with x402 `upto` settled (`job.payment.scheme`
+   * `upto`; docs/decisions.md "Payment schemes", jobs): records `job.payment.amount` (what its steps
+   * spent) as the amount to settle on the payment's reservation and tells the gateways, which hold
+   * the facilitator the payer's witness names (the worker's `recordDeferredCharge` of
+   * `@acg/payments/commands` and a pub/sub nudge). Idempotent: called again when a job found ended
+   * is processed again (after a crash or an outage). Without it an `upto` job is never settled.
+   */
+  settleDeferred?(job: StoredJob): Promise<void>;
+  /**
+   * How long before an `upto` payment's deadline (`job.payment.deadline`) the runner stops the job
+   * (no further step starts; the job ends `failed` with error `payment_deadline`, charged for what
+   * ran), seconds (default {@link UPTO_DEADLINE_MARGIN_SECONDS}): time for a running step to end and
+   * for the gateway to settle, with its deferred recovery as the safety net.
+   */
+  deadlineMarginSeconds?: number;
+  /** The clock the deadline is checked against, unix ms (default `Date.now`; tests move it). */
+  now?(): number;
 }
+
+/**
+ * Default {@link JobRunnerOptions.deadlineMarginSeconds}: 300 s, which covers a step's run (capability
+ * timeouts are seconds), the gateway's settlement, and one missed nudge (the deferred recovery picks
+ * a recorded settlement up after 2 minutes, in rounds of 60 s).
+ */
+export const UPTO_DEADLINE_MARGIN_SECONDS = 300;
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'budget_exhausted']);
 const now = () => new Date().toISOString();
@@ -81,13 +106,29 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
   const attempts = o.stepAttempts ?? 4;
   const backoff = o.backoffMs ?? 500;
 
+  const margin = o.deadlineMarginSeconds ?? UPTO_DEADLINE_MARGIN_SECONDS;
+  const settleUpto = async (job: StoredJob) => {
+    if (!o.settleDeferred) {
+      o.log.error({ job_id: job.job_id }, 'an upto job ended but this runner cannot have it settled (no settleDeferred)');
+      return;
+    }
+    await o.settleDeferred(job);
+  };
+
   const finish = async (job: StoredJob, status: StoredJob['status'], error: StoredJob['error'] = null) => {
     job.status = status;
     job.error = error;
     const left = BigInt(job.budget) - BigInt(job.spent);
     job.result =
       status === 'succeeded' ? { steps: job.steps.map((s) => ({ capability_id: s.capability_id, execution_id: s.execution_id, result: s.result })) } : null;
-    if (left > 0n) {
+    if (job.payment.scheme === 'upto') {
+      // x402 `upto`: nothing was taken up front, so nothing is refunded; the job settles what its
+      // steps spent (0: nothing is ever sent). The record names the amount before it is recorded for settlement
+      job.payment.amount = job.spent;
+      job.payment.status = BigInt(job.spent) > 0n ? 'settling' : 'not_charged';
+      await o.store.save(job);
+      await settleUpto(job);
+    } else if (left > 0n) {
       job.refund_amount = left.toString();
       await o.store.save(job); // the record names the refund before it is queued
       await o.refunds.enqueue({ operationId: job.job_id, payer: job.payer, amount: left.toString(), paymentTxHash: job.payment.tx_hash as `0x${string}` });
@@ -161,6 +202,8 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
     const job = await o.store.get(bull.data.job_id);
     if (!job) return;
     if (TERMINAL.has(job.status)) {
+      // ended before an outage or a crash could record its settlement: recorded now (idempotent)
+      if (job.payment.scheme === 'upto') return settleUpto(job);
       // ended before an outage or a crash could queue its refund: queue it now (idempotent by job id)
       if (job.refund_amount) {
         await o.refunds.enqueue({ operationId: job.job_id, payer: job.payer, amount: job.refund_amount, paymentTxHash: job.payment.tx_hash as `0x${string}` });
@@ -174,6 +217,15 @@ export function startJobRunner(o: JobRunnerOptions): Worker {
       if (step.status !== 'running' && (await o.store.cancelRequested(job.job_id))) {
         for (const s of job.steps.slice(i)) s.status = 'skipped';
         return finish(job, 'cancelled');
+      }
+      // an `upto` payment can be settled only until its deadline: the job ends before it, charged for what ran
+      const deadline = job.payment.scheme === 'upto' ? job.payment.deadline : undefined;
+      if (step.status !== 'running' && deadline !== undefined && (o.now?.() ?? Date.now()) / 1000 >= deadline - margin) {
+        for (const s of job.steps.slice(i)) s.status = 'skipped';
+        return finish(job, 'failed', {
+          code: 'payment_deadline',
+          message: `Step ${i + 1} was not started: the job's upto payment can be settled only until ${new Date(deadline * 1000).toISOString()}, so the job ended ${margin} s before, charged for the steps that ran.`,
+        });
       }
       if (step.status !== 'running' && BigInt(job.spent) + BigInt(step.price) > BigInt(job.budget)) {
         for (const s of job.steps.slice(i)) s.status = 'skipped';

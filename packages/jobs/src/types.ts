@@ -1,4 +1,4 @@
-import type { ExecutionError, ExecutionPayment, JobStatus, JobStepStatus } from '@acg/schemas';
+import type { ExecutionError, JobPayment, JobStatus, JobStepStatus } from '@acg/schemas';
 
 export type { JobStatus };
 
@@ -36,12 +36,20 @@ export interface StoredJob {
   error: ExecutionError | null;
   /** the wallet that paid the budget (x402 payer); the only one who may cancel */
   payer: `0x${string}`;
-  payment: ExecutionPayment;
+  payment: StoredJobPayment;
   created_at: string;
   updated_at: string;
   /** integer string, USDC base units, set when the job ends with budget left */
   refund_amount: string | null;
 }
+
+/**
+ * The budget payment as stored: the public {@link JobPayment} (`scheme`, `amount`, `ceiling`,
+ * `status`, `tx_hash`) plus, for `upto`, what the runner needs to have it settled when the job ends
+ * (never shown): `authorization`, the paywall's reservation key of the payment, and `deadline`, the
+ * Permit2 deadline (unix seconds) before which the job must end and be settled.
+ */
+export type StoredJobPayment = JobPayment & { authorization?: string; deadline?: number };
 
 /** What a job step needs to know about a capability (resolved by the host, e.g. the gateway). */
 export interface StepCapability {

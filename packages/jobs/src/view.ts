@@ -12,7 +12,10 @@ export type JobSettlement = { status: NonNullable<ExecutionPayment['status']>; t
  * `settlement` (the budget payment tracked until final: docs/decisions.md "Confirmations and
  * reorgs") `payment.status` says `settled` or `final`, and `payment.tx_hash` the transaction on
  * chain now; `unpaid` (reorged out for good) also withholds every result and proof, as an
- * execution record does.
+ * execution record does. A job paid with `upto` (`payment.scheme`) has no refund: its `payment`
+ * shows the `ceiling` it authorized, the `amount` settled when it ended (its steps' spend) and
+ * `status` `authorized` → `settling` | `not_charged` → `settled` → `final`, with the settlement's
+ * `tx_hash` once tracked.
  */
 export function jobView(job: StoredJob, refund: RefundRecord | undefined, cancelRequested: boolean, settlement?: JobSettlement): JobRecord {
   const view = plainJobView(job, refund, cancelRequested);
@@ -20,6 +23,12 @@ export function jobView(job: StoredJob, refund: RefundRecord | undefined, cancel
   const payment = { ...view.payment, ...settlement };
   if (settlement.status !== 'unpaid') return { ...view, payment };
   return { ...view, payment, result: null, steps: view.steps.map(({ proof: _proof, ...s }) => ({ ...s, result: null })) };
+}
+
+/** The budget payment as the record shows it: without the reservation key and deadline the runner keeps. */
+function publicPayment(p: StoredJob['payment']): JobRecord['payment'] {
+  const { authorization: _authorization, deadline: _deadline, ...shown } = p;
+  return shown;
 }
 
 function plainJobView(job: StoredJob, refund: RefundRecord | undefined, cancelRequested: boolean): JobRecord {
@@ -49,12 +58,13 @@ function plainJobView(job: StoredJob, refund: RefundRecord | undefined, cancelRe
     result: job.result,
     error: job.error,
     payer: job.payer,
-    payment: job.payment,
+    payment: publicPayment(job.payment),
     cancel_requested: cancelRequested,
     created_at: job.created_at,
     updated_at: job.updated_at,
-    refund: job.refund_amount
-      ? { status: refund?.status ?? ('pending' as const), amount: job.refund_amount, ...(refund?.tx_hash ? { tx_hash: refund.tx_hash } : {}) }
-      : null,
+    refund:
+      job.refund_amount && job.payment.scheme !== 'upto'
+        ? { status: refund?.status ?? ('pending' as const), amount: job.refund_amount, ...(refund?.tx_hash ? { tx_hash: refund.tx_hash } : {}) }
+        : null,
   };
 }

@@ -68,6 +68,15 @@ export interface ChallengedResource {
    * afterwards: `price` is then its ceiling (docs/decisions.md "Payment schemes").
    */
   schemes?: readonly string[];
+  /**
+   * `maxTimeoutSeconds` of this resource's deferred-scheme requirements (`upto`), seconds; default the
+   * terms' (300). A resource settled long after it starts (a job, settled when it ends) asks for a
+   * longer window: the official upto client signs the Permit2 `deadline` as its now plus this, and
+   * the paywall's window check (`authorization_validity_too_long`) reads it from the matched
+   * requirements, so the longer window is accepted for this resource only (docs/decisions.md
+   * "Payment schemes", jobs).
+   */
+  deferredMaxTimeoutSeconds?: number;
 }
 
 /**

@@ -6,8 +6,9 @@ import type { SignInWithXChallenges } from '@acg/identity';
 import { type PaymentRequiredResponse, withPaymentRequiredExtension } from './paymentRequiredExtension.js';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import { isRedisUnavailable, retryWhileRedisUnavailable, type RedisKeys, type ReplicaAcks } from '@acg/redis';
-import type { AuthorizationRecord } from './commands/index.js';
+import { isRedisUnavailable, releaseLease, retryWhileRedisUnavailable, takeLease, type RedisKeys, type ReplicaAcks } from '@acg/redis';
+import { randomUUID } from 'node:crypto';
+import type { AuthorizationRecord, AuthorizationState } from './commands/index.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PublicClient } from 'viem';
@@ -105,9 +106,15 @@ export interface PaidRequest extends ChallengedResource {
  * `charge` (integer string, USDC base units) is what a deferred payment settles
  * ({@link SettlementPlan.deferred}: the amount the operation used, at most the authorized amount;
  * "0" settles nothing); default the whole authorized amount. Ignored for a payment settled before the run.
+ * `settleLater` (a success of a deferred payment only): the operation goes on after this answer (a
+ * job) and is settled when it ends: the answer is stored now without a `PAYMENT-RESPONSE`, and the
+ * reservation is held `pending` until the authorization's deadline
+ * ({@link SettledPayment.authorization}); the operation's owner then records what to settle
+ * (`recordDeferredCharge` of `@acg/payments/commands`) and the gateway settles it
+ * ({@link Paywall.settleRecorded}, or {@link Paywall.recoverDeferred}). Ignored otherwise.
  */
 export type Outcome =
-  | { ok: true; status?: number; body: unknown; headers?: Record<string, string>; charge?: string }
+  | { ok: true; status?: number; body: unknown; headers?: Record<string, string>; charge?: string; settleLater?: boolean }
   | { ok: false; status: number; body: Record<string, unknown>; refund: boolean; headers?: Record<string, string>; charge?: string };
 
 /** A paid call's answer (fresh or `replayed`), with the settlement its `PAYMENT-RESPONSE` header encodes, when it has one. */
@@ -195,6 +202,9 @@ interface DeferredSettlement {
 /** How long the 402 of an unpaid request is reused, ms (see {@link Paywall.plainChallenge}). */
 const CHALLENGE_CACHE_MS = 30_000;
 
+/** How long one gateway holds a reservation's deferred settlement (`paymentKeys.deferredSettleLock`), ms: longer than a facilitator settlement waits for its receipt. */
+const DEFERRED_SETTLE_LOCK_MS = 120_000;
+
 /** A reservation older than this with no progress is treated as orphaned by a crashed process. */
 const STALE_PENDING_MS = 120_000;
 
@@ -269,7 +279,7 @@ export class Paywall {
     const accepts = [this.challenges.requirements(req.price)];
     for (const name of req.schemes ?? []) {
       if (name === 'exact') continue;
-      const r = this.schemes.get(name)?.requirements(req.price);
+      const r = this.schemes.get(name)?.requirements(req.price, { maxTimeoutSeconds: req.deferredMaxTimeoutSeconds });
       if (r) accepts.push(r);
     }
     return accepts;
@@ -316,7 +326,7 @@ export class Paywall {
    * (5 min) well beyond the reuse (their own cache refreshes them after 150 s).
    */
   private plainChallenge(req: ChallengedResource): Promise<PaymentRequiredResponse> {
-    const key = `${req.resourceUrl}\n${req.price}\n${req.description}\n${req.paymentRequiredMessage ?? ''}\n${req.schemes?.join(',') ?? ''}\n${JSON.stringify(req.extensions ?? {})}`;
+    const key = `${req.resourceUrl}\n${req.price}\n${req.description}\n${req.paymentRequiredMessage ?? ''}\n${req.schemes?.join(',') ?? ''}\n${req.deferredMaxTimeoutSeconds ?? ''}\n${JSON.stringify(req.extensions ?? {})}`;
     const now = Date.now();
     const hit = this.challengeCache.get(key);
     if (hit && hit.expiresAt > now) return hit.response;
@@ -504,6 +514,7 @@ export class Paywall {
         txHash: '0x',
         network: matched.network,
         deferred: true,
+        authorization: { key: ref.authKey, scheme: scheme.scheme, ...(scheme.deadline?.(payload) ? { deadline: scheme.deadline(payload) } : {}) },
       };
       const settled = this.settledStep({
         payment,
@@ -614,6 +625,7 @@ export class Paywall {
   }
 
   private async store(settled: SettledRecord, outcome: Outcome): Promise<PaidAnswer> {
+    if (settled.deferred && outcome.ok && outcome.settleLater && !settled.deferred.settling) return this.storeHeld(settled, settled.deferred, outcome);
     if (settled.deferred) {
       const d = settled.deferred;
       // settled already by the operation (settleUsed), or now with what the outcome says it used
@@ -664,6 +676,39 @@ export class Paywall {
     // the `completed` mark is the call's last money write: on a replicated store the answer waits for the replicas
     await this.replicated(payment.operationId);
     return { kind: 'response', ...stored, replayed: false, settlement: settle };
+  }
+
+  /**
+   * The answer of an operation that goes on after it and is settled when it ends (`Outcome.settleLater`:
+   * a job paid with `upto`). Nothing is settled now and the answer carries no `PAYMENT-RESPONSE` (a
+   * client keeps counting the ceiling until the job's record shows what was settled). The reservation
+   * stays `pending`, held for the operation until the authorization's deadline: the answer, the
+   * signed payload and the ceiling's requirements are stored with it (`hold_until`, unix seconds),
+   * and its place in the in-flight set is the deadline, so neither the crash-recovery sweep nor the
+   * deferred recovery looks at it before (docs/decisions.md "Payment schemes", jobs). A replay gets
+   * this answer. The operation's owner later records what to settle (`recordDeferredCharge`).
+   */
+  private async storeHeld(settled: SettledRecord, d: DeferredSettlement, outcome: Extract<Outcome, { ok: true }>): Promise<PaidAnswer> {
+    const { payment } = settled;
+    const deadline = payment.authorization?.deadline;
+    if (!deadline) throw new Error(`settleLater: the payment of ${payment.operationId} has no deadline`);
+    const stored: StoredResponse = { status: outcome.status ?? 200, body: outcome.body, headers: { ...outcome.headers, 'Cache-Control': 'no-store' } };
+    const held = await this.reservations.transition(
+      d.ref.authKey,
+      payment.operationId,
+      ['pending'],
+      'pending',
+      {
+        response: JSON.stringify(stored),
+        payload: JSON.stringify(d.payload),
+        requirements: JSON.stringify(d.matched),
+        hold_until: String(deadline),
+      },
+      deadline * 1000,
+    );
+    if (!held) return replay(await this.replays.waitForStored(d.ref.authKey)).response;
+    await this.replicated(payment.operationId);
+    return { kind: 'response', ...stored, replayed: false };
   }
 
   /**
@@ -921,8 +966,23 @@ export class Paywall {
    * answer, or refunds it. Returns the reservation's state afterwards.
    */
   private async finishDeferred(scheme: PaymentScheme, ref: AuthorizationRef, operationId: string): Promise<string | undefined> {
+    // one settlement at a time per reservation (a nudge, a recovery round and a replay may meet):
+    // a second facilitator call for a spent nonce would be refused and release the reservation
+    const lease = { leaseKey: paymentKeys.deferredSettleLock(ref.authKey), holder: randomUUID() };
+    if (!(await takeLease(this.opts.redis, { ...lease, leaseMs: DEFERRED_SETTLE_LOCK_MS }))) return 'busy';
+    try {
+      return await this.finishDeferredLocked(scheme, ref, operationId);
+    } finally {
+      await releaseLease(this.opts.redis, lease).catch(() => undefined);
+    }
+  }
+
+  private async finishDeferredLocked(scheme: PaymentScheme, ref: AuthorizationRef, operationId: string): Promise<string | undefined> {
     const h = await this.opts.redis.hgetall(ref.authKey);
     if (!h.settle_amount || !h.payload || !h.requirements || h.operation_id !== operationId) return h.state;
+    if (h.state !== 'settling' && h.state !== 'settle_unknown') return h.state;
+    // an answer stored before the settlement (a job's 202, `Outcome.settleLater`): settled is the last step
+    const done: AuthorizationState = h.response ? 'completed' : 'settled';
     let used: boolean;
     try {
       used = await scheme.nonceUsed(ref);
@@ -930,7 +990,7 @@ export class Paywall {
       throw new PaymentChainUnavailableError('unknown');
     }
     if (used) {
-      await this.reservations.transition(ref.authKey, operationId, ['settling', 'settle_unknown'], 'settled', {
+      await this.reservations.transition(ref.authKey, operationId, ['settling', 'settle_unknown'], done, {
         amount: h.settle_amount,
         ...(h.tx_hash ? {} : { tx_hash: '0x' }),
       });
@@ -946,7 +1006,7 @@ export class Paywall {
       return undefined;
     }
     const txHash = (result.settle.transaction || '0x') as `0x${string}`;
-    await this.reservations.transition(ref.authKey, operationId, ['settling', 'settle_unknown'], 'settled', { tx_hash: txHash, amount: h.settle_amount });
+    await this.reservations.transition(ref.authKey, operationId, ['settling', 'settle_unknown'], done, { tx_hash: txHash, amount: h.settle_amount });
     await retryWhileRedisUnavailable(() => scheme.track({ operationId, txHash, amount: h.settle_amount, ref, payload }));
     this.opts.observer?.settled?.({ route: 'recovered', amount: h.settle_amount });
     return 'settled';
@@ -966,25 +1026,40 @@ export class Paywall {
     const keys = await this.opts.redis.zrangebyscore(inflight, '-inf', cutoff, 'LIMIT', 0, o.batch ?? 100);
     const settled: string[] = [];
     for (const authKey of keys) {
-      const [schemeName, state, operationId, asset, payer, nonce] = await this.opts.redis.hmget(
-        authKey,
-        'scheme',
-        'state',
-        'operation_id',
-        'asset',
-        'payer',
-        'nonce',
-      );
-      const scheme = schemeName ? this.schemes.get(schemeName) : undefined;
-      if (scheme?.settles !== 'deferred' || (state !== 'settling' && state !== 'settle_unknown') || !operationId || !payer || !nonce) continue;
-      const ref: AuthorizationRef = { authKey, asset: asset as `0x${string}`, from: payer as `0x${string}`, nonce: nonce as `0x${string}` };
-      try {
-        if ((await this.finishDeferred(scheme, ref, operationId)) === 'settled') settled.push(operationId);
-      } catch (e) {
-        this.opts.log.warn({ operationId, err: String((e as Error)?.message).slice(0, 200) }, 'deferred settlement not finished; retried next round');
-      }
+      const operationId = await this.settleRecorded(authKey);
+      if (operationId) settled.push(operationId);
     }
     return settled;
+  }
+
+  /**
+   * Settles, now, what the deferred payment of reservation `authKey` recorded to settle (`settling`,
+   * or `settle_unknown`), whatever its age: the prompt path of a job's settlement (the worker records
+   * the amount with `recordDeferredCharge` and nudges the gateway, packages/payments README "Payment
+   * schemes"; {@link recoverDeferred} is the safety net). Same rules as the recovery (nonce used on
+   * chain → settled; never twice; one at a time per reservation under a Redis lock). Returns the
+   * operation id once settled; undefined when there was nothing to settle, another gateway is
+   * settling it, or it failed (logged; the recovery retries).
+   */
+  async settleRecorded(authKey: string): Promise<string | undefined> {
+    const [schemeName, state, operationId, asset, payer, nonce] = await this.opts.redis.hmget(
+      authKey,
+      'scheme',
+      'state',
+      'operation_id',
+      'asset',
+      'payer',
+      'nonce',
+    );
+    const scheme = schemeName ? this.schemes.get(schemeName) : undefined;
+    if (scheme?.settles !== 'deferred' || (state !== 'settling' && state !== 'settle_unknown') || !operationId || !payer || !nonce) return undefined;
+    const ref: AuthorizationRef = { authKey, asset: asset as `0x${string}`, from: payer as `0x${string}`, nonce: nonce as `0x${string}` };
+    try {
+      return (await this.finishDeferred(scheme, ref, operationId)) === 'settled' ? operationId : undefined;
+    } catch (e) {
+      this.opts.log.warn({ operationId, err: String((e as Error)?.message).slice(0, 200) }, 'deferred settlement not finished; retried next round');
+      return undefined;
+    }
   }
 
   /** {@link CreditReversal.reverse} of the operation, retried through a Redis outage; `none` without reversals. */

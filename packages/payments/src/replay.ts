@@ -53,14 +53,16 @@ export class Replays {
   }
 
   /**
-   * The stored answer of the reservation `authKey`, polling every 50 ms while it runs.
-   * Throws PaymentInProgressError when it is released, or still running after the wait.
+   * The stored answer of the reservation `authKey`, polling every 50 ms while it runs: once it is
+   * `completed`, or as soon as an answer is stored with it (a job paid with `upto` is answered
+   * before it is settled: `Outcome.settleLater`). Throws PaymentInProgressError when it is
+   * released, or still running after the wait.
    */
   async waitForStored(authKey: string): Promise<StoredResponse> {
     const deadline = Date.now() + this.duplicateWaitMs;
     for (;;) {
       const [state, response, operationId] = await this.redis.hmget(authKey, 'state', 'response', 'operation_id');
-      if (state === 'completed' && response) return withRefundState(this.redis, this.keys, operationId, JSON.parse(response) as StoredResponse);
+      if (state && response) return withRefundState(this.redis, this.keys, operationId, JSON.parse(response) as StoredResponse);
       if (!state) throw new PaymentInProgressError();
       if (Date.now() > deadline) throw new PaymentInProgressError();
       await new Promise((r) => setTimeout(r, 50));

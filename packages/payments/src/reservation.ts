@@ -77,7 +77,15 @@ export class Reservations {
    * ran a paid operation stores its outcome as soon as Redis is back, never leaving the
    * reservation pending until the crash-recovery sweep.
    */
-  transition(authKey: string, operationId: string, from: AuthorizationState[], to: AuthorizationState, fields?: Record<string, string>): Promise<boolean> {
+  transition(
+    authKey: string,
+    operationId: string,
+    from: AuthorizationState[],
+    to: AuthorizationState,
+    fields?: Record<string, string>,
+    /** the progress time written (`updated_at` and the in-flight score), unix ms; default now. A held reservation passes the end of its hold. */
+    atMs = Date.now(),
+  ): Promise<boolean> {
     return retryWhileRedisUnavailable(() =>
       transitionAuthorization(this.redis, {
         authKey,
@@ -85,7 +93,7 @@ export class Reservations {
         operationId,
         from,
         to,
-        nowMs: Date.now(),
+        nowMs: atMs,
         fields,
       }),
     );

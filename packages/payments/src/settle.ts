@@ -23,6 +23,13 @@ export interface SettledPayment {
    * amount used; `amount` is then the authorized ceiling and `txHash` `0x` while the operation runs.
    */
   deferred?: boolean;
+  /**
+   * A deferred payment's reservation: its key (`paymentKeys.authorization`), its scheme, and the last
+   * moment it can be settled (`deadline`, unix seconds: the Permit2 `deadline` of `upto`). What an
+   * operation that goes on after its answer (a job, `Outcome.settleLater`) needs to record, when it
+   * ends, what to settle (`recordDeferredCharge` of `@acg/payments/commands`).
+   */
+  authorization?: { key: string; scheme: string; deadline?: number };
 }
 
 /** What {@link Settlement.settle} found: settled on chain, or refused with an x402 reason (reservation released). */

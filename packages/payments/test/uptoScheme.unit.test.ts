@@ -95,4 +95,20 @@ describe('UptoScheme', () => {
     const eip3009 = { x402Version: 2, accepted: requirements, payload: { signature: '0x00', authorization: { from: buyer.address } } } as PaymentPayload;
     expect(s.authorize(eip3009, requirements)).toEqual({ ok: false, reason: 'unsupported_transfer_method' });
   });
+
+  it("a resource's own window (a job's hour) is offered and accepted for that resource only; the payload's deadline is read back", async () => {
+    const s = scheme();
+    const job = s.requirements(3000n, { maxTimeoutSeconds: 3600 })!;
+    const execute = s.requirements(3000n)!;
+    expect(job).toEqual({ ...execute, maxTimeoutSeconds: 3600 });
+    expect(s.requirements(3000n)).toBe(execute);
+    const deadline = now() + 3600n;
+    const hour = await signed(job, { deadline });
+    expect(s.authorize(hour, job)).toMatchObject({ ok: true });
+    // matched to the 300 s entry (another resource), the same deadline is too long
+    expect(s.authorize(hour, execute)).toEqual({ ok: false, reason: 'authorization_validity_too_long' });
+    // beyond the hour plus the clock skew, refused for the job too
+    expect(s.authorize(await signed(job, { deadline: now() + 3600n + 600n }), job)).toEqual({ ok: false, reason: 'authorization_validity_too_long' });
+    expect(s.deadline(hour)).toBe(Number(deadline));
+  });
 });

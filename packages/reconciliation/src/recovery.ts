@@ -109,6 +109,10 @@ export async function recoverPayment(o: PaymentRecoveryOptions, authKey: string)
   const upto = h.scheme === 'upto';
   if (h.scheme && h.scheme !== 'exact' && !upto) return skipped;
   if (upto && (h.state === 'settling' || h.state === 'settle_unknown')) return skipped;
+  // an `upto` payment held for an operation that goes on after its answer (a job, settled when it
+  // ends: `hold_until`, the Permit2 deadline, unix seconds) is not orphaned while it can still be
+  // settled: the job's end records what to settle. Past the deadline nothing can be: released below
+  if (upto && h.hold_until && Number(h.hold_until) * 1000 > Date.now()) return skipped;
   const cas = (from: AuthorizationState[], to: AuthorizationState, fields?: Record<string, string>) =>
     transitionAuthorization(redis, { authKey, inFlightKey: inflight, operationId: op, from, to, nowMs: Date.now(), fields });
   if (!h.asset || !h.payer || !h.nonce || !h.amount) {
@@ -129,6 +133,11 @@ export async function recoverPayment(o: PaymentRecoveryOptions, authKey: string)
     // an `upto` operation may have run (and credited) before it recorded what to settle: its
     // credit is reversed with the release (nothing was charged)
     if (upto) await o.reversals.reverse({ operationId: op, payer: h.payer as `0x${string}`, amount: h.amount });
+    if (upto && h.hold_until)
+      o.log.error(
+        { operationId: op, payer: h.payer, deadline: Number(h.hold_until) },
+        'a held upto payment passed its deadline unsettled: nothing can be charged for it any more',
+      );
     const released = await releaseAuthorization(redis, { authKey, inFlightKey: inflight, operationId: op, from: ['pending', 'settle_unknown'] });
     return released ? { outcome: 'released', operationId: op } : skipped;
   }

@@ -96,9 +96,9 @@ function mcpSection(base: string): string[] {
     '2. Sign one of its `accepts` (EIP-3009 `transferWithAuthorization`, as for REST) and call the tool again with the PaymentPayload in `_meta["x402/payment"]`.',
     '3. The result is the capability\'s output in `structuredContent`, with `_meta["x402/payment-response"]` (`success`, `transaction`, `network`, `payer`) and `_meta.execution_id`. The payment runs once: sending it again (or over REST) returns the same execution; an invalid payment is `isError` with the PaymentRequired and its `reason`.',
     '',
-    'Jobs as MCP tasks: the tool `gateway_jobs` (a job request: `objective`, `budget_usdc`, `capabilities`, `steps`) is paid the same way for its whole budget and declares `execution.taskSupport: "optional"`. ' +
+    'Jobs as MCP tasks: the tool `gateway_jobs` (a job request: `objective`, `budget_usdc`, `capabilities`, `steps`) is paid the same way for its budget (`exact`: all of it, the unspent part refunded; `upto`: only what the steps spent, settled when the job ends) and declares `execution.taskSupport: "optional"`. ' +
       'Called with `params.task` (MCP 2025-11-25 tasks; `client.experimental.tasks.callToolStream` of `@modelcontextprotocol/sdk`) it returns the task at once; `tasks/get` gives its status (`working`, `completed`, `failed`, `cancelled`) and progress (`_meta.progress`: steps done, USDC spent of the budget), ' +
-      "`tasks/result` the job record with each step's proof, and `tasks/cancel` stops it before its next step and refunds the unspent budget on-chain. The task id is the payer's: keep it (a bearer token, if sent, must be the payer's). Without `params.task` the tool answers `{job_id, status, poll_url}`.",
+      "`tasks/result` the job record with each step's proof, and `tasks/cancel` stops it before its next step and refunds the unspent budget on-chain (`upto`: settles only what ran). The task id is the payer's: keep it (a bearer token, if sent, must be the payer's). Without `params.task` the tool answers `{job_id, status, poll_url}`.",
     '',
   ];
 }

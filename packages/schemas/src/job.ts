@@ -96,6 +96,24 @@ export const JobCreated = z.object({
 export type JobCreated = z.infer<typeof JobCreated>;
 
 /**
+ * The budget payment of a job (docs/decisions.md "Jobs", "Payment schemes"): {@link ExecutionPayment}
+ * (`tx_hash`, `amount`, `status`) plus `scheme`, how it was paid.
+ * - `exact` (and records without `scheme`): the whole budget was settled when the job was created
+ *   (`amount` = the budget, `tx_hash` its transaction); the unspent part is refunded when it ends.
+ * - `upto`: the payer authorized `ceiling` (the budget, integer string, USDC base units) and the job
+ *   settles only what its steps spent when it ends, with no refund: `amount` is what was (or is
+ *   being) settled, `"0"` until then; `status` `authorized` (running: nothing settled yet),
+ *   `settling` (ended: the amount is being settled), `not_charged` (ended having spent nothing: no
+ *   transaction), then `settled` / `final` (with `tx_hash`) or `unpaid`.
+ */
+export const JobPayment = ExecutionPayment.extend({
+  scheme: z.enum(['exact', 'upto']).optional(),
+  ceiling: UintString.optional(),
+  status: z.enum(['authorized', 'settling', 'not_charged', 'settled', 'final', 'unpaid']).optional(),
+});
+export type JobPayment = z.infer<typeof JobPayment>;
+
+/**
  * Job record returned by `GET /api/v1/jobs/{job_id}` (docs/decisions.md "Jobs"): `job_id`, `objective`,
  * `budget_usdc`, `spent_usdc`, `capabilities`, `status`, `steps`, `result` and `error` (null until
  * the job ends), `created_at`, `updated_at` (RFC 3339 UTC), and `refund` of the unspent budget
@@ -117,7 +135,7 @@ export const JobRecord = z.object({
   result: JsonObject.nullable(),
   error: ExecutionError.nullable(),
   payer: Address,
-  payment: ExecutionPayment,
+  payment: JobPayment,
   cancel_requested: z.boolean(),
   created_at: DateTime,
   updated_at: DateTime,

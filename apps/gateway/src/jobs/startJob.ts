@@ -1,4 +1,4 @@
-import type { planJob, StoredJob } from '@acg/jobs';
+import type { planJob, StoredJob, StoredJobPayment } from '@acg/jobs';
 import type { SettledPayment } from '@acg/payments';
 import type { JobCreated, JobRequest } from '@acg/schemas';
 import type { Services } from '../services.js';
@@ -13,10 +13,15 @@ export type JobPlan = ReturnType<typeof planJob>;
  * come from the paywall. A replayed creation never overwrites the stored job (`JobStore.create` is
  * create-if-absent; the BullMQ job id is the job id). Returns the 202 body
  * `{job_id, status: "queued", poll_url}` (`poll_url`: `GET {base_url}/api/v1/jobs/{job_id}`).
+ * A payment settled before the job (`exact`) is stored as `{tx_hash, amount}` (as ever); a
+ * deferred one (`upto`: verified and reserved, settled when the job ends) as `{scheme: "upto",
+ * amount: "0", ceiling, status: "authorized"}` with its reservation key and Permit2 deadline, which
+ * the runner uses to stop the job in time and to have what it spent settled (docs/decisions.md
+ * "Payment schemes", jobs).
  */
 export async function startPaidJob(
   services: Services,
-  p: { jobId: string; input: JobRequest; plan: JobPlan; payment: Pick<SettledPayment, 'payer' | 'txHash' | 'amount'> },
+  p: { jobId: string; input: JobRequest; plan: JobPlan; payment: Pick<SettledPayment, 'payer' | 'txHash' | 'amount' | 'deferred' | 'authorization'> },
 ): Promise<JobCreated> {
   const created = new Date().toISOString();
   const job: StoredJob = {
@@ -30,7 +35,7 @@ export async function startPaidJob(
     result: null,
     error: null,
     payer: p.payment.payer,
-    payment: { tx_hash: p.payment.txHash, amount: p.payment.amount },
+    payment: jobPayment(p.payment),
     created_at: created,
     updated_at: created,
     refund_amount: null,
@@ -38,6 +43,21 @@ export async function startPaidJob(
   await services.jobs.store.create(job);
   await services.jobs.queue.enqueue(job.job_id);
   return { job_id: job.job_id, status: 'queued', poll_url: jobPollUrl(services, job.job_id) };
+}
+
+/** The stored budget payment of a job paid with `payment` (see {@link startPaidJob}). */
+function jobPayment(payment: Pick<SettledPayment, 'txHash' | 'amount' | 'deferred' | 'authorization'>): StoredJobPayment {
+  const auth = payment.authorization;
+  // `exact`: the record keeps its shape (no `scheme`: absent means `exact`)
+  if (!payment.deferred || !auth) return { tx_hash: payment.txHash, amount: payment.amount };
+  return {
+    scheme: 'upto',
+    amount: '0',
+    ceiling: payment.amount,
+    status: 'authorized',
+    authorization: auth.key,
+    ...(auth.deadline !== undefined ? { deadline: auth.deadline } : {}),
+  };
 }
 
 /** `GET {base_url}/api/v1/jobs/{job_id}`, where a job is polled over REST. */

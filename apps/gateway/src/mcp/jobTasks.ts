@@ -124,7 +124,7 @@ export function jobTask(job: StoredJob, taskId: string, cancelRequested: boolean
   const cancel = !cancelRequested
     ? ''
     : !JOB_ENDED.has(job.status)
-      ? '; cancel requested: the job stops before its next step and the unspent budget is refunded'
+      ? `; cancel requested: the job stops before its next step and ${job.payment.scheme === 'upto' ? 'only what ran is settled' : 'the unspent budget is refunded'}`
       : job.status === 'cancelled'
         ? ''
         : '; the cancel came too late: the last step had started, and the job ended as it ran';
@@ -164,7 +164,8 @@ export function jobTaskResult(record: JobRecord): CallToolResult {
  * must be the payer's. Anything else (a wrong tag, a job id alone, another wallet's or an invalid
  * token) is "task not found", never "forbidden": nothing says the task exists. `tasks/cancel`
  * follows the same rule; it requests the job's cancel, and the job runner refunds exactly the
- * unspent budget on-chain when the job stops before its next step.
+ * unspent budget on-chain when the job stops before its next step (a job paid with `upto`: only
+ * what ran is settled, no refund).
  * Tasks are only created by a paid `tools/call` of `gateway_jobs` (`createTask` throws), are not
  * listed (`tasks/list` is not offered) and hold no side-channel messages.
  */

@@ -7,7 +7,7 @@ import { ulid } from 'ulid';
 import { startPaidJob } from '../jobs/startJob.js';
 import { embeddable, exampleInput, mcpBazaar } from '../paidRoute/bazaar.js';
 import { carriesPayment, paidRequest, payForCall } from '../paidRoute/paidCall.js';
-import { stepCapability } from '../routers/jobs.js';
+import { JOB_SCHEMES, stepCapability } from '../routers/jobs.js';
 import type { Services } from '../services.js';
 import { problemDetails } from '../trpc/problem.js';
 import { jobTask, jobTaskId, type TaskCaller } from './jobTasks.js';
@@ -52,7 +52,7 @@ export function jobsTool(): Tool {
     name: JOBS_TOOL,
     title: gatewayJobs.id,
     description:
-      `${gatewayJobs.description} Paid with x402 for the whole budget_usdc (called without _meta["x402/payment"] it answers the x402 PaymentRequired). ` +
+      `${gatewayJobs.description} Paid with x402 for budget_usdc (called without _meta["x402/payment"] it answers the x402 PaymentRequired): \`exact\` pays the whole budget and refunds the unspent part when the job ends; \`upto\` authorizes the budget and settles only what the steps spent, with no refund. ` +
       'Call it as an MCP task (params.task) to get the task at once, then poll tasks/get (status and progress: steps done, USDC spent of the budget), ' +
       'read tasks/result (the job record with its proofs) or tasks/cancel it (the unspent budget is refunded on-chain). Without a task it answers {job_id, status, poll_url}.',
     inputSchema,
@@ -118,6 +118,9 @@ export async function callJobsTool(services: Services, call: JobsCall): Promise<
     description: `Job budget of ${input.budget_usdc} USDC: ${input.objective.slice(0, 80)}`,
     price: plan.budget,
     extensions: jobsBazaar(),
+    // as on REST: `upto` beside `exact`, the budget its ceiling, settled when the job ends
+    schemes: JOB_SCHEMES,
+    deferredMaxTimeoutSeconds: services.config.payment.jobUptoMaxTimeoutSeconds,
     paymentRequiredMessage:
       'Payment required: sign an x402 payment of the budget for one of `accepts` and call gateway_jobs again with the PaymentPayload in _meta["x402/payment"].',
     operationId: `job_${ulid()}`,
@@ -132,7 +135,7 @@ export async function callJobsTool(services: Services, call: JobsCall): Promise<
   const result = await payForCall(services.paywall, request, {
     run: async (payment) => {
       fresh = await startPaidJob(services, { jobId: payment.operationId, input, plan, payment });
-      return { ok: true, status: 202, headers: { Location: fresh.poll_url }, body: fresh };
+      return { ok: true, status: 202, headers: { Location: fresh.poll_url }, body: fresh, ...(payment.deferred ? { settleLater: true } : {}) };
     },
   });
   if (result.kind === 'payment_required') {

@@ -45,6 +45,8 @@ export interface PaidCallSpec {
    * execution; those the paywall does not accept are left out.
    */
   schemes?: readonly string[];
+  /** `maxTimeoutSeconds` of the offered deferred scheme (`upto`) when the operation is settled long after it starts: a job (`ChallengedResource.deferredMaxTimeoutSeconds`). */
+  deferredMaxTimeoutSeconds?: number;
   operationId: string;
   /** The payment: HTTP headers by lower-case name (REST, /trpc), or MCP's decoded `_meta["x402/payment"]` (null: none). */
   payment: { headers: (name: string) => string | undefined } | { payload: unknown };
@@ -68,6 +70,7 @@ export function paidRequest(services: PublicOrigin, spec: PaidCallSpec): PaidReq
     price: spec.price,
     extensions: spec.extensions,
     ...(spec.schemes?.length ? { schemes: spec.schemes } : {}),
+    ...(spec.deferredMaxTimeoutSeconds ? { deferredMaxTimeoutSeconds: spec.deferredMaxTimeoutSeconds } : {}),
     route: spec.route,
     requestHash: requestHash('POST', spec.route, spec.hashed),
     operationId: spec.operationId,

@@ -43,6 +43,9 @@ function validatePlan(input: JobRequest, ctx: Context): { plan: ReturnType<typeo
   }
 }
 
+/** The x402 schemes of a job's 402 (docs/decisions.md "Payment schemes"): `exact` first, then `upto` with the budget as its ceiling. */
+export const JOB_SCHEMES = ['exact', 'upto'] as const;
+
 /** The message a payer signs (EIP-191 personal_sign) to cancel without a bearer token. */
 export const cancelMessage = (jobId: string) => `Cancel job ${jobId}`;
 
@@ -56,6 +59,9 @@ export const jobsRouter = router({
     price: (input) => BigInt(Math.round(input.budget_usdc * 1e6)),
     description: (input) => `Job budget of ${input.budget_usdc} USDC: ${input.objective.slice(0, 80)}`,
     extensions: () => routeBazaar(gatewayJobs),
+    // x402 `upto` beside `exact`: the budget is the ceiling, and the job settles what its steps spent when it ends
+    schemes: () => JOB_SCHEMES,
+    settlesLater: { deferredMaxTimeoutSeconds: (ctx) => ctx.services.config.payment.jobUptoMaxTimeoutSeconds },
     newOperationId: () => `job_${ulid()}`,
   })
     .meta({
@@ -63,9 +69,10 @@ export const jobsRouter = router({
         method: 'POST',
         path: '/api/v1/jobs',
         tags: ['jobs'],
-        summary: 'Create a job paid with x402 for its whole budget; the unspent budget is refunded when it ends',
+        summary:
+          'Create a job paid with x402: `exact` pays the whole budget (the unspent part is refunded when it ends), `upto` authorizes it and settles what the steps spent',
         description:
-          'Validates the plan first (unknown or non-executable capabilities, steps outside `capabilities`, inputs, budget below the cheapest step: 400/422; at most 50 capabilities, 100 steps, an objective of 4000 characters: 422 naming the `limit`; a step input over 64 KiB of JSON: 413; nothing charged), then asks for the budget through x402, then answers 202 with a Location to poll.',
+          'Validates the plan first (unknown or non-executable capabilities, steps outside `capabilities`, inputs, budget below the cheapest step: 400/422; at most 50 capabilities, 100 steps, an objective of 4000 characters: 422 naming the `limit`; a step input over 64 KiB of JSON: 413; nothing charged), then asks for the budget through x402 (`accepts`: `exact` first, then `upto` with the budget as its ceiling and a longer window, JOB_UPTO_MAX_TIMEOUT_SECONDS), then answers 202 with a Location to poll. A job paid with `upto` settles only what its steps spent when it ends (nothing when they spent nothing), with no refund transaction; its 202 has no PAYMENT-RESPONSE (the job record shows the settlement).',
         requestHeaders: z.object({
           'PAYMENT-SIGNATURE': z.string().optional(),
           'Idempotency-Key': z.string().optional(),

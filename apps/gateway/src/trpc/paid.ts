@@ -28,6 +28,13 @@ export interface PaidSpec<I> {
    * fixed, when the paywall accepts it (PAYMENT_SCHEMES; docs/decisions.md "batch-settlement").
    */
   schemes?(input: I, ctx: Context): readonly string[] | undefined;
+  /**
+   * An operation that goes on after its answer and is settled when it ends (a job): paid with a
+   * deferred scheme (`upto`), its answer is stored unsettled (`Outcome.settleLater`) and its owner
+   * has it settled later; `deferredMaxTimeoutSeconds` is then the window its `upto` entry asks for
+   * (docs/decisions.md "Payment schemes", jobs).
+   */
+  settlesLater?: { deferredMaxTimeoutSeconds(ctx: Context): number };
   /** Creates the id of the operation this payment buys (e.g. `exe_...`). */
   newOperationId(): string;
   /**
@@ -83,6 +90,7 @@ export function paid<I>(spec: PaidSpec<I>) {
       price: spec.price(input, ctx),
       extensions: spec.extensions(input, ctx),
       ...(spec.schemes ? { schemes: spec.schemes(input, ctx) } : {}),
+      ...(spec.settlesLater ? { deferredMaxTimeoutSeconds: spec.settlesLater.deferredMaxTimeoutSeconds(ctx) } : {}),
       operationId,
       payment: { headers: (name) => header(ctx, name) },
       idempotencyKey: header(ctx, 'idempotency-key')?.slice(0, 200),
@@ -97,7 +105,16 @@ export function paid<I>(spec: PaidSpec<I>) {
         const next = await opts.next({ ctx: { payment, operationId: payment.operationId, ...(early ? { early } : {}) } satisfies PaidContext });
         fresh = next;
         // the resolver's status (e.g. 202) and headers (e.g. Location) are stored with the body, so replays match
-        if (next.ok) return { ok: true, status: ctx.response.status ?? 200, headers: { ...ctx.responseHeaders }, body: next.data };
+        if (next.ok) {
+          const settleLater = spec.settlesLater !== undefined && payment.deferred === true;
+          return {
+            ok: true,
+            status: ctx.response.status ?? 200,
+            headers: { ...ctx.responseHeaders },
+            body: next.data,
+            ...(settleLater ? { settleLater } : {}),
+          };
+        }
         const { status, body, headers } = problemOf(next.error);
         return { ok: false, status, body, headers, refund: true };
       },

@@ -13,7 +13,9 @@ export type JobsErrorType = ProblemDetails;
 
 /**
  * `gateway.jobs`: a long-running objective run step by step by the workers, paid by x402 for its
- * whole `budget_usdc` (so no fixed price); the unspent budget is refunded on-chain when it ends.
+ * `budget_usdc` (so no fixed price): with `exact` the whole budget, the unspent part refunded on-chain
+ * when it ends; with `upto` the budget is authorized and only what the steps spent is settled when it
+ * ends (docs/decisions.md "Payment schemes").
  *
  * @example
  * // POST {base_url}/api/v1/jobs, then the payer polls GET {base_url}/api/v1/jobs/{job_id} (bearer token or sign-in-with-x)
@@ -23,7 +25,8 @@ export const gatewayJobs = defineCapability({
   id: 'gateway.jobs',
   product: 'gateway',
   name: 'Asynchronous jobs',
-  description: 'Runs a long-running objective as a job with a USDC budget, polled until it ends; the unspent budget is refunded.',
+  description:
+    'Runs a long-running objective as a job with a USDC budget, polled until it ends; the unspent budget is refunded (x402 `exact`), or only what was spent is settled (x402 `upto`).',
   surface: 'REST',
   auth: 'x402',
   method: 'POST',

@@ -27,6 +27,10 @@ const SCRIPTS = scriptSet(new URL('./lua/', import.meta.url), {
  * `settling` (the operation ran: the amount to settle `settle_amount`, the answer `response` and
  * the signed `payload` recorded before settling) → `completed`; `settling` → `settle_unknown`
  * (outcome not seen; finished by the paywall's deferred recovery, never by a refund).
+ * A deferred payment answered before it is settled (a job, `Outcome.settleLater`): `pending` held
+ * with the answer `response`, `payload`, `requirements` and `hold_until` (the deadline) while the
+ * job runs → `settling` ({@link recordDeferredCharge}) → `completed` once settled; 0 spent:
+ * `pending` → `completed` with amount 0.
  * A reservation released (nothing charged) is deleted, see {@link releaseAuthorization}.
  */
 export type AuthorizationState = 'pending' | 'settle_unknown' | 'settled' | 'settling' | 'recovering' | 'completed';
@@ -182,4 +186,65 @@ export interface ReleaseBindingParameters {
  */
 export async function releaseBinding(redis: Redis, p: ReleaseBindingParameters): Promise<boolean> {
   return (await withScripts(redis, SCRIPTS).release_binding(p.bindingKey, p.authKey)) === 1;
+}
+
+/** What {@link recordDeferredCharge} did. */
+export type RecordDeferredChargeResult =
+  /** the amount to settle is recorded (`settling`), now or before with the same amount: the gateway settles it */
+  | 'recorded'
+  /** nothing to settle (amount 0): the reservation is `completed` with amount 0, no transaction is ever sent */
+  | 'nothing_to_settle'
+  /** settled already (`settled` or `completed` with this amount) */
+  | 'settled'
+  /** no such reservation held by this operation, or one that recorded another amount: nothing written */
+  | 'refused';
+
+/**
+ * Records, for a deferred payment answered before it is settled (`Outcome.settleLater` of the
+ * paywall: a job paid with `upto`, held `pending` with its ceiling's `requirements` and signed
+ * `payload`), the amount its operation used, once it ended (packages/payments README "Payment
+ * schemes", jobs): compare-and-set `pending` → `settling` with `settle_amount` = `amount` (integer
+ * string, USDC base units, 0..the authorized ceiling) and the requirements for that amount, which
+ * the gateway's paywall then settles (`Paywall.settleRecorded`, or its deferred recovery); `amount`
+ * 0 → `completed` with amount 0 (nothing is ever sent; the nonce stays reserved so the payload
+ * cannot run again). Idempotent: called again after a crash it returns what was recorded, never a
+ * second or different amount. Throws for an amount above the ceiling or a malformed reservation.
+ */
+export async function recordDeferredCharge(
+  redis: Redis,
+  p: { authKey: string; inFlightKey: string; operationId: string; amount: string },
+): Promise<RecordDeferredChargeResult> {
+  const [state, operationId, ceiling, requirements, settleAmount] = await redis.hmget(
+    p.authKey,
+    'state',
+    'operation_id',
+    'amount',
+    'requirements',
+    'settle_amount',
+  );
+  if (!state || operationId !== p.operationId) return 'refused';
+  const amount = BigInt(p.amount);
+  if (state !== 'pending') {
+    if (settleAmount === null || settleAmount !== p.amount) return 'refused';
+    if (state === 'settling' || state === 'settle_unknown') return 'recorded';
+    return amount === 0n ? 'nothing_to_settle' : 'settled';
+  }
+  if (!requirements || !ceiling) throw new Error(`reservation of ${p.operationId} holds no requirements: not answered before settlement`);
+  if (amount < 0n || amount > BigInt(ceiling)) throw new Error(`deferred charge ${amount} outside 0..${ceiling} for ${p.operationId}`);
+  const cas = (to: AuthorizationState, fields: Record<string, string>) =>
+    transitionAuthorization(redis, {
+      authKey: p.authKey,
+      inFlightKey: p.inFlightKey,
+      operationId: p.operationId,
+      from: ['pending'],
+      to,
+      nowMs: Date.now(),
+      fields,
+    });
+  if (amount === 0n) {
+    const ok = await cas('completed', { settle_amount: '0', amount: '0', tx_hash: '0x' });
+    return ok ? 'nothing_to_settle' : recordDeferredCharge(redis, p);
+  }
+  const ok = await cas('settling', { settle_amount: p.amount, requirements: JSON.stringify({ ...JSON.parse(requirements), amount: p.amount }) });
+  return ok ? 'recorded' : recordDeferredCharge(redis, p);
 }

@@ -12,6 +12,14 @@ export const paymentKeys = {
   authorizationsInFlight: (keys: RedisKeys): string => `${keys.prefix}pay:inflight`,
   /** The lock one gateway of a deployment takes for a round of the deferred (`upto`) settlement recovery. */
   deferredRecoveryLock: (keys: RedisKeys): string => `${keys.prefix}pay:deferred-recovery-lock`,
+  /** The lock of one reservation's deferred settlement (`Paywall.settleRecorded`): one gateway settles it at a time. */
+  deferredSettleLock: (authKey: string): string => `${authKey}:settle-lock`,
+  /**
+   * The pub/sub channel on which the owner of an operation settled when it ends (the worker, for a
+   * job paid with `upto`) tells the gateways that a reservation recorded what to settle (message:
+   * the reservation key); a gateway then settles it at once (`Paywall.settleRecorded`).
+   */
+  deferredSettlements: (keys: RedisKeys): string => `${keys.prefix}pay:deferred-settlements`,
   /** A client's Idempotency-Key, scoped by route. */
   idempotency: (keys: RedisKeys, route: string, key: string): string => `${keys.prefix}idem:${route}:${key}`,
   /**

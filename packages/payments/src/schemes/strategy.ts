@@ -97,9 +97,17 @@ export interface PaymentScheme {
   /**
    * The PaymentRequirements of this scheme for `price` (integer USDC base units: the exact price,
    * or the ceiling of a deferred scheme). Called once the paywall is initialized; a scheme the
-   * facilitator does not support returns undefined (then not offered).
+   * facilitator does not support returns undefined (then not offered). `o.maxTimeoutSeconds`: a
+   * deferred scheme's window for this resource (`ChallengedResource.deferredMaxTimeoutSeconds`;
+   * default the terms'); a scheme settled before the run ignores it.
    */
-  requirements(price: bigint): PaymentRequirements | undefined;
+  requirements(price: bigint, o?: { maxTimeoutSeconds?: number }): PaymentRequirements | undefined;
+  /**
+   * Optional, deferred schemes: the last moment the payload can be settled, unix seconds (`upto`: the
+   * Permit2 `deadline`); undefined when the payload has none. A payment settled when a long
+   * operation ends (a job) is held until then, and the operation must end before it.
+   */
+  deadline?(payload: PaymentPayload): number | undefined;
   /**
    * Reads the payer and nonce of `payload` (already matched to `matched`, one of this scheme's
    * requirements) and checks its validity window locally: never throws; a refusal carries the

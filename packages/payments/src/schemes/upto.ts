@@ -64,12 +64,15 @@ export class UptoScheme implements PaymentScheme {
   readonly settles = 'deferred' as const;
   readonly server = new UptoEvmScheme();
   readonly reasons = { nonceUsed: 'permit2_invalid_nonce', invalidSignature: 'invalid_permit2_signature' };
-  private readonly cache = new LRUCache<bigint, PaymentRequirements>({ max: REQUIREMENTS_CACHE_MAX });
+  /** Built requirements by `<price>:<maxTimeoutSeconds>`. */
+  private readonly cache = new LRUCache<string, PaymentRequirements>({ max: REQUIREMENTS_CACHE_MAX });
 
   constructor(private readonly ctx: SchemeContext) {}
 
-  requirements(price: bigint): PaymentRequirements | undefined {
-    const hit = this.cache.get(price);
+  requirements(price: bigint, o: { maxTimeoutSeconds?: number } = {}): PaymentRequirements | undefined {
+    const maxTimeoutSeconds = o.maxTimeoutSeconds ?? this.ctx.terms.maxTimeoutSeconds ?? 300;
+    const key = `${price}:${maxTimeoutSeconds}`;
+    const hit = this.cache.get(key);
     if (hit) return hit;
     const facilitator = this.ctx.facilitatorExtra(this.scheme)?.facilitatorAddress;
     if (typeof facilitator !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(facilitator)) return undefined;
@@ -80,15 +83,22 @@ export class UptoScheme implements PaymentScheme {
       asset: t.asset,
       amount: price.toString(),
       payTo: t.payTo,
-      maxTimeoutSeconds: t.maxTimeoutSeconds ?? 300,
+      maxTimeoutSeconds,
       extra: { name: t.assetName, version: t.assetVersion, assetTransferMethod: 'permit2', facilitatorAddress: getAddress(facilitator) },
     };
-    this.cache.set(price, r);
+    this.cache.set(key, r);
     return r;
   }
 
+  /** The Permit2 `deadline` of the payload (unix seconds): after it the authorization can no longer be settled. */
+  deadline(payload: PaymentPayload): number | undefined {
+    const read = uptoPermit2Authorization(payload);
+    return read ? Number(read.authorization.deadline) : undefined;
+  }
+
   /**
-   * Payer (`from`), Permit2 nonce and window: a `deadline` further than `maxTimeoutSeconds` plus
+   * Payer (`from`), Permit2 nonce and window: a `deadline` further than the matched requirements'
+   * `maxTimeoutSeconds` (300, or a job's longer window: `ChallengedResource.deferredMaxTimeoutSeconds`) plus
    * the clock skew from now → `authorization_validity_too_long` (the gateway's cap, as for
    * `exact`); `witness.validAfter` in the future → `permit2_not_yet_valid` (the facilitator's code).
    * The rest (spender, recipient, facilitator, ceiling, token, signature, allowance, balance) is the

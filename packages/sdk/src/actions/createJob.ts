@@ -26,10 +26,13 @@ const JOBS = 'gateway.jobs';
 
 /**
  * Creates a job (docs/spec-notes.md 2.8, docs/decisions.md "Jobs"): `POST /api/v1/jobs`. The plan is checked by the gateway
- * first (400/422 cost nothing); then the whole budget is paid with x402 through
+ * first (400/422 cost nothing); then the budget is paid with x402 through
  * {@link payAndRetry}: the requirement must ask exactly `budget_usdc` and match the terms
- * `/registry` advertises for `gateway.jobs`, within the spend limits. The unspent budget is
- * refunded on-chain when the job ends.
+ * `/registry` advertises for `gateway.jobs`, within the spend limits. With `exact` (the default)
+ * the whole budget is paid and the unspent part refunded on-chain when the job ends; with `upto`
+ * (`schemes`) the budget is authorized, the job settles what its steps spent when it ends, and the
+ * spend limits count the whole budget (the 202 carries no `PAYMENT-RESPONSE`; the job record's
+ * `payment` shows the settlement).
  *
  * @throws {GatewayError} 400 bad plan, 422 not runnable. {SpendLimitExceededError} {PaymentTermsMismatchError} before signing.
  * @throws {PaymentRequiredError} no account, or the payment was refused. {GatewayRequestError} unreachable.

@@ -345,7 +345,9 @@ export type WireJobRecord = {
     payment: {
         amount: string;
         tx_hash?: string | undefined;
-        status?: "settled" | "final" | "unpaid" | undefined;
+        scheme?: "exact" | "upto" | undefined;
+        ceiling?: string | undefined;
+        status?: "settled" | "final" | "unpaid" | "authorized" | "settling" | "not_charged" | undefined;
     };
     cancel_requested: boolean;
     created_at: string;
