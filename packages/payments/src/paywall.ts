@@ -461,7 +461,14 @@ export class Paywall {
       if (prior) return this.resume(scheme, ref, prior, req, payload, payloadHash, matched.amount, proof);
       const verified = await (verifying ?? verify());
       if ('e' in verified) throw verified.e;
-      if (!verified.v.isValid) return this.refuse(req, verified.v.invalidReason, { scheme, payload });
+      if (!verified.v.isValid) {
+        // two copies of one payment at the same instant (a scheme whose verify holds): the first
+        // holds it and is about to reserve it; this copy waits for that reservation and is answered
+        // as a resend (the first's answer), instead of being refused as busy
+        const first = verified.v.invalidReason === scheme.reasons.busy && scheme.reasons.busy ? await this.firstCopy(scheme, ref, payload) : undefined;
+        if (first) return this.resume(scheme, ref, first, req, payload, payloadHash, matched.amount, proof);
+        return this.refuse(req, verified.v.invalidReason, { scheme, payload });
+      }
     }
 
     const reserved = await this.reservations.reserve(ref, {
@@ -497,6 +504,7 @@ export class Paywall {
     const earlyStart = !upfront || scheme.signedByPayer(payload, matched, auth);
     if (deferred) {
       // verified and reserved: the operation runs now, and complete() settles what it used
+      const voucher = scheme.voucherOf?.(payload);
       const payment: SettledPayment = {
         operationId: req.operationId,
         payer: auth.payer,
@@ -504,6 +512,7 @@ export class Paywall {
         txHash: '0x',
         network: matched.network,
         deferred: true,
+        ...(voucher ? { voucher } : {}),
       };
       const settled = this.settledStep({
         payment,
@@ -524,6 +533,24 @@ export class Paywall {
     }
     const settlement = this.settleReserved(scheme, req, ref, bindings, payload, matched);
     return { kind: 'proceed', plan: { operationId: req.operationId, payer: auth.payer, amount: matched.amount, earlyStart, deferred: false, settlement } };
+  }
+
+  /**
+   * The reservation of `ref` made by the first copy of a payment refused here as busy
+   * ({@link PaymentScheme.heldByCopy}): polled every 10 ms while the scheme says the hold is this
+   * payment's, up to {@link PaywallOptions.duplicateWaitMs}; undefined when the hold is another
+   * payment's, or was dropped without a reservation (then the busy refusal stands).
+   */
+  private async firstCopy(scheme: PaymentScheme, ref: AuthorizationRef, payload: PaymentPayload): Promise<AuthorizationRecord | undefined> {
+    if (!scheme.heldByCopy) return undefined;
+    const deadline = Date.now() + (this.opts.duplicateWaitMs ?? 30_000);
+    for (;;) {
+      const prior = await this.reservations.read(ref.authKey);
+      if (prior) return prior;
+      // the hold gone: read once more (the first may have reserved and finished in between)
+      if (Date.now() > deadline || !(await scheme.heldByCopy(payload))) return this.reservations.read(ref.authKey);
+      await new Promise((r) => setTimeout(r, 10));
+    }
   }
 
   /**

@@ -23,6 +23,13 @@ export interface SettledPayment {
    * amount used; `amount` is then the authorized ceiling and `txHash` `0x` while the operation runs.
    */
   deferred?: boolean;
+  /**
+   * An x402 `batch-settlement` voucher (or deposit): its channel (`bytes32`, lower case) and signed
+   * cumulative amount (`maxClaimableAmount`, integer string, base units), which is the channel's charged
+   * total once this call is charged. A provider's share of the call is recorded against it and credited
+   * only once the chain's claimed total reaches it (`recordChannelCredit` of @acg/channels).
+   */
+  voucher?: { channelId: `0x${string}`; cumulative: string };
 }
 
 /** What {@link Settlement.settle} found: settled on chain, or refused with an x402 reason (reservation released). */

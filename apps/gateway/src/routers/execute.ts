@@ -1,11 +1,10 @@
 import { Executor, newExecutionId } from '@acg/execution';
-import { BATCH_SETTLEMENT } from '@acg/payments';
 import { settlementState } from '@acg/treasury';
 import type { StoredQuote } from '@acg/provider-directory';
 import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
 import { executeBazaar } from '../paidRoute/bazaar.js';
-import { ROUTED_SCHEMES, routeExecution, type RoutedCapability } from '../paidRoute/routing.js';
+import { executionSchemes, routeExecution, type RoutedCapability } from '../paidRoute/routing.js';
 import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution } from '../paidRoute/execution.js';
 import { carriedAuthorization, quotedExecution } from '../paidRoute/quotes.js';
 import { header } from '../trpc/context.js';
@@ -72,14 +71,11 @@ export const executeRouter = router({
     extensions: (_input, ctx) => executeBazaar(ctx.capability.definition),
     // x402 `upto` beside `exact` where the cost is known only afterwards: a route whose offers ask
     // different prices (settles the answering offer's price), or a quote (settles the quoted price).
-    // x402 `batch-settlement` beside `exact` where the price is fixed before the call and no provider
-    // shares it: the gateway's own capabilities (no route), no quote; offered when PAYMENT_SCHEMES
-    // accepts it. A provider's share must come from claimed funds, and a voucher is claimed later
+    // x402 `batch-settlement` beside `exact` where the price is fixed before the voucher is signed:
+    // the gateway's own capabilities, a route whose offers all ask one price, a quote; offered when
+    // PAYMENT_SCHEMES accepts it. A provider's share of a voucher is credited from claimed funds only
     // (docs/decisions.md "batch-settlement").
-    schemes: (_input, ctx) => {
-      if (ctx.quote || ctx.capability.priceVaries) return ROUTED_SCHEMES;
-      return ctx.capability.route ? undefined : [BATCH_SETTLEMENT];
-    },
+    schemes: (_input, ctx) => executionSchemes(ctx.capability, ctx.quote !== undefined),
     newOperationId: newExecutionId,
     // a read-only capability runs while its payment settles; its result is released after settlement
     // (not a quoted call: its quote is used up first, after settlement)
