@@ -1,14 +1,19 @@
-// `POST /api/v1/execute` paid with x402 `batch-settlement` (PAYMENT_SCHEMES=exact,batch-settlement) on a test
-// gateway (anvil with our x402BatchSettlement, Redis), by the official @x402/fetch client with the official
-// @x402/evm batch-settlement client scheme, unchanged: a burst over one channel, a duplicate in flight, a
-// reused and a reordered voucher, and the channel's charged total against the prices.
+// `POST /api/v1/execute` and MCP tools paid with x402 `batch-settlement` (PAYMENT_SCHEMES=exact,batch-settlement)
+// on a test gateway (anvil with our x402BatchSettlement, Redis), by the official @x402/fetch client with the
+// official @x402/evm batch-settlement client scheme, unchanged (and the official MCP client): a burst over one
+// channel, a duplicate in flight, copies sent at the same instant, a reused and a reordered voucher, and the
+// channel's charged total against the prices.
 import { createChannelStorage } from '@acg/channels';
 import { RedisKeys } from '@acg/redis';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme as BatchClientScheme, signVoucher } from '@x402/evm/batch-settlement/client';
+import { appendPaymentIdentifierToExtensions, generatePaymentId } from '@x402/extensions/payment-identifier';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
 import { createPublicClient, http } from 'viem';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -19,7 +24,11 @@ const PRICE = 1000n; // intelligence.wallet_balances: 0.001 USDC
 
 const t = useTestGateway({ config: { chains: { ethereum: 'http://127.0.0.1:1' }, payment: { schemes: ['exact', 'batch-settlement'] } } });
 let redis: Redis | undefined;
-afterAll(() => redis?.disconnect());
+const mcpClients: Client[] = [];
+afterAll(async () => {
+  redis?.disconnect();
+  for (const c of mcpClients) await c.close().catch(() => undefined);
+});
 
 /** The gateway's channels, read from its Redis (@acg/channels storage under its key prefix). */
 function channels() {
@@ -37,6 +46,11 @@ function buyerClient(index: number) {
 async function paidCall(pay: typeof fetch, body: unknown) {
   const res = await pay(t.executeUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+}
+
+/** The channel's charged total of `payer`'s one channel, base units (string). */
+async function chargedOf(payer: string): Promise<string | undefined> {
+  return (await channels().list()).find((c) => c.channelConfig.payer.toLowerCase() === payer.toLowerCase())?.chargedCumulativeAmount;
 }
 
 describe('batch-settlement on POST /api/v1/execute', () => {
@@ -110,5 +124,66 @@ describe('batch-settlement on POST /api/v1/execute', () => {
     expect(reordered.status).toBe(402);
     expect(reordered.body.reason).toBe('invalid_batch_settlement_evm_cumulative_amount_mismatch');
     expect(await charged()).toBe('2000');
+  });
+  it('copies of one voucher sent at the same instant: one run, one charge, every copy gets the first answer (no channel_busy)', async () => {
+    const { buyer, client, fetch: pay } = buyerClient(4);
+    expect((await paidCall(pay, walletBalancesRequest(buyer.address))).status).toBe(200);
+    const body = walletBalancesRequest(buyer.address);
+    const pr: PaymentRequired = decodePaymentRequiredHeader((await post(t.executeUrl, body)).headers.get('payment-required')!);
+    // the payment-identifier proves each copy comes from the payer: each gets the answer itself
+    appendPaymentIdentifierToExtensions(pr.extensions!, generatePaymentId());
+    const payload: PaymentPayload = await client.createPaymentPayload(pr);
+    expect(payload.payload).toMatchObject({ type: 'voucher', voucher: { maxClaimableAmount: '2000' } });
+    const header = { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(payload) };
+    const copies = await Promise.all(Array.from({ length: 6 }, () => post(t.executeUrl, body, header)));
+    for (const r of copies) {
+      expect(r.status, String(r.body.reason ?? r.body.detail)).toBe(200);
+      expect(r.body.reason).toBeUndefined();
+    }
+    expect(new Set(copies.map((r) => r.body.execution_id)).size).toBe(1);
+    expect(await chargedOf(buyer.address)).toBe('2000');
+    // the official client takes the channel state from the answer's settle response
+    await client.handlePaymentResponse({
+      paymentPayload: payload,
+      requirements: payload.accepted,
+      settleResponse: decodePaymentResponseHeader(copies[0].headers.get('payment-response')!),
+    });
+    // without proof of being the payer, copies at the same instant still never run twice: the first answer, or its receipt
+    const bare: PaymentPayload = await client.createPaymentPayload(decodePaymentRequiredHeader((await post(t.executeUrl, body)).headers.get('payment-required')!));
+    const bareHeader = { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(bare) };
+    const raced = await Promise.all(Array.from({ length: 4 }, () => post(t.executeUrl, body, bareHeader)));
+    expect(raced.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
+    for (const r of raced.filter((x) => x.status === 409)) expect(r.body.reason).toBe('payment_already_used');
+    expect(new Set(raced.map((r) => r.body.execution_id)).size).toBe(1);
+    expect(await chargedOf(buyer.address)).toBe('3000');
+  });
+
+  it('an MCP tool offers batch-settlement after exact and runs once per voucher (official MCP client)', async () => {
+    const { buyer, client } = buyerClient(7);
+    const mcp = new Client({ name: 'acg-test', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`)));
+    mcpClients.push(mcp);
+    await mcp.listTools();
+    const args = { address: buyer.address, chain: 'base' };
+    const callTool = async (payment?: PaymentPayload) =>
+      (await mcp.callTool({ name: 'intelligence_wallet_balances', arguments: args, ...(payment ? { _meta: { 'x402/payment': payment } } : {}) })) as CallToolResult;
+    const executions: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const unpaid = await callTool();
+      expect(unpaid.isError).toBe(true);
+      const pr = unpaid.structuredContent as unknown as PaymentRequired;
+      expect(pr.accepts.map((a) => a.scheme)).toEqual(['exact', 'batch-settlement']);
+      const payload = await client.createPaymentPayload(pr);
+      expect(payload.accepted.scheme).toBe('batch-settlement');
+      const paid = await callTool(payload);
+      expect(paid.isError, JSON.stringify(paid.content)).toBeFalsy();
+      expect(paid.structuredContent).toMatchObject({ address: buyer.address, chain_id: 8453 });
+      expect(paid._meta?.['x402/payment-response']).toMatchObject({ success: true, extra: { chargedAmount: '1000' } });
+      executions.push(paid._meta?.execution_id as string);
+      // the tool's answer carries the settle response the official client reads its channel state from
+      await client.handlePaymentResponse({ paymentPayload: payload, requirements: payload.accepted, settleResponse: paid._meta?.['x402/payment-response'] as never });
+    }
+    expect(new Set(executions).size).toBe(3);
+    expect(await chargedOf(buyer.address)).toBe((3n * PRICE).toString());
   });
 });

@@ -894,7 +894,12 @@ export class Paywall {
     const stale = Date.now() - prior.updatedAtMs > STALE_PENDING_MS;
     if (!(await this.provenPayer(req, proof))) {
       // a concurrent duplicate waits for the first, as before; an orphaned one is left to the payer or the recovery sweep
-      if (prior.state !== 'settle_unknown' && !stale) await this.replays.waitForStored(ref.authKey);
+      if (prior.state !== 'settle_unknown' && !stale) {
+        const stored = await this.replays.waitForStored(ref.authKey);
+        // the first copy binds its payment identifier just after its reservation: a copy that arrived
+        // in between proves the payer once the first answered
+        if (proof.paymentId && (await this.provenPayer(req, proof))) return replay(stored);
+      }
       return replay(await this.replays.receipt(ref.authKey, req.resourceUrl));
     }
     if (scheme.settles === 'deferred') {
