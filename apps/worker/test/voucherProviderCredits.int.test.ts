@@ -166,4 +166,32 @@ describe('a provider offer paid by batch-settlement vouchers', () => {
     expect(after.escrow - before.escrow).toBe(deposit - charged);
     expect(deposit).toBe(after.treasury - before.treasury + (after.escrow - before.escrow));
   });
+  it("a quoted call paid by voucher: charged the quoted price once, the provider's share credited only after claim and settlement", async () => {
+    const { buyer, fetch: pay } = buyerClient(2);
+    const ledger = t.gateway.services.providerLedger;
+    const input = { text: 'quoted' };
+    const q = await post(`${t.url}/api/v1/quotes`, { capability_id: CAPABILITY, input });
+    expect(q.status, JSON.stringify(q.body)).toBe(201);
+    expect(q.body).toMatchObject({ provider_id: provider.id, price_base_units: PRICE.toString() });
+    const quoted = { capability_id: CAPABILITY, input, quote_id: q.body.quote_id };
+    const pr = decodePaymentRequiredHeader((await post(`${t.url}/api/v1/execute`, quoted)).headers.get('payment-required')!);
+    expect(pr.accepts[0].scheme).toBe('exact');
+    expect(pr.accepts.find((a) => a.scheme === 'batch-settlement')).toMatchObject({ amount: PRICE.toString() });
+    const r = await paidCall(pay, quoted);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body).toMatchObject({ status: 'SUCCEEDED', result: { upper: 'QUOTED' }, payment: { amount: PRICE.toString() } });
+    expect(r.body.refund).toBeUndefined();
+    // the quote is used: a fresh payment naming it is refused before anything is charged
+    expect((await paidCall(pay, quoted)).status).toBe(409);
+    const storage = createChannelStorage({ redis: t.gateway.services.redis, keys: new RedisKeys(t.config.keyPrefix) });
+    const channel = (await storage.list()).find((c) => c.channelConfig.payer.toLowerCase() === buyer.address.toLowerCase())!;
+    expect(channel.chargedCumulativeAmount).toBe(PRICE.toString());
+    expect(await ledger.entry(r.body.execution_id)).toBeUndefined();
+    let report = await workerPass().pass({ full: true });
+    while (report.skipped) {
+      await new Promise((res) => setTimeout(res, 200));
+      report = await workerPass().pass({ full: true });
+    }
+    expect(await ledger.entry(r.body.execution_id)).toMatchObject({ provider_id: provider.id, price: PRICE, payment_tx_hash: report.settle });
+  });
 });
