@@ -3,7 +3,7 @@
 // official @x402/evm batch-settlement client scheme, unchanged (and the official MCP client): a burst over one
 // channel, a duplicate in flight, copies sent at the same instant, a reused and a reordered voucher, and the
 // channel's charged total against the prices.
-import { createChannelStorage } from '@acg/channels';
+import { channelChainViews, createChannelStorage } from '@acg/channels';
 import { RedisKeys } from '@acg/redis';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
@@ -149,7 +149,9 @@ describe('batch-settlement on POST /api/v1/execute', () => {
       settleResponse: decodePaymentResponseHeader(copies[0].headers.get('payment-response')!),
     });
     // without proof of being the payer, copies at the same instant still never run twice: the first answer, or its receipt
-    const bare: PaymentPayload = await client.createPaymentPayload(decodePaymentRequiredHeader((await post(t.executeUrl, body)).headers.get('payment-required')!));
+    const bare: PaymentPayload = await client.createPaymentPayload(
+      decodePaymentRequiredHeader((await post(t.executeUrl, body)).headers.get('payment-required')!),
+    );
     const bareHeader = { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(bare) };
     const raced = await Promise.all(Array.from({ length: 4 }, () => post(t.executeUrl, body, bareHeader)));
     expect(raced.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
@@ -166,7 +168,11 @@ describe('batch-settlement on POST /api/v1/execute', () => {
     await mcp.listTools();
     const args = { address: buyer.address, chain: 'base' };
     const callTool = async (payment?: PaymentPayload) =>
-      (await mcp.callTool({ name: 'intelligence_wallet_balances', arguments: args, ...(payment ? { _meta: { 'x402/payment': payment } } : {}) })) as CallToolResult;
+      (await mcp.callTool({
+        name: 'intelligence_wallet_balances',
+        arguments: args,
+        ...(payment ? { _meta: { 'x402/payment': payment } } : {}),
+      })) as CallToolResult;
     const executions: string[] = [];
     for (let i = 0; i < 3; i++) {
       const unpaid = await callTool();
@@ -181,9 +187,44 @@ describe('batch-settlement on POST /api/v1/execute', () => {
       expect(paid._meta?.['x402/payment-response']).toMatchObject({ success: true, extra: { chargedAmount: '1000' } });
       executions.push(paid._meta?.execution_id as string);
       // the tool's answer carries the settle response the official client reads its channel state from
-      await client.handlePaymentResponse({ paymentPayload: payload, requirements: payload.accepted, settleResponse: paid._meta?.['x402/payment-response'] as never });
+      await client.handlePaymentResponse({
+        paymentPayload: payload,
+        requirements: payload.accepted,
+        settleResponse: paid._meta?.['x402/payment-response'] as never,
+      });
     }
     expect(new Set(executions).size).toBe(3);
     expect(await chargedOf(buyer.address)).toBe((3n * PRICE).toString());
+  });
+  it("a cooperative refund requested by the official client's refund(url): the unspent deposit back to the payer, what was charged claimed, in one transaction", async () => {
+    const buyer = t.stack.payment.buyers[3];
+    const publicClient = createPublicClient({ chain: t.stack.payment.chain, transport: http(t.stack.payment.rpcUrl) });
+    const scheme = new BatchClientScheme(toClientEvmSigner(buyer, publicClient as never));
+    const pay = wrapFetchWithPayment(fetch, new x402Client().register('eip155:*', scheme));
+    const start = await t.usdc(buyer.address);
+    for (let i = 0; i < 3; i++) expect((await paidCall(pay, walletBalancesRequest(buyer.address))).status).toBe(200);
+    const channel = (await channels().list()).find((c) => c.channelConfig.payer.toLowerCase() === buyer.address.toLowerCase())!;
+    const deposit = BigInt(channel.balance);
+    expect(start - (await t.usdc(buyer.address))).toBe(deposit);
+    expect(channel.chargedCumulativeAmount).toBe((3n * PRICE).toString());
+    const views = channelChainViews(publicClient as never);
+    const receiverBefore = await views.receiver(t.stack.payment.treasury.address, t.stack.payment.usdc);
+
+    // without a payment the resource answers the 402 of the channel parameters (batch-settlement alone)
+    const probe = await fetch(`${t.url}/api/v1/channels/refund`);
+    expect(probe.status).toBe(402);
+    expect(decodePaymentRequiredHeader(probe.headers.get('payment-required')!).accepts.map((a) => a.scheme)).toEqual(['batch-settlement']);
+
+    const settled = await scheme.refund(`${t.url}/api/v1/channels/refund`);
+    expect(settled).toMatchObject({ success: true, amount: (deposit - 3n * PRICE).toString() });
+    expect(settled.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+    // the payer got the unspent part back; the channel keeps exactly what was charged, claimed in the same transaction
+    expect(start - (await t.usdc(buyer.address))).toBe(3n * PRICE);
+    expect(await views.channel(channel.channelId as `0x${string}`)).toEqual({ balance: 3n * PRICE, totalClaimed: 3n * PRICE });
+    const receiverAfter = await views.receiver(t.stack.payment.treasury.address, t.stack.payment.usdc);
+    expect(receiverAfter.totalClaimed - receiverBefore.totalClaimed).toBe(3n * PRICE);
+    // nothing left to refund: a second request is refused, and nothing moves
+    await expect(scheme.refund(`${t.url}/api/v1/channels/refund`)).rejects.toThrow(/no remaining balance|refund_no_balance|Refund failed/);
+    expect(start - (await t.usdc(buyer.address))).toBe(3n * PRICE);
   });
 });

@@ -137,7 +137,9 @@ describe('a provider offer paid by batch-settlement vouchers', () => {
     ownRedis.disconnect();
     expect((await views.channel(channel.channelId as `0x${string}`)).totalClaimed).toBe(charged);
     // claimed but not settled: still nothing payable to the provider
-    expect((await views.receiver(treasury, t.stack.payment.usdc)).totalSettled).toBeLessThan((await views.receiver(treasury, t.stack.payment.usdc)).totalClaimed);
+    expect((await views.receiver(treasury, t.stack.payment.usdc)).totalSettled).toBeLessThan(
+      (await views.receiver(treasury, t.stack.payment.usdc)).totalClaimed,
+    );
     for (const id of executions) expect(await ledger.entry(id)).toBeUndefined();
 
     // 3. a restarted worker (once the dead one's lease expired) settles what the chain says is unsettled; the shares are credited then
@@ -193,5 +195,34 @@ describe('a provider offer paid by batch-settlement vouchers', () => {
       report = await workerPass().pass({ full: true });
     }
     expect(await ledger.entry(r.body.execution_id)).toMatchObject({ provider_id: provider.id, price: PRICE, payment_tx_hash: report.settle });
+  });
+  it("a client's cooperative refund claims what the channel was charged; the provider is credited at the worker's next settlement, once", async () => {
+    const buyer = t.stack.payment.buyers[4];
+    const publicClient = createPublicClient({ chain: t.stack.payment.chain, transport: http(t.stack.payment.rpcUrl) });
+    const scheme = new BatchClientScheme(toClientEvmSigner(buyer, publicClient as never));
+    const pay = wrapFetchWithPayment(fetch, new x402Client().register('eip155:*', scheme));
+    const ledger = t.gateway.services.providerLedger;
+    const start = await t.usdc(buyer.address);
+    const executions: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await paidCall(pay, body(`refunded ${i}`));
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      executions.push(r.body.execution_id);
+    }
+    const settled = await scheme.refund(`${t.url}/api/v1/channels/refund`);
+    expect(settled.success).toBe(true);
+    expect(start - (await t.usdc(buyer.address))).toBe(2n * PRICE);
+    // claimed by the refund's transaction, not yet settled to the treasury: nothing credited
+    for (const id of executions) expect(await ledger.entry(id)).toBeUndefined();
+    let report = await workerPass().pass();
+    while (report.skipped) {
+      await new Promise((res) => setTimeout(res, 200));
+      report = await workerPass().pass();
+    }
+    expect(report.settle).toMatch(/^0x[0-9a-f]{64}$/);
+    for (const id of executions) expect(await ledger.entry(id)).toMatchObject({ provider_id: provider.id, price: PRICE, payment_tx_hash: report.settle });
+    const credited = (await ledger.totals()).credited;
+    await workerPass().pass({ full: true });
+    expect((await ledger.totals()).credited).toBe(credited);
   });
 });

@@ -174,11 +174,11 @@ export class ChannelSettlement {
         }
       }
       // with the chain views: whenever the chain holds claimed funds not yet settled (this pass's claims, a
-      // refund's final claim, or an earlier pass's that died before settling); without: after a claim or refund
-      // (no channel in storage and nothing done: nothing to read either)
+      // refund's final claim, an earlier pass's that died before settling, or a client's cooperative refund,
+      // which claims the channel's charged total and may leave no channel in storage); without: after a
+      // claim or refund
       const settleDue = this.o.chain
-        ? (channels.length > 0 || report.refunds.length > 0) &&
-          (await this.o.chain.receiver(this.o.scheme.getReceiverAddress(), this.o.token).then((r) => r.totalClaimed > r.totalSettled))
+        ? await this.o.chain.receiver(this.o.scheme.getReceiverAddress(), this.o.token).then((r) => r.totalClaimed > r.totalSettled)
         : report.claims.length > 0 || report.refunds.length > 0;
       if (settleDue) {
         try {

@@ -536,6 +536,68 @@ export class Paywall {
   }
 
   /**
+   * An x402 `batch-settlement` cooperative refund requested by the client (the official client's
+   * `refund(url)`; scheme spec "Refund Payload"), on a resource that offers only `batch-settlement`
+   * at `req.price`: without a payment, the 402 (`accepts`: the batch-settlement requirements alone);
+   * with a `refund` payload (a zero-charge voucher at the channel's charged total, optional `amount`),
+   * verified by the official scheme (the channel's charged total, the facilitator) and then settled:
+   * the facilitator claims the channel's outstanding voucher and refunds the rest of its escrow (or
+   * `amount`) to the payer in one transaction, the receiver authorizer signing both. No operation runs.
+   * Answers `refunded` with the official settle response (`transaction`, refunded `amount`,
+   * `extra.channelState`), or the 402 with x402's reason: another payload type
+   * `invalid_batch_settlement_evm_payload_type`, a stale voucher
+   * `invalid_batch_settlement_evm_cumulative_amount_mismatch` (with the corrective channel state), a
+   * channel with nothing left `invalid_batch_settlement_evm_refund_no_balance`, two requests on one
+   * channel at once `invalid_batch_settlement_evm_channel_busy`. Replay-safe: the contract's refund
+   * nonce advances on each refund, and a repeat finds nothing left to refund. Throws a ProblemError
+   * (404 when the paywall does not accept `batch-settlement`; 503 when the chain or facilitator is
+   * unavailable). docs/decisions.md "batch-settlement": cooperative refunds.
+   */
+  async channelRefund(
+    req: ChallengedResource & { paymentHeaders?: PaidRequest['paymentHeaders'] },
+  ): Promise<{ kind: 'challenge' | 'refused'; response: PaymentRequiredResponse } | { kind: 'refunded'; settlement: SettleResponse }> {
+    if (!this.ready) await this.init();
+    const scheme = this.schemes.get('batch-settlement');
+    const requirements = scheme?.requirements(req.price);
+    if (!scheme || !requirements) throw ProblemError.answer(404, { type: 'about:blank', title: 'Not Found', status: 404, detail: 'This gateway does not accept x402 batch-settlement.' });
+    const accepts = [requirements];
+    const refused = async (reason: string | undefined, payload?: PaymentPayload) => {
+      this.opts.observer?.refused?.({ reason: reason ?? 'invalid_payment' });
+      const list = accepts.map((a) => ({ ...a }));
+      if (reason && payload) await scheme.enrichRefusal?.(reason, payload, list).catch(() => undefined);
+      return { kind: 'refused' as const, response: this.challenges.refuse(req, reason, list) };
+    };
+    let payload: PaymentPayload | undefined;
+    try {
+      payload = readPaymentPayload((name) => req.paymentHeaders?.[name as (typeof PAYMENT_HEADERS)[number]], accepts);
+    } catch (e) {
+      if (e instanceof PaymentError) return refused(e.reason);
+      throw e;
+    }
+    if (!payload) return { kind: 'challenge', response: this.challenges.challenge(req, undefined, accepts) };
+    const matched = this.server.findMatchingRequirements(accepts, payload);
+    if (!matched) return refused('requirements_mismatch');
+    if ((payload.payload as { type?: unknown }).type !== 'refund') return refused('invalid_batch_settlement_evm_payload_type');
+    const verified = await this.settlement.verify(payload, matched);
+    if (!verified.isValid) return refused(verified.invalidReason, payload);
+    let settlement: SettleResponse;
+    try {
+      settlement = await this.server.settlePayment(payload, matched);
+    } catch (e) {
+      // the channel's hold is dropped (as for a failed run): the client may ask again
+      await scheme.unsettled?.(payload, matched);
+      const reason = (e as { errorReason?: string }).errorReason ?? String((e as Error).message ?? '').match(/invalid_batch_settlement_evm_\w+/)?.[0];
+      this.opts.log.warn({ reason, err: String((e as Error)?.message).slice(0, 200) }, 'batch-settlement refund not settled');
+      return refused(reason ?? 'unexpected_settle_error', payload);
+    }
+    if (!settlement.success) {
+      await scheme.unsettled?.(payload, matched);
+      return refused(settlement.errorReason, payload);
+    }
+    return { kind: 'refunded', settlement };
+  }
+
+  /**
    * The reservation of `ref` made by the first copy of a payment refused here as busy
    * ({@link PaymentScheme.heldByCopy}): polled every 10 ms while the scheme says the hold is this
    * payment's, up to {@link PaywallOptions.duplicateWaitMs}; undefined when the hold is another
