@@ -4,7 +4,7 @@
 // unchanged; the worker's channel pass (`channelSettlementOf`: ChannelSettlement over the official
 // BatchSettlementChannelManager, the in-process facilitator) claims and settles. The provider's share comes
 // only from claimed and settled funds (docs/decisions.md "batch-settlement": provider offers).
-import { channelChainViews, createChannelStorage } from '@acg/channels';
+import { channelChainViews, channelKeys, createChannelStorage } from '@acg/channels';
 import { createInProcessFacilitator } from '@acg/payments';
 import { RedisKeys } from '@acg/redis';
 import type { FacilitatorClient } from '@x402/core/server';
@@ -27,7 +27,12 @@ const PRICE = 2000n; // 0.002 USDC, one offer: a single-price route
 const CAPABILITY = 'intelligence.upper_voucher';
 
 const t = useTestGateway({ config: { walletMonitor: { webhookPolicy: 'development' }, payment: { schemes: ['exact', 'batch-settlement'] } } });
-const provider = useRegisteredProvider(t, upperCaseAnswer, { name: 'Voucher Co', capabilities: [upperCaseCapability('upper_voucher', '0.002')] });
+// the provider fails the text "fail" (500), upper-cases any other
+const provider = useRegisteredProvider(
+  t,
+  (call) => ((call.body.input as { text: string }).text === 'fail' ? { status: 500, body: {} } : upperCaseAnswer(call)),
+  { name: 'Voucher Co', capabilities: [upperCaseCapability('upper_voucher', '0.002')] },
+);
 const extra: Redis[] = [];
 afterAll(() => {
   for (const r of extra) r.disconnect();
@@ -224,5 +229,31 @@ describe('a provider offer paid by batch-settlement vouchers', () => {
     const credited = (await ledger.totals()).credited;
     await workerPass().pass({ full: true });
     expect((await ledger.totals()).credited).toBe(credited);
+  });
+  it('a provider call that fails is not charged, records no share, and its voucher pays the next call once', async () => {
+    const { buyer, client, fetch: pay } = buyerClient(5);
+    const storage = createChannelStorage({ redis: t.gateway.services.redis, keys: new RedisKeys(t.config.keyPrefix) });
+    const charged = async () =>
+      (await storage.list()).find((c) => c.channelConfig.payer.toLowerCase() === buyer.address.toLowerCase())?.chargedCumulativeAmount;
+    expect((await paidCall(pay, body('open'))).status).toBe(200);
+    const pr = decodePaymentRequiredHeader((await post(`${t.url}/api/v1/execute`, body('fail'))).headers.get('payment-required')!);
+    const payload: PaymentPayload = await client.createPaymentPayload(pr);
+    expect(payload.payload).toMatchObject({ type: 'voucher', voucher: { maxClaimableAmount: (2n * PRICE).toString() } });
+    const header = { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(payload) };
+    const failed = await post(`${t.url}/api/v1/execute`, body('fail'), header);
+    expect(failed.status).toBe(502);
+    expect(failed.body.refund).toBeUndefined();
+    expect(await charged()).toBe(PRICE.toString());
+    const credits = (id: string) => t.gateway.services.redis.zrange(channelKeys.credits(t.gateway.services.keys, id), 0, -1);
+    const channelId = (payload.payload as { voucher: { channelId: string } }).voucher.channelId.toLowerCase();
+    const recorded = await credits(channelId);
+    // the same voucher, not charged, now pays another call: charged once, one share recorded for it
+    const ok = await post(`${t.url}/api/v1/execute`, body('after failure'), header);
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(await charged()).toBe((2n * PRICE).toString());
+    const after = await credits(channelId);
+    expect(after.length - recorded.length).toBe(1);
+    expect(after.map((c) => JSON.parse(c).execution_id)).toContain(ok.body.execution_id);
+    expect(after.map((c) => JSON.parse(c).execution_id)).not.toContain(failed.body.execution_id);
   });
 });
