@@ -215,6 +215,28 @@ describe('batch-settlement on POST /api/v1/execute', () => {
     expect(probe.status).toBe(402);
     expect(decodePaymentRequiredHeader(probe.headers.get('payment-required')!).accepts.map((a) => a.scheme)).toEqual(['batch-settlement']);
 
+    // a refund payload sent to a paid route is refused there (a paid route runs a capability; a refund runs none)
+    const execute402 = await post(t.executeUrl, walletBalancesRequest(buyer.address));
+    const accepted = decodePaymentRequiredHeader(execute402.headers.get('payment-required')!).accepts[1];
+    const refundPayload: PaymentPayload = {
+      x402Version: 2,
+      accepted,
+      payload: {
+        type: 'refund',
+        channelConfig: channel.channelConfig,
+        voucher: await signVoucher(
+          toClientEvmSigner(buyer, publicClient as never),
+          channel.channelId as `0x${string}`,
+          channel.chargedCumulativeAmount,
+          t.stack.payment.network,
+        ),
+      },
+    };
+    const onExecute = await post(t.executeUrl, walletBalancesRequest(buyer.address), { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(refundPayload) });
+    expect(onExecute.status).toBe(402);
+    expect(onExecute.body.reason).toBe('invalid_batch_settlement_evm_payload_type');
+    expect(start - (await t.usdc(buyer.address))).toBe(deposit);
+
     const settled = await scheme.refund(`${t.url}/api/v1/channels/refund`);
     expect(settled).toMatchObject({ success: true, amount: (deposit - 3n * PRICE).toString() });
     expect(settled.transaction).toMatch(/^0x[0-9a-f]{64}$/);
@@ -225,6 +247,13 @@ describe('batch-settlement on POST /api/v1/execute', () => {
     expect(receiverAfter.totalClaimed - receiverBefore.totalClaimed).toBe(3n * PRICE);
     // nothing left to refund: a second request is refused, and nothing moves
     await expect(scheme.refund(`${t.url}/api/v1/channels/refund`)).rejects.toThrow(/no remaining balance|refund_no_balance|Refund failed/);
+    // a refund payload sent again by hand (past the client's own check) is refused by the gateway, and nothing moves
+    const refundAccepted = decodePaymentRequiredHeader(probe.headers.get('payment-required')!).accepts[0];
+    const again = await fetch(`${t.url}/api/v1/channels/refund`, {
+      headers: { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader({ ...refundPayload, accepted: refundAccepted }) },
+    });
+    expect(again.status).toBe(402);
+    expect(((await again.json()) as { reason: string }).reason).toMatch(/^invalid_batch_settlement_evm_/);
     expect(start - (await t.usdc(buyer.address))).toBe(3n * PRICE);
   });
 });
