@@ -244,7 +244,7 @@ describe('a provider offer paid by batch-settlement vouchers', () => {
     expect(failed.status).toBe(502);
     expect(failed.body.refund).toBeUndefined();
     expect(await charged()).toBe(PRICE.toString());
-    const credits = (id: string) => t.gateway.services.redis.zrange(channelKeys.credits(t.gateway.services.keys, id), 0, -1);
+    const credits = (id: string) => t.gateway.services.redis.zrange(channelKeys.credits(t.gateway.services.keys, id), '0', '-1');
     const channelId = (payload.payload as { voucher: { channelId: string } }).voucher.channelId.toLowerCase();
     const recorded = await credits(channelId);
     // the same voucher, not charged, now pays another call: charged once, one share recorded for it

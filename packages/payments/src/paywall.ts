@@ -559,7 +559,8 @@ export class Paywall {
     if (!this.ready) await this.init();
     const scheme = this.schemes.get('batch-settlement');
     const requirements = scheme?.requirements(req.price);
-    if (!scheme || !requirements) throw ProblemError.answer(404, { type: 'about:blank', title: 'Not Found', status: 404, detail: 'This gateway does not accept x402 batch-settlement.' });
+    if (!scheme || !requirements)
+      throw ProblemError.answer(404, { type: 'about:blank', title: 'Not Found', status: 404, detail: 'This gateway does not accept x402 batch-settlement.' });
     const accepts = [requirements];
     const refused = async (reason: string | undefined, payload?: PaymentPayload) => {
       this.opts.observer?.refused?.({ reason: reason ?? 'invalid_payment' });
