@@ -3,7 +3,10 @@
 // official @x402/evm batch-settlement client scheme, unchanged (and the official MCP client): a burst over one
 // channel, a duplicate in flight, copies sent at the same instant, a reused and a reordered voucher, and the
 // channel's charged total against the prices.
-import { channelChainViews, createChannelStorage } from '@acg/channels';
+import { ChannelSettlement, channelChainViews, createChannelStorage } from '@acg/channels';
+import { createInProcessFacilitator } from '@acg/payments';
+import { BatchSettlementEvmScheme as BatchServerScheme } from '@x402/evm/batch-settlement/server';
+import { pino } from 'pino';
 import { RedisKeys } from '@acg/redis';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
@@ -46,6 +49,11 @@ function buyerClient(index: number) {
 async function paidCall(pay: typeof fetch, body: unknown) {
   const res = await pay(t.executeUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+}
+
+/** Deletes a channel's record from the test gateway's storage (the official storage's update returning undefined). */
+async function updateToDeleted(channelId: string): Promise<void> {
+  await channels().updateChannel(channelId, () => undefined);
 }
 
 /** The channel's charged total of `payer`'s one channel, base units (string). */
@@ -254,6 +262,31 @@ describe('batch-settlement on POST /api/v1/execute', () => {
     });
     expect(again.status).toBe(402);
     expect(((await again.json()) as { reason: string }).reason).toMatch(/^invalid_batch_settlement_evm_/);
+    // the worker's next pass settles what the refund claimed to the treasury, even with no channel left in
+    // storage (a full refund may delete its channel's record; here every record of this test gateway is
+    // dropped so that the pass sees none)
+    for (const c of await channels().list()) await updateToDeleted(c.channelId);
+    const treasuryBefore = await t.usdc(t.stack.payment.treasury.address);
+    const pass = await new ChannelSettlement({
+      redis: t.gateway.services.redis,
+      keys: t.gateway.services.keys,
+      scheme: new BatchServerScheme(t.stack.payment.treasury.address, { storage: channels() }),
+      facilitator: createInProcessFacilitator({
+        rpcUrl: t.config.payment.rpcUrl,
+        chain: t.config.payment.chain,
+        signer: t.config.payment.facilitatorPrivateKey!,
+        networks: [t.stack.payment.network],
+      }),
+      network: t.stack.payment.network,
+      token: t.stack.payment.usdc,
+      chain: views,
+      claimThreshold: 1n,
+      log: pino({ level: 'silent' }),
+    }).pass();
+    expect(pass.settle).toMatch(/^0x[0-9a-f]{64}$/);
+    const receiverSettled = await views.receiver(t.stack.payment.treasury.address, t.stack.payment.usdc);
+    expect(receiverSettled.totalSettled).toBe(receiverSettled.totalClaimed);
+    expect((await t.usdc(t.stack.payment.treasury.address)) - treasuryBefore).toBeGreaterThanOrEqual(3n * PRICE);
     expect(start - (await t.usdc(buyer.address))).toBe(3n * PRICE);
   });
 });

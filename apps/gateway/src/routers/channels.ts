@@ -1,3 +1,4 @@
+import { markChannelsSeen } from '@acg/channels';
 import { PAYMENT_HEADERS } from '@acg/payments';
 import { ProblemError } from '@acg/schemas';
 import { encodePaymentResponseHeader } from '@x402/core/http';
@@ -62,6 +63,8 @@ export const channelsRouter = router({
           throw e instanceof ProblemError ? trpcErrorOf(e) : e;
         });
       if (r.kind !== 'refunded') throw rawError(402, { ...r.response.body }, r.response.headers);
+      // the refund claimed what the channel was charged: the worker's passes settle it, even if no channel is left in storage
+      await markChannelsSeen(ctx.services.redis, ctx.services.keys);
       const s = r.settlement;
       ctx.responseHeaders['PAYMENT-RESPONSE'] = encodePaymentResponseHeader(s);
       const state = (s.extra?.channelState ?? {}) as { channelId?: string };
