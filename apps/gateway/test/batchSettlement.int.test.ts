@@ -20,6 +20,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
 import { createPublicClient, http } from 'viem';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createGatewayClient } from '../../../packages/sdk/src/client.js';
 import { useTestGateway } from './useTestGateway.js';
 import { post, walletBalancesRequest } from './x402.js';
 
@@ -288,5 +289,15 @@ describe('batch-settlement on POST /api/v1/execute', () => {
     expect(receiverSettled.totalSettled).toBe(receiverSettled.totalClaimed);
     expect((await t.usdc(t.stack.payment.treasury.address)) - treasuryBefore).toBeGreaterThanOrEqual(3n * PRICE);
     expect(start - (await t.usdc(buyer.address))).toBe(3n * PRICE);
+  });
+  it('the JS SDK pays over a channel and closes it through the refund resource (client.channels.refund)', async () => {
+    const buyer = t.stack.payment.buyers[2];
+    const gw = createGatewayClient({ baseUrl: t.url, account: buyer, schemes: ['batch-settlement'], rpcUrl: t.stack.payment.rpcUrl });
+    const start = await t.usdc(buyer.address);
+    for (let i = 0; i < 2; i++) expect((await gw.execute('intelligence.wallet_balances', { address: buyer.address })).status).toBe('SUCCEEDED');
+    const refunded = await gw.channels.refund({ path: '/api/v1/channels/refund' });
+    expect(refunded.settlement).toMatchObject({ success: true });
+    // the payer paid exactly the two calls; the rest of the deposit came back
+    expect(start - (await t.usdc(buyer.address))).toBe(2n * PRICE);
   });
 });
