@@ -51,11 +51,35 @@ export interface CapabilityCall {
    */
   attach?(evidence: CallEvidence): void;
   /**
+   * Where this call's provider share goes instead of the provider's default earnings (the provider
+   * ledger), when the payment says so: a call paid by an x402 `batch-settlement` voucher hands its
+   * share to the channel credits, paid only once the voucher is claimed and settled
+   * (docs/decisions.md "batch-settlement"). Set by the Executor from the call's charge.
+   */
+  earnings?: ShareEarnings;
+  /**
    * The provider ids whose offers may answer, in the order to try them (a capability offered by
    * several providers; docs/marketplace.md "Routing"), as the caller's `routing` ranked them before
    * payment. Undefined: the capability's own default order.
    */
   route?: readonly string[];
+}
+
+/**
+ * Where a provider's share of one call goes (structurally the provider directory's `ProviderEarnings`):
+ * `price` is the answering offer's price in USDC base units (6 decimals), `payment_tx_hash` the
+ * settlement's transaction (`0x` for an off-chain voucher).
+ */
+export interface ShareEarnings {
+  credit(e: {
+    execution_id: string;
+    provider_id: string;
+    provider_address: `0x${string}`;
+    capability_id: string;
+    payer: `0x${string}`;
+    price: bigint;
+    payment_tx_hash: `0x${string}`;
+  }): Promise<unknown>;
 }
 
 /**

@@ -11,6 +11,7 @@ export {
   isExecutable,
   PAID_THROUGH_EXECUTE,
   type CallEvidence,
+  type ShareEarnings,
   type CapabilityCall,
   type CapabilityDefinition,
   type CapabilityDeps,

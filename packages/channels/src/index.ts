@@ -5,6 +5,7 @@ export { ioredisChannelStorageClient } from './redisClient.js';
 export {
   CHANNEL_SETTLEMENT_DEFAULTS,
   ChannelSettlement,
+  markChannelsSeen,
   nearWithdrawalDeadline,
   unclaimedOf,
   withdrawalDeadline,

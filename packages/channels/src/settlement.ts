@@ -67,6 +67,16 @@ export interface ChannelPassReport {
   errors: string[];
 }
 
+/**
+ * Marks that this deployment has had a channel (`channels_seen` in the manager state, `channelKeys.managerState`):
+ * from then on every pass reads the chain's unsettled claims and settles them, even with no channel left in
+ * storage. {@link ChannelSettlement} marks it when it sees a channel; the gateway marks it after a client's
+ * cooperative refund, whose claim may be the first and last of its channel (the record then deleted).
+ */
+export async function markChannelsSeen(redis: Redis, keys: RedisKeys): Promise<void> {
+  await redis.hsetnx(channelKeys.managerState(keys), 'channels_seen', '1');
+}
+
 /** Unclaimed charged amount of a channel as the storage knows it, base units. */
 export const unclaimedOf = (c: Channel): bigint => BigInt(c.chargedCumulativeAmount) - BigInt(c.totalClaimed);
 
@@ -174,11 +184,14 @@ export class ChannelSettlement {
         }
       }
       // with the chain views: whenever the chain holds claimed funds not yet settled (this pass's claims, a
-      // refund's final claim, or an earlier pass's that died before settling); without: after a claim or refund
-      // (no channel in storage and nothing done: nothing to read either)
+      // refund's final claim, an earlier pass's that died before settling, or a client's cooperative refund,
+      // which claims the channel's charged total and may leave no channel in storage), read once this
+      // deployment has had a channel (`channels_seen`: a deployment without vouchers reads nothing);
+      // without: after a claim or refund
+      if (channels.length > 0) await markChannelsSeen(redis, keys);
+      const seen = channels.length > 0 || report.refunds.length > 0 || (await redis.hexists(stateKey, 'channels_seen')) === 1;
       const settleDue = this.o.chain
-        ? (channels.length > 0 || report.refunds.length > 0) &&
-          (await this.o.chain.receiver(this.o.scheme.getReceiverAddress(), this.o.token).then((r) => r.totalClaimed > r.totalSettled))
+        ? seen && (await this.o.chain.receiver(this.o.scheme.getReceiverAddress(), this.o.token).then((r) => r.totalClaimed > r.totalSettled))
         : report.claims.length > 0 || report.refunds.length > 0;
       if (settleDue) {
         try {

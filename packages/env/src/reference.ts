@@ -97,7 +97,7 @@ export const ENV_REFERENCE: readonly EnvReferenceEntry[] = [
     names: ['PAYMENT_SCHEMES'],
     default: '`exact` (`npm start` on its dev chain: `exact,batch-settlement`)',
     meaning:
-      'the x402 schemes the paywall accepts, comma-separated (`exact` always, and first in every 402): `exact,batch-settlement` also offers vouchers over a payment channel on fixed-price `POST /api/v1/execute` calls (the official client deposits once and signs a cumulative voucher per call, checked off-chain; the worker claims them in batches). Suits one agent making many small calls (docs/decisions.md "batch-settlement")',
+      'the x402 schemes the paywall accepts, comma-separated (`exact` always, and first in every 402): `exact,batch-settlement` also offers vouchers over a payment channel where the price is fixed before the call (`POST /api/v1/execute` and MCP tools of built-in capabilities and of single-price provider routes, and quoted calls) (the official client deposits once and signs a cumulative voucher per call, checked off-chain; the worker claims them in batches). Suits one agent making many small calls (docs/decisions.md "batch-settlement")',
   },
   {
     group: 'payments',

@@ -1,4 +1,4 @@
-import { CapabilityFailure, type CallEvidence, type CapabilityCatalog, type CapabilityDeps } from '@acg/capabilities';
+import { CapabilityFailure, type CallEvidence, type CapabilityCatalog, type CapabilityDeps, type ShareEarnings } from '@acg/capabilities';
 import { isRedisUnavailable, retryWhileRedisUnavailable } from '@acg/redis';
 import type { Logger } from 'pino';
 import type { ExecutionRecord, ExecutionStore } from './executions.js';
@@ -36,6 +36,12 @@ export interface ExecutionCharge {
    * record's payment is the zero hash and amount "0" ({@link NOT_SETTLED_TX_HASH}).
    */
   settle?: (price: bigint | undefined) => Promise<{ tx_hash: string; amount: string }>;
+  /**
+   * Where a provider's share of this call goes instead of the provider ledger (`CapabilityCall.earnings`):
+   * a call paid by an x402 `batch-settlement` voucher records it against the voucher's channel, credited
+   * only once the voucher is claimed and settled (docs/decisions.md "batch-settlement").
+   */
+  earnings?: ShareEarnings;
 }
 
 /** The `payment.tx_hash` of an execution whose deferred payment settled nothing (a failed `upto` call): no transaction. */
@@ -159,6 +165,7 @@ export class Executor {
                 payer: charge.payer,
                 paymentTxHash: charge.tx_hash,
                 amount: charge.amount,
+                ...(charge.earnings ? { earnings: charge.earnings } : {}),
                 attach: (e) => Object.assign(evidence, e),
               }),
             ) as Record<string, unknown>;
@@ -182,6 +189,7 @@ export class Executor {
             paymentTxHash: charge.tx_hash,
             amount: charge.amount,
             ...(charge.job_id ? { jobId: charge.job_id } : {}),
+            ...(charge.earnings ? { earnings: charge.earnings } : {}),
             ...route,
             attach: (e) => Object.assign(evidence, e),
           }),

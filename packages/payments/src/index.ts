@@ -33,6 +33,7 @@ export {
   BatchSettlementReasons,
   BatchSettlementScheme,
   batchSettlementScheme,
+  channelVoucher,
   DEFAULT_VOUCHER_TIMEOUT_SECONDS,
   DEFAULT_WITHDRAW_DELAY_SECONDS,
   DEFAULT_WITHDRAWAL_MARGIN_SECONDS,

@@ -471,7 +471,14 @@ export class Paywall {
       if (prior) return this.resume(scheme, ref, prior, req, payload, payloadHash, matched.amount, proof);
       const verified = await (verifying ?? verify());
       if ('e' in verified) throw verified.e;
-      if (!verified.v.isValid) return this.refuse(req, verified.v.invalidReason, { scheme, payload });
+      if (!verified.v.isValid) {
+        // two copies of one payment at the same instant (a scheme whose verify holds): the first
+        // holds it and is about to reserve it; this copy waits for that reservation and is answered
+        // as a resend (the first's answer), instead of being refused as busy
+        const first = verified.v.invalidReason === scheme.reasons.busy && scheme.reasons.busy ? await this.firstCopy(scheme, ref, payload) : undefined;
+        if (first) return this.resume(scheme, ref, first, req, payload, payloadHash, matched.amount, proof);
+        return this.refuse(req, verified.v.invalidReason, { scheme, payload });
+      }
     }
 
     const reserved = await this.reservations.reserve(ref, {
@@ -507,6 +514,7 @@ export class Paywall {
     const earlyStart = !upfront || scheme.signedByPayer(payload, matched, auth);
     if (deferred) {
       // verified and reserved: the operation runs now, and complete() settles what it used
+      const voucher = scheme.voucherOf?.(payload);
       const payment: SettledPayment = {
         operationId: req.operationId,
         payer: auth.payer,
@@ -515,6 +523,7 @@ export class Paywall {
         network: matched.network,
         deferred: true,
         authorization: { key: ref.authKey, scheme: scheme.scheme, ...(scheme.deadline?.(payload) ? { deadline: scheme.deadline(payload) } : {}) },
+        ...(voucher ? { voucher } : {}),
       };
       const settled = this.settledStep({
         payment,
@@ -535,6 +544,87 @@ export class Paywall {
     }
     const settlement = this.settleReserved(scheme, req, ref, bindings, payload, matched);
     return { kind: 'proceed', plan: { operationId: req.operationId, payer: auth.payer, amount: matched.amount, earlyStart, deferred: false, settlement } };
+  }
+
+  /**
+   * An x402 `batch-settlement` cooperative refund requested by the client (the official client's
+   * `refund(url)`; scheme spec "Refund Payload"), on a resource that offers only `batch-settlement`
+   * at `req.price`: without a payment, the 402 (`accepts`: the batch-settlement requirements alone);
+   * with a `refund` payload (a zero-charge voucher at the channel's charged total, optional `amount`),
+   * verified by the official scheme (the channel's charged total, the facilitator) and then settled:
+   * the facilitator claims the channel's outstanding voucher and refunds the rest of its escrow (or
+   * `amount`) to the payer in one transaction, the receiver authorizer signing both. No operation runs.
+   * Answers `refunded` with the official settle response (`transaction`, refunded `amount`,
+   * `extra.channelState`), or the 402 with x402's reason: another payload type
+   * `invalid_batch_settlement_evm_payload_type`, a stale voucher
+   * `invalid_batch_settlement_evm_cumulative_amount_mismatch` (with the corrective channel state), a
+   * channel with nothing left `invalid_batch_settlement_evm_refund_no_balance`, two requests on one
+   * channel at once `invalid_batch_settlement_evm_channel_busy`. Replay-safe: the contract's refund
+   * nonce advances on each refund, and a repeat finds nothing left to refund. Throws a ProblemError
+   * (404 when the paywall does not accept `batch-settlement`; 503 when the chain or facilitator is
+   * unavailable). docs/decisions.md "batch-settlement": cooperative refunds.
+   */
+  async channelRefund(
+    req: ChallengedResource & { paymentHeaders?: PaidRequest['paymentHeaders'] },
+  ): Promise<{ kind: 'challenge' | 'refused'; response: PaymentRequiredResponse } | { kind: 'refunded'; settlement: SettleResponse }> {
+    if (!this.ready) await this.init();
+    const scheme = this.schemes.get('batch-settlement');
+    const requirements = scheme?.requirements(req.price);
+    if (!scheme || !requirements)
+      throw ProblemError.answer(404, { type: 'about:blank', title: 'Not Found', status: 404, detail: 'This gateway does not accept x402 batch-settlement.' });
+    const accepts = [requirements];
+    const refused = async (reason: string | undefined, payload?: PaymentPayload) => {
+      this.opts.observer?.refused?.({ reason: reason ?? 'invalid_payment' });
+      const list = accepts.map((a) => ({ ...a }));
+      if (reason && payload) await scheme.enrichRefusal?.(reason, payload, list).catch(() => undefined);
+      return { kind: 'refused' as const, response: this.challenges.refuse(req, reason, list) };
+    };
+    let payload: PaymentPayload | undefined;
+    try {
+      payload = readPaymentPayload((name) => req.paymentHeaders?.[name as (typeof PAYMENT_HEADERS)[number]], accepts);
+    } catch (e) {
+      if (e instanceof PaymentError) return refused(e.reason);
+      throw e;
+    }
+    if (!payload) return { kind: 'challenge', response: this.challenges.challenge(req, undefined, accepts) };
+    const matched = this.server.findMatchingRequirements(accepts, payload);
+    if (!matched) return refused('requirements_mismatch');
+    if ((payload.payload as { type?: unknown }).type !== 'refund') return refused('invalid_batch_settlement_evm_payload_type');
+    const verified = await this.settlement.verify(payload, matched);
+    if (!verified.isValid) return refused(verified.invalidReason, payload);
+    let settlement: SettleResponse;
+    try {
+      settlement = await this.server.settlePayment(payload, matched);
+    } catch (e) {
+      // the channel's hold is dropped (as for a failed run): the client may ask again
+      await scheme.unsettled?.(payload, matched);
+      const reason = (e as { errorReason?: string }).errorReason ?? String((e as Error).message ?? '').match(/invalid_batch_settlement_evm_\w+/)?.[0];
+      this.opts.log.warn({ reason, err: String((e as Error)?.message).slice(0, 200) }, 'batch-settlement refund not settled');
+      return refused(reason ?? 'unexpected_settle_error', payload);
+    }
+    if (!settlement.success) {
+      await scheme.unsettled?.(payload, matched);
+      return refused(settlement.errorReason, payload);
+    }
+    return { kind: 'refunded', settlement };
+  }
+
+  /**
+   * The reservation of `ref` made by the first copy of a payment refused here as busy
+   * ({@link PaymentScheme.heldByCopy}): polled every 10 ms while the scheme says the hold is this
+   * payment's, up to {@link PaywallOptions.duplicateWaitMs}; undefined when the hold is another
+   * payment's, or was dropped without a reservation (then the busy refusal stands).
+   */
+  private async firstCopy(scheme: PaymentScheme, ref: AuthorizationRef, payload: PaymentPayload): Promise<AuthorizationRecord | undefined> {
+    if (!scheme.heldByCopy) return undefined;
+    const deadline = Date.now() + (this.opts.duplicateWaitMs ?? 30_000);
+    for (;;) {
+      const prior = await this.reservations.read(ref.authKey);
+      if (prior) return prior;
+      // the hold gone: read once more (the first may have reserved and finished in between)
+      if (Date.now() > deadline || !(await scheme.heldByCopy(payload))) return this.reservations.read(ref.authKey);
+      await new Promise((r) => setTimeout(r, 10));
+    }
   }
 
   /**
@@ -912,7 +1002,12 @@ export class Paywall {
     const stale = Date.now() - prior.updatedAtMs > STALE_PENDING_MS;
     if (!(await this.provenPayer(req, proof))) {
       // a concurrent duplicate waits for the first, as before; an orphaned one is left to the payer or the recovery sweep
-      if (prior.state !== 'settle_unknown' && !stale) await this.replays.waitForStored(ref.authKey);
+      if (prior.state !== 'settle_unknown' && !stale) {
+        const stored = await this.replays.waitForStored(ref.authKey);
+        // the first copy binds its payment identifier just after its reservation: a copy that arrived
+        // in between proves the payer once the first answered
+        if (proof.paymentId && (await this.provenPayer(req, proof))) return replay(stored);
+      }
       return replay(await this.replays.receipt(ref.authKey, req.resourceUrl));
     }
     if (scheme.settles === 'deferred') {

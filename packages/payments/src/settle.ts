@@ -30,6 +30,12 @@ export interface SettledPayment {
    * ends, what to settle (`recordDeferredCharge` of `@acg/payments/commands`).
    */
   authorization?: { key: string; scheme: string; deadline?: number };
+   * An x402 `batch-settlement` voucher (or deposit): its channel (`bytes32`, lower case) and signed
+   * cumulative amount (`maxClaimableAmount`, integer string, base units), which is the channel's charged
+   * total once this call is charged. A provider's share of the call is recorded against it and credited
+   * only once the chain's claimed total reaches it (`recordChannelCredit` of @acg/channels).
+   */
+  voucher?: { channelId: `0x${string}`; cumulative: string };
 }
 
 /** What {@link Settlement.settle} found: settled on chain, or refused with an x402 reason (reservation released). */

@@ -321,7 +321,8 @@ export function contractCapability(contract: Contract, runtime: ProviderRuntime)
         }
         const listed = usdcBaseUnits(o.offer.price_usdc);
         const price = paid !== null && listed > paid ? paid : listed;
-        const earnings = runtime.earnings;
+        // the payment may send the share elsewhere (a voucher: credited from claimed funds only)
+        const earnings = call?.earnings ?? runtime.earnings;
         const credit =
           call && earnings && call.amount !== undefined
             ? () =>

@@ -1,8 +1,11 @@
 /**
  * Which x402 payment scheme suits which caller: the one text the discovery documents (`/llms.txt`), the
  * capability pages (web and MCP resources) and the MCP server instructions share, so they never disagree.
- * `exact` is what every 402 offers today; `upto` and `batch-settlement` are described as taken "where the
- * 402 offers them" (its `accepts[].scheme`), which stays true while a capability does not offer them yet.
+ * `exact` is what every 402 offers; `upto` and `batch-settlement` are described as taken "where the 402
+ * offers them" (its `accepts[].scheme`): `upto` where the cost is known only afterwards, and
+ * `batch-settlement`, when the operator turned it on (PAYMENT_SCHEMES), where the price is fixed before
+ * the call (executions and MCP tools of built-in capabilities and of single-price provider offers, and
+ * quoted calls; docs/decisions.md "batch-settlement").
  * Rules of each scheme: the x402 scheme specifications, and packages/x402-contracts/README.md for the
  * contracts they settle through.
  */
@@ -30,7 +33,7 @@ export const PAYMENT_SCHEME_GUIDE: readonly PaymentSchemeGuide[] = [
   },
   {
     scheme: 'batch-settlement',
-    suits: 'many small calls from one agent',
+    suits: 'many small calls from one agent at prices fixed before the call (built-in capabilities, single-price provider offers, quotes)',
     how: 'one deposit opens a channel, each call then carries an off-chain cumulative voucher (no transaction per call), and claims are batched on chain; the unspent deposit is refunded',
   },
 ];

@@ -20,7 +20,7 @@ const INSTRUCTIONS =
   'Tools of the Agent Capability Gateway. search_capabilities, get_capability and get_health are free. ' +
   'Every other tool runs one capability (tool name = capability id with "." replaced by "_") and is paid per call with x402 in USDC: ' +
   'call it without _meta["x402/payment"] to get the x402 PaymentRequired (isError, in structuredContent and in content[0].text as {"x402/error": ...}), ' +
-  'sign one of its accepts (e.g. with @x402/core and @x402/evm; for scheme exact an EIP-3009 transferWithAuthorization), and call again with the PaymentPayload in _meta["x402/payment"]. ' +
+  'sign one of its accepts (e.g. with @x402/core and @x402/evm; for scheme exact an EIP-3009 transferWithAuthorization; for batch-settlement, offered after exact on fixed-price tools when the operator turned it on, a deposit or a cumulative voucher over a channel), and call again with the PaymentPayload in _meta["x402/payment"]. ' +
   `${paymentSchemeSentence()} ` +
   'The result carries _meta["x402/payment-response"]. gateway_jobs runs a job paid for its budget; call it as an MCP task to poll tasks/get, read tasks/result or tasks/cancel it. One payment runs the capability once; sending it again returns the stored result to its payer (with the payment-identifier it was first sent with, or the payer\'s bearer token), a receipt to anyone else; a failure is refunded. ' +
   'Resources: acg://capabilities (the catalog) and acg://capabilities/{capability_id} (a capability page in Markdown; /input-schema and /output-schema for its JSON Schemas). ' +

@@ -6,7 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { exampleInput, exampleResult, mcpBazaar } from '../paidRoute/bazaar.js';
 import { EXECUTE_ROUTE, executeDescription, paidOutcome, resolveExecution, runPaidExecution, type PaidExecutionResult } from '../paidRoute/execution.js';
 import { carriesPayment, paidRequest, payForCall } from '../paidRoute/paidCall.js';
-import { routeExecution } from '../paidRoute/routing.js';
+import { FIXED_PRICE_SCHEMES, routeExecution } from '../paidRoute/routing.js';
 import { problemDetails } from '../trpc/problem.js';
 import { accountOf, bearerIdentity } from '../caller.js';
 import type { Services } from '../services.js';
@@ -79,8 +79,11 @@ export async function callCapabilityTool(
     description: executeDescription(d.id),
     price: resolved.price,
     extensions: toolBazaar(d),
+    // `batch-settlement` after `exact` where the price is fixed before the voucher is signed (when
+    // PAYMENT_SCHEMES accepts it): not a route whose offers ask different prices (docs/decisions.md "batch-settlement")
+    ...(resolved.priceVaries ? {} : { schemes: FIXED_PRICE_SCHEMES }),
     paymentRequiredMessage:
-      'Payment required: sign an x402 exact payment for one of `accepts` and call the tool again with the PaymentPayload in _meta["x402/payment"].',
+      'Payment required: sign an x402 payment for one of `accepts` (`exact`, or a `batch-settlement` voucher where offered) and call the tool again with the PaymentPayload in _meta["x402/payment"].',
     operationId,
     // null: no payment (answered with the challenge); never read from HTTP headers here
     payment: { payload: meta?.[PAYMENT_META] ?? null },

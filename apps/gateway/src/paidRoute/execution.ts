@@ -1,3 +1,5 @@
+import type { ShareEarnings } from '@acg/capabilities';
+import { recordChannelCredit } from '@acg/channels';
 import { Executor, resolveCapability, type EarlyRun, type ExecutionCharge, type ResolvedCapability } from '@acg/execution';
 import type { Outcome, SettledPayment } from '@acg/payments';
 import { retryWhileRedisUnavailable } from '@acg/redis';
@@ -54,13 +56,21 @@ export async function runPaidExecution(
   // taken, so no refund (docs/decisions.md "Payment schemes"). A fixed-price deferred payment (a
   // batch-settlement voucher on one of the gateway's own capabilities) has no transaction to name:
   // the paywall's `complete` commits it after the run (docs/decisions.md "batch-settlement").
+  //
+  // A voucher on a provider's offer (a route or a quote) is committed the same way, before the
+  // provider's share is recorded, and always for its whole amount (the price was fixed before the
+  // voucher was signed: batch-settlement is offered only where it is), and the share goes to the
+  // voucher's channel credits, credited only once the worker claimed and settled the channel
+  // (docs/decisions.md "batch-settlement": provider offers).
   if (payment.deferred && (capability.route !== undefined || capability.fixedCharge)) {
     charge.settle = async (price) => {
-      // `fixedCharge` (a quoted call): the whole authorized amount, the quoted price
-      const settled = await services.paywall.settleUsed(payment, capability.fixedCharge || price === undefined ? BigInt(payment.amount) : price);
+      // `fixedCharge` (a quoted call) and a voucher: the whole authorized amount
+      const whole = capability.fixedCharge || payment.voucher !== undefined || price === undefined;
+      const settled = await services.paywall.settleUsed(payment, whole ? BigInt(payment.amount) : price);
       return { tx_hash: settled.txHash, amount: settled.amount };
     };
   }
+  if (payment.voucher) charge.earnings = channelEarnings(services, payment.voucher);
   const { record, failure } = await executor.run(operationId, capability, charge, early);
   if (failure) {
     const status = failure.status >= 500 ? failure.status : 502;
@@ -88,6 +98,27 @@ export async function runPaidExecution(
       ...(record.attempts ? { attempts: record.attempts } : {}),
       ...(refund ? { refund } : {}),
     },
+  };
+}
+
+/**
+ * Where the provider's share of a call paid by a `batch-settlement` voucher goes: not the provider
+ * ledger (the voucher is not money yet) but the voucher's channel credits (`recordChannelCredit` of
+ * @acg/channels), at the channel's charged total after this call (`voucher.cumulative`, base units);
+ * the worker credits the ledger once the chain's claimed total covers it and a settlement paid it to
+ * the treasury (`releaseClaimedCredits`; packages/channels README "Provider shares"). A voucher never
+ * claimed (the channel refunded or withdrawn first) credits nobody.
+ */
+function channelEarnings(services: Services, voucher: NonNullable<SettledPayment['voucher']>): ShareEarnings {
+  return {
+    credit: ({ payment_tx_hash: _offChain, price, ...credit }) =>
+      retryWhileRedisUnavailable(() =>
+        recordChannelCredit(services.redis, services.keys, {
+          channelId: voucher.channelId,
+          cumulative: BigInt(voucher.cumulative),
+          credit: { ...credit, price: price.toString() },
+        }),
+      ),
   };
 }
 

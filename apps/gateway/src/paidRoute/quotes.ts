@@ -1,5 +1,5 @@
 import type { ResolvedCapability } from '@acg/execution';
-import { payloadAuthorization, readPaymentPayload } from '@acg/payments';
+import { channelVoucher, payloadAuthorization, readPaymentPayload } from '@acg/payments';
 import { QuoteStore, usdcBaseUnits, type StoredQuote } from '@acg/provider-directory';
 import { signDocument } from '@acg/receipts';
 import type { Quote, QuoteRequest } from '@acg/schemas';
@@ -111,12 +111,16 @@ const QUOTE_DETAIL: Record<string, string> = {
 /**
  * The payment a request carries, as a quote records it: the payer and nonce of its x402 payload
  * (`PAYMENT-SIGNATURE` or `X-PAYMENT`; EIP-3009 for `exact`, Permit2 for `upto`:
- * `payloadAuthorization`) as `<from>:<nonce>` in lowercase hex; undefined
+ * `payloadAuthorization`) as `<from>:<nonce>` in lowercase hex; a `batch-settlement` voucher
+ * as `<payer>:<channelId>:<cumulative>`; undefined
  * without a payment or when it cannot be read (the paywall then refuses it as it would anyway).
  */
 export function carriedAuthorization(services: Services, getHeader: (name: string) => string | undefined): string | undefined {
   try {
     const payload = readPaymentPayload(getHeader, [services.paywall.requirements(0n)]);
+    // a batch-settlement voucher: its payer, channel and cumulative amount (one voucher, one call)
+    const voucher = payload && channelVoucher(payload);
+    if (voucher) return `${voucher.payer}:${voucher.channelId}:${voucher.cumulative}`;
     const auth = payload && payloadAuthorization(payload);
     return auth ? `${auth.payer}:${auth.nonce}`.toLowerCase() : undefined;
   } catch {

@@ -15,6 +15,29 @@ export type RoutedCapability = ResolvedCapability & { route?: readonly string[];
 /** The schemes of a call whose cost is known only afterwards (docs/decisions.md "Payment schemes"): `exact` first, then `upto`. */
 export const ROUTED_SCHEMES = ['exact', 'upto'] as const;
 
+/**
+ * The schemes of a call whose price is fixed before it is paid (the gateway's own capability, a route
+ * whose offers all ask one price): `exact` first, then `batch-settlement` (docs/decisions.md
+ * "batch-settlement": "Where it is offered").
+ */
+export const FIXED_PRICE_SCHEMES = ['exact', 'batch-settlement'] as const;
+
+/** The schemes of a quoted call (its price is the quote's): `exact`, `upto`, `batch-settlement`. */
+export const QUOTED_SCHEMES = ['exact', 'upto', 'batch-settlement'] as const;
+
+/**
+ * The x402 schemes a paid execution offers (the paywall leaves out those it does not accept, e.g.
+ * `batch-settlement` unless PAYMENT_SCHEMES names it): a quoted call {@link QUOTED_SCHEMES}; a route
+ * whose offers ask different prices {@link ROUTED_SCHEMES} (a voucher's amount is fixed when it is
+ * signed, and the answering offer is known only afterwards, so no `batch-settlement` there); any other
+ * call {@link FIXED_PRICE_SCHEMES}. A provider's share of a call paid by voucher is credited only from
+ * claimed funds (`runPaidExecution`).
+ */
+export function executionSchemes(capability: RoutedCapability, quoted = false): readonly string[] {
+  if (quoted) return QUOTED_SCHEMES;
+  return capability.priceVaries ? ROUTED_SCHEMES : FIXED_PRICE_SCHEMES;
+}
+
 const NO_ROUTE: Record<NoRouteReason, string> = {
   no_live_offer: 'No offer of this capability is live now.',
   excluded: 'Every live offer of this capability is outside routing.providers or in routing.exclude.',

@@ -1,11 +1,10 @@
 import { Executor, newExecutionId } from '@acg/execution';
-import { BATCH_SETTLEMENT } from '@acg/payments';
 import { settlementState } from '@acg/treasury';
 import type { StoredQuote } from '@acg/provider-directory';
 import { ExecuteRequest, ExecutionId, ExecutionRecord, ExecutionSucceeded } from '@acg/schemas';
 import { z } from 'zod';
 import { executeBazaar } from '../paidRoute/bazaar.js';
-import { ROUTED_SCHEMES, routeExecution, type RoutedCapability } from '../paidRoute/routing.js';
+import { executionSchemes, routeExecution, type RoutedCapability } from '../paidRoute/routing.js';
 import { EXECUTE_ROUTE, executeDescription, resolveExecution, runPaidExecution } from '../paidRoute/execution.js';
 import { carriedAuthorization, quotedExecution } from '../paidRoute/quotes.js';
 import { header } from '../trpc/context.js';
@@ -72,14 +71,11 @@ export const executeRouter = router({
     extensions: (_input, ctx) => executeBazaar(ctx.capability.definition),
     // x402 `upto` beside `exact` where the cost is known only afterwards: a route whose offers ask
     // different prices (settles the answering offer's price), or a quote (settles the quoted price).
-    // x402 `batch-settlement` beside `exact` where the price is fixed before the call and no provider
-    // shares it: the gateway's own capabilities (no route), no quote; offered when PAYMENT_SCHEMES
-    // accepts it. A provider's share must come from claimed funds, and a voucher is claimed later
+    // x402 `batch-settlement` beside `exact` where the price is fixed before the voucher is signed:
+    // the gateway's own capabilities, a route whose offers all ask one price, a quote; offered when
+    // PAYMENT_SCHEMES accepts it. A provider's share of a voucher is credited from claimed funds only
     // (docs/decisions.md "batch-settlement").
-    schemes: (_input, ctx) => {
-      if (ctx.quote || ctx.capability.priceVaries) return ROUTED_SCHEMES;
-      return ctx.capability.route ? undefined : [BATCH_SETTLEMENT];
-    },
+    schemes: (_input, ctx) => executionSchemes(ctx.capability, ctx.quote !== undefined),
     newOperationId: newExecutionId,
     // a read-only capability runs while its payment settles; its result is released after settlement
     // (not a quoted call: its quote is used up first, after settlement)
@@ -92,7 +88,7 @@ export const executeRouter = router({
         tags: ['execute'],
         summary: 'Execute a capability, paid per call with x402',
         description:
-          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and docs/spec-notes.md 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway reserves the authorization, settles it on-chain (USDC, EIP-3009 transferWithAuthorization; the settlement verifies and simulates it first: x402 paymentFlow upfront) and executes once. A settled payment sent again returns the stored execution to its payer only (proved by the payment identifier it was first sent with, or the payer's bearer token); anyone else gets 409 payment_already_used with the execution id, tx hash and result_url (GET /api/v1/executions/{id} with the payer's token). Idempotency-Key is per payer and read after the payment: the payer's fresh signed authorization with the same key and body replays the stored execution without being charged; a payment identifier reused with another payment is 409. A failure after settlement is refunded. With quote_id (POST /api/v1/quotes) the 402 asks exactly the quoted price and the call runs once on the quoted provider (404 quote_not_found, 409 quote_input_mismatch / quote_used, 410 quote_expired). An offer whose trust score fell under the routing threshold is refused before payment (503 offer_suspended; docs/trust-v1.md). A capability offered by several providers (docs/marketplace.md) takes an optional `routing` {max_price_usdc, prefer: cheapest|fastest|trusted, providers, exclude}: the 402 asks for the highest price among the offers the route may use, offers are tried in order until one answers validly, and the payment minus the answering offer's price is refunded on-chain (`refund` on the answer, which names `provider` and `attempts`). When those offers ask different prices, and for a quoted call, `accepts` also offers x402 `upto` after `exact` (Permit2, the same amount as a ceiling; the payer needs a Permit2 allowance on USDC): paid that way, only the answering offer's price (a quote: the quoted price) is settled, once, after the call answered, and nothing is refunded; a failed call settles nothing.",
+          "Without payment the answer is 402 with a PAYMENT-REQUIRED header (x402 v2) and docs/spec-notes.md 2.9 fields in the body; its `extensions` carry `bazaar` (this capability's input and output schemas) and `payment-identifier`. Retry with PAYMENT-SIGNATURE (or legacy X-PAYMENT): the gateway reserves the authorization, settles it on-chain (USDC, EIP-3009 transferWithAuthorization; the settlement verifies and simulates it first: x402 paymentFlow upfront) and executes once. A settled payment sent again returns the stored execution to its payer only (proved by the payment identifier it was first sent with, or the payer's bearer token); anyone else gets 409 payment_already_used with the execution id, tx hash and result_url (GET /api/v1/executions/{id} with the payer's token). Idempotency-Key is per payer and read after the payment: the payer's fresh signed authorization with the same key and body replays the stored execution without being charged; a payment identifier reused with another payment is 409. A failure after settlement is refunded. When the operator accepts x402 `batch-settlement` (PAYMENT_SCHEMES), `accepts` also offers it after `exact` (and `upto`) wherever the price is fixed before the call (built-in capabilities, a route whose offers all ask one price, a quoted call): one deposit opens a channel, then each call carries a cumulative voucher checked off-chain (no transaction; the execution's payment has no tx_hash); a failed call is not charged and the same voucher may be sent again; a provider's share of a voucher is credited only once the channel is claimed and settled on chain. With quote_id (POST /api/v1/quotes) the 402 asks exactly the quoted price and the call runs once on the quoted provider (404 quote_not_found, 409 quote_input_mismatch / quote_used, 410 quote_expired). An offer whose trust score fell under the routing threshold is refused before payment (503 offer_suspended; docs/trust-v1.md). A capability offered by several providers (docs/marketplace.md) takes an optional `routing` {max_price_usdc, prefer: cheapest|fastest|trusted, providers, exclude}: the 402 asks for the highest price among the offers the route may use, offers are tried in order until one answers validly, and the payment minus the answering offer's price is refunded on-chain (`refund` on the answer, which names `provider` and `attempts`). When those offers ask different prices, and for a quoted call, `accepts` also offers x402 `upto` after `exact` (Permit2, the same amount as a ceiling; the payer needs a Permit2 allowance on USDC): paid that way, only the answering offer's price (a quote: the quoted price) is settled, once, after the call answered, and nothing is refunded; a failed call settles nothing.",
         requestHeaders: z.object({
           'PAYMENT-SIGNATURE': z.string().optional().describe('base64 JSON x402 PaymentPayload (v2)'),
           'X-PAYMENT': z.string().optional().describe('legacy header: base64 JSON PaymentPayload (v1 or v2)'),

@@ -1,5 +1,6 @@
 import { router } from '../trpc/init.js';
 import { accountsRouter } from './accounts.js';
+import { channelsRouter } from './channels.js';
 import { discoveryRouter } from './discovery.js';
 import { disputesRouter } from './disputes.js';
 import { executeRouter } from './execute.js';
@@ -22,6 +23,7 @@ export const appRouter = router({
   providers: providersRouter,
   quotes: quotesRouter,
   trust: trustRouter,
+  channels: channelsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -108,6 +108,7 @@ export class BatchSettlementScheme implements PaymentScheme {
     invalidSignature: BatchSettlementReasons.voucherSignature,
     // a voucher resent for another request (another body): refused as the official scheme refuses a reused cumulative
     reused: BatchSettlementReasons.cumulativeAmountMismatch,
+    busy: BatchSettlementReasons.channelBusy,
   };
   private readonly withdrawDelay: number;
   private readonly timeoutSeconds: number;
@@ -188,6 +189,18 @@ export class BatchSettlementScheme implements PaymentScheme {
     };
   }
 
+  /** Whether the channel's live pending request (the official scheme's hold) is for this voucher's cumulative amount: a copy of it is being processed. */
+  async heldByCopy(payload: PaymentPayload): Promise<boolean> {
+    const p = channelPayload(payload);
+    const pending = p && (await this.storage.get(p.voucher.channelId))?.pendingRequest;
+    return !!pending && pending.expiresAt > Date.now() && BigInt(pending.signedMaxClaimable) === BigInt(p.voucher.maxClaimableAmount);
+  }
+
+  /** {@link channelVoucher}. */
+  voucherOf(payload: PaymentPayload): ReturnType<typeof channelVoucher> {
+    return channelVoucher(payload);
+  }
+
   /** Whether the voucher's EIP-712 signature recovers to the channel's payer authorizer, which signs for the payer (local; false for an EIP-1271 payer). */
   signedByPayer(payload: PaymentPayload, matched: PaymentRequirements): boolean {
     try {
@@ -261,6 +274,20 @@ export class BatchSettlementScheme implements PaymentScheme {
   }
 
   async trackReconciled(): Promise<void> {}
+}
+
+/**
+ * The payer, channel (lower-case `bytes32`) and signed cumulative amount (`maxClaimableAmount`, integer
+ * string, base units) of a `batch-settlement` deposit or voucher payload; undefined for anything else.
+ */
+export function channelVoucher(payload: PaymentPayload): { payer: `0x${string}`; channelId: `0x${string}`; cumulative: string } | undefined {
+  const p = channelPayload(payload);
+  if (!p) return undefined;
+  return {
+    payer: p.channelConfig.payer.toLowerCase() as `0x${string}`,
+    channelId: p.voucher.channelId.toLowerCase() as `0x${string}`,
+    cumulative: BigInt(p.voucher.maxClaimableAmount).toString(),
+  };
 }
 
 /** The payload of a `batch-settlement` deposit or voucher, when it has the parts read here. */

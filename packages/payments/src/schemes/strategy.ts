@@ -126,13 +126,22 @@ export interface PaymentScheme {
    * (402) with it instead of 409 `payment_conflict` (a `batch-settlement` voucher: the official scheme's
    * cumulative mismatch, whose corrective 402 lets the client resync).
    */
-  readonly reasons: { nonceUsed: string; invalidSignature: string; reused?: string };
+  readonly reasons: { nonceUsed: string; invalidSignature: string; reused?: string; busy?: string };
+  /**
+   * Optional, with {@link verifyHolds}: whether the hold that made verify refuse `payload` with
+   * `reasons.busy` is this very payment's (a copy sent at the same instant, whose first copy is being
+   * verified and reserved). The paywall then waits for the first copy's reservation and answers as
+   * for a resend, instead of refusing.
+   */
+  heldByCopy?(payload: PaymentPayload): Promise<boolean>;
   /**
    * Optional, deferred schemes: a payment that settles nothing (a failed run) is handed back here
    * (e.g. `batch-settlement` cancels its channel reservation), and the paywall then releases its
    * reservation instead of storing the answer, so the same payload may be sent again.
    */
   unsettled?(payload: PaymentPayload, matched: PaymentRequirements): Promise<void>;
+  /** Optional: the channel and cumulative amount of a `batch-settlement` payload (`SettledPayment.voucher`). */
+  voucherOf?(payload: PaymentPayload): { channelId: `0x${string}`; cumulative: string } | undefined;
   /**
    * Optional: adds the scheme's corrective fields to the `accepts` of a 402 refusing `payload` with
    * `reason` (in place; e.g. `batch-settlement`'s channel state on a cumulative mismatch). Resolves
