@@ -30,6 +30,7 @@ export interface SettledPayment {
    * ends, what to settle (`recordDeferredCharge` of `@acg/payments/commands`).
    */
   authorization?: { key: string; scheme: string; deadline?: number };
+  /**
    * An x402 `batch-settlement` voucher (or deposit): its channel (`bytes32`, lower case) and signed
    * cumulative amount (`maxClaimableAmount`, integer string, base units), which is the channel's charged
    * total once this call is charged. A provider's share of the call is recorded against it and credited
