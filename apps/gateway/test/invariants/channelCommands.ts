@@ -13,6 +13,7 @@ import { createPublicClient, createWalletClient, http, maxUint256, parseAbi, typ
 import { channelSettlementOf } from '../../../worker/src/channels.js';
 import { paymentHeader, post } from '../x402.js';
 import { afterEach, expectThat, FAILING, type CallRecord, type Model, type MoneyCommand, type OfferName, type ProviderMode, type Real } from './commands.js';
+import { checkConservation } from './conservation.js';
 import { afterFault } from './faultCommands.js';
 import { anvil } from './faults.js';
 
@@ -34,6 +35,7 @@ const WITHDRAW_ABI = parseAbi([
   'function initiateWithdraw((address payer, address payerAuthorizer, address receiver, address receiverAuthorizer, address token, uint40 withdrawDelay, bytes32 salt) config, uint128 amount)',
   'function finalizeWithdraw((address payer, address payerAuthorizer, address receiver, address receiverAuthorizer, address token, uint40 withdrawDelay, bytes32 salt) config)',
   'function channels(bytes32 channelId) view returns (uint128 balance, uint128 totalClaimed)',
+  'function pendingWithdrawals(bytes32 channelId) view returns (uint128 amount, uint40 initiatedAt)',
 ]);
 
 /** One payer's official `batch-settlement` client of a sequence: its own channel storage (as a client keeps it). */
@@ -396,9 +398,11 @@ export class CooperativeRefund implements MoneyCommand {
  * `TimedWithdrawal(payer)`: the payer starts a timed withdrawal of its whole unclaimed escrow on chain
  * (`initiateWithdraw`); the gateway, 700 s later by its clock (inside the 300 s margin before the 900 s
  * `withdrawDelay` ends), refuses the next voucher with `invalid_batch_settlement_evm_withdrawal_pending`;
- * the worker's pass then claims what was accepted (near the deadline); the chain's clock is moved past
- * the delay (`evm_increaseTime`, and the suite's clock with it: {@link ChainClock}) and the payer
- * finalizes: what was not claimed comes back to it. Then every equation, from the chain.
+ * the worker's pass 700 s later claims what was accepted (the withdrawal read from the chain). Then, on a
+ * snapshot of the chain (`evm_snapshot`): the chain's clock moves past the delay (`evm_increaseTime`), the
+ * payer finalizes and gets back exactly what was not claimed, and every equation holds from the chain;
+ * the chain goes back to the snapshot (`evm_revert`: its clock with it, so the suite's payment windows
+ * keep matching the wall clock), the withdrawal still pending, and every equation is checked again.
  */
 export class TimedWithdrawal implements MoneyCommand {
   constructor(readonly payer: number) {}
@@ -408,8 +412,10 @@ export class TimedWithdrawal implements MoneyCommand {
     const parts = partsOf(last.header);
     const id = parts.voucher.channelId;
     const contract = r.t.stack.payment.batchSettlement;
-    const [balance, totalClaimed] = await r.channels.publicClient.readContract({ address: contract, abi: WITHDRAW_ABI, functionName: 'channels', args: [id] });
-    if (balance <= totalClaimed || !(await storedChannel(r, id))) return afterFault(m, r, `${this} (skipped: nothing in escrow)`);
+    const channel = () => r.channels.publicClient.readContract({ address: contract, abi: WITHDRAW_ABI, functionName: 'channels', args: [id] });
+    const [balance, totalClaimed] = await channel();
+    const pending = await r.channels.publicClient.readContract({ address: contract, abi: WITHDRAW_ABI, functionName: 'pendingWithdrawals', args: [id] });
+    if (balance <= totalClaimed || pending[1] > 0 || !(await storedChannel(r, id))) return afterFault(m, r, `${this} (skipped: nothing in escrow, or already withdrawing)`);
     const pay = r.t.stack.payment;
     await r.channels.gas(this.payer);
     const wallet = createWalletClient({ account: r.payers[this.payer], chain: pay.chain, transport: http(pay.rpcUrl) });
@@ -433,10 +439,24 @@ export class TimedWithdrawal implements MoneyCommand {
     // the worker near the deadline: claims what was accepted, settles it
     const pass = await r.channels.worker({ now: () => Date.now() + 700_000 }).pass();
     expectThat(!pass.skipped, `${this}: the worker's pass was skipped`);
-    // past the delay on chain (and the suite's clock with it), the payer takes the rest back
-    await ChainClock.advance(r, config.withdrawDelay + 1);
-    await send(await wallet.writeContract({ address: contract, abi: WITHDRAW_ABI, functionName: 'finalizeWithdraw', args: [config as never] }));
-    for (const i of [0, 1]) await r.channels.payer(i).storage.delete(id.toLowerCase());
+    const stored = await storedChannel(r, id);
+    const [, claimed] = await channel();
+    expectThat(BigInt(stored?.chargedCumulativeAmount ?? -1) === claimed, `${this}: accepted ${stored?.chargedCumulativeAmount}, claimed ${claimed} before the deadline`);
+    // past the delay on a snapshot of the chain: the payer takes back exactly what was not claimed
+    const snapshot = (await anvil(r.t, 'evm_snapshot')) as string;
+    try {
+      await anvil(r.t, 'evm_increaseTime', [config.withdrawDelay + 1]);
+      await anvil(r.t, 'evm_mine');
+      const [escrowed] = await channel();
+      const before = await r.truth.balanceOf(r.payers[this.payer].address);
+      await send(await wallet.writeContract({ address: contract, abi: WITHDRAW_ABI, functionName: 'finalizeWithdraw', args: [config as never] }));
+      const back = (await r.truth.balanceOf(r.payers[this.payer].address)) - before;
+      expectThat(back === escrowed - claimed, `${this}: the payer got back ${back} of ${escrowed} escrowed, ${claimed} claimed`);
+      const v = await checkConservation(r.truth, r.scope);
+      if (v.length) throw new Error(`after ${this} (finalized): ${v.join('; ')}`);
+    } finally {
+      await anvil(r.t, 'evm_revert', [snapshot]);
+    }
     await afterFault(m, r, String(this));
   }
   toString() {
@@ -454,24 +474,6 @@ async function withClockAhead<T>(seconds: number, fn: () => Promise<T>): Promise
     Date.now = real;
   }
 }
-
-/**
- * The chain's clock moved forward for a timed withdrawal, and this process's (`Date.now`: the gateway,
- * the worker and the clients all run here) by as much, for the rest of the run: anvil's block times stay
- * where the wall clock says, so payment windows (EIP-3009 `validBefore`, Permit2 deadlines) keep working.
- */
-export const ChainClock = {
-  offsetMs: 0,
-  async advance(r: Real, seconds: number): Promise<void> {
-    await anvil(r.t, 'evm_increaseTime', [seconds]);
-    await anvil(r.t, 'evm_mine');
-    if (this.offsetMs === 0) {
-      const real = Date.now;
-      Date.now = () => real() + ChainClock.offsetMs;
-    }
-    this.offsetMs += seconds * 1000;
-  },
-};
 
 /**
  * `UptoRoutedCall(payer, cheap mode, dear mode)`: a routed call of the two-offer contract paid with x402
