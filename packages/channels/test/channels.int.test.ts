@@ -284,7 +284,18 @@ describe('a timed withdrawal the gateway never heard of', () => {
     expect((await publicClient.waitForTransactionReceipt({ hash })).status).toBe('success');
     expect((await gw.scheme.getStorage().get(id))?.withdrawRequestedAt).toBe(0);
     const worker = (now: number) =>
-      new ChannelSettlement({ redis: connect(), keys, scheme: gw.scheme, facilitator, network: pay.network, token: pay.usdc, chain: views, log, refundIdleSeconds: 0, now: () => now });
+      new ChannelSettlement({
+        redis: connect(),
+        keys,
+        scheme: gw.scheme,
+        facilitator,
+        network: pay.network,
+        token: pay.usdc,
+        chain: views,
+        log,
+        refundIdleSeconds: 0,
+        now: () => now,
+      });
     // far from the deadline (900 s): nothing to claim yet (below the threshold, the interval not reached)
     expect((await worker(Date.now()).pass()).claims).toEqual([]);
     // within the margin (600 s) of it: claimed, and settled to the receiver

@@ -63,7 +63,10 @@ export class SequenceChannels {
     let p = this.payers.get(i);
     if (!p) {
       const storage = new InMemoryClientChannelStorage();
-      const client = new x402Client().register('eip155:*', new BatchClientScheme(toClientEvmSigner(this.r.payers[i] as never, this.publicClient as never), { storage }));
+      const client = new x402Client().register(
+        'eip155:*',
+        new BatchClientScheme(toClientEvmSigner(this.r.payers[i] as never, this.publicClient as never), { storage }),
+      );
       p = { client, http: new x402HTTPClient(client), storage };
       this.payers.set(i, p);
     }
@@ -213,7 +216,10 @@ export class VoucherReuse implements MoneyCommand {
       `${this}: a reused voucher answered ${res.status} ${res.body?.reason}`,
     );
     const after = await storedChannel(r, channelId);
-    expectThat(after?.chargedCumulativeAmount === before?.chargedCumulativeAmount, `${this}: charged ${before?.chargedCumulativeAmount} → ${after?.chargedCumulativeAmount}`);
+    expectThat(
+      after?.chargedCumulativeAmount === before?.chargedCumulativeAmount,
+      `${this}: charged ${before?.chargedCumulativeAmount} → ${after?.chargedCumulativeAmount}`,
+    );
     await afterEach(r, String(this));
   }
   toString() {
@@ -415,7 +421,8 @@ export class TimedWithdrawal implements MoneyCommand {
     const channel = () => r.channels.publicClient.readContract({ address: contract, abi: WITHDRAW_ABI, functionName: 'channels', args: [id] });
     const [balance, totalClaimed] = await channel();
     const pending = await r.channels.publicClient.readContract({ address: contract, abi: WITHDRAW_ABI, functionName: 'pendingWithdrawals', args: [id] });
-    if (balance <= totalClaimed || pending[1] > 0 || !(await storedChannel(r, id))) return afterFault(m, r, `${this} (skipped: nothing in escrow, or already withdrawing)`);
+    if (balance <= totalClaimed || pending[1] > 0 || !(await storedChannel(r, id)))
+      return afterFault(m, r, `${this} (skipped: nothing in escrow, or already withdrawing)`);
     const pay = r.t.stack.payment;
     await r.channels.gas(this.payer);
     const wallet = createWalletClient({ account: r.payers[this.payer], chain: pay.chain, transport: http(pay.rpcUrl) });
@@ -424,7 +431,9 @@ export class TimedWithdrawal implements MoneyCommand {
       const receipt = await r.channels.publicClient.waitForTransactionReceipt({ hash });
       expectThat(receipt.status === 'success', `${this}: ${hash} reverted`);
     };
-    await send(await wallet.writeContract({ address: contract, abi: WITHDRAW_ABI, functionName: 'initiateWithdraw', args: [config as never, balance - totalClaimed] }));
+    await send(
+      await wallet.writeContract({ address: contract, abi: WITHDRAW_ABI, functionName: 'initiateWithdraw', args: [config as never, balance - totalClaimed] }),
+    );
     // the gateway 700 s later (its mirror of the chain is stale by then, so it reads the withdrawal)
     const body = builtinBody(r, this.payer);
     const refused = await withClockAhead(700, async () => {
@@ -441,7 +450,10 @@ export class TimedWithdrawal implements MoneyCommand {
     expectThat(!pass.skipped, `${this}: the worker's pass was skipped`);
     const stored = await storedChannel(r, id);
     const [, claimed] = await channel();
-    expectThat(BigInt(stored?.chargedCumulativeAmount ?? -1) === claimed, `${this}: accepted ${stored?.chargedCumulativeAmount}, claimed ${claimed} before the deadline`);
+    expectThat(
+      BigInt(stored?.chargedCumulativeAmount ?? -1) === claimed,
+      `${this}: accepted ${stored?.chargedCumulativeAmount}, claimed ${claimed} before the deadline`,
+    );
     // past the delay on a snapshot of the chain: the payer takes back exactly what was not claimed
     const snapshot = (await anvil(r.t, 'evm_snapshot')) as string;
     try {

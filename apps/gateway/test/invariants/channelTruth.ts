@@ -79,7 +79,8 @@ export async function channelsTruth(truth: MoneyTruth, scope: Scope): Promise<Ch
   const contract = truth.t.stack.payment.batchSettlement;
   const { redis, keys } = truth.t.gateway.services;
   const head = await truth.client.getBlockNumber({ cacheTime: 0 });
-  const logs = head < scope.fromBlock ? [] : await truth.client.getLogs({ address: contract, events: CONTRACT_EVENTS, fromBlock: scope.fromBlock, toBlock: head });
+  const logs =
+    head < scope.fromBlock ? [] : await truth.client.getLogs({ address: contract, events: CONTRACT_EVENTS, fromBlock: scope.fromBlock, toBlock: head });
   const payers = new Set(scope.payers.map((p) => p.toLowerCase()));
   const byId = new Map<string, ChannelTruth>();
   let settledToTreasury = 0n;
@@ -183,7 +184,8 @@ export async function checkChannels(truth: MoneyTruth, scope: Scope, ch: Channel
         v.push(`${tag}: accepted voucher ${x.operationId} (${x.amount}) belongs to an execution that is ${rec?.status ?? 'missing'} (${rec?.payment.amount})`);
     }
     if (c.stored) {
-      if (c.stored.chargedCumulativeAmount !== charges) v.push(`${tag}: the record says charged ${c.stored.chargedCumulativeAmount}, accepted vouchers ${charges}`);
+      if (c.stored.chargedCumulativeAmount !== charges)
+        v.push(`${tag}: the record says charged ${c.stored.chargedCumulativeAmount}, accepted vouchers ${charges}`);
       const claimable = charges - c.view.totalClaimed;
       if (claimable < 0n) v.push(`${tag}: claimed ${c.view.totalClaimed} on chain above the accepted vouchers ${charges}`);
       else if (c.view.totalClaimed + claimable > c.view.balance)

@@ -147,7 +147,7 @@ export class MoneyTruth {
       if (lower(tx.to ?? '') !== lower(x402UptoPermit2ProxyAddress)) continue;
       const { args } = decodeFunctionData({ abi: x402UptoPermit2ProxyABI, data: tx.input });
       // settle(permit, ...) or settleWithPermit(eip2612Permit, permit, ...): the Permit2 permit is the argument with a `permitted`
-      const permit = (args as readonly unknown[]).find((a) => typeof a === 'object' && a !== null && 'permitted' in a) as { nonce: bigint };
+      const permit = (args as readonly unknown[]).find((a) => typeof a === 'object' && a !== null && 'permitted' in a) as unknown as { nonce: bigint };
       const nonce = permit2NonceHex(permit.nonce.toString());
       const reservation = await redis.hgetall(paymentKeys.authorization(keys, network, PERMIT2_ADDRESS, x.args.from!, nonce));
       out.push({ scheme: 'upto', payer: x.args.from as Address, nonce, tx_hash: x.transactionHash, amount: x.args.value!, reservation });
@@ -335,7 +335,8 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
     if (!payments.some((p) => p.tx_hash === x.transactionHash))
       v.push(`treasury received ${x.args.value} from ${x.args.from} (${x.transactionHash}) outside any x402 payment`);
   }
-  if (settledIn !== channels.settledToTreasury) v.push(`treasury received ${settledIn} out of escrow; the contract's Settled events say ${channels.settledToTreasury}`);
+  if (settledIn !== channels.settledToTreasury)
+    v.push(`treasury received ${settledIn} out of escrow; the contract's Settled events say ${channels.settledToTreasury}`);
   const sentRefunds = (await truth.refundRecords()).filter((r) => r.status === 'sent' && r.tx_hash);
   const paymentOps = new Set(payments.map((p) => p.reservation.operation_id).filter(Boolean));
   for (const p of payments) {

@@ -102,7 +102,12 @@ beforeAll(async () => {
   // batch-settlement beside exact (issue 35 item 6): the gateway's own capabilities offer vouchers
   t = await startTestGateway({
     stack,
-    config: { adminToken: ADMIN_TOKEN, rateLimitPerSecond: 0, walletMonitor: { webhookPolicy: 'development' }, payment: { schemes: ['exact', 'batch-settlement'] } },
+    config: {
+      adminToken: ADMIN_TOKEN,
+      rateLimitPerSecond: 0,
+      walletMonitor: { webhookPolicy: 'development' },
+      payment: { schemes: ['exact', 'batch-settlement'] },
+    },
   });
   truth = new MoneyTruth(t);
   faults = new FaultKit(t, redis);
