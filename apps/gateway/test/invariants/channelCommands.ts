@@ -454,6 +454,8 @@ export class TimedWithdrawal implements MoneyCommand {
       BigInt(stored?.chargedCumulativeAmount ?? -1) === claimed,
       `${this}: accepted ${stored?.chargedCumulativeAmount}, claimed ${claimed} before the deadline`,
     );
+    // the worker's repair first (what an earlier crash left), and every equation with the withdrawal pending
+    await afterFault(m, r, `${this} (pending)`);
     // past the delay on a snapshot of the chain: the payer takes back exactly what was not claimed
     const snapshot = (await anvil(r.t, 'evm_snapshot')) as string;
     try {
