@@ -5,7 +5,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { officialPayload, paymentHeader, post } from '../x402.js';
 import { afterEach, bodyOf, expectThat, FAILING, payUnlessSuspended, type CallRecord, type Model, type MoneyCommand, type Real } from './commands.js';
 import { checkConservation } from './conservation.js';
-import { anvil, headBlock, SUITE_DEPTH } from './faults.js';
+import { anvil, headBlock, refundsMined, SUITE_DEPTH } from './faults.js';
 
 /**
  * The fault commands of the money invariant suite (issue 33 item 7; docs/money-invariants.md
@@ -53,6 +53,10 @@ export class Reorg implements MoneyCommand {
   ) {}
   check = () => true;
   async run(m: Model, r: Real) {
+    // the refund worker's transfers in flight are recorded first: one reorged out before its receipt was
+    // read is a transfer dropped from the pool to its sender, which waits 60 s before it looks again (not
+    // modelled, docs/money-invariants.md; it made a seed-7 run flaky)
+    await refundsMined(r.truth);
     const head = await headBlock(r.t);
     // never below the sequence's first block, never as deep as a final block (SUITE_DEPTH)
     // nor below a block with a batch-settlement channel's transaction (a deposit, claim, settlement or
