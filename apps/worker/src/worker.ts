@@ -476,6 +476,8 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
           rule: config.payment.finality,
           // an unpaid settlement's provider share and deposit credit are taken back
           reversals: services.creditReversal,
+          // a provider's entry names its payment's transaction: it follows a settlement a reorg moved
+          onSettlementMoved: ({ operationId, txHash }) => services.providerLedger.repointPayment(operationId, txHash),
           log: log.child({ module: 'finality' }),
           ...(typeof opts.finality === 'object' ? opts.finality : {}),
         });

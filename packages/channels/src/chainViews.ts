@@ -9,6 +9,7 @@ import { parseAbi, type Address, type Hex, type PublicClient } from 'viem';
 const VIEWS = parseAbi([
   'function channels(bytes32 channelId) view returns (uint128 balance, uint128 totalClaimed)',
   'function receivers(address receiver, address token) view returns (uint128 totalClaimed, uint128 totalSettled)',
+  'function pendingWithdrawals(bytes32 channelId) view returns (uint128 amount, uint40 initiatedAt)',
 ]);
 
 /** On-chain reads of the batch settlement contract at its canonical address (`BATCH_SETTLEMENT_ADDRESS`). */
@@ -17,6 +18,12 @@ export interface ChannelChainViews {
   channel(channelId: Hex): Promise<{ balance: bigint; totalClaimed: bigint }>;
   /** `receivers(receiver, token)`: what was claimed for the receiver and what of it was settled (paid out), base units. */
   receiver(receiver: Address, token: Address): Promise<{ totalClaimed: bigint; totalSettled: bigint }>;
+  /**
+   * `pendingWithdrawals(id)`: the payer's timed withdrawal of a channel, `initiatedAt` in unix seconds (0: none
+   * pending), `amount` in base units. The worker reads it: a payer who started a withdrawal and sends no more
+   * vouchers is never seen by the gateway's mirror.
+   */
+  pendingWithdrawal?(channelId: Hex): Promise<{ amount: bigint; initiatedAt: number }>;
 }
 
 /** {@link ChannelChainViews} through `client` (the payment chain); errors are viem's. */
@@ -29,6 +36,10 @@ export function channelChainViews(client: Pick<PublicClient, 'readContract'>, ad
     async receiver(receiver, token) {
       const [totalClaimed, totalSettled] = await client.readContract({ address, abi: VIEWS, functionName: 'receivers', args: [receiver, token] });
       return { totalClaimed, totalSettled };
+    },
+    async pendingWithdrawal(channelId) {
+      const [amount, initiatedAt] = await client.readContract({ address, abi: VIEWS, functionName: 'pendingWithdrawals', args: [channelId] });
+      return { amount, initiatedAt: Number(initiatedAt) };
     },
   };
 }

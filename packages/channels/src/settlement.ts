@@ -102,7 +102,8 @@ export function nearWithdrawalDeadline(c: Channel, nowMs: number, marginSeconds:
  * across all workers (a Redis lease, `channelKeys.managerLease`). A pass:
  *
  * 1. claims every channel whose unclaimed charged amount reaches `claimThreshold`, or whose withdrawal
- *    deadline is within `withdrawMarginSeconds`, and, once per `claimIntervalSeconds`, every channel with
+ *    deadline is within `withdrawMarginSeconds` (as the storage mirrors it or, with `chain`, as the chain's
+ *    `pendingWithdrawals` says), and, once per `claimIntervalSeconds`, every channel with
  *    anything unclaimed (claims are cumulative: `totalClaimed` is the voucher total, so a claim sent twice,
  *    or after a crash, moves only the difference);
  * 2. refunds cooperatively channels idle for `refundIdleSeconds` (their last voucher claimed in the same
@@ -168,6 +169,16 @@ export class ChannelSettlement {
       const targets = channels.filter(
         (c) => unclaimedOf(c) > 0n && (full || unclaimedOf(c) >= this.o.claimThreshold || nearWithdrawalDeadline(c, now, this.o.withdrawMarginSeconds)),
       );
+      // a withdrawal the storage does not know of (its payer sent no voucher since starting it, so the
+      // gateway never refreshed its mirror): read from the chain for every channel with anything unclaimed
+      const pending = this.o.chain?.pendingWithdrawal?.bind(this.o.chain);
+      if (pending && !full) {
+        for (const c of channels) {
+          if (unclaimedOf(c) === 0n || targets.includes(c)) continue;
+          const w = await pending(c.channelId as `0x${string}`);
+          if (w.initiatedAt > 0 && nearWithdrawalDeadline({ ...c, withdrawRequestedAt: w.initiatedAt }, now, this.o.withdrawMarginSeconds)) targets.push(c);
+        }
+      }
       if (targets.length > 0) {
         report.claims = await this.manager.claim({ selectClaimChannels: () => targets, maxClaimsPerBatch: this.o.maxClaimsPerBatch });
       }

@@ -16,7 +16,7 @@ import { BatchSettlementEvmScheme as BatchClientScheme, InMemoryClientChannelSto
 import { BatchSettlementEvmScheme as BatchServerScheme } from '@x402/evm/batch-settlement/server';
 import type { Redis } from 'ioredis';
 import pino from 'pino';
-import { createPublicClient, http, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, http, parseAbi, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   channelChainViews,
@@ -244,5 +244,63 @@ describe('batch-settlement channels: 1,000 vouchers, claimed by the worker in a 
     // nothing left to do: a pass claims, refunds and settles nothing
     const idle = await later.pass();
     expect([idle.skipped, idle.claims, idle.refunds, idle.settle, idle.errors]).toEqual([false, [], [], undefined, []]);
+  });
+});
+
+describe('a timed withdrawal the gateway never heard of', () => {
+  it('the worker reads it from the chain and claims the accepted vouchers before the payer can take them back', async () => {
+    const keys = new RedisKeys(`acg:test:channels-withdraw:${process.pid}:${Date.now()}:`);
+    const redis = connect();
+    const facilitator = createInProcessFacilitator({ rpcUrl: pay.rpcUrl, chain: pay.chain, signer: pay.facilitator, networks: [pay.network] });
+    const gw = await gatewayOf(redis, keys, facilitator);
+    const publicClient = createPublicClient({ chain: pay.chain, transport: http(pay.rpcUrl) });
+    const views = channelChainViews(publicClient);
+    const buyer = pay.buyers[1];
+    const clientStorage = new InMemoryClientChannelStorage();
+    const client = new x402Client().register('eip155:*', new BatchClientScheme(toClientEvmSigner(buyer, publicClient), { storage: clientStorage }));
+    // three calls: a deposit, then two vouchers (well under the claim threshold)
+    let config!: Record<string, unknown>;
+    let id!: Hex;
+    for (let i = 0; i < 3; i++) {
+      const payload: PaymentPayload = await client.createPaymentPayload(gw.challenge);
+      const p = payload.payload as { channelConfig: Record<string, unknown>; voucher: { channelId: Hex }; deposit?: { amount: string } };
+      [config, id] = [p.channelConfig, p.voucher.channelId];
+      expect((await gw.server.verifyPayment(payload, gw.requirements)).isValid).toBe(true);
+      const settled = await gw.server.settlePayment(payload, gw.requirements);
+      expect(settled.success).toBe(true);
+      await updateChannelFromSettle(clientStorage, {
+        server: settled.extra as { chargedCumulativeAmount?: string },
+        local: { channelId: id, requestAmount: PRICE.toString(), depositAmount: p.deposit?.amount },
+      });
+    }
+    expect((await gw.scheme.getStorage().get(id))?.chargedCumulativeAmount).toBe((3n * PRICE).toString());
+    // the payer starts a timed withdrawal of everything unclaimed and sends no more vouchers: the storage never hears of it
+    const { balance } = await views.channel(id);
+    const wallet = createWalletClient({ account: buyer, chain: pay.chain, transport: http(pay.rpcUrl) });
+    const abi = parseAbi([
+      'function initiateWithdraw((address payer, address payerAuthorizer, address receiver, address receiverAuthorizer, address token, uint40 withdrawDelay, bytes32 salt) config, uint128 amount)',
+    ]);
+    const hash = await wallet.writeContract({ address: pay.batchSettlement, abi, functionName: 'initiateWithdraw', args: [config as never, balance] });
+    expect((await publicClient.waitForTransactionReceipt({ hash })).status).toBe('success');
+    expect((await gw.scheme.getStorage().get(id))?.withdrawRequestedAt).toBe(0);
+    const worker = (now: number) =>
+      new ChannelSettlement({
+        redis: connect(),
+        keys,
+        scheme: gw.scheme,
+        facilitator,
+        network: pay.network,
+        token: pay.usdc,
+        chain: views,
+        log,
+        refundIdleSeconds: 0,
+        now: () => now,
+      });
+    // far from the deadline (900 s): nothing to claim yet (below the threshold, the interval not reached)
+    expect((await worker(Date.now()).pass()).claims).toEqual([]);
+    // within the margin (600 s) of it: claimed, and settled to the receiver
+    const near = await worker(Date.now() + 400_000).pass();
+    expect(near.claims.map((c) => c.vouchers)).toEqual([1]);
+    expect((await views.channel(id)).totalClaimed).toBe(3n * PRICE);
   });
 });

@@ -186,7 +186,11 @@ export class Executor {
           await definition.run(input, this.deps.capabilityDeps, {
             executionId,
             payer: charge.payer,
-            paymentTxHash: charge.tx_hash,
+            // read when used: a deferred (`upto`) payment's settlement is known only after the run,
+            // and the provider's credit (run then) must name it (recordOnce sets it)
+            get paymentTxHash() {
+              return charge.tx_hash;
+            },
             amount: charge.amount,
             ...(charge.job_id ? { jobId: charge.job_id } : {}),
             ...(charge.earnings ? { earnings: charge.earnings } : {}),
@@ -284,6 +288,8 @@ export class Executor {
     // a deferred payment settles what was used (the answering offer's price) before the proof names it
     const settled = charge.settle ? await charge.settle(proofOf?.evidence?.price) : undefined;
     const paid = settled ? { tx_hash: settled.tx_hash || NOT_SETTLED_TX_HASH, amount: settled.amount } : { tx_hash: charge.tx_hash, amount: charge.amount };
+    // the call's credit (below) names the transaction that paid it: the settlement, for a deferred payment
+    if (settled) charge.tx_hash = paid.tx_hash;
     // no transaction behind an off-chain batch-settlement voucher (`0x`): the record names none
     const recorded = paid.tx_hash === '0x' ? { amount: paid.amount } : paid;
     const proof =

@@ -469,6 +469,17 @@ export class ProviderLedger {
     return true;
   }
 
+  /**
+   * The entry of `execution_id` names `txHash` as the payment's transaction from now on (a settlement a
+   * reorg moved to another transaction: `TransferFinalityOptions.onSettlementMoved`); a dispute refund's
+   * tag then names the payment on chain. Nothing when the execution has no entry. Source: docs/decisions.md
+   * "Confirmations and reorgs".
+   */
+  async repointPayment(execution_id: string, txHash: Hex): Promise<void> {
+    const key = providerLedgerKeys.providerLedgerEntry(this.keys, execution_id);
+    if (await this.redis.exists(key)) await this.redis.hset(key, 'payment_tx_hash', txHash);
+  }
+
   /** A dispute and its provider's address, or undefined. The view's `refund` is read from the refund record (`pending` until mined). */
   async dispute(dispute_id: string): Promise<StoredDispute | undefined> {
     const h = await this.redis.hgetall(providerLedgerKeys.providerDispute(this.keys, dispute_id));

@@ -200,6 +200,13 @@ export interface TransferFinalityOptions {
   batch?: number;
   /** how many rounds a rebroadcast settlement transaction may wait before its authorization is resubmitted by the treasury (default 3) */
   rebroadcastRounds?: number;
+  /**
+   * Called when a reorged settlement is on chain again in another transaction (resubmitted by someone,
+   * or by the treasury), with its operation id and the new hash: records that name the payment's
+   * transaction follow it (the worker: the provider ledger entry's `payment_tx_hash`, which a dispute
+   * refund's tag names). Errors are the round's.
+   */
+  onSettlementMoved?: (p: { operationId: string; txHash: Hex }) => Promise<void>;
 }
 
 /**
@@ -319,6 +326,7 @@ export class TransferFinality {
       // transactions signed after it are not left queued behind a gap
       if (h.raw_tx) await this.rebroadcastWhileNonceFree(h).catch(() => false);
       await redis.hset(key, 'tx_hash', moved);
+      await this.o.onSettlementMoved?.({ operationId: h.id, txHash: moved });
       this.o.log.warn({ operationId: h.id, was: h.tx_hash, tx_hash: moved }, 'a settlement was reorged out and is on chain again in another transaction');
       return 'moved';
     }
@@ -349,6 +357,7 @@ export class TransferFinality {
         return undefined; // used or expired meanwhile: the next round reads which
       }
       await redis.multi().hset(key, 'tx_hash', hash).hincrby(key, 'resent', 1).exec();
+      await this.o.onSettlementMoved?.({ operationId: h.id, txHash: hash });
       this.o.log.warn({ operationId: h.id, was: h.tx_hash, tx_hash: hash }, 'a settlement was reorged out; its authorization was resubmitted by the treasury');
       return 'resent';
     } catch (e) {

@@ -141,6 +141,8 @@ describe('upto on a routed call', () => {
     // the ledger: the answering provider's share of 0.001 (after the 10% fee), once
     expect((await held(sellers.cheap)) - cheapBefore).toBe(900n);
     expect(calls(sellers.cheap)).toBe(cheapCalls + 1);
+    // the provider's credit names the upto settlement that paid it (not the `0x` of a payment not yet settled)
+    expect((await t.gateway.services.providerLedger.entry(r.body.execution_id))?.payment_tx_hash).toBe(r.body.payment.tx_hash);
     // the execution record names the settlement
     const stored = await t.gateway.services.executions.get(r.body.execution_id);
     expect(stored?.payment).toMatchObject({ amount: '1000', tx_hash: r.body.payment.tx_hash });

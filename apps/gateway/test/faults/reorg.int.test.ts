@@ -44,6 +44,8 @@ describe('confirmations and reorgs of outgoing transfers', () => {
       sender: treasurySender(t),
       rule: { depth: DEPTH },
       reversals: t.gateway.services.creditReversal,
+      // as the worker wires it: a provider's entry follows its payment moved to another transaction
+      onSettlementMoved: ({ operationId, txHash }) => t.gateway.services.providerLedger.repointPayment(operationId, txHash),
       log: pino({ level: 'silent' }),
     });
   const check = (): Promise<FinalityRound> => tracker().check();
@@ -72,6 +74,16 @@ describe('confirmations and reorgs of outgoing transfers', () => {
     const [buyerBefore, treasuryBefore] = [await t.usdc(buyer.address), await t.usdc(treasury)];
     const calls = [await execute(buyer), await execute(buyer), await execute(buyer)];
     const paid = calls.reduce((s, c) => s + BigInt(c.payment.amount), 0n);
+    // a provider's credit naming the first payment's transaction (as a provider capability's call records it)
+    await t.gateway.services.providerLedger.credit({
+      execution_id: calls[0].execution_id,
+      provider_id: `prv_${ulid()}`,
+      provider_address: privateKeyToAccount(generatePrivateKey()).address,
+      capability_id: 'text.upper',
+      payer: buyer.address,
+      price: BigInt(calls[0].payment.amount),
+      payment_tx_hash: calls[0].payment.tx_hash,
+    });
     expect(buyerBefore - (await t.usdc(buyer.address))).toBe(paid);
     for (const c of calls) expect((await readExecution(t.url, c.execution_id, buyer)).payment).toMatchObject({ status: 'settled', tx_hash: c.payment.tx_hash });
     // a round before the reorg keeps each settlement's signed transaction (to broadcast it again)
@@ -100,6 +112,10 @@ describe('confirmations and reorgs of outgoing transfers', () => {
     // the same signed transactions are mined again (same hashes); the first is the stranger's now
     for (const c of calls.slice(1)) expect((await receipt(c.payment.tx_hash))?.status).toBe('success');
     expect((await readExecution(t.url, calls[0].execution_id, buyer)).payment).toMatchObject({ status: 'settled', tx_hash: strangerTx });
+    // the provider's entry follows it (a dispute refund's tag names the payment on chain)
+    expect((await t.gateway.services.providerLedger.entry(calls[0].execution_id))?.payment_tx_hash).toBe(strangerTx);
+    // (taken back: no payout of it in the tests below)
+    expect(await t.gateway.services.providerLedger.reverseCredit(calls[0].execution_id)).toBe('reversed');
     expect(buyerBefore - (await t.usdc(buyer.address))).toBe(paid);
     expect((await t.usdc(treasury)) - treasuryBefore).toBe(paid);
 

@@ -26,6 +26,7 @@ import {
   type OfferName,
   type ProviderMode,
 } from './commands.js';
+import { ChannelCall, ChannelPass, CooperativeRefund, OverDeposit, TimedWithdrawal, UptoRoutedCall, VoucherReorder, VoucherReuse } from './channelCommands.js';
 import { ClockSkew, DropTransaction, LoseLastWrites, Reorg } from './faultCommands.js';
 
 /**
@@ -36,6 +37,23 @@ import { ClockSkew, DropTransaction, LoseLastWrites, Reorg } from './faultComman
 export const FAULT_COMMANDS = ['Reorg', 'LoseLastWrites', 'DropTransaction', 'ClockSkew'] as const;
 /** Fault commands enabled by default (MONEY_INVARIANTS_ENABLE names more to force on). */
 export const ENABLED_FAULT_COMMANDS: readonly (typeof FAULT_COMMANDS)[number][] = [...FAULT_COMMANDS];
+
+/**
+ * The payment-scheme commands of issue 35 item 6 (channelCommands.ts): `upto` below its ceiling, and
+ * `batch-settlement` channels (vouchers, reuse, reorder, over-deposit, the worker's claim and settlement,
+ * a worker killed after its claim, a cooperative refund, a timed withdrawal). All on by default.
+ */
+export const SCHEME_COMMANDS = [
+  'UptoRoutedCall',
+  'ChannelCall',
+  'VoucherReuse',
+  'VoucherReorder',
+  'OverDeposit',
+  'ChannelPass',
+  'ChannelPassCrash',
+  'CooperativeRefund',
+  'TimedWithdrawal',
+] as const;
 
 /**
  * The command arbitraries of one sequence: payers 0 and 1; the hole and fault commands
@@ -49,6 +67,7 @@ export function moneyCommands(enabled: ReadonlySet<string>, disabled: ReadonlySe
   const index = fc.nat({ max: 50 });
   const on = (name: (typeof HOLE_COMMANDS)[number]) => !disabled.has(name) && (enabled.has(name) || ENABLED_HOLE_COMMANDS.includes(name));
   const fault = (name: (typeof FAULT_COMMANDS)[number]) => !disabled.has(name) && (enabled.has(name) || ENABLED_FAULT_COMMANDS.includes(name));
+  const scheme = (name: (typeof SCHEME_COMMANDS)[number]) => !disabled.has(name);
   const paidCall = fc.tuple(payer, kind, mode, fc.boolean()).map(([p, k, md, key]): MoneyCommand => new PaidCall(p, k, k === 'builtin' ? 'ok' : md, key));
   const openDispute = index.map((i): MoneyCommand => new OpenDispute(i));
   const resolveDispute = fc.tuple(index, fc.constantFrom<'refund' | 'release'>('refund', 'release')).map(([i, o]): MoneyCommand => new ResolveDispute(i, o));
@@ -82,6 +101,19 @@ export function moneyCommands(enabled: ReadonlySet<string>, disabled: ReadonlySe
   if (on('CrashAfterProviderRun')) arbs.push(payer.map((p) => new Crash(p, 'provider', 'run')));
   if (on('DepositViewFails')) arbs.push(payer.map((p) => new DepositViewFails(p)));
   if (on('QuoteReuse')) arbs.push(index.map((i) => new QuoteReuse(i)));
+  // the payment schemes (issue 35 item 6): a channel's first call opens it, so channel calls are twice as likely
+  if (scheme('UptoRoutedCall')) arbs.push(fc.tuple(payer, mode, mode).map(([p, cheap, dear]) => new UptoRoutedCall(p, cheap, dear)));
+  if (scheme('ChannelCall')) {
+    const channelCall = fc.tuple(payer, fc.integer({ min: 1, max: 3 })).map(([p, n]): MoneyCommand => new ChannelCall(p, n));
+    arbs.push(channelCall, channelCall);
+  }
+  if (scheme('VoucherReuse')) arbs.push(index.map((i) => new VoucherReuse(i)));
+  if (scheme('VoucherReorder')) arbs.push(payer.map((p) => new VoucherReorder(p)));
+  if (scheme('OverDeposit')) arbs.push(payer.map((p) => new OverDeposit(p)));
+  if (scheme('ChannelPass')) arbs.push(fc.constant(new ChannelPass(false)));
+  if (scheme('ChannelPassCrash')) arbs.push(fc.constant(new ChannelPass(true)));
+  if (scheme('CooperativeRefund')) arbs.push(fc.constant(new CooperativeRefund()));
+  if (scheme('TimedWithdrawal')) arbs.push(payer.map((p) => new TimedWithdrawal(p)));
   if (fault('Reorg')) arbs.push(fc.tuple(fc.integer({ min: 1, max: 3 }), fc.boolean()).map(([d, w]) => new Reorg(d, w)));
   if (fault('LoseLastWrites')) arbs.push(fc.constant(new LoseLastWrites()));
   if (fault('DropTransaction')) arbs.push(fc.tuple(payer, kind).map(([p, k]) => new DropTransaction(p, k)));

@@ -11,6 +11,7 @@ import { paywallWithSettle, providerLedgerAt, treasurySender, type TestGateway }
 import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post } from '../x402.js';
 import { checkRedis, type MoneyTruth, type Scope } from './conservation.js';
 import { paymentKeys } from '@acg/payments/commands';
+import type { SequenceChannels } from './channelCommands.js';
 import type { FaultKit } from './faults.js';
 import { sweep } from './sweep.js';
 
@@ -26,10 +27,10 @@ import { sweep } from './sweep.js';
 /** How the test provider answers the next call. */
 export type ProviderMode = 'ok' | 'http_500' | 'timeout' | 'bad_signature' | 'invalid_output';
 
-/** One paid call the callers made: a built-in, the single-offer provider, the routed contract, or a quoted call. */
+/** One paid call the callers made: a built-in, the single-offer provider, the routed contract, a quoted call, or a built-in paid by a `batch-settlement` voucher. */
 export interface CallRecord {
   payer: number;
-  kind: 'builtin' | 'provider' | 'routed' | 'quoted';
+  kind: 'builtin' | 'provider' | 'routed' | 'quoted' | 'voucher';
   body: { capability_id: string; input: Record<string, unknown>; routing?: Record<string, unknown>; quote_id?: string };
   header: string;
   idempotencyKey?: string;
@@ -74,6 +75,8 @@ export interface Real {
   routed: RoutedContract;
   /** the restartable Redis, the worker's repair from the chain (faults.ts) */
   faults: FaultKit;
+  /** the payers' official `batch-settlement` and `upto` clients and the worker's channel pass (channelCommands.ts) */
+  channels: SequenceChannels;
 }
 
 export type MoneyCommand = fc.AsyncCommand<Model, Real>;
@@ -233,9 +236,10 @@ export class IdempotencyReuseOtherPayer implements MoneyCommand {
 /** Issue 23 item 3: someone else resends a settled (public) payment: a receipt at most, never the paid result. */
 export class StrangerReplay implements MoneyCommand {
   constructor(readonly index: number) {}
-  check = (m: Readonly<Model>) => m.calls.some((c) => c.status === 200);
+  // a voucher is never public (it is not on chain until claimed, and then only in a batch)
+  check = (m: Readonly<Model>) => m.calls.some((c) => c.status === 200 && c.kind !== 'voucher');
   async run(m: Model, r: Real) {
-    const paid = m.calls.filter((c) => c.status === 200);
+    const paid = m.calls.filter((c) => c.status === 200 && c.kind !== 'voucher');
     const c = paid[this.index % paid.length];
     // what anyone can rebuild from the settled transfer: no payment-identifier (the payer's proof)
     const onChain = paymentHeader(asReadOnChain(decodePaymentSignatureHeader(c.header)));
@@ -251,9 +255,9 @@ export class StrangerReplay implements MoneyCommand {
 /** The payer disputes an earlier provider execution (bearer token). */
 export class OpenDispute implements MoneyCommand {
   constructor(readonly index: number) {}
-  check = (m: Readonly<Model>) => m.calls.some((c) => c.kind !== 'builtin' && c.status === 200);
+  check = (m: Readonly<Model>) => m.calls.some((c) => c.kind !== 'builtin' && c.kind !== 'voucher' && c.status === 200);
   async run(m: Model, r: Real) {
-    const mine = m.calls.filter((c) => c.kind !== 'builtin' && c.status === 200);
+    const mine = m.calls.filter((c) => c.kind !== 'builtin' && c.kind !== 'voucher' && c.status === 200);
     const c = mine[this.index % mine.length];
     const token = await bearerToken(r.t.url, r.payers[c.payer]);
     const res = await post(`${r.t.url}/api/v1/executions/${c.executionId}/dispute`, { reason: 'invariant suite' }, { authorization: `Bearer ${token}` });

@@ -1,11 +1,14 @@
 import { readRefund } from '@acg/treasury';
 import type { LedgerEntry, PayoutRecord } from '@acg/provider-ledger';
-import { createPublicClient, erc20Abi, http, parseAbiItem, type Hex, type PublicClient } from 'viem';
+import { permit2NonceHex } from '@acg/payments';
+import { PERMIT2_ADDRESS, x402UptoPermit2ProxyABI, x402UptoPermit2ProxyAddress } from '@x402/evm';
+import { createPublicClient, decodeFunctionData, erc20Abi, http, parseAbiItem, type Hex, type PublicClient } from 'viem';
 import type { TestGateway } from '../harness.js';
 import { accountKeys } from '@acg/accounts/commands';
 import { paymentKeys } from '@acg/payments/commands';
 import { treasuryKeys } from '@acg/treasury';
 import { providerLedgerKeys } from '@acg/provider-ledger/commands';
+import { channelsTruth, checkChannels, receiverView } from './channelTruth.js';
 
 /**
  * The money conservation checks of the invariant suite (`money.int.test.ts`; docs/money-invariants.md).
@@ -34,6 +37,10 @@ export interface Scope {
   providerIds: string[];
   /** every provider capability of the sequence: the single-offer one, then the routed contract */
   capabilityIds: string[];
+  /** the x402BatchSettlement contract's USDC balance (the channels' escrow) at `fromBlock - 1` */
+  escrowBefore: bigint;
+  /** `receivers(treasury, usdc)` of the batch settlement contract at `fromBlock - 1` */
+  receiverBefore: { totalClaimed: bigint; totalSettled: bigint };
 }
 
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
@@ -41,6 +48,8 @@ const AUTHORIZATION_USED = parseAbiItem('event AuthorizationUsed(address indexed
 
 /** One settled x402 payment into the treasury, read from the chain, with its reservation in Redis. */
 export interface ChainPayment {
+  /** `exact`: an EIP-3009 authorization; `upto`: a Permit2 witness transfer through the x402UptoPermit2Proxy */
+  scheme: 'exact' | 'upto';
   payer: Address;
   nonce: Hex;
   tx_hash: Hex;
@@ -93,6 +102,8 @@ export class MoneyTruth {
       capabilityId: capabilityIds[0]!,
       providerIds,
       capabilityIds,
+      escrowBefore: await this.balanceOf(this.t.stack.payment.batchSettlement, head),
+      receiverBefore: await receiverView(this, head),
     };
   }
 
@@ -103,8 +114,13 @@ export class MoneyTruth {
     return this.client.getLogs({ address: this.usdc, event: TRANSFER, fromBlock, toBlock: head });
   }
 
-  /** Every EIP-3009 payment into the treasury since `scope.fromBlock`, each with its Redis reservation. */
-  async payments(scope: Scope): Promise<ChainPayment[]> {
+  /**
+   * Every payment into the treasury since `scope.fromBlock`, each with its Redis reservation: the
+   * EIP-3009 authorizations used (`exact`; a channel deposit's authorization, in one of `depositTxs`,
+   * is not a payment into the treasury), and the `upto` settlements (a transfer from a payer of the scope
+   * in a transaction to the x402UptoPermit2Proxy; its Permit2 nonce read from the call).
+   */
+  async payments(scope: Scope, depositTxs: ReadonlySet<string> = new Set()): Promise<ChainPayment[]> {
     const { redis, keys } = this.t.gateway.services;
     const head = await this.client.getBlockNumber({ cacheTime: 0 });
     if (head < scope.fromBlock) return [];
@@ -113,13 +129,28 @@ export class MoneyTruth {
       this.transfers(scope.fromBlock),
     ]);
     const out: ChainPayment[] = [];
+    const network = `eip155:${this.t.config.payment.chain.id}`;
     for (const u of used) {
+      if (depositTxs.has(u.transactionHash)) continue;
       const payer = u.args.authorizer as Address;
       const nonce = u.args.nonce as Hex;
       const moved = transfers.filter((x) => x.transactionHash === u.transactionHash && lower(x.args.from!) === lower(payer));
       const amount = moved.reduce((s, x) => s + (lower(x.args.to!) === lower(this.treasury) ? x.args.value! : 0n), 0n);
-      const reservation = await redis.hgetall(paymentKeys.authorization(keys, `eip155:${this.t.config.payment.chain.id}`, this.usdc, payer, nonce));
-      out.push({ payer, nonce, tx_hash: u.transactionHash, amount, reservation });
+      const reservation = await redis.hgetall(paymentKeys.authorization(keys, network, this.usdc, payer, nonce));
+      out.push({ scheme: 'exact', payer, nonce, tx_hash: u.transactionHash, amount, reservation });
+    }
+    const payers = new Set(scope.payers.map(lower));
+    const exact = new Set(used.map((u) => u.transactionHash));
+    for (const x of transfers) {
+      if (lower(x.args.to!) !== lower(this.treasury) || !payers.has(lower(x.args.from!)) || exact.has(x.transactionHash)) continue;
+      const tx = await this.client.getTransaction({ hash: x.transactionHash });
+      if (lower(tx.to ?? '') !== lower(x402UptoPermit2ProxyAddress)) continue;
+      const { args } = decodeFunctionData({ abi: x402UptoPermit2ProxyABI, data: tx.input });
+      // settle(permit, ...) or settleWithPermit(eip2612Permit, permit, ...): the Permit2 permit is the argument with a `permitted`
+      const permit = (args as readonly unknown[]).find((a) => typeof a === 'object' && a !== null && 'permitted' in a) as unknown as { nonce: bigint };
+      const nonce = permit2NonceHex(permit.nonce.toString());
+      const reservation = await redis.hgetall(paymentKeys.authorization(keys, network, PERMIT2_ADDRESS, x.args.from!, nonce));
+      out.push({ scheme: 'upto', payer: x.args.from as Address, nonce, tx_hash: x.transactionHash, amount: x.args.value!, reservation });
     }
     return out;
   }
@@ -286,15 +317,26 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
   const v = await checkRedis(truth, scope);
   const { services } = truth.t.gateway;
   const payers = new Set(scope.payers.map(lower));
-  const payments = await truth.payments(scope);
+  const channels = await channelsTruth(truth, scope);
+  v.push(...(await checkChannels(truth, scope, channels)));
+  const payments = await truth.payments(scope, channels.depositTxs);
   const transfers = await truth.transfers(scope.fromBlock);
   const treasury = lower(truth.treasury);
+  const escrow = lower(truth.t.stack.payment.batchSettlement);
 
   const intoTreasury = transfers.filter((x) => lower(x.args.to!) === treasury);
+  let settledIn = 0n;
   for (const x of intoTreasury) {
+    // claimed channel funds settled to the treasury: a transfer out of escrow in a `Settled` transaction
+    if (lower(x.args.from!) === escrow && channels.settleTxs.has(x.transactionHash)) {
+      settledIn += x.args.value!;
+      continue;
+    }
     if (!payments.some((p) => p.tx_hash === x.transactionHash))
       v.push(`treasury received ${x.args.value} from ${x.args.from} (${x.transactionHash}) outside any x402 payment`);
   }
+  if (settledIn !== channels.settledToTreasury)
+    v.push(`treasury received ${settledIn} out of escrow; the contract's Settled events say ${channels.settledToTreasury}`);
   const sentRefunds = (await truth.refundRecords()).filter((r) => r.status === 'sent' && r.tx_hash);
   const paymentOps = new Set(payments.map((p) => p.reservation.operation_id).filter(Boolean));
   for (const p of payments) {
@@ -401,9 +443,12 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
   for (const payer of scope.payers) {
     const paidBy = sum(payments.filter((p) => lower(p.payer) === lower(payer)).map((p) => p.amount));
     const back = sum(ours.filter((r) => lower(r.payer) === lower(payer)).map((r) => r.amount));
-    const expected = scope.payersBefore[lower(payer)]! - paidBy + back;
+    // its channels: deposits into escrow, cooperative refunds and timed withdrawals back out of it
+    const mine = channels.channels.filter((c) => lower(c.payer) === lower(payer));
+    const channelNet = sum(mine.map((c) => c.refunded + c.withdrawn - c.deposited));
+    const expected = scope.payersBefore[lower(payer)]! - paidBy + back + channelNet;
     const actual = await truth.balanceOf(payer);
-    if (actual !== expected) v.push(`payer ${payer} holds ${actual} on chain; its payments and refunds say ${expected}`);
+    if (actual !== expected) v.push(`payer ${payer} holds ${actual} on chain; its payments, refunds and channels say ${expected}`);
   }
   const byAddress = new Map<string, bigint>();
   for (const p of providerPayouts) byAddress.set(lower(p.address), (byAddress.get(lower(p.address)) ?? 0n) + p.amount);
@@ -413,6 +458,11 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
   }
   const paid = sum(payments.map((p) => p.amount));
   const delta = (await truth.balanceOf(truth.treasury)) - scope.treasuryBefore;
-  if (delta !== paid - refundsOut - payoutsOut) v.push(`treasury changed by ${delta} ≠ payments ${paid} − refunds ${refundsOut} − payouts ${payoutsOut}`);
+  const exactPaid = sum(payments.filter((p) => p.scheme === 'exact').map((p) => p.amount));
+  const uptoPaid = paid - exactPaid;
+  if (delta !== exactPaid + uptoPaid + channels.settledToTreasury - refundsOut - payoutsOut)
+    v.push(
+      `treasury changed by ${delta} ≠ exact ${exactPaid} + upto ${uptoPaid} + settled channel funds ${channels.settledToTreasury} − refunds ${refundsOut} − payouts ${payoutsOut}`,
+    );
   return v;
 }

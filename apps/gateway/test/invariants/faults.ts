@@ -63,6 +63,8 @@ export class FaultKit {
       sender: treasurySender(t),
       rule: { depth: SUITE_DEPTH },
       reversals: t.gateway.services.creditReversal,
+      // as the worker wires it: a provider's entry follows a settlement a reorg moved to another transaction
+      onSettlementMoved: ({ operationId, txHash }) => this.worker.providerLedger.repointPayment(operationId, txHash),
       log,
     });
   }

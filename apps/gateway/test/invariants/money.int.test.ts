@@ -6,6 +6,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../harness.js';
 import { registerProvider, startTestProvider, type Answer, type ReceivedCall } from '../providerServer.js';
+import { closeChannels, SequenceChannels } from './channelCommands.js';
 import { FAULT_COMMANDS, moneyCommands } from './commandSet.js';
 import {
   HOLE_COMMANDS,
@@ -98,7 +99,16 @@ beforeAll(async () => {
   // a private Redis the suite can restart without its last writes (LoseLastWrites)
   redis = await RestartableRedis.start();
   stack = await startDevStack({ quiet: true, redisUrl: redis.url });
-  t = await startTestGateway({ stack, config: { adminToken: ADMIN_TOKEN, rateLimitPerSecond: 0, walletMonitor: { webhookPolicy: 'development' } } });
+  // batch-settlement beside exact (issue 35 item 6): the gateway's own capabilities offer vouchers
+  t = await startTestGateway({
+    stack,
+    config: {
+      adminToken: ADMIN_TOKEN,
+      rateLimitPerSecond: 0,
+      walletMonitor: { webhookPolicy: 'development' },
+      payment: { schemes: ['exact', 'batch-settlement'] },
+    },
+  });
   truth = new MoneyTruth(t);
   faults = new FaultKit(t, redis);
   foreignSignature = await privateKeyToAccount(generatePrivateKey()).signMessage({ message: 'not the provider' });
@@ -148,6 +158,8 @@ async function newSequence(): Promise<Real> {
   const routed = await newRoutedContract(n);
 
   const payers = [privateKeyToAccount(generatePrivateKey()), privateKeyToAccount(generatePrivateKey())];
+  // the channels an earlier sequence left are claimed, settled and refunded: this sequence's escrow is its own
+  await closeChannels({ t, payers, faults });
   const clients = await devClients(t.stack.payment.rpcUrl);
   const funder = clients.walletFor(t.stack.payment.buyers[7]);
   for (const p of payers) {
@@ -161,7 +173,7 @@ async function newSequence(): Promise<Real> {
   );
   // the point LoseLastWrites goes back to: everything the sequence writes from here may be lost
   await redis.checkpoint();
-  return { t, truth, scope, payers, mode, adminToken: ADMIN_TOKEN, routed, faults };
+  return { t, truth, scope, payers, mode, adminToken: ADMIN_TOKEN, routed, faults, channels: new SequenceChannels({ t, payers, faults }) };
 }
 
 /**
