@@ -2,7 +2,7 @@ import { channelChainViews, createChannelStorage } from '@acg/channels';
 import { BATCH_SETTLEMENT_ADDRESS } from '@x402/evm';
 import { computeChannelId } from '@x402/evm/batch-settlement/client';
 import { decodeFunctionData, isAddressEqual, parseAbi, parseAbiItem, type Hex } from 'viem';
-import type { ChainReconciliationOptions, ReconciliationCounts, ReconciliationOutcome } from './chainReconciliation.js';
+import type { ChainReconciliationOptions, ReconciliationCounts, ReconciliationOutcome } from './chainReconciliationOptions.js';
 
 /**
  * The events of the x402 `batch-settlement` contract the reconciliation reads, as the contract declares

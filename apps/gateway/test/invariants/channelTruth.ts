@@ -1,7 +1,19 @@
 import { createChannelStorage } from '@acg/channels';
 import { paymentKeys } from '@acg/payments/commands';
 import { parseAbi, parseAbiItem, type Hex } from 'viem';
-import type { MoneyTruth, Scope } from './conservation.js';
+import type { PublicClient } from 'viem';
+import type { TestGateway } from '../harness.js';
+import type { Scope } from './scope.js';
+
+/** What the channel equations read of the suite's `MoneyTruth` (conservation.ts): the chain, the gateway, USDC, a key scan. */
+interface MoneyTruth {
+  client: PublicClient;
+  t: TestGateway;
+  usdc: `0x${string}`;
+  treasury: `0x${string}`;
+  balanceOf(address: `0x${string}`, blockNumber?: bigint): Promise<bigint>;
+  scan(pattern: string): Promise<string[]>;
+}
 
 /**
  * The x402 `batch-settlement` side of the money invariant suite's ground truth (docs/money-invariants.md

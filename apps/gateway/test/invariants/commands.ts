@@ -11,7 +11,7 @@ import { paywallWithSettle, providerLedgerAt, treasurySender, type TestGateway }
 import { asReadOnChain, bearerToken, challenge, officialPayload, paymentHeader, post } from '../x402.js';
 import { checkRedis, type MoneyTruth, type Scope } from './conservation.js';
 import { paymentKeys } from '@acg/payments/commands';
-import type { SequenceChannels } from './channelCommands.js';
+import type { SequenceChannels } from './sequenceChannels.js';
 import type { FaultKit } from './faults.js';
 import { sweep } from './sweep.js';
 
