@@ -63,7 +63,13 @@ export interface ChannelPassReport {
   refunds: { channel: string; transaction: string }[];
   /** The settlement transaction, when one was sent. */
   settle?: string;
-  /** Failures that did not stop the pass (one channel's refund), as messages. */
+  /**
+   * Channels whose claim failed on its own (after the batch holding it failed and was split down to that
+   * channel: its on-chain state disagrees with storage, e.g. its deposit reorged out), with the
+   * facilitator's error; every other channel of the batch was claimed. Also in `errors`.
+   */
+  failedClaims: { channel: string; error: string }[];
+  /** Failures that did not stop the pass (one channel's claim or refund), as messages. */
   errors: string[];
 }
 
@@ -112,8 +118,10 @@ export function nearWithdrawalDeadline(c: Channel, nowMs: number, marginSeconds:
  *    shows claimed funds not yet settled (`chain`: this pass's claims, a refund's last claim, or those of a pass
  *    that died before settling), or, without `chain`, when it claimed or refunded anything.
  *
- * A failed claim or settlement throws (the next pass retries: nothing is lost, the vouchers stay in
- * storage); a failed refund of one channel is reported in `errors` and the others go on.
+ * One channel never blocks the others: a claim batch that fails is split down to single channels, every
+ * channel that can be claimed is, and each one that cannot is reported (`failedClaims`, `errors`, an
+ * `alert: "channel_claim_failed"` log line); its vouchers stay in storage for the next pass. A failed
+ * refund of one channel is reported in `errors` likewise. A failed settlement throws (the next pass retries).
  */
 export class ChannelSettlement {
   readonly manager: BatchSettlementChannelManager;
@@ -153,7 +161,7 @@ export class ChannelSettlement {
    * interval (a shutdown flush, tests). Throws the claim's or settlement's error (lease released).
    */
   async pass(opts: { full?: boolean } = {}): Promise<ChannelPassReport> {
-    const report: ChannelPassReport = { skipped: false, claims: [], refunds: [], errors: [] };
+    const report: ChannelPassReport = { skipped: false, claims: [], refunds: [], failedClaims: [], errors: [] };
     const { redis, keys } = this.o;
     const leaseKey = channelKeys.managerLease(keys);
     const holder = randomUUID();
@@ -179,8 +187,8 @@ export class ChannelSettlement {
           if (w.initiatedAt > 0 && nearWithdrawalDeadline({ ...c, withdrawRequestedAt: w.initiatedAt }, now, this.o.withdrawMarginSeconds)) targets.push(c);
         }
       }
-      if (targets.length > 0) {
-        report.claims = await this.manager.claim({ selectClaimChannels: () => targets, maxClaimsPerBatch: this.o.maxClaimsPerBatch });
+      for (let i = 0; i < targets.length; i += this.o.maxClaimsPerBatch) {
+        await this.claimIsolating(targets.slice(i, i + this.o.maxClaimsPerBatch), report);
       }
       if (full) await redis.hset(stateKey, 'claimed_ms', String(now));
       if (this.o.refundIdleSeconds > 0) {
@@ -220,6 +228,37 @@ export class ChannelSettlement {
       return report;
     } finally {
       await releaseLease(redis, { leaseKey, holder }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Claims `batch` (one channel = one voucher, at most `maxClaimsPerBatch`) in one transaction; when that
+   * fails (the facilitator's simulation, or a revert), the batch is halved and each half claimed the same
+   * way, down to single channels: one channel the chain refuses (its deposit reorged out, a voucher above
+   * its on-chain balance) costs about log2(batch) extra attempts and never holds up the others. A single
+   * channel's failure goes to `report.failedClaims` and `errors`, logged with `alert: "channel_claim_failed"`;
+   * its vouchers stay in storage and the next pass tries again. A claim whose transaction landed but whose
+   * bookkeeping failed is harmless to resend: claims are cumulative.
+   */
+  private async claimIsolating(batch: Channel[], report: ChannelPassReport): Promise<void> {
+    if (batch.length === 0) return;
+    try {
+      report.claims.push(...(await this.manager.claim({ selectClaimChannels: () => batch, maxClaimsPerBatch: this.o.maxClaimsPerBatch })));
+    } catch (e) {
+      const error = String((e as Error)?.message ?? e).slice(0, 300);
+      if (batch.length === 1) {
+        const channel = batch[0].channelId.toLowerCase();
+        report.failedClaims.push({ channel, error });
+        report.errors.push(`claim ${channel}: ${error}`);
+        this.o.log.error(
+          { alert: 'channel_claim_failed', channel, unclaimed: unclaimedOf(batch[0]).toString(), err: error },
+          'a channel cannot be claimed (its on-chain state disagrees with storage); the other channels were claimed',
+        );
+        return;
+      }
+      const mid = Math.ceil(batch.length / 2);
+      await this.claimIsolating(batch.slice(0, mid), report);
+      await this.claimIsolating(batch.slice(mid), report);
     }
   }
 
