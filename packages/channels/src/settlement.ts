@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Address } from 'viem';
 import type { ChannelChainViews } from './chainViews.js';
 import { channelKeys } from './commands/keys.js';
+import { unpaidChannels } from './unpaid.js';
 
 /** Defaults of the worker's channel pass (docs/configuration.md, CHANNEL_* variables). */
 export const CHANNEL_SETTLEMENT_DEFAULTS = {
@@ -174,15 +175,22 @@ export class ChannelSettlement {
       const lastFull = Number((await redis.hget(stateKey, 'claimed_ms')) ?? now);
       const full = opts.full === true || now - lastFull >= this.o.claimIntervalSeconds * 1000;
       const channels = await this.o.scheme.getStorage().list();
+      // a channel marked unpaid (its deposit reorged out for good: markChannelUnpaid) is not claimed while
+      // its vouchers exceed the escrow the chain holds (the claim could only revert); a later deposit lifts it
+      const unpaid = await unpaidChannels(redis, keys);
+      const claimable = (c: Channel) => !unpaid.has(c.channelId.toLowerCase()) || BigInt(c.chargedCumulativeAmount) <= BigInt(c.balance);
       const targets = channels.filter(
-        (c) => unclaimedOf(c) > 0n && (full || unclaimedOf(c) >= this.o.claimThreshold || nearWithdrawalDeadline(c, now, this.o.withdrawMarginSeconds)),
+        (c) =>
+          claimable(c) &&
+          unclaimedOf(c) > 0n &&
+          (full || unclaimedOf(c) >= this.o.claimThreshold || nearWithdrawalDeadline(c, now, this.o.withdrawMarginSeconds)),
       );
       // a withdrawal the storage does not know of (its payer sent no voucher since starting it, so the
       // gateway never refreshed its mirror): read from the chain for every channel with anything unclaimed
       const pending = this.o.chain?.pendingWithdrawal?.bind(this.o.chain);
       if (pending && !full) {
         for (const c of channels) {
-          if (unclaimedOf(c) === 0n || targets.includes(c)) continue;
+          if (unclaimedOf(c) === 0n || targets.includes(c) || !claimable(c)) continue;
           const w = await pending(c.channelId as `0x${string}`);
           if (w.initiatedAt > 0 && nearWithdrawalDeadline({ ...c, withdrawRequestedAt: w.initiatedAt }, now, this.o.withdrawMarginSeconds)) targets.push(c);
         }
