@@ -26,6 +26,11 @@ export const CHANNEL_SETTLEMENT_DEFAULTS = {
   maxClaimsPerBatch: 100,
   /** The pass's lease: another worker takes over this long after a holder died mid-pass, ms. */
   leaseMs: 120_000,
+  /**
+   * How long after its claim a channel's on-chain `totalClaimed` is compared with storage at every pass, seconds
+   * (a claim reorged out is claimed again): longer than the chain takes to finalize a block (Base: 13 to 20 min).
+   */
+  claimWatchSeconds: 3_600,
 } as const;
 
 /** Options of {@link ChannelSettlement}. */
@@ -48,6 +53,7 @@ export interface ChannelSettlementOptions {
   refundIdleSeconds?: number;
   maxClaimsPerBatch?: number;
   leaseMs?: number;
+  claimWatchSeconds?: number;
   /** Called after a settlement succeeded (every claim made so far is paid to the receiver): provider credits hang here. */
   onSettled?: (settled: { transaction: string }) => Promise<void>;
   log: Logger;
@@ -70,6 +76,8 @@ export interface ChannelPassReport {
    * facilitator's error; every other channel of the batch was claimed. Also in `errors`.
    */
   failedClaims: { channel: string; error: string }[];
+  /** Channels whose recent claim is no longer on chain (reorged out): storage's `totalClaimed` lowered to the chain's, claimed again. */
+  reclaimed: string[];
   /** Failures that did not stop the pass (one channel's claim or refund), as messages. */
   errors: string[];
 }
@@ -127,7 +135,10 @@ export function nearWithdrawalDeadline(c: Channel, nowMs: number, marginSeconds:
 export class ChannelSettlement {
   readonly manager: BatchSettlementChannelManager;
   private readonly o: Required<
-    Pick<ChannelSettlementOptions, 'claimThreshold' | 'claimIntervalSeconds' | 'withdrawMarginSeconds' | 'refundIdleSeconds' | 'maxClaimsPerBatch' | 'leaseMs'>
+    Pick<
+      ChannelSettlementOptions,
+      'claimThreshold' | 'claimIntervalSeconds' | 'withdrawMarginSeconds' | 'refundIdleSeconds' | 'maxClaimsPerBatch' | 'leaseMs' | 'claimWatchSeconds'
+    >
   > &
     ChannelSettlementOptions;
   private timer: NodeJS.Timeout | undefined;
@@ -142,6 +153,7 @@ export class ChannelSettlement {
       refundIdleSeconds: d.refundIdleSeconds,
       maxClaimsPerBatch: d.maxClaimsPerBatch,
       leaseMs: d.leaseMs,
+      claimWatchSeconds: d.claimWatchSeconds,
       ...o,
     };
     this.manager = new BatchSettlementChannelManager({
@@ -162,7 +174,7 @@ export class ChannelSettlement {
    * interval (a shutdown flush, tests). Throws the claim's or settlement's error (lease released).
    */
   async pass(opts: { full?: boolean } = {}): Promise<ChannelPassReport> {
-    const report: ChannelPassReport = { skipped: false, claims: [], refunds: [], failedClaims: [], errors: [] };
+    const report: ChannelPassReport = { skipped: false, claims: [], refunds: [], failedClaims: [], reclaimed: [], errors: [] };
     const { redis, keys } = this.o;
     const leaseKey = channelKeys.managerLease(keys);
     const holder = randomUUID();
@@ -175,6 +187,7 @@ export class ChannelSettlement {
       const lastFull = Number((await redis.hget(stateKey, 'claimed_ms')) ?? now);
       const full = opts.full === true || now - lastFull >= this.o.claimIntervalSeconds * 1000;
       const channels = await this.o.scheme.getStorage().list();
+      if (this.o.chain) await this.repairReorgedClaims(channels, now, report);
       // a channel marked unpaid (its deposit reorged out for good: markChannelUnpaid) is not claimed while
       // its vouchers exceed the escrow the chain holds (the claim could only revert); a later deposit lifts it
       const unpaid = await unpaidChannels(redis, keys);
@@ -183,7 +196,10 @@ export class ChannelSettlement {
         (c) =>
           claimable(c) &&
           unclaimedOf(c) > 0n &&
-          (full || unclaimedOf(c) >= this.o.claimThreshold || nearWithdrawalDeadline(c, now, this.o.withdrawMarginSeconds)),
+          (full ||
+            report.reclaimed.includes(c.channelId.toLowerCase()) ||
+            unclaimedOf(c) >= this.o.claimThreshold ||
+            nearWithdrawalDeadline(c, now, this.o.withdrawMarginSeconds)),
       );
       // a withdrawal the storage does not know of (its payer sent no voucher since starting it, so the
       // gateway never refreshed its mirror): read from the chain for every channel with anything unclaimed
@@ -232,10 +248,41 @@ export class ChannelSettlement {
         await redis.hset(stateKey, 'settled_ms', String(now));
         await this.o.onSettled?.({ transaction: report.settle });
       }
-      if (report.claims.length || report.refunds.length || report.settle || report.errors.length) this.o.log.info(report, 'channel pass');
+      if (report.claims.length || report.refunds.length || report.settle || report.errors.length || report.reclaimed.length)
+        this.o.log.info(report, 'channel pass');
       return report;
     } finally {
       await releaseLease(redis, { leaseKey, holder }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * A claim reorged out: the storage's `totalClaimed` says claimed, the chain does not. For every channel
+   * claimed within `claimWatchSeconds` (`channelKeys.recentClaims`), `channels(id).totalClaimed` is read; when
+   * it is below the storage's, the storage's is lowered to it (compare-and-set: only while still above), so
+   * this pass claims the channel again from its stored voucher (claims are cumulative). A settlement reorged
+   * out needs nothing: the pass settles whenever `receivers(...)` shows claimed funds unsettled.
+   */
+  private async repairReorgedClaims(channels: Channel[], now: number, report: ChannelPassReport): Promise<void> {
+    const { redis, keys, chain } = this.o;
+    if (!chain) return;
+    const key = channelKeys.recentClaims(keys);
+    const recent = await redis.hgetall(key);
+    for (const [id, at] of Object.entries(recent)) {
+      const c = channels.find((x) => x.channelId.toLowerCase() === id);
+      if (!c || now - Number(at) > this.o.claimWatchSeconds * 1000) {
+        await redis.hdel(key, id);
+        continue;
+      }
+      const onChain = (await chain.channel(id as `0x${string}`)).totalClaimed;
+      const stored = c.totalClaimed;
+      if (onChain >= BigInt(stored)) continue;
+      const { channel } = await this.o.scheme
+        .getStorage()
+        .updateChannel(id, (cur) => (cur && BigInt(cur.totalClaimed) > onChain ? { ...cur, totalClaimed: onChain.toString() } : cur));
+      if (channel) Object.assign(c, channel);
+      report.reclaimed.push(id);
+      this.o.log.warn({ channel: id, stored, onChain: onChain.toString() }, 'a channel claim was reorged out; claimed again');
     }
   }
 
@@ -252,6 +299,9 @@ export class ChannelSettlement {
     if (batch.length === 0) return;
     try {
       report.claims.push(...(await this.manager.claim({ selectClaimChannels: () => batch, maxClaimsPerBatch: this.o.maxClaimsPerBatch })));
+      // watched until final: a claim reorged out is claimed again (repairReorgedClaims)
+      const at = String(this.now());
+      await this.o.redis.hset(channelKeys.recentClaims(this.o.keys), Object.fromEntries(batch.map((c) => [c.channelId.toLowerCase(), at])));
     } catch (e) {
       const error = String((e as Error)?.message ?? e).slice(0, 300);
       if (batch.length === 1) {

@@ -382,5 +382,24 @@ describe('one bad channel never blocks the others', () => {
     expect(await gw.scheme.getStorage().get(badId)).toMatchObject({ chargedCumulativeAmount: (5n * PRICE).toString(), totalClaimed: '0' });
     const again = await worker.pass({ full: true });
     expect([again.claims, again.failedClaims.map((f) => f.channel), again.settle]).toEqual([[], [badId.toLowerCase()], undefined]);
+
+    // a claim reorged out: the storage says claimed, the chain does not; the next pass claims it again and settles
+    const beforeClaim = (await rpc('evm_snapshot')) as Hex;
+    for (const g of good) await g(); // a fourth call on each good channel
+    const claimed = await worker.pass({ full: true });
+    expect(claimed.claims.reduce((n, c) => n + c.vouchers, 0)).toBe(2);
+    for (const id of goodIds) expect((await gw.scheme.getStorage().get(id))?.totalClaimed).toBe((4n * PRICE).toString());
+    expect(await rpc('evm_revert', [beforeClaim])).toBe(true);
+    for (const id of goodIds) expect((await views.channel(id)).totalClaimed).toBe(3n * PRICE);
+    const repaired = await worker.pass();
+    expect(repaired.reclaimed.sort()).toEqual(goodIds.map((id) => id.toLowerCase()).sort());
+    expect(repaired.claims.reduce((n, c) => n + c.vouchers, 0)).toBe(2);
+    expect(repaired.settle).toMatch(/^0x/);
+    for (const id of goodIds) expect(await views.channel(id)).toEqual({ balance: DEP, totalClaimed: 4n * PRICE });
+    const receiver = await views.receiver(pay.treasury.address, pay.usdc);
+    expect(receiver.totalSettled).toBe(receiver.totalClaimed);
+    expect(await usdcBalance(pay.rpcUrl, pay.treasury.address)).toBe(before + 8n * PRICE);
+    // once repaired, a pass finds nothing to repair
+    expect((await worker.pass()).reclaimed).toEqual([]);
   });
 });
