@@ -1,4 +1,12 @@
-import { channelChainViews, ChannelSettlement, createChannelStorage, releaseClaimedCredits, type ChannelSettlementOptions } from '@acg/channels';
+import {
+  channelChainViews,
+  ChannelSettlement,
+  createChannelStorage,
+  markChannelUnpaid,
+  releaseClaimedCredits,
+  type ChannelSettlementOptions,
+} from '@acg/channels';
+import type { TransferFinalityOptions } from '@acg/treasury';
 import { createInProcessFacilitator, createRemoteFacilitator } from '@acg/payments';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/server';
 import type { Logger } from 'pino';
@@ -60,4 +68,21 @@ export function channelSettlementOf(services: ChannelServices, log: Logger, over
     log,
     ...over,
   });
+}
+
+/**
+ * The finality round's `onChannelUnpaid` (`TransferFinality` of `@acg/treasury`): a channel whose deposit was
+ * reorged out and can no longer be put back is marked unpaid in the deployment's channel storage (the gateway
+ * refuses its vouchers) and its accepted-but-unclaimed charges are reported (`markChannelUnpaid`,
+ * docs/decisions.md "Confirmations and reorgs").
+ */
+export function channelUnpaidHandler(
+  services: Pick<ChannelServices, 'redis' | 'keys' | 'paymentClient'>,
+  log: Logger,
+): NonNullable<TransferFinalityOptions['onChannelUnpaid']> {
+  const storage = createChannelStorage({ redis: services.redis, keys: services.keys });
+  const chain = channelChainViews(services.paymentClient);
+  return async ({ operationId, channelId, payer, deposit }) => {
+    await markChannelUnpaid({ redis: services.redis, keys: services.keys, storage, chain, channelId, payer, operationId, deposit, log });
+  };
 }

@@ -39,7 +39,7 @@ import type { Logger } from 'pino';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { PublicClient } from 'viem';
 import type { ChannelSettlement, ChannelSettlementOptions } from '@acg/channels';
-import { channelSettlementOf } from './channels.js';
+import { channelSettlementOf, channelUnpaidHandler } from './channels.js';
 import { stepExecutor } from './stepExecutor.js';
 import { recordJobSettlement } from './deferredSettlement.js';
 import { liquidationsFromEnv } from './liquidationsConfig.js';
@@ -478,6 +478,8 @@ export async function startWorker(config: GatewayConfig, opts: StartWorkerOption
           reversals: services.creditReversal,
           // a provider's entry names its payment's transaction: it follows a settlement a reorg moved
           onSettlementMoved: ({ operationId, txHash }) => services.providerLedger.repointPayment(operationId, txHash),
+          // a channel deposit reorged out for good: the channel is marked unpaid and its charges reported
+          onChannelUnpaid: channelUnpaidHandler(services, log.child({ module: 'channels' })),
           log: log.child({ module: 'finality' }),
           ...(typeof opts.finality === 'object' ? opts.finality : {}),
         });

@@ -12,4 +12,5 @@ export {
   type ChannelPassReport,
   type ChannelSettlementOptions,
 } from './settlement.js';
+export { markChannelUnpaid, unpaidChannels, type UnpaidChannel } from './unpaid.js';
 export { createChannelStorage, type ChannelStorageOptions } from './storage.js';

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Address } from 'viem';
 import type { ChannelChainViews } from './chainViews.js';
 import { channelKeys } from './commands/keys.js';
+import { unpaidChannels } from './unpaid.js';
 
 /** Defaults of the worker's channel pass (docs/configuration.md, CHANNEL_* variables). */
 export const CHANNEL_SETTLEMENT_DEFAULTS = {
@@ -25,6 +26,11 @@ export const CHANNEL_SETTLEMENT_DEFAULTS = {
   maxClaimsPerBatch: 100,
   /** The pass's lease: another worker takes over this long after a holder died mid-pass, ms. */
   leaseMs: 120_000,
+  /**
+   * How long after its claim a channel's on-chain `totalClaimed` is compared with storage at every pass, seconds
+   * (a claim reorged out is claimed again): longer than the chain takes to finalize a block (Base: 13 to 20 min).
+   */
+  claimWatchSeconds: 3_600,
 } as const;
 
 /** Options of {@link ChannelSettlement}. */
@@ -47,6 +53,7 @@ export interface ChannelSettlementOptions {
   refundIdleSeconds?: number;
   maxClaimsPerBatch?: number;
   leaseMs?: number;
+  claimWatchSeconds?: number;
   /** Called after a settlement succeeded (every claim made so far is paid to the receiver): provider credits hang here. */
   onSettled?: (settled: { transaction: string }) => Promise<void>;
   log: Logger;
@@ -63,7 +70,15 @@ export interface ChannelPassReport {
   refunds: { channel: string; transaction: string }[];
   /** The settlement transaction, when one was sent. */
   settle?: string;
-  /** Failures that did not stop the pass (one channel's refund), as messages. */
+  /**
+   * Channels whose claim failed on its own (after the batch holding it failed and was split down to that
+   * channel: its on-chain state disagrees with storage, e.g. its deposit reorged out), with the
+   * facilitator's error; every other channel of the batch was claimed. Also in `errors`.
+   */
+  failedClaims: { channel: string; error: string }[];
+  /** Channels whose recent claim is no longer on chain (reorged out): storage's `totalClaimed` lowered to the chain's, claimed again. */
+  reclaimed: string[];
+  /** Failures that did not stop the pass (one channel's claim or refund), as messages. */
   errors: string[];
 }
 
@@ -112,13 +127,18 @@ export function nearWithdrawalDeadline(c: Channel, nowMs: number, marginSeconds:
  *    shows claimed funds not yet settled (`chain`: this pass's claims, a refund's last claim, or those of a pass
  *    that died before settling), or, without `chain`, when it claimed or refunded anything.
  *
- * A failed claim or settlement throws (the next pass retries: nothing is lost, the vouchers stay in
- * storage); a failed refund of one channel is reported in `errors` and the others go on.
+ * One channel never blocks the others: a claim batch that fails is split down to single channels, every
+ * channel that can be claimed is, and each one that cannot is reported (`failedClaims`, `errors`, an
+ * `alert: "channel_claim_failed"` log line); its vouchers stay in storage for the next pass. A failed
+ * refund of one channel is reported in `errors` likewise. A failed settlement throws (the next pass retries).
  */
 export class ChannelSettlement {
   readonly manager: BatchSettlementChannelManager;
   private readonly o: Required<
-    Pick<ChannelSettlementOptions, 'claimThreshold' | 'claimIntervalSeconds' | 'withdrawMarginSeconds' | 'refundIdleSeconds' | 'maxClaimsPerBatch' | 'leaseMs'>
+    Pick<
+      ChannelSettlementOptions,
+      'claimThreshold' | 'claimIntervalSeconds' | 'withdrawMarginSeconds' | 'refundIdleSeconds' | 'maxClaimsPerBatch' | 'leaseMs' | 'claimWatchSeconds'
+    >
   > &
     ChannelSettlementOptions;
   private timer: NodeJS.Timeout | undefined;
@@ -133,6 +153,7 @@ export class ChannelSettlement {
       refundIdleSeconds: d.refundIdleSeconds,
       maxClaimsPerBatch: d.maxClaimsPerBatch,
       leaseMs: d.leaseMs,
+      claimWatchSeconds: d.claimWatchSeconds,
       ...o,
     };
     this.manager = new BatchSettlementChannelManager({
@@ -153,7 +174,7 @@ export class ChannelSettlement {
    * interval (a shutdown flush, tests). Throws the claim's or settlement's error (lease released).
    */
   async pass(opts: { full?: boolean } = {}): Promise<ChannelPassReport> {
-    const report: ChannelPassReport = { skipped: false, claims: [], refunds: [], errors: [] };
+    const report: ChannelPassReport = { skipped: false, claims: [], refunds: [], failedClaims: [], reclaimed: [], errors: [] };
     const { redis, keys } = this.o;
     const leaseKey = channelKeys.managerLease(keys);
     const holder = randomUUID();
@@ -166,21 +187,32 @@ export class ChannelSettlement {
       const lastFull = Number((await redis.hget(stateKey, 'claimed_ms')) ?? now);
       const full = opts.full === true || now - lastFull >= this.o.claimIntervalSeconds * 1000;
       const channels = await this.o.scheme.getStorage().list();
+      if (this.o.chain) await this.repairReorgedClaims(channels, now, report);
+      // a channel marked unpaid (its deposit reorged out for good: markChannelUnpaid) is not claimed while
+      // its vouchers exceed the escrow the chain holds (the claim could only revert); a later deposit lifts it
+      const unpaid = await unpaidChannels(redis, keys);
+      const claimable = (c: Channel) => !unpaid.has(c.channelId.toLowerCase()) || BigInt(c.chargedCumulativeAmount) <= BigInt(c.balance);
       const targets = channels.filter(
-        (c) => unclaimedOf(c) > 0n && (full || unclaimedOf(c) >= this.o.claimThreshold || nearWithdrawalDeadline(c, now, this.o.withdrawMarginSeconds)),
+        (c) =>
+          claimable(c) &&
+          unclaimedOf(c) > 0n &&
+          (full ||
+            report.reclaimed.includes(c.channelId.toLowerCase()) ||
+            unclaimedOf(c) >= this.o.claimThreshold ||
+            nearWithdrawalDeadline(c, now, this.o.withdrawMarginSeconds)),
       );
       // a withdrawal the storage does not know of (its payer sent no voucher since starting it, so the
       // gateway never refreshed its mirror): read from the chain for every channel with anything unclaimed
       const pending = this.o.chain?.pendingWithdrawal?.bind(this.o.chain);
       if (pending && !full) {
         for (const c of channels) {
-          if (unclaimedOf(c) === 0n || targets.includes(c)) continue;
+          if (unclaimedOf(c) === 0n || targets.includes(c) || !claimable(c)) continue;
           const w = await pending(c.channelId as `0x${string}`);
           if (w.initiatedAt > 0 && nearWithdrawalDeadline({ ...c, withdrawRequestedAt: w.initiatedAt }, now, this.o.withdrawMarginSeconds)) targets.push(c);
         }
       }
-      if (targets.length > 0) {
-        report.claims = await this.manager.claim({ selectClaimChannels: () => targets, maxClaimsPerBatch: this.o.maxClaimsPerBatch });
+      for (let i = 0; i < targets.length; i += this.o.maxClaimsPerBatch) {
+        await this.claimIsolating(targets.slice(i, i + this.o.maxClaimsPerBatch), report);
       }
       if (full) await redis.hset(stateKey, 'claimed_ms', String(now));
       if (this.o.refundIdleSeconds > 0) {
@@ -216,10 +248,75 @@ export class ChannelSettlement {
         await redis.hset(stateKey, 'settled_ms', String(now));
         await this.o.onSettled?.({ transaction: report.settle });
       }
-      if (report.claims.length || report.refunds.length || report.settle || report.errors.length) this.o.log.info(report, 'channel pass');
+      if (report.claims.length || report.refunds.length || report.settle || report.errors.length || report.reclaimed.length)
+        this.o.log.info(report, 'channel pass');
       return report;
     } finally {
       await releaseLease(redis, { leaseKey, holder }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * A claim reorged out: the storage's `totalClaimed` says claimed, the chain does not. For every channel
+   * claimed within `claimWatchSeconds` (`channelKeys.recentClaims`), `channels(id).totalClaimed` is read; when
+   * it is below the storage's, the storage's is lowered to it (compare-and-set: only while still above), so
+   * this pass claims the channel again from its stored voucher (claims are cumulative). A settlement reorged
+   * out needs nothing: the pass settles whenever `receivers(...)` shows claimed funds unsettled.
+   */
+  private async repairReorgedClaims(channels: Channel[], now: number, report: ChannelPassReport): Promise<void> {
+    const { redis, keys, chain } = this.o;
+    if (!chain) return;
+    const key = channelKeys.recentClaims(keys);
+    const recent = await redis.hgetall(key);
+    for (const [id, at] of Object.entries(recent)) {
+      const c = channels.find((x) => x.channelId.toLowerCase() === id);
+      if (!c || now - Number(at) > this.o.claimWatchSeconds * 1000) {
+        await redis.hdel(key, id);
+        continue;
+      }
+      const onChain = (await chain.channel(id as `0x${string}`)).totalClaimed;
+      const stored = c.totalClaimed;
+      if (onChain >= BigInt(stored)) continue;
+      const { channel } = await this.o.scheme
+        .getStorage()
+        .updateChannel(id, (cur) => (cur && BigInt(cur.totalClaimed) > onChain ? { ...cur, totalClaimed: onChain.toString() } : cur));
+      if (channel) Object.assign(c, channel);
+      report.reclaimed.push(id);
+      this.o.log.warn({ channel: id, stored, onChain: onChain.toString() }, 'a channel claim was reorged out; claimed again');
+    }
+  }
+
+  /**
+   * Claims `batch` (one channel = one voucher, at most `maxClaimsPerBatch`) in one transaction; when that
+   * fails (the facilitator's simulation, or a revert), the batch is halved and each half claimed the same
+   * way, down to single channels: one channel the chain refuses (its deposit reorged out, a voucher above
+   * its on-chain balance) costs about log2(batch) extra attempts and never holds up the others. A single
+   * channel's failure goes to `report.failedClaims` and `errors`, logged with `alert: "channel_claim_failed"`;
+   * its vouchers stay in storage and the next pass tries again. A claim whose transaction landed but whose
+   * bookkeeping failed is harmless to resend: claims are cumulative.
+   */
+  private async claimIsolating(batch: Channel[], report: ChannelPassReport): Promise<void> {
+    if (batch.length === 0) return;
+    try {
+      report.claims.push(...(await this.manager.claim({ selectClaimChannels: () => batch, maxClaimsPerBatch: this.o.maxClaimsPerBatch })));
+      // watched until final: a claim reorged out is claimed again (repairReorgedClaims)
+      const at = String(this.now());
+      await this.o.redis.hset(channelKeys.recentClaims(this.o.keys), Object.fromEntries(batch.map((c) => [c.channelId.toLowerCase(), at])));
+    } catch (e) {
+      const error = String((e as Error)?.message ?? e).slice(0, 300);
+      if (batch.length === 1) {
+        const channel = batch[0].channelId.toLowerCase();
+        report.failedClaims.push({ channel, error });
+        report.errors.push(`claim ${channel}: ${error}`);
+        this.o.log.error(
+          { alert: 'channel_claim_failed', channel, unclaimed: unclaimedOf(batch[0]).toString(), err: error },
+          'a channel cannot be claimed (its on-chain state disagrees with storage); the other channels were claimed',
+        );
+        return;
+      }
+      const mid = Math.ceil(batch.length / 2);
+      await this.claimIsolating(batch.slice(0, mid), report);
+      await this.claimIsolating(batch.slice(mid), report);
     }
   }
 

@@ -243,7 +243,7 @@ describe('batch-settlement channels: 1,000 vouchers, claimed by the worker in a 
     expect(await gw.scheme.getStorage().get(id)).toBeUndefined();
     // nothing left to do: a pass claims, refunds and settles nothing
     const idle = await later.pass();
-    expect([idle.skipped, idle.claims, idle.refunds, idle.settle, idle.errors]).toEqual([false, [], [], undefined, []]);
+    expect([idle.skipped, idle.claims, idle.refunds, idle.settle, idle.failedClaims, idle.errors]).toEqual([false, [], [], undefined, [], []]);
   });
 });
 
@@ -302,5 +302,104 @@ describe('a timed withdrawal the gateway never heard of', () => {
     const near = await worker(Date.now() + 400_000).pass();
     expect(near.claims.map((c) => c.vouchers)).toEqual([1]);
     expect((await views.channel(id)).totalClaimed).toBe(3n * PRICE);
+  });
+});
+
+describe('one bad channel never blocks the others', () => {
+  it('a channel whose deposit was reorged out fails alone; the others in its claim batch are claimed and settled', async () => {
+    const keys = new RedisKeys(`acg:test:channels-isolate:${process.pid}:${Date.now()}:`);
+    const redis = connect();
+    const facilitator = createInProcessFacilitator({ rpcUrl: pay.rpcUrl, chain: pay.chain, signer: pay.facilitator, networks: [pay.network] });
+    const gw = await gatewayOf(redis, keys, facilitator);
+    const publicClient = createPublicClient({ chain: pay.chain, transport: http(pay.rpcUrl) });
+    const views = channelChainViews(publicClient);
+    const DEP = 100_000n;
+    /** Opens a channel for `buyer` (a deposit) and pays `calls` calls in all; returns the channel id and a payer for more calls. */
+    const payer = (buyer: (typeof pay.buyers)[number]) => {
+      const storage = new InMemoryClientChannelStorage();
+      const client = new x402Client().register(
+        'eip155:*',
+        new BatchClientScheme(toClientEvmSigner(buyer, publicClient), { storage, depositStrategy: () => DEP.toString() }),
+      );
+      let id!: Hex;
+      const pay1 = async () => {
+        const payload: PaymentPayload = await client.createPaymentPayload(gw.challenge);
+        const p = payload.payload as { voucher: { channelId: Hex }; deposit?: { amount: string } };
+        id = p.voucher.channelId;
+        expect((await gw.server.verifyPayment(payload, gw.requirements)).isValid).toBe(true);
+        const settled = await gw.server.settlePayment(payload, gw.requirements);
+        expect(settled.success).toBe(true);
+        await updateChannelFromSettle(storage, {
+          server: settled.extra as { chargedCumulativeAmount?: string },
+          local: { channelId: id, requestAmount: PRICE.toString(), depositAmount: p.deposit?.amount },
+        });
+        return id;
+      };
+      return pay1;
+    };
+    const rpc = (method: string, params: unknown[] = []) => publicClient.request({ method: method as never, params: params as never });
+    const before = await usdcBalance(pay.rpcUrl, pay.treasury.address);
+
+    // two good channels opened (deposits mined), then a snapshot; the bad channel's deposit comes after it
+    const good = [payer(pay.buyers[4]), payer(pay.buyers[5])];
+    const goodIds = [await good[0](), await good[1]()];
+    const snapshot = (await rpc('evm_snapshot')) as Hex;
+    const bad = payer(pay.buyers[6]);
+    const badId = await bad();
+    for (let i = 0; i < 4; i++) await bad();
+    expect((await views.channel(badId)).balance).toBe(DEP);
+    // the reorg: the bad channel's deposit leaves the chain; storage still holds its five accepted vouchers
+    expect(await rpc('evm_revert', [snapshot])).toBe(true);
+    expect((await views.channel(badId)).balance).toBe(0n);
+    expect((await gw.scheme.getStorage().get(badId))?.chargedCumulativeAmount).toBe((5n * PRICE).toString());
+    // more vouchers on the good channels (3 calls each in all)
+    for (let i = 0; i < 2; i++) for (const g of good) await g();
+
+    // the bad channel is in one claim batch with the good ones
+    const lines: Record<string, unknown>[] = [];
+    const alertLog = pino({ level: 'error' }, { write: (l: string) => lines.push(JSON.parse(l)) });
+    const worker = new ChannelSettlement({
+      redis: connect(),
+      keys,
+      scheme: gw.scheme,
+      facilitator,
+      network: pay.network,
+      token: pay.usdc,
+      chain: views,
+      refundIdleSeconds: 0,
+      log: alertLog,
+    });
+    const r = await worker.pass({ full: true });
+    expect(r.failedClaims.map((f) => f.channel)).toEqual([badId.toLowerCase()]);
+    expect(r.failedClaims[0].error).not.toBe('');
+    expect(r.errors).toHaveLength(1);
+    expect(r.claims.reduce((n, c) => n + c.vouchers, 0)).toBe(2);
+    expect(r.settle).toMatch(/^0x/);
+    for (const id of goodIds) expect(await views.channel(id)).toEqual({ balance: DEP, totalClaimed: 3n * PRICE });
+    expect(await usdcBalance(pay.rpcUrl, pay.treasury.address)).toBe(before + 6n * PRICE);
+    expect(lines.filter((l) => l.alert === 'channel_claim_failed').map((l) => l.channel)).toEqual([badId.toLowerCase()]);
+    // nothing of the bad channel was claimed or lost from storage: the next pass reports it again, and nothing else
+    expect(await gw.scheme.getStorage().get(badId)).toMatchObject({ chargedCumulativeAmount: (5n * PRICE).toString(), totalClaimed: '0' });
+    const again = await worker.pass({ full: true });
+    expect([again.claims, again.failedClaims.map((f) => f.channel), again.settle]).toEqual([[], [badId.toLowerCase()], undefined]);
+
+    // a claim reorged out: the storage says claimed, the chain does not; the next pass claims it again and settles
+    const beforeClaim = (await rpc('evm_snapshot')) as Hex;
+    for (const g of good) await g(); // a fourth call on each good channel
+    const claimed = await worker.pass({ full: true });
+    expect(claimed.claims.reduce((n, c) => n + c.vouchers, 0)).toBe(2);
+    for (const id of goodIds) expect((await gw.scheme.getStorage().get(id))?.totalClaimed).toBe((4n * PRICE).toString());
+    expect(await rpc('evm_revert', [beforeClaim])).toBe(true);
+    for (const id of goodIds) expect((await views.channel(id)).totalClaimed).toBe(3n * PRICE);
+    const repaired = await worker.pass();
+    expect(repaired.reclaimed.sort()).toEqual(goodIds.map((id) => id.toLowerCase()).sort());
+    expect(repaired.claims.reduce((n, c) => n + c.vouchers, 0)).toBe(2);
+    expect(repaired.settle).toMatch(/^0x/);
+    for (const id of goodIds) expect(await views.channel(id)).toEqual({ balance: DEP, totalClaimed: 4n * PRICE });
+    const receiver = await views.receiver(pay.treasury.address, pay.usdc);
+    expect(receiver.totalSettled).toBe(receiver.totalClaimed);
+    expect(await usdcBalance(pay.rpcUrl, pay.treasury.address)).toBe(before + 8n * PRICE);
+    // once repaired, a pass finds nothing to repair
+    expect((await worker.pass()).reclaimed).toEqual([]);
   });
 });

@@ -64,7 +64,30 @@ export type TrackedSettlement = {
       signature: Hex;
     }
   | { permit2: Permit2Settlement }
+  | { channelDeposit: ChannelDepositSettlement }
 );
+
+/**
+ * An x402 `batch-settlement` channel deposit the facilitator sent (`deposit` through the ERC-3009 deposit
+ * collector: the token's `receiveWithAuthorization` from the payer), as tracked until final
+ * (docs/decisions.md "Confirmations and reorgs"). Reorged out, the facilitator's own signed transaction
+ * is broadcast again while the authorization is valid; once it expired unused the call is `unpaid` and the
+ * channel reported to `onChannelUnpaid`.
+ */
+export interface ChannelDepositSettlement {
+  /** the channel, `bytes32` */
+  channelId: Hex;
+  /** the channel's payer: the authorizer of the ERC-3009 authorization */
+  payer: Hex;
+  /** the authorization's nonce, `bytes32` (x402: `keccak256(abi.encode(channelId, salt))`) */
+  nonce: Hex;
+  /** integer string, unix seconds: from then on the authorization can no longer be used */
+  validBefore: string;
+  /** integer string, USDC base units: the deposit */
+  deposit: string;
+  /** integer string, USDC base units: what the call that carried the deposit was charged */
+  amount: string;
+}
 
 /** An x402 `upto` settlement through Permit2 (`x402UptoPermit2Proxy.settle`), as tracked until final. */
 export interface Permit2Settlement {
@@ -109,7 +132,9 @@ export async function trackSettlement(redis: Redis, keys: RedisKeys, s: TrackedS
       resent: '0',
       ...('permit2' in s
         ? { method: 'permit2', amount: s.permit2.amount, permit2: JSON.stringify(s.permit2) }
-        : { amount: s.authorization.value, authorization: JSON.stringify(s.authorization), signature: s.signature }),
+        : 'channelDeposit' in s
+          ? { method: 'channel_deposit', amount: s.channelDeposit.amount, channel_deposit: JSON.stringify(s.channelDeposit) }
+          : { amount: s.authorization.value, authorization: JSON.stringify(s.authorization), signature: s.signature }),
     })
     .zadd(treasuryKeys.finalityOpen(keys), Date.now(), key)
     .exec();
@@ -207,6 +232,14 @@ export interface TransferFinalityOptions {
    * refund's tag names). Errors are the round's.
    */
   onSettlementMoved?: (p: { operationId: string; txHash: Hex }) => Promise<void>;
+  /**
+   * Called when a channel deposit reorged out can no longer be put back (its authorization expired
+   * unused), before its call is marked `unpaid`: the worker marks the channel unpaid in the channel
+   * storage (the gateway then refuses its vouchers) and reports its accepted-but-unclaimed charges
+   * (`markChannelUnpaid` of `@acg/channels`). Must be idempotent (called again until the call is marked);
+   * errors are the round's.
+   */
+  onChannelUnpaid?: (p: { operationId: string; channelId: Hex; payer: Hex; deposit: string }) => Promise<void>;
 }
 
 /**
@@ -309,6 +342,7 @@ export class TransferFinality {
   /** A settlement whose transaction is not on chain (see the class comment for the order of what is tried). */
   private async recoverSettlement(key: string, h: Record<string, string>, finalBlock: bigint): Promise<'resent' | 'moved' | 'unpaid' | undefined> {
     if (h.method === 'permit2') return this.recoverPermit2Settlement(key, h);
+    if (h.method === 'channel_deposit') return this.recoverChannelDeposit(key, h, finalBlock);
     const { redis, publicClient } = this.o;
     const auth = JSON.parse(h.authorization) as Eip3009Authorization;
     const asset = h.asset as Hex;
@@ -381,6 +415,50 @@ export class TransferFinality {
     if (h.raw_tx && (await this.rebroadcastWhileNonceFree(h))) {
       await this.o.redis.hincrby(key, 'resent', 1);
       this.o.log.warn({ operationId: h.id, tx_hash: h.tx_hash }, 'an upto settlement was reorged out; its signed transaction was broadcast again');
+      return 'resent';
+    }
+    return undefined;
+  }
+
+  /**
+   * A `batch-settlement` channel deposit whose transaction is not on chain. Its ERC-3009 authorization
+   * used → on chain again (the same transaction being mined, or another `deposit` carrying it: followed
+   * through the token's `AuthorizationUsed` log). Unused and past `validBefore` → the channel is reported
+   * to `onChannelUnpaid` and the call is `unpaid`. Otherwise the facilitator's own signed transaction is
+   * broadcast again while its nonce is free (the treasury does not resubmit a deposit: it would pay
+   * for someone else's channel).
+   */
+  private async recoverChannelDeposit(key: string, h: Record<string, string>, finalBlock: bigint): Promise<'resent' | 'moved' | 'unpaid' | undefined> {
+    const { publicClient, redis } = this.o;
+    const d = JSON.parse(h.channel_deposit) as ChannelDepositSettlement;
+    const asset = h.asset as Hex;
+    if (await authorizationUsed(publicClient, asset, d.payer, d.nonce)) {
+      const logs = await publicClient.getLogs({
+        address: asset,
+        event: AUTHORIZATION_USED,
+        args: { authorizer: d.payer, nonce: d.nonce },
+        fromBlock: finalBlock > 0n ? finalBlock : 0n,
+      });
+      const moved = logs.at(-1)?.transactionHash;
+      if (!moved || moved === h.tx_hash) return undefined;
+      await redis.hset(key, 'tx_hash', moved);
+      this.o.log.warn(
+        { operationId: h.id, channel: d.channelId, was: h.tx_hash, tx_hash: moved },
+        'a channel deposit was reorged out and is on chain again in another transaction',
+      );
+      return 'moved';
+    }
+    const head = await publicClient.getBlock({ blockTag: 'latest' });
+    if (head.timestamp >= BigInt(d.validBefore)) {
+      await this.o.onChannelUnpaid?.({ operationId: h.id, channelId: d.channelId, payer: d.payer, deposit: d.deposit });
+      return this.markUnpaid(key, h, { payer: d.payer, amount: h.amount });
+    }
+    if (h.raw_tx && (await this.rebroadcastWhileNonceFree(h))) {
+      await redis.hincrby(key, 'resent', 1);
+      this.o.log.warn(
+        { operationId: h.id, channel: d.channelId, tx_hash: h.tx_hash },
+        'a channel deposit was reorged out; its signed transaction was broadcast again',
+      );
       return 'resent';
     }
     return undefined;

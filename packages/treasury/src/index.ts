@@ -30,6 +30,7 @@ export {
   type RunningFinality,
   type TrackedKind,
   type Permit2Settlement,
+  type ChannelDepositSettlement,
   type TrackedSettlement,
   type TrackedTransfer,
   type TrackedTreasuryTransfer,

@@ -22,4 +22,8 @@ export const channelKeys = {
   creditChannels: (keys: RedisKeys): string => `${keys.prefix}ch:credits-due`,
   /** The manager's last pass (hash: `claimed_ms`, `settled_ms`, `refunded_ms`, unix ms). */
   managerState: (keys: RedisKeys): string => `${keys.prefix}ch:manager:state`,
+  /** Channels marked unpaid, their deposit reorged out for good (hash: channel id → JSON `UnpaidChannel`, `markChannelUnpaid`). */
+  unpaid: (keys: RedisKeys): string => `${keys.prefix}ch:unpaid`,
+  /** Channels claimed recently (hash: channel id → unix ms of the claim): their on-chain claim is compared with storage until final. */
+  recentClaims: (keys: RedisKeys): string => `${keys.prefix}ch:claims:recent`,
 };

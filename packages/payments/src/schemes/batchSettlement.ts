@@ -1,9 +1,10 @@
 import { recoverTypedDataSigner } from '@acg/secp256k1';
+import { trackSettlement } from '@acg/treasury';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { BATCH_SETTLEMENT_ADDRESS, voucherTypes } from '@x402/evm';
 import { BatchSettlementEvmScheme, type ChannelStorage } from '@x402/evm/batch-settlement/server';
-import { getAddress, isAddressEqual, pad, toHex } from 'viem';
-import type { AuthorizeResult, PaymentScheme, PaymentSchemeFactory, SchemeContext } from './strategy.js';
+import { encodeAbiParameters, getAddress, isAddressEqual, keccak256, pad, toHex } from 'viem';
+import type { AuthorizeResult, PaymentScheme, PaymentSchemeFactory, SchemeContext, SettledOnChain } from './strategy.js';
 
 /** The x402 scheme name (`PaymentRequirements.scheme`). */
 export const BATCH_SETTLEMENT = 'batch-settlement';
@@ -257,8 +258,40 @@ export class BatchSettlementScheme implements PaymentScheme {
     return true;
   }
 
-  /** Nothing to watch on chain for a voucher (off-chain); a deposit is final when the facilitator saw its receipt. */
-  async track(): Promise<void> {}
+  /**
+   * A voucher is off chain: nothing to watch. A `deposit` (through the ERC-3009 collector) the facilitator
+   * sent is tracked until final like an `exact` settlement (`trackSettlement` of `@acg/treasury`,
+   * `channelDeposit`: channel, payer, the authorization's nonce `keccak256(abi.encode(channelId, salt))`,
+   * `validBefore`, the deposit and the call's charge; docs/decisions.md "Confirmations and reorgs"): reorged
+   * out, the facilitator's signed transaction is broadcast again while the authorization is valid, and the
+   * channel is marked unpaid once it cannot be. A Permit2 deposit is logged and not tracked.
+   */
+  async track(s: SettledOnChain): Promise<void> {
+    const p = s.payload.payload as Partial<ChannelPayload> & {
+      deposit?: { amount?: string; authorization?: { erc3009Authorization?: { validBefore?: string; salt?: string } } };
+    };
+    if (p?.type !== 'deposit' || !/^0x[0-9a-fA-F]{64}$/.test(s.txHash) || !p.voucher || !p.channelConfig) return;
+    const auth = p.deposit?.authorization?.erc3009Authorization;
+    if (!auth?.validBefore || auth.salt === undefined || !p.deposit?.amount) {
+      this.ctx.log.warn({ operationId: s.operationId, tx_hash: s.txHash }, 'a channel deposit without an ERC-3009 authorization is not tracked until final');
+      return;
+    }
+    const channelId = p.voucher.channelId.toLowerCase() as `0x${string}`;
+    await trackSettlement(this.ctx.redis, this.ctx.keys, {
+      operationId: s.operationId,
+      txHash: s.txHash,
+      authKey: s.ref.authKey,
+      asset: s.ref.asset,
+      channelDeposit: {
+        channelId,
+        payer: getAddress(p.channelConfig.payer),
+        nonce: keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [channelId, BigInt(auth.salt)])),
+        validBefore: String(auth.validBefore),
+        deposit: String(p.deposit.amount),
+        amount: s.amount,
+      },
+    });
+  }
 
   /**
    * Never "used" for reconciliation: a voucher is charged only in the channel record, so a reservation
