@@ -472,6 +472,10 @@ export class Paywall {
       const verified = await (verifying ?? verify());
       if ('e' in verified) throw verified.e;
       if (!verified.v.isValid) {
+        // a scheme whose verify holds is verified after the lookup: a copy whose first reserved (and
+        // may have finished, spending the voucher) between the two is a resend, not a refused payment
+        const late = scheme.verifyHolds ? await this.reservations.read(ref.authKey) : undefined;
+        if (late) return this.resume(scheme, ref, late, req, payload, payloadHash, matched.amount, proof);
         // two copies of one payment at the same instant (a scheme whose verify holds): the first
         // holds it and is about to reserve it; this copy waits for that reservation and is answered
         // as a resend (the first's answer), instead of being refused as busy
