@@ -4,6 +4,9 @@ import { permit2NonceHex, requestHash, uptoPermit2Authorization } from '@acg/pay
 import { paymentKeys, transitionAuthorization } from '@acg/payments/commands';
 import type { OfferScorer } from '@acg/provider-directory';
 import { permit2NonceUsed, readRefund } from '@acg/treasury';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { x402Client } from '@x402/core/client';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
@@ -24,7 +27,8 @@ import { paymentHeader, post, usdcReader } from '../x402.js';
  * 0.002 and 0.003 USDC; the 402 offers `exact` first and `upto` with the route's highest price as
  * its ceiling; a call on `upto` settles only the answering offer's price (no refund transaction).
  * A replay, a duplicate in flight, a reordered pair and a crash between the run and the
- * settlement each leave the buyer, the treasury and the provider ledger adding up.
+ * settlement each leave the buyer, the treasury and the provider ledger adding up. The same on the
+ * contract's MCP tool, called with the official MCP client (x402 transports-v2/mcp.md).
  */
 
 const ID = 'intelligence.upper_market';
@@ -84,6 +88,28 @@ async function uptoPayload(buyer: LocalAccount, body: unknown): Promise<{ requir
   return { required, payload: await client.createPaymentPayload(required) };
 }
 
+const mcpClients: Client[] = [];
+
+/** The official MCP client, connected to the gateway's MCP endpoint. */
+async function mcpClient(): Promise<Client> {
+  const client = new Client({ name: 'acg-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`)));
+  mcpClients.push(client);
+  return client;
+}
+
+/** The contract's MCP tool called with `text` and the cheapest routing in `_meta.routing`, with the PaymentPayload in `_meta["x402/payment"]` when given. */
+async function callUpperTool(mcp: Client, text: string, payment?: PaymentPayload): Promise<CallToolResult> {
+  return (await mcp.callTool({
+    name: 'intelligence_upper_market',
+    arguments: { text },
+    _meta: { routing: { prefer: 'cheapest' }, ...(payment ? { 'x402/payment': payment } : {}) },
+  })) as CallToolResult;
+}
+
+/** The problem+json an MCP tool error carries as its text. */
+const problemOf = (r: CallToolResult) => JSON.parse((r.content[0] as { text: string }).text) as Record<string, unknown>;
+
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
@@ -97,9 +123,10 @@ beforeAll(async () => {
   await join(sellers.dear, 'Dear Co', '0.003');
   await t.gateway.services.providers.directory.reload();
   for (const s of Object.values(sellers)) for (let i = 0; i < 3; i++) await t.gateway.prober.probeProvider(s.id);
-  for (const buyer of t.stack.payment.buyers.slice(3, 8)) await approvePermit2(buyer);
+  for (const buyer of t.stack.payment.buyers.slice(2, 8)) await approvePermit2(buyer);
 });
 afterAll(async () => {
+  for (const c of mcpClients) await c.close().catch(() => undefined);
   await t?.close();
   for (const s of Object.values(sellers)) await s?.server?.close();
 });
@@ -317,5 +344,97 @@ describe('a crash between the run and the settlement', () => {
     await pause(200);
     expect(await usdc(buyer.address)).toBe(before);
     expect(await permit2NonceUsed(services.paymentClient, buyer.address, nonce)).toBe(false);
+  });
+});
+
+describe('upto on an MCP tool call (official MCP client)', () => {
+  /** The tool's PaymentRequired and an `upto` PaymentPayload the official @x402/evm upto client signs for it. */
+  async function uptoToolPayload(mcp: Client, buyer: LocalAccount, text: string): Promise<{ required: PaymentRequired; payload: PaymentPayload }> {
+    const unpaid = await callUpperTool(mcp, text);
+    expect(unpaid.isError).toBe(true);
+    const required = unpaid.structuredContent as unknown as PaymentRequired;
+    const client = new x402Client().register('eip155:*', new UptoEvmScheme(toClientEvmSigner(buyer as never)));
+    return { required, payload: await client.createPaymentPayload(required) };
+  }
+
+  it('the tool offers exact first and upto with the route ceiling; paid with upto it settles exactly the answering price, no refund, and _meta names the settlement', async () => {
+    const buyer = t.stack.payment.buyers[2];
+    const mcp = await mcpClient();
+    const { required, payload } = await uptoToolPayload(mcp, buyer, 'mcp');
+    expect(required.resource.url).toBe(`${t.url}/mcp`);
+    expect(required.accepts.map((a) => [a.scheme, a.amount])).toEqual([
+      ['exact', '3000'],
+      ['upto', '3000'],
+    ]);
+    expect(required.accepts[1].extra).toMatchObject({ assetTransferMethod: 'permit2', facilitatorAddress: t.stack.payment.facilitator.address });
+    expect(payload.accepted.scheme).toBe('upto');
+    const [buyerBefore, treasuryBefore, cheapBefore, cheapCalls] = await Promise.all([
+      usdc(buyer.address),
+      usdc(t.stack.payment.treasury.address),
+      held(sellers.cheap),
+      calls(sellers.cheap),
+    ]);
+
+    const paid = await callUpperTool(mcp, 'mcp', payload);
+    expect(paid.isError, JSON.stringify(paid.content)).toBeFalsy();
+    expect(paid.structuredContent).toEqual({ upper: 'MCP' });
+    const meta = paid._meta as Record<string, any>;
+    expect(meta.provider.provider_id).toBe(sellers.cheap.id);
+    expect(meta.payment).toMatchObject({ amount: '1000', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(meta.refund).toBeUndefined();
+    expect(meta['x402/payment-response']).toMatchObject({ success: true, amount: '1000', transaction: meta.payment.tx_hash });
+
+    // on chain: one settlement through the upto proxy for 0.001 of the 0.003 authorized, nothing else
+    const receipt = await createPublicClient({ transport: http(t.stack.payment.rpcUrl) }).getTransactionReceipt({ hash: meta.payment.tx_hash });
+    expect(receipt.to?.toLowerCase()).toBe(x402UptoPermit2ProxyAddress.toLowerCase());
+    expect(buyerBefore - (await usdc(buyer.address))).toBe(1000n);
+    expect((await usdc(t.stack.payment.treasury.address)) - treasuryBefore).toBe(1000n);
+    expect(await readRefund(t.gateway.services.redis, t.gateway.services.keys, meta.execution_id)).toBeUndefined();
+    const permit = uptoPermit2Authorization(payload)!.authorization;
+    expect(await permit2NonceUsed(t.gateway.services.paymentClient, buyer.address, BigInt(permit.nonce))).toBe(true);
+    // the ledger: the answering provider's share of 0.001 (after the 10% fee), once, naming the settlement
+    expect((await held(sellers.cheap)) - cheapBefore).toBe(900n);
+    expect(calls(sellers.cheap)).toBe(cheapCalls + 1);
+    expect((await t.gateway.services.providerLedger.entry(meta.execution_id))?.payment_tx_hash).toBe(meta.payment.tx_hash);
+    expect((await t.gateway.services.executions.get(meta.execution_id))?.payment).toMatchObject({ amount: '1000', tx_hash: meta.payment.tx_hash });
+  });
+
+  it('a replay and a duplicate in flight run once and settle once, on MCP and on REST with the same payment', async () => {
+    const buyer = t.stack.payment.buyers[2];
+    const [mcpA, mcpB] = [await mcpClient(), await mcpClient()];
+    const { payload } = await uptoToolPayload(mcpA, buyer, 'mcp dup');
+    const [buyerBefore, treasuryBefore, cheapBefore, cheapCalls] = await Promise.all([
+      usdc(buyer.address),
+      usdc(t.stack.payment.treasury.address),
+      held(sellers.cheap),
+      calls(sellers.cheap),
+    ]);
+    // the same payment twice at once on two connections, then once more after, then on REST for the same call
+    const [a, b] = await Promise.all([callUpperTool(mcpA, 'mcp dup', payload), callUpperTool(mcpB, 'mcp dup', payload)]);
+    const replay = await callUpperTool(mcpA, 'mcp dup', payload);
+    const rest = await post(executeUrl(), routedBody('mcp dup'), { 'PAYMENT-SIGNATURE': paymentHeader(payload) });
+    const answers = [a, b, replay];
+    const succeeded = answers.filter((r) => !r.isError);
+    expect(succeeded.length).toBeGreaterThanOrEqual(1);
+    for (const r of succeeded) expect(r.structuredContent).toEqual({ upper: 'MCP DUP' });
+    // one execution; every other answer is the receipt (409 payment_already_used), never a second run
+    expect(new Set(succeeded.map((r) => r._meta?.execution_id)).size).toBe(1);
+    for (const r of answers.filter((x) => x.isError)) expect(problemOf(r)).toMatchObject({ status: 409, reason: 'payment_already_used' });
+    expect(rest.status).toBe(409);
+    expect(rest.body.reason).toBe('payment_already_used');
+    expect(rest.body.execution_id).toBe(succeeded[0]._meta?.execution_id);
+    expect(calls(sellers.cheap)).toBe(cheapCalls + 1);
+    expect(buyerBefore - (await usdc(buyer.address))).toBe(1000n);
+    expect((await usdc(t.stack.payment.treasury.address)) - treasuryBefore).toBe(1000n);
+    expect((await held(sellers.cheap)) - cheapBefore).toBe(900n);
+
+    // the same Permit2 nonce in another payload (a raised ceiling) is refused before anything runs
+    const forged = structuredClone(payload);
+    (forged.payload as { permit2Authorization: { permitted: { amount: string } } }).permit2Authorization.permitted.amount = '2999';
+    const refused = await callUpperTool(mcpA, 'mcp dup', forged);
+    expect(refused.isError).toBe(true);
+    expect((refused.structuredContent as { x402Version?: number } | undefined)?.x402Version).toBe(2);
+    expect(calls(sellers.cheap)).toBe(cheapCalls + 1);
+    expect(buyerBefore - (await usdc(buyer.address))).toBe(1000n);
   });
 });
