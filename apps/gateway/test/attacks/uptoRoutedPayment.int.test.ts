@@ -390,6 +390,9 @@ describe('upto on an MCP tool call (official MCP client)', () => {
   it('the tool offers exact first and upto with the route ceiling; paid with upto it settles exactly the answering price, no refund, and _meta names the settlement', async () => {
     const buyer = t.stack.payment.buyers[2];
     const mcp = await mcpClient();
+    // the tool's description says when it offers upto and what that settles
+    const tool = (await mcp.listTools()).tools.find((x) => x.name === 'intelligence_upper_market');
+    expect(tool?.description).toContain("it also offers `upto` (a Permit2 ceiling), which settles only the answering offer's price, with no refund");
     const { required, payload } = await uptoToolPayload(mcp, buyer, 'mcp');
     expect(required.resource.url).toBe(`${t.url}/mcp`);
     expectRouteCeilingOffer(required, payload);
