@@ -4,17 +4,20 @@ import { gatewayJobs, liquidationPlan, liquidationSearch, type CapabilityCatalog
 import { CapabilityResolutionError, executableDefinition } from '@acg/execution';
 import { inputJsonSchema, outputJsonSchema } from '@acg/registry';
 import type { DiscoveryResource, DiscoveryResourcesQuery, DiscoveryResourcesResponse, JsonSchema, PaymentRequirements } from '@acg/schemas';
+import type { ChallengedResource } from '@acg/payments';
 import { MCP_PATH, toolBazaar } from './mcp/paidTool.js';
 import { depositBazaar, executeBazaar, routeBazaar } from './paidRoute/bazaar.js';
 import { capabilityPath } from './routers/capabilityRoute.js';
 import { executeDescription } from './paidRoute/execution.js';
+import { JOB_SCHEMES } from './routers/jobs.js';
 
 /**
  * `GET /discovery/resources`: every paid resource of this gateway in the format of x402's
  * facilitator discovery API (x402 specification v2 §8; `withBazaar(...).extensions.bazaar.listResources`
  * of `@x402/extensions/bazaar` reads it unchanged; apps/gateway README "Discovery for indexers"):
  * - `POST /api/v1/execute`, once per executable capability (its price, its body and result schemas);
- * - `POST /api/v1/jobs` (accepts: the example budget; a job pays the budget it asks for);
+ * - `POST /api/v1/jobs` (accepts: the example budget, `exact` then `upto` with the jobs' window, as
+ *   its 402 offers them; a job pays the budget it asks for);
  * - `POST /v1/account/deposit` (accepts: the example amount; a deposit pays the amount it asks for);
  * - `GET /v1/liquidation-search` (its price per query) and `POST /v1/liquidation-plans` (its price per plan);
  * - one MCP tool per executable capability (type `mcp`, resource `/mcp`, `metadata.toolName`).
@@ -28,8 +31,13 @@ export class DiscoveryResources {
     private readonly opts: {
       baseUrl: () => string;
       catalog: Pick<CapabilityCatalog, 'list' | 'executable' | 'version'>;
-      /** The exact-scheme PaymentRequirements for a price in USDC base units (`Paywall.requirements`). */
-      requirements: (price: bigint) => PaymentRequirements;
+      /**
+       * The PaymentRequirements a resource's 402 offers (`Paywall.accepts`): `exact` for `price` (USDC
+       * base units) first, then the other `schemes` the paywall accepts (default: `exact` alone).
+       */
+      accepts: (offer: Pick<ChallengedResource, 'price' | 'schemes' | 'deferredMaxTimeoutSeconds'>) => PaymentRequirements[];
+      /** `maxTimeoutSeconds` of the jobs' `upto` offer (JOB_UPTO_MAX_TIMEOUT_SECONDS). */
+      jobUptoMaxTimeoutSeconds: number;
       now?: () => Date;
     },
   ) {}
@@ -64,8 +72,14 @@ export class DiscoveryResources {
   private build(baseUrl: string, lastUpdated: string): DiscoveryResource[] {
     const { catalog } = this.opts;
     const executables = catalog.executable().filter((d) => !(executableDefinition(catalog.list(), d.id) instanceof CapabilityResolutionError));
-    const http = (path: string, price: bigint, description: string, bazaar: Record<string, unknown>, extra: Record<string, unknown>): DiscoveryResource =>
-      this.item(`${baseUrl}${path}`, 'http', price, description, bazaar, extra, lastUpdated);
+    const http = (
+      path: string,
+      price: bigint,
+      description: string,
+      bazaar: Record<string, unknown>,
+      extra: Record<string, unknown>,
+      offer: Offer = {},
+    ): DiscoveryResource => this.item(`${baseUrl}${path}`, 'http', { ...offer, price }, description, bazaar, extra, lastUpdated);
     const jobsBudget = exampleAmount(gatewayJobs.example.request, 'budget_usdc') ?? 1_000_000n;
     const depositAmount = 1_500_000n;
     return [
@@ -83,6 +97,8 @@ export class DiscoveryResources {
           price: 'budget_usdc of the request',
           ...schemasOf(gatewayJobs),
         },
+        // as the jobs 402 offers them: `upto` after `exact`, the budget its ceiling, with the jobs' window
+        { schemes: JOB_SCHEMES, deferredMaxTimeoutSeconds: this.opts.jobUptoMaxTimeoutSeconds },
       ),
       http(
         '/v1/account/deposit',
@@ -110,7 +126,7 @@ export class DiscoveryResources {
         return this.item(
           `${baseUrl}${MCP_PATH}`,
           'mcp',
-          d.price.base_units,
+          { price: d.price.base_units },
           executeDescription(d.id),
           bazaar,
           { capability_id: d.id, toolName: input.toolName, transport: 'streamable-http', ...schemasOf(d) },
@@ -123,7 +139,7 @@ export class DiscoveryResources {
   private item(
     resource: string,
     type: 'http' | 'mcp',
-    price: bigint,
+    offer: Pick<ChallengedResource, 'price' | 'schemes' | 'deferredMaxTimeoutSeconds'>,
     description: string,
     extensions: Record<string, unknown>,
     metadata: Record<string, unknown>,
@@ -134,7 +150,7 @@ export class DiscoveryResources {
       resource,
       type,
       x402Version: 2,
-      accepts: [this.opts.requirements(price)],
+      accepts: this.opts.accepts(offer),
       lastUpdated,
       description,
       mimeType: 'application/json',
@@ -144,6 +160,9 @@ export class DiscoveryResources {
     };
   }
 }
+
+/** The schemes a listed resource's 402 offers besides `exact` (default none), and the window of its deferred one. */
+type Offer = Pick<ChallengedResource, 'schemes' | 'deferredMaxTimeoutSeconds'>;
 
 /** The capability's input and output JSON Schemas, as the catalog publishes them. */
 function schemasOf(d: Parameters<typeof inputJsonSchema>[0] | ExecutableCapability): { inputSchema?: JsonSchema; outputSchema?: JsonSchema } {
@@ -171,20 +190,18 @@ const built = new WeakMap<object, DiscoveryResources>();
 
 /**
  * The {@link DiscoveryResources} of a gateway's services (built on first use, one per services
- * object): its public base URL, its catalog and its paywall's exact-scheme requirements. Built here
+ * object): its public base URL, its catalog and its paywall's `accepts`. Built here
  * rather than in `services.ts`, so the composition root imports no module that imports it back.
  */
-export function discoveryResourcesOf(services: Pick<Services, 'publicBaseUrl' | 'catalog' | 'paywall'>): DiscoveryResources {
+export function discoveryResourcesOf(services: Pick<Services, 'publicBaseUrl' | 'catalog' | 'paywall' | 'config'>): DiscoveryResources {
   let d = built.get(services);
   if (!d) {
     const { paywall } = services;
     d = new DiscoveryResources({
       baseUrl: services.publicBaseUrl,
       catalog: services.catalog,
-      requirements: (price) => {
-        const r = paywall.requirements(price);
-        return { ...r, scheme: 'exact', extra: r.extra ?? {} };
-      },
+      accepts: (offer) => paywall.accepts(offer).map((r) => ({ ...r, scheme: r.scheme as PaymentRequirements['scheme'], extra: r.extra ?? {} })),
+      jobUptoMaxTimeoutSeconds: services.config.payment.jobUptoMaxTimeoutSeconds,
     });
     built.set(services, d);
   }

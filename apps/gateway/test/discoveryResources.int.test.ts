@@ -3,6 +3,7 @@ import { HTTPFacilitatorClient } from '@x402/core/server';
 import { type DiscoveryExtension, type DiscoveryResource, validateDiscoveryExtension, withBazaar } from '@x402/extensions/bazaar';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestGateway } from './useTestGateway.js';
+import { gatewayJobs } from '@acg/capabilities';
 import { mcpToolName } from '@acg/schemas';
 import { post } from './x402.js';
 
@@ -60,7 +61,10 @@ describe('GET /discovery/resources with the official bazaar client', () => {
     for (const r of page.items) {
       expect(r.x402Version).toBe(2);
       expect(Number.isNaN(Date.parse(r.lastUpdated))).toBe(false);
-      expect(r.accepts).toEqual([t.gateway.services.paywall.requirements(BigInt(r.accepts[0].amount))]);
+      // the jobs 402 offers `upto` after `exact` (the budget its ceiling, the jobs' window); the others `exact` alone here
+      const jobs = r.resource === `${t.url}/api/v1/jobs`;
+      expect(r.accepts.map((a) => a.scheme)).toEqual(jobs ? ['exact', 'upto'] : ['exact']);
+      expect(r.accepts[0]).toEqual(t.gateway.services.paywall.requirements(BigInt(r.accepts[0].amount)));
       const bazaar = r.extensions?.bazaar as DiscoveryExtension;
       expect(validateDiscoveryExtension(bazaar), key(r)).toEqual({ valid: true });
       expect(meta(r).input).toEqual(bazaar.info.input);
@@ -83,6 +87,21 @@ describe('GET /discovery/resources with the official bazaar client', () => {
       inputSchema: expect.objectContaining({ type: 'object' }),
       outputSchema: expect.any(Object),
     });
+  });
+
+  it('lists the jobs resource with the schemes and terms of its live 402: exact, then upto with the jobs window', async () => {
+    const page = await client.extensions.bazaar.listResources({ limit: 100 });
+    const item = page.items.find((r) => r.resource === `${t.url}/api/v1/jobs`)!;
+    const live = await post(`${t.url}/api/v1/jobs`, gatewayJobs.example.request);
+    expect(live.status).toBe(402);
+    const required = decodePaymentRequiredHeader(live.headers.get('payment-required')!);
+    expect(required.accepts.map((a) => a.scheme)).toEqual(['exact', 'upto']);
+    expect(item.accepts).toEqual(required.accepts);
+    expect(item.accepts[1].maxTimeoutSeconds).toBe(t.gateway.services.config.payment.jobUptoMaxTimeoutSeconds);
+    expect(item.extensions?.bazaar).toEqual(required.extensions?.bazaar);
+    // the official client's scheme filter finds it among the upto resources
+    const upto = await client.extensions.bazaar.listResources({ limit: 100, scheme: 'upto' });
+    expect(upto.items.map((r) => r.resource)).toContain(`${t.url}/api/v1/jobs`);
   });
 
   it('pages add up to the full list (limit and offset), with a type filter too', async () => {

@@ -275,7 +275,14 @@ export class Paywall {
   }
 
   /** The requirements `req` offers: `exact` first, then each of `req.schemes` this paywall has a strategy for and whose facilitator supports it. */
-  private accepts(req: ChallengedResource): PaymentRequirements[] {
+  /**
+   * The `accepts` of `req`'s 402 (x402 v2 PaymentRequirements, in order): `exact` for `req.price`
+   * first, then each other scheme `req.schemes` names that this paywall accepts (a strategy for it,
+   * and a facilitator that supports it; `upto` needs the facilitator's supported kinds, so call
+   * {@link init} first), a deferred one with `req.deferredMaxTimeoutSeconds`. The same list the
+   * resource's live 402 offers, e.g. for a discovery listing (`GET /discovery/resources`).
+   */
+  accepts(req: Pick<ChallengedResource, 'price' | 'schemes' | 'deferredMaxTimeoutSeconds'>): PaymentRequirements[] {
     const accepts = [this.challenges.requirements(req.price)];
     for (const name of req.schemes ?? []) {
       if (name === 'exact') continue;

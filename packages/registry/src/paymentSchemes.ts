@@ -2,7 +2,8 @@
  * Which x402 payment scheme suits which caller: the one text the discovery documents (`/llms.txt`), the
  * capability pages (web and MCP resources) and the MCP server instructions share, so they never disagree.
  * `exact` is what every 402 offers; `upto` and `batch-settlement` are described as taken "where the 402
- * offers them" (its `accepts[].scheme`): `upto` where the cost is known only afterwards, and
+ * offers them" (its `accepts[].scheme`): `upto` where the cost is known only afterwards (executions and
+ * MCP capability tools whose route's offers ask different prices, quoted calls, jobs and the MCP job tool), and
  * `batch-settlement`, when the operator turned it on (PAYMENT_SCHEMES), where the price is fixed before
  * the call (executions and MCP tools of built-in capabilities and of single-price provider offers, and
  * quoted calls; docs/decisions.md "batch-settlement").
@@ -28,7 +29,7 @@ export const PAYMENT_SCHEME_GUIDE: readonly PaymentSchemeGuide[] = [
   },
   {
     scheme: 'upto',
-    suits: 'calls whose cost is known only afterwards (routed calls, jobs, quotes)',
+    suits: 'calls whose cost is known only afterwards (routed calls over REST or MCP, jobs, quotes)',
     how: "authorize a ceiling (a Permit2 signature for the 402's amount, after a one-time USDC approval of Permit2) and pay only what was used, with no refund transaction",
   },
   {

@@ -6,7 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { exampleInput, exampleResult, mcpBazaar } from '../paidRoute/bazaar.js';
 import { EXECUTE_ROUTE, executeDescription, paidOutcome, resolveExecution, runPaidExecution, type PaidExecutionResult } from '../paidRoute/execution.js';
 import { carriesPayment, paidRequest, payForCall } from '../paidRoute/paidCall.js';
-import { FIXED_PRICE_SCHEMES, routeExecution } from '../paidRoute/routing.js';
+import { executionSchemes, routeExecution } from '../paidRoute/routing.js';
 import { problemDetails } from '../trpc/problem.js';
 import { accountOf, bearerIdentity } from '../caller.js';
 import type { Services } from '../services.js';
@@ -38,7 +38,11 @@ export function toolBazaar(d: ExecutableCapability): Record<string, unknown> {
  * validated before any payment (400 / 422 tool error); then {@link payForCall} with the payment
  * from `_meta["x402/payment"]`: none → PaymentRequired (isError, `structuredContent` and
  * `content[0].text`); refused → the same with the reason; valid → reserve, settle (verify first in the `authorization` flow), run
- * once, record. The paywall's route and request hash are those of `POST /api/v1/execute` with
+ * once, record. The 402 offers the schemes `POST /api/v1/execute` offers for the same call
+ * (`executionSchemes`): `upto` after `exact` when the route's offers ask different prices, the
+ * route's highest price its ceiling; paid that way only the answering offer's price is settled
+ * (`Paywall.settleUsed` in `runPaidExecution`, no refund transaction) and `_meta` names that
+ * settlement. The paywall's route and request hash are those of `POST /api/v1/execute` with
  * `{capability_id, input: arguments}`, so one payment buys one execution on either transport and a
  * replay by the payer (or a concurrent duplicate) gets the stored execution. Success: `structuredContent` = the
  * capability's result, `_meta` = `{"x402/payment-response": SettleResponse, capability_id,
@@ -79,11 +83,13 @@ export async function callCapabilityTool(
     description: executeDescription(d.id),
     price: resolved.price,
     extensions: toolBazaar(d),
-    // `batch-settlement` after `exact` where the price is fixed before the voucher is signed (when
-    // PAYMENT_SCHEMES accepts it): not a route whose offers ask different prices (docs/decisions.md "batch-settlement")
-    ...(resolved.priceVaries ? {} : { schemes: FIXED_PRICE_SCHEMES }),
+    // the schemes of `POST /api/v1/execute` for the same call (docs/decisions.md "Payment schemes"):
+    // `upto` after `exact` on a route whose offers ask different prices (the route's highest price the
+    // ceiling, the answering offer's price settled by `runPaidExecution`), `batch-settlement` after
+    // `exact` where the price is fixed before the voucher is signed (when PAYMENT_SCHEMES accepts it)
+    schemes: executionSchemes(resolved),
     paymentRequiredMessage:
-      'Payment required: sign an x402 payment for one of `accepts` (`exact`, or a `batch-settlement` voucher where offered) and call the tool again with the PaymentPayload in _meta["x402/payment"].',
+      'Payment required: sign an x402 payment for one of `accepts` (`exact`; `upto` where offered, settled for what the call used; a `batch-settlement` voucher where offered) and call the tool again with the PaymentPayload in _meta["x402/payment"].',
     operationId,
     // null: no payment (answered with the challenge); never read from HTTP headers here
     payment: { payload: meta?.[PAYMENT_META] ?? null },

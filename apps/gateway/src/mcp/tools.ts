@@ -83,7 +83,7 @@ function paidTool(d: ExecutableCapability, name: string): Tool {
       '_meta["x402/payment"] it answers the x402 PaymentRequired (isError); sign one of its `accepts` and call again with the PaymentPayload in _meta["x402/payment"].' +
       (d.offers && d.offers.length > 1 ? ` Offers: ${d.offers.map((o) => `${o.provider} (${o.provider_id}) ${o.price_usdc} USDC`).join('; ')}.` : '') +
       (d.provider
-        ? ` ${d.notes ?? ''} Choose among its offers with _meta.routing {max_price_usdc, prefer: cheapest|fastest|trusted, providers, exclude}: the PaymentRequired asks the route's highest price, the rest is refunded; search_capabilities lists the offers.`
+        ? ` ${d.notes ?? ''} Choose among its offers with _meta.routing {max_price_usdc, prefer: cheapest|fastest|trusted, providers, exclude}: the PaymentRequired asks the route's highest price: paid with \`exact\` the rest is refunded; when the offers ask different prices it also offers \`upto\` (a Permit2 ceiling), which settles only the answering offer's price, with no refund. search_capabilities lists the offers.`
         : ''),
     inputSchema: toolSchema(inputJsonSchema(d)),
     ...(result ? { outputSchema: { type: 'object', anyOf: [result, PAYMENT_REQUIRED_SCHEMA] } } : {}),

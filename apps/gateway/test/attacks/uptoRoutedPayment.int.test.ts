@@ -4,6 +4,9 @@ import { permit2NonceHex, requestHash, uptoPermit2Authorization } from '@acg/pay
 import { paymentKeys, transitionAuthorization } from '@acg/payments/commands';
 import type { OfferScorer } from '@acg/provider-directory';
 import { permit2NonceUsed, readRefund } from '@acg/treasury';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { x402Client } from '@x402/core/client';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
@@ -24,7 +27,8 @@ import { paymentHeader, post, usdcReader } from '../x402.js';
  * 0.002 and 0.003 USDC; the 402 offers `exact` first and `upto` with the route's highest price as
  * its ceiling; a call on `upto` settles only the answering offer's price (no refund transaction).
  * A replay, a duplicate in flight, a reordered pair and a crash between the run and the
- * settlement each leave the buyer, the treasury and the provider ledger adding up.
+ * settlement each leave the buyer, the treasury and the provider ledger adding up. The same on the
+ * contract's MCP tool, called with the official MCP client (x402 transports-v2/mcp.md).
  */
 
 const ID = 'intelligence.upper_market';
@@ -84,6 +88,93 @@ async function uptoPayload(buyer: LocalAccount, body: unknown): Promise<{ requir
   return { required, payload: await client.createPaymentPayload(required) };
 }
 
+/** The buyer's and treasury's USDC, the cheap provider's held ledger balance and its calls, before a payment. */
+async function snapshot(buyer: LocalAccount) {
+  const [buyerUsdc, treasuryUsdc, cheapHeld, cheapCalls] = await Promise.all([
+    usdc(buyer.address),
+    usdc(t.stack.payment.treasury.address),
+    held(sellers.cheap),
+    calls(sellers.cheap),
+  ]);
+  return { buyerUsdc, treasuryUsdc, cheapHeld, cheapCalls };
+}
+
+/** A 402 of the three-offer route: `exact` first and `upto` with the route's highest price (0.003) as ceiling; the client signed `upto`. */
+function expectRouteCeilingOffer(required: PaymentRequired, payload: PaymentPayload): void {
+  expect(required.accepts.map((a) => [a.scheme, a.amount])).toEqual([
+    ['exact', '3000'],
+    ['upto', '3000'],
+  ]);
+  expect(required.accepts[1].extra).toMatchObject({ assetTransferMethod: 'permit2', facilitatorAddress: t.stack.payment.facilitator.address });
+  expect(payload.accepted.scheme).toBe('upto');
+}
+
+/**
+ * Since `before`, the cheap offer answered once and `payload` was settled once for its price
+ * (0.001 of the 0.003 authorized) through the upto proxy in `txHash`, nothing else: the buyer,
+ * the treasury and the provider ledger (its 90% share) add up; no refund; the ledger entry and the
+ * execution record name the settlement.
+ */
+async function expectSettledAnsweringPrice(
+  buyer: LocalAccount,
+  before: Awaited<ReturnType<typeof snapshot>>,
+  payload: PaymentPayload,
+  executionId: string,
+  txHash: `0x${string}`,
+) {
+  const receipt = await createPublicClient({ transport: http(t.stack.payment.rpcUrl) }).getTransactionReceipt({ hash: txHash });
+  expect(receipt.to?.toLowerCase()).toBe(x402UptoPermit2ProxyAddress.toLowerCase());
+  expect(before.buyerUsdc - (await usdc(buyer.address))).toBe(1000n);
+  expect((await usdc(t.stack.payment.treasury.address)) - before.treasuryUsdc).toBe(1000n);
+  expect(await readRefund(t.gateway.services.redis, t.gateway.services.keys, executionId)).toBeUndefined();
+  const permit = uptoPermit2Authorization(payload)!.authorization;
+  expect(await permit2NonceUsed(t.gateway.services.paymentClient, buyer.address, BigInt(permit.nonce))).toBe(true);
+  // the ledger: the answering provider's share of 0.001 (after the 10% fee), once
+  expect((await held(sellers.cheap)) - before.cheapHeld).toBe(900n);
+  expect(calls(sellers.cheap)).toBe(before.cheapCalls + 1);
+  // the provider's credit names the upto settlement that paid it (not the `0x` of a payment not yet settled)
+  expect((await t.gateway.services.providerLedger.entry(executionId))?.payment_tx_hash).toBe(txHash);
+  // the execution record names the settlement
+  expect((await t.gateway.services.executions.get(executionId))?.payment).toMatchObject({ amount: '1000', tx_hash: txHash });
+}
+
+/** Since `before`, one run and one settlement of the answering price (0.001): the buyer, the treasury and the provider ledger. */
+async function expectOneRunOneSettlement(buyer: LocalAccount, before: Awaited<ReturnType<typeof snapshot>>) {
+  expect(calls(sellers.cheap)).toBe(before.cheapCalls + 1);
+  expect(before.buyerUsdc - (await usdc(buyer.address))).toBe(1000n);
+  expect((await usdc(t.stack.payment.treasury.address)) - before.treasuryUsdc).toBe(1000n);
+  expect((await held(sellers.cheap)) - before.cheapHeld).toBe(900n);
+}
+
+/** `payload` with its ceiling raised to 0.002999 (the same Permit2 nonce, a signature that no longer matches). */
+function raisedCeiling(payload: PaymentPayload): PaymentPayload {
+  const forged = structuredClone(payload);
+  (forged.payload as { permit2Authorization: { permitted: { amount: string } } }).permit2Authorization.permitted.amount = '2999';
+  return forged;
+}
+
+const mcpClients: Client[] = [];
+
+/** The official MCP client, connected to the gateway's MCP endpoint. */
+async function mcpClient(): Promise<Client> {
+  const client = new Client({ name: 'acg-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`)));
+  mcpClients.push(client);
+  return client;
+}
+
+/** The contract's MCP tool called with `text` and the cheapest routing in `_meta.routing`, with the PaymentPayload in `_meta["x402/payment"]` when given. */
+async function callUpperTool(mcp: Client, text: string, payment?: PaymentPayload): Promise<CallToolResult> {
+  return (await mcp.callTool({
+    name: 'intelligence_upper_market',
+    arguments: { text },
+    _meta: { routing: { prefer: 'cheapest' }, ...(payment ? { 'x402/payment': payment } : {}) },
+  })) as CallToolResult;
+}
+
+/** The problem+json an MCP tool error carries as its text. */
+const problemOf = (r: CallToolResult) => JSON.parse((r.content[0] as { text: string }).text) as Record<string, unknown>;
+
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
@@ -97,9 +188,10 @@ beforeAll(async () => {
   await join(sellers.dear, 'Dear Co', '0.003');
   await t.gateway.services.providers.directory.reload();
   for (const s of Object.values(sellers)) for (let i = 0; i < 3; i++) await t.gateway.prober.probeProvider(s.id);
-  for (const buyer of t.stack.payment.buyers.slice(3, 8)) await approvePermit2(buyer);
+  for (const buyer of t.stack.payment.buyers.slice(2, 8)) await approvePermit2(buyer);
 });
 afterAll(async () => {
+  for (const c of mcpClients) await c.close().catch(() => undefined);
   await t?.close();
   for (const s of Object.values(sellers)) await s?.server?.close();
 });
@@ -109,18 +201,8 @@ describe('upto on a routed call', () => {
     const buyer = t.stack.payment.buyers[3];
     const body = routedBody('upto');
     const { required, payload } = await uptoPayload(buyer, body);
-    expect(required.accepts.map((a) => [a.scheme, a.amount])).toEqual([
-      ['exact', '3000'],
-      ['upto', '3000'],
-    ]);
-    expect(required.accepts[1].extra).toMatchObject({ assetTransferMethod: 'permit2', facilitatorAddress: t.stack.payment.facilitator.address });
-    expect(payload.accepted.scheme).toBe('upto');
-    const [buyerBefore, treasuryBefore, cheapBefore, cheapCalls] = await Promise.all([
-      usdc(buyer.address),
-      usdc(t.stack.payment.treasury.address),
-      held(sellers.cheap),
-      calls(sellers.cheap),
-    ]);
+    expectRouteCeilingOffer(required, payload);
+    const before = await snapshot(buyer);
 
     const r = await post(executeUrl(), body, { 'PAYMENT-SIGNATURE': paymentHeader(payload) });
     expect(r.status).toBe(200);
@@ -129,23 +211,8 @@ describe('upto on a routed call', () => {
     expect(r.body.refund).toBeUndefined();
     const settlement = decodePaymentResponseHeader(r.headers.get('payment-response')!);
     expect(settlement).toMatchObject({ success: true, amount: '1000', transaction: r.body.payment.tx_hash });
-
     // on chain: one settlement through the upto proxy for 0.001 of the 0.003 authorized, nothing else
-    const receipt = await createPublicClient({ transport: http(t.stack.payment.rpcUrl) }).getTransactionReceipt({ hash: r.body.payment.tx_hash });
-    expect(receipt.to?.toLowerCase()).toBe(x402UptoPermit2ProxyAddress.toLowerCase());
-    expect(buyerBefore - (await usdc(buyer.address))).toBe(1000n);
-    expect((await usdc(t.stack.payment.treasury.address)) - treasuryBefore).toBe(1000n);
-    expect(await readRefund(t.gateway.services.redis, t.gateway.services.keys, r.body.execution_id)).toBeUndefined();
-    const permit = uptoPermit2Authorization(payload)!.authorization;
-    expect(await permit2NonceUsed(t.gateway.services.paymentClient, buyer.address, BigInt(permit.nonce))).toBe(true);
-    // the ledger: the answering provider's share of 0.001 (after the 10% fee), once
-    expect((await held(sellers.cheap)) - cheapBefore).toBe(900n);
-    expect(calls(sellers.cheap)).toBe(cheapCalls + 1);
-    // the provider's credit names the upto settlement that paid it (not the `0x` of a payment not yet settled)
-    expect((await t.gateway.services.providerLedger.entry(r.body.execution_id))?.payment_tx_hash).toBe(r.body.payment.tx_hash);
-    // the execution record names the settlement
-    const stored = await t.gateway.services.executions.get(r.body.execution_id);
-    expect(stored?.payment).toMatchObject({ amount: '1000', tx_hash: r.body.payment.tx_hash });
+    await expectSettledAnsweringPrice(buyer, before, payload, r.body.execution_id, r.body.payment.tx_hash);
   });
 
   it('a replay and a duplicate in flight run once and settle once; the authorization is never spent twice', async () => {
@@ -153,12 +220,7 @@ describe('upto on a routed call', () => {
     const body = routedBody('dup');
     const { payload } = await uptoPayload(buyer, body);
     const header = paymentHeader(payload);
-    const [buyerBefore, treasuryBefore, cheapBefore, cheapCalls] = await Promise.all([
-      usdc(buyer.address),
-      usdc(t.stack.payment.treasury.address),
-      held(sellers.cheap),
-      calls(sellers.cheap),
-    ]);
+    const before = await snapshot(buyer);
     // the same payment twice at once, then once more after
     const [a, b] = await Promise.all([post(executeUrl(), body, { 'PAYMENT-SIGNATURE': header }), post(executeUrl(), body, { 'PAYMENT-SIGNATURE': header })]);
     const replay = await post(executeUrl(), body, { 'PAYMENT-SIGNATURE': header });
@@ -166,18 +228,13 @@ describe('upto on a routed call', () => {
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(1);
     // every other answer is the stored one or the receipt (409 payment_already_used): never a second run
     for (const r of [a, b, replay]) if (r.status !== 200) expect(r.body.reason).toBe('payment_already_used');
-    expect(calls(sellers.cheap)).toBe(cheapCalls + 1);
-    expect(buyerBefore - (await usdc(buyer.address))).toBe(1000n);
-    expect((await usdc(t.stack.payment.treasury.address)) - treasuryBefore).toBe(1000n);
-    expect((await held(sellers.cheap)) - cheapBefore).toBe(900n);
+    await expectOneRunOneSettlement(buyer, before);
 
     // the same Permit2 nonce in another payload (a raised ceiling) is refused before anything runs
-    const forged = structuredClone(payload);
-    (forged.payload as { permit2Authorization: { permitted: { amount: string } } }).permit2Authorization.permitted.amount = '2999';
-    const refused = await post(executeUrl(), body, { 'PAYMENT-SIGNATURE': paymentHeader(forged) });
+    const refused = await post(executeUrl(), body, { 'PAYMENT-SIGNATURE': paymentHeader(raisedCeiling(payload)) });
     expect(refused.status).toBe(402);
-    expect(calls(sellers.cheap)).toBe(cheapCalls + 1);
-    expect(buyerBefore - (await usdc(buyer.address))).toBe(1000n);
+    expect(calls(sellers.cheap)).toBe(before.cheapCalls + 1);
+    expect(before.buyerUsdc - (await usdc(buyer.address))).toBe(1000n);
   });
 
   it('a reordered pair of payments: each runs once and settles its own answering price', async () => {
@@ -317,5 +374,68 @@ describe('a crash between the run and the settlement', () => {
     await pause(200);
     expect(await usdc(buyer.address)).toBe(before);
     expect(await permit2NonceUsed(services.paymentClient, buyer.address, nonce)).toBe(false);
+  });
+});
+
+describe('upto on an MCP tool call (official MCP client)', () => {
+  /** The tool's PaymentRequired and an `upto` PaymentPayload the official @x402/evm upto client signs for it. */
+  async function uptoToolPayload(mcp: Client, buyer: LocalAccount, text: string): Promise<{ required: PaymentRequired; payload: PaymentPayload }> {
+    const unpaid = await callUpperTool(mcp, text);
+    expect(unpaid.isError).toBe(true);
+    const required = unpaid.structuredContent as unknown as PaymentRequired;
+    const client = new x402Client().register('eip155:*', new UptoEvmScheme(toClientEvmSigner(buyer as never)));
+    return { required, payload: await client.createPaymentPayload(required) };
+  }
+
+  it('the tool offers exact first and upto with the route ceiling; paid with upto it settles exactly the answering price, no refund, and _meta names the settlement', async () => {
+    const buyer = t.stack.payment.buyers[2];
+    const mcp = await mcpClient();
+    // the tool's description says when it offers upto and what that settles
+    const tool = (await mcp.listTools()).tools.find((x) => x.name === 'intelligence_upper_market');
+    expect(tool?.description).toContain("it also offers `upto` (a Permit2 ceiling), which settles only the answering offer's price, with no refund");
+    const { required, payload } = await uptoToolPayload(mcp, buyer, 'mcp');
+    expect(required.resource.url).toBe(`${t.url}/mcp`);
+    expectRouteCeilingOffer(required, payload);
+    const before = await snapshot(buyer);
+
+    const paid = await callUpperTool(mcp, 'mcp', payload);
+    expect(paid.isError, JSON.stringify(paid.content)).toBeFalsy();
+    expect(paid.structuredContent).toEqual({ upper: 'MCP' });
+    const meta = paid._meta as Record<string, any>;
+    expect(meta.provider.provider_id).toBe(sellers.cheap.id);
+    expect(meta.payment).toMatchObject({ amount: '1000', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(meta.refund).toBeUndefined();
+    // the result's _meta names the settlement of the answering price
+    expect(meta['x402/payment-response']).toMatchObject({ success: true, amount: '1000', transaction: meta.payment.tx_hash });
+    await expectSettledAnsweringPrice(buyer, before, payload, meta.execution_id, meta.payment.tx_hash);
+  });
+
+  it('a replay and a duplicate in flight run once and settle once, on MCP and on REST with the same payment', async () => {
+    const buyer = t.stack.payment.buyers[2];
+    const [mcpA, mcpB] = [await mcpClient(), await mcpClient()];
+    const { payload } = await uptoToolPayload(mcpA, buyer, 'mcp dup');
+    const before = await snapshot(buyer);
+    // the same payment twice at once on two connections, then once more after, then on REST for the same call
+    const [a, b] = await Promise.all([callUpperTool(mcpA, 'mcp dup', payload), callUpperTool(mcpB, 'mcp dup', payload)]);
+    const replay = await callUpperTool(mcpA, 'mcp dup', payload);
+    const rest = await post(executeUrl(), routedBody('mcp dup'), { 'PAYMENT-SIGNATURE': paymentHeader(payload) });
+    const answers = [a, b, replay];
+    const succeeded = answers.filter((r) => !r.isError);
+    expect(succeeded.length).toBeGreaterThanOrEqual(1);
+    for (const r of succeeded) expect(r.structuredContent).toEqual({ upper: 'MCP DUP' });
+    // one execution; every other answer is the receipt (409 payment_already_used), never a second run
+    expect(new Set(succeeded.map((r) => r._meta?.execution_id)).size).toBe(1);
+    for (const r of answers.filter((x) => x.isError)) expect(problemOf(r)).toMatchObject({ status: 409, reason: 'payment_already_used' });
+    expect(rest.status).toBe(409);
+    expect(rest.body.reason).toBe('payment_already_used');
+    expect(rest.body.execution_id).toBe(succeeded[0]._meta?.execution_id);
+    await expectOneRunOneSettlement(buyer, before);
+
+    // the same Permit2 nonce in another payload (a raised ceiling) is refused with the PaymentRequired before anything runs
+    const refused = await callUpperTool(mcpA, 'mcp dup', raisedCeiling(payload));
+    expect(refused.isError).toBe(true);
+    expect((refused.structuredContent as { x402Version?: number } | undefined)?.x402Version).toBe(2);
+    expect(calls(sellers.cheap)).toBe(before.cheapCalls + 1);
+    expect(before.buyerUsdc - (await usdc(buyer.address))).toBe(1000n);
   });
 });
