@@ -763,12 +763,18 @@ export class Paywall {
     }
     await settled.marked.catch(() => undefined);
     // from `pending` too: the settlement fields go with the answer if the mark could not be written
-    const done = await this.reservations.transition(authKey, payment.operationId, settled.completesFromSettling ? ['settling'] : ['pending', 'settled'], 'completed', {
-      response: JSON.stringify(stored),
-      tx_hash: payment.txHash,
-      payer: payment.payer,
-      amount: payment.amount,
-    });
+    const done = await this.reservations.transition(
+      authKey,
+      payment.operationId,
+      settled.completesFromSettling ? ['settling'] : ['pending', 'settled'],
+      'completed',
+      {
+        response: JSON.stringify(stored),
+        tx_hash: payment.txHash,
+        payer: payment.payer,
+        amount: payment.amount,
+      },
+    );
     if (!done) {
       // the crash-recovery sweep took this payment over (it refunded it): answer what it stored
       return replay(await this.replays.waitForStored(authKey)).response;

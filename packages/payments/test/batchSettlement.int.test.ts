@@ -278,7 +278,9 @@ describe('batch-settlement behind the paywall', () => {
     expect(states).toEqual(['pending', 'settling', 'completed']);
     // each in one HSET, the settling intent before the channel record is charged (the official storage's compare-and-set)
     const intent = seen.findIndex((a) => a[0].toLowerCase() === 'hset' && a[1] === authKey && a.includes('settling'));
-    const lastChannelWrite = seen.map((a, i) => (a[0].toLowerCase() === 'evalsha' && a.some((x) => x.includes(':ch:')) ? i : -1)).reduce((a, b) => Math.max(a, b), -1);
+    const lastChannelWrite = seen
+      .map((a, i) => (a[0].toLowerCase() === 'evalsha' && a.some((x) => x.includes(':ch:')) ? i : -1))
+      .reduce((a, b) => Math.max(a, b), -1);
     expect(intent).toBeGreaterThan(-1);
     expect(lastChannelWrite).toBeGreaterThan(intent);
     expect(await redis.hmget(authKey, 'state', 'amount', 'tx_hash', 'settle_amount')).toEqual(['completed', '1000', '0x', '1000']);
