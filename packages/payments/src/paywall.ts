@@ -762,7 +762,8 @@ export class Paywall {
       stored = { status: outcome.status, body, headers: { ...outcome.headers, ...headers, 'Content-Type': 'application/problem+json' } };
     }
     await settled.marked.catch(() => undefined);
-    // from `pending` too: the settlement fields go with the answer if the mark could not be written
+    // from `pending` too: the settlement fields go with the answer if the mark could not be written;
+    // from `settling` when settled just now in store() (no `settled` mark: see settleDeferred)
     const done = await this.reservations.transition(
       authKey,
       payment.operationId,
