@@ -2,7 +2,7 @@ import { readRefund } from '@acg/treasury';
 import type { ExecutionRecord } from '@acg/schemas';
 import type { RedisKeys } from '@acg/redis';
 import { randomFillSync } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import { ulid } from 'ulid';
 
 /** A stored execution (docs/spec-notes.md 2.7 + docs/decisions.md): what `GET /api/v1/executions/{id}` returns; schema `ExecutionRecord` of `@acg/schemas`. */
@@ -39,8 +39,21 @@ export class ExecutionStore {
     private readonly ttlSeconds = 30 * 24 * 3600,
   ) {}
 
-  async save(record: ExecutionRecord): Promise<void> {
-    await this.redis.set(this.keys.execution(record.execution_id), JSON.stringify(record), 'EX', this.ttlSeconds);
+  /**
+   * Stores `record` (SET with the store's TTL). With `also` (e.g. `Telemetry.sample`: the run's latency
+   * sample), its commands go in the same MULTI, one round trip; they are best effort: only the
+   * record's own error is thrown.
+   */
+  async save(record: ExecutionRecord, also?: (multi: ChainableCommander) => ChainableCommander): Promise<void> {
+    const key = this.keys.execution(record.execution_id);
+    if (!also) {
+      await this.redis.set(key, JSON.stringify(record), 'EX', this.ttlSeconds);
+      return;
+    }
+    const results = await also(this.redis.multi().set(key, JSON.stringify(record), 'EX', this.ttlSeconds)).exec();
+    const saved = results?.[0];
+    if (!saved) throw new Error(`execution record ${record.execution_id}: the MULTI was discarded`);
+    if (saved[0]) throw saved[0];
   }
 
   /** The record with its current refund state, or undefined for an unknown id. */

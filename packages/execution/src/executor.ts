@@ -77,7 +77,7 @@ export interface ExecutionObserver {
 /** What an {@link Executor} uses: where records and latency samples go, the definitions, and what `run` may use. */
 export interface ExecutorDeps {
   executions: Pick<ExecutionStore, 'save'>;
-  telemetry: Pick<Telemetry, 'record'>;
+  telemetry: Pick<Telemetry, 'record'> & Partial<Pick<Telemetry, 'sample'>>;
   log: Pick<Logger, 'info' | 'warn'>;
   /** Chain clients and Redis handed to `precondition` and `run`. */
   capabilityDeps: CapabilityDeps;
@@ -350,8 +350,21 @@ export class Executor {
    */
   private async store(record: ExecutionRecord): Promise<void> {
     const { executions, telemetry } = this.deps;
+    const ok = record.status === 'SUCCEEDED';
+    if (telemetry.sample) {
+      // the record and its latency sample in one MULTI: one round trip (bench/README.md "Paid
+      // execute"); when Redis is unavailable the record alone is retried, the sample is dropped
+      try {
+        await executions.save(record, telemetry.sample(record.capability_id, record.duration_ms, ok));
+        return;
+      } catch (e) {
+        if (!isRedisUnavailable(e)) throw e;
+      }
+      await retryWhileRedisUnavailable(() => executions.save(record));
+      return;
+    }
     // in parallel: the latency sample is best effort and must not add a round trip to the answer
-    const sample = telemetry.record(record.capability_id, record.duration_ms, record.status === 'SUCCEEDED').catch(() => undefined);
+    const sample = telemetry.record(record.capability_id, record.duration_ms, ok).catch(() => undefined);
     await retryWhileRedisUnavailable(() => executions.save(record));
     await sample;
   }

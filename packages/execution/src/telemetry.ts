@@ -1,5 +1,5 @@
 import { LatencySeries, type RedisKeys } from '@acg/redis';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 
 /** Latency summary of one capability, milliseconds (docs/spec-notes.md 2.4). */
 export interface LatencySummary {
@@ -28,13 +28,19 @@ export class Telemetry {
 
   /** Records one measured run of `capabilityId`: `ms` wall time, `ok` whether it succeeded. */
   async record(capabilityId: string, ms: number, ok: boolean): Promise<void> {
+    await this.sample(capabilityId, ms, ok)(this.redis.multi()).exec();
+  }
+
+  /**
+   * The commands of {@link record} for one sample (the capped list, then its minute's bucket), to add
+   * to a MULTI another write sends: the execution record and its sample go to Redis in one round trip
+   * (`ExecutionStore.save`).
+   */
+  sample(capabilityId: string, ms: number, ok: boolean): (multi: ChainableCommander) => ChainableCommander {
     const key = this.keys.latency(capabilityId);
     const now = Date.now();
-    const multi = this.redis
-      .multi()
-      .lpush(key, `${ms.toFixed(1)}:${ok ? 1 : 0}:${now}`)
-      .ltrim(key, 0, WINDOW - 1);
-    await LatencySeries.append(multi, this.keys, capabilityId, ms, ok, now).exec();
+    return (multi) =>
+      LatencySeries.append(multi.lpush(key, `${ms.toFixed(1)}:${ok ? 1 : 0}:${now}`).ltrim(key, 0, WINDOW - 1), this.keys, capabilityId, ms, ok, now);
   }
 
   /** Nearest-rank p50/p99 over the window. */

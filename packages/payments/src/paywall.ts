@@ -185,6 +185,12 @@ interface SettledRecord {
   marked: Promise<unknown>;
   resourceUrl?: string;
   deferred?: DeferredSettlement;
+  /**
+   * A deferred payment settled by `complete` itself (the outcome known): no separate `settled` mark
+   * is written, the `completed` write that follows moves it from `settling` (one Redis round trip
+   * fewer per voucher; docs/decisions.md "batch-settlement": Redis round trips).
+   */
+  completesFromSettling?: boolean;
 }
 
 /** A payment verified and reserved whose settlement waits for the operation's outcome (`PaymentScheme.settles` `deferred`). */
@@ -763,13 +769,20 @@ export class Paywall {
       stored = { status: outcome.status, body, headers: { ...outcome.headers, ...headers, 'Content-Type': 'application/problem+json' } };
     }
     await settled.marked.catch(() => undefined);
-    // from `pending` too: the settlement fields go with the answer if the mark could not be written
-    const done = await this.reservations.transition(authKey, payment.operationId, ['pending', 'settled'], 'completed', {
-      response: JSON.stringify(stored),
-      tx_hash: payment.txHash,
-      payer: payment.payer,
-      amount: payment.amount,
-    });
+    // from `pending` too: the settlement fields go with the answer if the mark could not be written;
+    // from `settling` when settled just now in store() (no `settled` mark: see settleDeferred)
+    const done = await this.reservations.transition(
+      authKey,
+      payment.operationId,
+      settled.completesFromSettling ? ['settling'] : ['pending', 'settled'],
+      'completed',
+      {
+        response: JSON.stringify(stored),
+        tx_hash: payment.txHash,
+        payer: payment.payer,
+        amount: payment.amount,
+      },
+    );
     if (!done) {
       // the crash-recovery sweep took this payment over (it refunded it): answer what it stored
       return replay(await this.replays.waitForStored(authKey)).response;
@@ -901,11 +914,20 @@ export class Paywall {
     payment.txHash = (settle.transaction || '0x') as `0x${string}`;
     record.settle = settle;
     if (charge > 0n) {
-      const marking = this.reservations.transition(d.ref.authKey, payment.operationId, ['settling'], 'settled', {
-        tx_hash: payment.txHash,
-        payer: payment.payer,
-        amount,
-      });
+      // settled from complete() (the outcome known): its `completed` write follows at once, with no
+      // Redis or chain step in between, so the `settled` mark is folded into it (settling →
+      // completed, one compare-and-set). A crash before that write leaves `settling` with what was
+      // settled, the state a crash just after the settlement left before the fold too (the mark was
+      // written after the settlement returned). Settled by the operation (settleUsed), it goes on
+      // running: `settled` is written now and says so while it runs.
+      const marking = outcome
+        ? Promise.resolve(true)
+        : this.reservations.transition(d.ref.authKey, payment.operationId, ['settling'], 'settled', {
+            tx_hash: payment.txHash,
+            payer: payment.payer,
+            amount,
+          });
+      if (outcome) record.completesFromSettling = true;
       const tracked = retryWhileRedisUnavailable(() =>
         d.scheme.track({ operationId: payment.operationId, txHash: payment.txHash, amount, ref: d.ref, payload: d.payload }),
       );

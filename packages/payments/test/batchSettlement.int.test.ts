@@ -233,6 +233,62 @@ describe('batch-settlement behind the paywall', () => {
     expect(reused.batch?.extra).toMatchObject({ channelState: { chargedCumulativeAmount: '2000' }, voucherState: { signedMaxClaimable: '2000' } });
   }, 120_000);
 
+  it("a voucher call's reservation is written three times: reserved pending, the intent settling before the channel is charged, then completed with the answer (no separate settled mark)", async () => {
+    const { paywall, storage } = setup();
+    const buyer = pay.buyers[5];
+    const client = buyerClient(buyer);
+    const challenge = await challengeOf(paywall);
+    const requirements = challenge.accepts[1];
+    const first = await client.createPaymentPayload(challenge);
+    const opened = await run(paywall, await paywall.decide(request(first)), ok('opened'));
+    await client.handlePaymentResponse({ paymentPayload: first, requirements, settleResponse: opened.settlement });
+
+    const payload = await client.createPaymentPayload(challenge);
+    expect(payload.payload).toMatchObject({ type: 'voucher', voucher: { maxClaimableAmount: '2000' } });
+    // every command the private Redis runs meanwhile, those inside scripts included (MONITOR)
+    const monitor = await redis.monitor();
+    const seen: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => seen.push(args));
+    let stateWhileRunning: string | null = null;
+    let chargedWhileRunning: string | undefined;
+    const d = await paywall.decide(request(payload));
+    if (d.kind !== 'proceed') throw new Error(`expected proceed, got ${d.kind}`);
+    const settled = await d.plan.settlement;
+    if (settled.kind !== 'settled') throw new Error('expected settled');
+    const authKey = settled.payment.authorization!.key;
+    const answer = await paywall.complete(
+      settled,
+      (async () => {
+        stateWhileRunning = await redis.hget(authKey, 'state');
+        chargedWhileRunning = (await storage.get((payload.payload as { voucher: { channelId: string } }).voucher.channelId))?.chargedCumulativeAmount;
+        return ok({ answer: 7 });
+      })(),
+    );
+    expect(answer.status).toBe(200);
+    // MONITOR lists a command when it ran: a PING through the client queue comes back after every write above
+    await redis.ping();
+    await new Promise((r) => setTimeout(r, 50));
+    monitor.disconnect();
+
+    // while the operation ran the voucher was reserved, not charged
+    expect(stateWhileRunning).toBe('pending');
+    expect(chargedWhileRunning).toBe('1000');
+    // the states written to the reservation, in order (inside the reserve and transition scripts)
+    const states = seen.filter((a) => a[0].toLowerCase() === 'hset' && a[1] === authKey).map((a) => a[a.indexOf('state') + 1]);
+    expect(states).toEqual(['pending', 'settling', 'completed']);
+    // each in one HSET, the settling intent before the channel record is charged (the official storage's compare-and-set)
+    const intent = seen.findIndex((a) => a[0].toLowerCase() === 'hset' && a[1] === authKey && a.includes('settling'));
+    const lastChannelWrite = seen
+      .map((a, i) => (a[0].toLowerCase() === 'evalsha' && a.some((x) => x.includes(':ch:')) ? i : -1))
+      .reduce((a, b) => Math.max(a, b), -1);
+    expect(intent).toBeGreaterThan(-1);
+    expect(lastChannelWrite).toBeGreaterThan(intent);
+    expect(await redis.hmget(authKey, 'state', 'amount', 'tx_hash', 'settle_amount')).toEqual(['completed', '1000', '0x', '1000']);
+    expect(JSON.parse((await redis.hget(authKey, 'response'))!)).toMatchObject({ status: 200, body: { answer: 7 } });
+    const [channel] = await storage.list();
+    expect(channel.chargedCumulativeAmount).toBe('2000');
+  }, 120_000);
+
   it('a reordered voucher and an over-deposit voucher are refused with x402 reasons; the official client resyncs from the corrective 402', async () => {
     const { paywall, storage } = setup();
     const buyer = pay.buyers[2];

@@ -2,7 +2,9 @@
 -- same operation and in an expected state (compare-and-set). Releasing one is
 -- release_authorization.lua.
 -- States: pending -> settled -> completed (pending -> completed when the settlement and the stored
--- answer are written together); pending -> settle_unknown (outcome not seen) -> settled;
+-- answer are written together); a deferred scheme: pending -> settling (the intent) -> settled ->
+-- completed, or settling -> completed when the answer is stored right after the settlement;
+-- pending -> settle_unknown (outcome not seen) -> settled;
 -- settled/pending/settle_unknown -> recovering -> completed (the recovery sweep, after a crash).
 -- KEYS[1]  authorization key (hash)
 -- KEYS[2]  in-flight set: left on `completed`, progress time updated otherwise
@@ -19,10 +21,12 @@ for s in string.gmatch(ARGV[2], '([^,]+)') do
   if s == v[1] then ok = true end
 end
 if not ok then return 0 end
-redis.call('HSET', KEYS[1], 'state', ARGV[3], 'updated_at', ARGV[4])
-for i = 5, #ARGV, 2 do
-  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+-- one HSET with the state and every field
+local fields = {'state', ARGV[3], 'updated_at', ARGV[4]}
+for i = 5, #ARGV do
+  fields[#fields + 1] = ARGV[i]
 end
+redis.call('HSET', KEYS[1], unpack(fields))
 if ARGV[3] == 'completed' then
   redis.call('ZREM', KEYS[2], KEYS[1])
 else
