@@ -4,6 +4,7 @@ import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from '@x402
 import { privateKeyToAccount } from 'viem/accounts';
 import { officialPayload, paymentHeader, post } from '../x402.js';
 import { afterEach, bodyOf, expectThat, FAILING, payUnlessSuspended, type CallRecord, type Model, type MoneyCommand, type Real } from './commands.js';
+import { CONTRACT_EVENTS } from './channelTruth.js';
 import { checkConservation } from './conservation.js';
 import { anvil, headBlock, refundsMined, SUITE_DEPTH } from './faults.js';
 
@@ -58,15 +59,20 @@ export class Reorg implements MoneyCommand {
     // modelled, docs/money-invariants.md; it made a seed-7 run flaky)
     await refundsMined(r.truth);
     const head = await headBlock(r.t);
-    // never below the sequence's first block, never as deep as a final block (SUITE_DEPTH)
-    // nor below a block with a batch-settlement channel's transaction (a deposit, claim, settlement or
-    // refund): a reorged deposit is not put back by anyone (docs/money-invariants.md "Not modelled")
-    const channelTx = await lastChannelBlock(r, r.scope.fromBlock, head);
-    const span = head - (channelTx === undefined ? r.scope.fromBlock : channelTx + 1n) + 1n;
+    // never below the sequence's first block, never as deep as a final block (SUITE_DEPTH); channel
+    // transactions (deposits, claims, settlements, refunds) are reorged like any other
+    const span = head - r.scope.fromBlock + 1n;
     if (span >= 1n) {
       const depth = Math.min(this.depth, SUITE_DEPTH, Number(span));
       if (this.watched) await r.faults.finality.check();
+      const channelLogs = await channelEvents(r, head - BigInt(depth) + 1n, head);
+      if (process.env.MONEY_INVARIANTS_LOG && channelLogs.length) console.log(`${this}: reorging out channel events ${channelLogs.join(', ')}`);
       await anvil(r.t, 'anvil_reorg', [depth, []]);
+      // the worker as it runs on its own: the finality rounds put deposits back (or mark a channel unpaid),
+      // then its periodic channel pass (not a full claim) claims again what a reorg took back and settles
+      await r.faults.repair(r.scope, r.truth);
+      const pass = await r.channels.worker().pass();
+      if (process.env.MONEY_INVARIANTS_LOG) console.log(`${this}: channel pass ${JSON.stringify(pass, (_, x) => (typeof x === 'bigint' ? String(x) : x))}`);
     }
     await afterFault(m, r, String(this));
   }
@@ -75,11 +81,11 @@ export class Reorg implements MoneyCommand {
   }
 }
 
-/** The last block in `[from, to]` holding a log of the x402BatchSettlement contract, if any. */
-async function lastChannelBlock(r: Real, from: bigint, to: bigint): Promise<bigint | undefined> {
-  if (to < from) return undefined;
-  const logs = await r.truth.client.getLogs({ address: r.t.stack.payment.batchSettlement, fromBlock: from, toBlock: to });
-  return logs.length ? logs[logs.length - 1]!.blockNumber! : undefined;
+/** The names of the x402BatchSettlement contract's events in `[from, to]` (for the log). */
+async function channelEvents(r: Real, from: bigint, to: bigint): Promise<string[]> {
+  if (to < from) return [];
+  const logs = await r.truth.client.getLogs({ address: r.t.stack.payment.batchSettlement, events: CONTRACT_EVENTS, fromBlock: from, toBlock: to });
+  return logs.map((l) => `${l.eventName}@${l.blockNumber}`);
 }
 
 /**
