@@ -1,9 +1,11 @@
 import { devClients, startDevStack, type DevStack } from '@acg/devnet';
 import { LiquidationIndexStore } from '@acg/liquidations';
 import fc from 'fast-check';
+import { pino } from 'pino';
 import { erc20Abi } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWorker, type RunningWorker } from '../../../worker/src/index.js';
 import { startTestGateway, type TestGateway } from '../harness.js';
 import { registerProvider, startTestProvider, type Answer, type ReceivedCall } from '../providerServer.js';
 import { closeChannels, SequenceChannels } from './channelCommands.js';
@@ -65,6 +67,8 @@ let t: TestGateway;
 let stack: DevStack;
 let redis: RestartableRedis;
 let faults: FaultKit;
+/** the worker's job runner alone (UptoJob): the rest of the worker's work is the suite's own (FaultKit, the channel pass) */
+let worker: RunningWorker;
 let provider: Awaited<ReturnType<typeof startTestProvider>>;
 /** the routed contract's two offers: each its own provider server, answering as its own mode */
 const routedServers = {} as Record<OfferName, Awaited<ReturnType<typeof startTestProvider>>>;
@@ -111,6 +115,17 @@ beforeAll(async () => {
   });
   truth = new MoneyTruth(t);
   faults = new FaultKit(t, redis);
+  worker = await startWorker(t.config, {
+    refunds: false,
+    walletMonitor: false,
+    payouts: false,
+    chainReconciliation: false,
+    paymentRecovery: false,
+    channels: false,
+    finality: false,
+    jobs: { backoffMs: 50 },
+    log: pino({ level: 'silent' }),
+  });
   foreignSignature = await privateKeyToAccount(generatePrivateKey()).signMessage({ message: 'not the provider' });
   // an indexed (empty) block, so bearer-paid liquidation searches reach the debit
   await new LiquidationIndexStore(t.gateway.services.redis, t.gateway.services.keys, 'ethereum').writeBlock(
@@ -120,6 +135,7 @@ beforeAll(async () => {
   );
 });
 afterAll(async () => {
+  await worker?.close();
   await faults?.close();
   await t?.close();
   await stack?.stop();
