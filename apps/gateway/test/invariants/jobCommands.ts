@@ -18,20 +18,28 @@ const BUILTIN = 'intelligence.wallet_balances';
 const STEP_PRICE = 1000n;
 /** the job's budget (USDC), the `upto` ceiling: above what any job of this command spends */
 const BUDGET_USDC = 0.005;
+/**
+ * Payers (lower case) whose ended `upto` job the suite's worker records without nudging the gateway: the
+ * worker dies after `recordDeferredCharge`, before its pub/sub message (money.int.test.ts wires it).
+ */
+export const NUDGE_LOST = new Set<string>();
 const ENDED = ['succeeded', 'failed', 'cancelled', 'budget_exhausted'];
 /** an ended job whose `upto` settlement is done: on chain (settled or final), or nothing to settle */
 const SETTLED = ['settled', 'final', 'not_charged'];
 
 /**
- * `UptoJob(payer, steps)`: `POST /api/v1/jobs` with `steps` (1–3) built-in steps and a 0.005 USDC budget,
- * paid with `upto` (ceiling 5000). The job answers 202 with no settlement; once it ends, its payment is
- * settled for exactly what its steps spent (`steps` × 1000), in one transaction through the
- * `x402UptoPermit2Proxy`, with no refund; the payer's balance moves by exactly that.
+ * `UptoJob(payer, steps, nudge lost?)`: `POST /api/v1/jobs` with `steps` (1–3) built-in steps and a 0.005
+ * USDC budget, paid with `upto` (ceiling 5000). The job answers 202 with no settlement; once it ends, its
+ * payment is settled for exactly what its steps spent (`steps` × 1000), in one transaction through the
+ * `x402UptoPermit2Proxy`, with no refund; the payer's balance moves by exactly that. `nudge lost`: the
+ * worker records the amount and dies before it tells the gateway; the gateway's deferred recovery round
+ * (`Paywall.recoverDeferred`, run here at once rather than a minute later) settles it the same.
  */
 export class UptoJob implements MoneyCommand {
   constructor(
     readonly payer: number,
     readonly steps: number,
+    readonly nudgeLost: boolean,
   ) {}
   check = () => true;
   async run(_m: Model, r: Real) {
@@ -49,15 +57,26 @@ export class UptoJob implements MoneyCommand {
     const client = new x402Client().register('eip155:*', new UptoEvmScheme(toClientEvmSigner(account as never)));
     const header = paymentHeader(await client.createPaymentPayload(pr));
     const before = await r.truth.balanceOf(account.address);
-    const created = await post(url, body, { 'PAYMENT-SIGNATURE': header });
+    const payerKey = account.address.toLowerCase();
+    if (this.nudgeLost) NUDGE_LOST.add(payerKey);
+    const created = await post(url, body, { 'PAYMENT-SIGNATURE': header }).catch((e: unknown) => {
+      NUDGE_LOST.delete(payerKey);
+      throw e;
+    });
     expectThat(created.status === 202, `${this}: status ${created.status} ${JSON.stringify(created.body).slice(0, 300)}`);
     const jobId: string = created.body.job_id;
     // the worker runs the steps; the gateway settles what they spent (at most about 60 s under load)
     let job: any;
-    for (let i = 0; i < 600; i++) {
-      job = await readJob(r.t.url, jobId, account);
-      if (ENDED.includes(job.status) && SETTLED.includes(job.payment?.status)) break;
-      await new Promise((res) => setTimeout(res, 100));
+    try {
+      for (let i = 0; i < 600; i++) {
+        job = await readJob(r.t.url, jobId, account);
+        if (ENDED.includes(job.status) && SETTLED.includes(job.payment?.status)) break;
+        // the gateway's recovery round, once the worker recorded the amount without a nudge
+        if (this.nudgeLost && ENDED.includes(job.status)) await r.t.gateway.services.paywall.recoverDeferred({ olderThanMs: 0 });
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    } finally {
+      NUDGE_LOST.delete(payerKey);
     }
     expectThat(SETTLED.includes(job.payment?.status), `${this}: job ${jobId} not settled: ${JSON.stringify(job).slice(0, 400)}`);
     const spent = STEP_PRICE * BigInt(this.steps);
@@ -75,6 +94,6 @@ export class UptoJob implements MoneyCommand {
     await afterEach(r, String(this));
   }
   toString() {
-    return `UptoJob(payer ${this.payer}, ${this.steps} steps)`;
+    return `UptoJob(payer ${this.payer}, ${this.steps} steps${this.nudgeLost ? ', nudge lost' : ''})`;
   }
 }

@@ -5,6 +5,8 @@ import { pino } from 'pino';
 import { erc20Abi } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { paymentKeys, recordDeferredCharge } from '@acg/payments/commands';
+import { recordJobSettlement } from '../../../worker/src/deferredSettlement.js';
 import { startWorker, type RunningWorker } from '../../../worker/src/index.js';
 import { startTestGateway, type TestGateway } from '../harness.js';
 import { registerProvider, startTestProvider, type Answer, type ReceivedCall } from '../providerServer.js';
@@ -23,6 +25,7 @@ import {
 import { checkConservation, MoneyTruth } from './conservation.js';
 import { saveModel } from './faultCommands.js';
 import { FaultKit, refundsMined } from './faults.js';
+import { NUDGE_LOST } from './jobCommands.js';
 import { RestartableRedis } from './restartableRedis.js';
 import { sweep } from './sweep.js';
 
@@ -61,6 +64,7 @@ const DISABLED = new Set(
     .map((s) => s.trim())
     .filter(Boolean),
 );
+const quiet = pino({ level: 'silent' });
 const FUNDING = 20_000_000n; // 20 USDC per payer and sequence
 
 let t: TestGateway;
@@ -123,8 +127,21 @@ beforeAll(async () => {
     paymentRecovery: false,
     channels: false,
     finality: false,
-    jobs: { backoffMs: 50 },
-    log: pino({ level: 'silent' }),
+    jobs: {
+      backoffMs: 50,
+      // an ended upto job's spend recorded for the gateway, whose nudge UptoJob(nudge lost) loses
+      settleDeferred: async (job) => {
+        const { redis, keys } = t.gateway.services;
+        if (!NUDGE_LOST.has(job.payer.toLowerCase())) return recordJobSettlement(redis, keys, quiet, job);
+        await recordDeferredCharge(redis, {
+          authKey: job.payment.authorization!,
+          inFlightKey: paymentKeys.authorizationsInFlight(keys),
+          operationId: job.job_id,
+          amount: job.payment.amount,
+        });
+      },
+    },
+    log: quiet,
   });
   foreignSignature = await privateKeyToAccount(generatePrivateKey()).signMessage({ message: 'not the provider' });
   // an indexed (empty) block, so bearer-paid liquidation searches reach the debit
