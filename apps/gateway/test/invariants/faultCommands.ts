@@ -2,6 +2,7 @@ import { devPrivateKey } from '@acg/devnet';
 import { authorizationUsed } from '@acg/treasury';
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from '@x402/core/http';
 import { privateKeyToAccount } from 'viem/accounts';
+import { createWalletClient, http } from 'viem';
 import { officialPayload, paymentHeader, post } from '../x402.js';
 import { afterEach, bodyOf, expectThat, FAILING, payUnlessSuspended, type CallRecord, type Model, type MoneyCommand, type Real } from './commands.js';
 import { CONTRACT_EVENTS } from './channelTruth.js';
@@ -71,6 +72,10 @@ export class Reorg implements MoneyCommand {
       // the worker as it runs on its own: the finality rounds put deposits back (or mark a channel unpaid),
       // then its periodic channel pass (not a full claim) claims again what a reorg took back and settles
       await r.faults.repair(r.scope, r.truth);
+      // a facilitator transaction the treasury replaced (an `exact` settlement resubmitted) leaves a gap in
+      // the facilitator's nonces, and its re-broadcast deposits and `upto` settlements wait behind it until
+      // its next transaction (its ChainSender signs at the chain's pending nonce): that next one, now
+      if (await fillFacilitatorNonceGap(r)) await r.faults.repair(r.scope, r.truth);
       const pass = await r.channels.worker().pass();
       if (process.env.MONEY_INVARIANTS_LOG) console.log(`${this}: channel pass ${JSON.stringify(pass, (_, x) => (typeof x === 'bigint' ? String(x) : x))}`);
     }
@@ -79,6 +84,26 @@ export class Reorg implements MoneyCommand {
   toString() {
     return `Reorg(${this.depth}${this.watched ? ', watched' : ''})`;
   }
+}
+
+/**
+ * The facilitator's next transaction, as its `ChainSender` would send it (at the chain's pending nonce),
+ * when transactions of the facilitator wait in the node's pool behind a nonce gap (`queued`): a zero-value
+ * transfer to itself standing for its next settlement. True when one was sent.
+ */
+async function fillFacilitatorNonceGap(r: Real): Promise<boolean> {
+  const from = facilitator();
+  const pool = (await anvil(r.t, 'txpool_content')) as { queued?: Record<string, Record<string, unknown>> };
+  const queued = Object.entries(pool.queued ?? {}).find(([a]) => a.toLowerCase() === from.toLowerCase())?.[1] ?? {};
+  if (Object.keys(queued).length === 0) return false;
+  const pay = r.t.stack.payment;
+  const wallet = createWalletClient({ account: privateKeyToAccount(devPrivateKey(0)), chain: pay.chain, transport: http(pay.rpcUrl) });
+  const nonce = await r.truth.client.getTransactionCount({ address: from, blockTag: 'latest' });
+  const hash = await wallet.sendTransaction({ to: from, value: 0n, nonce });
+  await r.truth.client.waitForTransactionReceipt({ hash });
+  if (process.env.MONEY_INVARIANTS_LOG)
+    console.log(`${r.scope.fromBlock}: the facilitator's nonce gap at ${nonce} filled (${Object.keys(queued).length} queued)`);
+  return true;
 }
 
 /** The names of the x402BatchSettlement contract's events in `[from, to]` (for the log). */
