@@ -3,7 +3,8 @@ import { trackSettlement } from '@acg/treasury';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { BATCH_SETTLEMENT_ADDRESS, voucherTypes } from '@x402/evm';
 import { BatchSettlementEvmScheme, type ChannelStorage } from '@x402/evm/batch-settlement/server';
-import { encodeAbiParameters, getAddress, isAddressEqual, keccak256, pad, recoverTransactionAddress, toHex } from 'viem';
+import { encodeAbiParameters, getAddress, isAddressEqual, keccak256, pad, toHex } from 'viem';
+import { signedTransaction } from './signedTransaction.js';
 import type { AuthorizeResult, PaymentScheme, PaymentSchemeFactory, SchemeContext, SettledOnChain } from './strategy.js';
 
 /** The x402 scheme name (`PaymentRequirements.scheme`). */
@@ -279,10 +280,7 @@ export class BatchSettlementScheme implements PaymentScheme {
     const channelId = p.voucher.channelId.toLowerCase() as `0x${string}`;
     // the facilitator's signed bytes, kept now: a reorg before the worker's first finality round would
     // otherwise leave nothing to broadcast again (nobody else may resubmit a deposit) until it is unpaid
-    const raw = await this.ctx.publicClient
-      .request({ method: 'eth_getRawTransactionByHash', params: [s.txHash as `0x${string}`] })
-      .then(async (tx) => (tx ? { tx: tx as `0x${string}`, from: await recoverTransactionAddress({ serializedTransaction: tx as never }) } : undefined))
-      .catch(() => undefined);
+    const raw = await signedTransaction(this.ctx.publicClient, s.txHash as `0x${string}`);
     await trackSettlement(this.ctx.redis, this.ctx.keys, {
       operationId: s.operationId,
       txHash: s.txHash,
