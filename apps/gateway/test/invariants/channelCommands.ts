@@ -16,7 +16,7 @@ import { afterFault } from './faultCommands.js';
 import { SequenceChannels } from './sequenceChannels.js';
 
 export { SequenceChannels };
-import { anvil, headBlock, SUITE_DEPTH } from './faults.js';
+import { anvil, headBlock, refundsMined, SUITE_DEPTH } from './faults.js';
 
 /**
  * The payment-scheme commands of the money invariant suite (issue 35 item 6; docs/money-invariants.md
@@ -519,6 +519,8 @@ export class UptoRoutedCall implements MoneyCommand {
     const client = new x402Client().register('eip155:*', new UptoEvmScheme(toClientEvmSigner(r.payers[this.payer] as never)));
     const header = paymentHeader(await client.createPaymentPayload(pr));
     const account = r.payers[this.payer].address;
+    // an earlier call's refund still on its way would land in the middle of the measure
+    await refundsMined(r.truth);
     const before = await r.truth.balanceOf(account);
     for (const n of ['cheap', 'dear'] as OfferName[]) r.routed[n].mode.current = n === 'cheap' ? this.cheap : this.dear;
     const res = await post(executeUrl(r), body, { 'PAYMENT-SIGNATURE': header }).finally(() => {

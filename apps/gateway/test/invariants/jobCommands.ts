@@ -4,6 +4,7 @@ import { toClientEvmSigner, x402UptoPermit2ProxyAddress } from '@x402/evm';
 import { UptoEvmScheme } from '@x402/evm/upto/client';
 import { paymentHeader, post, readJob } from '../x402.js';
 import { afterEach, expectThat, type Model, type MoneyCommand, type Real } from './commands.js';
+import { refundsMined } from './faults.js';
 
 /**
  * The `upto` job command of the money invariant suite (issue 35 item 6; docs/money-invariants.md
@@ -56,6 +57,8 @@ export class UptoJob implements MoneyCommand {
     await r.channels.approvePermit2(this.payer);
     const client = new x402Client().register('eip155:*', new UptoEvmScheme(toClientEvmSigner(account as never)));
     const header = paymentHeader(await client.createPaymentPayload(pr));
+    // an earlier call's refund still on its way would land in the middle of the measure
+    await refundsMined(r.truth);
     const before = await r.truth.balanceOf(account.address);
     const payerKey = account.address.toLowerCase();
     if (this.nudgeLost) NUDGE_LOST.add(payerKey);
