@@ -115,7 +115,18 @@ export function moneyCommands(enabled: ReadonlySet<string>, disabled: ReadonlySe
   if (on('QuoteReuse')) arbs.push(index.map((i) => new QuoteReuse(i)));
   // the payment schemes (issue 35 item 6): a channel's first call opens it, so channel calls are twice as likely
   if (scheme('UptoRoutedCall')) arbs.push(fc.tuple(payer, mode, mode).map(([p, cheap, dear]) => new UptoRoutedCall(p, cheap, dear)));
-  if (scheme('UptoJob')) arbs.push(fc.tuple(payer, fc.integer({ min: 1, max: 3 }), fc.boolean()).map(([p, n, lost]) => new UptoJob(p, n, lost)));
+  if (scheme('UptoJob'))
+    arbs.push(
+      fc
+        .tuple(
+          payer,
+          fc.integer({ min: 1, max: 3 }),
+          fc.boolean(),
+          // a fault right after the settlement, half the time (the faults not turned off)
+          fc.constantFrom<'Reorg' | 'LoseLastWrites' | undefined>(undefined, undefined, ...(['Reorg', 'LoseLastWrites'] as const).filter((f) => fault(f))),
+        )
+        .map(([p, n, lost, then]) => new UptoJob(p, n, lost, then)),
+    );
   if (scheme('ChannelCall')) {
     const channelCall = fc.tuple(payer, fc.integer({ min: 1, max: 3 })).map(([p, n]): MoneyCommand => new ChannelCall(p, n));
     arbs.push(channelCall, channelCall);

@@ -4,6 +4,7 @@ import { toClientEvmSigner, x402UptoPermit2ProxyAddress } from '@x402/evm';
 import { UptoEvmScheme } from '@x402/evm/upto/client';
 import { paymentHeader, post, readJob } from '../x402.js';
 import { afterEach, expectThat, type Model, type MoneyCommand, type Real } from './commands.js';
+import { LoseLastWrites, Reorg } from './faultCommands.js';
 import { refundsMined } from './faults.js';
 
 /**
@@ -34,16 +35,22 @@ const SETTLED = ['settled', 'final', 'not_charged'];
  * payment is settled for exactly what its steps spent (`steps` × 1000), in one transaction through the
  * `x402UptoPermit2Proxy`, with no refund; the payer's balance moves by exactly that. `nudge lost`: the
  * worker records the amount and dies before it tells the gateway; the gateway's deferred recovery round
- * (`Paywall.recoverDeferred`, run here at once rather than a minute later) settles it the same.
+ * (`Paywall.recoverDeferred`, run here at once rather than a minute later) settles it the same. `then`:
+ * right after, the settlement's block is reorged out before any finality round saw it (`Reorg(1)`: the
+ * facilitator's signed bytes kept when it was tracked are broadcast again), or Redis comes back without
+ * every write of the job (`LoseLastWrites`: the chain reconciliation finds the settlement without its
+ * reservation and refunds it in full); every equation after either.
  */
 export class UptoJob implements MoneyCommand {
   constructor(
     readonly payer: number,
     readonly steps: number,
     readonly nudgeLost: boolean,
+    /** a fault right after the settlement: its block reorged out (unwatched), or Redis back at the checkpoint before the job */
+    readonly then?: 'Reorg' | 'LoseLastWrites',
   ) {}
   check = () => true;
-  async run(_m: Model, r: Real) {
+  async run(m: Model, r: Real) {
     const account = r.payers[this.payer];
     const steps = Array.from({ length: this.steps }, () => ({ capability_id: BUILTIN, input: { address: account.address, chain: 'base' } }));
     const body = { objective: `upto job of ${this.steps}`, budget_usdc: BUDGET_USDC, capabilities: [BUILTIN], steps };
@@ -94,9 +101,11 @@ export class UptoJob implements MoneyCommand {
       tx.to?.toLowerCase() === x402UptoPermit2ProxyAddress.toLowerCase(),
       `${this}: the settlement ${job.payment.tx_hash} went to ${tx.to}, not the upto proxy`,
     );
+    if (this.then === 'Reorg') return new Reorg(1, false).run(m, r);
+    if (this.then === 'LoseLastWrites') return new LoseLastWrites().run(m, r);
     await afterEach(r, String(this));
   }
   toString() {
-    return `UptoJob(payer ${this.payer}, ${this.steps} steps${this.nudgeLost ? ', nudge lost' : ''})`;
+    return `UptoJob(payer ${this.payer}, ${this.steps} steps${this.nudgeLost ? ', nudge lost' : ''}${this.then ? `, then ${this.then}` : ''})`;
   }
 }
