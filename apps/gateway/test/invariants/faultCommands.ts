@@ -71,7 +71,9 @@ export class Reorg implements MoneyCommand {
       await anvil(r.t, 'anvil_reorg', [depth, []]);
       // the worker as it runs on its own: the finality rounds put deposits back (or mark a channel unpaid),
       // then its periodic channel pass (not a full claim) claims again what a reorg took back and settles
-      await r.faults.repair(r.scope, r.truth);
+      const first = await r.faults.repair(r.scope, r.truth);
+      if (process.env.MONEY_INVARIANTS_LOG)
+        console.log(`${this}: put back ${JSON.stringify(first.rounds.flatMap((x) => [...x.resent, ...x.moved, ...x.unpaid]))}`);
       // a facilitator transaction the treasury replaced (an `exact` settlement resubmitted) leaves a gap in
       // the facilitator's nonces, and its re-broadcast deposits and `upto` settlements wait behind it until
       // its next transaction (its ChainSender signs at the chain's pending nonce): that next one, now
