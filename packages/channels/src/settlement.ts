@@ -259,8 +259,10 @@ export class ChannelSettlement {
   /**
    * A claim reorged out: the storage's `totalClaimed` says claimed, the chain does not. For every channel
    * claimed within `claimWatchSeconds` (`channelKeys.recentClaims`), `channels(id).totalClaimed` is read; when
-   * it is below the storage's, the storage's is lowered to it (compare-and-set: only while still above), so
-   * this pass claims the channel again from its stored voucher (claims are cumulative). A settlement reorged
+   * it is below the storage's or below the total that claim reached (kept with it: the chain reconciliation
+   * may have set the storage back to the chain's total already), the storage's is lowered to it
+   * (compare-and-set: only while still above), so this pass claims the channel again from its stored voucher
+   * (claims are cumulative). A settlement reorged
    * out needs nothing: the pass settles whenever `receivers(...)` shows claimed funds unsettled.
    */
   private async repairReorgedClaims(channels: Channel[], now: number, report: ChannelPassReport): Promise<void> {
@@ -268,7 +270,9 @@ export class ChannelSettlement {
     if (!chain) return;
     const key = channelKeys.recentClaims(keys);
     const recent = await redis.hgetall(key);
-    for (const [id, at] of Object.entries(recent)) {
+    for (const [id, value] of Object.entries(recent)) {
+      // `<unix ms>:<claimed total>` (a bare `<unix ms>` from before the total was kept: the storage's total)
+      const [at, claimedTotal] = value.split(':');
       const c = channels.find((x) => x.channelId.toLowerCase() === id);
       if (!c || now - Number(at) > this.o.claimWatchSeconds * 1000) {
         await redis.hdel(key, id);
@@ -276,7 +280,10 @@ export class ChannelSettlement {
       }
       const onChain = (await chain.channel(id as `0x${string}`)).totalClaimed;
       const stored = c.totalClaimed;
-      if (onChain >= BigInt(stored)) continue;
+      // below what this worker claimed, even when the storage already says the chain's total (the chain
+      // reconciliation set the record back first): claimed again in this pass
+      const claimed = claimedTotal ? BigInt(claimedTotal) : BigInt(stored);
+      if (onChain >= BigInt(stored) && onChain >= claimed) continue;
       const { channel } = await this.o.scheme
         .getStorage()
         .updateChannel(id, (cur) => (cur && BigInt(cur.totalClaimed) > onChain ? { ...cur, totalClaimed: onChain.toString() } : cur));
@@ -300,8 +307,13 @@ export class ChannelSettlement {
     try {
       report.claims.push(...(await this.manager.claim({ selectClaimChannels: () => batch, maxClaimsPerBatch: this.o.maxClaimsPerBatch })));
       // watched until final: a claim reorged out is claimed again (repairReorgedClaims)
-      const at = String(this.now());
-      await this.o.redis.hset(channelKeys.recentClaims(this.o.keys), Object.fromEntries(batch.map((c) => [c.channelId.toLowerCase(), at])));
+      // with the total each claim reached (its voucher's cumulative amount): a reorg taking it back is seen even
+      // after the chain reconciliation set the record back to the chain's total
+      const at = this.now();
+      await this.o.redis.hset(
+        channelKeys.recentClaims(this.o.keys),
+        Object.fromEntries(batch.map((c) => [c.channelId.toLowerCase(), `${at}:${c.chargedCumulativeAmount}`])),
+      );
     } catch (e) {
       const error = String((e as Error)?.message ?? e).slice(0, 300);
       if (batch.length === 1) {

@@ -401,5 +401,25 @@ describe('one bad channel never blocks the others', () => {
     expect(await usdcBalance(pay.rpcUrl, pay.treasury.address)).toBe(before + 8n * PRICE);
     // once repaired, a pass finds nothing to repair
     expect((await worker.pass()).reclaimed).toEqual([]);
+
+    // a claim reorged out after which the chain reconciliation set the record back to the chain's total first
+    // (@acg/reconciliation `reconcileChannelClaim`: the same compare-and-set): the storage agrees with the
+    // chain, yet the next pass still claims the vouchers again (a money invariant suite run found it waiting
+    // for the next full pass, an hour later)
+    const beforeSecond = (await rpc('evm_snapshot')) as Hex;
+    for (const g of good) await g(); // a fifth call on each good channel
+    expect((await worker.pass({ full: true })).claims.reduce((n, c) => n + c.vouchers, 0)).toBe(2);
+    expect(await rpc('evm_revert', [beforeSecond])).toBe(true);
+    for (const id of goodIds) {
+      const onChain = (await views.channel(id)).totalClaimed;
+      expect(onChain).toBe(4n * PRICE);
+      await gw.scheme.getStorage().updateChannel(id, (c) => (c && BigInt(c.totalClaimed) > onChain ? { ...c, totalClaimed: onChain.toString() } : c));
+    }
+    const second = await worker.pass();
+    expect(second.reclaimed.sort()).toEqual(goodIds.map((id) => id.toLowerCase()).sort());
+    expect(second.claims.reduce((n, c) => n + c.vouchers, 0)).toBe(2);
+    for (const id of goodIds) expect(await views.channel(id)).toEqual({ balance: DEP, totalClaimed: 5n * PRICE });
+    expect(await usdcBalance(pay.rpcUrl, pay.treasury.address)).toBe(before + 10n * PRICE);
+    expect((await worker.pass()).reclaimed).toEqual([]);
   });
 });

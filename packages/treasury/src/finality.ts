@@ -57,6 +57,12 @@ export type TrackedSettlement = {
   /** the reservation (`treasuryKeys.authorization`) whose stored answer is refused if the payment is lost */
   authKey: string;
   asset: Hex;
+  /**
+   * The settlement's signed transaction (`eth_getRawTransactionByHash`) and its signer, when the caller
+   * has them already: kept to broadcast again if a reorg takes it out before a finality round saw it (a
+   * round keeps them otherwise). Needed where nobody else can resubmit: a channel deposit, an `upto` settlement.
+   */
+  raw?: { tx: Hex; from: Hex };
 } & (
   | {
       authorization: Eip3009Authorization;
@@ -130,6 +136,7 @@ export async function trackSettlement(redis: Redis, keys: RedisKeys, s: TrackedS
       auth_key: s.authKey,
       asset: s.asset,
       resent: '0',
+      ...(s.raw ? { raw_tx: s.raw.tx, raw_from: s.raw.from } : {}),
       ...('permit2' in s
         ? { method: 'permit2', amount: s.permit2.amount, permit2: JSON.stringify(s.permit2) }
         : 'channelDeposit' in s

@@ -7,7 +7,7 @@ import { PERMIT2_ADDRESS, usdcAbi } from '@acg/devnet';
 import { permit2NonceHex, uptoPermit2Authorization } from '@acg/payments';
 import { paymentKeys, recordDeferredCharge } from '@acg/payments/commands';
 import { recoverPayment } from '@acg/reconciliation';
-import { permit2NonceUsed, readRefund, TransferFinality } from '@acg/treasury';
+import { permit2NonceUsed, readRefund, TransferFinality, treasuryKeys } from '@acg/treasury';
 import pino from 'pino';
 import { x402Client } from '@x402/core/client';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
@@ -194,8 +194,13 @@ describe('upto on a job', () => {
     const reservation = await t.gateway.services.redis.hgetall(authKeyOf(buyer, payload));
     expect(reservation).toMatchObject({ state: 'completed', amount: '3000', tx_hash: job.payment.tx_hash });
 
-    // the settlement is tracked until final, as a routed call's is (Permit2's variant of trackSettlement)
+    // the settlement is tracked until final, as a routed call's is (Permit2's variant of trackSettlement),
+    // with the facilitator's signed bytes kept from the start (a reorg before any finality round can put it back)
     const { services } = t.gateway;
+    const tracked = await services.redis.hgetall(treasuryKeys.finality(services.keys, 'settlement', jobId));
+    expect(tracked).toMatchObject({ method: 'permit2', tx_hash: job.payment.tx_hash });
+    expect(tracked.raw_tx).toMatch(/^0x[0-9a-f]+$/);
+    expect(tracked.raw_from?.toLowerCase()).toBe(t.stack.payment.facilitator.address.toLowerCase());
     await createTestClient({ mode: 'anvil', transport: http(t.stack.payment.rpcUrl) }).mine({ blocks: 4 });
     const finality = new TransferFinality({
       redis: services.redis,

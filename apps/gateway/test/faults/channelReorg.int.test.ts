@@ -7,7 +7,7 @@
 import { ChannelSettlement, channelChainViews, createChannelStorage, unpaidChannels } from '@acg/channels';
 import { createInProcessFacilitator } from '@acg/payments';
 import { RedisKeys } from '@acg/redis';
-import { TransferFinality, trackedTransfer, type FinalityRound } from '@acg/treasury';
+import { TransferFinality, trackedTransfer, treasuryKeys, type FinalityRound } from '@acg/treasury';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import { toClientEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme as BatchClientScheme } from '@x402/evm/batch-settlement/client';
@@ -113,6 +113,27 @@ describe('a batch-settlement deposit reorged out', () => {
     expect(pass.failedClaims).toEqual([]);
     expect((await views().channel(c.channelId)).totalClaimed).toBe(5n * PRICE);
     expect((await unpaidChannels(t.gateway.services.redis, keys())).size).toBe(0);
+  });
+
+  it('reorged out before any finality round saw it: broadcast again from the signed bytes kept when it was tracked', async () => {
+    const b = buyer(5);
+    const snapshot = (await rpc('evm_snapshot')) as Hex;
+    const c = await open(b, 2);
+    // the paywall kept the facilitator's signed deposit and its signer as it tracked it
+    const tracked = await t.gateway.services.redis.hgetall(treasuryKeys.finality(t.gateway.services.keys, 'settlement', c.executionId));
+    expect(tracked).toMatchObject({ status: 'settled', tx_hash: c.deposit });
+    expect(tracked.raw_tx).toMatch(/^0x[0-9a-f]+$/);
+    expect(tracked.raw_from?.toLowerCase()).toBe(t.stack.payment.facilitator.address.toLowerCase());
+    // no round before the reorg (a reorg faster than the worker's first look)
+    expect(await rpc('evm_revert', [snapshot])).toBe(true);
+    expect((await views().channel(c.channelId)).balance).toBe(0n);
+    const round = await check();
+    expect(round.resent).toEqual([`settlement:${c.executionId}`]);
+    expect((await t.gateway.services.paymentClient.waitForTransactionReceipt({ hash: c.deposit })).status).toBe('success');
+    expect((await views().channel(c.channelId)).balance).toBe(c.balance);
+    expect((await b.call()).status).toBe(200);
+    expect((await workerPass()).failedClaims).toEqual([]);
+    expect((await views().channel(c.channelId)).totalClaimed).toBe(3n * PRICE);
   });
 
   it('its authorization expired before it could be put back: the channel is unpaid, its vouchers are refused, its charges reported', async () => {

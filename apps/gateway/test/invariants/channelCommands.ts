@@ -16,7 +16,7 @@ import { afterFault } from './faultCommands.js';
 import { SequenceChannels } from './sequenceChannels.js';
 
 export { SequenceChannels };
-import { anvil } from './faults.js';
+import { anvil, headBlock, refundsMined, SUITE_DEPTH } from './faults.js';
 
 /**
  * The payment-scheme commands of the money invariant suite (issue 35 item 6; docs/money-invariants.md
@@ -345,6 +345,65 @@ export class CooperativeRefund implements MoneyCommand {
 }
 
 /**
+ * `ChannelReorg(payer, watched)`: the worker's claim and settlement reorged out. One more call over the
+ * payer's channel (opening it when new), the worker's full pass (every voucher claimed, the claims settled
+ * to the treasury), then the blocks of that pass (at most `SUITE_DEPTH`) replaced by empty ones
+ * (`anvil_reorg`; `watched`: a finality round saw them first). The worker then acts as it would: its repair
+ * (finality rounds put deposits back), and its periodic pass, which finds the chain's `totalClaimed` below
+ * its record for a channel it claimed within `claimWatchSeconds` and claims it again (cumulative: nothing
+ * twice), and settles what is claimed and not settled. After: every accepted voucher claimed on chain
+ * exactly once, and every equation.
+ */
+export class ChannelReorg implements MoneyCommand {
+  constructor(
+    readonly payer: number,
+    readonly watched: boolean,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const body = builtinBody(r, this.payer);
+    const call = await channelCall(r, this.payer, body, String(this));
+    await expectCharged(r, String(this), call);
+    m.calls.push({ payer: this.payer, kind: 'voucher', body, header: call.header, status: 200, executionId: call.res.body.execution_id });
+    const channelId = partsOf(call.header).voucher.channelId.toLowerCase();
+    const before = await headBlock(r.t);
+    const pass = await r.channels.worker().pass({ full: true });
+    expectThat(!pass.skipped && pass.errors.length === 0, `${this}: ${JSON.stringify(pass)}`);
+    const claimed = async () =>
+      (
+        await r.t.gateway.services.paymentClient.readContract({
+          address: r.t.stack.payment.batchSettlement,
+          abi: WITHDRAW_ABI,
+          functionName: 'channels',
+          args: [channelId as Hex],
+        })
+      )[1];
+    const claimedBefore = await claimed();
+    const depth = Math.min(Number((await headBlock(r.t)) - before), SUITE_DEPTH);
+    if (depth > 0) {
+      if (this.watched) await r.faults.finality.check();
+      await anvil(r.t, 'anvil_reorg', [depth, []]);
+      const claimedAfter = await claimed();
+      if (process.env.MONEY_INVARIANTS_LOG)
+        console.log(`${this}: ${depth} blocks reorged out, channel ${channelId.slice(0, 10)} claimed ${claimedBefore} → ${claimedAfter}`);
+      await r.faults.repair(r.scope, r.truth);
+      const again = await r.channels.worker().pass();
+      expectThat(!again.skipped && again.errors.length === 0, `${this}: the pass after the reorg: ${JSON.stringify(again)}`);
+      const stored = await storedChannel(r, channelId);
+      const back = await claimed();
+      expectThat(
+        stored !== undefined && back === BigInt(stored.chargedCumulativeAmount) && back === claimedBefore,
+        `${this}: after the reorg the chain says claimed ${back} (before the reorg ${claimedBefore}, the record charged ${stored?.chargedCumulativeAmount})`,
+      );
+    }
+    await afterFault(m, r, String(this));
+  }
+  toString() {
+    return `ChannelReorg(payer ${this.payer}${this.watched ? ', watched' : ''})`;
+  }
+}
+
+/**
  * `TimedWithdrawal(payer)`: the payer starts a timed withdrawal of its whole unclaimed escrow on chain
  * (`initiateWithdraw`); the gateway, 700 s later by its clock (inside the 300 s margin before the 900 s
  * `withdrawDelay` ends), refuses the next voucher with `invalid_batch_settlement_evm_withdrawal_pending`;
@@ -460,6 +519,8 @@ export class UptoRoutedCall implements MoneyCommand {
     const client = new x402Client().register('eip155:*', new UptoEvmScheme(toClientEvmSigner(r.payers[this.payer] as never)));
     const header = paymentHeader(await client.createPaymentPayload(pr));
     const account = r.payers[this.payer].address;
+    // an earlier call's refund still on its way would land in the middle of the measure
+    await refundsMined(r.truth);
     const before = await r.truth.balanceOf(account);
     for (const n of ['cheap', 'dear'] as OfferName[]) r.routed[n].mode.current = n === 'cheap' ? this.cheap : this.dear;
     const res = await post(executeUrl(r), body, { 'PAYMENT-SIGNATURE': header }).finally(() => {

@@ -1,4 +1,4 @@
-import { createChannelStorage } from '@acg/channels';
+import { createChannelStorage, unpaidChannels, type UnpaidChannel } from '@acg/channels';
 import { paymentKeys } from '@acg/payments/commands';
 import { parseAbi, parseAbiItem, type Hex } from 'viem';
 import type { PublicClient } from 'viem';
@@ -24,7 +24,8 @@ interface MoneyTruth {
 
 type Address = `0x${string}`;
 
-const CONTRACT_EVENTS = parseAbi([
+/** The x402BatchSettlement contract's events the equations read. */
+export const CONTRACT_EVENTS = parseAbi([
   'event ChannelCreated(bytes32 indexed channelId, (address payer, address payerAuthorizer, address receiver, address receiverAuthorizer, address token, uint40 withdrawDelay, bytes32 salt) config)',
   'event Deposited(bytes32 indexed channelId, address indexed collector, uint128 amount, uint128 balance)',
   'event Claimed(bytes32 indexed channelId, uint128 amount, uint128 totalClaimed)',
@@ -58,6 +59,8 @@ export interface ChannelTruth {
   stored?: { chargedCumulativeAmount: bigint; totalClaimed: bigint; balance: bigint };
   /** the paywall's voucher reservations of the channel: each accepted voucher, its state, amount and operation */
   vouchers: { state: string; amount: bigint; operationId: string }[];
+  /** the report in `ch:unpaid` when the worker marked the channel unpaid (its deposit reorged out for good) */
+  unpaid?: UnpaidChannel;
 }
 
 /** What the contract did for the scope since it began: its channels, and the settlements to the treasury. */
@@ -149,7 +152,9 @@ export async function channelsTruth(truth: MoneyTruth, scope: Scope): Promise<Ch
       });
   }
   const network = `eip155:${truth.t.config.payment.chain.id}`;
+  const unpaid = await unpaidChannels(redis, keys);
   for (const c of byId.values()) {
+    c.unpaid = unpaid.get(c.channelId);
     const [balance, totalClaimed] = await truth.client.readContract({ address: contract, abi: VIEWS, functionName: 'channels', args: [c.channelId] });
     c.view = { balance, totalClaimed };
     const s = await storage.get(c.channelId);
@@ -199,9 +204,23 @@ export async function checkChannels(truth: MoneyTruth, scope: Scope, ch: Channel
       if (c.stored.chargedCumulativeAmount !== charges)
         v.push(`${tag}: the record says charged ${c.stored.chargedCumulativeAmount}, accepted vouchers ${charges}`);
       const claimable = charges - c.view.totalClaimed;
+      // a channel marked unpaid (its deposit reorged out for good): what the escrow cannot cover is not
+      // lost silently, it is the report's `uncovered` (accepted since the mark: none, its vouchers are refused)
+      const uncovered = c.unpaid ? BigInt(c.unpaid.uncovered) : 0n;
       if (claimable < 0n) v.push(`${tag}: claimed ${c.view.totalClaimed} on chain above the accepted vouchers ${charges}`);
-      else if (c.view.totalClaimed + claimable > c.view.balance)
-        v.push(`${tag}: claimed ${c.view.totalClaimed} + claimable ${claimable} exceed the escrow ${c.view.balance}`);
+      else if (c.view.totalClaimed + claimable - uncovered > c.view.balance)
+        v.push(
+          `${tag}: claimed ${c.view.totalClaimed} + claimable ${claimable} exceed the escrow ${c.view.balance}${c.unpaid ? ` by more than the unpaid report's uncovered ${uncovered}` : ' (and the channel is not reported unpaid)'}`,
+        );
+      if (c.unpaid) {
+        // the report is as of the mark; a later deposit of the payer covers what it accepts after
+        const u = c.unpaid;
+        if (BigInt(u.charged) > charges) v.push(`${tag}: reported unpaid with charges ${u.charged} above the accepted vouchers ${charges}`);
+        if (BigInt(u.unclaimed) !== BigInt(u.charged) - BigInt(u.claimedOnChain))
+          v.push(`${tag}: reported unpaid with unclaimed ${u.unclaimed} ≠ charged ${u.charged} − claimed ${u.claimedOnChain}`);
+        const short = charges > c.view.balance ? charges - c.view.balance : 0n;
+        if (short > uncovered) v.push(`${tag}: the escrow ${c.view.balance} leaves ${short} of ${charges} uncovered, the unpaid report says ${uncovered}`);
+      }
       if (c.stored.totalClaimed > c.view.totalClaimed) v.push(`${tag}: the record says claimed ${c.stored.totalClaimed}, the chain ${c.view.totalClaimed}`);
     } else if (charges !== c.view.totalClaimed) v.push(`${tag}: closed (no record) with accepted vouchers ${charges} ≠ claimed ${c.view.totalClaimed}`);
   }

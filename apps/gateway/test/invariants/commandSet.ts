@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { UptoJob } from './jobCommands.js';
 import {
   BearerSearch,
   ConcurrentDuplicate,
@@ -26,7 +27,17 @@ import {
   type OfferName,
   type ProviderMode,
 } from './commands.js';
-import { ChannelCall, ChannelPass, CooperativeRefund, OverDeposit, TimedWithdrawal, UptoRoutedCall, VoucherReorder, VoucherReuse } from './channelCommands.js';
+import {
+  ChannelCall,
+  ChannelPass,
+  ChannelReorg,
+  CooperativeRefund,
+  OverDeposit,
+  TimedWithdrawal,
+  UptoRoutedCall,
+  VoucherReorder,
+  VoucherReuse,
+} from './channelCommands.js';
 import { ClockSkew, DropTransaction, LoseLastWrites, Reorg } from './faultCommands.js';
 
 /**
@@ -34,7 +45,7 @@ import { ClockSkew, DropTransaction, LoseLastWrites, Reorg } from './faultComman
  * private Redis restarted without its last writes, a settlement dropped from the node's pool, a
  * skewed clock. Each is followed by the worker's repair from the chain and every equation.
  */
-export const FAULT_COMMANDS = ['Reorg', 'LoseLastWrites', 'DropTransaction', 'ClockSkew'] as const;
+export const FAULT_COMMANDS = ['Reorg', 'ChannelReorg', 'LoseLastWrites', 'DropTransaction', 'ClockSkew'] as const;
 /** Fault commands enabled by default (MONEY_INVARIANTS_ENABLE names more to force on). */
 export const ENABLED_FAULT_COMMANDS: readonly (typeof FAULT_COMMANDS)[number][] = [...FAULT_COMMANDS];
 
@@ -45,6 +56,7 @@ export const ENABLED_FAULT_COMMANDS: readonly (typeof FAULT_COMMANDS)[number][] 
  */
 export const SCHEME_COMMANDS = [
   'UptoRoutedCall',
+  'UptoJob',
   'ChannelCall',
   'VoucherReuse',
   'VoucherReorder',
@@ -103,6 +115,18 @@ export function moneyCommands(enabled: ReadonlySet<string>, disabled: ReadonlySe
   if (on('QuoteReuse')) arbs.push(index.map((i) => new QuoteReuse(i)));
   // the payment schemes (issue 35 item 6): a channel's first call opens it, so channel calls are twice as likely
   if (scheme('UptoRoutedCall')) arbs.push(fc.tuple(payer, mode, mode).map(([p, cheap, dear]) => new UptoRoutedCall(p, cheap, dear)));
+  if (scheme('UptoJob'))
+    arbs.push(
+      fc
+        .tuple(
+          payer,
+          fc.integer({ min: 1, max: 3 }),
+          fc.boolean(),
+          // a fault right after the settlement, half the time (the faults not turned off)
+          fc.constantFrom<'Reorg' | 'LoseLastWrites' | undefined>(undefined, undefined, ...(['Reorg', 'LoseLastWrites'] as const).filter((f) => fault(f))),
+        )
+        .map(([p, n, lost, then]) => new UptoJob(p, n, lost, then)),
+    );
   if (scheme('ChannelCall')) {
     const channelCall = fc.tuple(payer, fc.integer({ min: 1, max: 3 })).map(([p, n]): MoneyCommand => new ChannelCall(p, n));
     arbs.push(channelCall, channelCall);
@@ -115,6 +139,7 @@ export function moneyCommands(enabled: ReadonlySet<string>, disabled: ReadonlySe
   if (scheme('CooperativeRefund')) arbs.push(fc.constant(new CooperativeRefund()));
   if (scheme('TimedWithdrawal')) arbs.push(payer.map((p) => new TimedWithdrawal(p)));
   if (fault('Reorg')) arbs.push(fc.tuple(fc.integer({ min: 1, max: 3 }), fc.boolean()).map(([d, w]) => new Reorg(d, w)));
+  if (fault('ChannelReorg')) arbs.push(fc.tuple(payer, fc.boolean()).map(([p, w]) => new ChannelReorg(p, w)));
   if (fault('LoseLastWrites')) arbs.push(fc.constant(new LoseLastWrites()));
   if (fault('DropTransaction')) arbs.push(fc.tuple(payer, kind).map(([p, k]) => new DropTransaction(p, k)));
   if (fault('ClockSkew'))

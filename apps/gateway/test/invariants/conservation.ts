@@ -370,6 +370,21 @@ export async function checkConservation(truth: MoneyTruth, scope: Scope): Promis
       const total = refunded + sum(found.map((x) => x.amount));
       if (total !== p.amount)
         v.push(`${tag}: ${op} (found by the chain reconciliation) refunded ${refunded} + ${total - refunded} found on chain of ${p.amount}`);
+    } else if (op.startsWith('job_')) {
+      // a job's budget payment: what its steps spent (their SUCCEEDED executions) stays paid; `upto`
+      // settles exactly that with no refund, `exact` refunds the rest of the budget
+      const job = await services.jobs.store.get(op);
+      let spent = 0n;
+      for (const s of job?.steps ?? []) {
+        const e = s.execution_id ? await services.executions.get(s.execution_id) : undefined;
+        if (e?.status === 'SUCCEEDED') spent += BigInt(e.payment.amount);
+      }
+      if (!job) v.push(`${tag}: job ${op} has no record`);
+      else if (job.payment.scheme === 'upto') {
+        if (refunded !== 0n) v.push(`${tag}: upto job ${op} refunded ${refunded} (an upto settlement is never refunded)`);
+        if (p.amount !== spent || String(p.amount) !== job.payment.amount || String(spent) !== job.spent)
+          v.push(`${tag}: upto job ${op} settled ${p.amount}, its steps spent ${spent} (job: spent ${job.spent}, payment ${job.payment.amount})`);
+      } else if (refunded + spent !== p.amount) v.push(`${tag}: job ${op} paid ${p.amount} but its steps spent ${spent} and it was refunded ${refunded}`);
     } else if (refunded > p.amount) v.push(`${tag}: ${op} refunded ${refunded} > paid ${p.amount}`);
   }
   // every provider credit was paid on-chain, by its payer, for its execution

@@ -2,8 +2,10 @@ import { devPrivateKey } from '@acg/devnet';
 import { authorizationUsed } from '@acg/treasury';
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from '@x402/core/http';
 import { privateKeyToAccount } from 'viem/accounts';
+import { createWalletClient, http } from 'viem';
 import { officialPayload, paymentHeader, post } from '../x402.js';
 import { afterEach, bodyOf, expectThat, FAILING, payUnlessSuspended, type CallRecord, type Model, type MoneyCommand, type Real } from './commands.js';
+import { CONTRACT_EVENTS } from './channelTruth.js';
 import { checkConservation } from './conservation.js';
 import { anvil, headBlock, refundsMined, SUITE_DEPTH } from './faults.js';
 
@@ -58,15 +60,26 @@ export class Reorg implements MoneyCommand {
     // modelled, docs/money-invariants.md; it made a seed-7 run flaky)
     await refundsMined(r.truth);
     const head = await headBlock(r.t);
-    // never below the sequence's first block, never as deep as a final block (SUITE_DEPTH)
-    // nor below a block with a batch-settlement channel's transaction (a deposit, claim, settlement or
-    // refund): a reorged deposit is not put back by anyone (docs/money-invariants.md "Not modelled")
-    const channelTx = await lastChannelBlock(r, r.scope.fromBlock, head);
-    const span = head - (channelTx === undefined ? r.scope.fromBlock : channelTx + 1n) + 1n;
+    // never below the sequence's first block, never as deep as a final block (SUITE_DEPTH); channel
+    // transactions (deposits, claims, settlements, refunds) are reorged like any other
+    const span = head - r.scope.fromBlock + 1n;
     if (span >= 1n) {
       const depth = Math.min(this.depth, SUITE_DEPTH, Number(span));
       if (this.watched) await r.faults.finality.check();
+      const channelLogs = await channelEvents(r, head - BigInt(depth) + 1n, head);
+      if (process.env.MONEY_INVARIANTS_LOG && channelLogs.length) console.log(`${this}: reorging out channel events ${channelLogs.join(', ')}`);
       await anvil(r.t, 'anvil_reorg', [depth, []]);
+      // the worker as it runs on its own: the finality rounds put deposits back (or mark a channel unpaid),
+      // then its periodic channel pass (not a full claim) claims again what a reorg took back and settles
+      const first = await r.faults.repair(r.scope, r.truth);
+      if (process.env.MONEY_INVARIANTS_LOG)
+        console.log(`${this}: put back ${JSON.stringify(first.rounds.flatMap((x) => [...x.resent, ...x.moved, ...x.unpaid]))}`);
+      // a facilitator transaction the treasury replaced (an `exact` settlement resubmitted) leaves a gap in
+      // the facilitator's nonces, and its re-broadcast deposits and `upto` settlements wait behind it until
+      // its next transaction (its ChainSender signs at the chain's pending nonce): that next one, now
+      if (await fillFacilitatorNonceGap(r)) await r.faults.repair(r.scope, r.truth);
+      const pass = await r.channels.worker().pass();
+      if (process.env.MONEY_INVARIANTS_LOG) console.log(`${this}: channel pass ${JSON.stringify(pass, (_, x) => (typeof x === 'bigint' ? String(x) : x))}`);
     }
     await afterFault(m, r, String(this));
   }
@@ -75,11 +88,31 @@ export class Reorg implements MoneyCommand {
   }
 }
 
-/** The last block in `[from, to]` holding a log of the x402BatchSettlement contract, if any. */
-async function lastChannelBlock(r: Real, from: bigint, to: bigint): Promise<bigint | undefined> {
-  if (to < from) return undefined;
-  const logs = await r.truth.client.getLogs({ address: r.t.stack.payment.batchSettlement, fromBlock: from, toBlock: to });
-  return logs.length ? logs[logs.length - 1]!.blockNumber! : undefined;
+/**
+ * The facilitator's next transaction, as its `ChainSender` would send it (at the chain's pending nonce),
+ * when transactions of the facilitator wait in the node's pool behind a nonce gap (`queued`): a zero-value
+ * transfer to itself standing for its next settlement. True when one was sent.
+ */
+async function fillFacilitatorNonceGap(r: Real): Promise<boolean> {
+  const from = facilitator();
+  const pool = (await anvil(r.t, 'txpool_content')) as { queued?: Record<string, Record<string, unknown>> };
+  const queued = Object.entries(pool.queued ?? {}).find(([a]) => a.toLowerCase() === from.toLowerCase())?.[1] ?? {};
+  if (Object.keys(queued).length === 0) return false;
+  const pay = r.t.stack.payment;
+  const wallet = createWalletClient({ account: privateKeyToAccount(devPrivateKey(0)), chain: pay.chain, transport: http(pay.rpcUrl) });
+  const nonce = await r.truth.client.getTransactionCount({ address: from, blockTag: 'latest' });
+  const hash = await wallet.sendTransaction({ to: from, value: 0n, nonce });
+  await r.truth.client.waitForTransactionReceipt({ hash });
+  if (process.env.MONEY_INVARIANTS_LOG)
+    console.log(`${r.scope.fromBlock}: the facilitator's nonce gap at ${nonce} filled (${Object.keys(queued).length} queued)`);
+  return true;
+}
+
+/** The names of the x402BatchSettlement contract's events in `[from, to]` (for the log). */
+async function channelEvents(r: Real, from: bigint, to: bigint): Promise<string[]> {
+  if (to < from) return [];
+  const logs = await r.truth.client.getLogs({ address: r.t.stack.payment.batchSettlement, events: CONTRACT_EVENTS, fromBlock: from, toBlock: to });
+  return logs.map((l) => `${l.eventName}@${l.blockNumber}`);
 }
 
 /**

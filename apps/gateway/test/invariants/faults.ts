@@ -2,6 +2,7 @@ import { reconcileBlocks, type ChainReconciliationOptions, type ReconciliationCo
 import { TransferFinality, type FinalityRound } from '@acg/treasury';
 import { redisHealth } from '@acg/redis';
 import { pino } from 'pino';
+import { channelUnpaidHandler } from '../../../worker/src/channels.js';
 import { chainReconciliationOptions, createWorkerServices, type WorkerServices } from '../../../worker/src/index.js';
 import { treasurySender, type TestGateway } from '../harness.js';
 import { sweep } from './sweep.js';
@@ -65,6 +66,8 @@ export class FaultKit {
       reversals: t.gateway.services.creditReversal,
       // as the worker wires it: a provider's entry follows a settlement a reorg moved to another transaction
       onSettlementMoved: ({ operationId, txHash }) => this.worker.providerLedger.repointPayment(operationId, txHash),
+      // a channel whose deposit a reorg took for good: marked unpaid, its accepted charges reported (ch:unpaid)
+      onChannelUnpaid: channelUnpaidHandler(this.worker, log),
       log,
     });
   }

@@ -1,9 +1,13 @@
 import { devClients, startDevStack, type DevStack } from '@acg/devnet';
 import { LiquidationIndexStore } from '@acg/liquidations';
 import fc from 'fast-check';
+import { pino } from 'pino';
 import { erc20Abi } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { paymentKeys, recordDeferredCharge } from '@acg/payments/commands';
+import { recordJobSettlement } from '../../../worker/src/deferredSettlement.js';
+import { startWorker, type RunningWorker } from '../../../worker/src/index.js';
 import { startTestGateway, type TestGateway } from '../harness.js';
 import { registerProvider, startTestProvider, type Answer, type ReceivedCall } from '../providerServer.js';
 import { closeChannels, SequenceChannels } from './channelCommands.js';
@@ -21,6 +25,7 @@ import {
 import { checkConservation, MoneyTruth } from './conservation.js';
 import { saveModel } from './faultCommands.js';
 import { FaultKit, refundsMined } from './faults.js';
+import { NUDGE_LOST } from './jobCommands.js';
 import { RestartableRedis } from './restartableRedis.js';
 import { sweep } from './sweep.js';
 
@@ -59,12 +64,15 @@ const DISABLED = new Set(
     .map((s) => s.trim())
     .filter(Boolean),
 );
+const quiet = pino({ level: 'silent' });
 const FUNDING = 20_000_000n; // 20 USDC per payer and sequence
 
 let t: TestGateway;
 let stack: DevStack;
 let redis: RestartableRedis;
 let faults: FaultKit;
+/** the worker's job runner alone (UptoJob): the rest of the worker's work is the suite's own (FaultKit, the channel pass) */
+let worker: RunningWorker;
 let provider: Awaited<ReturnType<typeof startTestProvider>>;
 /** the routed contract's two offers: each its own provider server, answering as its own mode */
 const routedServers = {} as Record<OfferName, Awaited<ReturnType<typeof startTestProvider>>>;
@@ -111,6 +119,30 @@ beforeAll(async () => {
   });
   truth = new MoneyTruth(t);
   faults = new FaultKit(t, redis);
+  worker = await startWorker(t.config, {
+    refunds: false,
+    walletMonitor: false,
+    payouts: false,
+    chainReconciliation: false,
+    paymentRecovery: false,
+    channels: false,
+    finality: false,
+    jobs: {
+      backoffMs: 50,
+      // an ended upto job's spend recorded for the gateway, whose nudge UptoJob(nudge lost) loses
+      settleDeferred: async (job) => {
+        const { redis, keys } = t.gateway.services;
+        if (!NUDGE_LOST.has(job.payer.toLowerCase())) return recordJobSettlement(redis, keys, quiet, job);
+        await recordDeferredCharge(redis, {
+          authKey: job.payment.authorization!,
+          inFlightKey: paymentKeys.authorizationsInFlight(keys),
+          operationId: job.job_id,
+          amount: job.payment.amount,
+        });
+      },
+    },
+    log: quiet,
+  });
   foreignSignature = await privateKeyToAccount(generatePrivateKey()).signMessage({ message: 'not the provider' });
   // an indexed (empty) block, so bearer-paid liquidation searches reach the debit
   await new LiquidationIndexStore(t.gateway.services.redis, t.gateway.services.keys, 'ethereum').writeBlock(
@@ -120,6 +152,7 @@ beforeAll(async () => {
   );
 });
 afterAll(async () => {
+  await worker?.close();
   await faults?.close();
   await t?.close();
   await stack?.stop();

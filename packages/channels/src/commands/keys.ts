@@ -24,6 +24,6 @@ export const channelKeys = {
   managerState: (keys: RedisKeys): string => `${keys.prefix}ch:manager:state`,
   /** Channels marked unpaid, their deposit reorged out for good (hash: channel id → JSON `UnpaidChannel`, `markChannelUnpaid`). */
   unpaid: (keys: RedisKeys): string => `${keys.prefix}ch:unpaid`,
-  /** Channels claimed recently (hash: channel id → unix ms of the claim): their on-chain claim is compared with storage until final. */
+  /** Channels claimed recently (hash: channel id → `<unix ms of the claim>:<claimed total>`): their on-chain claim and the claimed total are compared with the chain until final. */
   recentClaims: (keys: RedisKeys): string => `${keys.prefix}ch:claims:recent`,
 };

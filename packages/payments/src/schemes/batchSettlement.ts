@@ -4,6 +4,7 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { BATCH_SETTLEMENT_ADDRESS, voucherTypes } from '@x402/evm';
 import { BatchSettlementEvmScheme, type ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { encodeAbiParameters, getAddress, isAddressEqual, keccak256, pad, toHex } from 'viem';
+import { signedTransaction } from './signedTransaction.js';
 import type { AuthorizeResult, PaymentScheme, PaymentSchemeFactory, SchemeContext, SettledOnChain } from './strategy.js';
 
 /** The x402 scheme name (`PaymentRequirements.scheme`). */
@@ -277,11 +278,15 @@ export class BatchSettlementScheme implements PaymentScheme {
       return;
     }
     const channelId = p.voucher.channelId.toLowerCase() as `0x${string}`;
+    // the facilitator's signed bytes, kept now: a reorg before the worker's first finality round would
+    // otherwise leave nothing to broadcast again (nobody else may resubmit a deposit) until it is unpaid
+    const raw = await signedTransaction(this.ctx.publicClient, s.txHash as `0x${string}`);
     await trackSettlement(this.ctx.redis, this.ctx.keys, {
       operationId: s.operationId,
       txHash: s.txHash,
       authKey: s.ref.authKey,
       asset: s.ref.asset,
+      ...(raw ? { raw } : {}),
       channelDeposit: {
         channelId,
         payer: getAddress(p.channelConfig.payer),

@@ -8,6 +8,7 @@ import { DEFAULT_CLOCK_SKEW_SECONDS } from '../authorizationWindow.js';
 import { REQUIREMENTS_CACHE_MAX } from '../challenge.js';
 import { permit2NonceUsed, trackSettlement } from '@acg/treasury';
 import type { AuthorizationRef } from '../reservation.js';
+import { signedTransaction } from './signedTransaction.js';
 import type { AuthorizeResult, PaymentScheme, SchemeAuthorization, SchemeContext, SettledOnChain } from './strategy.js';
 
 const UINT256_MAX = (1n << 256n) - 1n;
@@ -150,11 +151,15 @@ export class UptoScheme implements PaymentScheme {
   async track(s: SettledOnChain): Promise<void> {
     const read = uptoPermit2Authorization(s.payload);
     if (!read) return;
+    // the facilitator's signed bytes, kept now: only the witness's facilitator may settle, so a reorg before
+    // the worker's first finality round would otherwise leave nothing to broadcast again until it is unpaid
+    const raw = /^0x[0-9a-fA-F]{64}$/.test(s.txHash) ? await signedTransaction(this.ctx.publicClient, s.txHash as `0x${string}`) : undefined;
     await trackSettlement(this.ctx.redis, this.ctx.keys, {
       operationId: s.operationId,
       txHash: s.txHash,
       authKey: s.ref.authKey,
       asset: s.ref.asset,
+      ...(raw ? { raw } : {}),
       permit2: { owner: s.ref.from, nonce: s.ref.nonce, deadline: read.authorization.deadline, amount: s.amount },
     });
   }
