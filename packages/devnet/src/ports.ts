@@ -1,7 +1,13 @@
 import net from 'node:net';
 
+/** Below the ephemeral ranges: Linux 32768-60999, macOS and Windows 49152-65535. */
+const QUIET_PORTS = { from: 20_000, to: 32_767 };
+
 /**
- * Asks the OS for a currently free TCP port on `host` (listen on port 0, read it, close).
+ * A currently free TCP port on `host`: a random port in 20000-32767 that can be bound now, so that
+ * no port the OS hands out by itself (the local port of an outgoing connection, a listen on port 0)
+ * takes it between now and when the caller binds it; after 50 ports found taken, one the OS picks
+ * (listen on port 0, read it, close).
  *
  * The port is free when this resolves but not reserved: a caller that binds it later should retry
  * with a fresh port if the bind fails (`startAnvil` and `resolveRedis` do).
@@ -10,7 +16,16 @@ import net from 'node:net';
  * @returns A port number in 1..65535.
  * @throws {Error} If the OS refuses to listen (no free port, permission).
  */
-export function freePort(host = '127.0.0.1'): Promise<number> {
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const port = QUIET_PORTS.from + Math.floor(Math.random() * (QUIET_PORTS.to - QUIET_PORTS.from + 1));
+    if (await isPortFree(port, host)) return port;
+  }
+  return osPort(host);
+}
+
+/** A port the OS picks as free on `host` (listen on port 0, read it, close). */
+function osPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();

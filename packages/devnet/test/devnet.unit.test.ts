@@ -72,3 +72,15 @@ describe('redisNotInstalledMessage', () => {
     expect(redisNotInstalledMessage()).toContain('REDIS_URL');
   });
 });
+
+describe('freePort', () => {
+  it('picks bindable ports below the OS ephemeral ranges (20000-32767), so an outgoing connection never takes one before it is bound', async () => {
+    const { freePort, isPortFree } = await import('../src/ports.js');
+    const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+    for (const port of ports) {
+      expect(port).toBeGreaterThanOrEqual(20_000);
+      expect(port).toBeLessThanOrEqual(32_767);
+      expect(await isPortFree(port)).toBe(true);
+    }
+  });
+});

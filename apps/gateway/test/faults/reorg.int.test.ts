@@ -104,13 +104,15 @@ describe('confirmations and reorgs of outgoing transfers', () => {
         data: transferWithAuthorizationData(JSON.parse(first.authorization), first.signature as Hex),
       },
     );
-    expect((await receipt(strangerTx))?.status).toBe('success');
+    // anvil mines just after it answers: wait for the receipt
+    expect((await t.gateway.services.paymentClient.waitForTransactionReceipt({ hash: strangerTx })).status).toBe('success');
 
     const round = await check();
     expect(round.moved).toEqual([`settlement:${calls[0].execution_id}`]);
     expect(round.resent.sort()).toEqual([`settlement:${calls[1].execution_id}`, `settlement:${calls[2].execution_id}`].sort());
     // the same signed transactions are mined again (same hashes); the first is the stranger's now
-    for (const c of calls.slice(1)) expect((await receipt(c.payment.tx_hash))?.status).toBe('success');
+    for (const c of calls.slice(1))
+      expect((await t.gateway.services.paymentClient.waitForTransactionReceipt({ hash: c.payment.tx_hash as Hex })).status).toBe('success');
     expect((await readExecution(t.url, calls[0].execution_id, buyer)).payment).toMatchObject({ status: 'settled', tx_hash: strangerTx });
     // the provider's entry follows it (a dispute refund's tag names the payment on chain)
     expect((await t.gateway.services.providerLedger.entry(calls[0].execution_id))?.payment_tx_hash).toBe(strangerTx);
