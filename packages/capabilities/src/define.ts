@@ -71,15 +71,20 @@ export interface CapabilityCall {
  * settlement's transaction (`0x` for an off-chain voucher).
  */
 export interface ShareEarnings {
-  credit(e: {
-    execution_id: string;
-    provider_id: string;
-    provider_address: `0x${string}`;
-    capability_id: string;
-    payer: `0x${string}`;
-    price: bigint;
-    payment_tx_hash: `0x${string}`;
-  }): Promise<unknown>;
+  credit(e: ProviderCredit): Promise<unknown>;
+}
+
+/** What the provider ledger is told after a paid provider call succeeded (packages/provider-directory README, money). */
+export interface ProviderCredit {
+  execution_id: string;
+  provider_id: string;
+  provider_address: `0x${string}`;
+  capability_id: string;
+  payer: `0x${string}`;
+  /** the answering offer's price: USDC base units (6 decimals) */
+  price: bigint;
+  /** the settlement's transaction (`0x` for an off-chain voucher) */
+  payment_tx_hash: `0x${string}`;
 }
 
 /**

@@ -11,6 +11,7 @@ export {
   isExecutable,
   PAID_THROUGH_EXECUTE,
   type CallEvidence,
+  type ProviderCredit,
   type ShareEarnings,
   type CapabilityCall,
   type CapabilityDefinition,

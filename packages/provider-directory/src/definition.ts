@@ -5,6 +5,7 @@ import {
   type CallEvidence,
   type CapabilityCall,
   type ExecutableCapability,
+  type ProviderCredit,
 } from '@acg/capabilities';
 import { ProviderCallResponse, type AttemptOutcome, type ProviderOffer, type RoutingAttempt } from '@acg/schemas';
 import { verifyResultSignature } from '@acg/provider-kit';
@@ -17,17 +18,7 @@ import { rankOffers, type OfferScorer, type RankedOffers, type RoutableOffer, ty
 import { offerCapabilityId, type ProviderRecord, type ProviderStore } from './store.js';
 import type { OfferSuspension, TrustRecords } from './trustRecords.js';
 
-/** What the provider ledger is told after a paid provider call succeeded (packages/provider-directory README, money). */
-export interface ProviderCredit {
-  execution_id: string;
-  provider_id: string;
-  provider_address: `0x${string}`;
-  capability_id: string;
-  payer: `0x${string}`;
-  /** the answering offer's price: USDC base units (6 decimals) */
-  price: bigint;
-  payment_tx_hash: `0x${string}`;
-}
+export type { ProviderCredit };
 
 /** Where a provider's share goes: the provider ledger's `credit` (idempotent per execution id). */
 export interface ProviderEarnings {

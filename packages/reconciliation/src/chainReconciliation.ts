@@ -22,14 +22,6 @@ import { reconcileChannels } from './channelReconciliation.js';
 /** ERC-20 `Transfer` (USDC emits it next to EIP-3009 `AuthorizationUsed`). */
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
-export {
-  DEFAULT_RECONCILE_CONFIRMATIONS,
-  type ChainReconciliationOptions,
-  type ChainReconciliationReport,
-  type ChainReconciliationRun,
-  type ReconciliationCounts,
-  type ReconciliationOutcome,
-} from './chainReconciliationOptions.js';
 import {
   DEFAULT_RECONCILE_CONFIRMATIONS,
   type ChainReconciliationOptions,

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { releaseLease, takeLease } from '@acg/redis';
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { runChainReconciliation, type ChainReconciliationOptions, type ChainReconciliationRun } from './chainReconciliation.js';
+import { runChainReconciliation } from './chainReconciliation.js';
+import type { ChainReconciliationOptions, ChainReconciliationRun } from './chainReconciliationOptions.js';
 import { reconciliationKeys } from './commands/keys.js';
 
 export const CHAIN_RECONCILIATION_QUEUE = 'chain-reconciliation';

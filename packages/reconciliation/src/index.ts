@@ -1,5 +1,4 @@
 export {
-  DEFAULT_RECONCILE_CONFIRMATIONS,
   paymentsToTreasury,
   readChainReconciliationReport,
   reconcileBlocks,
@@ -9,12 +8,15 @@ export {
   runChainReconciliation,
   uptoSettlementsToTreasury,
   type ChainPayment,
+} from './chainReconciliation.js';
+export {
+  DEFAULT_RECONCILE_CONFIRMATIONS,
   type ChainReconciliationOptions,
   type ChainReconciliationReport,
   type ChainReconciliationRun,
   type ReconciliationCounts,
   type ReconciliationOutcome,
-} from './chainReconciliation.js';
+} from './chainReconciliationOptions.js';
 export {
   CHAIN_RECONCILIATION_QUEUE,
   DEFAULT_RECONCILE_INTERVAL_MS,

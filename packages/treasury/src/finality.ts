@@ -346,6 +346,20 @@ export class TransferFinality {
     return 'resent';
   }
 
+  /**
+   * The transaction that used the EIP-3009 authorization (`authorizer`, `nonce`) of token `asset`: the last
+   * `AuthorizationUsed` log from `finalBlock` on, or undefined while the node has not indexed it.
+   */
+  private async usedIn(asset: Hex, authorizer: Hex, nonce: Hex, finalBlock: bigint): Promise<Hex | undefined> {
+    const logs = await this.o.publicClient.getLogs({
+      address: asset,
+      event: AUTHORIZATION_USED,
+      args: { authorizer, nonce },
+      fromBlock: finalBlock > 0n ? finalBlock : 0n,
+    });
+    return logs.at(-1)?.transactionHash ?? undefined;
+  }
+
   /** A settlement whose transaction is not on chain (see the class comment for the order of what is tried). */
   private async recoverSettlement(key: string, h: Record<string, string>, finalBlock: bigint): Promise<'resent' | 'moved' | 'unpaid' | undefined> {
     if (h.method === 'permit2') return this.recoverPermit2Settlement(key, h);
@@ -354,13 +368,7 @@ export class TransferFinality {
     const auth = JSON.parse(h.authorization) as Eip3009Authorization;
     const asset = h.asset as Hex;
     if (await authorizationUsed(publicClient, asset, auth.from, auth.nonce)) {
-      const logs = await publicClient.getLogs({
-        address: asset,
-        event: AUTHORIZATION_USED,
-        args: { authorizer: auth.from, nonce: auth.nonce },
-        fromBlock: finalBlock > 0n ? finalBlock : 0n,
-      });
-      const moved = logs.at(-1)?.transactionHash;
+      const moved = await this.usedIn(asset, auth.from, auth.nonce, finalBlock);
       if (!moved || moved === h.tx_hash) return undefined; // the node has not indexed it yet, or it is being mined again
       // the facilitator's own transaction still holds a nonce the reorg freed: broadcast it anyway (it
       // reverts, the authorization being used, for one transfer's gas) so that the facilitator's
@@ -440,13 +448,7 @@ export class TransferFinality {
     const d = JSON.parse(h.channel_deposit) as ChannelDepositSettlement;
     const asset = h.asset as Hex;
     if (await authorizationUsed(publicClient, asset, d.payer, d.nonce)) {
-      const logs = await publicClient.getLogs({
-        address: asset,
-        event: AUTHORIZATION_USED,
-        args: { authorizer: d.payer, nonce: d.nonce },
-        fromBlock: finalBlock > 0n ? finalBlock : 0n,
-      });
-      const moved = logs.at(-1)?.transactionHash;
+      const moved = await this.usedIn(asset, d.payer, d.nonce, finalBlock);
       if (!moved || moved === h.tx_hash) return undefined;
       await redis.hset(key, 'tx_hash', moved);
       this.o.log.warn(
